@@ -1,0 +1,95 @@
+# Makefile - builds PerfLens, its tests and its benchmarks.
+#
+#   make setup      install missing Debian packages (root), else print the line
+#   make            build the binaries into $(BUILD) (default: build/)
+#   make demo       analyze the bundled real profile, print hotspots, write an SVG
+#   make test       unit tests (check) and integration tests, normal build
+#   make test-san   the same under ASan+UBSan (into build-san/)
+#   make check      both of the above: what CI and the README run
+#   make bench      speed benchmarks against peers (prints ratios; not tests)
+#
+# Out-of-tree builds: `make BUILD=/tmp/x` keeps parallel builds apart.
+
+BUILD ?= build
+SAN ?=
+CC ?= cc
+
+PKGS := jansson libzstd libdw libelf libcurl libseccomp zlib nettle
+DEB_PKGS := build-essential pkg-config libjansson-dev libzstd-dev libdw-dev \
+	libelf-dev libcurl4-openssl-dev libseccomp-dev check libmicrohttpd-dev \
+	zlib1g-dev nettle-dev linux-perf elfutils python3 python3-jsonschema \
+	hyperfine
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -Itools/core -Itools $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+ifeq ($(SAN),1)
+PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+PL_LDFLAGS += -fsanitize=address,undefined
+endif
+
+CORE_SRC := $(sort $(wildcard tools/core/*.c))
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+LIB_SRC := $(CORE_SRC) $(TOOL_SRC)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+
+LIB := $(BUILD)/libperflens.a
+BINS := $(BUILD)/perflens
+
+.PHONY: all setup demo test test-unit test-integration test-san check bench clean
+
+all: $(BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PL_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/perflens: $(CLI_OBJ) $(LIB)
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(PL_LDLIBS)
+
+# The unit-test runner finds every `Suite *suite_NAME(void)` by itself.
+$(BUILD)/suites.h: $(UNIT_SRC)
+	@mkdir -p $(BUILD)
+	@sed -n 's/^Suite \*\(suite_[a-z0-9_]*\)(void)$$/PL_SUITE(\1)/p' $(UNIT_SRC) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/tests/unit/main.o: $(BUILD)/suites.h
+$(BUILD)/obj/tests/unit/%.o: PL_CFLAGS += -I$(BUILD) $(shell pkg-config --cflags check)
+
+$(BUILD)/test_unit: $(UNIT_OBJ) $(LIB)
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(PL_LDLIBS)
+
+setup:
+	@sh tests/setup.sh $(DEB_PKGS)
+
+demo: all
+	@sh tests/demo.sh $(BUILD)
+
+test-unit: $(BUILD)/test_unit
+	$(BUILD)/test_unit
+
+test-integration: all
+	@BUILD=$(BUILD) sh tests/integration/run.sh
+
+test: test-unit test-integration
+
+test-san:
+	$(MAKE) BUILD=build-san SAN=1 OPT=-O1 test
+
+check: test test-san
+
+bench: all
+	@BUILD=$(BUILD) sh bench/run.sh
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

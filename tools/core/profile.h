@@ -1,0 +1,197 @@
+/* profile.h - the profile model every parser fills and every view reads.
+ *
+ * A profile is a set of unique stacks.  Each stack belongs to one thread,
+ * lists frame ids root to leaf, and carries one weight entry per event it
+ * was sampled under (samples and summed period), so different events are
+ * never merged.  Frames are interned by (function, unknown-symbol address,
+ * source line); functions by (symbol, DSO).  Every table gives dense ids in
+ * order of first appearance, so the same input always yields the same ids
+ * and byte-identical output.
+ *
+ * What the input does not say stays unknown: a thread without a pid has
+ * pid -1, a frame without a DSO has dso PL_NOID, a folded profile has the
+ * event "unknown" with unit "count".
+ *
+ * Ownership: the profile owns every string and table; pointers returned by
+ * the accessors are borrowed and live until pl_profile_release().
+ */
+#ifndef PL_PROFILE_H
+#define PL_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "util.h"
+
+/* Resource limits; pl_limits_default() gives the documented defaults. */
+struct pl_limits {
+	uint64_t max_input_bytes;   /* decompressed bytes read, 1 GiB */
+	uint64_t max_records;       /* samples + counters, 10 million */
+	uint64_t max_line;          /* bytes in one line, 1 MiB */
+	uint32_t max_depth;         /* frames in one stack, 4096 */
+	uint32_t max_frames;        /* unique frames, 2 million */
+	uint32_t max_stacks;        /* unique call paths, 1 million */
+};
+void pl_limits_default(struct pl_limits *lim);
+
+enum pl_kind {
+	PL_KIND_USER = 0,  /* a user-space DSO or executable */
+	PL_KIND_KERNEL,    /* [kernel.kallsyms], a [module] or vmlinux */
+	PL_KIND_JIT,       /* /tmp/perf-PID.map or a [JIT ...] region */
+	PL_KIND_UNKNOWN    /* the input did not say where the code lives */
+};
+const char *pl_kind_name(enum pl_kind k);
+
+struct pl_event {
+	uint32_t name;      /* string id */
+	uint64_t samples;   /* records seen */
+	uint64_t period;    /* summed period (1 per record when none given) */
+	uint64_t records_without_period;
+};
+
+struct pl_thread {
+	int64_t pid;        /* -1: the input did not say */
+	int64_t tid;        /* -1: the input did not say */
+	uint32_t comm;      /* string id, PL_NOID when unknown */
+};
+
+struct pl_func {
+	uint32_t symbol;    /* string id, e.g. "memcpy" or "[unknown]" */
+	uint32_t dso;       /* string id as printed, PL_NOID when unknown */
+	uint8_t kind;       /* enum pl_kind */
+	uint8_t inlined;    /* perf printed "(inlined)" for the DSO */
+	uint8_t unknown;    /* the symbol is "[unknown]" */
+};
+
+struct pl_frame {
+	uint32_t func;
+	uint32_t srcline;   /* string id of the srcline line, or PL_NOID */
+	uint64_t addr;      /* kept for unknown symbols only (has_addr) */
+	uint8_t has_addr;
+};
+
+struct pl_stack {
+	uint32_t thread;
+	uint32_t depth;
+	const uint32_t *frames;  /* depth frame ids, root to leaf; borrowed */
+	uint32_t first_weight;   /* index into weights, PL_NOID ends */
+};
+
+struct pl_weight {
+	uint32_t event;
+	uint32_t next;      /* next weight of the same stack, PL_NOID ends */
+	uint64_t samples;
+	uint64_t period;
+};
+
+/* A malformed line kept for the provenance preview. */
+struct pl_bad_line {
+	uint64_t line_no;
+	char reason[64];
+	char text[161];     /* the first 160 bytes */
+};
+#define PL_MAX_PREVIEWS 5
+
+/* A record that a peer collapser would have dropped: perf script text
+ * whose last sample is not followed by a blank line. */
+struct pl_tail {
+	uint32_t stack;
+	uint32_t event;
+	uint64_t period;
+};
+
+struct pl_stat_block;  /* perf_stat.h */
+
+struct pl_profile {
+	struct pl_limits limits;
+	struct pl_strtab strs;        /* every name: symbols, DSOs, comms... */
+
+	struct pl_event *events;
+	size_t nevents, events_cap;
+
+	struct pl_strtab thread_keys; /* (pid, tid, comm) -> thread id */
+	struct pl_thread *threads;
+	size_t threads_cap;
+
+	struct pl_strtab func_keys;   /* (symbol, dso) -> func id */
+	struct pl_func *funcs;
+	size_t funcs_cap;
+
+	struct pl_strtab frame_keys;  /* (func, addr, srcline) -> frame id */
+	struct pl_frame *frames;
+	size_t frames_cap;
+
+	struct pl_strtab stack_keys;  /* (thread, frames...) -> stack id */
+	struct pl_stack *stacks;
+	size_t stacks_cap;
+
+	struct pl_weight *weights;
+	size_t nweights, weights_cap;
+
+	/* Provenance counters, filled by the parsers. */
+	uint64_t lines;
+	uint64_t records_parsed;
+	uint64_t records_skipped;     /* comments and lines we ignore */
+	uint64_t records_malformed;
+	uint64_t srclines;            /* srcline lines attached to frames */
+	struct pl_bad_line previews[PL_MAX_PREVIEWS];
+	size_t npreviews;
+
+	struct pl_tail *tails;        /* unterminated last records */
+	size_t ntails, tails_cap;
+
+	struct pl_stat_block **stats; /* perf stat sections, in input order */
+	size_t nstats, stats_cap;
+};
+
+void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
+void pl_profile_release(struct pl_profile *p);
+
+static inline size_t pl_nthreads(const struct pl_profile *p) { return p->thread_keys.count; }
+static inline size_t pl_nfuncs(const struct pl_profile *p) { return p->func_keys.count; }
+static inline size_t pl_nframes(const struct pl_profile *p) { return p->frame_keys.count; }
+static inline size_t pl_nstacks(const struct pl_profile *p) { return p->stack_keys.count; }
+static inline const char *pl_str(const struct pl_profile *p, uint32_t id)
+{
+	return pl_strtab_get(&p->strs, id);
+}
+
+/* Interning.  Each returns a dense id, or PL_NOID after filling `err`
+ * with PL_ERR_LIMIT when a limit would be passed. */
+uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n);
+uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n);
+uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
+			  uint32_t comm);
+uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso);
+uint32_t pl_intern_frame(struct pl_profile *p, uint32_t func, bool has_addr,
+			 uint64_t addr, uint32_t srcline, struct pl_error *err);
+uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
+			 const uint32_t *frames_root_first, uint32_t depth,
+			 struct pl_error *err);
+
+/* Add one record (or `samples` records, for folded input) of `period`
+ * total weight under `event` to `stack`.  `has_period` false means the
+ * input gave no period and `period` is the sample count. */
+void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
+		   uint64_t samples, uint64_t period, bool has_period);
+
+/* The weight entry of `stack` for `event`, or NULL. */
+const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
+					uint32_t stack, uint32_t event);
+
+/* Event id by name, PL_NOID when absent. */
+uint32_t pl_find_event(const struct pl_profile *p, const char *name);
+
+/* Unit of an event's period: "ns" for cpu-clock and task-clock, "count"
+ * for folded input whose event is unknown, "events" otherwise. */
+const char *pl_event_unit(const struct pl_profile *p, uint32_t event);
+
+/* Remember a malformed line for the provenance preview (first few only). */
+void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
+		       const char *reason, const char *text, size_t n);
+
+/* Classify a DSO string as printed by perf. */
+enum pl_kind pl_classify_dso(const char *dso, size_t n);
+
+#endif

@@ -1,0 +1,306 @@
+/* util.c - allocation, buffers, hashing and string interning (see util.h).
+ *
+ * The hash reads 8 bytes at a time and mixes with 64-bit multiplies; it is
+ * the hot path of frame interning, so it avoids per-byte loops.  The
+ * string table is open addressing with linear probing at load <= 1/2,
+ * keeping each slot's full hash to skip most string compares.
+ */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die_oom(size_t n)
+{
+	fprintf(stderr, "perflens: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *pl_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die_oom(n);
+	return p;
+}
+
+void *pl_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die_oom(n * size);
+	return p;
+}
+
+void *pl_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		die_oom(n);
+	return q;
+}
+
+char *pl_xstrndup(const char *s, size_t n)
+{
+	char *p = pl_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void pl_grow(void **items, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+
+	if (need <= *cap)
+		return;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	*items = pl_xrealloc(*items, ncap * size);
+	*cap = ncap;
+}
+
+/* ---------------------------------------------------------------- buffer */
+
+static void buf_reserve(struct pl_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	size_t ncap;
+
+	if (need <= b->cap)
+		return;
+	ncap = b->cap ? b->cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	b->data = pl_xrealloc(b->data, ncap);
+	b->cap = ncap;
+}
+
+void pl_buf_add(struct pl_buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void pl_buf_adds(struct pl_buf *b, const char *s)
+{
+	pl_buf_add(b, s, strlen(s));
+}
+
+void pl_buf_addc(struct pl_buf *b, char c)
+{
+	buf_reserve(b, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
+void pl_buf_addf(struct pl_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void pl_buf_reset(struct pl_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void pl_buf_release(struct pl_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ------------------------------------------------------------------ hash */
+
+static inline uint64_t mix64(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+uint64_t pl_hash(const void *data, size_t n, uint64_t seed)
+{
+	const unsigned char *p = data;
+	const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL;
+	uint64_t h = seed ^ (n * k0);
+
+	while (n >= 8) {
+		h = mix64(h ^ load64(p), k1);
+		p += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t tail = 0;
+		memcpy(&tail, p, n);
+		h = mix64(h ^ tail ^ ((uint64_t)n << 56), k1);
+	}
+	return mix64(h, k0 ^ 0x8ebc6af09c88c6e3ULL);
+}
+
+/* ---------------------------------------------------------- string table */
+
+#define STRTAB_CHUNK (256 * 1024)
+
+void pl_strtab_init(struct pl_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->nslots = 1024;
+	t->slots = pl_xcalloc(t->nslots, sizeof(*t->slots));
+	t->slot_hash = pl_xcalloc(t->nslots, sizeof(*t->slot_hash));
+}
+
+void pl_strtab_release(struct pl_strtab *t)
+{
+	for (size_t i = 0; i < t->nchunks; i++)
+		free(t->chunks[i]);
+	free(t->chunks);
+	free(t->strs);
+	free(t->lens);
+	free(t->slots);
+	free(t->slot_hash);
+	memset(t, 0, sizeof(*t));
+}
+
+static char *strtab_store(struct pl_strtab *t, const char *s, size_t n)
+{
+	char *dst;
+
+	if (t->chunk_used + n + 8 > t->chunk_cap) {
+		size_t cap = n + 8 > STRTAB_CHUNK ? n + 8 : STRTAB_CHUNK;
+		PL_GROW(t->chunks, t->chunks_cap, t->nchunks + 1);
+		t->chunk = pl_xmalloc(cap);
+		t->chunks[t->nchunks++] = t->chunk;
+		t->chunk_used = 0;
+		t->chunk_cap = cap;
+	}
+	dst = t->chunk + t->chunk_used;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	/* Keep every entry 8-byte aligned so binary keys can be read in place. */
+	t->chunk_used += (n + 1 + 7) & ~(size_t)7;
+	t->bytes += n;
+	return dst;
+}
+
+static void strtab_rehash(struct pl_strtab *t)
+{
+	size_t nslots = t->nslots * 2;
+	uint32_t *slots = pl_xcalloc(nslots, sizeof(*slots));
+	uint64_t *hashes = pl_xcalloc(nslots, sizeof(*hashes));
+
+	for (size_t i = 0; i < t->nslots; i++) {
+		size_t j;
+		if (!t->slots[i])
+			continue;
+		j = t->slot_hash[i] & (nslots - 1);
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = t->slots[i];
+		hashes[j] = t->slot_hash[i];
+	}
+	free(t->slots);
+	free(t->slot_hash);
+	t->slots = slots;
+	t->slot_hash = hashes;
+	t->nslots = nslots;
+}
+
+static size_t strtab_probe(const struct pl_strtab *t, const char *s, size_t n,
+			   uint64_t h)
+{
+	size_t j = h & (t->nslots - 1);
+
+	while (t->slots[j]) {
+		uint32_t id = t->slots[j] - 1;
+		if (t->slot_hash[j] == h && t->lens[id] == n &&
+		    memcmp(t->strs[id], s, n) == 0)
+			return j;
+		j = (j + 1) & (t->nslots - 1);
+	}
+	return j;
+}
+
+uint32_t pl_strtab_find(const struct pl_strtab *t, const char *s, size_t n)
+{
+	size_t j = strtab_probe(t, s, n, pl_hash(s, n, 0));
+	return t->slots[j] ? t->slots[j] - 1 : PL_NOID;
+}
+
+uint32_t pl_strtab_intern(struct pl_strtab *t, const char *s, size_t n)
+{
+	uint64_t h = pl_hash(s, n, 0);
+	size_t j = strtab_probe(t, s, n, h);
+	uint32_t id;
+
+	if (t->slots[j])
+		return t->slots[j] - 1;
+	id = (uint32_t)t->count;
+	PL_GROW(t->strs, t->cap, t->count + 1);
+	t->lens = pl_xrealloc(t->lens, t->cap * sizeof(*t->lens));
+	t->strs[id] = strtab_store(t, s, n);
+	t->lens[id] = (uint32_t)n;
+	t->count++;
+	t->slots[j] = id + 1;
+	t->slot_hash[j] = h;
+	if (t->count * 2 > t->nslots)
+		strtab_rehash(t);
+	return id;
+}
+
+/* ------------------------------------------------------------------ misc */
+
+bool pl_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 20)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return false;
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+void pl_hex(const unsigned char *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

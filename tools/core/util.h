@@ -1,0 +1,79 @@
+/* util.h - small building blocks shared by the engine: checked allocation,
+ * growable arrays, a byte buffer, a fast hash and an interning string table.
+ *
+ * Allocation failure is fatal (pl_xmalloc prints and aborts): every size we
+ * allocate is bounded by the resource limits before we get here, so running
+ * out of memory is an environment failure, not an input error.
+ */
+#ifndef PL_UTIL_H
+#define PL_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void *pl_xmalloc(size_t n);
+void *pl_xcalloc(size_t n, size_t size);
+void *pl_xrealloc(void *p, size_t n);
+char *pl_xstrndup(const char *s, size_t n);
+
+/* Grow `*items` (with `*cap` slots of `size` bytes) to hold at least `need`. */
+void pl_grow(void **items, size_t *cap, size_t need, size_t size);
+#define PL_GROW(arr, cap, need) \
+	pl_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* A growable byte buffer; `data` is always NUL-terminated. */
+struct pl_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+void pl_buf_add(struct pl_buf *b, const void *p, size_t n);
+void pl_buf_adds(struct pl_buf *b, const char *s);
+void pl_buf_addc(struct pl_buf *b, char c);
+void pl_buf_addf(struct pl_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pl_buf_reset(struct pl_buf *b);
+void pl_buf_release(struct pl_buf *b);
+
+/* 64-bit hash of `n` bytes; fast on short keys, not cryptographic. */
+uint64_t pl_hash(const void *p, size_t n, uint64_t seed);
+
+/* An interning table of byte strings: equal strings get equal ids, ids are
+ * dense and given in order of first appearance (so output built from them
+ * is deterministic).  Strings live in chunks that never move, so pointers
+ * from pl_strtab_get stay valid until pl_strtab_release. */
+struct pl_strtab {
+	const char **strs;  /* id -> NUL-terminated string */
+	uint32_t *lens;     /* id -> length */
+	size_t count, cap;
+	uint32_t *slots;    /* open addressing: id + 1, 0 empty */
+	uint64_t *slot_hash;
+	size_t nslots;
+	char *chunk;        /* current storage chunk */
+	size_t chunk_used, chunk_cap;
+	char **chunks;      /* every chunk, for release */
+	size_t nchunks, chunks_cap;
+	size_t bytes;       /* total string bytes stored */
+};
+#define PL_NOID UINT32_MAX
+void pl_strtab_init(struct pl_strtab *t);
+void pl_strtab_release(struct pl_strtab *t);
+uint32_t pl_strtab_intern(struct pl_strtab *t, const char *s, size_t n);
+/* Returns PL_NOID when the string is not in the table. */
+uint32_t pl_strtab_find(const struct pl_strtab *t, const char *s, size_t n);
+static inline const char *pl_strtab_get(const struct pl_strtab *t, uint32_t id)
+{
+	return id == PL_NOID ? NULL : t->strs[id];
+}
+
+/* Parse a decimal unsigned integer of exactly `n` bytes; false on any
+ * non-digit or overflow. */
+bool pl_parse_u64(const char *s, size_t n, uint64_t *out);
+
+/* Lower-case hex of `n` bytes into `out` (2n+1 bytes). */
+void pl_hex(const unsigned char *p, size_t n, char *out);
+
+#endif
