@@ -33,7 +33,8 @@ endif
 CORE_SRC := $(sort $(wildcard tools/core/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 LIB_SRC := $(CORE_SRC) $(TOOL_SRC)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
 CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -48,6 +49,15 @@ all: $(BINS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PL_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# schemas/ is embedded so that one binary carries its tool definitions.
+$(BUILD)/gen/schemas.c: $(SCHEMAS) tools/gen-schemas.sh
+	@mkdir -p $(dir $@)
+	sh tools/gen-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/schemas.o: $(BUILD)/gen/schemas.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PL_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -23,6 +23,17 @@ void pl_limits_default(struct pl_limits *lim)
 	lim->max_stacks = 1000000;
 }
 
+const char *pl_format_name(enum pl_format f)
+{
+	switch (f) {
+	case PL_FMT_FOLDED: return "folded";
+	case PL_FMT_PERF_SCRIPT: return "perf_script";
+	case PL_FMT_AGENT_CHUNKS: return "agent_chunks";
+	case PL_FMT_PERF_STAT: return "perf_stat";
+	default: return "auto";
+	}
+}
+
 const char *pl_kind_name(enum pl_kind k)
 {
 	switch (k) {
@@ -52,6 +63,9 @@ void pl_profile_release(struct pl_profile *p)
 	for (size_t i = 0; i < p->nstats; i++)
 		pl_stat_block_free(p->stats[i]);
 	free(p->stats);
+	for (size_t i = 0; i < p->nsources; i++)
+		free(p->sources[i].path);
+	free(p->sources);
 	pl_strtab_release(&p->strs);
 	pl_strtab_release(&p->thread_keys);
 	pl_strtab_release(&p->func_keys);
@@ -172,7 +186,7 @@ uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso)
 		f->dso = dso;
 		f->kind = (uint8_t)pl_classify_dso(d, d ? strlen(d) : 0);
 		f->inlined = d && strcmp(d, "inlined") == 0;
-		f->unknown = s && strcmp(s, "[unknown]") == 0;
+		f->unknown = s && (strcmp(s, "[unknown]") == 0 || s[0] == '\0');
 	}
 	return id;
 }

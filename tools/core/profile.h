@@ -103,6 +103,28 @@ struct pl_tail {
 
 struct pl_stat_block;  /* perf_stat.h */
 
+/* Input formats; "auto" is resolved per file before parsing. */
+enum pl_format {
+	PL_FMT_AUTO = 0,
+	PL_FMT_FOLDED,
+	PL_FMT_PERF_SCRIPT,
+	PL_FMT_AGENT_CHUNKS,
+	PL_FMT_PERF_STAT
+};
+const char *pl_format_name(enum pl_format f);
+
+/* One input file, for provenance. */
+struct pl_source {
+	char *path;
+	uint64_t size;          /* bytes on disk */
+	uint64_t text_bytes;    /* decompressed bytes */
+	char sha256[65];
+	enum pl_format format;
+	const char *codec;      /* "none", "gzip", "zstd" */
+	uint64_t lines;
+	uint64_t records;       /* samples (or stat counters) it contributed */
+};
+
 struct pl_profile {
 	struct pl_limits limits;
 	struct pl_strtab strs;        /* every name: symbols, DSOs, comms... */
@@ -143,6 +165,9 @@ struct pl_profile {
 
 	struct pl_stat_block **stats; /* perf stat sections, in input order */
 	size_t nstats, stats_cap;
+
+	struct pl_source *sources;    /* input files, in the order read */
+	size_t nsources, sources_cap;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);

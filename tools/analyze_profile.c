@@ -1,0 +1,135 @@
+/* analyze_profile.c - the analyze_profile tool: parse a profile, write its
+ * artifact, and answer with a summary small enough for a model to read.
+ *
+ * The full analysis lives in the artifact; the answer carries only the
+ * events, the top 5 self hotspots of each (at most 8 events), the record
+ * counts, the data-quality warnings and the calls that come next.
+ */
+#include "registry.h"
+#include "artifact.h"
+#include "parse.h"
+
+#include <limits.h>
+#include <string.h>
+
+#define TOP_HOTSPOTS 5
+#define MAX_EVENTS_SHOWN 8
+
+static json_t *top_hotspots(json_t *summary, size_t view_index)
+{
+	json_t *view = json_array_get(json_object_get(summary, "views"), view_index);
+	json_t *funcs = json_object_get(summary, "functions");
+	json_t *out = json_array(), *h;
+	size_t i;
+
+	json_array_foreach(json_object_get(view, "hotspots"), i, h) {
+		json_int_t f = json_integer_value(json_object_get(h, "function"));
+		json_t *fn = json_array_get(funcs, (size_t)f);
+		char id[32];
+		if (i >= TOP_HOTSPOTS)
+			break;
+		snprintf(id, sizeof(id), "fn%lld", (long long)f);
+		json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:O}",
+			"hotspot_id", id, "symbol", json_object_get(fn, "symbol"),
+			"dso", json_object_get(fn, "dso"),
+			"self_percent", json_object_get(json_object_get(h, "self"), "percent"),
+			"inclusive_percent", json_object_get(json_object_get(h, "inclusive"), "percent")));
+	}
+	return out;
+}
+
+static json_t *events_json(json_t *summary, const char *only)
+{
+	json_t *out = json_array(), *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(summary, "events"), i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
+		if (only && strcmp(only, name) != 0)
+			continue;
+		if (json_array_size(out) >= MAX_EVENTS_SHOWN)
+			break;
+		json_array_append_new(out, json_pack("{s:O,s:O,s:O,s:O,s:o}",
+			"name", json_object_get(e, "name"), "unit", json_object_get(e, "unit"),
+			"samples", json_object_get(e, "samples"), "period", json_object_get(e, "period"),
+			"top_hotspots", top_hotspots(summary, i)));
+	}
+	return out;
+}
+
+static json_t *inputs_json(const struct pl_profile *p)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < p->nsources; i++)
+		json_array_append_new(out, json_pack("{s:s,s:s,s:I,s:s}",
+			"path", p->sources[i].path, "format", pl_format_name(p->sources[i].format),
+			"size", (json_int_t)p->sources[i].size, "sha256", p->sources[i].sha256));
+	return out;
+}
+
+static json_t *next_steps(const char *id, const struct pl_profile *p)
+{
+	json_t *out = json_array();
+	const char *ev = p->nevents ? pl_str(p, p->events[0].name) : NULL;
+
+	if (ev && p->nevents > 1)
+		json_array_append_new(out, json_sprintf(
+			"list_hotspots(analysis_id=\"%s\", event=\"%s\"): this profile holds %zu events; name one per call",
+			id, ev, p->nevents));
+	else if (ev)
+		json_array_append_new(out, json_sprintf("list_hotspots(analysis_id=\"%s\")", id));
+	if (ev)
+		json_array_append_new(out, json_sprintf(
+			"get_call_paths(analysis_id=\"%s\", symbol=\"<a hotspot's symbol>\")", id));
+	if (p->nstats)
+		json_array_append_new(out, json_sprintf("get_perf_stat(analysis_id=\"%s\")", id));
+	if (ev)
+		json_array_append_new(out, json_sprintf(
+			"export_profile(analysis_id=\"%s\", format=\"svg\")", id));
+	return out;
+}
+
+enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
+				 json_t **result, struct pl_error *err)
+{
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *fmt_name = json_string_value(json_object_get(args, "format"));
+	const char *event = json_string_value(json_object_get(args, "event"));
+	struct pl_parse_opts opts = {0};
+	struct pl_artifact_ref ref;
+	struct pl_profile p;
+	char real[PATH_MAX], uri[128];
+	json_t *summary = NULL;
+	enum pl_err rc;
+
+	if ((rc = tool_require_writes(ctx, err)) ||
+	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
+		return rc;
+	pl_format_from_name(fmt_name, &opts.format);
+	opts.folded_event = json_string_value(json_object_get(args, "folded_event"));
+	pl_profile_init(&p, &ctx->limits);
+	rc = pl_parse_path(&p, real, &opts, err);
+	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {
+		uint32_t ignored;
+		rc = tool_pick_event(&p, event, false, &ignored, err);
+	}
+	if (rc == PL_OK)
+		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
+	if (rc == PL_OK) {
+		snprintf(uri, sizeof(uri), "perflens://artifacts/%s", ref.id);
+		*result = json_pack("{s:s,s:{s:s,s:s,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o}",
+			"analysis_id", ref.id,
+			"artifact", "summary_path", ref.summary_path, "stacks_path", ref.stacks_path, "uri", uri,
+			"inputs", inputs_json(&p),
+			"records", "parsed", (json_int_t)p.records_parsed,
+			"skipped", (json_int_t)p.records_skipped, "malformed", (json_int_t)p.records_malformed,
+			"events", events_json(summary, event),
+			"perf_stat_blocks", (json_int_t)p.nstats,
+			"warnings", json_object_get(json_object_get(summary, "quality"), "warnings"),
+			"next_steps", next_steps(ref.id, &p));
+	}
+	json_decref(summary);
+	pl_profile_release(&p);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* artifact.h - versioned, content-addressed analysis artifacts.
+ *
+ * An analysis is two JSON documents under ARTIFACT_ROOT/analyses/:
+ *   ID.json         the summary (schemas/analysis.schema.json): provenance,
+ *                   events, data quality, functions, threads, and per event
+ *                   the hotspots, threads and DSOs, plus perf stat blocks;
+ *   ID.stacks.json  the stack table (schemas/stacks.schema.json) from which
+ *                   the whole profile can be rebuilt for call paths and
+ *                   exports.
+ * ID is "an-" and the first 20 hex digits of the SHA-256 of both documents'
+ * content, so the same input gives the same id and byte-identical files.
+ * Both are written atomically: a temporary file in the same folder,
+ * fsync, then rename.
+ */
+#ifndef PL_ARTIFACT_H
+#define PL_ARTIFACT_H
+
+#include <jansson.h>
+
+#include "error.h"
+#include "profile.h"
+
+#define PL_VERSION "0.1.0"
+#define PL_ANALYSIS_SCHEMA_VERSION 1
+#define PL_DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
+
+struct pl_artifact_ref {
+	char id[32];
+	char summary_path[4096];
+	char stacks_path[4096];
+};
+
+/* Build and write both documents; fills `ref`. */
+enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
+			      struct pl_artifact_ref *ref, json_t **summary_out,
+			      struct pl_error *err);
+
+/* Is `id` well formed ("an-" + 20 lower-case hex)? */
+bool pl_artifact_id_valid(const char *id);
+
+/* Read a summary (new reference in *summary). */
+enum pl_err pl_artifact_load_summary(const char *root, const char *id,
+				     json_t **summary, struct pl_error *err);
+
+/* Rebuild the profile of an analysis from its stack table. */
+enum pl_err pl_artifact_load_profile(const char *root, const char *id,
+				     struct pl_profile *p, struct pl_error *err);
+
+/* Write `len` bytes to `path` atomically (temp file, fsync, rename),
+ * creating missing parent folders. */
+enum pl_err pl_write_file_atomic(const char *path, const void *data,
+				 size_t len, struct pl_error *err);
+
+/* Open a temporary file beside `path` for streaming; commit renames it
+ * into place, abort removes it. */
+struct pl_atomic_file {
+	FILE *fp;
+	char tmp[4096];
+	char path[4096];
+};
+enum pl_err pl_atomic_open(struct pl_atomic_file *af, const char *path,
+			   struct pl_error *err);
+enum pl_err pl_atomic_commit(struct pl_atomic_file *af, struct pl_error *err);
+void pl_atomic_abort(struct pl_atomic_file *af);
+
+#endif

@@ -1,0 +1,55 @@
+/* input.h - bounded, line-at-a-time reading of profile files.
+ *
+ * Opens a regular file, detects gzip or zstd compression by magic number
+ * (zlib and libzstd do the decompressing), and hands out lines without
+ * their newline.  Every byte read counts against the input limit and every
+ * line against the line limit; passing either is a PL_ERR_LIMIT error,
+ * never silent truncation.  The SHA-256 of the file's bytes as stored is
+ * computed on the way (nettle) for provenance.
+ */
+#ifndef PL_INPUT_H
+#define PL_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "profile.h"
+
+enum pl_codec { PL_CODEC_NONE = 0, PL_CODEC_GZIP, PL_CODEC_ZSTD };
+
+struct pl_input_state;
+
+struct pl_input {
+	char *path;
+	enum pl_codec codec;
+	uint64_t file_size;       /* bytes on disk */
+	uint64_t bytes_out;       /* decompressed bytes handed out so far */
+	uint64_t line_no;         /* 1-based number of the last line returned */
+	struct pl_input_state *st;
+};
+
+/* Open `path` (a regular file; FIFOs and devices are refused). */
+enum pl_err pl_input_open(struct pl_input *in, const char *path,
+			  const struct pl_limits *lim, struct pl_error *err);
+
+/* Next line: returns 1 with *line and *len set (borrowed until the next call),
+ * 0 at end of input, or -1 with `err` filled. */
+int pl_input_line(struct pl_input *in, const char **line, size_t *len,
+		  struct pl_error *err);
+
+/* Peek at the first bytes of decompressed content (up to `cap`), without
+ * consuming them; returns the count. */
+size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
+		     struct pl_error *err);
+
+/* Hex SHA-256 of the file's stored bytes; valid after input was read to
+ * the end (pl_input_line returned 0). */
+void pl_input_sha256(struct pl_input *in, char out[65]);
+
+void pl_input_close(struct pl_input *in);
+
+const char *pl_codec_name(enum pl_codec c);
+
+#endif

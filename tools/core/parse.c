@@ -1,0 +1,298 @@
+/* parse.c - format detection, the folded parser and the file driver.
+ *
+ * pl_parse_path opens each input through input.c (so compression, limits
+ * and hashing are handled once), detects the format from its first
+ * meaningful line when asked for "auto", and feeds lines to the matching
+ * streaming parser.  A folder is read as a device-agent session: its
+ * chunk_* files in name order.  perf.data is recognised and refused with
+ * the command that converts it (running perf belongs to the perf.data
+ * tool, not to this reader).
+ */
+#include "parse.h"
+#include "input.h"
+#include "perf_stat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+	const char *name;
+	enum pl_format fmt;
+} format_names[] = {
+	{"auto", PL_FMT_AUTO},
+	{"folded", PL_FMT_FOLDED},
+	{"perf_script", PL_FMT_PERF_SCRIPT},
+	{"agent_chunks", PL_FMT_AGENT_CHUNKS},
+	{"perf_stat", PL_FMT_PERF_STAT},
+};
+
+bool pl_format_from_name(const char *name, enum pl_format *out)
+{
+	for (size_t i = 0; i < PL_ARRAY_LEN(format_names); i++)
+		if (strcmp(name, format_names[i].name) == 0) {
+			*out = format_names[i].fmt;
+			return true;
+		}
+	return false;
+}
+
+static bool ends_with_count(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	return i < n && i > 1 && s[i - 1] == ' ';
+}
+
+/* Look at the first meaningful line: folded lines end in " COUNT" and do
+ * not start with white space; perf stat announces itself; anything else
+ * that has lines is taken for perf script (its parser reports what it
+ * cannot read). */
+enum pl_format pl_detect_format(const char *head, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 8 && memcmp(head, "PERFILE2", 8) == 0)
+		return PL_FMT_AUTO;
+	while (i < n) {
+		const char *nl = memchr(head + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - head) - i : n - i;
+		const char *line = head + i;
+
+		i += len + 1;
+		if (len && line[len - 1] == '\r')
+			len--;
+		if (len == 0)
+			continue;
+		if (strstr(line, "Performance counter stats") &&
+		    (size_t)(strstr(line, "Performance counter stats") - line) < len)
+			return PL_FMT_PERF_STAT;
+		if (line[0] == '#')
+			continue;
+		if (line[0] != ' ' && line[0] != '\t' && ends_with_count(line, len))
+			return PL_FMT_FOLDED;
+		return PL_FMT_PERF_SCRIPT;
+	}
+	return PL_FMT_PERF_SCRIPT;
+}
+
+enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,
+			   const char *line, size_t n, uint64_t line_no,
+			   struct pl_error *err)
+{
+	static const uint32_t no_frames[1];
+	const char *sp;
+	uint64_t count;
+	uint32_t small[512], *frames = small, thread, stack;
+	size_t depth = 0, start = 0;
+	enum pl_err rc = PL_OK;
+
+	p->lines++;
+	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	if (n == 0 || line[0] == '#') {
+		p->records_skipped++;
+		return PL_OK;
+	}
+	sp = memrchr(line, ' ', n);
+	if (!sp || sp == line) {
+		pl_note_malformed(p, line_no, "no count after the stack", line, n);
+		return PL_OK;
+	}
+	if (!pl_parse_u64(sp + 1, n - (size_t)(sp + 1 - line), &count)) {
+		pl_note_malformed(p, line_no, "count is not a whole number", line, n);
+		return PL_OK;
+	}
+	n = (size_t)(sp - line);
+	for (size_t i = 0; i <= n; i++) {
+		uint32_t sym, func, frame;
+		if (i < n && line[i] != ';')
+			continue;
+		if (depth >= p->limits.max_depth) {
+			rc = pl_fail(err, PL_ERR_LIMIT, "raise --max-depth",
+				     "stack on line %llu is deeper than %u frames",
+				     (unsigned long long)line_no, p->limits.max_depth);
+			goto out;
+		}
+		if (frames == small && depth == PL_ARRAY_LEN(small)) {
+			frames = pl_xmalloc(sizeof(*frames) * p->limits.max_depth);
+			memcpy(frames, small, sizeof(small));
+		}
+		sym = pl_intern_str(p, line + start, i - start);
+		func = pl_intern_func(p, sym, PL_NOID);
+		frame = pl_intern_frame(p, func, false, 0, PL_NOID, err);
+		if (frame == PL_NOID) {
+			rc = err->code;
+			goto out;
+		}
+		frames[depth++] = frame;
+		start = i + 1;
+	}
+	thread = pl_intern_thread(p, -1, -1, PL_NOID);
+	stack = pl_intern_stack(p, thread, depth ? frames : no_frames,
+				(uint32_t)depth, err);
+	if (stack == PL_NOID) {
+		rc = err->code;
+		goto out;
+	}
+	if (count > 0)
+		pl_add_weight(p, stack, event, count, count, false);
+	p->records_parsed++;
+	if (p->records_parsed > p->limits.max_records)
+		rc = pl_fail(err, PL_ERR_LIMIT, "raise --max-records",
+			     "more than %llu records",
+			     (unsigned long long)p->limits.max_records);
+out:
+	if (frames != small)
+		free(frames);
+	return rc;
+}
+
+static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
+			       enum pl_format fmt, const struct pl_parse_opts *o,
+			       struct pl_error *err)
+{
+	const char *line;
+	size_t n;
+	int r;
+	enum pl_err rc = PL_OK;
+
+	if (fmt == PL_FMT_FOLDED) {
+		const char *ev = o->folded_event ? o->folded_event : "unknown";
+		uint32_t event = pl_intern_event(p, ev, strlen(ev));
+		while ((r = pl_input_line(in, &line, &n, err)) > 0)
+			if ((rc = pl_folded_line(p, event, line, n, in->line_no, err)))
+				return rc;
+		return r < 0 ? err->code : PL_OK;
+	}
+	if (fmt == PL_FMT_PERF_STAT) {
+		struct pl_stat_parser *sp = pl_stat_parser_new(in->path);
+		while ((r = pl_input_line(in, &line, &n, err)) > 0) {
+			p->lines++;
+			if ((rc = pl_stat_parser_line(sp, line, n, err)))
+				break;
+		}
+		PL_GROW(p->stats, p->stats_cap, p->nstats + 1);
+		p->stats[p->nstats++] = pl_stat_parser_finish(sp);
+		return rc ? rc : (r < 0 ? err->code : PL_OK);
+	}
+	struct pl_ps_parser *ps = pl_ps_new(p, in->path);
+	while ((r = pl_input_line(in, &line, &n, err)) > 0)
+		if ((rc = pl_ps_line(ps, line, n, in->line_no, err)))
+			break;
+	if (r < 0)
+		rc = err->code;
+	if (rc) {
+		struct pl_error ignored;
+		pl_ps_finish(ps, &ignored);
+		return rc;
+	}
+	return pl_ps_finish(ps, err);
+}
+
+static enum pl_err parse_file(struct pl_profile *p, const char *path,
+			      const struct pl_parse_opts *o, enum pl_format fmt,
+			      struct pl_error *err)
+{
+	struct pl_input in;
+	struct pl_source *src;
+	char head[4096];
+	size_t nhead;
+	uint64_t records_before = p->records_parsed;
+	size_t stats_before = p->nstats;
+	enum pl_err rc;
+
+	if ((rc = pl_input_open(&in, path, &p->limits, err)))
+		return rc;
+	nhead = pl_input_peek(&in, head, sizeof(head), err);
+	if (nhead >= 8 && memcmp(head, "PERFILE2", 8) == 0) {
+		pl_input_close(&in);
+		return pl_fail(err, PL_ERR_UNSUPPORTED,
+			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
+			       "'%s' is perf.data; this reader takes perf script text", path);
+	}
+	if (fmt == PL_FMT_AUTO)
+		fmt = pl_detect_format(head, nhead);
+	rc = parse_lines(p, &in, fmt, o, err);
+	if (rc == PL_OK) {
+		PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
+		src = &p->sources[p->nsources++];
+		src->path = pl_xstrndup(path, strlen(path));
+		src->size = in.file_size;
+		src->text_bytes = in.bytes_out;
+		pl_input_sha256(&in, src->sha256);
+		src->format = fmt;
+		src->codec = pl_codec_name(in.codec);
+		src->lines = in.line_no;
+		src->records = p->records_parsed - records_before;
+		for (size_t i = stats_before; i < p->nstats; i++)
+			src->records += p->stats[i]->ncounters;
+	}
+	pl_input_close(&in);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A device-agent session folder: chunk_* files, in name order. */
+static enum pl_err parse_session(struct pl_profile *p, const char *dir,
+				 const struct pl_parse_opts *o,
+				 struct pl_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	enum pl_err rc = PL_OK;
+
+	if (!d)
+		return pl_fail(err, PL_ERR_INPUT, "check the path",
+			       "cannot open folder '%s': %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "chunk_", 6) != 0)
+			continue;
+		PL_GROW(names, cap, n + 1);
+		names[n++] = pl_xstrndup(de->d_name, strlen(de->d_name));
+	}
+	closedir(d);
+	if (n == 0) {
+		free(names);
+		return pl_fail(err, PL_ERR_INPUT,
+			       "pass a profile file, or a device session folder holding chunk_000.txt[.gz|.zst]...",
+			       "folder '%s' holds no chunk_* files", dir);
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		struct pl_buf path = {0};
+		if (rc == PL_OK) {
+			pl_buf_addf(&path, "%s/%s", dir, names[i]);
+			rc = parse_file(p, path.data, o, PL_FMT_AGENT_CHUNKS, err);
+			pl_buf_release(&path);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
+			  const struct pl_parse_opts *o, struct pl_error *err)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (o->format != PL_FMT_AUTO && o->format != PL_FMT_AGENT_CHUNKS)
+			return pl_fail(err, PL_ERR_USAGE, "use format auto or agent_chunks for a session folder",
+				       "'%s' is a folder but format '%s' reads one file",
+				       path, pl_format_name(o->format));
+		return parse_session(p, path, o, err);
+	}
+	return parse_file(p, path, o, o->format, err);
+}

@@ -1,0 +1,45 @@
+/* parse.h - turn profile files into a pl_profile.
+ *
+ * pl_parse_path reads one file, or every chunk_* file of a device-agent
+ * session folder in name order, detecting the format when asked for
+ * "auto".  Parsers stream line by line: memory grows with unique frames
+ * and stacks, never with input size.  Malformed records are skipped,
+ * counted and previewed in the profile; passing a resource limit stops
+ * the parse with PL_ERR_LIMIT.
+ *
+ * The per-format line parsers are exposed for unit tests.
+ */
+#ifndef PL_PARSE_H
+#define PL_PARSE_H
+
+#include "error.h"
+#include "profile.h"
+
+struct pl_parse_opts {
+	enum pl_format format;     /* PL_FMT_AUTO to detect */
+	const char *folded_event;  /* event name for folded input; NULL: "unknown" */
+};
+
+enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
+			  const struct pl_parse_opts *opts, struct pl_error *err);
+
+/* Detect the format of a file's first bytes. */
+enum pl_format pl_detect_format(const char *head, size_t n);
+
+/* Parse a format by name ("auto", "folded", ...); false when unknown. */
+bool pl_format_from_name(const char *name, enum pl_format *out);
+
+/* Streaming perf script parser (also reads agent chunks: a line
+ * "### PERF_STAT ###" switches the rest of the file to perf stat). */
+struct pl_ps_parser;
+struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source);
+enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
+		       uint64_t line_no, struct pl_error *err);
+enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err);
+
+/* One folded line "a;b;c 12". */
+enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,
+			   const char *line, size_t n, uint64_t line_no,
+			   struct pl_error *err);
+
+#endif

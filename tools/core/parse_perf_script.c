@@ -1,0 +1,472 @@
+/* parse_perf_script.c - streaming parser for `perf script` text.
+ *
+ * A record is a header line followed by frame lines (leaf first) and ends
+ * at a blank line, the next header, or the end of input.  Header lines are
+ * read by anchoring on their structure rather than on the comm, which may
+ * hold spaces and digits ("pool 2  7824 ..."):
+ *
+ *   comm [pid/]tid [[cpu]] [time:] [period] event: [trailing text]
+ *
+ * The event is the first token ending in ':' that follows a number, a
+ * [cpu] or a time; the tokens before it are then taken from the right
+ * (period, time, cpu, tid), and whatever stands before the tid is the
+ * comm, spacing kept.  Frame lines are `ADDR SYM[+0xOFF] (DSO)`; the DSO is
+ * the text inside the last " (...)" pair, so DSO paths and C++ symbols may
+ * hold spaces and parentheses.  An indented line after a frame that is not
+ * itself a frame is that frame's srcline (`perf script -F +srcline`).  A
+ * "### PERF_STAT ###" line (device-agent chunks) hands the rest of the
+ * file to the perf stat parser.
+ */
+#include "parse.h"
+#include "perf_stat.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_HDR_TOKENS 48
+#define STAT_MARKER "### PERF_STAT ###"
+
+struct tok {
+	const char *s;
+	size_t n;
+};
+
+struct pl_ps_parser {
+	struct pl_profile *p;
+	char *source;
+	bool in_record;       /* a header was read and frames may follow */
+	bool skipping;        /* a bad header: skip its frame lines */
+	bool last_was_frame;
+	uint32_t thread, event;
+	uint64_t period;
+	bool has_period;
+	uint32_t *frames;     /* leaf first, as printed */
+	size_t nframes, frames_cap;
+	uint32_t *rev;        /* root first, for interning */
+	size_t rev_cap;
+	struct pl_stat_parser *stat;
+	uint64_t records;
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool all_digits(struct tok t)
+{
+	if (t.n == 0)
+		return false;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.s[i] < '0' || t.s[i] > '9')
+			return false;
+	return true;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+		      (c >= 'A' && c <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+/* "123.456789:" */
+static bool is_time(struct tok t)
+{
+	size_t i = 0, dots = 0;
+
+	if (t.n < 3 || t.s[t.n - 1] != ':')
+		return false;
+	for (i = 0; i + 1 < t.n; i++) {
+		if (t.s[i] == '.')
+			dots++;
+		else if (t.s[i] < '0' || t.s[i] > '9')
+			return false;
+	}
+	return dots == 1 && t.s[0] != '.' && t.s[t.n - 2] != '.';
+}
+
+/* "[003]" */
+static bool is_cpu(struct tok t)
+{
+	struct tok in = {t.s + 1, t.n - 2};
+	return t.n >= 3 && t.s[0] == '[' && t.s[t.n - 1] == ']' && all_digits(in);
+}
+
+/* "1234" or "1234/5678" (pid/tid); pid may be -1 as perf prints it. */
+static bool parse_tid(struct tok t, int64_t *pid, int64_t *tid)
+{
+	const char *slash = memchr(t.s, '/', t.n);
+	uint64_t a, b;
+
+	if (!slash) {
+		if (!pl_parse_u64(t.s, t.n, &b))
+			return false;
+		*pid = -1;
+		*tid = (int64_t)b;
+		return true;
+	}
+	if (!pl_parse_u64(slash + 1, t.n - (size_t)(slash - t.s) - 1, &b))
+		return false;
+	if (slash - t.s == 2 && t.s[0] == '-' && t.s[1] == '1')
+		a = (uint64_t)-1;
+	else if (!pl_parse_u64(t.s, (size_t)(slash - t.s), &a))
+		return false;
+	*pid = (int64_t)a;
+	*tid = (int64_t)b;
+	return true;
+}
+
+static size_t tokenize(const char *line, size_t n, struct tok *toks,
+		       size_t max)
+{
+	size_t i = 0, count = 0;
+
+	while (i < n && count < max) {
+		size_t start;
+		while (i < n && is_space(line[i]))
+			i++;
+		if (i >= n)
+			break;
+		start = i;
+		while (i < n && !is_space(line[i]))
+			i++;
+		toks[count].s = line + start;
+		toks[count].n = i - start;
+		count++;
+	}
+	return count;
+}
+
+struct header {
+	struct tok comm;
+	int64_t pid, tid;
+	struct tok event;
+	uint64_t period;
+	bool has_period;
+	const char *trailing;  /* text after the event token */
+	size_t trailing_n;
+};
+
+/* Find the event token: the first token ending in ':' (not a time) that
+ * follows a number, a [cpu] or a time.  Returns its index or 0. */
+static size_t find_event(const struct tok *t, size_t nt, size_t *time_idx)
+{
+	*time_idx = 0;
+	for (size_t i = 1; i < nt; i++) {
+		struct tok prev = t[i - 1];
+		int64_t a, b;
+
+		if (is_time(t[i])) {
+			*time_idx = i;
+			continue;
+		}
+		if (t[i].s[t[i].n - 1] != ':' || t[i].n < 2)
+			continue;
+		if (all_digits(prev) || is_cpu(prev) || is_time(prev) ||
+		    parse_tid(prev, &a, &b))
+			return i;
+	}
+	return 0;
+}
+
+static bool parse_header(const char *line, size_t n, struct header *h)
+{
+	struct tok t[MAX_HDR_TOKENS];
+	size_t nt = tokenize(line, n, t, MAX_HDR_TOKENS);
+	size_t time_idx, ev = find_event(t, nt, &time_idx);
+	size_t j;
+
+	if (ev < 2)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->event = (struct tok){t[ev].s, t[ev].n - 1};
+	h->trailing = t[ev].s + t[ev].n;
+	h->trailing_n = n - (size_t)(h->trailing - line);
+	j = ev - 1;
+	if (time_idx) {
+		if (j > time_idx) {
+			if (j != time_idx + 1 || !pl_parse_u64(t[j].s, t[j].n, &h->period))
+				return false;
+			h->has_period = true;
+		}
+		if (time_idx < 2)
+			return false;
+		j = time_idx - 1;
+	} else if (all_digits(t[j]) && j >= 2) {
+		int64_t a, b;
+		/* Without a time the period is the number before the event
+		 * only when a tid or [cpu] stands before it. */
+		if (is_cpu(t[j - 1]) || parse_tid(t[j - 1], &a, &b)) {
+			if (!pl_parse_u64(t[j].s, t[j].n, &h->period))
+				return false;
+			h->has_period = true;
+			j--;
+		}
+	}
+	if (is_cpu(t[j])) {
+		if (j < 2)
+			return false;
+		j--;
+	}
+	if (j < 1 || !parse_tid(t[j], &h->pid, &h->tid))
+		return false;
+	h->comm.s = line;
+	h->comm.n = (size_t)(t[j - 1].s + t[j - 1].n - line);
+	return true;
+}
+
+struct frame_text {
+	uint64_t addr;
+	struct tok sym;
+	struct tok dso;
+	bool has_dso;
+};
+
+/* "ADDR SYM (DSO)" after optional indentation. */
+static bool parse_frame(const char *line, size_t n, struct frame_text *f)
+{
+	size_t i = 0, a0, close, open;
+	uint64_t addr = 0;
+
+	while (i < n && is_space(line[i]))
+		i++;
+	a0 = i;
+	while (i < n && !is_space(line[i]))
+		i++;
+	if (!is_hex(line + a0, i - a0))
+		return false;
+	for (size_t k = a0; k < i; k++) {
+		char c = line[k];
+		addr = addr * 16 + (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	while (i < n && is_space(line[i]))
+		i++;
+	while (n > i && is_space(line[n - 1]))
+		n--;
+	if (i >= n)
+		return false;
+	/* perf prints an empty symbol as "ADDR  (DSO)". */
+	if (line[i] == '(' && i > a0 && line[n - 1] == ')') {
+		f->addr = addr;
+		f->sym = (struct tok){line + i, 0};
+		f->dso = (struct tok){line + i + 1, n - i - 2};
+		f->has_dso = true;
+		return true;
+	}
+	f->addr = addr;
+	f->has_dso = false;
+	for (close = n; close > i && line[close - 1] != ')'; close--)
+		;
+	if (close > i) {
+		close--;
+		for (open = close; open > i + 1; open--)
+			if (line[open - 1] == '(' && line[open - 2] == ' ')
+				break;
+		if (open > i + 1) {
+			f->sym = (struct tok){line + i, open - 2 - i};
+			f->dso = (struct tok){line + open, close - open};
+			f->has_dso = true;
+			return f->sym.n > 0;
+		}
+	}
+	f->sym = (struct tok){line + i, n - i};
+	return true;
+}
+
+/* Drop a trailing "+0x1a2b" offset from a symbol. */
+static struct tok strip_offset(struct tok s)
+{
+	size_t i = s.n;
+
+	while (i > 0 && is_hex(s.s + i - 1, 1))
+		i--;
+	if (i >= 3 && i < s.n && s.s[i - 1] == 'x' && s.s[i - 2] == '0' &&
+	    s.s[i - 3] == '+')
+		s.n = i - 3;
+	return s;
+}
+
+struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source)
+{
+	struct pl_ps_parser *ps = pl_xcalloc(1, sizeof(*ps));
+
+	ps->p = p;
+	ps->source = pl_xstrndup(source, strlen(source));
+	return ps;
+}
+
+static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
+			      struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	uint32_t stack;
+
+	if (!ps->in_record)
+		return PL_OK;
+	ps->in_record = false;
+	PL_GROW(ps->rev, ps->rev_cap, ps->nframes);
+	for (size_t i = 0; i < ps->nframes; i++)
+		ps->rev[i] = ps->frames[ps->nframes - 1 - i];
+	stack = pl_intern_stack(p, ps->thread, ps->rev, (uint32_t)ps->nframes, err);
+	if (stack == PL_NOID)
+		return err->code;
+	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
+	p->records_parsed++;
+	ps->records++;
+	if (!terminated) {
+		PL_GROW(p->tails, p->tails_cap, p->ntails + 1);
+		p->tails[p->ntails++] = (struct pl_tail){stack, ps->event, ps->period};
+	}
+	if (p->records_parsed > p->limits.max_records)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-records, or record a shorter capture",
+			       "more than %llu records", (unsigned long long)p->limits.max_records);
+	return PL_OK;
+}
+
+static enum pl_err add_frame(struct pl_ps_parser *ps, const struct frame_text *f,
+			     struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	struct tok sym = strip_offset(f->sym);
+	uint32_t sym_id = pl_intern_str(p, sym.s, sym.n);
+	uint32_t dso_id = f->has_dso ? pl_intern_str(p, f->dso.s, f->dso.n) : PL_NOID;
+	uint32_t func = pl_intern_func(p, sym_id, dso_id);
+	bool unknown = p->funcs[func].unknown;
+	uint32_t frame = pl_intern_frame(p, func, unknown, f->addr, PL_NOID, err);
+
+	if (frame == PL_NOID)
+		return err->code;
+	if (ps->nframes >= p->limits.max_depth)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-depth",
+			       "a stack in '%s' is deeper than %u frames", ps->source,
+			       p->limits.max_depth);
+	PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
+	ps->frames[ps->nframes++] = frame;
+	ps->last_was_frame = true;
+	return PL_OK;
+}
+
+/* Re-intern the last frame with its source line attached. */
+static enum pl_err add_srcline(struct pl_ps_parser *ps, const char *line,
+			       size_t n, struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	uint32_t last = ps->frames[ps->nframes - 1];
+	const struct pl_frame *f = &p->frames[last];
+	uint32_t src, frame;
+
+	while (n > 0 && is_space(*line))
+		line++, n--;
+	while (n > 0 && is_space(line[n - 1]))
+		n--;
+	src = pl_intern_str(p, line, n);
+	frame = pl_intern_frame(p, f->func, f->has_addr, f->addr, src, err);
+	if (frame == PL_NOID)
+		return err->code;
+	ps->frames[ps->nframes - 1] = frame;
+	ps->last_was_frame = false;
+	p->srclines++;
+	return PL_OK;
+}
+
+static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
+				struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	struct frame_text f;
+	uint32_t comm = pl_intern_str(p, h->comm.s, h->comm.n);
+
+	ps->thread = pl_intern_thread(p, h->pid, h->tid, comm);
+	ps->event = pl_intern_event(p, h->event.s, h->event.n);
+	ps->has_period = h->has_period;
+	ps->period = h->has_period ? h->period : 1;
+	ps->nframes = 0;
+	ps->in_record = true;
+	ps->skipping = false;
+	ps->last_was_frame = false;
+	/* Without -g, perf prints the one frame on the header line. */
+	if (h->trailing_n && parse_frame(h->trailing, h->trailing_n, &f) && f.has_dso)
+		return add_frame(ps, &f, err);
+	return PL_OK;
+}
+
+static enum pl_err stat_line(struct pl_ps_parser *ps, const char *line,
+			     size_t n, struct pl_error *err)
+{
+	if (!ps->stat)
+		ps->stat = pl_stat_parser_new(ps->source);
+	return pl_stat_parser_line(ps->stat, line, n, err);
+}
+
+enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
+		       uint64_t line_no, struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	struct header h;
+	struct frame_text f;
+	size_t i = 0;
+
+	p->lines++;
+	if (ps->stat)
+		return stat_line(ps, line, n, err);
+	while (i < n && is_space(line[i]))
+		i++;
+	if (i == n) {
+		ps->skipping = false;
+		return end_record(ps, true, err);
+	}
+	if (line[0] == '#') {
+		if (n >= sizeof(STAT_MARKER) - 1 &&
+		    memcmp(line, STAT_MARKER, sizeof(STAT_MARKER) - 1) == 0) {
+			enum pl_err rc = end_record(ps, true, err);
+			ps->stat = pl_stat_parser_new(ps->source);
+			return rc;
+		}
+		p->records_skipped++;
+		return PL_OK;
+	}
+	if (i == 0 && parse_header(line, n, &h)) {
+		enum pl_err rc = end_record(ps, true, err);
+		return rc ? rc : start_record(ps, &h, err);
+	}
+	if (ps->skipping) {
+		p->records_skipped++;
+		return PL_OK;
+	}
+	if (ps->in_record && parse_frame(line, n, &f) && (f.has_dso || i > 0))
+		return add_frame(ps, &f, err);
+	if (ps->in_record && ps->last_was_frame && i > 0)
+		return add_srcline(ps, line, n, err);
+	/* A line we cannot place: if it looks like a header, its frames
+	 * would be orphans, so skip them with it. */
+	pl_note_malformed(p, line_no, ps->in_record ? "unrecognized frame line" :
+			  "unrecognized sample header", line, n);
+	if (!ps->in_record && i == 0)
+		ps->skipping = true;
+	return PL_OK;
+}
+
+enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	enum pl_err rc = end_record(ps, false, err);
+	struct pl_profile *p = ps->p;
+
+	if (ps->stat) {
+		struct pl_stat_block *b = pl_stat_parser_finish(ps->stat);
+		ps->stat = NULL;
+		PL_GROW(p->stats, p->stats_cap, p->nstats + 1);
+		p->stats[p->nstats++] = b;
+	}
+	free(ps->frames);
+	free(ps->rev);
+	free(ps->source);
+	free(ps);
+	return rc;
+}

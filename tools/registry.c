@@ -1,0 +1,237 @@
+/* registry.c - the tool table and what every call goes through.
+ *
+ * tool_call checks the arguments against the tool's input schema (the
+ * subset our schemas use: type, enum, minimum/maximum, minLength/
+ * maxLength, pattern, required, additionalProperties false), fills the
+ * schema's defaults, then runs the handler.  So a handler never sees a
+ * missing required key, a wrong type or an unknown key, and the error a
+ * caller gets names the property and what would be valid.
+ */
+#include "registry.h"
+#include "schemas.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct tool_def tool_table[] = {
+	{"analyze_profile", "schemas/tools/analyze_profile.json", tool_analyze_profile, tool_table_analyze},
+	{"list_hotspots", "schemas/tools/list_hotspots.json", tool_list_hotspots, tool_table_hotspots},
+	{"get_call_paths", "schemas/tools/get_call_paths.json", tool_get_call_paths, tool_table_call_paths},
+	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat, tool_table_perf_stat},
+	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile, NULL},
+};
+const size_t tool_count = PL_ARRAY_LEN(tool_table);
+
+static json_t *definitions[PL_ARRAY_LEN(tool_table)];
+
+const char *pl_schema_text(const char *path)
+{
+	for (const struct pl_schema_file *f = pl_schema_files; f->path; f++)
+		if (strcmp(f->path, path) == 0)
+			return f->text;
+	return NULL;
+}
+
+json_t *tool_definition(const struct tool_def *t)
+{
+	size_t i = (size_t)(t - tool_table);
+	json_error_t je;
+
+	if (!definitions[i]) {
+		const char *text = pl_schema_text(t->schema_path);
+		definitions[i] = text ? json_loads(text, 0, &je) : NULL;
+		if (!definitions[i]) {
+			fprintf(stderr, "perflens: schema '%s' is missing or invalid\n", t->schema_path);
+			abort();
+		}
+	}
+	return definitions[i];
+}
+
+const struct tool_def *tool_find(const char *name)
+{
+	for (size_t i = 0; i < tool_count; i++) {
+		json_t *cli = json_object_get(tool_definition(&tool_table[i]), "cli");
+		if (strcmp(tool_table[i].name, name) == 0 ||
+		    (json_is_string(cli) && strcmp(json_string_value(cli), name) == 0))
+			return &tool_table[i];
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------ argument checks */
+
+static bool type_matches(const char *type, json_t *v)
+{
+	if (strcmp(type, "string") == 0)
+		return json_is_string(v);
+	if (strcmp(type, "integer") == 0)
+		return json_is_integer(v);
+	if (strcmp(type, "number") == 0)
+		return json_is_number(v);
+	if (strcmp(type, "boolean") == 0)
+		return json_is_boolean(v);
+	if (strcmp(type, "array") == 0)
+		return json_is_array(v);
+	if (strcmp(type, "object") == 0)
+		return json_is_object(v);
+	if (strcmp(type, "null") == 0)
+		return json_is_null(v);
+	return false;
+}
+
+static enum pl_err check_enum(const char *key, json_t *spec, json_t *v,
+			      struct pl_error *err)
+{
+	json_t *choices = json_object_get(spec, "enum"), *c;
+	struct pl_buf list = {0};
+	size_t i;
+
+	if (!choices)
+		return PL_OK;
+	json_array_foreach(choices, i, c) {
+		if (json_equal(c, v)) {
+			pl_buf_release(&list);
+			return PL_OK;
+		}
+		pl_buf_addf(&list, "%s%s", i ? ", " : "", json_string_value(c));
+	}
+	pl_fail(err, PL_ERR_USAGE, "use one of the listed values",
+		"'%s' must be one of: %s", key, list.data ? list.data : "");
+	pl_buf_release(&list);
+	return PL_ERR_USAGE;
+}
+
+static enum pl_err check_range(const char *key, json_t *spec, json_t *v,
+			       struct pl_error *err)
+{
+	json_t *min = json_object_get(spec, "minimum"), *max = json_object_get(spec, "maximum");
+	double x;
+
+	if (!json_is_number(v))
+		return PL_OK;
+	x = json_number_value(v);
+	if ((min && x < json_number_value(min)) || (max && x > json_number_value(max)))
+		return pl_fail(err, PL_ERR_USAGE, "pass a value inside the range",
+			       "'%s' must be between %g and %g", key,
+			       min ? json_number_value(min) : -1e308,
+			       max ? json_number_value(max) : 1e308);
+	return PL_OK;
+}
+
+static enum pl_err check_string(const char *key, json_t *spec, json_t *v,
+				struct pl_error *err)
+{
+	json_t *minl = json_object_get(spec, "minLength"), *maxl = json_object_get(spec, "maxLength");
+	json_t *pat = json_object_get(spec, "pattern");
+	size_t n;
+
+	if (!json_is_string(v))
+		return PL_OK;
+	n = json_string_length(v);
+	if (minl && n < (size_t)json_integer_value(minl))
+		return pl_fail(err, PL_ERR_USAGE, "pass a non-empty value", "'%s' is too short", key);
+	if (maxl && n > (size_t)json_integer_value(maxl))
+		return pl_fail(err, PL_ERR_USAGE, "pass a shorter value",
+			       "'%s' is longer than %lld characters", key,
+			       (long long)json_integer_value(maxl));
+	if (pat) {
+		regex_t re;
+		int rc;
+		if (regcomp(&re, json_string_value(pat), REG_EXTENDED | REG_NOSUB) != 0)
+			return pl_fail(err, PL_ERR_INTERNAL, NULL, "bad pattern for '%s'", key);
+		rc = regexec(&re, json_string_value(v), 0, NULL, 0);
+		regfree(&re);
+		if (rc != 0)
+			return pl_fail(err, PL_ERR_USAGE, "pass the id exactly as a previous call returned it",
+				       "'%s' does not match %s", key, json_string_value(pat));
+	}
+	return PL_OK;
+}
+
+static enum pl_err check_value(const char *key, json_t *spec, json_t *v,
+			       struct pl_error *err)
+{
+	json_t *type = json_object_get(spec, "type");
+	const char *t = json_string_value(type);
+
+	/* JSON has one number type: accept 3.0 for an integer. */
+	if (t && strcmp(t, "integer") == 0 && json_is_real(v) &&
+	    json_real_value(v) == (double)(json_int_t)json_real_value(v))
+		return PL_OK;
+	if (t && !type_matches(t, v))
+		return pl_fail(err, PL_ERR_USAGE, "fix the argument's type",
+			       "'%s' must be a %s", key, t);
+	if (check_enum(key, spec, v, err) || check_range(key, spec, v, err) ||
+	    check_string(key, spec, v, err))
+		return err->code;
+	return PL_OK;
+}
+
+static void normalize_integers(json_t *args, json_t *props)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(args, key, v) {
+		json_t *spec = json_object_get(props, key);
+		const char *t = json_string_value(json_object_get(spec, "type"));
+		if (t && strcmp(t, "integer") == 0 && json_is_real(v))
+			json_object_set_new(args, key, json_integer((json_int_t)json_real_value(v)));
+	}
+}
+
+enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
+			    struct pl_error *err)
+{
+	json_t *schema = json_object_get(tool_definition(t), "inputSchema");
+	json_t *props = json_object_get(schema, "properties");
+	json_t *required = json_object_get(schema, "required"), *v;
+	const char *key;
+	size_t i;
+
+	if (!json_is_object(args))
+		return pl_fail(err, PL_ERR_USAGE, "pass the arguments as a JSON object",
+			       "arguments of '%s' must be an object", t->name);
+	json_object_foreach(args, key, v) {
+		json_t *spec = json_object_get(props, key);
+		if (!spec) {
+			struct pl_buf known = {0};
+			const char *k;
+			json_t *s;
+			json_object_foreach(props, k, s)
+				pl_buf_addf(&known, "%s%s", known.len ? ", " : "", k);
+			pl_fail(err, PL_ERR_USAGE, "remove it; see the tool's inputSchema",
+				"unknown argument '%s' for '%s' (known: %s)", key, t->name,
+				known.data ? known.data : "none");
+			pl_buf_release(&known);
+			return PL_ERR_USAGE;
+		}
+		if (check_value(key, spec, v, err))
+			return err->code;
+	}
+	json_array_foreach(required, i, v) {
+		if (!json_object_get(args, json_string_value(v)))
+			return pl_fail(err, PL_ERR_USAGE, "add it and call again",
+				       "'%s' needs the argument '%s'", t->name, json_string_value(v));
+	}
+	normalize_integers(args, props);
+	json_object_foreach(props, key, v) {
+		json_t *def = json_object_get(v, "default");
+		if (def && !json_object_get(args, key))
+			json_object_set(args, key, def);
+	}
+	return PL_OK;
+}
+
+enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
+		      json_t *args, json_t **result, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	*result = NULL;
+	if ((rc = tool_check_args(t, args, err)))
+		return rc;
+	return t->run(ctx, args, result, err);
+}

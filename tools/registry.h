@@ -1,0 +1,111 @@
+/* registry.h - the one table of PerfLens tools, shared by the MCP server
+ * and the CLI.
+ *
+ * A tool is a row: its name, the path of its definition in schemas/tools/
+ * (title, description, annotations, inputSchema, outputSchema: the source
+ * of truth, embedded at build time) and a handler.  Handlers take their
+ * arguments as a JSON object already shaped by the input schema and return
+ * a new JSON object that must validate against the output schema; they
+ * know nothing of JSON-RPC or of argv.
+ *
+ * There are 4 things to do to add a tool:
+ *  1. write schemas/tools/NAME.json (name, cli, title, description,
+ *     annotations, inputSchema, outputSchema);
+ *  2. write tools/NAME.c with `enum pl_err tool_NAME(...)`;
+ *  3. declare it below and add its row to tool_table[] in registry.c;
+ *  4. add tests: a unit test of its logic and a CLI or MCP call checked
+ *     against an independent oracle.
+ */
+#ifndef PL_REGISTRY_H
+#define PL_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "profile.h"
+
+/* What a call may do, fixed by whoever started the process. */
+struct tool_ctx {
+	const char **allowed_roots;  /* resolved absolute folders */
+	size_t nroots;
+	const char *artifact_root;   /* resolved absolute folder */
+	bool allow_writes;
+	bool allow_process_execution;
+	bool allow_collection;
+	struct pl_limits limits;
+};
+
+/* A handler: `args` is borrowed; on PL_OK *result is a new reference. */
+typedef enum pl_err (*tool_fn)(const struct tool_ctx *ctx, json_t *args,
+			       json_t **result, struct pl_error *err);
+
+/* Optional human rendering for the CLI's --format table. */
+typedef void (*tool_table_fn)(json_t *result, FILE *out);
+
+struct tool_def {
+	const char *name;        /* "list_hotspots" */
+	const char *schema_path; /* "schemas/tools/list_hotspots.json" */
+	tool_fn run;
+	tool_table_fn table;
+};
+
+extern const struct tool_def tool_table[];
+extern const size_t tool_count;
+
+/* Find by tool name or by CLI name ("hotspots"); NULL when unknown. */
+const struct tool_def *tool_find(const char *name);
+
+/* The parsed definition (borrowed, cached for the process lifetime). */
+json_t *tool_definition(const struct tool_def *t);
+
+/* Fill defaults from the input schema and check `args` against it
+ * (types, enums, ranges, patterns, required and unknown keys); the error
+ * names the property and the valid choices. */
+enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
+			    struct pl_error *err);
+
+/* Check and run: the single entry point for every surface. */
+enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
+		      json_t *args, json_t **result, struct pl_error *err);
+
+/* ------------------------------------------------ helpers for handlers */
+
+/* Resolve `path` and refuse it unless it lies under an allowed root (no
+ * escape through ".." or symlinks).  `resolved` gets the real path. */
+enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
+			       char *resolved, size_t cap, struct pl_error *err);
+
+/* Refuse unless writes are allowed. */
+enum pl_err tool_require_writes(const struct tool_ctx *ctx, struct pl_error *err);
+
+/* Pick the event of a profile: `name` when given (error listing the
+ * choices when absent from it), else the only event, else an error that
+ * lists the choices (or, with `first_ok`, the first event). */
+enum pl_err tool_pick_event(const struct pl_profile *p, const char *name,
+			    bool first_ok, uint32_t *event, struct pl_error *err);
+
+/* The same choice made on an analysis summary's "events" array. */
+enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
+				    size_t *index, struct pl_error *err);
+
+/* Opaque page cursors bound to the query that made them. */
+void tool_cursor_make(char *out, size_t cap, size_t offset, const char *query);
+enum pl_err tool_cursor_parse(const char *cursor, const char *query,
+			      size_t *offset, struct pl_error *err);
+
+/* Handlers. */
+enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_list_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_get_call_paths(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_get_perf_stat(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_export_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+
+void tool_table_hotspots(json_t *result, FILE *out);
+void tool_table_call_paths(json_t *result, FILE *out);
+void tool_table_perf_stat(json_t *result, FILE *out);
+void tool_table_analyze(json_t *result, FILE *out);
+
+#endif
