@@ -68,7 +68,10 @@ void tool_table_perf_stat(json_t *r, FILE *out)
 			str_or(json_object_get(b, "target"), ""));
 		json_array_foreach(json_object_get(b, "counters"), j, c) {
 			json_t *v = json_object_get(c, "value");
-			if (json_is_number(v))
+			if (json_is_integer(v))
+				fprintf(out, "  %20lld %-6s %s\n", (long long)json_integer_value(v),
+					str_or(json_object_get(c, "unit"), ""), str_or(json_object_get(c, "event"), "?"));
+			else if (json_is_number(v))
 				fprintf(out, "  %20.10g %-6s %s\n", json_number_value(v),
 					str_or(json_object_get(c, "unit"), ""), str_or(json_object_get(c, "event"), "?"));
 			else

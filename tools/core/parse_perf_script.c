@@ -24,6 +24,10 @@
 #include <string.h>
 
 #define MAX_HDR_TOKENS 48
+/* Frame lines repeat (return addresses are the same in every sample that
+ * passes through a call site), so whole lines are cached to frame ids.
+ * The cap keeps memory bounded when leaf addresses are all different. */
+#define LINE_CACHE_MAX (128 * 1024)
 #define STAT_MARKER "### PERF_STAT ###"
 
 struct tok {
@@ -46,6 +50,9 @@ struct pl_ps_parser {
 	size_t rev_cap;
 	struct pl_stat_parser *stat;
 	uint64_t records;
+	struct pl_strtab line_cache;  /* trimmed frame line -> index */
+	uint32_t *line_frame;         /* index -> frame id */
+	size_t line_frame_cap;
 };
 
 static bool is_space(char c)
@@ -299,6 +306,7 @@ struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source)
 
 	ps->p = p;
 	ps->source = pl_xstrndup(source, strlen(source));
+	pl_strtab_init(&ps->line_cache);
 	return ps;
 }
 
@@ -330,27 +338,56 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	return PL_OK;
 }
 
-static enum pl_err add_frame(struct pl_ps_parser *ps, const struct frame_text *f,
-			     struct pl_error *err)
+static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame,
+			      struct pl_error *err)
+{
+	if (ps->nframes >= ps->p->limits.max_depth)
+		return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
+			       "a stack in '%s' is deeper than %u frames", ps->source,
+			       ps->p->limits.max_depth);
+	PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
+	ps->frames[ps->nframes++] = frame;
+	ps->last_was_frame = true;
+	return PL_OK;
+}
+
+static uint32_t intern_frame_text(struct pl_ps_parser *ps, const struct frame_text *f,
+				  struct pl_error *err)
 {
 	struct pl_profile *p = ps->p;
 	struct tok sym = strip_offset(f->sym);
 	uint32_t sym_id = pl_intern_str(p, sym.s, sym.n);
 	uint32_t dso_id = f->has_dso ? pl_intern_str(p, f->dso.s, f->dso.n) : PL_NOID;
 	uint32_t func = pl_intern_func(p, sym_id, dso_id);
-	bool unknown = p->funcs[func].unknown;
-	uint32_t frame = pl_intern_frame(p, func, unknown, f->addr, PL_NOID, err);
+
+	return pl_intern_frame(p, func, p->funcs[func].unknown, f->addr, PL_NOID, err);
+}
+
+static enum pl_err add_frame(struct pl_ps_parser *ps, const struct frame_text *f,
+			     struct pl_error *err)
+{
+	uint32_t frame = intern_frame_text(ps, f, err);
+
+	return frame == PL_NOID ? err->code : push_frame(ps, frame, err);
+}
+
+/* An indented frame line, through the line cache. */
+static enum pl_err add_frame_line(struct pl_ps_parser *ps, const char *line,
+				  size_t n, const struct frame_text *f,
+				  struct pl_error *err)
+{
+	uint32_t frame = intern_frame_text(ps, f, err);
+	size_t before = ps->line_cache.count;
+	uint32_t idx;
 
 	if (frame == PL_NOID)
 		return err->code;
-	if (ps->nframes >= p->limits.max_depth)
-		return pl_fail(err, PL_ERR_LIMIT, "raise --max-depth",
-			       "a stack in '%s' is deeper than %u frames", ps->source,
-			       p->limits.max_depth);
-	PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
-	ps->frames[ps->nframes++] = frame;
-	ps->last_was_frame = true;
-	return PL_OK;
+	if (before < LINE_CACHE_MAX) {
+		idx = pl_strtab_intern(&ps->line_cache, line, n);
+		PL_GROW(ps->line_frame, ps->line_frame_cap, ps->line_cache.count);
+		ps->line_frame[idx] = frame;
+	}
+	return push_frame(ps, frame, err);
 }
 
 /* Re-intern the last frame with its source line attached. */
@@ -440,8 +477,19 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		p->records_skipped++;
 		return PL_OK;
 	}
-	if (ps->in_record && parse_frame(line, n, &f) && (f.has_dso || i > 0))
+	if (ps->in_record && i > 0) {
+		size_t end = n;
+		uint32_t hit;
+		while (end > i && is_space(line[end - 1]))
+			end--;
+		hit = pl_strtab_find(&ps->line_cache, line + i, end - i);
+		if (hit != PL_NOID)
+			return push_frame(ps, ps->line_frame[hit], err);
+		if (parse_frame(line, n, &f))
+			return add_frame_line(ps, line + i, end - i, &f, err);
+	} else if (ps->in_record && parse_frame(line, n, &f) && f.has_dso) {
 		return add_frame(ps, &f, err);
+	}
 	if (ps->in_record && ps->last_was_frame && i > 0)
 		return add_srcline(ps, line, n, err);
 	/* A line we cannot place: if it looks like a header, its frames
@@ -467,6 +515,8 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	free(ps->frames);
 	free(ps->rev);
 	free(ps->source);
+	pl_strtab_release(&ps->line_cache);
+	free(ps->line_frame);
 	free(ps);
 	return rc;
 }

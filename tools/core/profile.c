@@ -253,16 +253,18 @@ void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
 {
 	struct pl_stack *s = &p->stacks[stack];
 	struct pl_event *e = &p->events[event];
-	uint32_t *link = &s->first_weight;
+	uint32_t *link;
 	struct pl_weight *w;
 
+	/* Grow first: `link` may point into the weights array. */
+	PL_GROW(p->weights, p->weights_cap, p->nweights + 1);
+	link = &s->first_weight;
 	while (*link != PL_NOID) {
 		w = &p->weights[*link];
 		if (w->event == event)
 			goto add;
 		link = &w->next;
 	}
-	PL_GROW(p->weights, p->weights_cap, p->nweights + 1);
 	*link = (uint32_t)p->nweights;
 	w = &p->weights[p->nweights++];
 	*w = (struct pl_weight){event, PL_NOID, 0, 0};
