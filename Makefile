@@ -1,6 +1,7 @@
 # Makefile - builds PerfLens, its tests and its benchmarks.
 #
 #   make setup      install missing Debian packages (root), else print the line
+#                   (the list lives in tests/setup.sh)
 #   make            build the binaries into $(BUILD) (default: build/)
 #   make demo       analyze the bundled real profile, print hotspots, write an SVG
 #   make test       unit tests (check) and integration tests, normal build
@@ -15,10 +16,6 @@ SAN ?=
 CC ?= cc
 
 PKGS := jansson libzstd libdw libelf libcurl libseccomp zlib nettle
-DEB_PKGS := build-essential pkg-config libjansson-dev libzstd-dev libdw-dev \
-	libelf-dev libcurl4-openssl-dev libseccomp-dev check libmicrohttpd-dev \
-	zlib1g-dev nettle-dev linux-perf elfutils python3 python3-jsonschema \
-	hyperfine
 
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -78,7 +75,7 @@ $(BUILD)/test_unit: $(UNIT_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(PL_LDLIBS)
 
 setup:
-	@sh tests/setup.sh $(DEB_PKGS)
+	@sh tests/setup.sh
 
 demo: all
 	@sh tests/demo.sh $(BUILD)

@@ -13,7 +13,8 @@ invented.  Sizes are in MB = 10^6 bytes.
   folded-unique from real folded stacks, write exactly N unique stacks: stack
                 i is base stack i % n, and copies after the first get their
                 leaf frame renamed "LEAF.constprop.k" (a GCC clone suffix),
-                keeping the base stack's count.
+                keeping the base stack's count (each real file's counts
+                divided by their GCD, so period-weighted files count samples).
   folded-repeat repeat a folded file to a target size (concatenated folded
                 files, as from many runs; unique stacks do not grow).
 
@@ -21,6 +22,7 @@ Each command prints one line of key=value facts about what it wrote.
 """
 import argparse
 import gzip
+import math
 import os
 import sys
 
@@ -88,14 +90,22 @@ def cmd_perf_script(a):
 
 
 def read_folded(paths):
-    """Real folded stacks, deduplicated (counts summed), in first-seen order."""
+    """Real folded stacks, deduplicated (counts summed), in first-seen order.
+    Each file's counts are divided by their greatest common divisor, so that a
+    capture weighted by a fixed period (cpu-clock: 10101010 a sample) counts
+    samples like the others instead of drowning them."""
     stacks = {}
     for p in paths:
+        lines = []
         for line in read_bytes(p).splitlines():
             stack, sep, count = line.rstrip().rpartition(b" ")
-            if not sep or not stack or not count.isdigit():
-                continue
-            stacks[stack] = stacks.get(stack, 0) + int(count)
+            if sep and stack and count.isdigit() and int(count) > 0:
+                lines.append((stack, int(count)))
+        g = 0
+        for _, count in lines:
+            g = math.gcd(g, count)
+        for stack, count in lines:
+            stacks[stack] = stacks.get(stack, 0) + count // g
     return list(stacks.items())
 
 

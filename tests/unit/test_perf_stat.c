@@ -141,6 +141,7 @@ START_TEST(number_dot_groups_and_comma_is_decimal)
 	ck_assert(num("7.829,39") == 7829.39);
 	ck_assert(num("1.234.567") == 1234567.0);
 	ck_assert(num("1.234.567,89") == 1234567.89);
+	ck_assert(num("12,34,567.5") == 1234567.5);  /* lakh grouping */
 }
 END_TEST
 
@@ -154,6 +155,7 @@ START_TEST(number_spaces_and_apostrophes_always_group)
 	ck_assert(num("1'234'567") == 1234567.0);
 	ck_assert(num("1'234.5") == 1234.5);
 	ck_assert(num("1\xe2\x80\x99" "499.10") == 1499.10);      /* U+2019 */
+	ck_assert(num("1\xe2\x80\x89" "234,5") == 1234.5);       /* U+2009 */
 }
 END_TEST
 

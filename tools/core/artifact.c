@@ -277,7 +277,9 @@ static json_t *stat_block_json(const struct pl_stat_block *b)
 		const struct pl_stat_counter *c = &b->counters[i];
 		json_t *o = json_pack("{s:s,s:s}", "event", c->event, "status", pl_stat_status_name(c->status));
 		if (c->status == PL_STAT_COUNTED)
-			json_object_set_new(o, "value", c->is_integer ? json_integer((json_int_t)c->value) : json_real(c->value));
+			/* Counts beyond json_int_t's range stay reals. */
+			json_object_set_new(o, "value", c->is_integer && c->value < 9.2e18 && c->value > -9.2e18 ?
+					    json_integer((json_int_t)c->value) : json_real(c->value));
 		else
 			json_object_set_new(o, "value", json_null());
 		json_object_set_new(o, "unit", json_string(c->unit ? c->unit : ""));

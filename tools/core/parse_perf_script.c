@@ -260,7 +260,8 @@ static bool parse_frame(const char *line, size_t n, struct frame_text *f)
 	if (i >= n)
 		return false;
 	/* perf prints an empty symbol as "ADDR  (DSO)". */
-	if (line[i] == '(' && i > a0 && line[n - 1] == ')') {
+	if (line[i] == '(' && line[n - 1] == ')' &&
+	    !memmem(line + i, n - i, " (", 2)) {
 		f->addr = addr;
 		f->sym = (struct tok){line + i, 0};
 		f->dso = (struct tok){line + i + 1, n - i - 2};

@@ -1,9 +1,21 @@
 /* perf_stat.c - a streaming parser for `perf stat` output (see perf_stat.h).
  *
  * Lines are classified one at a time and never buffered, so the working
- * memory is bounded by the longest line (1 MiB, else PL_ERR_LIMIT); human
- * and CSV lines may mix in one stream.  Anything not recognised is counted
- * in lines_skipped; blank lines are ignored.
+ * memory is bounded by the longest line (over 1 MiB: PL_ERR_LIMIT, and the
+ * parser goes on with the next line).  Anything not recognised (interval
+ * `-I` and per-CPU `-A` lines, perf's warnings, JSON) is counted in
+ * lines_skipped and never fails; blank lines are ignored but end the
+ * counter above them, so a later `   # metric` line is skipped rather than
+ * appended to it.  No global state: parsers may run in parallel threads.
+ * Kept as printed: event names (`cpu_core/cycles/`, `cycles:u`), units and
+ * comments.  The target drops a trailing " (N runs)" from -r headers.
+ * Bounds: 1M counters per block (PL_ERR_LIMIT), comments and targets cut
+ * to 4 KiB, event names over 1 KiB and units over 32 bytes are not read.
+ *
+ * IPC: instructions / cycles (or cpu-cycles), both COUNTED, cycles > 0,
+ * with the same PMU prefix and the same modifiers (`instructions:u` pairs
+ * only with `cycles:u`).  A plain pair wins, then an unqualified pair with
+ * modifiers, then the first PMU-qualified pair in print order.
  *
  * CSV or human, decided per line:
  *   A line is tried as CSV only when it does not start with blank space and
@@ -37,11 +49,12 @@
  *   be 1-3 digits first, 2-3 in the middle (lakh style) and 3 last, all
  *   with the same mark.  Seconds, percentages and CSV fields are printed
  *   without grouping, so there a single `,` or `.` is always the decimal.
+ *   In a human line an ASCII space belongs to the value only when exactly
+ *   three digits follow it (`7 829,39 msec task-clock`).
  */
 #include "perf_stat.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +67,7 @@
 #define STAT_MAX_UNIT ((size_t)32)           /* longer units are not units */
 #define NUM_MAX_GROUPS 64
 #define CSV_MAX_FIELDS 32
-#define IPC_MAX_CANDIDATES 256               /* counters tried per side */
+#define IPC_MAX_CANDIDATES 64                /* counters tried per side */
 
 static const char HEADER[] = "Performance counter stats for ";
 static const char NOT_SUPPORTED[] = "<not supported>";

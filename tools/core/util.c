@@ -262,8 +262,10 @@ uint32_t pl_strtab_intern(struct pl_strtab *t, const char *s, size_t n)
 	if (t->slots[j])
 		return t->slots[j] - 1;
 	id = (uint32_t)t->count;
-	PL_GROW(t->strs, t->cap, t->count + 1);
-	t->lens = pl_xrealloc(t->lens, t->cap * sizeof(*t->lens));
+	if (t->count + 1 > t->cap) {
+		PL_GROW(t->strs, t->cap, t->count + 1);
+		t->lens = pl_xrealloc(t->lens, t->cap * sizeof(*t->lens));
+	}
 	t->strs[id] = strtab_store(t, s, n);
 	t->lens[id] = (uint32_t)n;
 	t->count++;

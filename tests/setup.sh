@@ -1,0 +1,38 @@
+#!/bin/sh
+# setup.sh - install the Debian packages PerfLens needs (make setup).
+# Usage: sh tests/setup.sh [PACKAGE...]   (default: the list below)
+#
+# As root it runs apt-get for whatever is missing; otherwise it prints the
+# exact apt-get line to run and fails, so nothing half-installs silently.
+set -eu
+# Every Debian package PerfLens builds, tests or benchmarks with:
+#   libjansson-dev JSON; libzstd-dev and zlib1g-dev compressed inputs;
+#   nettle-dev SHA-256 for provenance and artifact ids; libdw-dev,
+#   libelf-dev, libcurl4-openssl-dev, libseccomp-dev, libmicrohttpd-dev
+#   for symbolization, debuginfod, the sandbox and the HTTP transport;
+#   check for unit tests; linux-perf and elfutils as oracles and for
+#   perf.data; python3-jsonschema validates JSON against schemas/;
+#   hyperfine and time for benchmarks.
+PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
+libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
+linux-perf elfutils python3 python3-jsonschema hyperfine time"
+[ $# -gt 0 ] && PACKAGES="$*"
+missing=""
+for pkg in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $pkg"
+done
+if [ -z "$missing" ]; then
+	echo "setup: every package is installed"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup: missing packages:$missing" >&2
+	echo "setup: run as root: apt-get update && apt-get install -y$missing" >&2
+	exit 2
+fi
+echo "setup: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
