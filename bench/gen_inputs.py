@@ -14,7 +14,8 @@ invented.  Sizes are in MB = 10^6 bytes.
                 i is base stack i % n, and copies after the first get their
                 leaf frame renamed "LEAF.constprop.k" (a GCC clone suffix),
                 keeping the base stack's count (each real file's counts
-                divided by their GCD, so period-weighted files count samples).
+                divided by their GCD, so period-weighted files count samples;
+                files weighted by a varying period are left out).
   folded-repeat repeat a folded file to a target size (concatenated folded
                 files, as from many runs; unique stacks do not grow).
 
@@ -90,27 +91,35 @@ def cmd_perf_script(a):
 
 
 def read_folded(paths):
-    """Real folded stacks, deduplicated (counts summed), in first-seen order.
-    Each file's counts are divided by their greatest common divisor, so that a
-    capture weighted by a fixed period (cpu-clock: 10101010 a sample) counts
-    samples like the others instead of drowning them."""
-    stacks = {}
+    """Real folded stacks, deduplicated (counts summed), in first-seen order,
+    and the files left out.  Each file's counts are divided by their greatest
+    common divisor, so that a capture weighted by a fixed period (cpu-clock:
+    10101010 a sample) counts samples like the others.  A file whose counts
+    still average over 100 a stack is weighted by a varying period (perf's
+    adaptive frequency): its unit does not mix with sample counts, and it
+    would fill the whole flame graph, so it is left out."""
+    stacks, left_out = {}, []
     for p in paths:
         lines = []
         for line in read_bytes(p).splitlines():
             stack, sep, count = line.rstrip().rpartition(b" ")
             if sep and stack and count.isdigit() and int(count) > 0:
                 lines.append((stack, int(count)))
+        if not lines:
+            continue
         g = 0
         for _, count in lines:
             g = math.gcd(g, count)
+        if sum(count // g for _, count in lines) > 100 * len(lines):
+            left_out.append(os.path.basename(p))
+            continue
         for stack, count in lines:
             stacks[stack] = stacks.get(stack, 0) + count // g
-    return list(stacks.items())
+    return list(stacks.items()), left_out
 
 
 def cmd_folded_unique(a):
-    base = read_folded(a.inputs)
+    base, left_out = read_folded(a.inputs)
     if not base:
         sys.exit("gen_inputs.py: no folded stacks in %s" % " ".join(a.inputs))
     n, written, samples, seen = len(base), 0, 0, set()
@@ -127,7 +136,8 @@ def cmd_folded_unique(a):
             out.write(line)
             written += len(line)
             samples += count
-    print("bytes=%d stacks=%d base_stacks=%d samples=%d" % (written, a.stacks, n, samples))
+    print("bytes=%d stacks=%d base_stacks=%d samples=%d left_out=%s"
+          % (written, a.stacks, n, samples, ",".join(left_out) or "none"))
 
 
 def cmd_folded_repeat(a):

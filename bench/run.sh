@@ -21,6 +21,7 @@
 #   FLAMEGRAPH_DIR   a FlameGraph checkout to use instead of the git snapshot
 #   FLAMEGRAPH_GIT   the snapshot (default /work/.mirror/brendangregg+FlameGraph/repo)
 #   SHARED           the shared data directory (default ../shared)
+#   BENCH_NO_GNU_TIME=1  measure without /usr/bin/time (python3 wait4 rusage)
 set -u
 
 BUILD=${BUILD:-build}
@@ -86,7 +87,7 @@ rate() {
 }
 
 GNU_TIME=
-if [ -x /usr/bin/time ] && /usr/bin/time --version 2>&1 | grep -q GNU; then
+if [ -z "${BENCH_NO_GNU_TIME:-}" ] && [ -x /usr/bin/time ] && /usr/bin/time --version 2>&1 | grep -q GNU; then
 	GNU_TIME=/usr/bin/time
 fi
 
@@ -168,6 +169,9 @@ analysis_id() {
 }
 
 say() { echo "$*"; }
+# After writing an input: flush it to disk now, so that writeback does not
+# compete with the timed runs (the file stays in the page cache).
+settle() { sync; }
 section() { echo; echo "== $*"; }
 
 # ---------------------------------------------------------------- peers
@@ -219,6 +223,7 @@ fi
 section "1. perf script parse+aggregate (${PARSE_MB} MB)"
 IN=$TMP/in/parse.perf.txt
 say "input: $($GEN perf-script --base "$EXAMPLE" --out "$IN" --size-mb "$PARSE_MB" --variants 32)"
+settle
 SIZE=$(fsize "$IN")
 
 best "$RUNS" 1e9 /dev/null cat "$IN"
@@ -228,7 +233,7 @@ if [ "$B_RC" -ne 0 ]; then
 	failed "1 perf-script parse" ">= 20x, 400 MB/s"
 else
 	PL_WALL=$B_WALL PL_CPU=$B_CPU
-	say "perflens analyze:        $(fmt %.3f "$PL_WALL") s wall, $(fmt %.3f "$PL_CPU") s cpu, $(rate "$(calc "$SIZE / $PL_WALL")") ($(rate "$(calc "$SIZE / $PL_CPU")") of cpu), peak RSS $((B_RSS / 1024)) MiB, $B_RUNS runs"
+	say "perflens analyze:        $(fmt %.3f "$PL_WALL") s wall, $(fmt %.3f "$PL_CPU") s cpu, $(rate "$(calc "$SIZE / $PL_WALL")") ($(rate "$(calc "$SIZE / $PL_CPU")") of cpu), peak RSS $((B_RSS / 1024)) MiB, $B_RUNS run(s)"
 	say "unique stacks:           $(unique_stacks "$TMP/out/parse.json")"
 	say "cat > /dev/null:         $(fmt %.3f "$CAT_WALL") s, $(rate "$(calc "$SIZE / $CAT_WALL")")"
 	PEER_TXT="skipped" RATIO_TXT="-" V=
@@ -263,10 +268,10 @@ rm -f "$IN"
 
 FB=$TMP/in/base
 mkdir -p "$FB"
-n=0
 for f in "$EXAMPLE" "$PEERDATA"/test/*.txt; do
 	[ -f "$f" ] || continue
-	n=$((n + 1))
+	n=$(basename "$f" .gz)
+	n=${n%.txt}
 	"$PL" analyze --input "$f" --artifact-root "$TMP/art" > "$FB/an.json" 2> /dev/null || continue
 	python3 -c '
 import json, sys
@@ -276,7 +281,7 @@ for e in d["events"]: print(e["name"])' "$FB/an.json" > "$FB/events"
 	id=$(head -n 1 "$FB/events")
 	tail -n +2 "$FB/events" | while IFS= read -r ev; do
 		"$PL" export --analysis-id "$id" --artifact-root "$TMP/art" --format folded \
-			--event "$ev" --output "$FB/$n-$(printf '%s' "$ev" | tr -c 'A-Za-z0-9' _).folded" > /dev/null 2>&1
+			--event "$ev" --output "$FB/$n.$(printf '%s' "$ev" | tr -c 'A-Za-z0-9' _).folded" > /dev/null 2>&1
 	done
 done
 set -- "$FB"/*.folded
@@ -289,6 +294,7 @@ else
 	BASE_OK=1
 	UNIQ=$TMP/in/unique.folded
 	UNIQ_FACTS=$($GEN folded-unique --out "$UNIQ" --stacks "$SVG_STACKS" "$@")
+	settle
 fi
 
 # ------------------------------------------------------ 2. folded input
@@ -297,6 +303,7 @@ if [ -n "$BASE_OK" ]; then
 	section "2. folded input (${FOLDED_MB} MB)"
 	IN=$TMP/in/big.folded
 	say "input: $($GEN folded-repeat --input "$UNIQ" --out "$IN" --size-mb "$FOLDED_MB") (copies of the ${SVG_STACKS}-stack file of bench 4)"
+	settle
 	SIZE=$(fsize "$IN")
 	best "$RUNS" 1e9 /dev/null cat "$IN"
 	CAT_WALL=$B_WALL
@@ -317,6 +324,7 @@ fi
 section "3. peak RSS, perf script (${BIG_MB} MB)"
 IN=$TMP/in/big.perf.txt
 say "input: $($GEN perf-script --base "$EXAMPLE" --out "$IN" --size-mb "$BIG_MB" --variants 96)"
+settle
 SIZE=$(fsize "$IN")
 best 1 0 "$TMP/out/big.json" "$PL" analyze --input "$IN" --artifact-root "$TMP/art"
 if [ "$B_RC" -ne 0 ]; then

@@ -106,6 +106,7 @@ enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 	json_array_foreach(events, i, e) {
 		const char *n = json_string_value(json_object_get(e, "name"));
 		if (name && n && strcmp(n, name) == 0) {
+			pl_buf_release(&choices);
 			*index = i;
 			return PL_OK;
 		}

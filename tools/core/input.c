@@ -31,6 +31,7 @@ struct pl_input_state {
 	z_stream z;
 	bool z_ready;
 	ZSTD_DCtx *zs;
+	bool zs_between_frames;    /* the last zstd call ended a frame */
 	char *win;                 /* decompressed window */
 	size_t win_cap, win_start, win_end;
 	bool out_eof;              /* no more decompressed bytes will come */
@@ -110,10 +111,12 @@ static enum pl_err fill_zstd(struct pl_input *in, struct pl_error *err)
 		return pl_fail(err, PL_ERR_MALFORMED, "the file is not valid zstd; decompress it and check it",
 			       "zstd data in '%s' is corrupt: %s", in->path,
 			       ZSTD_getErrorName(rc));
+	if (ib.pos > st->raw_pos || ob.pos > st->win_end)
+		st->zs_between_frames = rc == 0;
 	st->raw_pos = ib.pos;
 	st->win_end = ob.pos;
 	if (st->raw_eof && st->raw_pos == st->raw_len && ob.pos < ob.size) {
-		if (rc != 0)
+		if (!st->zs_between_frames)
 			return pl_fail(err, PL_ERR_MALFORMED, "the file was cut short; copy it again",
 				       "zstd data in '%s' is truncated", in->path);
 		st->out_eof = true;

@@ -68,8 +68,7 @@ enum pl_format pl_detect_format(const char *head, size_t n)
 			len--;
 		if (len == 0)
 			continue;
-		if (strstr(line, "Performance counter stats") &&
-		    (size_t)(strstr(line, "Performance counter stats") - line) < len)
+		if (memmem(line, len, "Performance counter stats", 25))
 			return PL_FMT_PERF_STAT;
 		if (line[0] == '#')
 			continue;
