@@ -20,7 +20,7 @@ PKGS := jansson libzstd libdw libelf libcurl libseccomp zlib nettle
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -Itools/core -Itools $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-D_GNU_SOURCE -Itools/core -Itools -Itools/cli -Isandbox $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 ifeq ($(SAN),1)
 PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -29,10 +29,11 @@ endif
 
 CORE_SRC := $(sort $(wildcard tools/core/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
-LIB_SRC := $(CORE_SRC) $(TOOL_SRC)
-SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json))
+SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
+LIB_SRC := $(CORE_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
+SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
-CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o
+CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o $(BUILD)/obj/tools/cli/agent_setup.o
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 

@@ -21,7 +21,7 @@
 #   FLAMEGRAPH_DIR   a FlameGraph checkout to use instead of the git snapshot
 #   FLAMEGRAPH_GIT   the snapshot (default /work/.mirror/brendangregg+FlameGraph/repo)
 #   SHARED           the shared data directory (default ../shared)
-#   BENCH_NO_GNU_TIME=1  measure without /usr/bin/time (python3 wait4 rusage)
+#   BENCH_NO_GNU_TIME=1  measure without /usr/bin/time (python3; RSS by polling VmHWM)
 set -u
 
 BUILD=${BUILD:-build}
@@ -57,6 +57,7 @@ if [ -n "${BENCH_TMPDIR:-}" ]; then
 else
 	TMP=$(mktemp -d "${TMPDIR:-/tmp}/perflens-bench.XXXXXX") || exit 2
 fi
+# shellcheck disable=SC2317  # called through trap
 cleanup() {
 	if [ -n "${BENCH_KEEP:-}" ]; then
 		echo "bench: inputs kept in $TMP"
@@ -92,9 +93,10 @@ if [ -z "${BENCH_NO_GNU_TIME:-}" ] && [ -x /usr/bin/time ] && /usr/bin/time --ve
 fi
 
 # measure OUT CMD...: run CMD once, stdout to OUT, stderr to $TMP/m/err.
-# Sets M_RC, M_WALL (s, from date +%s.%N), M_CPU (user+sys s) and M_RSS (KiB
-# peak resident set, from GNU time's %M or, without it, wait4's ru_maxrss
-# through python3, which is the same kernel figure).
+# Sets M_RC, M_WALL (s), M_CPU (user+sys s) and M_RSS (KiB peak resident
+# set).  With GNU time: wall from date +%s.%N around it, cpu and RSS from its
+# %U %S %M.  Without: python3 times the child, takes cpu from wait4 and the
+# RSS by polling /proc/PID/status VmHWM.
 measure() {
 	_out=$1
 	shift
@@ -104,17 +106,42 @@ measure() {
 		M_RC=$?
 		_t1=$(now)
 		# On failure GNU time puts "Command exited with ..." first.
+		# shellcheck disable=SC2046  # split into fields on purpose
 		set -- $(tail -n 1 "$TMP/m/time")
 		M_WALL=$(calc "$_t1 - $_t0") M_CPU=$(calc "$1 + $2") M_RSS=$3
 	else
+		# shellcheck disable=SC2046  # split into fields on purpose
 		set -- $(python3 -c '
-import resource, subprocess, sys, time
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    t = time.perf_counter()
-    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
-    w = time.perf_counter() - t
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%d %.6f %.3f %d" % (rc, w, r.ru_utime + r.ru_stime, r.ru_maxrss))
+import os, sys, time
+# Peak RSS: poll VmHWM of the child (every 2 ms; growth in its last 2 ms is
+# missed).  wait4 ru_maxrss would count the python3 image the child had
+# before exec, and RUSAGE_CHILDREN what ran here before an exec (pyenv).
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+err = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+t = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    try:
+        os.execvp(sys.argv[3], sys.argv[3:])
+    finally:
+        os._exit(127)
+hwm, status_path = 0, "/proc/%d/status" % pid
+while True:
+    done, status, ru = os.wait4(pid, os.WNOHANG)
+    if done:
+        break
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    hwm = max(hwm, int(line.split()[1]))
+    except (OSError, ValueError):
+        pass
+    time.sleep(0.002)
+w = time.perf_counter() - t
+print("%d %.6f %.3f %d" % (os.waitstatus_to_exitcode(status), w, ru.ru_utime + ru.ru_stime, hwm or ru.ru_maxrss))
 ' "$_out" "$TMP/m/err" "$@")
 		M_RC=$1 M_WALL=$2 M_CPU=$3 M_RSS=$4
 	fi
@@ -126,7 +153,7 @@ print("%d %.6f %.3f %d" % (rc, w, r.ru_utime + r.ru_stime, r.ru_maxrss))
 best() {
 	_runs=$1 _slow=$2
 	shift 2
-	B_WALL= B_CPU= B_RSS=0 B_RUNS=0 B_RC=0
+	B_WALL='' B_CPU='' B_RSS=0 B_RUNS=0 B_RC=0
 	while [ "$B_RUNS" -lt "$_runs" ]; do
 		measure "$@"
 		B_RUNS=$((B_RUNS + 1))
@@ -172,12 +199,15 @@ say() { echo "$*"; }
 # After writing an input: flush it to disk now, so that writeback does not
 # compete with the timed runs (the file stays in the page cache).
 settle() { sync; }
+# A big input is deleted once its bench is done (kept with BENCH_KEEP=1).
+drop() { [ -n "${BENCH_KEEP:-}" ] || rm -f "$1"; }
 section() { echo; echo "== $*"; }
 
 # ---------------------------------------------------------------- peers
 
 PEER=
 PEER_WHY=
+PEER_DETAIL=
 if ! command -v perl > /dev/null 2>&1; then
 	PEER_WHY="perl not found"
 elif [ -n "${FLAMEGRAPH_DIR:-}" ]; then
@@ -185,7 +215,8 @@ elif [ -n "${FLAMEGRAPH_DIR:-}" ]; then
 		PEER=$FLAMEGRAPH_DIR
 		PEER_FROM="FLAMEGRAPH_DIR=$FLAMEGRAPH_DIR"
 	else
-		PEER_WHY="FlameGraph scripts not found in FLAMEGRAPH_DIR=$FLAMEGRAPH_DIR"
+		PEER_WHY="FlameGraph scripts not found (set FLAMEGRAPH_DIR)"
+		PEER_DETAIL="no stackcollapse-perf.pl and flamegraph.pl in FLAMEGRAPH_DIR=$FLAMEGRAPH_DIR"
 	fi
 elif [ -d "$FLAMEGRAPH_GIT" ] && command -v git > /dev/null 2>&1; then
 	mkdir -p "$TMP/peer"
@@ -195,9 +226,11 @@ elif [ -d "$FLAMEGRAPH_GIT" ] && command -v git > /dev/null 2>&1; then
 		PEER_FROM="$FLAMEGRAPH_GIT at $(git --git-dir="$FLAMEGRAPH_GIT" rev-parse --short HEAD 2>/dev/null)"
 	else
 		PEER_WHY="FlameGraph scripts not found (set FLAMEGRAPH_DIR)"
+		PEER_DETAIL="git archive of $FLAMEGRAPH_GIT failed"
 	fi
 else
 	PEER_WHY="FlameGraph scripts not found (set FLAMEGRAPH_DIR)"
+	PEER_DETAIL="no FLAMEGRAPH_DIR, and no git snapshot at $FLAMEGRAPH_GIT"
 fi
 
 echo "PerfLens speed benchmarks$( [ -n "$QUICK" ] && echo ' (BENCH_QUICK: small inputs, not comparable with the targets)')"
@@ -205,11 +238,11 @@ echo "perflens:  $PL ($("$PL" --version 2>/dev/null | head -n 1))"
 if [ -n "$PEER" ]; then
 	echo "peers:     FlameGraph from $PEER_FROM; $(perl -e 'printf "perl %vd", $^V')"
 else
-	echo "peers:     none ($PEER_WHY)"
+	echo "peers:     none: $PEER_WHY${PEER_DETAIL:+; $PEER_DETAIL}"
 fi
 echo "machine:   $(nproc) CPUs, $(uname -r), load average$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /')"
 echo "timing:    wall clock (date +%s.%N), best of $RUNS; cpu = user+sys of that command;"
-echo "           peak RSS from $( [ -n "$GNU_TIME" ] && echo 'GNU time %M' || echo 'python3 wait4 ru_maxrss (GNU time not installed)')"
+echo "           peak RSS from $( [ -n "$GNU_TIME" ] && echo 'GNU time %M' || echo 'polling /proc/PID/status VmHWM (GNU time not installed: apt-get install time)')"
 echo "inputs in: $TMP (MB = 10^6 bytes)"
 
 EXAMPLE=$PEERDATA/example-perf-stacks.txt.gz
@@ -260,7 +293,7 @@ else
 	[ -z "$V" ] && V=$(verdict "$SIZE / $PL_WALL >= 400e6")
 	row "1 perf-script parse ${PARSE_MB} MB" "$(rate "$(calc "$SIZE / $PL_WALL")")" "$PEER_TXT" "$RATIO_TXT" ">= 20x, 400 MB/s" "$V"
 fi
-rm -f "$IN"
+drop "$IN"
 
 # ------------------------------------------------ real folded stacks (base)
 # The real captures, each analyzed by perflens and exported per event as
@@ -316,7 +349,7 @@ if [ -n "$BASE_OK" ]; then
 		say "folded parse: perflens $(rate "$(calc "$SIZE / $B_WALL")") (target >= 1 GB/s, at $(fmt %.1f "$(calc "100 * $SIZE / $B_WALL / 1e9")")% of it); cat floor $(rate "$(calc "$SIZE / $CAT_WALL")") (perflens at $(fmt %.1f "$(calc "100 * $CAT_WALL / $B_WALL")")% of floor)"
 		row "2 folded ${FOLDED_MB} MB" "$(rate "$(calc "$SIZE / $B_WALL")")" "-" "-" ">= 1 GB/s" "$(verdict "$SIZE / $B_WALL >= 1e9")"
 	fi
-	rm -f "$IN"
+	drop "$IN"
 fi
 
 # ------------------------------------------------------- 3. peak RSS
@@ -336,7 +369,7 @@ else
 	say "peak RSS: perflens $RSS_MIB MiB for $(fmt %.0f "$(calc "$SIZE / 1e6")") MB (target <= 64 MiB)"
 	row "3 peak RSS ${BIG_MB} MB" "$RSS_MIB MiB" "-" "-" "<= 64 MiB" "$(verdict "$B_RSS <= 65536")"
 fi
-rm -f "$IN"
+drop "$IN"
 
 # ------------------------------------------------------- 4. SVG flame graph
 

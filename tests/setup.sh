@@ -15,7 +15,7 @@ set -eu
 #   hyperfine and time for benchmarks.
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
-linux-perf elfutils python3 python3-jsonschema hyperfine time"
+linux-perf elfutils python3 python3-jsonschema hyperfine time chromium"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do

@@ -117,7 +117,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	if (rc == PL_OK)
 		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
 	if (rc == PL_OK) {
-		snprintf(uri, sizeof(uri), "perflens://artifacts/%s", ref.id);
+		snprintf(uri, sizeof(uri), "perflens://artifacts/analyses/%s.json", ref.id);
 		*result = json_pack("{s:s,s:{s:s,s:s,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o}",
 			"analysis_id", ref.id,
 			"artifact", "summary_path", ref.summary_path, "stacks_path", ref.stacks_path, "uri", uri,

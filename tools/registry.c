@@ -20,6 +20,9 @@ const struct tool_def tool_table[] = {
 	{"get_call_paths", "schemas/tools/get_call_paths.json", tool_get_call_paths, tool_table_call_paths},
 	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat, tool_table_perf_stat},
 	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile, NULL},
+	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot, NULL},
+	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts, NULL},
+	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page, NULL},
 };
 const size_t tool_count = PL_ARRAY_LEN(tool_table);
 

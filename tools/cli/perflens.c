@@ -13,6 +13,7 @@
  * the exit code from error.c's table.
  */
 #include "registry.h"
+#include "agent_setup.h"
 #include "artifact.h"
 
 #include <errno.h>
@@ -59,7 +60,9 @@ static void print_usage(FILE *out)
 	fprintf(out,
 		"usage: perflens [options] COMMAND [--ARG VALUE ...]\n"
 		"       perflens call TOOL '{JSON arguments}'\n"
-		"       perflens COMMAND --help | perflens --version\n\n"
+		"       perflens COMMAND --help | perflens --version\n"
+		"       perflens codex-config --workspace DIR    print a Codex MCP config\n"
+		"       perflens install-skill --project DIR     install the agent Skill\n\n"
 		"commands:\n");
 	for (size_t i = 0; i < tool_count; i++) {
 		json_t *d = tool_definition(&tool_table[i]);
@@ -397,6 +400,10 @@ int main(int argc, char **argv)
 		printf("perflens %s\n", PL_VERSION);
 		return 0;
 	}
+	if (strcmp(argv[1], "codex-config") == 0)
+		return cli_codex_config(argc - 1, argv + 1);
+	if (strcmp(argv[1], "install-skill") == 0)
+		return cli_install_skill(argc - 1, argv + 1);
 	if (strcmp(argv[1], "call") == 0) {
 		json_error_t je;
 		if (argc < 4 || !(t = tool_find(argv[2])))

@@ -11,6 +11,7 @@
 #include "aggregate.h"
 #include "perf_stat.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -587,4 +588,141 @@ enum pl_err pl_artifact_load_profile(const char *root, const char *id,
 	rc = rebuild(p, doc, id, err);
 	json_decref(doc);
 	return rc;
+}
+
+/* ------------------------------------------------------------ listing */
+
+static bool safe_name(const char *s)
+{
+	if (!*s || *s == '.')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+static const char *mime_of(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n > 5 && strcmp(name + n - 5, ".json") == 0)
+		return "application/json";
+	if (n > 4 && strcmp(name + n - 4, ".svg") == 0)
+		return "image/svg+xml";
+	return "text/plain";
+}
+
+static const char *kind_of(const char *dir, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strcmp(dir, "exports") == 0)
+		return "export";
+	if (n > 12 && strcmp(name + n - 12, ".stacks.json") == 0)
+		return "stacks";
+	return "analysis";
+}
+
+static int cmp_path_field(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "path")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "path")));
+}
+
+static void list_dir(const char *root, const char *dir, json_t *out)
+{
+	char path[4096];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "%s/%s", root, dir);
+	if (!(d = opendir(path)))
+		return;
+	while ((de = readdir(d))) {
+		struct stat sb;
+		char full[4096 + 512], rel[600];
+		if (!safe_name(de->d_name) || strstr(de->d_name, ".tmp-") ||
+		    strncmp(de->d_name, "pending.", 8) == 0)
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
+		if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/%s", dir, de->d_name);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:I,s:s}", "path", rel,
+			"kind", kind_of(dir, de->d_name), "uri", "", "bytes", (json_int_t)sb.st_size,
+			"mime_type", mime_of(de->d_name)));
+	}
+	closedir(d);
+}
+
+json_t *pl_artifact_list(const char *root)
+{
+	json_t *all = json_array(), *sorted = json_array(), *v;
+	json_t **items;
+	size_t n, i;
+
+	list_dir(root, "analyses", all);
+	list_dir(root, "exports", all);
+	n = json_array_size(all);
+	items = pl_xmalloc((n + 1) * sizeof(*items));
+	json_array_foreach(all, i, v)
+		items[i] = v;
+	qsort(items, n, sizeof(*items), cmp_path_field);
+	for (i = 0; i < n; i++) {
+		char uri[700];
+		snprintf(uri, sizeof(uri), "perflens://artifacts/%s",
+			 json_string_value(json_object_get(items[i], "path")));
+		json_object_set_new(items[i], "uri", json_string(uri));
+		json_array_append(sorted, items[i]);
+	}
+	free(items);
+	json_decref(all);
+	return sorted;
+}
+
+bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
+{
+	static const char scheme[] = "perflens://artifacts/";
+	const char *slash;
+
+	if (!p)
+		return false;
+	if (strncmp(p, scheme, sizeof(scheme) - 1) == 0)
+		p += sizeof(scheme) - 1;
+	slash = strchr(p, '/');
+	if (!slash || strchr(slash + 1, '/') || !safe_name(slash + 1))
+		return false;
+	if (!((slash - p == 8 && strncmp(p, "analyses", 8) == 0) ||
+	      (slash - p == 7 && strncmp(p, "exports", 7) == 0)))
+		return false;
+	if (strlen(p) >= cap)
+		return false;
+	memcpy(rel, p, strlen(p) + 1);
+	return true;
+}
+
+int pl_artifact_open(const char *root, const char *rel, uint64_t *size,
+		     struct pl_error *err)
+{
+	char path[4096];
+	struct stat sb;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		pl_fail(err, PL_ERR_INPUT, "call list_artifacts to see what exists",
+			"no artifact '%s'", rel);
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		pl_fail(err, PL_ERR_PATH, "call list_artifacts to see what exists",
+			"artifact '%s' is not a regular file", rel);
+		return -1;
+	}
+	*size = (uint64_t)sb.st_size;
+	return fd;
 }

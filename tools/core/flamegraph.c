@@ -59,6 +59,7 @@ struct fg {
 
 	/* resolved options */
 	const char *title, *subtitle, *unit;
+	size_t unit_len;
 	uint32_t width, fh;
 	double min_px, font, charw;
 
@@ -91,6 +92,7 @@ static enum pl_err fg_resolve_opts(struct fg *g, const struct pl_flame_opts *o,
 	g->title = o->title ? o->title : "Flame Graph";
 	g->subtitle = o->subtitle;
 	g->unit = o->unit ? o->unit : "samples";
+	g->unit_len = strlen(g->unit);
 	g->width = o->width ? o->width : 1200;
 	g->fh = o->frame_height ? o->frame_height : 16;
 	g->min_px = o->min_width_px != 0 ? o->min_width_px : 0.1;
@@ -440,10 +442,31 @@ static void fg_add_count(struct pl_buf *b, fg_u128 v)
 	}
 }
 
-/* Append hundredths `v` (>= 0) as a fixed-point number with 2 decimals. */
-static void fg_add_fixed2(struct pl_buf *b, long long v)
+/* Append `v` in decimal (a hand-rolled printf: frames are the hot path). */
+static void fg_add_uint(struct pl_buf *b, unsigned long long v)
 {
-	pl_buf_addf(b, "%lld.%02lld", v / 100, v % 100);
+	char digits[24];
+	size_t n = sizeof(digits);
+
+	do {
+		digits[--n] = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	pl_buf_add(b, digits + n, sizeof(digits) - n);
+}
+
+/* Append `v` / 10^decimals (v >= 0, decimals 1 or 2) with that many
+ * decimals, e.g. (1234, 2) -> "12.34". */
+static void fg_add_fixed(struct pl_buf *b, long long v, int decimals)
+{
+	unsigned long long u = v > 0 ? (unsigned long long)v : 0;
+	unsigned long long div = decimals == 1 ? 10 : 100, frac = u % div;
+
+	fg_add_uint(b, u / div);
+	pl_buf_addc(b, '.');
+	if (decimals == 2)
+		pl_buf_addc(b, (char)('0' + (int)(frac / 10)));
+	pl_buf_addc(b, (char)('0' + (int)(frac % 10)));
 }
 
 /* ---------------------------------------------------------------- colour */
@@ -474,7 +497,13 @@ static void fg_add_fill(struct pl_buf *b, const char *name)
 	} else {
 		r = 205 + v1 % 51, gr = v2 % 231, bl = v3 % 56;
 	}
-	pl_buf_addf(b, "rgb(%u,%u,%u)", r, gr, bl);
+	pl_buf_adds(b, "rgb(");
+	fg_add_uint(b, r);
+	pl_buf_addc(b, ',');
+	fg_add_uint(b, gr);
+	pl_buf_addc(b, ',');
+	fg_add_uint(b, bl);
+	pl_buf_addc(b, ')');
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -493,23 +522,32 @@ static void fg_emit_frame(struct fg *g, const struct fg_frame *f)
 	fg_u128 w = g->cum[f->hi] - g->cum[f->lo];
 	long long x0 = fg_edge(g, g->cum[f->lo]), x1 = fg_edge(g, g->cum[f->hi]);
 	unsigned y = g->height - FG_BOTTOM_PAD - (f->level + 1) * g->fh;
-	double pct = (double)w * 100.0 / (double)g->cum[g->n];
+	long long pct100 = llround((double)w * 10000.0 / (double)g->cum[g->n]);
+	long long text_y10 = llround((y + (g->fh - 1) / 2.0 + g->font * 0.35) * 10.0);
 
 	pl_buf_adds(b, "<g class=\"frame\"><title>");
 	fg_add_xmls(b, name);
 	pl_buf_adds(b, " (");
 	fg_add_count(b, w);
 	pl_buf_addc(b, ' ');
-	fg_add_xmls(b, g->unit);
-	pl_buf_addf(b, ", %.2f%%)</title><rect x=\"", pct);
-	fg_add_fixed2(b, x0);
-	pl_buf_addf(b, "\" y=\"%u\" width=\"", y);
-	fg_add_fixed2(b, x1 - x0);
-	pl_buf_addf(b, "\" height=\"%u\" rx=\"2\" ry=\"2\" fill=\"", g->fh - 1);
+	fg_add_xml(b, g->unit, g->unit_len);
+	pl_buf_adds(b, ", ");
+	fg_add_fixed(b, pct100, 2);
+	pl_buf_adds(b, "%)</title><rect x=\"");
+	fg_add_fixed(b, x0, 2);
+	pl_buf_adds(b, "\" y=\"");
+	fg_add_uint(b, y);
+	pl_buf_adds(b, "\" width=\"");
+	fg_add_fixed(b, x1 - x0, 2);
+	pl_buf_adds(b, "\" height=\"");
+	fg_add_uint(b, g->fh - 1);
+	pl_buf_adds(b, "\" rx=\"2\" ry=\"2\" fill=\"");
 	fg_add_fill(b, name);
 	pl_buf_adds(b, "\"/><text x=\"");
-	fg_add_fixed2(b, x0 + 300);
-	pl_buf_addf(b, "\" y=\"%.1f\">", y + (g->fh - 1) / 2.0 + g->font * 0.35);
+	fg_add_fixed(b, x0 + 300, 2);
+	pl_buf_adds(b, "\" y=\"");
+	fg_add_fixed(b, text_y10, 1);
+	pl_buf_adds(b, "\">");
 	fg_add_fitted(b, name, (long)floor(((double)(x1 - x0) / 100.0 - 6) / g->charw));
 	pl_buf_adds(b, "</text></g>\n");
 	fg_flush(g, false);

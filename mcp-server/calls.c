@@ -1,0 +1,314 @@
+/* calls.c - running tools/call in sandboxed workers (see calls.h).
+ *
+ * The worker is forked per call (sandbox/), confined to the allowed roots
+ * (read) and the artifact root (write), runs the registry handler and
+ * writes one JSON document to its pipe: {"ok": RESULT} or {"error":
+ * {"code","message","hint"}}.  The parent turns that, or the way the
+ * worker died (crash, seccomp kill, timeout, oversize answer), into the
+ * CallToolResult; the server itself never runs tool code and keeps
+ * serving whatever happens to a worker.
+ */
+#include "calls.h"
+#include "artifact.h"
+#include "sandbox.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Past this a result would cost a model too many tokens (about 12k). */
+#define MAX_TEXT_BYTES (48 * 1024)
+
+struct mcp_call {
+	struct mcp_sink sink;
+	struct mcp_session log_session; /* a copy: the log threshold at start */
+	const struct mcp_session *sess; /* identity only, for cancellation */
+	json_t *id;
+	json_t *progress_token;
+	bool stateless;
+	bool cancelled;
+	const struct tool_def *tool;
+	struct sbx_worker *w;
+	struct timespec started;
+};
+
+struct worker_arg {
+	const struct tool_def *tool;
+	const struct tool_ctx *ctx;
+	json_t *args;
+};
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* ------------------------------------------------------ in the worker */
+
+static json_t *run_tool(const struct worker_arg *a)
+{
+	struct pl_error err;
+	json_t *result = NULL;
+
+	pl_error_clear(&err);
+	if (tool_call(a->tool, a->ctx, a->args, &result, &err))
+		return json_pack("{s:{s:s,s:s,s:s}}", "error", "code", pl_err_name(err.code),
+				 "message", err.text, "hint", err.hint);
+	return json_pack("{s:o}", "ok", result);
+}
+
+static int worker_main(void *opaque, int out_fd)
+{
+	json_t *doc = run_tool(opaque);
+	char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	size_t n = strlen(text), off = 0;
+
+	while (off < n) {
+		ssize_t w = write(out_fd, text + off, n - off);
+		if (w <= 0)
+			return 3;
+		off += (size_t)w;
+	}
+	free(text);
+	json_decref(doc);
+	return 0;
+}
+
+/* ----------------------------------------------------------- answers */
+
+static void send_msg_new(const struct mcp_sink *sink, json_t *msg)
+{
+	sink->send(sink->opaque, msg);
+	json_decref(msg);
+}
+
+static void progress(struct mcp_call *c, int done, const char *message)
+{
+	if (!c->progress_token)
+		return;
+	send_msg_new(&c->sink, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0",
+		"method", "notifications/progress", "params", "progressToken", c->progress_token,
+		"progress", done, "total", 1, "message", message));
+}
+
+static void send_result(struct mcp_call *c, json_t *result_new)
+{
+	if (c->stateless)
+		json_object_set_new(result_new, "resultType", json_string("complete"));
+	send_msg_new(&c->sink, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", c->id,
+					 "result", result_new));
+}
+
+static void send_tool_error(struct mcp_call *c, const char *code, const char *message,
+			    const char *hint)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), "error (%s): %s%s%s", code, message,
+		 hint && *hint ? "\nhint: " : "", hint ? hint : "");
+	send_result(c, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
+				 "isError", 1));
+	mcp_log(&c->log_session, &c->sink, MCP_LOG_WARNING, "perflens", "%s failed: %s",
+		c->tool->name, message);
+}
+
+static void send_tool_ok(struct mcp_call *c, json_t *result)
+{
+	char *text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(10));
+
+	if (strlen(text) > MAX_TEXT_BYTES) {
+		free(text);
+		send_tool_error(c, "limit_exceeded", "the answer is too large for a model to read",
+				"ask for a smaller page (limit) or use read_artifact_page");
+		return;
+	}
+	send_result(c, json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", text,
+				 "structuredContent", result, "isError", 0));
+	free(text);
+}
+
+/* The worker's document, or how it died, into a CallToolResult. */
+static void answer(struct mcp_call *c, const struct sbx_result *res, unsigned timeout_ms)
+{
+	json_error_t je;
+	json_t *doc, *err;
+	char msg[400];
+
+	progress(c, 1, "done");
+	if (res->outcome == SBX_TIMEOUT) {
+		snprintf(msg, sizeof(msg), "%s did not finish within %.1f s and was stopped",
+			 c->tool->name, timeout_ms / 1000.0);
+		send_tool_error(c, "timeout", msg,
+				"analyze a smaller input, or restart the server with a larger --tool-timeout");
+		return;
+	}
+	if (res->outcome == SBX_OVERSIZE) {
+		send_tool_error(c, "limit_exceeded", res->detail, "ask for a smaller page (limit)");
+		return;
+	}
+	if (res->outcome != SBX_OK) {
+		snprintf(msg, sizeof(msg), "the %s worker failed: %s (%s)", c->tool->name,
+			 res->detail, sbx_outcome_name(res->outcome));
+		send_tool_error(c, "internal", msg,
+				"the server is still running; retry once, and report the call if it fails again");
+		mcp_log(&c->log_session, &c->sink, MCP_LOG_ERROR, "perflens.sandbox", "%s", msg);
+		return;
+	}
+	doc = json_loadb(res->data ? res->data : "", res->len, 0, &je);
+	err = json_object_get(doc, "error");
+	if (err)
+		send_tool_error(c, json_string_value(json_object_get(err, "code")),
+				json_string_value(json_object_get(err, "message")),
+				json_string_value(json_object_get(err, "hint")));
+	else if (json_object_get(doc, "ok"))
+		send_tool_ok(c, json_object_get(doc, "ok"));
+	else
+		send_tool_error(c, "internal", "the worker's answer could not be read",
+				"retry once, and report the call if it fails again");
+	json_decref(doc);
+}
+
+/* --------------------------------------------------------- lifecycle */
+
+static void call_free(struct mcp_call *c)
+{
+	json_decref(c->id);
+	json_decref(c->progress_token);
+	free(c);
+}
+
+static void track(struct mcp_server *s, struct mcp_call *c, bool add)
+{
+	pthread_mutex_lock(&s->lock);
+	if (add) {
+		PL_GROW(s->calls, s->calls_cap, s->ncalls + 1);
+		s->calls[s->ncalls++] = c;
+	} else {
+		for (size_t i = 0; i < s->ncalls; i++)
+			if (s->calls[i] == c) {
+				s->calls[i] = s->calls[--s->ncalls];
+				break;
+			}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void policy_for(const struct mcp_server *s, struct sbx_policy *pol)
+{
+	const struct tool_ctx *ctx = &s->cfg.ctx;
+	static const char *reads[18];
+	size_t n = 0;
+
+	/* Workers read the allowed roots and the artifacts they made. */
+	for (size_t i = 0; i < ctx->nroots && n + 1 < PL_ARRAY_LEN(reads); i++)
+		reads[n++] = ctx->allowed_roots[i];
+	if (ctx->artifact_root)
+		reads[n++] = ctx->artifact_root;
+	memset(pol, 0, sizeof(*pol));
+	pol->read_roots = reads;
+	pol->nread_roots = n;
+	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;
+	pol->max_address_space = s->cfg.worker_memory;
+	pol->max_cpu_seconds = s->cfg.tool_timeout_ms / 1000 + 2;
+	pol->max_open_files = 256;
+	pol->max_file_size = 8ULL << 30;
+	pol->timeout_ms = s->cfg.tool_timeout_ms;
+	pol->max_result_bytes = s->cfg.max_result_bytes;
+	pol->no_seccomp = s->cfg.no_sandbox;
+}
+
+struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
+				const struct mcp_sink *sink, json_t *id,
+				const struct tool_def *t, json_t *args, bool stateless,
+				json_t *progress_token)
+{
+	struct mcp_call *c = pl_xcalloc(1, sizeof(*c));
+	struct worker_arg arg = {t, &s->cfg.ctx, args};
+	struct sbx_policy pol;
+	struct pl_error err;
+
+	c->sink = *sink;
+	c->log_session = *sess;
+	c->sess = sess;
+	c->id = json_incref(id);
+	c->progress_token = progress_token ? json_incref(progress_token) : NULL;
+	c->stateless = stateless;
+	c->tool = t;
+	clock_gettime(CLOCK_MONOTONIC, &c->started);
+	progress(c, 0, "started");
+	policy_for(s, &pol);
+	if (sbx_spawn(&pol, worker_main, &arg, &c->w, &err)) {
+		send_tool_error(c, "internal", err.text, "the server could not start a worker; check its resource limits");
+		call_free(c);
+		return NULL;
+	}
+	track(s, c, true);
+	return c;
+}
+
+int mcp_call_fd(const struct mcp_call *c)
+{
+	return sbx_fd(c->w);
+}
+
+int mcp_call_timeout_ms(const struct mcp_call *c)
+{
+	return sbx_timeout_left_ms(c->w);
+}
+
+bool mcp_call_step(struct mcp_server *s, struct mcp_call *c)
+{
+	struct sbx_result res;
+
+	if (!sbx_step(c->w))
+		return false;
+	track(s, c, false);
+	sbx_finish(c->w, &res);
+	/* A cancelled request gets no response, as the spec asks. */
+	if (!c->cancelled && res.outcome != SBX_CANCELLED)
+		answer(c, &res, s->cfg.tool_timeout_ms);
+	mcp_log(&c->log_session, &c->sink, MCP_LOG_DEBUG, "perflens", "%s: %s in %.1f ms",
+		c->tool->name, sbx_outcome_name(res.outcome), ms_since(&c->started));
+	sbx_result_release(&res);
+	call_free(c);
+	return true;
+}
+
+void mcp_call_wait(struct mcp_server *s, struct mcp_call *c)
+{
+	for (;;) {
+		struct pollfd pfd = {mcp_call_fd(c), POLLIN, 0};
+		int timeout = mcp_call_timeout_ms(c);
+		/* Wake up now and then even without a deadline, so a worker
+		 * that dies without closing its pipe is still reaped. */
+		poll(&pfd, 1, timeout < 0 || timeout > 200 ? 200 : timeout);
+		if (mcp_call_step(s, c))
+			return;
+	}
+}
+
+void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->ncalls; i++) {
+		struct mcp_call *c = s->calls[i];
+		if (c->sess == sess && json_equal(c->id, id)) {
+			c->cancelled = true;
+			sbx_cancel(c->w);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_call_abandon(struct mcp_server *s, struct mcp_call *c)
+{
+	pthread_mutex_lock(&s->lock);
+	c->cancelled = true;
+	sbx_cancel(c->w);
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,22 @@
+/* calls.h - tools/call execution: each call runs the registry's handler
+ * in a sandboxed worker process and its answer becomes a CallToolResult.
+ * Internal to mcp-server/ (server.c starts and cancels calls; transports
+ * drive them through server.h).
+ */
+#ifndef MCP_CALLS_H
+#define MCP_CALLS_H
+
+#include "server.h"
+
+/* Start `t` with checked `args` (borrowed; copied into the worker).
+ * Returns the pending call, or NULL when the answer was already sent
+ * (a failure to start, or an in-process debug run). */
+struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
+				const struct mcp_sink *sink, json_t *id,
+				const struct tool_def *t, json_t *args, bool stateless,
+				json_t *progress_token);
+
+/* Cancel the call of `sess` whose request id equals `id`, if running. */
+void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id);
+
+#endif

@@ -1,0 +1,479 @@
+/* http.c - the Streamable HTTP transport on libmicrohttpd, one endpoint:
+ * /mcp.
+ *
+ * Every request is checked before anything is parsed: Host and Origin
+ * must name this machine's loopback (DNS-rebinding defence: 403), the
+ * bearer token must match in constant time (401 with WWW-Authenticate),
+ * and the body is capped (413).  POST carries one JSON-RPC message:
+ * requests are answered with application/json, or with a short
+ * text/event-stream when progress or log notifications come with the
+ * answer and the client accepts it; notifications and responses get 202.
+ * initialize creates a session (Mcp-Session-Id); later legacy requests
+ * must carry it (400 without, 404 when unknown); 2026-07-28 requests are
+ * stateless and need none.  GET answers 405 (no server-initiated stream);
+ * DELETE ends a session.  Each connection has its own thread, which waits
+ * on its tool worker; cancellation from another request reaches the
+ * worker through the server's call list.
+ */
+#include "transports.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+struct session_slot {
+	struct mcp_session sess;
+	time_t last_used;
+	unsigned busy;            /* requests in flight */
+	bool used;
+};
+
+struct http_state {
+	struct mcp_server *s;
+	const struct mcp_http_opts *o;
+	pthread_mutex_t lock;
+	struct session_slot *slots;
+	char bind_host[64];
+};
+
+struct upload {
+	struct pl_buf body;
+	bool too_big;
+};
+
+/* Messages for one HTTP answer. */
+struct collector {
+	json_t *msgs;
+	pthread_mutex_t lock;
+};
+
+static void collect(void *opaque, json_t *msg)
+{
+	struct collector *c = opaque;
+
+	pthread_mutex_lock(&c->lock);
+	json_array_append(c->msgs, msg);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ------------------------------------------------------------ answers */
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
+			       const char *type, const char *body, const char *session)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+								  MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (type)
+		MHD_add_response_header(r, "Content-Type", type);
+	if (session && *session)
+		MHD_add_response_header(r, "Mcp-Session-Id", session);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"perflens\"");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "POST, DELETE");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A JSON-RPC error as the body of an HTTP error status. */
+static enum MHD_Result respond_error(struct MHD_Connection *conn, unsigned status,
+				     int code, const char *message)
+{
+	json_t *msg = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error",
+				"code", code, "message", message);
+	char *text = json_dumps(msg, JSON_COMPACT);
+	enum MHD_Result r = respond(conn, status, "application/json", text, NULL);
+
+	free(text);
+	json_decref(msg);
+	return r;
+}
+
+static bool accepts_sse(struct MHD_Connection *conn)
+{
+	const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	return a && strstr(a, "text/event-stream");
+}
+
+static enum MHD_Result respond_messages(struct MHD_Connection *conn, json_t *msgs,
+					const char *session)
+{
+	struct pl_buf b = {0};
+	enum MHD_Result r;
+	json_t *m;
+	size_t i;
+
+	if (json_array_size(msgs) == 0)
+		return respond(conn, MHD_HTTP_ACCEPTED, NULL, "", session);
+	if (json_array_size(msgs) == 1 || !accepts_sse(conn)) {
+		/* The response is the last message; notifications that came
+		 * with it are dropped only when the client cannot take SSE. */
+		char *text = json_dumps(json_array_get(msgs, json_array_size(msgs) - 1),
+					JSON_COMPACT | JSON_REAL_PRECISION(10));
+		r = respond(conn, MHD_HTTP_OK, "application/json", text, session);
+		free(text);
+		return r;
+	}
+	json_array_foreach(msgs, i, m) {
+		char *text = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		pl_buf_addf(&b, "event: message\ndata: %s\n\n", text);
+		free(text);
+	}
+	r = respond(conn, MHD_HTTP_OK, "text/event-stream", b.data, session);
+	pl_buf_release(&b);
+	return r;
+}
+
+/* ------------------------------------------------------------- checks */
+
+static bool host_is_local(const struct http_state *st, const char *host, size_t n)
+{
+	static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(names); i++)
+		if (strlen(names[i]) == n && strncmp(host, names[i], n) == 0)
+			return true;
+	return strlen(st->bind_host) == n && strncmp(host, st->bind_host, n) == 0;
+}
+
+/* "host[:port]" -> length of the host part. */
+static size_t host_part(const char *h)
+{
+	const char *colon;
+
+	if (h[0] == '[') {
+		const char *close = strchr(h, ']');
+		return close ? (size_t)(close - h) + 1 : strlen(h);
+	}
+	colon = strrchr(h, ':');
+	return colon ? (size_t)(colon - h) : strlen(h);
+}
+
+static bool origin_ok(const struct http_state *st, const char *origin)
+{
+	const char *p;
+
+	if (!origin)
+		return true;  /* non-browser clients send none */
+	if (strncmp(origin, "http://", 7) == 0)
+		p = origin + 7;
+	else if (strncmp(origin, "https://", 8) == 0)
+		p = origin + 8;
+	else
+		return false;
+	return !strchr(p, '/') && host_is_local(st, p, host_part(p));
+}
+
+static bool token_ok(const struct http_state *st, struct MHD_Connection *conn)
+{
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	const char *want = st->o->token;
+	size_t n, m;
+	unsigned char diff;
+
+	if (st->o->no_auth)
+		return true;
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0 || !want)
+		return false;
+	auth += 7;
+	n = strlen(auth);
+	m = strlen(want);
+	/* Constant time in the token's content. */
+	diff = (unsigned char)(n != m);
+	for (size_t i = 0; i < m; i++)
+		diff |= (unsigned char)(want[i] ^ (i < n ? auth[i] : 0));
+	return diff == 0;
+}
+
+/* --------------------------------------------------------- sessions */
+
+static struct session_slot *session_new(struct http_state *st)
+{
+	unsigned char raw[16];
+	struct session_slot *oldest = NULL;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return NULL;
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->o->max_sessions; i++) {
+		struct session_slot *sl = &st->slots[i];
+		if (!sl->used) {
+			oldest = sl;
+			break;
+		}
+		if (!sl->busy && (!oldest || sl->last_used < oldest->last_used))
+			oldest = sl;
+	}
+	if (oldest) {
+		memset(oldest, 0, sizeof(*oldest));
+		oldest->used = true;
+		oldest->busy = 1;
+		oldest->last_used = time(NULL);
+		pl_hex(raw, sizeof(raw), oldest->sess.id);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return oldest;
+}
+
+static struct session_slot *session_get(struct http_state *st, const char *id)
+{
+	struct session_slot *found = NULL;
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; id && i < st->o->max_sessions; i++)
+		if (st->slots[i].used && strcmp(st->slots[i].sess.id, id) == 0) {
+			found = &st->slots[i];
+			found->busy++;
+			found->last_used = time(NULL);
+			break;
+		}
+	pthread_mutex_unlock(&st->lock);
+	return found;
+}
+
+static void session_put(struct http_state *st, struct session_slot *sl, bool drop)
+{
+	pthread_mutex_lock(&st->lock);
+	sl->busy--;
+	if (drop)
+		sl->used = false;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* ------------------------------------------------------------- POST */
+
+static bool is_stateless(json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	const char *m = json_string_value(json_object_get(msg, "method"));
+
+	return json_object_get(meta, "io.modelcontextprotocol/protocolVersion") ||
+	       (m && strcmp(m, "server/discover") == 0);
+}
+
+static enum MHD_Result handle_post(struct http_state *st, struct MHD_Connection *conn,
+				   struct upload *up)
+{
+	struct collector col = {json_array(), PTHREAD_MUTEX_INITIALIZER};
+	struct mcp_sink sink = {collect, &col};
+	const char *sid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
+	struct session_slot *slot = NULL;
+	struct mcp_session stateless = {0};
+	struct mcp_session *sess = &stateless;
+	const char *method;
+	enum MHD_Result r;
+	json_t *msg = mcp_parse(up->body.data ? up->body.data : "", up->body.len, &sink);
+	bool created = false;
+
+	if (!msg) {
+		char *text = json_dumps(json_array_get(col.msgs, 0), JSON_COMPACT);
+		r = respond(conn, MHD_HTTP_BAD_REQUEST, "application/json", text, NULL);
+		free(text);
+		json_decref(col.msgs);
+		return r;
+	}
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method && strcmp(method, "initialize") == 0) {
+		if (!(slot = session_new(st))) {
+			json_decref(msg);
+			json_decref(col.msgs);
+			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32603, "no session slot free");
+		}
+		sess = &slot->sess;
+		created = true;
+	} else if (sid) {
+		if (!(slot = session_get(st, sid))) {
+			json_decref(msg);
+			json_decref(col.msgs);
+			return respond_error(conn, MHD_HTTP_NOT_FOUND, -32001,
+					     "unknown or expired session: initialize again");
+		}
+		sess = &slot->sess;
+	} else if (!is_stateless(msg)) {
+		json_decref(msg);
+		json_decref(col.msgs);
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32600,
+				     "missing Mcp-Session-Id header: send initialize first, or use protocol 2026-07-28 with _meta");
+	}
+	{
+		struct mcp_call *call = mcp_handle(st->s, sess, msg, &sink);
+		if (call)
+			mcp_call_wait(st->s, call);
+	}
+	r = respond_messages(conn, col.msgs, created ? slot->sess.id : NULL);
+	if (slot)
+		session_put(st, slot, created && !slot->sess.initialized);
+	json_decref(msg);
+	json_decref(col.msgs);
+	return r;
+}
+
+static enum MHD_Result handle_delete(struct http_state *st, struct MHD_Connection *conn)
+{
+	const char *sid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
+	struct session_slot *slot = sid ? session_get(st, sid) : NULL;
+
+	if (!sid)
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32600, "missing Mcp-Session-Id header");
+	if (!slot)
+		return respond_error(conn, MHD_HTTP_NOT_FOUND, -32001, "unknown or expired session");
+	session_put(st, slot, true);
+	return respond(conn, MHD_HTTP_NO_CONTENT, NULL, "", NULL);
+}
+
+/* The checks every request passes, in this order. */
+static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *conn,
+				const char *url, bool *passed)
+{
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	const char *version = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
+
+	*passed = false;
+	if (!host || !host_is_local(st, host, host_part(host)) || !origin_ok(st, origin))
+		return respond_error(conn, MHD_HTTP_FORBIDDEN, -32600,
+				     "forbidden Host or Origin: only this machine's loopback is served");
+	if (!token_ok(st, conn))
+		return respond_error(conn, MHD_HTTP_UNAUTHORIZED, -32600,
+				     "missing or wrong bearer token: send Authorization: Bearer $PERFLENS_TOKEN");
+	if (strcmp(url, "/mcp") != 0)
+		return respond_error(conn, MHD_HTTP_NOT_FOUND, -32600, "the MCP endpoint is /mcp");
+	if (version && !mcp_version_supported(version))
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32004,
+				     "unsupported MCP-Protocol-Version: use 2026-07-28, 2025-11-25 or 2025-06-18");
+	*passed = true;
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *data, size_t *data_size, void **con_cls)
+{
+	struct http_state *st = cls;
+	struct upload *up = *con_cls;
+	bool passed;
+	enum MHD_Result r;
+
+	(void)version;
+	if (!up) {
+		/* First call: headers only.  Check them before any body. */
+		r = gatekeep(st, conn, url, &passed);
+		if (!passed)
+			return r;
+		up = pl_xcalloc(1, sizeof(*up));
+		*con_cls = up;
+		return MHD_YES;
+	}
+	if (*data_size) {
+		if (up->body.len + *data_size > st->o->max_body)
+			up->too_big = true;
+		else
+			pl_buf_add(&up->body, data, *data_size);
+		*data_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, "POST") == 0) {
+		if (up->too_big)
+			return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, -32600, "request body too large");
+		return handle_post(st, conn, up);
+	}
+	if (strcmp(method, "DELETE") == 0)
+		return handle_delete(st, conn);
+	return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json",
+		       "{\"error\":\"use POST to send messages; this server opens no GET stream\"}", NULL);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct upload *up = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)code;
+	if (up) {
+		pl_buf_release(&up->body);
+		free(up);
+		*con_cls = NULL;
+	}
+}
+
+/* -------------------------------------------------------------- run */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static bool is_loopback(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
+int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
+{
+	struct http_state st = {s, o, PTHREAD_MUTEX_INITIALIZER, NULL, ""};
+	struct sockaddr_storage sa = {0};
+	struct MHD_Daemon *d;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+	const union MHD_DaemonInfo *info;
+
+	if (inet_pton(AF_INET, o->bind_addr, &((struct sockaddr_in *)&sa)->sin_addr) == 1) {
+		sa.ss_family = AF_INET;
+		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)o->port);
+	} else if (inet_pton(AF_INET6, o->bind_addr, &((struct sockaddr_in6 *)&sa)->sin6_addr) == 1) {
+		sa.ss_family = AF_INET6;
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)o->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		fprintf(stderr, "perflens-mcp: '%s' is not a numeric IP address\n", o->bind_addr);
+		return 2;
+	}
+	if (o->no_auth && !is_loopback(&sa)) {
+		fprintf(stderr, "perflens-mcp: --no-auth is only allowed on a loopback address\n");
+		return 2;
+	}
+	snprintf(st.bind_host, sizeof(st.bind_host), sa.ss_family == AF_INET6 ? "[%s]" : "%s", o->bind_addr);
+	st.slots = pl_xcalloc(o->max_sessions, sizeof(*st.slots));
+	d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, &st,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &st,
+			     MHD_OPTION_CONNECTION_LIMIT, 256u,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 300u,
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "perflens-mcp: cannot listen on %s:%u: %s\n", o->bind_addr, o->port,
+			strerror(errno));
+		free(st.slots);
+		return 6;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	fprintf(stderr, "perflens-mcp: listening on http://%s:%u/mcp\n", st.bind_host,
+		info ? info->port : o->port);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!stop_requested)
+		pause();
+	MHD_stop_daemon(d);
+	free(st.slots);
+	return 0;
+}

@@ -1,0 +1,227 @@
+/* main.c - perflens-mcp: startup flags, then the stdio or HTTP transport.
+ *
+ * What a session may do is fixed here, by whoever starts the server:
+ * which folders tools may read (--allowed-root, default the working
+ * folder), where artifacts go and whether anything may be written
+ * (--artifact-root, --allow-writes), whether processes may be run or
+ * profiles collected, and, for HTTP, the address and the bearer token.
+ * Nothing a client sends can widen these.
+ */
+#include "transports.h"
+#include "artifact.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ROOTS 16
+
+struct options {
+	const char *roots[MAX_ROOTS];
+	char root_bufs[MAX_ROOTS][PATH_MAX];
+	size_t nroots;
+	char artifact_root[PATH_MAX];
+	bool have_artifact_root;
+	const char *http;
+	struct mcp_http_opts http_opts;
+	struct mcp_config cfg;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perflens-mcp [options]\n"
+		"Serves PerfLens tools over MCP: stdio by default, Streamable HTTP with --http.\n\n"
+		"  --allowed-root DIR           tools read only beneath DIR (repeatable; default: the working folder)\n"
+		"  --artifact-root DIR          where analyses and exports are written (created if missing)\n"
+		"  --allow-writes               let tools write under the artifact root (analyze and export need it)\n"
+		"  --allow-process-execution    let tools run the allowlisted perf\n"
+		"  --allow-collection           let collect_profile record (also needs the two above)\n"
+		"  --http ADDR:PORT             serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)\n"
+		"  --token TOKEN                bearer token for HTTP (default: $PERFLENS_TOKEN)\n"
+		"  --no-auth                    HTTP without a token; refused unless ADDR is loopback\n"
+		"  --tool-timeout SECONDS       wall-clock limit of one tool call (default 55)\n"
+		"  --max-input-bytes N --max-records N --max-line N --max-depth N --max-frames N --max-stacks N\n"
+		"                               lower the analysis limits\n"
+		"  --version, --help\n");
+}
+
+static int fail(const char *fmt, const char *what)
+{
+	fprintf(stderr, "perflens-mcp: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
+static bool parse_u64_max(const char *v, uint64_t max, uint64_t *out)
+{
+	uint64_t x;
+
+	if (!v || !pl_parse_u64(v, strlen(v), &x) || x == 0 || x > max)
+		return false;
+	*out = x;
+	return true;
+}
+
+static int limit_option(struct options *o, const char *name, const char *v)
+{
+	struct pl_limits def;
+	uint64_t x;
+
+	pl_limits_default(&def);
+#define LIMIT(flag, field)                                              \
+	if (strcmp(name, flag) == 0) {                                  \
+		if (!parse_u64_max(v, def.field, &x))                   \
+			return fail("bad value for %s (1 up to the default)", flag); \
+		o->cfg.ctx.limits.field = x;                            \
+		return 0;                                               \
+	}
+	LIMIT("--max-input-bytes", max_input_bytes)
+	LIMIT("--max-records", max_records)
+	LIMIT("--max-line", max_line)
+	LIMIT("--max-depth", max_depth)
+	LIMIT("--max-frames", max_frames)
+	LIMIT("--max-stacks", max_stacks)
+#undef LIMIT
+	return -1;
+}
+
+static int parse_http(struct options *o, const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	static char addr[64];
+	uint64_t port;
+	size_t n;
+
+	if (!colon || !pl_parse_u64(colon + 1, strlen(colon + 1), &port) || port > 65535)
+		return fail("--http takes ADDR:PORT, e.g. 127.0.0.1:8765; got '%s'", spec);
+	n = (size_t)(colon - spec);
+	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
+		spec++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(addr))
+		return fail("--http takes ADDR:PORT; got '%s'", spec);
+	memcpy(addr, spec, n);
+	addr[n] = '\0';
+	o->http_opts.bind_addr = addr;
+	o->http_opts.port = (unsigned)port;
+	return 0;
+}
+
+static int parse_options(struct options *o, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int rc;
+		if (strcmp(a, "--help") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("perflens-mcp %s\n", PL_VERSION);
+			exit(0);
+		} else if (strcmp(a, "--allow-writes") == 0) {
+			o->cfg.ctx.allow_writes = true;
+		} else if (strcmp(a, "--allow-process-execution") == 0) {
+			o->cfg.ctx.allow_process_execution = true;
+		} else if (strcmp(a, "--allow-collection") == 0) {
+			o->cfg.ctx.allow_collection = true;
+		} else if (strcmp(a, "--no-auth") == 0) {
+			o->http_opts.no_auth = true;
+		} else if (!v) {
+			return fail("unknown option or missing value: '%s' (see --help)", a);
+		} else if (strcmp(a, "--allowed-root") == 0) {
+			if (o->nroots == MAX_ROOTS || !realpath(v, o->root_bufs[o->nroots]))
+				return fail("--allowed-root '%s' does not exist", v);
+			o->roots[o->nroots] = o->root_bufs[o->nroots];
+			o->nroots++;
+			i++;
+		} else if (strcmp(a, "--artifact-root") == 0) {
+			if (mkdir(v, 0755) < 0 && errno != EEXIST)
+				return fail("cannot create --artifact-root '%s'", v);
+			if (!realpath(v, o->artifact_root))
+				return fail("cannot resolve --artifact-root '%s'", v);
+			o->have_artifact_root = true;
+			i++;
+		} else if (strcmp(a, "--http") == 0) {
+			if ((rc = parse_http(o, v)))
+				return rc;
+			o->http = v;
+			i++;
+		} else if (strcmp(a, "--token") == 0) {
+			o->http_opts.token = v;
+			i++;
+		} else if (strcmp(a, "--tool-timeout") == 0) {
+			uint64_t s;
+			if (!parse_u64_max(v, 3600, &s))
+				return fail("--tool-timeout takes 1 to 3600 seconds; got '%s'", v);
+			o->cfg.tool_timeout_ms = (unsigned)s * 1000;
+			i++;
+		} else if ((rc = limit_option(o, a, v)) >= 0) {
+			if (rc)
+				return rc;
+			i++;
+		} else {
+			return fail("unknown option '%s' (see --help)", a);
+		}
+	}
+	return 0;
+}
+
+/* Defaults and the checks that need every flag. */
+static int finish_options(struct options *o)
+{
+	if (o->nroots == 0) {
+		if (!getcwd(o->root_bufs[0], PATH_MAX))
+			return fail("cannot read the working folder%s", "");
+		o->roots[0] = o->root_bufs[0];
+		o->nroots = 1;
+	}
+	o->cfg.ctx.allowed_roots = o->roots;
+	o->cfg.ctx.nroots = o->nroots;
+	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;
+	if (o->cfg.ctx.allow_writes && !o->have_artifact_root)
+		return fail("--allow-writes needs --artifact-root DIR%s", "");
+	if (o->http && !o->http_opts.no_auth && !o->http_opts.token) {
+		o->http_opts.token = getenv("PERFLENS_TOKEN");
+		if (!o->http_opts.token || !*o->http_opts.token)
+			return fail("HTTP needs a bearer token: set PERFLENS_TOKEN or pass --token%s", "");
+	}
+	fprintf(stderr, "perflens-mcp %s: reading under", PL_VERSION);
+	for (size_t i = 0; i < o->nroots; i++)
+		fprintf(stderr, " %s", o->roots[i]);
+	fprintf(stderr, "; artifacts %s%s\n", o->have_artifact_root ? o->artifact_root : "(none)",
+		o->cfg.ctx.allow_writes ? " (writable)" : " (read-only)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options *o = pl_xcalloc(1, sizeof(*o));
+	struct mcp_server s;
+	int rc;
+
+	pl_limits_default(&o->cfg.ctx.limits);
+	o->cfg.tool_timeout_ms = 55000;
+	o->cfg.max_result_bytes = 4u << 20;
+#ifndef __SANITIZE_ADDRESS__
+	/* ASan reserves terabytes of address space; no RLIMIT_AS under it. */
+	o->cfg.worker_memory = 8ULL << 30;
+#endif
+	o->http_opts.max_body = 4u << 20;
+	o->http_opts.max_sessions = 256;
+	if ((rc = parse_options(o, argc, argv)) || (rc = finish_options(o))) {
+		free(o);
+		return rc;
+	}
+	mcp_server_init(&s, &o->cfg);
+	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
+	mcp_server_release(&s);
+	free(o);
+	return rc;
+}

@@ -1,0 +1,173 @@
+/* stdio.c - the stdio transport: one JSON-RPC message per line on stdin
+ * and stdout, logs only on stderr.
+ *
+ * A single-threaded poll() loop watches stdin and every running tool
+ * worker, so pings, cancellations and other requests are answered while a
+ * tool runs.  A line longer than the cap is discarded up to its newline
+ * and answered with an error; the server keeps serving.  At end of input
+ * running calls are cancelled and the loop ends.
+ */
+#include "transports.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_CHUNK 65536
+#define MAX_CALLS 64
+
+struct stdio_state {
+	struct mcp_server *s;
+	struct mcp_session sess;
+	struct mcp_sink sink;
+	struct mcp_call *calls[MAX_CALLS];
+	size_t ncalls;
+	char *buf;
+	size_t len, cap;
+	bool discarding;       /* inside an over-long line */
+	size_t max_line;
+};
+
+/* Write one message as one line; stdout belongs to the protocol. */
+static void stdio_send(void *opaque, json_t *msg)
+{
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	size_t n = strlen(text), off = 0;
+
+	(void)opaque;
+	while (off < n) {
+		ssize_t w = write(STDOUT_FILENO, text + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	while (write(STDOUT_FILENO, "\n", 1) < 0 && errno == EINTR)
+		;
+	free(text);
+}
+
+static void handle_line(struct stdio_state *st, const char *line, size_t n)
+{
+	struct mcp_call *c;
+
+	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+		n--;
+	if (n == 0)
+		return;
+	c = mcp_handle_text(st->s, &st->sess, line, n, &st->sink);
+	if (!c)
+		return;
+	if (st->ncalls == MAX_CALLS) {
+		/* Too many at once: finish this one before reading on. */
+		mcp_call_wait(st->s, c);
+		return;
+	}
+	st->calls[st->ncalls++] = c;
+}
+
+static void too_long(struct stdio_state *st)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "message longer than %zu bytes was discarded", st->max_line);
+	mcp_send_error(&st->sink, NULL, -32600, msg,
+		       json_pack("{s:s}", "hint", "send smaller messages; arguments are paths and ids, not data"));
+}
+
+/* Split what was read into lines; keep the partial last one. */
+static void consume(struct stdio_state *st)
+{
+	size_t start = 0;
+
+	for (;;) {
+		char *nl = memchr(st->buf + start, '\n', st->len - start);
+		if (!nl)
+			break;
+		if (st->discarding)
+			st->discarding = false;
+		else
+			handle_line(st, st->buf + start, (size_t)(nl - st->buf) - start);
+		start = (size_t)(nl - st->buf) + 1;
+	}
+	memmove(st->buf, st->buf + start, st->len - start);
+	st->len -= start;
+	if (st->len > st->max_line) {
+		if (!st->discarding)
+			too_long(st);
+		st->discarding = true;
+		st->len = 0;
+	}
+}
+
+static void step_calls(struct stdio_state *st, const struct pollfd *pfds)
+{
+	for (size_t i = 0; i < st->ncalls;) {
+		(void)pfds;
+		if (mcp_call_step(st->s, st->calls[i])) {
+			st->calls[i] = st->calls[--st->ncalls];
+			continue;
+		}
+		i++;
+	}
+}
+
+static int poll_timeout(const struct stdio_state *st)
+{
+	int t = -1;
+
+	for (size_t i = 0; i < st->ncalls; i++) {
+		int c = mcp_call_timeout_ms(st->calls[i]);
+		if (c >= 0 && (t < 0 || c < t))
+			t = c;
+	}
+	/* Wake now and then while workers run, to reap any that died. */
+	if (st->ncalls && (t < 0 || t > 200))
+		t = 200;
+	return t;
+}
+
+int mcp_run_stdio(struct mcp_server *s, size_t max_line)
+{
+	struct stdio_state st;
+	bool eof = false;
+
+	memset(&st, 0, sizeof(st));
+	st.s = s;
+	st.sink.send = stdio_send;
+	st.sink.opaque = &st;
+	st.max_line = max_line;
+	st.cap = READ_CHUNK * 2;
+	st.buf = pl_xmalloc(st.cap);
+	while (!eof || st.ncalls) {
+		struct pollfd pfds[MAX_CALLS + 1];
+		size_t n = 0;
+		if (!eof)
+			pfds[n++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
+		for (size_t i = 0; i < st.ncalls; i++)
+			pfds[n++] = (struct pollfd){mcp_call_fd(st.calls[i]), POLLIN, 0};
+		if (poll(pfds, (nfds_t)n, poll_timeout(&st)) < 0 && errno != EINTR)
+			break;
+		if (!eof && pfds[0].revents) {
+			ssize_t r;
+			PL_GROW(st.buf, st.cap, st.len + READ_CHUNK);
+			r = read(STDIN_FILENO, st.buf + st.len, READ_CHUNK);
+			if (r <= 0 && !(r < 0 && errno == EINTR)) {
+				eof = true;
+				for (size_t i = 0; i < st.ncalls; i++)
+					mcp_call_abandon(s, st.calls[i]);
+			} else if (r > 0) {
+				st.len += (size_t)r;
+				consume(&st);
+			}
+		}
+		step_calls(&st, pfds);
+	}
+	free(st.buf);
+	return 0;
+}

@@ -1,0 +1,146 @@
+/* sandbox.h - run one piece of code (an MCP tool call) in a confined,
+ * forked worker process and collect the bytes it writes.
+ *
+ * Usage, asynchronous (a server keeps reading requests meanwhile):
+ *   1. fill a struct sbx_policy (zero it first: 0 means "no limit");
+ *   2. sbx_spawn() forks the worker, which confines itself and calls
+ *      fn(arg, out_fd) - `arg` is only read in the child, after fork(),
+ *      so it may point into the caller's stack;
+ *   3. poll() sbx_fd() for POLLIN with sbx_timeout_left_ms() as timeout,
+ *      then call sbx_step(); repeat until it returns true;
+ *   4. sbx_finish() fills a struct sbx_result and frees the worker;
+ *   5. sbx_result_release() frees the result's data.
+ * sbx_run() does 2-4 in one blocking call.
+ *
+ * What the worker gets: its own process group; stdin and stdout on
+ * /dev/null (stdout belongs to the MCP stdio transport), stderr kept, the
+ * result pipe as out_fd, no other descriptor; default signal handlers
+ * with SIGPIPE ignored; no_new_privs; SIGKILL when the parent dies; the
+ * policy's rlimits and RLIMIT_CORE 0; no capabilities (a worker of a root
+ * server is root without privileges); Landlock (file access only beneath
+ * the policy's roots, when the kernel has it); a seccomp allow-list whose
+ * default action kills the process.  Code run in the worker must flush
+ * any stdio stream it writes: the worker leaves with _exit(fn's status).
+ *
+ * Process-wide effect: the first sbx_spawn() makes the calling process a
+ * child subreaper (PR_SET_CHILD_SUBREAPER), so that a worker's descendants
+ * are re-parented to it and reaped here; after sbx_finish() nothing of the
+ * worker's process group is left, not even a zombie.
+ *
+ * Threads: sbx_spawn() may be called from several threads.  A worker
+ * belongs to one thread, except sbx_cancel(), which may be called from
+ * any thread until sbx_finish() starts.
+ */
+#ifndef PL_SANDBOX_H
+#define PL_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Used when sbx_policy.max_result_bytes is 0. */
+#define SBX_DEFAULT_MAX_RESULT (64u << 20)
+
+struct sbx_policy {
+	/* Landlock: read-only beneath these (folders or files).  Everything
+	 * else is neither readable nor writable.  A worker that executes
+	 * exec_path needs its shared libraries in here (e.g. /usr/lib). */
+	const char *const *read_roots;
+	size_t nread_roots;
+	const char *write_root;        /* read-write beneath this; NULL = none */
+	/* NULL: execve is forbidden by seccomp.  Else the one binary that may
+	 * be executed (Landlock grants execute on it and on its ELF
+	 * interpreter only) and seccomp also allows what running a program
+	 * needs: execve, fork/clone, wait4, kill, pipes, poll. */
+	const char *exec_path;
+	uint64_t max_address_space;    /* RLIMIT_AS bytes; 0 = leave (ignored
+					* in ASan builds, whose shadow memory
+					* needs terabytes of address space) */
+	uint64_t max_cpu_seconds;      /* RLIMIT_CPU; 0 = leave */
+	uint64_t max_open_files;       /* RLIMIT_NOFILE; 0 = leave */
+	uint64_t max_file_size;        /* RLIMIT_FSIZE bytes; 0 = leave */
+	uint32_t timeout_ms;           /* wall clock; 0 = none */
+	size_t max_result_bytes;       /* more -> SBX_OVERSIZE, worker killed;
+					* 0 = SBX_DEFAULT_MAX_RESULT */
+	bool no_seccomp;               /* debug builds / benchmarks only */
+};
+
+/* Runs in the child after confinement; writes its result bytes to out_fd;
+ * returns the worker's exit status (0 ok, 1..255 a failure of its own). */
+typedef int (*sbx_fn)(void *arg, int out_fd);
+
+enum sbx_outcome {
+	SBX_OK,             /* exit status 0 */
+	SBX_EXIT_NONZERO,   /* exit status 1..255 (in exit_status) */
+	SBX_CRASHED,        /* a signal other than SIGSYS (in signal) */
+	SBX_SECCOMP_KILLED, /* called a system call the filter forbids */
+	SBX_TIMEOUT,        /* still running at the deadline: killed */
+	SBX_OVERSIZE,       /* wrote more than max_result_bytes: killed */
+	SBX_CANCELLED,      /* sbx_cancel() */
+	SBX_SETUP_FAILED    /* the worker could not confine itself */
+};
+
+/* Stable snake_case name, e.g. "seccomp_killed". */
+const char *sbx_outcome_name(enum sbx_outcome o);
+
+struct sbx_result {
+	enum sbx_outcome outcome;
+	int exit_status;     /* SBX_OK, SBX_EXIT_NONZERO; else 0 */
+	int signal;          /* the killing signal, else 0 */
+	char *data;          /* new: what the worker wrote (at most
+			      * max_result_bytes, whatever the outcome),
+			      * NUL-terminated, never NULL; caller frees */
+	size_t len;
+	double elapsed_ms;   /* from spawn to reap */
+	int landlock_abi;    /* Landlock ABI applied; 0 = the kernel has no
+			      * Landlock and only seccomp and rlimits held */
+	char detail[200];    /* one plain sentence an agent can act on */
+};
+
+struct sbx_worker;
+
+/* True when the running kernel offers Landlock (ABI >= 1). */
+bool sbx_landlock_available(void);
+
+/* Fork a confined worker that runs fn(arg, out_fd).  On PL_OK *out is a
+ * new worker (free it with sbx_finish).  Fails with PL_ERR_PATH when a
+ * root or exec_path cannot be opened, PL_ERR_LIMIT when no process or
+ * pipe can be made, PL_ERR_INTERNAL when the filter cannot be built. */
+enum pl_err sbx_spawn(const struct sbx_policy *pol, sbx_fn fn, void *arg,
+		      struct sbx_worker **out, struct pl_error *err);
+
+/* A descriptor to poll() for POLLIN: it becomes readable when the worker
+ * wrote something or exited.  Borrowed: valid until sbx_finish(). */
+int sbx_fd(const struct sbx_worker *w);
+
+/* Milliseconds until the deadline, for poll()'s timeout; -1 when none. */
+int sbx_timeout_left_ms(const struct sbx_worker *w);
+
+/* Read what is available, enforce the size cap and the deadline, reap the
+ * worker when it has exited.  Never blocks for long (a seccomp kill looks
+ * up the kernel log for up to 20 ms).  True when the worker is finished
+ * and reaped; then call sbx_finish(). */
+bool sbx_step(struct sbx_worker *w);
+
+/* Kill the worker's whole process group now; it ends as SBX_CANCELLED
+ * unless it was already reaped.  Safe from another thread. */
+void sbx_cancel(struct sbx_worker *w);
+
+/* Fill `res` and free `w` (killing and reaping the worker and its group
+ * if still running, which then counts as cancelled).  res->data is new:
+ * release it with sbx_result_release().  sbx_finish(NULL, res) is a
+ * harmless no-op that leaves `res` untouched. */
+void sbx_finish(struct sbx_worker *w, struct sbx_result *res);
+
+/* Blocking convenience: spawn, wait, finish.  PL_OK whenever the worker
+ * ran, whatever its outcome (see res->outcome); an error only when it
+ * could not be started (then `res` is zeroed with data NULL). */
+enum pl_err sbx_run(const struct sbx_policy *pol, sbx_fn fn, void *arg,
+		    struct sbx_result *res, struct pl_error *err);
+
+/* Free res->data; the result may be released twice. */
+void sbx_result_release(struct sbx_result *res);
+
+#endif

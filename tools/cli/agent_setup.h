@@ -1,0 +1,26 @@
+/* agent_setup.h - CLI subcommands that connect PerfLens to coding agents.
+ *
+ *   perflens codex-config --workspace DIR [--server PATH]
+ *       print a ready-to-paste Codex [mcp_servers.perflens] TOML block
+ *   perflens install-skill --project DIR
+ *       install the embedded Agent Skill into
+ *       DIR/.agents/skills/perflens-performance-analysis/ (never overwrites)
+ *
+ * Both take the command line from the subcommand on: argv[0] is the
+ * subcommand's name ("codex-config"), flags start at argv[1].  They return
+ * the process exit code; on failure they print one JSON error object on
+ * stderr ({"error":{"code","message","hint","exit_code"}}) with the exit
+ * code from error.c's table, like every other perflens command.
+ */
+#ifndef PL_AGENT_SETUP_H
+#define PL_AGENT_SETUP_H
+
+/* The folder name of the Skill, and the prefix of its rows in
+ * pl_schema_files[] (see schemas.h). */
+#define PL_SKILL_NAME "perflens-performance-analysis"
+#define PL_SKILL_PREFIX "skill/" PL_SKILL_NAME "/"
+
+int cli_codex_config(int argc, char **argv);
+int cli_install_skill(int argc, char **argv);
+
+#endif

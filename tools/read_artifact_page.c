@@ -1,0 +1,69 @@
+/* read_artifact_page.c - the read_artifact_page tool: a bounded slice of
+ * one artifact's text, ending on a UTF-8 character boundary, with the
+ * offset of the next slice. */
+#include "registry.h"
+#include "artifact.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Step back so the slice does not end inside a UTF-8 sequence. */
+static size_t utf8_boundary(const unsigned char *p, size_t n, bool at_eof)
+{
+	size_t i = n, lead;
+
+	if (at_eof || n == 0)
+		return n;
+	while (i > 0 && n - i < 4 && (p[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return n;
+	lead = p[i - 1];
+	if (lead < 0x80)
+		return n;
+	/* p[i-1] starts a sequence of this many bytes: */
+	size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	return n - (i - 1) >= want ? n : i - 1;
+}
+
+enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
+				    json_t **result, struct pl_error *err)
+{
+	const char *which = json_string_value(json_object_get(args, "artifact"));
+	uint64_t offset = (uint64_t)json_integer_value(json_object_get(args, "offset"));
+	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit_bytes"));
+	char rel[600];
+	unsigned char *buf;
+	uint64_t size;
+	ssize_t got;
+	size_t n;
+	int fd;
+
+	if (!ctx->artifact_root || !pl_artifact_rel_path(which, rel, sizeof(rel)))
+		return pl_fail(err, PL_ERR_USAGE, "pass a path or uri exactly as list_artifacts shows it",
+			       "'%s' is not an artifact path", which);
+	if ((fd = pl_artifact_open(ctx->artifact_root, rel, &size, err)) < 0)
+		return err->code;
+	if (offset > size)
+		offset = size;
+	buf = pl_xmalloc(limit + 1);
+	got = pread(fd, buf, limit, (off_t)offset);
+	close(fd);
+	if (got < 0) {
+		free(buf);
+		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot read '%s': %s", rel, strerror(errno));
+	}
+	n = utf8_boundary(buf, (size_t)got, offset + (uint64_t)got >= size);
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:s%,s:o}", "artifact", rel,
+		"offset", (json_int_t)offset, "returned_bytes", (json_int_t)n,
+		"total_bytes", (json_int_t)size, "text", (const char *)buf, n,
+		"next_offset", offset + n < size ? json_integer((json_int_t)(offset + n)) : json_null());
+	free(buf);
+	if (!*result)
+		return pl_fail(err, PL_ERR_MALFORMED, "this artifact is not UTF-8 text",
+			       "'%s' holds bytes that are not text at offset %llu", rel,
+			       (unsigned long long)offset);
+	return PL_OK;
+}
