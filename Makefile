@@ -38,7 +38,9 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
 LIB := $(BUILD)/libperflens.a
-BINS := $(BUILD)/perflens
+MCP_SRC := $(sort $(wildcard mcp-server/*.c))
+MCP_OBJ := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
+BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
 .PHONY: all setup demo test test-unit test-integration test-san check bench clean
 
@@ -63,6 +65,11 @@ $(LIB): $(LIB_OBJ)
 
 $(BUILD)/perflens: $(CLI_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(PL_LDLIBS)
+
+$(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += -Imcp-server $(shell pkg-config --cflags libmicrohttpd)
+
+$(BUILD)/perflens-mcp: $(MCP_OBJ) $(LIB)
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
 
 # The unit-test runner finds every `Suite *suite_NAME(void)` by itself.
 $(BUILD)/suites.h: $(UNIT_SRC)
@@ -100,4 +107,4 @@ bench: all
 clean:
 	rm -rf build build-san
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(MCP_OBJ:.o=.d)

@@ -40,11 +40,30 @@
 
 /* ------------------------------------------------------------- helpers */
 
+/* A new JSON string of `s`; bytes of invalid UTF-8 (a path can hold
+ * them) become '?' rather than losing the whole error. */
+static json_t *text_value(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+
+	if (j)
+		return j;
+	copy = pl_xstrndup(s, strlen(s));
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
 /* Print `e` as one JSON object on stderr; returns its exit code. */
 static int report(const struct pl_error *e)
 {
-	json_t *o = json_pack("{s:{s:s,s:s,s:s,s:i}}", "error", "code", pl_err_name(e->code),
-			      "message", e->text, "hint", e->hint, "exit_code", pl_err_exit_code(e->code));
+	json_t *o = json_pack("{s:{s:s,s:o,s:o,s:i}}", "error", "code", pl_err_name(e->code),
+			      "message", text_value(e->text), "hint", text_value(e->hint),
+			      "exit_code", pl_err_exit_code(e->code));
 	char *s = json_dumps(o, JSON_COMPACT);
 
 	fprintf(stderr, "%s\n", s);

@@ -1,15 +1,24 @@
 /* input.c - file reading, decompression and line splitting (see input.h).
  *
- * Raw bytes are read in 1 MiB blocks, hashed, and either copied or
- * decompressed into a window buffer; lines are found with memchr.  The
- * window holds at most one line limit plus one block, so memory stays
- * bounded whatever the input size.  Gzip members and zstd frames may be
- * concatenated (as a streaming agent writes them).
+ * Raw bytes are read in 1 MiB blocks and either copied or decompressed
+ * into a window buffer; lines are found with memchr.  The window holds at
+ * most one line limit plus one block, so memory stays bounded whatever the
+ * input size.  Gzip members and zstd frames may be concatenated (as a
+ * streaming agent writes them).
+ *
+ * Threading: for files over one block, SHA-256 runs in a second thread so
+ * that it overlaps parsing.  Blocks are read into a ring of RING_SLOTS
+ * buffers; the reader hands each block to the hasher in order and reuses a
+ * slot only after the hasher is done with it, so the digest covers exactly
+ * the bytes that were parsed.  Only the hasher touches the SHA context
+ * until pl_input_sha256 waits for it to drain; the mutex guards the two
+ * counters and the stop flag.  Small files are hashed inline.
  */
 #include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,11 +29,26 @@
 #include <zstd.h>
 
 #define RAW_BLOCK (1u << 20)
+#define RING_SLOTS 4
+
+/* The hashing thread and the ring of raw blocks it shares with the reader. */
+struct hasher {
+	pthread_t thread;
+	bool running;              /* the thread was started */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *slot[RING_SLOTS];
+	size_t len[RING_SLOTS];
+	uint64_t posted;           /* blocks handed over (reader writes) */
+	uint64_t hashed;           /* blocks hashed (hasher writes) */
+	bool stop;
+};
 
 struct pl_input_state {
 	int fd;
 	struct pl_limits lim;
 	struct sha256_ctx sha;
+	struct hasher h;
 	unsigned char *raw;        /* compressed bytes read, not yet consumed */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
@@ -46,22 +70,133 @@ const char *pl_codec_name(enum pl_codec c)
 	}
 }
 
+/* ------------------------------------------------------------ hashing */
+
+static void *hasher_main(void *arg)
+{
+	struct pl_input_state *st = arg;
+	struct hasher *h = &st->h;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		uint64_t k;
+		while (h->hashed == h->posted && !h->stop)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->hashed == h->posted)
+			break;
+		k = h->hashed % RING_SLOTS;
+		pthread_mutex_unlock(&h->mu);
+		sha256_update(&st->sha, h->len[k], h->slot[k]);
+		pthread_mutex_lock(&h->mu);
+		h->hashed++;
+		pthread_cond_broadcast(&h->cv);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* Start the hasher; without it (small file, or no thread could be made)
+ * every block is hashed inline in one buffer. */
+static void hasher_start(struct pl_input_state *st, uint64_t file_size)
+{
+	struct hasher *h = &st->h;
+
+	h->slot[0] = pl_xmalloc(RAW_BLOCK);
+	if (file_size <= RAW_BLOCK)
+		return;
+	for (size_t i = 1; i < RING_SLOTS; i++)
+		h->slot[i] = pl_xmalloc(RAW_BLOCK);
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->running = pthread_create(&h->thread, NULL, hasher_main, st) == 0;
+	if (!h->running) {
+		pthread_mutex_destroy(&h->mu);
+		pthread_cond_destroy(&h->cv);
+	}
+}
+
+/* The buffer the next block goes to: a slot the hasher is done with. */
+static unsigned char *hasher_slot(struct hasher *h)
+{
+	unsigned char *slot;
+
+	if (!h->running)
+		return h->slot[0];
+	pthread_mutex_lock(&h->mu);
+	while (h->posted - h->hashed >= RING_SLOTS)
+		pthread_cond_wait(&h->cv, &h->mu);
+	slot = h->slot[h->posted % RING_SLOTS];
+	pthread_mutex_unlock(&h->mu);
+	return slot;
+}
+
+/* Hash the `n` bytes just read into the slot hasher_slot gave. */
+static void hasher_post(struct pl_input_state *st, size_t n)
+{
+	struct hasher *h = &st->h;
+
+	if (!h->running) {
+		sha256_update(&st->sha, n, h->slot[0]);
+		return;
+	}
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->len[h->posted % RING_SLOTS] = n;
+	h->posted++;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* Wait until every posted block is hashed (the SHA context is then the
+ * reader's to look at). */
+static void hasher_drain(struct hasher *h)
+{
+	if (!h->running)
+		return;
+	pthread_mutex_lock(&h->mu);
+	while (h->hashed != h->posted)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void hasher_stop(struct hasher *h)
+{
+	if (h->running) {
+		pthread_mutex_lock(&h->mu);
+		h->stop = true;
+		pthread_cond_broadcast(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->thread, NULL);
+		pthread_mutex_destroy(&h->mu);
+		pthread_cond_destroy(&h->cv);
+		h->running = false;
+	}
+	for (size_t i = 0; i < RING_SLOTS; i++)
+		free(h->slot[i]);
+}
+
+/* ------------------------------------------------------------ reading */
+
 static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 {
 	struct pl_input_state *st = in->st;
+	unsigned char *buf;
 	ssize_t n;
 
 	if (st->raw_pos < st->raw_len || st->raw_eof)
 		return PL_OK;
+	buf = hasher_slot(&st->h);
 	do {
-		n = read(st->fd, st->raw, RAW_BLOCK);
+		n = read(st->fd, buf, RAW_BLOCK);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
 			       "cannot read '%s': %s", in->path, strerror(errno));
 	if (n == 0)
 		st->raw_eof = true;
-	sha256_update(&st->sha, (size_t)n, st->raw);
+	hasher_post(st, (size_t)n);
+	st->raw = buf;
 	st->raw_pos = 0;
 	st->raw_len = (size_t)n;
 	return PL_OK;
@@ -218,10 +353,11 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	}
 	fcntl(fd, F_SETFL, 0);
 	st = pl_xcalloc(1, sizeof(*st));
-	st->fd = fd;
 	st->lim = *lim;
 	sha256_init(&st->sha);
-	st->raw = pl_xmalloc(RAW_BLOCK);
+	st->fd = fd;
+	hasher_start(st, (uint64_t)sb.st_size);
+	st->raw = st->h.slot[0];
 	st->win_cap = (size_t)lim->max_line + RAW_BLOCK + 1;
 	st->win = pl_xmalloc(st->win_cap);
 	in->st = st;
@@ -301,7 +437,10 @@ size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 void pl_input_sha256(struct pl_input *in, char out[65])
 {
 	unsigned char digest[SHA256_DIGEST_SIZE];
-	struct sha256_ctx copy = in->st->sha;
+	struct sha256_ctx copy;
+
+	hasher_drain(&in->st->h);
+	copy = in->st->sha;
 
 	sha256_digest(&copy, sizeof(digest), digest);
 	pl_hex(digest, sizeof(digest), out);
@@ -315,9 +454,9 @@ void pl_input_close(struct pl_input *in)
 		if (st->z_ready)
 			inflateEnd(&st->z);
 		ZSTD_freeDCtx(st->zs);
+		hasher_stop(&st->h);
 		if (st->fd >= 0)
 			close(st->fd);
-		free(st->raw);
 		free(st->win);
 		free(st);
 	}

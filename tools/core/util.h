@@ -45,12 +45,16 @@ uint64_t pl_hash(const void *p, size_t n, uint64_t seed);
  * dense and given in order of first appearance (so output built from them
  * is deterministic).  Strings live in chunks that never move, so pointers
  * from pl_strtab_get stay valid until pl_strtab_release. */
+struct pl_strtab_slot {
+	uint64_t hash;      /* full pl_strtab_hash of the string */
+	uint32_t id1;       /* id + 1, 0 empty */
+	uint32_t len;       /* the string's length, checked before memcmp */
+};
 struct pl_strtab {
 	const char **strs;  /* id -> NUL-terminated string */
 	uint32_t *lens;     /* id -> length */
 	size_t count, cap;
-	uint32_t *slots;    /* open addressing: id + 1, 0 empty */
-	uint64_t *slot_hash;
+	struct pl_strtab_slot *slots;  /* open addressing, load <= 1/2 */
 	size_t nslots;
 	char *chunk;        /* current storage chunk */
 	size_t chunk_used, chunk_cap;
@@ -69,11 +73,25 @@ static inline const char *pl_strtab_get(const struct pl_strtab *t, uint32_t id)
 	return id == PL_NOID ? NULL : t->strs[id];
 }
 
+/* The hash the string tables use (faster than pl_hash on long keys; not
+ * stable across versions, so never store it).  The _h variants take it
+ * precomputed, for a find that may be followed by an intern. */
+uint64_t pl_strtab_hash(const void *p, size_t n);
+uint32_t pl_strtab_intern_h(struct pl_strtab *t, const char *s, size_t n,
+			    uint64_t h);
+uint32_t pl_strtab_find_h(const struct pl_strtab *t, const char *s, size_t n,
+			  uint64_t h);
+
 /* Parse a decimal unsigned integer of exactly `n` bytes; false on any
  * non-digit or overflow. */
 bool pl_parse_u64(const char *s, size_t n, uint64_t *out);
 
 /* Lower-case hex of `n` bytes into `out` (2n+1 bytes). */
 void pl_hex(const unsigned char *p, size_t n, char *out);
+
+/* Decimal (or lower-case hex) digits of `v` into `out`, which must hold
+ * 21 bytes; returns the digit count.  No NUL is written. */
+size_t pl_fmt_u64(char *out, uint64_t v);
+size_t pl_fmt_x64(char *out, uint64_t v);
 
 #endif

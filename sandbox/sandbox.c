@@ -1,0 +1,706 @@
+/* sandbox.c - forked, confined workers: spawn, watch, classify (see
+ * sandbox.h for the API and what a worker gets).
+ *
+ * Parent: sbx_spawn() prepares everything that can fail in an ordinary
+ * way (Landlock ruleset, seccomp program, pipes) and forks.  The worker's
+ * result pipe is read without blocking into a buffer capped at
+ * max_result_bytes; a pidfd tells when the worker exits; both sit in one
+ * epoll set, which is the descriptor callers poll.  A worker that passes
+ * its deadline, writes too much or is cancelled gets SIGKILL sent to its
+ * whole process group.  When it exits, the group is killed again while
+ * the unreaped worker still pins the group id (so the signal cannot hit
+ * a recycled group), then the worker is reaped and we wait, reaping as
+ * the subreaper, until nothing of the group is left.
+ *
+ * Child: own process group, parent-death signal, descriptors 0-3 only
+ * (3 is out_fd; 4 carries a setup failure message to the parent and 5 the
+ * ruleset, both closed before fn runs), default signals, no_new_privs,
+ * rlimits, no capabilities, Landlock, seccomp, then fn and _exit.
+ *
+ * Threads: a worker is driven by one thread; sbx_cancel() may come from
+ * another, so `stop` and `reaped` are guarded by the worker's mutex.
+ */
+#include "sbx_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define CHILD_OUT_FD 3
+#define CHILD_STATUS_FD 4
+#define CHILD_RULESET_FD 5
+#define SETUP_EXIT 125           /* exit status of a worker that failed setup */
+#define READ_CHUNK (64 * 1024)
+#define NO_PIDFD_POLL_MS 100      /* without a pidfd, exits are noticed this often */
+#define GROUP_GONE_WAIT_MS 1000   /* bound on waiting for a killed group */
+
+enum sbx_stop { STOP_NONE, STOP_TIMEOUT, STOP_OVERSIZE, STOP_CANCEL };
+
+struct sbx_worker {
+	pid_t pid;               /* the worker, also its process group id */
+	int pidfd;               /* readable once the worker exited; -1: none */
+	int out_fd;              /* result pipe, read end, non-blocking; -1 closed */
+	int status_fd;           /* setup failure message, read end */
+	int ep;                  /* epoll set over out_fd and pidfd: sbx_fd() */
+	struct pl_buf data;      /* what the worker wrote, at most max_bytes */
+	size_t max_bytes;
+	struct sbx_policy pol;   /* copy of the limits (its pointers unused) */
+	struct timespec start;
+	long long deadline_ns;   /* CLOCK_MONOTONIC; 0 = none */
+	int landlock_abi;
+	pthread_mutex_t lock;    /* guards stop and reaped */
+	enum sbx_stop stop;      /* why we killed it; the first reason wins */
+	bool reaped;
+	bool status_lost;        /* someone else reaped it (SIGCHLD ignored) */
+	int wstatus;
+	double elapsed_ms;
+	char syscall_name[40];   /* of a seccomp kill, when the log says */
+	char setup_msg[120];     /* why the child could not confine itself */
+};
+
+/* What the child needs, prepared by the parent before fork(). */
+struct plan {
+	const struct sbx_policy *pol;
+	pid_t parent;
+	int out_w, status_w;       /* write ends of the two pipes */
+	int ruleset;               /* Landlock ruleset or -1 */
+	const struct sock_fprog *prog;  /* NULL: no seccomp */
+	sbx_fn fn;
+	void *arg;
+};
+
+static const char *const outcome_names[] = {
+	[SBX_OK] = "ok",
+	[SBX_EXIT_NONZERO] = "exit_nonzero",
+	[SBX_CRASHED] = "crashed",
+	[SBX_SECCOMP_KILLED] = "seccomp_killed",
+	[SBX_TIMEOUT] = "timeout",
+	[SBX_OVERSIZE] = "oversize",
+	[SBX_CANCELLED] = "cancelled",
+	[SBX_SETUP_FAILED] = "setup_failed",
+};
+
+const char *sbx_outcome_name(enum sbx_outcome o)
+{
+	if ((unsigned)o >= PL_ARRAY_LEN(outcome_names))
+		return "unknown";
+	return outcome_names[o];
+}
+
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static long long ts_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* ================================================================ child */
+
+/* Report `what` failed (with errno) to the parent and leave. */
+static void __attribute__((noreturn)) child_fail(int status_fd, const char *what)
+{
+	char msg[120];
+	int e = errno;
+	int n = snprintf(msg, sizeof(msg), "cannot %s: %s", what, strerror(e));
+
+	if (n > 0 && write(status_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0)
+		_exit(SETUP_EXIT);
+	_exit(SETUP_EXIT);
+}
+
+/* Default handlers, SIGPIPE ignored (a write to a closed pipe fails with
+ * EPIPE instead of killing), nothing blocked. */
+static void child_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		sa.sa_handler = sig == SIGPIPE ? SIG_IGN : SIG_DFL;
+		sigaction(sig, &sa, NULL);  /* fails harmlessly on glibc's own */
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int close_from(unsigned first)
+{
+	struct rlimit rl;
+
+	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 1u << 20)
+		rl.rlim_cur = 1u << 20;
+	for (unsigned fd = first; fd < rl.rlim_cur; fd++)
+		close((int)fd);
+	return 0;
+}
+
+/* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, nothing else.
+ * Returns the step that failed, or NULL. */
+static const char *child_fds(const struct plan *p, int *status_fd)
+{
+	int out = fcntl(p->out_w, F_DUPFD_CLOEXEC, 10);
+	int st = fcntl(p->status_w, F_DUPFD_CLOEXEC, 10);
+	int rs = p->ruleset >= 0 ? fcntl(p->ruleset, F_DUPFD_CLOEXEC, 10) : -1;
+	int null;
+
+	if (out < 0 || st < 0 || (p->ruleset >= 0 && rs < 0))
+		return "move its pipes";
+	if (dup3(st, CHILD_STATUS_FD, O_CLOEXEC) < 0)
+		return "move its status pipe";
+	*status_fd = CHILD_STATUS_FD;
+	if (dup2(out, CHILD_OUT_FD) < 0 ||
+	    (rs >= 0 && dup3(rs, CHILD_RULESET_FD, O_CLOEXEC) < 0))
+		return "move its pipes";
+	null = open("/dev/null", O_RDWR);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		return "open /dev/null for stdin and stdout";
+	if (null > 2)
+		close(null);
+	close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
+	return NULL;
+}
+
+/* Lower `res` to `v` (hard limit too, so the worker cannot raise it). */
+static int set_limit(int res, uint64_t v, bool cpu)
+{
+	struct rlimit rl;
+
+	if (getrlimit(res, &rl) < 0)
+		return -1;
+	if (rl.rlim_max != RLIM_INFINITY && v > rl.rlim_max)
+		v = rl.rlim_max;
+	rl.rlim_cur = v;
+	/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL a second later. */
+	rl.rlim_max = cpu && (rl.rlim_max == RLIM_INFINITY || v < rl.rlim_max) ? v + 1 : v;
+	return setrlimit(res, &rl);
+}
+
+static const char *child_limits(const struct sbx_policy *pol)
+{
+	if (set_limit(RLIMIT_CORE, 0, false) < 0)
+		return "set RLIMIT_CORE";
+#ifndef __SANITIZE_ADDRESS__
+	if (pol->max_address_space && set_limit(RLIMIT_AS, pol->max_address_space, false) < 0)
+		return "set RLIMIT_AS";
+#endif
+	if (pol->max_cpu_seconds && set_limit(RLIMIT_CPU, pol->max_cpu_seconds, true) < 0)
+		return "set RLIMIT_CPU";
+	if (pol->max_open_files && set_limit(RLIMIT_NOFILE, pol->max_open_files, false) < 0)
+		return "set RLIMIT_NOFILE";
+	if (pol->max_file_size && set_limit(RLIMIT_FSIZE, pol->max_file_size, false) < 0)
+		return "set RLIMIT_FSIZE";
+	return NULL;
+}
+
+/* A worker of a root server keeps uid 0 but no capability; with
+ * no_new_privs, execve cannot give them back. */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -1;
+	if (!(data[0].effective | data[0].permitted | data[0].inheritable |
+	      data[1].effective | data[1].permitted | data[1].inheritable))
+		return 0;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Every confinement step in order; the failed step, or NULL. */
+static const char *child_confine(const struct plan *p, int *status_fd)
+{
+	const char *failed;
+
+	if (setpgid(0, 0) < 0)
+		return "make its own process group";
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return "set its parent-death signal";
+	if (getppid() != p->parent)
+		_exit(SETUP_EXIT);  /* the parent is already gone */
+	child_signals();
+	if ((failed = child_fds(p, status_fd)))
+		return failed;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return "set no_new_privs";
+	if ((failed = child_limits(p->pol)))
+		return failed;
+	if (drop_caps() < 0)
+		return "drop its capabilities";
+	if (p->ruleset >= 0 && sbx_ll_restrict(CHILD_RULESET_FD) < 0)
+		return "apply its Landlock ruleset";
+	if (p->ruleset >= 0)
+		close(CHILD_RULESET_FD);
+	if (p->prog && sbx_sc_install(p->prog, p->pol->exec_path != NULL, getpid()) < 0)
+		return "install its seccomp filter";
+	return NULL;
+}
+
+static void __attribute__((noreturn)) child_main(const struct plan *p)
+{
+	int status_fd = p->status_w;
+	const char *failed = child_confine(p, &status_fd);
+
+	if (failed)
+		child_fail(status_fd, failed);
+	close(CHILD_STATUS_FD);
+	_exit(p->fn(p->arg, CHILD_OUT_FD) & 0xff);
+}
+
+/* =============================================================== parent */
+
+/* Descendants of a worker that outlive it come to us, to be reaped. */
+static void become_subreaper(void)
+{
+	/* Every time: fork() clears the attribute, and it costs a prctl. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/* Kill the group and remember why (the first reason wins).  A cancel
+ * after the reap changes nothing; the reap cannot interleave. */
+static void stop_worker(struct sbx_worker *w, enum sbx_stop why)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!w->reaped) {
+		if (w->stop == STOP_NONE)
+			w->stop = why;
+		kill(-w->pid, SIGKILL);
+	} else if (why == STOP_OVERSIZE && w->stop == STOP_NONE) {
+		w->stop = why;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void close_out(struct sbx_worker *w)
+{
+	if (w->out_fd < 0)
+		return;
+	epoll_ctl(w->ep, EPOLL_CTL_DEL, w->out_fd, NULL);
+	close(w->out_fd);
+	w->out_fd = -1;
+}
+
+/* Read all that is available now, up to the cap. */
+static void read_available(struct sbx_worker *w)
+{
+	while (w->out_fd >= 0) {
+		size_t room = w->max_bytes - w->data.len;
+		size_t want = room < READ_CHUNK ? room + 1 : READ_CHUNK;
+		ssize_t n;
+
+		pl_grow((void **)&w->data.data, &w->data.cap, w->data.len + want + 1, 1);
+		n = read(w->out_fd, w->data.data + w->data.len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close_out(w);  /* end of file: nobody writes any more */
+			return;
+		}
+		w->data.len += (size_t)n;
+		if (w->data.len > w->max_bytes) {
+			w->data.len = w->max_bytes;
+			stop_worker(w, STOP_OVERSIZE);
+			close_out(w);
+		}
+	}
+}
+
+/* Wait (bounded) until no process of group `pgid` is left, reaping those
+ * that were re-parented to us. */
+static void reap_group(pid_t pgid)
+{
+	long long give_up = mono_ns() + GROUP_GONE_WAIT_MS * 1000000LL;
+	struct timespec nap = {0, 200000};
+
+	for (;;) {
+		while (waitpid(-pgid, NULL, WNOHANG) > 0)
+			;
+		if ((kill(-pgid, 0) < 0 && errno == ESRCH) || mono_ns() > give_up)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* The setup failure message, if the child sent one. */
+static void read_setup_msg(struct sbx_worker *w)
+{
+	ssize_t n = read(w->status_fd, w->setup_msg, sizeof(w->setup_msg) - 1);
+
+	w->setup_msg[n > 0 ? n : 0] = '\0';
+}
+
+/* Reap the worker if it has exited; true when it has. */
+static bool try_reap(struct sbx_worker *w)
+{
+	siginfo_t si;
+	int rc;
+
+	memset(&si, 0, sizeof(si));
+	rc = waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+	if ((rc == 0 && si.si_pid == 0) || (rc < 0 && errno != ECHILD))
+		return false;  /* still running */
+	pthread_mutex_lock(&w->lock);
+	kill(-w->pid, SIGKILL);  /* stragglers; the zombie pins the group id */
+	if (rc == 0)
+		while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
+			;
+	else
+		w->status_lost = true;
+	w->reaped = true;
+	pthread_mutex_unlock(&w->lock);
+	w->elapsed_ms = (double)(mono_ns() - ts_ns(&w->start)) / 1e6;
+	read_available(w);
+	reap_group(w->pid);
+	read_setup_msg(w);
+	if (!w->setup_msg[0] && WIFSIGNALED(w->wstatus) && WTERMSIG(w->wstatus) == SIGSYS &&
+	    !sbx_audit_syscall(w->pid, ts_ns(&w->start) / 1000 - 1000000, w->syscall_name,
+			       sizeof(w->syscall_name)))
+		w->syscall_name[0] = '\0';
+	return true;
+}
+
+bool sbx_step(struct sbx_worker *w)
+{
+	if (w->reaped)
+		return true;
+	read_available(w);
+	if (try_reap(w))
+		return true;
+	if (w->deadline_ns && mono_ns() >= w->deadline_ns) {
+		stop_worker(w, STOP_TIMEOUT);
+		w->deadline_ns = 0;  /* now wait for the exit, not the clock */
+	}
+	return false;
+}
+
+int sbx_fd(const struct sbx_worker *w)
+{
+	return w->ep;
+}
+
+int sbx_timeout_left_ms(const struct sbx_worker *w)
+{
+	long long left;
+
+	if (w->reaped)
+		return 0;
+	if (!w->deadline_ns)
+		return w->pidfd < 0 ? NO_PIDFD_POLL_MS : -1;
+	left = (w->deadline_ns - mono_ns() + 999999) / 1000000;
+	if (left < 0)
+		left = 0;
+	if (w->pidfd < 0 && left > NO_PIDFD_POLL_MS)
+		left = NO_PIDFD_POLL_MS;
+	return left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
+void sbx_cancel(struct sbx_worker *w)
+{
+	if (w)
+		stop_worker(w, STOP_CANCEL);
+}
+
+/* -------------------------------------------------------------- spawn */
+
+/* The ruleset and the seccomp program for `pol`. */
+static enum pl_err prepare(const struct sbx_policy *pol, struct plan *p, int *abi,
+			   struct pl_error *err)
+{
+	enum pl_err rc;
+
+	p->ruleset = -1;
+	p->prog = NULL;
+	*abi = sbx_ll_abi();
+	if (!pol->no_seccomp && (rc = sbx_sc_program(pol->exec_path != NULL, &p->prog, err)))
+		return rc;
+	if (*abi >= 1 && (rc = sbx_ll_ruleset(pol, *abi, &p->ruleset, err)))
+		return rc;
+	return PL_OK;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The epoll set over the result pipe and the pidfd. */
+static enum pl_err watch(struct sbx_worker *w, struct pl_error *err)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (w->ep < 0)
+		return pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+			       "cannot create an epoll set: %s", strerror(errno));
+	ev.data.fd = w->out_fd;
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, w->out_fd, &ev) < 0)
+		return pl_fail(err, PL_ERR_LIMIT, NULL, "cannot watch the result pipe: %s",
+			       strerror(errno));
+	return PL_OK;
+}
+
+/* After fork(): the pidfd, when the kernel has them. */
+static void watch_exit(struct sbx_worker *w)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
+	ev.data.fd = w->pidfd;
+	if (w->pidfd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->pidfd, &ev) < 0)
+		close_fd(&w->pidfd);
+}
+
+static struct sbx_worker *worker_new(const struct sbx_policy *pol)
+{
+	struct sbx_worker *w = pl_xcalloc(1, sizeof(*w));
+
+	w->pid = -1;
+	w->pidfd = w->out_fd = w->status_fd = w->ep = -1;
+	w->pol = *pol;
+	w->max_bytes = pol->max_result_bytes ? pol->max_result_bytes : SBX_DEFAULT_MAX_RESULT;
+	pthread_mutex_init(&w->lock, NULL);
+	return w;
+}
+
+static void worker_free(struct sbx_worker *w)
+{
+	close_fd(&w->out_fd);
+	close_fd(&w->status_fd);
+	close_fd(&w->pidfd);
+	close_fd(&w->ep);
+	pl_buf_release(&w->data);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+/* Pipes, epoll, fork.  On failure nothing is left running. */
+static enum pl_err start(struct sbx_worker *w, struct plan *p, struct pl_error *err)
+{
+	int out[2], st[2];
+	enum pl_err rc;
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+			       "cannot create the result pipe: %s", strerror(errno));
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+			       "cannot create the status pipe: %s", strerror(errno));
+	}
+	w->out_fd = out[0];
+	w->status_fd = st[0];
+	fcntl(w->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(w->status_fd, F_SETFL, O_NONBLOCK);
+	p->out_w = out[1];
+	p->status_w = st[1];
+	rc = watch(w, err);
+	clock_gettime(CLOCK_MONOTONIC, &w->start);
+	if (rc == PL_OK && (w->pid = fork()) == 0)
+		child_main(p);
+	close(out[1]);
+	close(st[1]);
+	if (rc)
+		return rc;
+	if (w->pid < 0)
+		return pl_fail(err, PL_ERR_LIMIT, "wait for running workers to finish",
+			       "cannot fork a worker: %s", strerror(errno));
+	setpgid(w->pid, w->pid);  /* also here, so kill(-pid) works at once */
+	watch_exit(w);
+	return PL_OK;
+}
+
+enum pl_err sbx_spawn(const struct sbx_policy *pol, sbx_fn fn, void *arg,
+		      struct sbx_worker **out, struct pl_error *err)
+{
+	struct plan p = {.pol = pol, .parent = getpid(), .fn = fn, .arg = arg};
+	struct sbx_worker *w;
+	enum pl_err rc;
+
+	*out = NULL;
+	become_subreaper();
+	w = worker_new(pol);
+	rc = prepare(pol, &p, &w->landlock_abi, err);
+	if (rc == PL_OK)
+		rc = start(w, &p, err);
+	close_fd(&p.ruleset);
+	if (rc) {
+		worker_free(w);
+		return rc;
+	}
+	if (pol->timeout_ms)
+		w->deadline_ns = ts_ns(&w->start) + (long long)pol->timeout_ms * 1000000LL;
+	*out = w;
+	return PL_OK;
+}
+
+/* ------------------------------------------------------------- result */
+
+/* "the worker crashed with SIGSEGV (Segmentation fault)" and kin. */
+static void describe_signal(const struct sbx_worker *w, int sig, char *out, size_t cap)
+{
+	const char *abbrev = sigabbrev_np(sig), *descr = sigdescr_np(sig);
+
+	if (sig == SIGXCPU)
+		snprintf(out, cap, "the worker was stopped by SIGXCPU for using more than its "
+			 "%llu s of CPU time", (unsigned long long)w->pol.max_cpu_seconds);
+	else if (sig == SIGXFSZ)
+		snprintf(out, cap, "the worker was stopped by SIGXFSZ for writing a file past its "
+			 "%llu-byte size limit", (unsigned long long)w->pol.max_file_size);
+	else if (sig == SIGKILL)
+		snprintf(out, cap, "the worker was killed by SIGKILL from outside the sandbox "
+			 "(the out-of-memory killer, or its CPU-time limit)");
+	else
+		snprintf(out, cap, "the worker crashed with SIG%s (%s)", abbrev ? abbrev : "?",
+			 descr ? descr : "unknown signal");
+}
+
+static void describe(const struct sbx_worker *w, struct sbx_result *res)
+{
+	char *d = res->detail;
+	size_t cap = sizeof(res->detail);
+
+	switch (res->outcome) {
+	case SBX_OK:
+		snprintf(d, cap, "the worker finished normally");
+		break;
+	case SBX_EXIT_NONZERO:
+		snprintf(d, cap, "the worker exited with status %d", res->exit_status);
+		break;
+	case SBX_CRASHED:
+		if (w->status_lost)
+			snprintf(d, cap, "the worker's exit status was lost "
+				 "(the server must not ignore SIGCHLD)");
+		else
+			describe_signal(w, res->signal, d, cap);
+		break;
+	case SBX_SECCOMP_KILLED:
+		snprintf(d, cap, "the worker was killed by the sandbox for calling a forbidden "
+			 "system call (%s)", w->syscall_name[0] ? w->syscall_name :
+			 "which one is unknown: the kernel log has no record of it");
+		break;
+	case SBX_TIMEOUT:
+		snprintf(d, cap, "the worker did not finish within its %u ms wall-clock limit "
+			 "and was killed", w->pol.timeout_ms);
+		break;
+	case SBX_OVERSIZE:
+		snprintf(d, cap, "the worker wrote more than its %zu-byte result limit and was "
+			 "killed", w->max_bytes);
+		break;
+	case SBX_CANCELLED:
+		snprintf(d, cap, "the worker was cancelled before it finished");
+		break;
+	case SBX_SETUP_FAILED:
+		snprintf(d, cap, "the worker could not confine itself (%s)", w->setup_msg);
+		break;
+	}
+}
+
+static enum sbx_outcome classify(const struct sbx_worker *w)
+{
+	static const enum sbx_outcome by_stop[] = {
+		[STOP_TIMEOUT] = SBX_TIMEOUT,
+		[STOP_OVERSIZE] = SBX_OVERSIZE,
+		[STOP_CANCEL] = SBX_CANCELLED,
+	};
+
+	if (w->setup_msg[0])
+		return SBX_SETUP_FAILED;
+	if (w->stop != STOP_NONE)
+		return by_stop[w->stop];
+	if (w->status_lost)
+		return SBX_CRASHED;
+	if (WIFEXITED(w->wstatus))
+		return WEXITSTATUS(w->wstatus) ? SBX_EXIT_NONZERO : SBX_OK;
+	return WTERMSIG(w->wstatus) == SIGSYS ? SBX_SECCOMP_KILLED : SBX_CRASHED;
+}
+
+/* Block until the worker is reaped. */
+static void wait_done(struct sbx_worker *w)
+{
+	while (!sbx_step(w)) {
+		struct pollfd pfd = {w->ep, POLLIN, 0};
+		poll(&pfd, 1, sbx_timeout_left_ms(w));
+	}
+}
+
+void sbx_finish(struct sbx_worker *w, struct sbx_result *res)
+{
+	if (!w)
+		return;
+	if (!w->reaped) {
+		stop_worker(w, STOP_CANCEL);
+		wait_done(w);
+	}
+	memset(res, 0, sizeof(*res));
+	res->outcome = classify(w);
+	if (!w->status_lost && WIFEXITED(w->wstatus) &&
+	    (res->outcome == SBX_OK || res->outcome == SBX_EXIT_NONZERO))
+		res->exit_status = WEXITSTATUS(w->wstatus);
+	if (!w->status_lost && WIFSIGNALED(w->wstatus))
+		res->signal = WTERMSIG(w->wstatus);
+	res->elapsed_ms = w->elapsed_ms;
+	res->landlock_abi = w->landlock_abi;
+	describe(w, res);
+	pl_grow((void **)&w->data.data, &w->data.cap, w->data.len + 1, 1);
+	w->data.data[w->data.len] = '\0';
+	res->data = w->data.data;
+	res->len = w->data.len;
+	w->data.data = NULL;
+	worker_free(w);
+}
+
+enum pl_err sbx_run(const struct sbx_policy *pol, sbx_fn fn, void *arg,
+		    struct sbx_result *res, struct pl_error *err)
+{
+	struct sbx_worker *w;
+	enum pl_err rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = sbx_spawn(pol, fn, arg, &w, err);
+	if (rc)
+		return rc;
+	wait_done(w);
+	sbx_finish(w, res);
+	return PL_OK;
+}
+
+void sbx_result_release(struct sbx_result *res)
+{
+	if (!res)
+		return;
+	free(res->data);
+	res->data = NULL;
+	res->len = 0;
+}
