@@ -22,6 +22,7 @@ CFLAGS ?= $(OPT) -g
 PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -Itools/core -Itools -Itools/cli -Isandbox $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+PL_CFLAGS += $(EXTRA_CFLAGS)
 ifeq ($(SAN),1)
 PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 PL_LDFLAGS += -fsanitize=address,undefined
@@ -31,7 +32,7 @@ CORE_SRC := $(sort $(wildcard tools/core/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
 LIB_SRC := $(CORE_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
-SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
+SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
 CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o $(BUILD)/obj/tools/cli/agent_setup.o
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -42,7 +43,7 @@ MCP_SRC := $(sort $(wildcard mcp-server/*.c))
 MCP_OBJ := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
 BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
-.PHONY: all setup demo test test-unit test-integration test-san check bench clean
+.PHONY: FORCE all setup demo test test-unit test-integration test-san check bench clean
 
 all: $(BINS)
 
@@ -91,7 +92,17 @@ demo: all
 test-unit: $(BUILD)/test_unit
 	$(BUILD)/test_unit
 
-test-integration: all
+# A server built with test hooks (the test_fault tool), for the sandbox
+# failure tests only; normal builds never contain it.
+$(BUILD)/faults/perflens-mcp: FORCE
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/faults EXTRA_CFLAGS=-DPL_TEST_HOOKS $(BUILD)/faults/perflens-mcp-real
+
+$(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $(BUILD)/perflens-mcp $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
+
+FORCE:
+
+test-integration: all $(BUILD)/faults/perflens-mcp
 	@BUILD=$(BUILD) sh tests/integration/run.sh
 
 test: test-unit test-integration

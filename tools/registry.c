@@ -23,6 +23,9 @@ const struct tool_def tool_table[] = {
 	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot, NULL},
 	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts, NULL},
 	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page, NULL},
+#ifdef PL_TEST_HOOKS
+	{"test_fault", "schemas/test/test_fault.json", tool_test_fault, NULL},
+#endif
 };
 const size_t tool_count = PL_ARRAY_LEN(tool_table);
 

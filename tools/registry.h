@@ -106,6 +106,10 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struc
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
+#ifdef PL_TEST_HOOKS
+enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+#endif
+
 void tool_table_hotspots(json_t *result, FILE *out);
 void tool_table_call_paths(json_t *result, FILE *out);
 void tool_table_perf_stat(json_t *result, FILE *out);

@@ -17,12 +17,15 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/landlock.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -417,6 +420,24 @@ static int w_exec_echo(void *arg, int out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 6;
 }
 
+/* posix_spawn (clone3 refused with ENOSYS, glibc falls back to clone). */
+static int w_spawn_echo(void *arg, int out)
+{
+	char *argv[] = {"echo", "spawned", NULL};
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st = 0, rc;
+
+	(void)arg;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out, 1);
+	rc = posix_spawn(&pid, "/bin/echo", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0 || waitpid(pid, &st, 0) < 0)
+		return 5;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 6;
+}
+
 /* exec of a program other than exec_path. */
 static int w_exec_other(void *arg, int out)
 {
@@ -798,6 +819,23 @@ START_TEST(exec_path_can_be_executed)
 }
 END_TEST
 
+START_TEST(exec_path_can_be_spawned_with_posix_spawn)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	const char *roots[4];
+
+	base_policy(&pol);
+	pol.read_roots = roots;
+	pol.nread_roots = system_roots(roots, PL_ARRAY_LEN(roots));
+	pol.exec_path = "/bin/echo";
+	run_ok(&pol, w_spawn_echo, NULL, &res);
+	ck_assert_msg(res.outcome == SBX_OK, "%s: %s", sbx_outcome_name(res.outcome), res.detail);
+	ck_assert_str_eq(res.data, "spawned\n");
+	sbx_result_release(&res);
+}
+END_TEST
+
 START_TEST(only_exec_path_can_be_executed)
 {
 	struct sbx_policy pol;
@@ -1063,6 +1101,57 @@ START_TEST(missing_root_is_refused_at_spawn)
 }
 END_TEST
 
+/* In a helper process already nested 16 Landlock domains deep (the
+ * kernel's maximum), a worker cannot add its own: run one there and send
+ * back its outcome and detail. */
+static void nested_helper(int fd)
+{
+	struct landlock_ruleset_attr attr = {LANDLOCK_ACCESS_FS_MAKE_CHAR};
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct pl_error err;
+
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	for (int i = 0; i < 16; i++) {
+		int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+		if (rs < 0 || syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+			_exit(90);
+		close(rs);
+	}
+	base_policy(&pol);
+	if (sbx_run(&pol, w_hello, NULL, &res, &err) != PL_OK)
+		_exit(91);
+	putf(fd, "%s|%s|%zu", sbx_outcome_name(res.outcome), res.detail, res.len);
+	_exit(0);
+}
+
+START_TEST(setup_failure_is_reported_and_fn_never_runs)
+{
+	char buf[400];
+	int p[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	if (!landlock_or_skip("setup_failure_is_reported_and_fn_never_runs"))
+		return;
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		nested_helper(p[1]);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "setup_failed|the worker could not confine itself (cannot apply its "
+			      "Landlock ruleset: Argument list too long)|0");
+}
+END_TEST
+
 /* Drive a worker the way a server does, until it is reaped. */
 static void drive(struct sbx_worker *w)
 {
@@ -1270,12 +1359,14 @@ Suite *suite_sandbox(void)
 	tcase_add_test(conf, worker_sees_only_stdio_and_out_fd);
 	tcase_add_test(conf, no_seccomp_skips_only_the_filter);
 	tcase_add_test(conf, exec_path_can_be_executed);
+	tcase_add_test(conf, exec_path_can_be_spawned_with_posix_spawn);
 	tcase_add_test(conf, only_exec_path_can_be_executed);
 	tcase_add_test(conf, descendants_cannot_leave_the_process_group);
 	tcase_add_test(conf, exec_worker_cannot_signal_outside_the_sandbox);
 	tcase_add_test(conf, landlock_confines_reads_to_the_roots);
 	tcase_add_test(conf, landlock_confines_writes_to_the_write_root);
 	tcase_add_test(conf, missing_root_is_refused_at_spawn);
+	tcase_add_test(conf, setup_failure_is_reported_and_fn_never_runs);
 	tcase_add_test(conf, real_workload_runs_under_the_filter);
 	tcase_add_test(conf, real_tool_gives_the_same_answer_sandboxed);
 	tcase_set_timeout(conf, 60);
