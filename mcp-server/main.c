@@ -133,6 +133,11 @@ static int parse_options(struct options *o, int argc, char **argv)
 			o->cfg.ctx.allow_collection = true;
 		} else if (strcmp(a, "--no-auth") == 0) {
 			o->http_opts.no_auth = true;
+#ifdef PL_TEST_HOOKS
+		} else if (strcmp(a, "--no-sandbox") == 0) {
+			/* Test builds only: measure the sandbox's share. */
+			o->cfg.no_sandbox = true;
+#endif
 		} else if (!v) {
 			return fail("unknown option or missing value: '%s' (see --help)", a);
 		} else if (strcmp(a, "--allowed-root") == 0) {

@@ -34,7 +34,7 @@ enum mcp_log_level {
 struct mcp_config {
 	struct tool_ctx ctx;          /* roots, writes, limits */
 	unsigned tool_timeout_ms;     /* wall clock per tool call */
-	bool no_sandbox;              /* debug builds only: run tools in-process */
+	bool no_sandbox;              /* test builds only: run tools in-process */
 	size_t max_result_bytes;      /* cap on a worker's answer */
 	uint64_t worker_memory;       /* RLIMIT_AS of a worker, 0 = none */
 };
