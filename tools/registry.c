@@ -21,6 +21,7 @@ const struct tool_def tool_table[] = {
 	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat, tool_table_perf_stat},
 	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile, NULL},
 	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot, NULL},
+	{"list_threads", "schemas/tools/list_threads.json", tool_list_threads, NULL},
 	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts, NULL},
 	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page, NULL},
 #ifdef PL_TEST_HOOKS

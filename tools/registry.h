@@ -102,6 +102,7 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_get_call_paths(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_get_perf_stat(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_export_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_list_threads(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

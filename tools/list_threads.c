@@ -1,0 +1,59 @@
+/* list_threads.c - the list_threads tool: one page of an event's threads,
+ * heaviest first, read from the analysis summary (already sorted there). */
+#include "registry.h"
+#include "artifact.h"
+
+#include <string.h>
+
+static json_t *thread_json(json_t *threads, json_t *entry, size_t rank)
+{
+	json_t *t = json_array_get(threads, (size_t)json_integer_value(json_object_get(entry, "thread")));
+	json_t *w = json_object_get(entry, "weight");
+
+	return json_pack("{s:I,s:O,s:O,s:O,s:O,s:O,s:O}", "rank", (json_int_t)rank,
+			 "pid", json_object_get(t, "pid"), "tid", json_object_get(t, "tid"),
+			 "comm", json_object_get(t, "comm"), "samples", json_object_get(w, "samples"),
+			 "period", json_object_get(w, "period"), "percent", json_object_get(w, "percent"));
+}
+
+enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
+			      json_t **result, struct pl_error *err)
+{
+	const char *id = json_string_value(json_object_get(args, "analysis_id"));
+	const char *event = json_string_value(json_object_get(args, "event"));
+	const char *cursor = json_string_value(json_object_get(args, "cursor"));
+	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
+	size_t vi, offset = 0, n, end;
+	json_t *summary, *view, *list, *page;
+	char query[128], next[64];
+	enum pl_err rc;
+
+	if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &summary, err)))
+		return rc;
+	if ((rc = tool_pick_summary_event(summary, event, &vi, err)))
+		goto out;
+	view = json_array_get(json_object_get(summary, "views"), vi);
+	event = json_string_value(json_object_get(view, "event"));
+	snprintf(query, sizeof(query), "threads|%s|%s", id, event);
+	if (cursor && (rc = tool_cursor_parse(cursor, query, &offset, err)))
+		goto out;
+	list = json_object_get(view, "threads");
+	n = json_array_size(list);
+	if (offset > n)
+		offset = n;
+	end = offset + limit < n ? offset + limit : n;
+	page = json_array();
+	for (size_t i = offset; i < end; i++)
+		json_array_append_new(page, thread_json(json_object_get(summary, "threads"),
+							json_array_get(list, i), i + 1));
+	tool_cursor_make(next, sizeof(next), end, query);
+	*result = json_pack("{s:s,s:s,s:O,s:o,s:{s:I,s:I,s:I,s:o,s:o}}", "analysis_id", id,
+		"event", event, "unit", json_object_get(view, "unit"), "threads", page,
+		"page", "offset", (json_int_t)offset, "returned", (json_int_t)(end - offset),
+		"total_items", (json_int_t)n, "next_cursor", end < n ? json_string(next) : json_null(),
+		"next_call", end < n ? json_sprintf("list_threads(analysis_id=\"%s\", event=\"%s\", cursor=\"%s\")",
+						    id, event, next) : json_null());
+out:
+	json_decref(summary);
+	return rc;
+}
