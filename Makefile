@@ -70,7 +70,7 @@ $(BUILD)/perflens: $(CLI_OBJ) $(LIB)
 $(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += -Imcp-server $(shell pkg-config --cflags libmicrohttpd)
 
 $(BUILD)/perflens-mcp: $(MCP_OBJ) $(LIB)
-	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
 
 # The unit-test runner finds every `Suite *suite_NAME(void)` by itself.
 $(BUILD)/suites.h: $(UNIT_SRC)
@@ -98,7 +98,7 @@ $(BUILD)/faults/perflens-mcp: FORCE
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/faults EXTRA_CFLAGS=-DPL_TEST_HOOKS $(BUILD)/faults/perflens-mcp-real
 
 $(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
-	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $(BUILD)/perflens-mcp $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $(BUILD)/perflens-mcp $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
 
 FORCE:
 

@@ -55,8 +55,9 @@ static json_t *run_tool(const struct worker_arg *a)
 	struct pl_error err;
 	json_t *result = NULL;
 
+	/* The server checked the arguments and filled their defaults. */
 	pl_error_clear(&err);
-	if (tool_call(a->tool, a->ctx, a->args, &result, &err))
+	if (a->tool->run(a->ctx, a->args, &result, &err))
 		return json_pack("{s:{s:s,s:s,s:s}}", "error", "code", pl_err_name(err.code),
 				 "message", err.text, "hint", err.hint);
 	return json_pack("{s:o}", "ok", result);

@@ -163,6 +163,8 @@ static enum pl_err add_exec(int ruleset, const char *path, __u64 handled, struct
 	enum pl_err rc;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	if (fd < 0 && errno == EACCES)  /* execute-only: no interpreter lookup */
+		fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return pl_fail(err, PL_ERR_PATH, "give the absolute path of an installed program",
 			       "cannot open exec_path '%s': %s", path, strerror(errno));

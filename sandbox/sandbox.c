@@ -59,7 +59,7 @@ struct sbx_worker {
 	int ep;                  /* epoll set over out_fd and pidfd: sbx_fd() */
 	struct pl_buf data;      /* what the worker wrote, at most max_bytes */
 	size_t max_bytes;
-	struct sbx_policy pol;   /* copy of the limits (its pointers unused) */
+	struct sbx_policy pol;   /* copy of the limits, without the paths */
 	struct timespec start;
 	long long deadline_ns;   /* CLOCK_MONOTONIC; 0 = none */
 	int landlock_abi;
@@ -123,8 +123,10 @@ static void __attribute__((noreturn)) child_fail(int status_fd, const char *what
 	char msg[120];
 	int e = errno;
 	int n = snprintf(msg, sizeof(msg), "cannot %s: %s", what, strerror(e));
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
 
-	if (n > 0 && write(status_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0)
+	/* If even this fails, the parent sees exit status SETUP_EXIT. */
+	if (write(status_fd, msg, len) < 0)
 		_exit(SETUP_EXIT);
 	_exit(SETUP_EXIT);
 }
@@ -147,17 +149,17 @@ static void child_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static int close_from(unsigned first)
+/* Close every descriptor from `first` on (a loop on old kernels). */
+static void close_from(unsigned first)
 {
 	struct rlimit rl;
 
 	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
-		return 0;
+		return;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 1u << 20)
 		rl.rlim_cur = 1u << 20;
 	for (unsigned fd = first; fd < rl.rlim_cur; fd++)
 		close((int)fd);
-	return 0;
 }
 
 /* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, nothing else.
@@ -487,7 +489,9 @@ static struct sbx_worker *worker_new(const struct sbx_policy *pol)
 
 	w->pid = -1;
 	w->pidfd = w->out_fd = w->status_fd = w->ep = -1;
-	w->pol = *pol;
+	w->pol = *pol;  /* for the numbers in details; its pointers are not kept */
+	w->pol.read_roots = NULL;
+	w->pol.write_root = w->pol.exec_path = NULL;
 	w->max_bytes = pol->max_result_bytes ? pol->max_result_bytes : SBX_DEFAULT_MAX_RESULT;
 	pthread_mutex_init(&w->lock, NULL);
 	return w;

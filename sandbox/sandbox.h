@@ -29,7 +29,12 @@
  *
  * Threads: sbx_spawn() may be called from several threads.  A worker
  * belongs to one thread, except sbx_cancel(), which may be called from
- * any thread until sbx_finish() starts.
+ * any thread until sbx_finish() starts.  The worker itself must stay
+ * single-threaded unless the policy has an exec_path (creating a thread
+ * is a forbidden system call otherwise).
+ *
+ * The caller must not reap children with waitpid(-1, ...) nor set SIGCHLD
+ * to SIG_IGN: either takes the worker's exit status away from sbx.
  */
 #ifndef PL_SANDBOX_H
 #define PL_SANDBOX_H
@@ -119,9 +124,10 @@ int sbx_fd(const struct sbx_worker *w);
 int sbx_timeout_left_ms(const struct sbx_worker *w);
 
 /* Read what is available, enforce the size cap and the deadline, reap the
- * worker when it has exited.  Never blocks for long (a seccomp kill looks
- * up the kernel log for up to 20 ms).  True when the worker is finished
- * and reaped; then call sbx_finish(). */
+ * worker when it has exited.  Never blocks for long: a seccomp kill looks
+ * up the kernel log for up to 20 ms, and killed descendants get up to 1 s
+ * to die (they take microseconds).  True when the worker is finished and
+ * reaped; then call sbx_finish(). */
 bool sbx_step(struct sbx_worker *w);
 
 /* Kill the worker's whole process group now; it ends as SBX_CANCELLED

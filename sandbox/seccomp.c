@@ -6,11 +6,12 @@
  * an exec_path: running a program needs fork, execve, wait and friends.
  * A few rows look at arguments: ioctl() only for TCGETS (isatty; other
  * requests fail with ENOTTY, as perf probes the terminal size), prlimit64
- * only to read a limit (a root worker could raise its own), clone without
- * new namespaces, clone3 refused with ENOSYS (its flags sit behind a
- * pointer; glibc then falls back to clone).  Anything else - socket,
- * connect, ptrace, mount, bpf, perf_event_open, process_vm_*, keyctl,
- * chmod or chown by path (Landlock does not cover metadata), ... - kills.
+ * only to read a limit (a root worker could raise its own), fchmod
+ * without setuid/setgid bits, clone without new namespaces, clone3
+ * refused with ENOSYS (its flags sit behind a pointer; glibc then falls
+ * back to clone).  Anything else - socket, connect, ptrace, mount, bpf,
+ * perf_event_open, process_vm_*, keyctl, chmod or chown by path (Landlock
+ * does not cover metadata), threads without exec_path, ... - kills.
  *
  * libseccomp compiles the table once per process and mode into BPF,
  * which the parent keeps; the child installs it with one seccomp() call
@@ -45,6 +46,7 @@ enum sc_rule {
 	SC_SELF,        /* only with first argument 0: the calling process */
 	SC_NO_NS,       /* clone without CLONE_NEW* flags */
 	SC_ENOSYS,      /* fails with ENOSYS so that glibc falls back */
+	SC_PLAIN_MODE,  /* a mode without setuid, setgid or sticky bits */
 	SC_PRCTL        /* the read-only or self-only options in prctl_ok[] */
 };
 
@@ -98,7 +100,7 @@ static const struct sc_row sc_table[] = {
 	{"fsync", 0, SC_ALLOW, "durable artifacts"},
 	{"fdatasync", 0, SC_ALLOW, "durable artifacts"},
 	{"ftruncate", 0, SC_ALLOW, "rewrite a file in place"},
-	{"fchmod", 0, SC_ALLOW, "mode of a new artifact (an open file only)"},
+	{"fchmod", 0, SC_PLAIN_MODE, "mode of a new artifact; never setuid or setgid"},
 	/* memory */
 	{"brk", 0, SC_ALLOW, "malloc"},
 	{"mmap", 0, SC_ALLOW, "malloc of large blocks, mapped files"},
@@ -182,7 +184,7 @@ static int add_prctl(scmp_filter_ctx ctx, int nr)
 {
 	int rc = 0;
 
-	for (size_t i = 0; i < sizeof(prctl_ok) / sizeof(prctl_ok[0]) && rc == 0; i++)
+	for (size_t i = 0; i < PL_ARRAY_LEN(prctl_ok) && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctl_ok[i]));
 	return rc;
@@ -214,10 +216,42 @@ static int add_row(scmp_filter_ctx ctx, const struct sc_row *r)
 					SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEW_ANY, 0));
 	case SC_ENOSYS:
 		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	case SC_PLAIN_MODE:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A1(SCMP_CMP_MASKED_EQ, 07000, 0));
 	case SC_PRCTL:
 		return add_prctl(ctx, nr);
 	}
 	return -EINVAL;
+}
+
+/* libseccomp's BPF for `ctx` into `out` (new); 0 or a negative errno. */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
+{
+	int fd = memfd_create("sbx-seccomp", MFD_CLOEXEC);
+	struct sock_filter *f;
+	off_t size;
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = seccomp_export_bpf(ctx, fd);
+	size = rc ? 0 : lseek(fd, 0, SEEK_END);
+	if (rc == 0 && (size <= 0 || size % (off_t)sizeof(*f) ||
+			size / (off_t)sizeof(*f) > BPF_MAXINSNS))
+		rc = -EIO;
+	if (rc == 0) {
+		f = pl_xmalloc((size_t)size);
+		if (pread(fd, f, (size_t)size, 0) == size) {
+			out->filter = f;
+			out->len = (unsigned short)(size / (off_t)sizeof(*f));
+		} else {
+			free(f);
+			rc = -EIO;
+		}
+	}
+	close(fd);
+	return rc;
 }
 
 /* Compile the table for one mode into `out` (a new BPF program). */
@@ -225,35 +259,25 @@ static enum pl_err build(bool exec, struct sock_fprog *out, struct pl_error *err
 {
 	uint32_t kill = seccomp_api_get() >= 3 ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_KILL;
 	scmp_filter_ctx ctx = seccomp_init(kill);
-	const char *failed = NULL;
-	int rc = 0, fd = -1;
-	off_t size = 0;
+	const struct sc_row *failed = NULL;
+	int rc = 0;
 
 	if (!ctx)
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start a seccomp filter");
 	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
 	seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);  /* a binary tree; best effort */
-	for (size_t i = 0; i < sizeof(sc_table) / sizeof(sc_table[0]) && rc == 0; i++)
-		if (!sc_table[i].exec || exec)
-			if ((rc = add_row(ctx, &sc_table[i])))
-				failed = sc_table[i].name;
-	if (rc == 0 && (fd = memfd_create("sbx-seccomp", MFD_CLOEXEC)) < 0)
-		rc = -errno;
-	if (rc == 0 && (rc = seccomp_export_bpf(ctx, fd)) == 0 &&
-	    (size = lseek(fd, 0, SEEK_END)) <= 0)
-		rc = -EIO;
-	if (rc == 0) {
-		out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-		out->filter = pl_xmalloc((size_t)size);
-		if (pread(fd, out->filter, (size_t)size, 0) != size)
-			rc = -EIO;
-	}
-	if (fd >= 0)
-		close(fd);
+	for (size_t i = 0; i < PL_ARRAY_LEN(sc_table) && rc == 0; i++)
+		if ((!sc_table[i].exec || exec) && (rc = add_row(ctx, &sc_table[i])))
+			failed = &sc_table[i];
+	if (rc == 0)
+		rc = export_bpf(ctx, out);
 	seccomp_release(ctx);
+	if (rc && failed)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot allow '%s' (%s) in the seccomp "
+			       "filter: %s", failed->name, failed->why, strerror(-rc));
 	if (rc)
-		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot build the seccomp filter%s%s: %s",
-			       failed ? " at " : "", failed ? failed : "", strerror(-rc));
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot build the seccomp filter: %s",
+			       strerror(-rc));
 	return PL_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "registry.h"
 #include "schemas.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +41,14 @@ const char *pl_schema_text(const char *path)
 	return NULL;
 }
 
+static pthread_mutex_t definitions_lock = PTHREAD_MUTEX_INITIALIZER;
+
 json_t *tool_definition(const struct tool_def *t)
 {
 	size_t i = (size_t)(t - tool_table);
 	json_error_t je;
 
+	pthread_mutex_lock(&definitions_lock);
 	if (!definitions[i]) {
 		const char *text = pl_schema_text(t->schema_path);
 		definitions[i] = text ? json_loads(text, 0, &je) : NULL;
@@ -53,6 +57,7 @@ json_t *tool_definition(const struct tool_def *t)
 			abort();
 		}
 	}
+	pthread_mutex_unlock(&definitions_lock);
 	return definitions[i];
 }
 
@@ -127,6 +132,33 @@ static enum pl_err check_range(const char *key, json_t *spec, json_t *v,
 	return PL_OK;
 }
 
+/* Schema patterns, compiled once per process (they are few and fixed);
+ * a forked worker inherits them compiled. */
+struct compiled {
+	const char *pattern;
+	regex_t re;
+};
+static struct compiled patterns[32];
+static size_t npatterns;
+static pthread_mutex_t patterns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const regex_t *compiled_pattern(const char *pattern)
+{
+	const regex_t *found = NULL;
+
+	pthread_mutex_lock(&patterns_lock);
+	for (size_t i = 0; i < npatterns && !found; i++)
+		if (strcmp(patterns[i].pattern, pattern) == 0)
+			found = &patterns[i].re;
+	if (!found && npatterns < PL_ARRAY_LEN(patterns) &&
+	    regcomp(&patterns[npatterns].re, pattern, REG_EXTENDED | REG_NOSUB) == 0) {
+		patterns[npatterns].pattern = pattern;  /* lives in the cached definition */
+		found = &patterns[npatterns++].re;
+	}
+	pthread_mutex_unlock(&patterns_lock);
+	return found;
+}
+
 static enum pl_err check_string(const char *key, json_t *spec, json_t *v,
 				struct pl_error *err)
 {
@@ -144,13 +176,10 @@ static enum pl_err check_string(const char *key, json_t *spec, json_t *v,
 			       "'%s' is longer than %lld characters", key,
 			       (long long)json_integer_value(maxl));
 	if (pat) {
-		regex_t re;
-		int rc;
-		if (regcomp(&re, json_string_value(pat), REG_EXTENDED | REG_NOSUB) != 0)
+		const regex_t *re = compiled_pattern(json_string_value(pat));
+		if (!re)
 			return pl_fail(err, PL_ERR_INTERNAL, NULL, "bad pattern for '%s'", key);
-		rc = regexec(&re, json_string_value(v), 0, NULL, 0);
-		regfree(&re);
-		if (rc != 0)
+		if (regexec(re, json_string_value(v), 0, NULL, 0) != 0)
 			return pl_fail(err, PL_ERR_USAGE, "pass the id exactly as a previous call returned it",
 				       "'%s' does not match %s", key, json_string_value(pat));
 	}

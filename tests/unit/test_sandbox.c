@@ -253,6 +253,7 @@ static const struct forbidden forbidden[] = {
 	{"chmod", SYS_chmod, (long)"/nonexistent-sbx", 0777, 0},
 	{"kill", SYS_kill, 1, 0, 0},
 	{"memfd_create", SYS_memfd_create, (long)"x", 0, 0},
+	{"fchmod", SYS_fchmod, -1, 04755 /* setuid */, 0},
 };
 
 static int w_forbidden(void *arg, int out)
@@ -557,8 +558,11 @@ static bool wl_memory_and_sort(void)
 		qsort(v, n, sizeof(*v), cmp_int);
 	for (size_t i = 1; ok && i < n; i++)
 		ok = v[i - 1] <= v[i];
-	big = realloc(big, 200u << 20);  /* mremap */
-	ok = ok && big;
+	if (ok) {
+		char *bigger = realloc(big, 200u << 20);  /* mremap */
+		ok = bigger != NULL;
+		big = bigger ? bigger : big;
+	}
 	free(big);
 	free(v);
 	return ok;
