@@ -425,4 +425,5 @@ section "summary$( [ -n "$QUICK" ] && echo ' (BENCH_QUICK)')"
 		for (i = 1; i <= 6; i++) line = line sprintf(i < 6 ? "%-" w[i] "s  " : "%s", c[r, i])
 		print line } }'
 echo "(peer = stackcollapse-perf.pl for 1, flamegraph.pl for 4; ratio = peer time / perflens time)"
+[ "${BENCH_SKIP_MCP:-0}" = 1 ] || BUILD="$BUILD" SHARED="$SHARED" sh "$REPO/bench/mcp.sh"
 exit 0

@@ -112,10 +112,12 @@ static void send_tool_error(struct mcp_call *c, const char *code, const char *me
 
 	snprintf(text, sizeof(text), "error (%s): %s%s%s", code, message,
 		 hint && *hint ? "\nhint: " : "", hint ? hint : "");
-	send_result(c, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
-				 "isError", 1));
+	/* Notifications go before the response: over HTTP the response
+	 * ends the exchange. */
 	mcp_log(&c->log_session, &c->sink, MCP_LOG_WARNING, "perflens", "%s failed: %s",
 		c->tool->name, message);
+	send_result(c, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
+				 "isError", 1));
 }
 
 static void send_tool_ok(struct mcp_call *c, json_t *result)
@@ -155,9 +157,9 @@ static void answer(struct mcp_call *c, const struct sbx_result *res, unsigned ti
 	if (res->outcome != SBX_OK) {
 		snprintf(msg, sizeof(msg), "the %s worker failed: %s (%s)", c->tool->name,
 			 res->detail, sbx_outcome_name(res->outcome));
+		mcp_log(&c->log_session, &c->sink, MCP_LOG_ERROR, "perflens.sandbox", "%s", msg);
 		send_tool_error(c, "internal", msg,
 				"the server is still running; retry once, and report the call if it fails again");
-		mcp_log(&c->log_session, &c->sink, MCP_LOG_ERROR, "perflens.sandbox", "%s", msg);
 		return;
 	}
 	doc = json_loadb(res->data ? res->data : "", res->len, 0, &je);
@@ -281,11 +283,11 @@ bool mcp_call_step(struct mcp_server *s, struct mcp_call *c)
 		return false;
 	track(s, c, false);
 	sbx_finish(c->w, &res);
+	mcp_log(&c->log_session, &c->sink, MCP_LOG_DEBUG, "perflens", "%s: %s in %.1f ms",
+		c->tool->name, sbx_outcome_name(res.outcome), ms_since(&c->started));
 	/* A cancelled request gets no response, as the spec asks. */
 	if (!c->cancelled && res.outcome != SBX_CANCELLED)
 		answer(c, &res, s->cfg.tool_timeout_ms);
-	mcp_log(&c->log_session, &c->sink, MCP_LOG_DEBUG, "perflens", "%s: %s in %.1f ms",
-		c->tool->name, sbx_outcome_name(res.outcome), ms_since(&c->started));
 	sbx_result_release(&res);
 	call_free(c);
 	return true;
@@ -304,12 +306,16 @@ void mcp_call_wait(struct mcp_server *s, struct mcp_call *c)
 	}
 }
 
-void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id)
+void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id,
+		     bool stateless)
 {
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->ncalls; i++) {
 		struct mcp_call *c = s->calls[i];
-		if (c->sess == sess && json_equal(c->id, id)) {
+		/* A 2026-07-28 request has no session: its cancellation can
+		 * only name the request id, among other stateless calls. */
+		bool same = stateless ? c->stateless : c->sess == sess;
+		if (same && json_equal(c->id, id)) {
 			c->cancelled = true;
 			sbx_cancel(c->w);
 		}

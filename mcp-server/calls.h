@@ -16,7 +16,9 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 				const struct tool_def *t, json_t *args, bool stateless,
 				json_t *progress_token);
 
-/* Cancel the call of `sess` whose request id equals `id`, if running. */
-void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id);
+/* Cancel the call of `sess` whose request id equals `id`, if running
+ * (with `stateless`, any stateless call with that id). */
+void mcp_call_cancel(struct mcp_server *s, struct mcp_session *sess, json_t *id,
+		     bool stateless);
 
 #endif

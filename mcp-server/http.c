@@ -107,6 +107,18 @@ static bool accepts_sse(struct MHD_Connection *conn)
 	return a && strstr(a, "text/event-stream");
 }
 
+/* The response among the messages (it has an id); else the last one. */
+static json_t *response_of(json_t *msgs)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(msgs, i, m)
+		if (json_object_get(m, "id") && !json_object_get(m, "method"))
+			return m;
+	return json_array_get(msgs, json_array_size(msgs) - 1);
+}
+
 static enum MHD_Result respond_messages(struct MHD_Connection *conn, json_t *msgs,
 					const char *session)
 {
@@ -118,10 +130,9 @@ static enum MHD_Result respond_messages(struct MHD_Connection *conn, json_t *msg
 	if (json_array_size(msgs) == 0)
 		return respond(conn, MHD_HTTP_ACCEPTED, NULL, "", session);
 	if (json_array_size(msgs) == 1 || !accepts_sse(conn)) {
-		/* The response is the last message; notifications that came
-		 * with it are dropped only when the client cannot take SSE. */
-		char *text = json_dumps(json_array_get(msgs, json_array_size(msgs) - 1),
-					JSON_COMPACT | JSON_REAL_PRECISION(10));
+		/* One JSON body: the response (notifications that came with
+		 * it are dropped only when the client cannot take SSE). */
+		char *text = json_dumps(response_of(msgs), JSON_COMPACT | JSON_REAL_PRECISION(10));
 		r = respond(conn, MHD_HTTP_OK, "application/json", text, session);
 		free(text);
 		return r;

@@ -260,7 +260,7 @@ static void do_cancelled(struct request *r)
 	json_t *id = json_object_get(r->params, "requestId");
 
 	if (id)
-		mcp_call_cancel(r->s, r->sess, id);
+		mcp_call_cancel(r->s, r->sess, id, r->stateless);
 }
 
 static void do_resources_list(struct request *r)
@@ -446,8 +446,14 @@ json_t *mcp_parse(const char *text, size_t len, const struct mcp_sink *sink)
 	json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 
 	if (!msg) {
-		send_error(sink, NULL, -32700, "parse error",
-			   json_pack("{s:s,s:i}", "detail", je.text, "position", je.position));
+		/* jansson stops at depth 2048 on its own: that is our "too
+		 * deep", not a syntax error. */
+		if (strstr(je.text, "maximum parsing depth"))
+			send_error(sink, NULL, -32600, "message nested too deeply",
+				   json_pack("{s:i}", "max_depth", MAX_DEPTH));
+		else
+			send_error(sink, NULL, -32700, "parse error",
+				   json_pack("{s:s,s:i}", "detail", je.text, "position", je.position));
 		return NULL;
 	}
 	if (json_is_array(msg)) {

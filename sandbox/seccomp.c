@@ -7,11 +7,12 @@
  * A few rows look at arguments: ioctl() only for TCGETS (isatty; other
  * requests fail with ENOTTY, as perf probes the terminal size), prlimit64
  * only to read a limit (a root worker could raise its own), fchmod
- * without setuid/setgid bits, clone without new namespaces, clone3
+ * without setuid/setgid bits, clone of threads (and, with exec_path,
+ * of processes without new namespaces), clone3
  * refused with ENOSYS (its flags sit behind a pointer; glibc then falls
  * back to clone).  Anything else - socket, connect, ptrace, mount, bpf,
  * perf_event_open, process_vm_*, keyctl, chmod or chown by path (Landlock
- * does not cover metadata), threads without exec_path, ... - kills.
+ * does not cover metadata), new processes without exec_path, ... - kills.
  *
  * libseccomp compiles the table once per process and mode into BPF,
  * which the parent keeps; the child installs it with one seccomp() call
@@ -45,6 +46,7 @@ enum sc_rule {
 	SC_GET_LIMIT,   /* only reading a limit; setting one fails with EPERM */
 	SC_SELF,        /* only with first argument 0: the calling process */
 	SC_NO_NS,       /* clone without CLONE_NEW* flags */
+	SC_THREAD,      /* clone of a thread (CLONE_THREAD), not of a process */
 	SC_ENOSYS,      /* fails with ENOSYS so that glibc falls back */
 	SC_PLAIN_MODE,  /* a mode without setuid, setgid or sticky bits */
 	SC_PRCTL        /* the read-only or self-only options in prctl_ok[] */
@@ -139,12 +141,13 @@ static const struct sc_row sc_table[] = {
 	{"getrusage", 0, SC_ALLOW, "CPU time of the worker itself"},
 	{"getrandom", 0, SC_ALLOW, "hash seeds, temporary names"},
 	{"exit", 0, SC_ALLOW, "end a thread"},
+	{"clone", 0, SC_THREAD, "threads of the worker (the engine hashes input beside parsing); a thread keeps the worker's filter and Landlock domain"},
+	{"clone3", 0, SC_ENOSYS, "its flags cannot be checked; glibc falls back to clone"},
 	{"exit_group", 0, SC_ALLOW, "end the worker"},
 	/* running exec_path */
 	{"execve", 1, SC_ALLOW, "run exec_path (Landlock: that file only)"},
 	{"execveat", 1, SC_ALLOW, "run exec_path"},
 	{"clone", 1, SC_NO_NS, "fork() and posix_spawn(); no new namespaces"},
-	{"clone3", 1, SC_ENOSYS, "its flags cannot be checked; glibc falls back to clone"},
 	{"fork", 1, SC_ALLOW, "start the program"},
 	{"vfork", 1, SC_ALLOW, "start the program"},
 	{"wait4", 1, SC_ALLOW, "wait for it"},
@@ -214,6 +217,9 @@ static int add_row(scmp_filter_ctx ctx, const struct sc_row *r)
 	case SC_NO_NS:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEW_ANY, 0));
+	case SC_THREAD:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 	case SC_ENOSYS:
 		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	case SC_PLAIN_MODE:

@@ -198,7 +198,7 @@ static enum pl_err check_value(const char *key, json_t *spec, json_t *v,
 		return PL_OK;
 	if (t && !type_matches(t, v))
 		return pl_fail(err, PL_ERR_USAGE, "fix the argument's type",
-			       "'%s' must be a %s", key, t);
+			       "'%s' must be %s %s", key, strchr("aeiou", t[0]) ? "an" : "a", t);
 	if (check_enum(key, spec, v, err) || check_range(key, spec, v, err) ||
 	    check_string(key, spec, v, err))
 		return err->code;

@@ -10,8 +10,11 @@
 #include "artifact.h"
 #include "aggregate.h"
 #include "perf_stat.h"
+#include "stack_table.h"
 
 #include <dirent.h>
+#include <time.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -114,45 +117,54 @@ enum pl_err pl_write_file_atomic(const char *path, const void *data,
 	return pl_atomic_commit(&af, err);
 }
 
-/* ------------------------------------------------------- stack table out */
+/* ------------------------------------------------------- hashed output */
 
+#define HASHED_FLUSH (64 * 1024)
+#define HEAD_KEEP 512
+
+/* A file written through a buffer, every byte also fed to the SHA-256 that
+ * makes the analysis id; the first HEAD_KEEP bytes are kept so the id
+ * placeholder can be found in them afterwards. */
 struct hashed_out {
 	FILE *fp;
 	struct sha256_ctx sha;
 	bool failed;
+	struct pl_buf buf;
+	char head[HEAD_KEEP];
+	size_t head_len;
 };
 
-static void out_raw(struct hashed_out *o, const char *s, size_t n)
+static void hashed_flush(struct hashed_out *o)
 {
-	sha256_update(&o->sha, n, (const uint8_t *)s);
-	if (fwrite(s, 1, n, o->fp) != n)
+	if (!o->buf.len)
+		return;
+	sha256_update(&o->sha, o->buf.len, (const uint8_t *)o->buf.data);
+	if (fwrite(o->buf.data, 1, o->buf.len, o->fp) != o->buf.len)
 		o->failed = true;
+	o->buf.len = 0;
 }
 
-static void out_str(struct hashed_out *o, const char *s)
+/* A json_dump_callback_t (and the stack table's emit function). */
+static int hashed_write(const char *s, size_t n, void *data)
 {
-	out_raw(o, s, strlen(s));
-}
+	struct hashed_out *o = data;
 
-/* Encode one value with jansson and write it; steals `v`. */
-static void out_value_new(struct hashed_out *o, json_t *v)
-{
-	char buf[4096];
-	size_t n = json_dumpb(v, buf, sizeof(buf), PL_DUMP_FLAGS | JSON_ENCODE_ANY);
-
-	if (n > sizeof(buf)) {
-		char *big = json_dumps(v, PL_DUMP_FLAGS | JSON_ENCODE_ANY);
-		out_str(o, big);
-		free(big);
-	} else {
-		out_raw(o, buf, n);
+	if (o->head_len < HEAD_KEEP) {
+		size_t k = n < HEAD_KEEP - o->head_len ? n : HEAD_KEEP - o->head_len;
+		memcpy(o->head + o->head_len, s, k);
+		o->head_len += k;
 	}
-	json_decref(v);
+	pl_buf_add(&o->buf, s, n);
+	if (o->buf.len >= HASHED_FLUSH)
+		hashed_flush(o);
+	return o->failed ? -1 : 0;
 }
 
-static json_t *opt_id(uint32_t id)
+/* Start writing a new file through `o`, keeping the hash running. */
+static void hashed_next_file(struct hashed_out *o, FILE *fp)
 {
-	return id == PL_NOID ? json_null() : json_integer(id);
+	o->fp = fp;
+	o->head_len = 0;
 }
 
 static json_t *opt_i64(int64_t v)
@@ -160,75 +172,89 @@ static json_t *opt_i64(int64_t v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
-static void write_stacks_doc(struct hashed_out *o, const struct pl_profile *p)
-{
-	out_str(o, "{\"schema\":\"perflens.stacks\",\"version\":1,\"strings\":[");
-	for (size_t i = 0; i < p->strs.count; i++) {
-		if (i)
-			out_str(o, ",");
-		out_value_new(o, json_stringn_nocheck(p->strs.strs[i], p->strs.lens[i]));
-	}
-	out_str(o, "],\"events\":[");
-	for (size_t i = 0; i < p->nevents; i++) {
-		if (i)
-			out_str(o, ",");
-		out_value_new(o, json_pack("[I,I]", (json_int_t)p->events[i].name,
-					   (json_int_t)p->events[i].records_without_period));
-	}
-	out_str(o, "],\"functions\":[");
-	for (size_t i = 0; i < pl_nfuncs(p); i++) {
-		if (i)
-			out_str(o, ",");
-		out_value_new(o, json_pack("[I,o]", (json_int_t)p->funcs[i].symbol, opt_id(p->funcs[i].dso)));
-	}
-	out_str(o, "],\"threads\":[");
-	for (size_t i = 0; i < pl_nthreads(p); i++) {
-		const struct pl_thread *t = &p->threads[i];
-		if (i)
-			out_str(o, ",");
-		out_value_new(o, json_pack("[o,o,o]", opt_i64(t->pid), opt_i64(t->tid), opt_id(t->comm)));
-	}
-	out_str(o, "],\"frames\":[");
-	for (size_t i = 0; i < pl_nframes(p); i++) {
-		const struct pl_frame *f = &p->frames[i];
-		char addr[24];
-		if (i)
-			out_str(o, ",");
-		snprintf(addr, sizeof(addr), "%llx", (unsigned long long)f->addr);
-		out_value_new(o, json_pack("[I,o,o]", (json_int_t)f->func,
-					   f->has_addr ? json_string(addr) : json_null(),
-					   opt_id(f->srcline)));
-	}
-	out_str(o, "],\"stacks\":[");
-	for (size_t i = 0; i < pl_nstacks(p); i++) {
-		const struct pl_stack *s = &p->stacks[i];
-		json_t *frames = json_array(), *weights = json_array();
-		if (i)
-			out_str(o, ",");
-		for (uint32_t d = 0; d < s->depth; d++)
-			json_array_append_new(frames, json_integer(s->frames[d]));
-		for (uint32_t w = s->first_weight; w != PL_NOID; w = p->weights[w].next)
-			json_array_append_new(weights, json_pack("[I,I,I]",
-				(json_int_t)p->weights[w].event, (json_int_t)p->weights[w].samples,
-				(json_int_t)p->weights[w].period));
-		out_value_new(o, json_pack("[I,o,o]", (json_int_t)s->thread, frames, weights));
-	}
-	out_str(o, "],\"tails\":[");
-	for (size_t i = 0; i < p->ntails; i++) {
-		if (i)
-			out_str(o, ",");
-		out_value_new(o, json_pack("[I,I,I]", (json_int_t)p->tails[i].stack,
-					   (json_int_t)p->tails[i].event, (json_int_t)p->tails[i].period));
-	}
-	out_str(o, "]}\n");
-}
-
 /* ----------------------------------------------------------- summary */
+
+/* The summary is hashed with this in place of its id (same length). */
+#define ID_PLACEHOLDER "an-00000000000000000000"
+
+/* Objects built key by key: the summary holds one per function and three
+ * per hotspot, and json_pack's format parsing and key checks cost more
+ * than the values here. */
+static void set_new(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new_nocheck(o, key, v);
+}
 
 static json_t *amount_json(const struct pl_view *v, const struct pl_amount *a)
 {
-	return json_pack("{s:I,s:I,s:f}", "samples", (json_int_t)a->samples,
-			 "period", (json_int_t)a->period, "percent", pl_percent(v, a->period));
+	json_t *o = json_object();
+
+	set_new(o, "samples", json_integer((json_int_t)a->samples));
+	set_new(o, "period", json_integer((json_int_t)a->period));
+	set_new(o, "percent", json_real(pl_percent(v, a->period)));
+	return o;
+}
+
+/* Amount objects repeat a lot (every function seen once has the same
+ * ones) and nothing changes them after they are built, so a view shares
+ * each distinct one: (samples, period) -> object, open addressing.  The
+ * table borrows the objects from the document it is building. */
+struct amounts {
+	const struct pl_view *v;
+	struct amount_slot {
+		uint64_t samples, period;
+		json_t *obj;
+	} *slots;
+	size_t mask, count;
+};
+
+static size_t amount_slot(const struct amounts *t, uint64_t samples, uint64_t period)
+{
+	uint64_t key[2] = {samples, period};
+	size_t j = pl_strtab_hash(key, sizeof(key)) & t->mask;
+
+	while (t->slots[j].obj &&
+	       (t->slots[j].samples != samples || t->slots[j].period != period))
+		j = (j + 1) & t->mask;
+	return j;
+}
+
+static void amounts_grow(struct amounts *t)
+{
+	struct amount_slot *old = t->slots;
+	size_t old_mask = t->mask;
+
+	t->mask = old_mask * 2 + 1;
+	t->slots = pl_xcalloc(t->mask + 1, sizeof(*t->slots));
+	for (size_t i = 0; i <= old_mask; i++)
+		if (old[i].obj)
+			t->slots[amount_slot(t, old[i].samples, old[i].period)] = old[i];
+	free(old);
+}
+
+/* A new reference to the shared amount object of `a`. */
+static json_t *amount_shared(struct amounts *t, const struct pl_amount *a)
+{
+	size_t j = amount_slot(t, a->samples, a->period);
+	json_t *o = t->slots[j].obj;
+
+	if (o)
+		return json_incref(o);
+	o = amount_json(t->v, a);
+	t->slots[j] = (struct amount_slot){a->samples, a->period, o};
+	if (++t->count * 2 > t->mask)
+		amounts_grow(t);
+	return o;
+}
+
+static json_t *hotspot_json(struct amounts *t, uint32_t f)
+{
+	json_t *o = json_object();
+
+	set_new(o, "function", json_integer((json_int_t)f));
+	set_new(o, "self", amount_shared(t, &t->v->funcs[f].self));
+	set_new(o, "inclusive", amount_shared(t, &t->v->funcs[f].incl));
+	return o;
 }
 
 static json_t *opt_str(const struct pl_profile *p, uint32_t id)
@@ -239,26 +265,23 @@ static json_t *opt_str(const struct pl_profile *p, uint32_t id)
 static json_t *view_json(const struct pl_profile *p, uint32_t event)
 {
 	struct pl_view v;
+	struct amounts am = {&v, pl_xcalloc(256, sizeof(struct amount_slot)), 255, 0};
 	json_t *hot = json_array(), *threads = json_array(), *dsos = json_array();
 	json_t *out;
 
 	pl_view_build(&v, p, event);
-	for (size_t i = 0; i < v.nhot; i++) {
-		uint32_t f = v.hot_order[i];
-		json_array_append_new(hot, json_pack("{s:I,s:o,s:o}", "function", (json_int_t)f,
-			"self", amount_json(&v, &v.funcs[f].self),
-			"inclusive", amount_json(&v, &v.funcs[f].incl)));
-	}
+	for (size_t i = 0; i < v.nhot; i++)
+		json_array_append_new(hot, hotspot_json(&am, v.hot_order[i]));
 	for (size_t i = 0; i < v.nthread_order; i++) {
 		uint32_t t = v.thread_order[i];
 		json_array_append_new(threads, json_pack("{s:I,s:o}", "thread", (json_int_t)t,
-			"weight", amount_json(&v, &v.threads[t])));
+			"weight", amount_shared(&am, &v.threads[t])));
 	}
 	for (size_t i = 0; i < v.ndsos; i++)
 		json_array_append_new(dsos, json_pack("{s:o,s:o,s:o}",
 			"dso", opt_str(p, v.dso_ids[i]),
-			"self", amount_json(&v, &v.dsos[i].self),
-			"inclusive", amount_json(&v, &v.dsos[i].incl)));
+			"self", amount_shared(&am, &v.dsos[i].self),
+			"inclusive", amount_shared(&am, &v.dsos[i].incl)));
 	out = json_pack("{s:s,s:s,s:{s:I,s:I},s:I,s:f,s:o,s:o,s:o}",
 		"event", pl_str(p, p->events[event].name),
 		"unit", pl_event_unit(p, event),
@@ -266,6 +289,7 @@ static json_t *view_json(const struct pl_profile *p, uint32_t event)
 		"unique_stacks", (json_int_t)v.stacks,
 		"unknown_self_percent", pl_percent(&v, v.unknown_leaf.period),
 		"hotspots", hot, "threads", threads, "dsos", dsos);
+	free(am.slots);
 	pl_view_release(&v);
 	return out;
 }
@@ -361,9 +385,69 @@ static json_t *quality_json(const struct pl_profile *p)
 	return json_pack("{s:I,s:o}", "unterminated_records", (json_int_t)p->ntails, "warnings", warnings);
 }
 
+/* Strings every function entry repeats (kinds, DSOs), made once and
+ * shared; NULL until first use.  Borrowed from the document. */
+struct shared_strs {
+	json_t *kind[PL_KIND_UNKNOWN + 1];
+	json_t **dso;         /* by string id */
+};
+
+static json_t *shared(json_t **slot, json_t *(*make)(const struct pl_profile *, uint32_t),
+		      const struct pl_profile *p, uint32_t id)
+{
+	if (*slot)
+		return json_incref(*slot);
+	*slot = make(p, id);
+	return *slot;
+}
+
+static json_t *make_dso(const struct pl_profile *p, uint32_t id)
+{
+	return opt_str(p, id);
+}
+
+static json_t *make_kind(const struct pl_profile *p, uint32_t kind)
+{
+	(void)p;
+	return json_string_nocheck(pl_kind_name((enum pl_kind)kind));
+}
+
+/* A function as the summary lists it; a symbol or DSO that is not UTF-8
+ * leaves the entry out, as json_pack always did. */
+static json_t *function_json(const struct pl_profile *p, const struct pl_func *f,
+			     struct shared_strs *ss)
+{
+	json_t *o, *dso, *sym = json_string(pl_str(p, f->symbol));
+
+	if (!sym)
+		return NULL;
+	dso = f->dso == PL_NOID ? json_null() : shared(&ss->dso[f->dso], make_dso, p, f->dso);
+	if (!dso) {
+		json_decref(sym);
+		return NULL;
+	}
+	o = json_object();
+	set_new(o, "symbol", sym);
+	set_new(o, "dso", dso);
+	set_new(o, "kind", shared(&ss->kind[f->kind], make_kind, p, f->kind));
+	set_new(o, "inlined", json_boolean(f->inlined));
+	return o;
+}
+
+static json_t *functions_json(const struct pl_profile *p)
+{
+	struct shared_strs ss = {{0}, pl_xcalloc(p->strs.count + 1, sizeof(json_t *))};
+	json_t *funcs = json_array();
+
+	for (size_t i = 0; i < pl_nfuncs(p); i++)
+		json_array_append_new(funcs, function_json(p, &p->funcs[i], &ss));
+	free(ss.dso);
+	return funcs;
+}
+
 static json_t *summary_new(const struct pl_profile *p)
 {
-	json_t *events = json_array(), *funcs = json_array(), *threads = json_array();
+	json_t *events = json_array(), *funcs = functions_json(p), *threads = json_array();
 	json_t *views = json_array(), *stats = json_array();
 
 	for (uint32_t e = 0; e < p->nevents; e++) {
@@ -374,12 +458,6 @@ static json_t *summary_new(const struct pl_profile *p)
 			"records_without_period", (json_int_t)ev->records_without_period));
 		json_array_append_new(views, view_json(p, e));
 	}
-	for (size_t i = 0; i < pl_nfuncs(p); i++) {
-		const struct pl_func *f = &p->funcs[i];
-		json_array_append_new(funcs, json_pack("{s:s,s:o,s:s,s:b}",
-			"symbol", pl_str(p, f->symbol), "dso", opt_str(p, f->dso),
-			"kind", pl_kind_name(f->kind), "inlined", f->inlined));
-	}
 	for (size_t i = 0; i < pl_nthreads(p); i++) {
 		const struct pl_thread *t = &p->threads[i];
 		json_array_append_new(threads, json_pack("{s:o,s:o,s:o}",
@@ -389,7 +467,7 @@ static json_t *summary_new(const struct pl_profile *p)
 		json_array_append_new(stats, stat_block_json(p->stats[i]));
 	return json_pack("{s:s,s:i,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 		"schema", "perflens.analysis", "version", PL_ANALYSIS_SCHEMA_VERSION,
-		"id", "", "provenance", provenance_json(p), "quality", quality_json(p),
+		"id", ID_PLACEHOLDER, "provenance", provenance_json(p), "quality", quality_json(p),
 		"events", events, "functions", funcs, "threads", threads,
 		"views", views, "perf_stat", stats);
 }
@@ -406,70 +484,149 @@ bool pl_artifact_id_valid(const char *id)
 	return true;
 }
 
+/* Put the id over its placeholder: in the file at the offset where the
+ * dump wrote it (found in the kept head), and in the document. */
+static enum pl_err patch_id(struct hashed_out *o, json_t *summary, const char *id,
+			    struct pl_error *err)
+{
+	static const char needle[] = "\"id\":\"" ID_PLACEHOLDER "\"";
+	const char *at = memmem(o->head, o->head_len, needle, sizeof(needle) - 1);
+	off_t off;
+
+	if (!at)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "summary id placeholder not found");
+	off = (off_t)(at - o->head) + 6;
+	if (fflush(o->fp) != 0 || pwrite(fileno(o->fp), id, strlen(id), off) != (ssize_t)strlen(id))
+		o->failed = true;
+	json_object_set_new(summary, "id", json_string(id));
+	return PL_OK;
+}
+
+/* The analysis id hashes the stack table and the summary as written, with
+ * the placeholder id; the summary is dumped once, straight to its file. */
 enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err)
 {
-	struct pl_atomic_file stacks_file;
-	struct hashed_out o;
+	struct pl_atomic_file stacks_file, summary_file;
+	struct hashed_out o = {0};
 	unsigned char digest[SHA256_DIGEST_SIZE];
 	char hex[65], tmp_path[4096];
-	json_t *summary;
-	char *text;
+	json_t *summary = NULL;
 	enum pl_err rc;
 
 	memset(ref, 0, sizeof(*ref));
 	snprintf(tmp_path, sizeof(tmp_path), "%s/analyses/pending.stacks.json", root);
 	if ((rc = pl_atomic_open(&stacks_file, tmp_path, err)))
 		return rc;
-	o.fp = stacks_file.fp;
-	o.failed = false;
-	sha256_init(&o.sha);
-	write_stacks_doc(&o, p);
-	if (o.failed) {
+	snprintf(tmp_path, sizeof(tmp_path), "%s/analyses/pending.json", root);
+	if ((rc = pl_atomic_open(&summary_file, tmp_path, err))) {
 		pl_atomic_abort(&stacks_file);
-		return pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
-			       "cannot write the stack table under '%s'", root);
+		return rc;
 	}
-	summary = summary_new(p);
-	text = json_dumps(summary, PL_DUMP_FLAGS);
-	sha256_update(&o.sha, strlen(text), (const uint8_t *)text);
-	free(text);
+	sha256_init(&o.sha);
+	struct timespec t0, t1, t2, t3; clock_gettime(CLOCK_MONOTONIC, &t0);
+	hashed_next_file(&o, stacks_file.fp);
+	if (!pl_stack_table_write(p, hashed_write, &o))
+		o.failed = true;
+	hashed_flush(&o);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!o.failed) {
+		summary = summary_new(p);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+		hashed_next_file(&o, summary_file.fp);
+		if (json_dump_callback(summary, hashed_write, &o, PL_DUMP_FLAGS | JSON_INDENT(1)) != 0)
+			o.failed = true;
+		hashed_flush(&o);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t3);
+#define MS(a,b) ((b.tv_sec-a.tv_sec)*1e3+(b.tv_nsec-a.tv_nsec)*1e-6)
+	if (getenv("PL_TIME")) fprintf(stderr, "stacks %.1f summary build %.1f dump %.1f\n", MS(t0,t1), MS(t1,t2), MS(t2,t3));
+	pl_buf_release(&o.buf);
+	if (o.failed) {
+		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
+			     "cannot write the analysis under '%s'", root);
+		goto fail;
+	}
 	sha256_digest(&o.sha, sizeof(digest), digest);
 	pl_hex(digest, sizeof(digest), hex);
 	snprintf(ref->id, sizeof(ref->id), "an-%.20s", hex);
-	json_object_set_new(summary, "id", json_string(ref->id));
+	if ((rc = patch_id(&o, summary, ref->id, err)))
+		goto fail;
 	snprintf(ref->summary_path, sizeof(ref->summary_path), "%s/analyses/%s.json", root, ref->id);
 	snprintf(ref->stacks_path, sizeof(ref->stacks_path), "%s/analyses/%s.stacks.json", root, ref->id);
 	snprintf(stacks_file.path, sizeof(stacks_file.path), "%s", ref->stacks_path);
+	snprintf(summary_file.path, sizeof(summary_file.path), "%s", ref->summary_path);
 	if ((rc = pl_atomic_commit(&stacks_file, err))) {
+		pl_atomic_abort(&summary_file);
 		json_decref(summary);
 		return rc;
 	}
-	text = json_dumps(summary, PL_DUMP_FLAGS | JSON_INDENT(1));
-	rc = pl_write_file_atomic(ref->summary_path, text, strlen(text), err);
-	free(text);
+	rc = pl_atomic_commit(&summary_file, err);
+	{ struct timespec t4; clock_gettime(CLOCK_MONOTONIC, &t4); if (getenv("PL_TIME")) fprintf(stderr, "commit+patch %.1f\n", MS(t3,t4)); }
 	if (rc || !summary_out)
 		json_decref(summary);
 	else
 		*summary_out = summary;
 	return rc;
+fail:
+	pl_atomic_abort(&stacks_file);
+	pl_atomic_abort(&summary_file);
+	json_decref(summary);
+	return rc;
 }
 
 /* ------------------------------------------------------------- reading */
 
+/* The whole file in memory (jansson then parses from a buffer, which is
+ * several times faster than from a FILE). */
+static char *read_all(const char *path, size_t *len)
+{
+	struct stat sb;
+	char *buf;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	buf = pl_xmalloc((size_t)sb.st_size + 1);
+	pl_prefault(buf, (size_t)sb.st_size);
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	*len = got;
+	return buf;
+}
+
 static enum pl_err load_json(const char *path, json_t **out, struct pl_error *err)
 {
 	json_error_t je;
+	size_t len = 0;
+	char *text = read_all(path, &len);
 
-	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!*out) {
+	if (!text) {
+		*out = NULL;
 		if (access(path, F_OK) != 0)
 			return pl_fail(err, PL_ERR_INPUT, "call analyze first, or list the artifacts to find a valid id",
 				       "no analysis at '%s'", path);
 		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
-			       "artifact '%s' is not valid JSON: %s (line %d)", path, je.text, je.line);
+			       "cannot read artifact '%s': %s", path, strerror(errno));
 	}
+	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (!*out)
+		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
+			       "artifact '%s' is not valid JSON: %s (line %d)", path, je.text, je.line);
 	return PL_OK;
 }
 
@@ -492,87 +649,6 @@ enum pl_err pl_artifact_load_summary(const char *root, const char *id,
 	return load_json(path, summary, err);
 }
 
-static enum pl_err bad_table(const char *id, const char *what, struct pl_error *err)
-{
-	return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
-		       "stack table of '%s' has a bad %s entry", id, what);
-}
-
-static uint32_t json_id(json_t *v)
-{
-	return json_is_integer(v) ? (uint32_t)json_integer_value(v) : PL_NOID;
-}
-
-static enum pl_err rebuild(struct pl_profile *p, json_t *doc, const char *id,
-			   struct pl_error *err)
-{
-	json_t *v, *a;
-	size_t i;
-
-	json_array_foreach(json_object_get(doc, "strings"), i, v) {
-		if (!json_is_string(v))
-			return bad_table(id, "string", err);
-		pl_intern_str(p, json_string_value(v), json_string_length(v));
-	}
-	json_array_foreach(json_object_get(doc, "events"), i, a) {
-		uint32_t name = json_id(json_array_get(a, 0));
-		const char *s = pl_str(p, name);
-		if (name >= p->strs.count)
-			return bad_table(id, "event", err);
-		pl_intern_event(p, s, strlen(s));
-		p->events[i].records_without_period = 0;
-	}
-	json_array_foreach(json_object_get(doc, "functions"), i, a)
-		pl_intern_func(p, json_id(json_array_get(a, 0)), json_id(json_array_get(a, 1)));
-	json_array_foreach(json_object_get(doc, "threads"), i, a) {
-		json_t *pid = json_array_get(a, 0), *tid = json_array_get(a, 1);
-		pl_intern_thread(p, json_is_integer(pid) ? json_integer_value(pid) : -1,
-				 json_is_integer(tid) ? json_integer_value(tid) : -1,
-				 json_id(json_array_get(a, 2)));
-	}
-	json_array_foreach(json_object_get(doc, "frames"), i, a) {
-		json_t *addr = json_array_get(a, 1);
-		uint32_t fn = json_id(json_array_get(a, 0));
-		if (fn >= pl_nfuncs(p))
-			return bad_table(id, "frame", err);
-		if (pl_intern_frame(p, fn, json_is_string(addr),
-				    json_is_string(addr) ? strtoull(json_string_value(addr), NULL, 16) : 0,
-				    json_id(json_array_get(a, 2)), err) == PL_NOID)
-			return err->code;
-	}
-	json_array_foreach(json_object_get(doc, "stacks"), i, a) {
-		json_t *frames = json_array_get(a, 1), *weights = json_array_get(a, 2), *w, *f;
-		size_t j, depth = json_array_size(frames);
-		uint32_t *ids = pl_xmalloc((depth + 1) * sizeof(uint32_t)), s;
-		json_array_foreach(frames, j, f) {
-			ids[j] = json_id(f);
-			if (ids[j] >= pl_nframes(p)) {
-				free(ids);
-				return bad_table(id, "stack", err);
-			}
-		}
-		s = pl_intern_stack(p, json_id(json_array_get(a, 0)), ids, (uint32_t)depth, err);
-		free(ids);
-		if (s == PL_NOID)
-			return err->code;
-		json_array_foreach(weights, j, w) {
-			uint32_t ev = json_id(json_array_get(w, 0));
-			if (ev >= p->nevents)
-				return bad_table(id, "weight", err);
-			pl_add_weight(p, s, ev, (uint64_t)json_integer_value(json_array_get(w, 1)),
-				      (uint64_t)json_integer_value(json_array_get(w, 2)), true);
-		}
-	}
-	json_array_foreach(json_object_get(doc, "events"), i, a)
-		p->events[i].records_without_period = (uint64_t)json_integer_value(json_array_get(a, 1));
-	json_array_foreach(json_object_get(doc, "tails"), i, a) {
-		PL_GROW(p->tails, p->tails_cap, p->ntails + 1);
-		p->tails[p->ntails++] = (struct pl_tail){json_id(json_array_get(a, 0)),
-			json_id(json_array_get(a, 1)), (uint64_t)json_integer_value(json_array_get(a, 2))};
-	}
-	return PL_OK;
-}
-
 enum pl_err pl_artifact_load_profile(const char *root, const char *id,
 				     struct pl_profile *p, struct pl_error *err)
 {
@@ -585,7 +661,7 @@ enum pl_err pl_artifact_load_profile(const char *root, const char *id,
 	snprintf(path, sizeof(path), "%s/analyses/%s.stacks.json", root, id);
 	if ((rc = load_json(path, &doc, err)))
 		return rc;
-	rc = rebuild(p, doc, id, err);
+	rc = pl_stack_table_read(p, doc, id, err);
 	json_decref(doc);
 	return rc;
 }

@@ -1,11 +1,16 @@
 /* export.c - folding stacks by stackcollapse-perf.pl's rules, and turning
  * folded stacks into flame graphs (see export.h).
  *
- * Each unique stack is rendered to its folded text once, then summed into
- * a table keyed by that text (different stacks can fold to the same line,
- * e.g. when only an offset or a thread differs).  The flame graph splits
- * the folded lines back into interned names, so the SVG shows exactly the
- * names the folded file would.
+ * Names are rendered once per frame (and per thread), not per stack: each
+ * frame's folded names are interned and cached by frame id, and a stack
+ * folds to the sequence of name ids its text would split into at ';'.
+ * Lines are summed in a table keyed by that sequence (different stacks can
+ * fold to the same line, e.g. when only an offset or a thread differs);
+ * since names hold no ';' (only a process name may, and it is split), equal
+ * sequences mean equal text.  The folded file is sorted by comparing the
+ * sequences as the text would compare byte by byte, and the flame graph
+ * takes the name ids as they are, so the SVG shows exactly the names the
+ * folded file would.
  */
 #include "export.h"
 #include "flamegraph.h"
@@ -89,56 +94,96 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static void add_frame(struct pl_buf *b, const struct pl_profile *p,
-		      const struct pl_frame *fr, const struct pl_fold_opts *o,
-		      bool java)
+/* The fold's scratch state: display names, and each frame's and each
+ * thread's names, rendered once and reused by every stack. */
+struct fold_ctx {
+	const struct pl_profile *p;
+	const struct pl_fold_opts *o;
+	struct pl_folded *out;
+	struct pl_buf tmp;        /* one name being rendered */
+	uint32_t *parts;          /* name ids, in runs */
+	size_t nparts, parts_cap;
+	uint32_t *frame_run;      /* [2 * nframes]: run start per (frame, java), PL_NOID unset */
+	uint32_t *frame_len;      /* [2 * nframes]: names in the run */
+	uint32_t *thread_run;     /* [nthreads]: run start of the name's pieces */
+	uint32_t *thread_len;     /* [nthreads]: pieces, 0 for no name */
+	uint8_t *thread_java;     /* [nthreads]: the name is exactly "java" */
+	uint32_t *seq;            /* the stack being folded */
+	size_t seq_cap;
+};
+
+static uint32_t name_id(struct fold_ctx *c, const char *s, size_t n)
 {
-	const struct pl_func *fn = &p->funcs[fr->func];
-	const char *sym = pl_str(p, fn->symbol);
-	const char *dso = fn->dso == PL_NOID ? "[unknown]" : pl_str(p, fn->dso);
-	size_t part = 0;
+	return pl_strtab_intern(&c->out->names, s, n);
+}
 
-	if (sym[0] == '(')
-		return;
-	/* The peer reads an empty symbol ("ADDR  (DSO)") as one space. */
-	if (sym[0] == '\0')
-		sym = " ";
-	/* Old perfs print inlined chains as "outer->inner". */
-	for (const char *s = sym;; part++) {
-		const char *arrow = strstr(s, "->");
-		size_t n = arrow ? (size_t)(arrow - s) : strlen(s);
-		size_t start;
+static void push_part(struct fold_ctx *c, uint32_t id)
+{
+	PL_GROW(c->parts, c->parts_cap, c->nparts + 1);
+	c->parts[c->nparts++] = id;
+}
 
-		if (b->len)
-			pl_buf_addc(b, ';');
-		start = b->len;
-		if (n == 9 && memcmp(s, "[unknown]", 9) == 0) {
-			const char *name = strcmp(dso, "[unknown]") ? basename_of(dso) : "unknown";
-			if (o->addrs)
-				pl_buf_addf(b, "[%s <%llx>]", name, (unsigned long long)fr->addr);
-			else
-				pl_buf_addf(b, "[%s]", name);
-			/* The bracketed name still goes through tidying. */
-			{
-				struct pl_buf t = {0};
-				add_tidy(&t, b->data + start, b->len - start, java);
-				b->len = start;
-				pl_buf_add(b, t.data ? t.data : "", t.len);
-				pl_buf_release(&t);
-			}
-		} else {
-			add_tidy(b, s, n, java);
-		}
-		if (part > 0)
-			pl_buf_adds(b, "_[i]");
-		else if (o->kernel && is_kernel_dso(dso))
-			pl_buf_adds(b, "_[k]");
-		else if (o->jit && is_perf_map(dso))
-			pl_buf_adds(b, "_[j]");
-		if (!arrow)
-			break;
-		s = arrow + 2;
+/* Render one "->" part of a frame's symbol into c->tmp. */
+static void render_part(struct fold_ctx *c, const struct pl_frame *fr, const char *dso,
+			const char *s, size_t n, size_t part, bool java)
+{
+	const struct pl_fold_opts *o = c->o;
+	struct pl_buf *b = &c->tmp;
+
+	pl_buf_reset(b);
+	if (n == 9 && memcmp(s, "[unknown]", 9) == 0) {
+		const char *name = strcmp(dso, "[unknown]") ? basename_of(dso) : "unknown";
+		struct pl_buf t = {0};
+		if (o->addrs)
+			pl_buf_addf(&t, "[%s <%llx>]", name, (unsigned long long)fr->addr);
+		else
+			pl_buf_addf(&t, "[%s]", name);
+		/* The bracketed name still goes through tidying. */
+		add_tidy(b, t.data, t.len, java);
+		pl_buf_release(&t);
+	} else {
+		add_tidy(b, s, n, java);
 	}
+	if (part > 0)
+		pl_buf_adds(b, "_[i]");
+	else if (o->kernel && is_kernel_dso(dso))
+		pl_buf_adds(b, "_[k]");
+	else if (o->jit && is_perf_map(dso))
+		pl_buf_adds(b, "_[j]");
+}
+
+/* The names of frame `f` (none for a symbol in parentheses, several for
+ * an "outer->inner" chain), rendered on first use. */
+static const uint32_t *frame_names(struct fold_ctx *c, uint32_t f, bool java,
+				   uint32_t *count)
+{
+	size_t slot = (size_t)f * 2 + java;
+
+	if (c->frame_run[slot] == PL_NOID) {
+		const struct pl_profile *p = c->p;
+		const struct pl_frame *fr = &p->frames[f];
+		const struct pl_func *fn = &p->funcs[fr->func];
+		const char *sym = pl_str(p, fn->symbol);
+		const char *dso = fn->dso == PL_NOID ? "[unknown]" : pl_str(p, fn->dso);
+
+		c->frame_run[slot] = (uint32_t)c->nparts;
+		/* The peer reads an empty symbol ("ADDR  (DSO)") as one space. */
+		if (sym[0] == '\0')
+			sym = " ";
+		/* Old perfs print inlined chains as "outer->inner". */
+		for (size_t part = 0; sym[0] != '(' || part > 0; part++) {
+			const char *arrow = strstr(sym, "->");
+			size_t n = arrow ? (size_t)(arrow - sym) : strlen(sym);
+			render_part(c, fr, dso, sym, n, part, java);
+			push_part(c, name_id(c, c->tmp.data, c->tmp.len));
+			if (!arrow)
+				break;
+			sym = arrow + 2;
+		}
+		c->frame_len[slot] = (uint32_t)(c->nparts - c->frame_run[slot]);
+	}
+	*count = c->frame_len[slot];
+	return c->parts + c->frame_run[slot];
 }
 
 static void add_pname(struct pl_buf *b, const struct pl_profile *p,
@@ -172,81 +217,197 @@ static uint64_t tail_period(const struct pl_profile *p, uint32_t stack,
 	return sum;
 }
 
-static const struct pl_folded *cmp_folded;
-
-static int cmp_line(const void *a, const void *b)
+/* The process name's pieces (split at ';', as the flame graph splits the
+ * folded text), and whether it is exactly "java"; rendered on first use.
+ * No pieces when the thread has no name or it renders empty. */
+static const uint32_t *thread_names(struct fold_ctx *c, uint32_t t, uint32_t *count,
+				    bool *java)
 {
-	const struct pl_strtab *t = &cmp_folded->lines;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	size_t nx = t->lens[x], ny = t->lens[y];
-	int c = memcmp(t->strs[x], t->strs[y], nx < ny ? nx : ny);
+	if (c->thread_run[t] == PL_NOID) {
+		const struct pl_thread *th = &c->p->threads[t];
+		struct pl_buf *b = &c->tmp;
 
-	return c ? c : (nx < ny ? -1 : (nx > ny));
+		c->thread_run[t] = (uint32_t)c->nparts;
+		pl_buf_reset(b);
+		if (th->comm != PL_NOID || th->tid >= 0)
+			add_pname(b, c->p, th, c->o);
+		/* The peer's expected outputs condense Java names only when
+		 * the process is named exactly "java" (not "java-PID"). */
+		c->thread_java[t] = b->len == 4 && memcmp(b->data, "java", 4) == 0;
+		for (size_t i = 0, start = 0; b->len && i <= b->len; i++) {
+			if (i < b->len && b->data[i] != ';')
+				continue;
+			push_part(c, name_id(c, b->data + start, i - start));
+			start = i + 1;
+		}
+		c->thread_len[t] = (uint32_t)(c->nparts - c->thread_run[t]);
+	}
+	*count = c->thread_len[t];
+	*java = c->thread_java[t];
+	return c->parts + c->thread_run[t];
+}
+
+static void seq_push(struct fold_ctx *c, size_t *len, uint32_t id)
+{
+	PL_GROW(c->seq, c->seq_cap, *len + 1);
+	c->seq[(*len)++] = id;
+}
+
+/* Fold one stack into its line: the name ids the folded text would split
+ * into.  Like the text, which adds a ';' only after something, names add
+ * nothing while the text is still empty. */
+static void fold_stack(struct fold_ctx *c, uint32_t s, uint64_t weight)
+{
+	const struct pl_stack *st = &c->p->stacks[s];
+	struct pl_folded *out = c->out;
+	uint32_t n, id;
+	bool java;
+	const uint32_t *names = thread_names(c, st->thread, &n, &java);
+	size_t len = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		seq_push(c, &len, names[k]);
+	for (uint32_t d = 0; d < st->depth; d++) {
+		names = frame_names(c, st->frames[d], java, &n);
+		for (uint32_t k = 0; k < n; k++)
+			if (len || out->names.lens[names[k]])
+				seq_push(c, &len, names[k]);
+	}
+	if (!len)
+		seq_push(c, &len, name_id(c, "", 0));
+	id = pl_strtab_intern(&out->lines, (const char *)c->seq, len * sizeof(uint32_t));
+	PL_GROW(out->weights, out->weights_cap, out->lines.count);
+	if (id == out->n)
+		out->weights[out->n++] = 0;
+	out->weights[id] += weight;
+}
+
+static void fold_ctx_init(struct fold_ctx *c, const struct pl_profile *p,
+			  const struct pl_fold_opts *o, struct pl_folded *out)
+{
+	size_t nframes = pl_nframes(p), nthreads = pl_nthreads(p);
+
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->o = o;
+	c->out = out;
+	c->frame_run = pl_xmalloc((2 * nframes + 1) * sizeof(uint32_t));
+	memset(c->frame_run, 0xff, (2 * nframes + 1) * sizeof(uint32_t));
+	c->frame_len = pl_xcalloc(2 * nframes + 1, sizeof(uint32_t));
+	c->thread_run = pl_xmalloc((nthreads + 1) * sizeof(uint32_t));
+	memset(c->thread_run, 0xff, (nthreads + 1) * sizeof(uint32_t));
+	c->thread_len = pl_xcalloc(nthreads + 1, sizeof(uint32_t));
+	c->thread_java = pl_xcalloc(nthreads + 1, 1);
+	pl_buf_add(&c->tmp, "", 0);  /* add_tidy reads its data even when empty */
+}
+
+static void fold_ctx_release(struct fold_ctx *c)
+{
+	pl_buf_release(&c->tmp);
+	free(c->parts);
+	free(c->frame_run);
+	free(c->frame_len);
+	free(c->thread_run);
+	free(c->thread_len);
+	free(c->thread_java);
+	free(c->seq);
 }
 
 enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,
 		    const struct pl_fold_opts *o, struct pl_error *err)
 {
-	struct pl_buf b = {0};
+	struct fold_ctx c;
 
 	(void)err;
 	memset(out, 0, sizeof(*out));
+	pl_strtab_init(&out->names);
 	pl_strtab_init(&out->lines);
+	fold_ctx_init(&c, p, o, out);
 	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
-		const struct pl_stack *st = &p->stacks[s];
 		const struct pl_weight *w = pl_stack_weight(p, s, o->event);
-		const struct pl_thread *t = &p->threads[st->thread];
 		uint64_t weight;
-		bool java;
-		uint32_t id;
 
 		if (!w)
 			continue;
 		weight = w->period;
 		if (o->peer_compat)
 			weight -= tail_period(p, s, o->event);
-		if (weight == 0)
-			continue;
-		pl_buf_reset(&b);
-		if (t->comm != PL_NOID || t->tid >= 0)
-			add_pname(&b, p, t, o);
-		/* The peer's expected outputs condense Java names only when
-		 * the process is named exactly "java" (not "java-PID"). */
-		java = b.len == 4 && memcmp(b.data, "java", 4) == 0;
-		for (uint32_t d = 0; d < st->depth; d++)
-			add_frame(&b, p, &p->frames[st->frames[d]], o, java);
-		id = pl_strtab_intern(&out->lines, b.data ? b.data : "", b.len);
-		PL_GROW(out->weights, out->weights_cap, out->lines.count);
-		if (id == out->n)
-			out->weights[out->n++] = 0;
-		out->weights[id] += weight;
+		if (weight)
+			fold_stack(&c, s, weight);
 	}
-	pl_buf_release(&b);
-	out->order = pl_xmalloc((out->n + 1) * sizeof(uint32_t));
-	for (uint32_t i = 0; i < out->n; i++)
-		out->order[i] = i;
-	cmp_folded = out;
-	qsort(out->order, out->n, sizeof(uint32_t), cmp_line);
-	cmp_folded = NULL;
+	fold_ctx_release(&c);
 	return PL_OK;
 }
 
 void pl_folded_release(struct pl_folded *f)
 {
+	pl_strtab_release(&f->names);
 	pl_strtab_release(&f->lines);
 	free(f->weights);
-	free(f->order);
 	memset(f, 0, sizeof(*f));
+}
+
+static const uint32_t *line_names(const struct pl_folded *f, uint32_t id, uint32_t *depth)
+{
+	*depth = f->lines.lens[id] / sizeof(uint32_t);
+	return (const uint32_t *)f->lines.strs[id];
+}
+
+/* Byte order of two different names as they stand in their lines: each
+ * followed by ';' when more names come, else by the end of the line. */
+static int cmp_names(const struct pl_strtab *names, uint32_t a, bool a_more,
+		     uint32_t b, bool b_more)
+{
+	size_t la = names->lens[a], lb = names->lens[b], m = la < lb ? la : lb;
+	int c = memcmp(names->strs[a], names->strs[b], m), ca, cb;
+
+	if (c)
+		return c;
+	ca = la > m ? (unsigned char)names->strs[a][m] : a_more ? ';' : -1;
+	cb = lb > m ? (unsigned char)names->strs[b][m] : b_more ? ';' : -1;
+	return (ca > cb) - (ca < cb);
+}
+
+static const struct pl_folded *cmp_folded;
+
+/* Lines in byte order of their text, compared name by name. */
+static int cmp_line(const void *pa, const void *pb)
+{
+	uint32_t na, nb, i;
+	const uint32_t *a = line_names(cmp_folded, *(const uint32_t *)pa, &na);
+	const uint32_t *b = line_names(cmp_folded, *(const uint32_t *)pb, &nb);
+
+	for (i = 0; i < na && i < nb && a[i] == b[i]; i++)
+		;
+	if (i == na || i == nb)
+		return (na > nb) - (na < nb);
+	return cmp_names(&cmp_folded->names, a[i], i + 1 < na, b[i], i + 1 < nb);
 }
 
 enum pl_err pl_write_folded(FILE *out, const struct pl_folded *f,
 			    struct pl_error *err)
 {
+	uint32_t *order = pl_xmalloc((f->n + 1) * sizeof(uint32_t));
+	char num[24];
+
+	for (uint32_t i = 0; i < f->n; i++)
+		order[i] = i;
+	cmp_folded = f;
+	qsort(order, f->n, sizeof(uint32_t), cmp_line);
+	cmp_folded = NULL;
 	for (size_t i = 0; i < f->n; i++) {
-		uint32_t id = f->order[i];
-		fwrite(f->lines.strs[id], 1, f->lines.lens[id], out);
-		fprintf(out, " %llu\n", (unsigned long long)f->weights[id]);
+		uint32_t depth;
+		const uint32_t *names = line_names(f, order[i], &depth);
+		for (uint32_t d = 0; d < depth; d++) {
+			if (d)
+				putc(';', out);
+			fwrite(f->names.strs[names[d]], 1, f->names.lens[names[d]], out);
+		}
+		num[0] = ' ';
+		fwrite(num, 1, pl_fmt_u64(num + 1, f->weights[order[i]]) + 1, out);
+		putc('\n', out);
 	}
+	free(order);
 	if (ferror(out))
 		return pl_fail(err, PL_ERR_OUTPUT, "check free space on the output's disk",
 			       "cannot write folded output");
@@ -256,41 +417,19 @@ enum pl_err pl_write_folded(FILE *out, const struct pl_folded *f,
 enum pl_err pl_write_flamegraph(FILE *out, const struct pl_folded *f,
 				const struct pl_svg_opts *o, struct pl_error *err)
 {
-	struct pl_strtab names;
 	struct pl_flame_stack *stacks = pl_xcalloc(f->n + 1, sizeof(*stacks));
-	uint32_t *ids = NULL;
-	size_t nids = 0, ids_cap = 0;
-	size_t *offs = pl_xcalloc(f->n + 1, sizeof(size_t));
 	struct pl_flame_opts fo = {0};
 	enum pl_err rc;
 
-	pl_strtab_init(&names);
-	for (size_t i = 0; i < f->n; i++) {
-		uint32_t id = f->order[i];
-		const char *s = f->lines.strs[id];
-		size_t n = f->lines.lens[id], start = 0;
-
-		offs[i] = nids;
-		for (size_t k = 0; k <= n; k++) {
-			if (k < n && s[k] != ';')
-				continue;
-			PL_GROW(ids, ids_cap, nids + 1);
-			ids[nids++] = pl_strtab_intern(&names, s + start, k - start);
-			start = k + 1;
-		}
-		stacks[i].depth = (uint32_t)(nids - offs[i]);
-		stacks[i].weight = f->weights[id];
+	for (uint32_t i = 0; i < f->n; i++) {
+		stacks[i].names = line_names(f, i, &stacks[i].depth);
+		stacks[i].weight = f->weights[i];
 	}
-	for (size_t i = 0; i < f->n; i++)
-		stacks[i].names = ids + offs[i];
 	fo.title = o->title;
 	fo.subtitle = o->subtitle;
 	fo.unit = o->unit;
 	fo.width = o->width;
-	rc = pl_flamegraph_write(out, stacks, f->n, names.strs, names.count, &fo, err);
+	rc = pl_flamegraph_write(out, stacks, f->n, f->names.strs, f->names.count, &fo, err);
 	free(stacks);
-	free(ids);
-	free(offs);
-	pl_strtab_release(&names);
 	return rc;
 }

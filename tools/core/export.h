@@ -33,12 +33,15 @@ struct pl_fold_opts {
 	bool peer_compat;  /* drop unterminated last records, as the peer does */
 };
 
+/* Folded lines: each is the sequence of display-name ids its text splits
+ * into at ';' (a binary key of uint32_t in `lines`), ids in first-fold
+ * order; pl_write_folded sorts them bytewise by text. */
 struct pl_folded {
-	struct pl_strtab lines;   /* collapsed stack text -> id */
-	uint64_t *weights;        /* per id */
+	struct pl_strtab names;   /* display names (no ';' in any) */
+	struct pl_strtab lines;   /* name-id sequence -> line id */
+	uint64_t *weights;        /* per line id */
 	size_t weights_cap;
-	uint32_t *order;          /* ids sorted bytewise by text */
-	size_t n;
+	size_t n;                 /* lines */
 };
 
 enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,

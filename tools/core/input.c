@@ -1,18 +1,21 @@
 /* input.c - file reading, decompression and line splitting (see input.h).
  *
- * Raw bytes are read in 1 MiB blocks and either copied or decompressed
- * into a window buffer; lines are found with memchr.  The window holds at
- * most one line limit plus one block, so memory stays bounded whatever the
- * input size.  Gzip members and zstd frames may be concatenated (as a
- * streaming agent writes them).
+ * Raw bytes are read in 1 MiB blocks; lines are found with memchr.  Plain
+ * text is handed out in place, and only a line that runs across blocks is
+ * copied into a window of one line limit.  Compressed input is decompressed
+ * into a window of one line limit plus one block.  Either way memory stays
+ * bounded whatever the input size.  Gzip members and zstd frames may be
+ * concatenated (as a streaming agent writes them).
  *
- * Threading: for files over one block, SHA-256 runs in a second thread so
- * that it overlaps parsing.  Blocks are read into a ring of RING_SLOTS
- * buffers; the reader hands each block to the hasher in order and reuses a
- * slot only after the hasher is done with it, so the digest covers exactly
- * the bytes that were parsed.  Only the hasher touches the SHA context
- * until pl_input_sha256 waits for it to drain; the mutex guards the two
- * counters and the stop flag.  Small files are hashed inline.
+ * Threading: for files over one block, two more threads keep the system
+ * calls and the SHA-256 off the parser's path.  A reader thread reads into
+ * a ring of RING_SLOTS blocks and publishes each; a hasher thread hashes
+ * the published blocks in order; the parser takes them in order and gives
+ * each back when it moves on.  A slot is refilled only once it is both
+ * hashed and given back, so the digest covers exactly the bytes that were
+ * parsed.  Only the hasher touches the SHA context until pl_input_sha256
+ * waits for it to finish; one mutex guards the counters and flags.  Small
+ * files are read and hashed inline.
  */
 #include "input.h"
 
@@ -28,27 +31,31 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define RAW_BLOCK (1u << 20)
+#define RAW_BLOCK (1u << 18)
 #define RING_SLOTS 4
 
-/* The hashing thread and the ring of raw blocks it shares with the reader. */
-struct hasher {
-	pthread_t thread;
-	bool running;              /* the thread was started */
+/* The reading and hashing threads and the ring of blocks they share with
+ * the parser.  Blocks are numbered from 0; block k lives in slot k % RING_SLOTS. */
+struct reader {
+	pthread_t thread, hasher;
+	bool running;              /* both threads were started */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned char *slot[RING_SLOTS];
 	size_t len[RING_SLOTS];
-	uint64_t posted;           /* blocks handed over (reader writes) */
+	int error[RING_SLOTS];     /* errno of a failed read, else 0 */
+	uint64_t filled;           /* blocks published (reader writes) */
 	uint64_t hashed;           /* blocks hashed (hasher writes) */
-	bool stop;
+	uint64_t next;             /* blocks the parser took (parser writes) */
+	bool last;                 /* the block before `filled` ended the file */
+	bool stop;                 /* the parser closes the input */
 };
 
 struct pl_input_state {
 	int fd;
 	struct pl_limits lim;
 	struct sha256_ctx sha;
-	struct hasher h;
+	struct reader rd;
 	unsigned char *raw;        /* compressed bytes read, not yet consumed */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
@@ -59,6 +66,7 @@ struct pl_input_state {
 	char *win;                 /* decompressed window */
 	size_t win_cap, win_start, win_end;
 	bool out_eof;              /* no more decompressed bytes will come */
+	bool carry_out;            /* plain: the last line handed out was the window */
 };
 
 const char *pl_codec_name(enum pl_codec c)
@@ -70,139 +78,222 @@ const char *pl_codec_name(enum pl_codec c)
 	}
 }
 
-/* ------------------------------------------------------------ hashing */
+/* ------------------------------------------------------------ reading */
+
+/* Read a whole block (a short read is not the end of a file); returns
+ * the byte count, or -1 with errno set. */
+static ssize_t read_block(int fd, unsigned char *buf)
+{
+	size_t got = 0;
+
+	while (got < RAW_BLOCK) {
+		ssize_t n = read(fd, buf + got, RAW_BLOCK - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Can the reader fill block `filled`?  Its slot must be hashed and given
+ * back (the parser still holds block next - 1). */
+static bool slot_free(const struct reader *r)
+{
+	uint64_t held = r->next ? r->next - 1 : 0;
+	uint64_t low = r->hashed < held ? r->hashed : held;
+
+	return r->filled - low < RING_SLOTS;
+}
+
+static void *reader_main(void *arg)
+{
+	struct pl_input_state *st = arg;
+	struct reader *r = &st->rd;
+	bool last = false;
+
+	pthread_mutex_lock(&r->mu);
+	while (!last) {
+		uint64_t k;
+		ssize_t n;
+		while (!r->stop && !slot_free(r))
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop)
+			break;
+		k = r->filled % RING_SLOTS;
+		pthread_mutex_unlock(&r->mu);
+		n = read_block(st->fd, r->slot[k]);
+		pthread_mutex_lock(&r->mu);
+		r->error[k] = n < 0 ? errno : 0;
+		r->len[k] = n < 0 ? 0 : (size_t)n;
+		r->last = last = n < (ssize_t)RAW_BLOCK;
+		r->filled++;
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* Is every block hashed that ever will be? */
+static bool all_hashed(const struct reader *r)
+{
+	return r->last && r->hashed == r->filled;
+}
 
 static void *hasher_main(void *arg)
 {
 	struct pl_input_state *st = arg;
-	struct hasher *h = &st->h;
+	struct reader *r = &st->rd;
 
-	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		uint64_t k;
-		while (h->hashed == h->posted && !h->stop)
-			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->hashed == h->posted)
+		while (!r->stop && r->hashed == r->filled && !r->last)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop || all_hashed(r))
 			break;
-		k = h->hashed % RING_SLOTS;
-		pthread_mutex_unlock(&h->mu);
-		sha256_update(&st->sha, h->len[k], h->slot[k]);
-		pthread_mutex_lock(&h->mu);
-		h->hashed++;
-		pthread_cond_broadcast(&h->cv);
+		k = r->hashed % RING_SLOTS;
+		pthread_mutex_unlock(&r->mu);
+		sha256_update(&st->sha, r->len[k], r->slot[k]);
+		pthread_mutex_lock(&r->mu);
+		r->hashed++;
+		pthread_cond_broadcast(&r->cv);
 	}
-	pthread_mutex_unlock(&h->mu);
+	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-/* Start the hasher; without it (small file, or no thread could be made)
- * every block is hashed inline in one buffer. */
-static void hasher_start(struct pl_input_state *st, uint64_t file_size)
+/* Start the threads; without them (small file, or no thread could be
+ * made) every block is read and hashed inline, in one buffer. */
+static void reader_start(struct pl_input_state *st, uint64_t file_size)
 {
-	struct hasher *h = &st->h;
+	struct reader *r = &st->rd;
 
-	h->slot[0] = pl_xmalloc(RAW_BLOCK);
+	r->slot[0] = pl_xmalloc(RAW_BLOCK);
 	if (file_size <= RAW_BLOCK)
 		return;
-	for (size_t i = 1; i < RING_SLOTS; i++)
-		h->slot[i] = pl_xmalloc(RAW_BLOCK);
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
-	h->running = pthread_create(&h->thread, NULL, hasher_main, st) == 0;
-	if (!h->running) {
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->cv);
+	for (size_t i = 0; i < RING_SLOTS; i++) {
+		if (i)
+			r->slot[i] = pl_xmalloc(RAW_BLOCK);
+		pl_prefault(r->slot[i], RAW_BLOCK);
 	}
-}
-
-/* The buffer the next block goes to: a slot the hasher is done with. */
-static unsigned char *hasher_slot(struct hasher *h)
-{
-	unsigned char *slot;
-
-	if (!h->running)
-		return h->slot[0];
-	pthread_mutex_lock(&h->mu);
-	while (h->posted - h->hashed >= RING_SLOTS)
-		pthread_cond_wait(&h->cv, &h->mu);
-	slot = h->slot[h->posted % RING_SLOTS];
-	pthread_mutex_unlock(&h->mu);
-	return slot;
-}
-
-/* Hash the `n` bytes just read into the slot hasher_slot gave. */
-static void hasher_post(struct pl_input_state *st, size_t n)
-{
-	struct hasher *h = &st->h;
-
-	if (!h->running) {
-		sha256_update(&st->sha, n, h->slot[0]);
-		return;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if (pthread_create(&r->thread, NULL, reader_main, st) != 0)
+		goto fail;
+	if (pthread_create(&r->hasher, NULL, hasher_main, st) != 0) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->thread, NULL);
+		goto fail;
 	}
-	if (n == 0)
-		return;
-	pthread_mutex_lock(&h->mu);
-	h->len[h->posted % RING_SLOTS] = n;
-	h->posted++;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
+	r->running = true;
+	return;
+fail:
+	/* Inline from the start: whatever the reader read is read again. */
+	lseek(st->fd, 0, SEEK_SET);
+	r->filled = r->hashed = r->next = 0;
+	r->last = r->stop = false;
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
 }
 
-/* Wait until every posted block is hashed (the SHA context is then the
- * reader's to look at). */
-static void hasher_drain(struct hasher *h)
+/* The next block from the reader thread (giving back the current one):
+ * its bytes, or 0 bytes at the end, or -1 with errno set. */
+static ssize_t reader_take(struct reader *r, unsigned char **buf)
 {
-	if (!h->running)
-		return;
-	pthread_mutex_lock(&h->mu);
-	while (h->hashed != h->posted)
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
+	ssize_t n;
+	uint64_t k;
+	int e;
+
+	pthread_mutex_lock(&r->mu);
+	while (r->filled == r->next && !r->last)
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (r->filled == r->next) {
+		pthread_mutex_unlock(&r->mu);
+		*buf = r->slot[0];
+		return 0;
+	}
+	k = r->next++ % RING_SLOTS;
+	pthread_cond_broadcast(&r->cv);
+	*buf = r->slot[k];
+	e = r->error[k];
+	n = e ? -1 : (ssize_t)r->len[k];
+	pthread_mutex_unlock(&r->mu);
+	errno = e;
+	return n;
 }
 
-static void hasher_stop(struct hasher *h)
+/* Wait until everything read is hashed (then the SHA context is the
+ * parser's to look at). */
+static void reader_finish(struct reader *r)
 {
-	if (h->running) {
-		pthread_mutex_lock(&h->mu);
-		h->stop = true;
-		pthread_cond_broadcast(&h->cv);
-		pthread_mutex_unlock(&h->mu);
-		pthread_join(h->thread, NULL);
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->cv);
-		h->running = false;
+	if (!r->running)
+		return;
+	pthread_mutex_lock(&r->mu);
+	while (!all_hashed(r))
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void reader_stop(struct reader *r)
+{
+	if (r->running) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->thread, NULL);
+		pthread_join(r->hasher, NULL);
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		r->running = false;
 	}
 	for (size_t i = 0; i < RING_SLOTS; i++)
-		free(h->slot[i]);
+		free(r->slot[i]);
 }
-
-/* ------------------------------------------------------------ reading */
 
 static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 {
 	struct pl_input_state *st = in->st;
-	unsigned char *buf;
+	unsigned char *buf = st->rd.slot[0];
 	ssize_t n;
 
 	if (st->raw_pos < st->raw_len || st->raw_eof)
 		return PL_OK;
-	buf = hasher_slot(&st->h);
-	do {
-		n = read(st->fd, buf, RAW_BLOCK);
-	} while (n < 0 && errno == EINTR);
+	if (st->rd.running) {
+		n = reader_take(&st->rd, &buf);
+	} else {
+		n = read_block(st->fd, buf);
+		if (n > 0)
+			sha256_update(&st->sha, (size_t)n, buf);
+	}
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
 			       "cannot read '%s': %s", in->path, strerror(errno));
-	if (n == 0)
-		st->raw_eof = true;
-	hasher_post(st, (size_t)n);
+	st->raw_eof = n < (ssize_t)RAW_BLOCK;
 	st->raw = buf;
 	st->raw_pos = 0;
 	st->raw_len = (size_t)n;
 	return PL_OK;
 }
 
-/* Decompress (or copy) into win[win_end..win_cap); false when stuck. */
+static enum pl_err count_out(struct pl_input *in, size_t n, struct pl_error *err)
+{
+	in->bytes_out += n;
+	if (in->bytes_out > in->st->lim.max_input_bytes)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes, or split the capture",
+			       "'%s' holds more than %llu bytes of profile text", in->path,
+			       (unsigned long long)in->st->lim.max_input_bytes);
+	return PL_OK;
+}
+
+/* Decompress into win[win_end..win_cap). */
 static enum pl_err fill_gzip(struct pl_input *in, struct pl_error *err)
 {
 	struct pl_input_state *st = in->st;
@@ -259,22 +350,6 @@ static enum pl_err fill_zstd(struct pl_input *in, struct pl_error *err)
 	return PL_OK;
 }
 
-static enum pl_err fill_plain(struct pl_input *in)
-{
-	struct pl_input_state *st = in->st;
-	size_t n = st->raw_len - st->raw_pos;
-	size_t room = st->win_cap - st->win_end;
-
-	if (n > room)
-		n = room;
-	memcpy(st->win + st->win_end, st->raw + st->raw_pos, n);
-	st->raw_pos += n;
-	st->win_end += n;
-	if (st->raw_eof && st->raw_pos == st->raw_len)
-		st->out_eof = true;
-	return PL_OK;
-}
-
 /* Make room and add more decompressed bytes to the window. */
 static enum pl_err fill_window(struct pl_input *in, struct pl_error *err)
 {
@@ -291,21 +366,11 @@ static enum pl_err fill_window(struct pl_input *in, struct pl_error *err)
 	while (!st->out_eof && st->win_end == before && st->win_end < st->win_cap) {
 		if ((rc = read_raw(in, err)))
 			return rc;
-		if (in->codec == PL_CODEC_GZIP)
-			rc = fill_gzip(in, err);
-		else if (in->codec == PL_CODEC_ZSTD)
-			rc = fill_zstd(in, err);
-		else
-			rc = fill_plain(in);
+		rc = in->codec == PL_CODEC_GZIP ? fill_gzip(in, err) : fill_zstd(in, err);
 		if (rc)
 			return rc;
 	}
-	in->bytes_out += st->win_end - before;
-	if (in->bytes_out > st->lim.max_input_bytes)
-		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes, or split the capture",
-			       "'%s' holds more than %llu bytes of profile text", in->path,
-			       (unsigned long long)st->lim.max_input_bytes);
-	return PL_OK;
+	return count_out(in, st->win_end - before, err);
 }
 
 static enum pl_codec sniff_codec(const unsigned char *p, size_t n)
@@ -322,6 +387,16 @@ static enum pl_err open_codec(struct pl_input *in, struct pl_error *err)
 	struct pl_input_state *st = in->st;
 
 	in->codec = sniff_codec(st->raw, st->raw_len);
+	if (in->codec == PL_CODEC_NONE) {
+		/* Only a line that runs across blocks is copied. */
+		st->win_cap = (size_t)st->lim.max_line + 1;
+		st->win = pl_xmalloc(st->win_cap);
+		return count_out(in, st->raw_len, err);
+	}
+	/* The window fills up to a block past the longest line. */
+	st->win_cap = (size_t)st->lim.max_line + RAW_BLOCK + 1;
+	st->win = pl_xmalloc(st->win_cap);
+	pl_prefault(st->win, st->win_cap);
 	if (in->codec == PL_CODEC_GZIP) {
 		if (inflateInit2(&st->z, 15 + 32) != Z_OK)
 			return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start zlib");
@@ -356,10 +431,8 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	st->lim = *lim;
 	sha256_init(&st->sha);
 	st->fd = fd;
-	hasher_start(st, (uint64_t)sb.st_size);
-	st->raw = st->h.slot[0];
-	st->win_cap = (size_t)lim->max_line + RAW_BLOCK + 1;
-	st->win = pl_xmalloc(st->win_cap);
+	reader_start(st, (uint64_t)sb.st_size);
+	st->raw = st->rd.slot[0];
 	in->st = st;
 	in->path = pl_xstrndup(path, strlen(path));
 	in->file_size = (uint64_t)sb.st_size;
@@ -370,8 +443,70 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	return PL_OK;
 }
 
-int pl_input_line(struct pl_input *in, const char **line, size_t *len,
-		  struct pl_error *err)
+/* ------------------------------------------------------------- lines */
+
+static int line_too_long(struct pl_input *in, struct pl_error *err)
+{
+	pl_fail(err, PL_ERR_LIMIT, "raise --max-line, or check that this is a text profile",
+		"line %llu of '%s' is longer than %llu bytes",
+		(unsigned long long)in->line_no + 1, in->path,
+		(unsigned long long)in->st->lim.max_line);
+	return -1;
+}
+
+static int line_out(struct pl_input *in, const char *s, size_t n,
+		    const char **line, size_t *len)
+{
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	in->line_no++;
+	*line = s;
+	*len = n;
+	return 1;
+}
+
+/* Plain text is not copied: a line is handed out where it was read, and
+ * only a line that runs across blocks is put together in the window. */
+static int line_plain(struct pl_input *in, const char **line, size_t *len,
+		      struct pl_error *err)
+{
+	struct pl_input_state *st = in->st;
+
+	if (st->carry_out) {
+		st->win_end = 0;
+		st->carry_out = false;
+	}
+	for (;;) {
+		const unsigned char *s = st->raw + st->raw_pos;
+		size_t avail = st->raw_len - st->raw_pos;
+		const unsigned char *nl = memchr(s, '\n', avail);
+		size_t n = nl ? (size_t)(nl - s) : avail;
+
+		if (nl && !st->win_end) {
+			if (n > st->lim.max_line)
+				return line_too_long(in, err);
+			st->raw_pos += n + 1;
+			return line_out(in, (const char *)s, n, line, len);
+		}
+		if (n > st->lim.max_line - st->win_end)
+			return line_too_long(in, err);
+		memcpy(st->win + st->win_end, s, n);
+		st->win_end += n;
+		st->raw_pos += nl ? n + 1 : n;
+		if (nl || (st->raw_eof && st->win_end)) {
+			st->carry_out = true;
+			return line_out(in, st->win, st->win_end, line, len);
+		}
+		if (st->raw_eof)
+			return 0;
+		if (read_raw(in, err) || count_out(in, st->raw_len, err))
+			return -1;
+	}
+}
+
+/* Decompressed text, through the window. */
+static int line_window(struct pl_input *in, const char **line, size_t *len,
+		       struct pl_error *err)
 {
 	struct pl_input_state *st = in->st;
 	size_t scanned = 0;
@@ -384,34 +519,27 @@ int pl_input_line(struct pl_input *in, const char **line, size_t *len,
 
 		if (nl || (st->out_eof && avail > 0)) {
 			n = nl ? (size_t)(nl - start) : avail;
-			if (n > st->lim.max_line) {
-				pl_fail(err, PL_ERR_LIMIT, "raise --max-line, or check that this is a text profile",
-					"line %llu of '%s' is longer than %llu bytes",
-					(unsigned long long)in->line_no + 1, in->path,
-					(unsigned long long)st->lim.max_line);
-				return -1;
-			}
+			if (n > st->lim.max_line)
+				return line_too_long(in, err);
 			st->win_start += nl ? n + 1 : n;
-			if (n > 0 && start[n - 1] == '\r')
-				n--;
-			in->line_no++;
-			*line = start;
-			*len = n;
-			return 1;
+			return line_out(in, start, n, line, len);
 		}
 		if (st->out_eof)
 			return 0;
-		if (avail > st->lim.max_line) {
-			pl_fail(err, PL_ERR_LIMIT, "raise --max-line, or check that this is a text profile",
-				"line %llu of '%s' is longer than %llu bytes",
-				(unsigned long long)in->line_no + 1, in->path,
-				(unsigned long long)st->lim.max_line);
-			return -1;
-		}
+		if (avail > st->lim.max_line)
+			return line_too_long(in, err);
 		scanned = avail;
 		if (fill_window(in, err))
 			return -1;
 	}
+}
+
+int pl_input_line(struct pl_input *in, const char **line, size_t *len,
+		  struct pl_error *err)
+{
+	if (in->codec == PL_CODEC_NONE)
+		return line_plain(in, line, len, err);
+	return line_window(in, line, len, err);
 }
 
 size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
@@ -420,6 +548,11 @@ size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 	struct pl_input_state *st = in->st;
 	size_t avail;
 
+	if (in->codec == PL_CODEC_NONE) {
+		avail = st->raw_len - st->raw_pos < cap ? st->raw_len - st->raw_pos : cap;
+		memcpy(buf, st->raw + st->raw_pos, avail);
+		return avail;
+	}
 	while (st->win_end - st->win_start < cap && !st->out_eof) {
 		size_t before = st->win_end - st->win_start;
 		if (fill_window(in, err))
@@ -439,7 +572,7 @@ void pl_input_sha256(struct pl_input *in, char out[65])
 	unsigned char digest[SHA256_DIGEST_SIZE];
 	struct sha256_ctx copy;
 
-	hasher_drain(&in->st->h);
+	reader_finish(&in->st->rd);
 	copy = in->st->sha;
 
 	sha256_digest(&copy, sizeof(digest), digest);
@@ -454,7 +587,7 @@ void pl_input_close(struct pl_input *in)
 		if (st->z_ready)
 			inflateEnd(&st->z);
 		ZSTD_freeDCtx(st->zs);
-		hasher_stop(&st->h);
+		reader_stop(&st->rd);
 		if (st->fd >= 0)
 			close(st->fd);
 		free(st->win);

@@ -13,6 +13,7 @@
 #include "perf_stat.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,36 +80,112 @@ enum pl_format pl_detect_format(const char *head, size_t n)
 	return PL_FMT_PERF_SCRIPT;
 }
 
-enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,
-			   const char *line, size_t n, uint64_t line_no,
-			   struct pl_error *err)
+/* ------------------------------------------------------------ folded */
+
+/* What one folded line is: skipped, malformed (noted), or a stack text of
+ * *n bytes with its count. */
+enum folded_kind { FOLDED_SKIP, FOLDED_BAD, FOLDED_STACK };
+
+static enum folded_kind folded_split(struct pl_profile *p, const char *line, size_t *n,
+				     uint64_t line_no, uint64_t *count)
 {
-	static const uint32_t no_frames[1];
+	size_t len = *n;
 	const char *sp;
-	uint64_t count;
-	uint32_t small[512], *frames = small, thread, stack;
+
+	p->lines++;
+	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (len == 0 || line[0] == '#') {
+		p->records_skipped++;
+		return FOLDED_SKIP;
+	}
+	sp = memrchr(line, ' ', len);
+	if (!sp || sp == line) {
+		pl_note_malformed(p, line_no, "no count after the stack", line, len);
+		return FOLDED_BAD;
+	}
+	if (!pl_parse_u64(sp + 1, len - (size_t)(sp + 1 - line), count)) {
+		pl_note_malformed(p, line_no, "count is not a whole number", line, len);
+		return FOLDED_BAD;
+	}
+	*n = (size_t)(sp - line);
+	return FOLDED_STACK;
+}
+
+/* The caches of one folded file.  Whole lines repeat when folded files
+ * are concatenated, so a stack text's hash leads to its stack id; a hit is
+ * verified against the stack's frames, whose symbols the text must spell
+ * exactly, ';' between them (a symbol holds no ';'), so nothing but the
+ * small tables here is stored.  Each symbol string id leads to its frame,
+ * which skips interning the function and the frame again. */
+struct folded_slot {
+	uint64_t hash;
+	uint32_t stack1;      /* stack id + 1, 0 empty */
+	uint32_t len;         /* text length */
+};
+struct folded_cache {
+	struct folded_slot *slots;
+	size_t mask, count;
+	uint32_t *sym_frame;  /* symbol string id -> frame id + 1, 0 unknown */
+	size_t sym_frame_cap;
+	uint32_t *frame_sym;  /* frame id -> symbol string id */
+	size_t frame_sym_cap;
+	uint32_t thread;      /* the one thread of folded stacks, once known */
+};
+
+static void folded_cache_init(struct folded_cache *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mask = 1023;
+	c->slots = pl_xcalloc(c->mask + 1, sizeof(*c->slots));
+	c->thread = PL_NOID;
+}
+
+static void folded_cache_release(struct folded_cache *c)
+{
+	free(c->slots);
+	free(c->sym_frame);
+	free(c->frame_sym);
+}
+
+/* Grow a uint32_t array to hold index `i`, new entries zero. */
+static void grow_zeroed(uint32_t **arr, size_t *cap, size_t i)
+{
+	size_t old = *cap;
+
+	if (i < old)
+		return;
+	pl_grow((void **)arr, cap, i + 1, sizeof(uint32_t));
+	memset(*arr + old, 0, (*cap - old) * sizeof(uint32_t));
+}
+
+static uint32_t folded_frame(struct pl_profile *p, struct folded_cache *c,
+			     const char *s, size_t n, struct pl_error *err)
+{
+	uint32_t sym = pl_intern_str(p, s, n), frame;
+
+	if (c && sym < c->sym_frame_cap && c->sym_frame[sym])
+		return c->sym_frame[sym] - 1;
+	frame = pl_intern_frame(p, pl_intern_func(p, sym, PL_NOID), false, 0, PL_NOID, err);
+	if (c && frame != PL_NOID) {
+		grow_zeroed(&c->sym_frame, &c->sym_frame_cap, sym);
+		c->sym_frame[sym] = frame + 1;
+		grow_zeroed(&c->frame_sym, &c->frame_sym_cap, frame);
+		c->frame_sym[frame] = sym;
+	}
+	return frame;
+}
+
+/* Intern the stack of a stack text ("a;b;c"), root first. */
+static enum pl_err folded_stack(struct pl_profile *p, struct folded_cache *c,
+				const char *line, size_t n, uint64_t line_no,
+				uint32_t *stack, struct pl_error *err)
+{
+	uint32_t small[512], *frames = small, frame;
 	size_t depth = 0, start = 0;
 	enum pl_err rc = PL_OK;
 
-	p->lines++;
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-		n--;
-	if (n == 0 || line[0] == '#') {
-		p->records_skipped++;
-		return PL_OK;
-	}
-	sp = memrchr(line, ' ', n);
-	if (!sp || sp == line) {
-		pl_note_malformed(p, line_no, "no count after the stack", line, n);
-		return PL_OK;
-	}
-	if (!pl_parse_u64(sp + 1, n - (size_t)(sp + 1 - line), &count)) {
-		pl_note_malformed(p, line_no, "count is not a whole number", line, n);
-		return PL_OK;
-	}
-	n = (size_t)(sp - line);
 	for (size_t i = 0; i <= n; i++) {
-		uint32_t sym, func, frame;
 		if (i < n && line[i] != ';')
 			continue;
 		if (depth >= p->limits.max_depth) {
@@ -121,34 +198,141 @@ enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,
 			frames = pl_xmalloc(sizeof(*frames) * p->limits.max_depth);
 			memcpy(frames, small, sizeof(small));
 		}
-		sym = pl_intern_str(p, line + start, i - start);
-		func = pl_intern_func(p, sym, PL_NOID);
-		frame = pl_intern_frame(p, func, false, 0, PL_NOID, err);
-		if (frame == PL_NOID) {
+		if ((frame = folded_frame(p, c, line + start, i - start, err)) == PL_NOID) {
 			rc = err->code;
 			goto out;
 		}
 		frames[depth++] = frame;
 		start = i + 1;
 	}
-	thread = pl_intern_thread(p, -1, -1, PL_NOID);
-	stack = pl_intern_stack(p, thread, depth ? frames : no_frames,
-				(uint32_t)depth, err);
-	if (stack == PL_NOID) {
+	/* Interned after the frames, as the first line always did. */
+	if (!c || c->thread == PL_NOID) {
+		uint32_t thread = pl_intern_thread(p, -1, -1, PL_NOID);
+		if (c)
+			c->thread = thread;
+		*stack = pl_intern_stack(p, thread, frames, (uint32_t)depth, err);
+	} else {
+		*stack = pl_intern_stack(p, c->thread, frames, (uint32_t)depth, err);
+	}
+	if (*stack == PL_NOID)
 		rc = err->code;
-		goto out;
+out:
+	if (frames != small)
+		free(frames);
+	return rc;
+}
+
+/* Does the text spell exactly the frames of `stack`? */
+static bool folded_matches(const struct pl_profile *p, const struct folded_cache *c,
+			   uint32_t stack, const char *line, size_t n)
+{
+	const struct pl_stack *st = &p->stacks[stack];
+	size_t pos = 0;
+
+	for (uint32_t d = 0; d < st->depth; d++) {
+		uint32_t sym = c->frame_sym[st->frames[d]];
+		size_t len = p->strs.lens[sym];
+		if (d && (pos >= n || line[pos++] != ';'))
+			return false;
+		if (len > n - pos || memcmp(line + pos, p->strs.strs[sym], len) != 0)
+			return false;
+		pos += len;
+	}
+	return pos == n && st->depth > 0;
+}
+
+/* The cached stack of a text, or PL_NOID and the slot it would take. */
+static uint32_t folded_find(const struct pl_profile *p, const struct folded_cache *c,
+			    const char *line, size_t n, uint64_t h, size_t *slot)
+{
+	size_t j = h & c->mask;
+
+	for (; c->slots[j].stack1; j = (j + 1) & c->mask)
+		if (c->slots[j].hash == h && c->slots[j].len == n &&
+		    folded_matches(p, c, c->slots[j].stack1 - 1, line, n))
+			return c->slots[j].stack1 - 1;
+	*slot = j;
+	return PL_NOID;
+}
+
+static void folded_remember(struct folded_cache *c, size_t slot, uint64_t h,
+			    size_t n, uint32_t stack)
+{
+	c->slots[slot] = (struct folded_slot){h, stack + 1, (uint32_t)n};
+	if (++c->count * 2 <= c->mask)
+		return;
+	struct folded_slot *old = c->slots;
+	size_t old_mask = c->mask;
+
+	c->mask = old_mask * 2 + 1;
+	c->slots = pl_xcalloc(c->mask + 1, sizeof(*c->slots));
+	pl_prefault(c->slots, (c->mask + 1) * sizeof(*c->slots));
+	for (size_t i = 0; i <= old_mask; i++) {
+		size_t j = old[i].hash & c->mask;
+		if (!old[i].stack1)
+			continue;
+		while (c->slots[j].stack1)
+			j = (j + 1) & c->mask;
+		c->slots[j] = old[i];
+	}
+	free(old);
+}
+
+/* One line, through the caches when `c` is given. */
+static enum pl_err folded_line(struct pl_profile *p, struct folded_cache *c,
+			       uint32_t event, const char *line, size_t n,
+			       uint64_t line_no, struct pl_error *err)
+{
+	uint64_t count, h = 0;
+	uint32_t stack = PL_NOID;
+	size_t slot = 0;
+	enum pl_err rc;
+
+	if (folded_split(p, line, &n, line_no, &count) != FOLDED_STACK)
+		return PL_OK;
+	if (c && n <= UINT32_MAX) {
+		h = pl_strtab_hash(line, n);
+		stack = folded_find(p, c, line, n, h, &slot);
+	}
+	if (stack == PL_NOID) {
+		if ((rc = folded_stack(p, c, line, n, line_no, &stack, err)))
+			return rc;
+		if (c && n <= UINT32_MAX)
+			folded_remember(c, slot, h, n, stack);
 	}
 	if (count > 0)
 		pl_add_weight(p, stack, event, count, count, false);
 	p->records_parsed++;
 	if (p->records_parsed > p->limits.max_records)
-		rc = pl_fail(err, PL_ERR_LIMIT, "raise --max-records",
-			     "more than %llu records",
-			     (unsigned long long)p->limits.max_records);
-out:
-	if (frames != small)
-		free(frames);
-	return rc;
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-records",
+			       "more than %llu records",
+			       (unsigned long long)p->limits.max_records);
+	return PL_OK;
+}
+
+enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,
+			   const char *line, size_t n, uint64_t line_no,
+			   struct pl_error *err)
+{
+	return folded_line(p, NULL, event, line, n, line_no, err);
+}
+
+static enum pl_err parse_folded(struct pl_profile *p, struct pl_input *in,
+				const struct pl_parse_opts *o, struct pl_error *err)
+{
+	const char *ev = o->folded_event ? o->folded_event : "unknown", *line;
+	uint32_t event = pl_intern_event(p, ev, strlen(ev));
+	struct folded_cache c;
+	enum pl_err rc = PL_OK;
+	size_t n;
+	int r;
+
+	folded_cache_init(&c);
+	while ((r = pl_input_line(in, &line, &n, err)) > 0)
+		if ((rc = folded_line(p, &c, event, line, n, in->line_no, err)))
+			break;
+	folded_cache_release(&c);
+	return rc ? rc : (r < 0 ? err->code : PL_OK);
 }
 
 static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
@@ -160,14 +344,8 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 	int r;
 	enum pl_err rc = PL_OK;
 
-	if (fmt == PL_FMT_FOLDED) {
-		const char *ev = o->folded_event ? o->folded_event : "unknown";
-		uint32_t event = pl_intern_event(p, ev, strlen(ev));
-		while ((r = pl_input_line(in, &line, &n, err)) > 0)
-			if ((rc = pl_folded_line(p, event, line, n, in->line_no, err)))
-				return rc;
-		return r < 0 ? err->code : PL_OK;
-	}
+	if (fmt == PL_FMT_FOLDED)
+		return parse_folded(p, in, o, err);
 	if (fmt == PL_FMT_PERF_STAT) {
 		struct pl_stat_parser *sp = pl_stat_parser_new(in->path);
 		while ((r = pl_input_line(in, &line, &n, err)) > 0) {
@@ -281,7 +459,18 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 	return rc;
 }
 
+#include <time.h>
+static double tnow(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
+static enum pl_err pl_parse_path2(struct pl_profile *p, const char *path,
+			  const struct pl_parse_opts *o, struct pl_error *err);
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
+			  const struct pl_parse_opts *o, struct pl_error *err)
+{
+	double t0 = tnow(); enum pl_err rc = pl_parse_path2(p, path, o, err);
+	if (getenv("PL_TIME")) fprintf(stderr, "parse %.1f ms\n", (tnow()-t0)*1e3);
+	return rc;
+}
+static enum pl_err pl_parse_path2(struct pl_profile *p, const char *path,
 			  const struct pl_parse_opts *o, struct pl_error *err)
 {
 	struct stat sb;

@@ -28,6 +28,10 @@
  * passes through a call site), so whole lines are cached to frame ids.
  * The cap keeps memory bounded when leaf addresses are all different. */
 #define LINE_CACHE_MAX (128 * 1024)
+/* Whole records repeat too (every sample of the same call stack), so a
+ * record's frame lines, as one text, are cached to the frames they give;
+ * this many bytes of record text at most. */
+#define RECORD_CACHE_BYTES (8u << 20)
 #define STAT_MARKER "### PERF_STAT ###"
 
 struct tok {
@@ -53,6 +57,15 @@ struct pl_ps_parser {
 	struct pl_strtab line_cache;  /* trimmed frame line -> index */
 	uint32_t *line_frame;         /* index -> frame id */
 	size_t line_frame_cap;
+	struct pl_buf body;           /* the record's indented lines, each + '\n' */
+	uint64_t *body_nos;           /* their line numbers */
+	size_t nbody, body_nos_cap;
+	struct pl_strtab rec_cache;   /* record body -> index */
+	uint32_t *rec_start;          /* index -> its frames in rec_frames */
+	uint32_t *rec_depth;          /* index -> how many */
+	size_t rec_cap;
+	uint32_t *rec_frames;         /* frame ids, leaf first, back to back */
+	size_t nrec_frames, rec_frames_cap;
 };
 
 static bool is_space(char c)
@@ -308,8 +321,11 @@ struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source)
 	ps->p = p;
 	ps->source = pl_xstrndup(source, strlen(source));
 	pl_strtab_init(&ps->line_cache);
+	pl_strtab_init(&ps->rec_cache);
 	return ps;
 }
+
+static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err);
 
 static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 			      struct pl_error *err)
@@ -317,8 +333,12 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	struct pl_profile *p = ps->p;
 	uint32_t stack;
 
+	enum pl_err rc;
+
 	if (!ps->in_record)
 		return PL_OK;
+	if ((rc = body_resolve(ps, err)))
+		return rc;
 	ps->in_record = false;
 	PL_GROW(ps->rev, ps->rev_cap, ps->nframes);
 	for (size_t i = 0; i < ps->nframes; i++)
@@ -443,6 +463,109 @@ static enum pl_err stat_line(struct pl_ps_parser *ps, const char *line,
 	return pl_stat_parser_line(ps->stat, line, n, err);
 }
 
+/* An indented line inside a record: a frame (through the line cache), the
+ * srcline of the frame before it, or malformed. */
+static enum pl_err frame_line(struct pl_ps_parser *ps, const char *line, size_t n,
+			      uint64_t line_no, struct pl_error *err)
+{
+	struct frame_text f;
+	size_t i = 0, end = n;
+	uint32_t hit;
+
+	while (i < n && is_space(line[i]))
+		i++;
+	while (end > i && is_space(line[end - 1]))
+		end--;
+	hit = pl_strtab_find(&ps->line_cache, line + i, end - i);
+	if (hit != PL_NOID)
+		return push_frame(ps, ps->line_frame[hit], err);
+	if (parse_frame(line, n, &f))
+		return add_frame_line(ps, line + i, end - i, &f, err);
+	if (ps->last_was_frame)
+		return add_srcline(ps, line, n, err);
+	pl_note_malformed(ps->p, line_no, "unrecognized frame line", line, n);
+	return PL_OK;
+}
+
+/* Keep an indented line of the record for body_resolve. */
+static void body_add(struct pl_ps_parser *ps, const char *line, size_t n,
+		     uint64_t line_no)
+{
+	PL_GROW(ps->body_nos, ps->body_nos_cap, ps->nbody + 1);
+	ps->body_nos[ps->nbody++] = line_no;
+	pl_buf_add(&ps->body, line, n);
+	pl_buf_addc(&ps->body, '\n');
+}
+
+/* Run the kept lines through frame_line, in order; `clean` says whether
+ * each gave exactly one frame (no srcline, nothing malformed). */
+static enum pl_err body_replay(struct pl_ps_parser *ps, bool *clean,
+			       struct pl_error *err)
+{
+	const char *s = ps->body.data, *end = s + ps->body.len;
+	size_t k = 0;
+	enum pl_err rc;
+
+	*clean = true;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t before = ps->nframes;
+		if ((rc = frame_line(ps, s, (size_t)(nl - s), ps->body_nos[k++], err)))
+			return rc;
+		*clean &= ps->nframes == before + 1;
+		s = nl + 1;
+	}
+	return PL_OK;
+}
+
+/* Remember the frames a clean body gave, while the cache has room. */
+static void body_remember(struct pl_ps_parser *ps, uint64_t h, size_t first)
+{
+	size_t before = ps->rec_cache.count, depth = ps->nframes - first;
+	uint32_t idx;
+
+	if (ps->rec_cache.bytes + ps->body.len > RECORD_CACHE_BYTES)
+		return;
+	idx = pl_strtab_intern_h(&ps->rec_cache, ps->body.data, ps->body.len, h);
+	if (ps->rec_cache.count == before)
+		return;
+	if (idx >= ps->rec_cap) {
+		pl_grow((void **)&ps->rec_start, &ps->rec_cap, idx + 1, sizeof(uint32_t));
+		ps->rec_depth = pl_xrealloc(ps->rec_depth, ps->rec_cap * sizeof(uint32_t));
+	}
+	PL_GROW(ps->rec_frames, ps->rec_frames_cap, ps->nrec_frames + depth);
+	ps->rec_start[idx] = (uint32_t)ps->nrec_frames;
+	ps->rec_depth[idx] = (uint32_t)depth;
+	memcpy(ps->rec_frames + ps->nrec_frames, ps->frames + first, depth * sizeof(uint32_t));
+	ps->nrec_frames += depth;
+}
+
+/* The record's indented lines are all there: take their frames from the
+ * record cache, or run them one by one (and cache them when clean). */
+static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	size_t first = ps->nframes;
+	uint64_t h;
+	uint32_t idx;
+	bool clean;
+	enum pl_err rc = PL_OK;
+
+	if (!ps->body.len)
+		return PL_OK;
+	h = pl_strtab_hash(ps->body.data, ps->body.len);
+	idx = pl_strtab_find_h(&ps->rec_cache, ps->body.data, ps->body.len, h);
+	if (idx != PL_NOID) {
+		const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
+		for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
+			rc = push_frame(ps, fr[d], err);
+	} else if (!(rc = body_replay(ps, &clean, err)) && clean) {
+		body_remember(ps, h, first);
+	}
+	pl_buf_reset(&ps->body);
+	ps->nbody = 0;
+	return rc;
+}
+
 enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		       uint64_t line_no, struct pl_error *err)
 {
@@ -450,12 +573,20 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	struct header h;
 	struct frame_text f;
 	size_t i = 0;
+	enum pl_err rc;
 
 	p->lines++;
 	if (ps->stat)
 		return stat_line(ps, line, n, err);
 	while (i < n && is_space(line[i]))
 		i++;
+	/* Indented lines of a record wait for the end of the record. */
+	if (ps->in_record && i > 0 && i < n) {
+		body_add(ps, line, n, line_no);
+		return PL_OK;
+	}
+	if ((rc = body_resolve(ps, err)))
+		return rc;
 	if (i == n) {
 		ps->skipping = false;
 		return end_record(ps, true, err);
@@ -463,7 +594,7 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	if (line[0] == '#') {
 		if (n >= sizeof(STAT_MARKER) - 1 &&
 		    memcmp(line, STAT_MARKER, sizeof(STAT_MARKER) - 1) == 0) {
-			enum pl_err rc = end_record(ps, true, err);
+			rc = end_record(ps, true, err);
 			ps->stat = pl_stat_parser_new(ps->source);
 			return rc;
 		}
@@ -471,28 +602,15 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		return PL_OK;
 	}
 	if (i == 0 && parse_header(line, n, &h)) {
-		enum pl_err rc = end_record(ps, true, err);
+		rc = end_record(ps, true, err);
 		return rc ? rc : start_record(ps, &h, err);
 	}
 	if (ps->skipping) {
 		p->records_skipped++;
 		return PL_OK;
 	}
-	if (ps->in_record && i > 0) {
-		size_t end = n;
-		uint32_t hit;
-		while (end > i && is_space(line[end - 1]))
-			end--;
-		hit = pl_strtab_find(&ps->line_cache, line + i, end - i);
-		if (hit != PL_NOID)
-			return push_frame(ps, ps->line_frame[hit], err);
-		if (parse_frame(line, n, &f))
-			return add_frame_line(ps, line + i, end - i, &f, err);
-	} else if (ps->in_record && parse_frame(line, n, &f) && f.has_dso) {
+	if (ps->in_record && parse_frame(line, n, &f) && f.has_dso)
 		return add_frame(ps, &f, err);
-	}
-	if (ps->in_record && ps->last_was_frame && i > 0)
-		return add_srcline(ps, line, n, err);
 	/* A line we cannot place: if it looks like a header, its frames
 	 * would be orphans, so skip them with it. */
 	pl_note_malformed(p, line_no, ps->in_record ? "unrecognized frame line" :
@@ -518,6 +636,12 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	free(ps->source);
 	pl_strtab_release(&ps->line_cache);
 	free(ps->line_frame);
+	pl_buf_release(&ps->body);
+	free(ps->body_nos);
+	pl_strtab_release(&ps->rec_cache);
+	free(ps->rec_start);
+	free(ps->rec_depth);
+	free(ps->rec_frames);
 	free(ps);
 	return rc;
 }

@@ -58,6 +58,19 @@ void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim)
 	pl_strtab_init(&p->stack_keys);
 }
 
+void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
+			size_t nframes, size_t nstacks)
+{
+	pl_strtab_reserve(&p->strs, nstrs);
+	pl_strtab_reserve(&p->func_keys, nfuncs);
+	pl_strtab_reserve(&p->frame_keys, nframes);
+	pl_strtab_reserve(&p->stack_keys, nstacks);
+	PL_GROW(p->funcs, p->funcs_cap, nfuncs);
+	PL_GROW(p->frames, p->frames_cap, nframes);
+	PL_GROW(p->stacks, p->stacks_cap, nstacks);
+	PL_GROW(p->weights, p->weights_cap, nstacks);
+}
+
 void pl_profile_release(struct pl_profile *p)
 {
 	for (size_t i = 0; i < p->nstats; i++)

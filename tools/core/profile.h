@@ -171,6 +171,10 @@ struct pl_profile {
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
+/* Size the tables for about this many entries (hints; a reader that knows
+ * the counts saves the growing). */
+void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
+			size_t nframes, size_t nstacks);
 void pl_profile_release(struct pl_profile *p);
 
 static inline size_t pl_nthreads(const struct pl_profile *p) { return p->thread_keys.count; }

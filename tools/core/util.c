@@ -12,6 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define PREFAULT_MIN (64 * 1024)
 
 static void die_oom(size_t n)
 {
@@ -51,6 +58,23 @@ char *pl_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+void pl_prefault(void *p, size_t n)
+{
+	static uintptr_t page;
+	uintptr_t start, end;
+
+	if (n < PREFAULT_MIN)
+		return;
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+		page = ps > 0 ? (uintptr_t)ps : 4096;
+	}
+	start = ((uintptr_t)p + page - 1) & ~(page - 1);
+	end = ((uintptr_t)p + n) & ~(page - 1);
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
 void pl_grow(void **items, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
@@ -61,6 +85,8 @@ void pl_grow(void **items, size_t *cap, size_t need, size_t size)
 	while (ncap < need)
 		ncap *= 2;
 	*items = pl_xrealloc(*items, ncap * size);
+	/* Arrays fill up in order: map the new part in one go. */
+	pl_prefault((char *)*items + *cap * size, (ncap - *cap) * size);
 	*cap = ncap;
 }
 
@@ -217,9 +243,13 @@ static char *strtab_store(struct pl_strtab *t, const char *s, size_t n)
 	char *dst;
 
 	if (t->chunk_used + n + 8 > t->chunk_cap) {
-		size_t cap = n + 8 > STRTAB_CHUNK ? n + 8 : STRTAB_CHUNK;
+		/* Chunks grow from 4 KiB to STRTAB_CHUNK, so small tables stay small. */
+		size_t cap = t->nchunks < 6 ? (size_t)4096 << t->nchunks : STRTAB_CHUNK;
+		if (cap < n + 8)
+			cap = n + 8;
 		PL_GROW(t->chunks, t->chunks_cap, t->nchunks + 1);
 		t->chunk = pl_xmalloc(cap);
+		pl_prefault(t->chunk, cap);
 		t->chunks[t->nchunks++] = t->chunk;
 		t->chunk_used = 0;
 		t->chunk_cap = cap;
@@ -233,11 +263,11 @@ static char *strtab_store(struct pl_strtab *t, const char *s, size_t n)
 	return dst;
 }
 
-static void strtab_rehash(struct pl_strtab *t)
+static void strtab_resize(struct pl_strtab *t, size_t nslots)
 {
-	size_t nslots = t->nslots * 2;
 	struct pl_strtab_slot *slots = pl_xcalloc(nslots, sizeof(*slots));
 
+	pl_prefault(slots, nslots * sizeof(*slots));
 	for (size_t i = 0; i < t->nslots; i++) {
 		size_t j;
 		if (!t->slots[i].id1)
@@ -270,6 +300,20 @@ static size_t strtab_probe(const struct pl_strtab *t, const char *s, size_t n,
 	return j;
 }
 
+void pl_strtab_reserve(struct pl_strtab *t, size_t count)
+{
+	size_t nslots = t->nslots;
+
+	while (count * 2 > nslots)
+		nslots *= 2;
+	if (nslots != t->nslots)
+		strtab_resize(t, nslots);
+	if (count > t->cap) {
+		PL_GROW(t->strs, t->cap, count);
+		t->lens = pl_xrealloc(t->lens, t->cap * sizeof(*t->lens));
+	}
+}
+
 uint32_t pl_strtab_find_h(const struct pl_strtab *t, const char *s, size_t n,
 			  uint64_t h)
 {
@@ -300,7 +344,7 @@ uint32_t pl_strtab_intern_h(struct pl_strtab *t, const char *s, size_t n,
 	t->count++;
 	t->slots[j] = (struct pl_strtab_slot){h, id + 1, (uint32_t)n};
 	if (t->count * 2 > t->nslots)
-		strtab_rehash(t);
+		strtab_resize(t, t->nslots * 2);
 	return id;
 }
 

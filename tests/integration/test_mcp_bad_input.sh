@@ -1,0 +1,547 @@
+# test_mcp_bad_input.sh - perflens-mcp under hostile or broken input, with a
+# python3 stdlib client: malformed JSON-RPC, wrong and unknown arguments,
+# unknown tools, invalid cursors, a 10 MB line, 10,000-deep nesting, paths
+# and symlinks leaving the allowed root; over HTTP missing and wrong tokens,
+# foreign Host and Origin, an oversized body.  Each gets an error, never a
+# crash; afterwards the artifact root holds nothing new and ping answers.
+# Also: unsafe startup flags are refused, and without --allow-writes the
+# writing tools say which flag they need.
+. tests/integration/lib.sh
+need_shared "MCP bad input"
+server="$(cd "$BUILD" && pwd)/perflens-mcp"
+
+# Every server the client starts is listed in $WORK/pids; kill those still
+# running at exit, whatever happened.
+cleanup() {
+	if [ -f "$WORK/pids" ]; then
+		while read -r p; do
+			grep -q perflens-mcp "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
+		done < "$WORK/pids"
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" python3 - "$server" "$SHARED" <<'PY'
+# ---- MCP test client (python3 stdlib; the same in each test_mcp_*.sh) ----
+import http.client, json, os, re, select, signal, subprocess, sys, time
+
+WORK = os.environ["WORK"]
+fails = 0
+
+
+def check(what, cond, why=""):
+    global fails
+    if cond:
+        print("ok - " + what, flush=True)
+    else:
+        fails += 1
+        print("not ok - %s: %s" % (what, " ".join(str(why).split())[:700]), flush=True)
+    return bool(cond)
+
+
+def short(v, n=300):
+    return (v if isinstance(v, str) else json.dumps(v))[:n]
+
+
+def remember(pid):
+    """The shell's exit trap kills every server listed here."""
+    with open(os.path.join(WORK, "pids"), "a") as f:
+        f.write("%d\n" % pid)
+
+
+def proc_stat(pid):
+    """(state, ppid, pgid) of a process, or None when it is gone."""
+    try:
+        s = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return None
+    f = s[s.rindex(")") + 2:].split()
+    return f[0], int(f[1]), int(f[2])
+
+
+def processes():
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st:
+                out[int(d)] = st
+    return out
+
+
+def children(pid):
+    """{pid: (state, ppid, pgid)} of the direct children of pid."""
+    return {p: st for p, st in processes().items() if st[1] == pid}
+
+
+def in_groups(pgids):
+    return {p: st for p, st in processes().items() if st[2] in pgids}
+
+
+class Stdio:
+    """A server on stdio: one JSON message per line each way."""
+
+    def __init__(self, argv, name="server"):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(self.errpath, "wb"))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.buf = b""
+        self.notes = []     # notifications seen while waiting for responses
+        self.extra = []     # responses that came while waiting for another id
+        self.next_id = 1000
+        self.lines = 0
+        self.garbage = []   # stdout lines that are not JSON-RPC 2.0 objects
+
+    def send(self, msg):
+        data = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
+        try:
+            self.p.stdin.write(data + b"\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    def recv(self, timeout=10.0):
+        """The next message as (raw line, parsed), or (None, None) on timeout."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None, None
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if not r:
+                return None, None
+            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+            if not chunk:
+                return None, None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        self.lines += 1
+        try:
+            m = json.loads(line)
+        except ValueError:
+            m = None
+        if not isinstance(m, dict) or m.get("jsonrpc") != "2.0":
+            self.garbage.append(line[:200])
+            return line, {"unparsable": line[:200].decode(errors="replace")}
+        return line, m
+
+    def wait_for(self, rid, timeout=30.0):
+        """The response with this id; notifications go to self.notes."""
+        for i, m in enumerate(self.extra):
+            if m.get("id") == rid and type(m.get("id")) == type(rid):
+                return self.extra.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            raw, m = self.recv(max(0.0, end - time.monotonic()))
+            if m is None:
+                return None
+            if "method" in m and "id" not in m:
+                self.notes.append(m)
+            elif m.get("id") == rid and type(m.get("id")) == type(rid):
+                return m
+            else:
+                self.extra.append(m)
+
+    def request(self, method, params=None, rid=None, timeout=30.0):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_for(rid, timeout)
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def call(self, name, args, timeout=30.0, meta=None):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params, timeout=timeout)
+
+    def initialize(self, version="2025-11-25"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "perflens-tests", "version": "1"}})
+        self.notify("notifications/initialized")
+        return r
+
+    def ping_ms(self, timeout=5.0):
+        """Milliseconds a ping took, or None without an answer."""
+        t = time.monotonic()
+        r = self.request("ping", timeout=timeout)
+        return (time.monotonic() - t) * 1000 if r and r.get("result") == {} else None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def close(self):
+        """End of input: the server must exit by itself, 0, with no sanitizer report."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "still running 10 s after end of input"
+        return rc
+
+
+def sanitizer_report(text):
+    return [l for l in text.splitlines() if re.search(r"Sanitizer|runtime error", l)][:3]
+
+
+class Http:
+    """A server on --http 127.0.0.1:0 (the OS picks the port)."""
+
+    def __init__(self, argv, name="http", env=None):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=open(self.errpath, "wb"),
+                                  env=dict(os.environ, **(env or {})))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.port = None
+        end = time.monotonic() + 10
+        while time.monotonic() < end and self.p.poll() is None:
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/mcp", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        self.token = (env or {}).get("PERFLENS_TOKEN")
+        self.sid = None
+        self.version = None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def post(self, body, headers=None, method="POST", auth=True, session=True, timeout=30):
+        """(status, headers {lower-case: value}, body text, [messages])."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if auth and self.token:
+            h["Authorization"] = "Bearer " + self.token
+        if session and self.sid:
+            h["Mcp-Session-Id"] = self.sid
+        if session and self.version:
+            h["MCP-Protocol-Version"] = self.version
+        h.update(headers or {})
+        h = {k: v for k, v in h.items() if v is not None}
+        data = None if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            c.putrequest(method, "/mcp", skip_host="Host" in h, skip_accept_encoding=True)
+            for k, v in h.items():
+                c.putheader(k, v)
+            if data is not None:
+                c.putheader("Content-Length", str(len(data)))
+            c.endheaders(data)
+            r = c.getresponse()
+            text = r.read().decode(errors="replace")
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+        except (OSError, http.client.HTTPException) as e:
+            return None, {}, "connection failed: %s" % e, []
+        finally:
+            c.close()
+        msgs = []
+        if hdrs.get("content-type", "").startswith("text/event-stream"):
+            for block in text.split("\n\n"):
+                data_lines = [l[5:].lstrip() for l in block.split("\n") if l.startswith("data:")]
+                if data_lines:
+                    msgs.append(json.loads("\n".join(data_lines)))
+        elif text.strip():
+            try:
+                msgs.append(json.loads(text))
+            except ValueError:
+                pass
+        return r.status, hdrs, text, msgs
+
+    def initialize(self, version="2025-11-25"):
+        self.sid = None
+        self.version = None
+        st, h, text, msgs = self.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "perflens-tests", "version": "1"}}})
+        self.sid = h.get("mcp-session-id")
+        self.version = version
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return st, h, msgs
+
+    def ping_ms(self):
+        t = time.monotonic()
+        msg = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+        if not self.sid:
+            msg["params"] = {"_meta": STATELESS}   # no session: a stateless ping
+        st, h, text, msgs = self.post(msg)
+        ok = st == 200 and msgs and isinstance(msgs[-1].get("result"), dict)
+        return (time.monotonic() - t) * 1000 if ok else None
+
+    def stop(self):
+        """SIGTERM: the server must exit 0 with no sanitizer report."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return "still running 10 s after SIGTERM"
+
+
+def result_text(r):
+    try:
+        return r["result"]["content"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+
+
+def is_tool_error(r, *words):
+    """An isError result whose text names every word."""
+    t = result_text(r)
+    return bool(r) and r.get("result", {}).get("isError") is True and all(w in t for w in words)
+
+
+STATELESS = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+             "io.modelcontextprotocol/clientCapabilities": {}}
+# ---- end of the MCP test client ----
+
+SERVER, SHARED = sys.argv[1], sys.argv[2]
+CAPTURE = os.path.join(SHARED, "peers/flamegraph/test/perf-vertx-stacks-01.txt")
+ROOT = os.path.join(WORK, "root")          # the only allowed root
+ART = os.path.join(WORK, "art")
+os.makedirs(os.path.join(ROOT, "sub"))
+import shutil
+shutil.copy(CAPTURE, os.path.join(ROOT, "good.txt"))
+os.symlink(CAPTURE, os.path.join(ROOT, "escape.txt"))           # a file outside
+os.symlink("/etc", os.path.join(ROOT, "sub", "etc-link"))       # a folder outside
+base = [SERVER, "--allowed-root", ROOT, "--artifact-root", ART, "--allow-writes"]
+
+
+def listing(top):
+    out = []
+    for d, dirs, files in os.walk(top):
+        for n in sorted(dirs + files):
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            out.append((os.path.relpath(p, top), st.st_size, st.st_mtime_ns))
+    return sorted(out)
+
+
+s = Stdio(base, "stdio")
+s.initialize()
+r = s.call("analyze_profile", {"path": os.path.join(ROOT, "good.txt")})
+aid = (r or {}).get("result", {}).get("structuredContent", {}).get("analysis_id")
+if not check("setup: a capture under the allowed root analyzes", aid, short(r)):
+    sys.exit(0)
+before = listing(ART)
+
+# ---------------------------------------------------------- JSON-RPC
+s.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"')
+raw, m = s.recv(5)
+check("stdio: malformed JSON is -32700 with id null", m and m.get("error", {}).get("code") == -32700 and
+      m.get("id") is None, raw)
+for bad, what in [(b"[]", "an empty batch"), (b'[{"jsonrpc":"2.0","id":2,"method":"ping"}]', "a batch"),
+                  (b'"just a string"', "a JSON string"), (b'{"id":3,"method":"ping"}', "a request without jsonrpc"),
+                  (b'{"jsonrpc":"1.0","id":4,"method":"ping"}', "jsonrpc 1.0"),
+                  (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', "an object id"),
+                  (b'{"jsonrpc":"2.0","id":6,"method":7}', "a numeric method"),
+                  (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}', "array params"),
+                  (b'\xff\xfe{"jsonrpc":"2.0"}', "invalid UTF-8")]:
+    s.send(bad)
+    raw, m = s.recv(5)
+    code = (m or {}).get("error", {}).get("code")
+    check("stdio: %s gets a JSON-RPC error (%s)" % (what, code), code in (-32700, -32600, -32602), raw)
+check("stdio: the server still answers ping after malformed messages", s.ping_ms() is not None, s.stderr()[-300:])
+
+# ------------------------------------------------------------ arguments
+cases = [
+    ("list_hotspots", {"analysis_id": 5}, ["analysis_id"], "a number for a string"),
+    ("list_hotspots", {"analysis_id": aid, "limit": "ten"}, ["limit"], "a string for an integer"),
+    ("list_hotspots", {"analysis_id": aid, "limit": 1.5}, ["limit"], "a fraction for an integer"),
+    ("list_hotspots", {"analysis_id": aid, "limit": 1000}, ["limit"], "an integer above its maximum"),
+    ("list_hotspots", {"analysis_id": aid, "sort": "random"}, ["sort"], "a value outside its enum"),
+    ("list_hotspots", {"analysis_id": aid, "min_percent": None}, ["min_percent"], "null for a number"),
+    ("list_hotspots", {"analysis_id": "an-xyz"}, ["analysis_id"], "an id that does not match its pattern"),
+    ("list_hotspots", {"analysis_id": aid, "bogus": 1}, ["bogus"], "an unknown argument"),
+    ("list_hotspots", {}, ["analysis_id"], "a missing required argument"),
+    ("export_profile", {"analysis_id": aid, "format": "svg", "pid": "yes"}, ["pid"], "a string for a boolean"),
+    ("analyze_profile", {"path": ""}, ["path"], "an empty path"),
+    ("analyze_profile", {"path": ["a"]}, ["path"], "an array for a string"),
+]
+for tool, args, words, what in cases:
+    r = s.call(tool, args)
+    check("stdio: %s: %s is an isError result naming %s" % (tool, what, ", ".join(words)),
+          is_tool_error(r, *words), short(r))
+for args, what in [([1], "an array"), ("x", "a string"), (None, "null")]:
+    r = s.request("tools/call", {"name": "list_hotspots", "arguments": args})
+    check("stdio: tools/call with %s as arguments is refused, not a crash" % what,
+          is_tool_error(r) or (r or {}).get("error", {}).get("code") == -32602, short(r))
+r = s.request("tools/call", {"name": "no_such_tool", "arguments": {}})
+check("stdio: an unknown tool is -32602", (r or {}).get("error", {}).get("code") == -32602, short(r))
+r = s.request("tools/call", {"name": "LIST_HOTSPOTS", "arguments": {"analysis_id": aid}})
+check("stdio: a tool name in the wrong case is an unknown tool (-32602)", (r or {}).get("error", {}).get("code") == -32602, short(r))
+
+# --------------------------------------------------------------- cursors
+for c in ["garbage", "", "0", "999999999"]:
+    r = s.request("tools/list", {"cursor": c})
+    check("stdio: tools/list with cursor %s is -32602" % json.dumps(c), (r or {}).get("error", {}).get("code") == -32602, short(r))
+r = s.request("resources/list", {"cursor": "garbage"})
+check("stdio: resources/list with an invalid cursor is -32602", (r or {}).get("error", {}).get("code") == -32602, short(r))
+r = s.call("list_hotspots", {"analysis_id": aid, "cursor": "garbage"})
+check("stdio: list_hotspots with an invalid cursor is an isError result naming the cursor", is_tool_error(r, "cursor"), short(r))
+r = s.call("list_hotspots", {"analysis_id": aid, "limit": 2})
+cur = (r or {}).get("result", {}).get("structuredContent", {}).get("page", {}).get("next_cursor")
+if cur:
+    r = s.call("list_hotspots", {"analysis_id": aid, "limit": 2, "cursor": cur[:-1] + ("0" if cur[-1] != "0" else "1")})
+    check("stdio: list_hotspots with a forged cursor is an isError result", is_tool_error(r, "cursor"), short(r))
+    r = s.call("get_call_paths", {"analysis_id": aid, "cursor": cur})
+    check("stdio: a list_hotspots cursor given to get_call_paths is an isError result", is_tool_error(r, "cursor"), short(r))
+
+# ------------------------------------------------------ over-long, deep
+t = time.monotonic()
+s.send(b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"' + b"x" * (10 << 20) + b'"}}')
+raw, m = s.recv(20)
+check("stdio: a 10 MB line is answered with an error", m and "error" in m and m.get("id") in (None, "big"), (raw or b"")[:300])
+r = s.request("ping", rid="after-big", timeout=10)
+check("stdio: the request after the 10 MB line is answered", r and r.get("result") == {}, short(r))
+for depth in (100, 10000):
+    s.send(('{"jsonrpc":"2.0","id":"deep-%d","method":"ping","params":{"a":%s%s}}' % (depth, "[" * depth, "]" * depth)).encode())
+    raw, m = s.recv(10)
+    check("stdio: a message nested %d deep is -32600 (nested too deeply)" % depth,
+          m and m.get("error", {}).get("code") == -32600, (raw or b"")[:300])
+r = s.request("ping", rid="after-deep")
+check("stdio: the request after the deep messages is answered", r and r.get("result") == {}, short(r))
+
+# ----------------------------------------------------------------- paths
+for path, what in [(CAPTURE, "a path outside --allowed-root"),
+                   (os.path.join(ROOT, "escape.txt"), "a symlink in the root to a file outside"),
+                   (os.path.join(ROOT, "sub", "etc-link", "hostname"), "a path through a symlinked folder outside"),
+                   (ROOT + "/../../../../../../../etc/hostname", "a path with .. leaving the root"),
+                   ("/proc/self/environ", "/proc/self/environ"),
+                   (ROOT + "/../" + os.path.basename(ART), "the artifact root through .."),]:
+    r = s.call("analyze_profile", {"path": path})
+    check("stdio: analyze_profile of %s is isError path_refused" % what, is_tool_error(r, "path_refused"), short(r))
+for art in ["../../etc/passwd", "/etc/passwd", "analyses/../../good.txt", "perflens://artifacts/../../etc/passwd"]:
+    r = s.call("read_artifact_page", {"artifact": art})
+    check("stdio: read_artifact_page of %s is an isError result" % art, is_tool_error(r), short(r))
+for uri in ["perflens://artifacts/../../etc/passwd", "file:///etc/passwd", "perflens://artifacts/analyses/an-00000000000000000000.json"]:
+    r = s.request("resources/read", {"uri": uri})
+    check("stdio: resources/read of %s is a JSON-RPC error" % uri, (r or {}).get("error", {}).get("code") in (-32602, -32002), short(r))
+
+check("stdio: after all of that the server still answers ping", s.ping_ms() is not None, s.stderr()[-300:])
+
+# ================================================================== HTTP
+token = "tok-" + os.urandom(12).hex()
+h = Http(base, "http", env={"PERFLENS_TOKEN": token})
+if check("http: the server starts with PERFLENS_TOKEN", h.port, h.stderr()):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": STATELESS}}
+    st, hd, text, msgs = h.post(ping, auth=False)
+    check("http: no token is 401 with WWW-Authenticate", st == 401 and "bearer" in hd.get("www-authenticate", "").lower(),
+          "%s %s" % (st, hd))
+    for auth, what in [("Bearer wrong", "Bearer wrong"), ("Bearer " + token + "x", "Bearer <token>x"),
+                       ("Bearer " + token[:-1], "Bearer <token less its last character>"),
+                       ("Basic " + token, "Basic <token>"), (token, "<token> alone"), ("Bearer", "Bearer")]:
+        st, hd, text, msgs = h.post(ping, auth=False, headers={"Authorization": auth})
+        check("http: Authorization: %s is 401" % what, st == 401, "%s %s" % (st, text[:200]))
+    st, hd, text, msgs = h.post(ping)
+    check("http: the right token, no Origin: 200", st == 200 and msgs and msgs[-1].get("result", {}).get("resultType") == "complete",
+          "%s %s" % (st, text[:200]))
+    for host in ["evil.example.com", "evil.example.com:%d" % h.port, "localhost.evil.example.com", "127.0.0.1.nip.io:%d" % h.port]:
+        st, hd, text, msgs = h.post(ping, headers={"Host": host})
+        check("http: Host %s is 403" % host, st == 403, "%s %s" % (st, text[:200]))
+    for origin in ["http://evil.example.com", "http://localhost.evil.example.com", "null", "https://127.0.0.1.evil.example.com:%d" % h.port,
+                   "http://localhost:%d/x" % h.port]:
+        st, hd, text, msgs = h.post(ping, headers={"Origin": origin})
+        check("http: Origin %s is 403" % origin, st == 403, "%s %s" % (st, text[:200]))
+    for origin in ["http://localhost:%d" % h.port, "http://127.0.0.1:%d" % h.port]:
+        st, hd, text, msgs = h.post(ping, headers={"Origin": origin})
+        check("http: Origin %s is fine" % origin, st == 200, "%s %s" % (st, text[:200]))
+    big = b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"' + b"x" * (10 << 20) + b'"}}'
+    st, hd, text, msgs = h.post(big)
+    check("http: a 10 MB body is 413", st == 413, "%s %s" % (st, text[:200]))
+    st, hd, text, msgs = h.post(b'{"jsonrpc":"2.0","id":3,"method":')
+    check("http: malformed JSON is 400 with -32700", st == 400 and msgs and msgs[-1].get("error", {}).get("code") == -32700,
+          "%s %s" % (st, text[:200]))
+    deep = ('{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":%s,"a":%s%s}}' % (json.dumps(STATELESS), "[" * 10000, "]" * 10000)).encode()
+    st, hd, text, msgs = h.post(deep)
+    check("http: a message nested 10000 deep is refused with -32600",
+          st in (400, 200) and msgs and msgs[-1].get("error", {}).get("code") == -32600, "%s %s" % (st, text[:200]))
+    st, hd, text, msgs = h.post(None, method="PUT", headers={"Content-Type": None})
+    check("http: PUT is refused (4xx)", st is not None and 400 <= st < 500, "%s %s" % (st, text[:200]))
+    c = http.client.HTTPConnection("127.0.0.1", h.port, timeout=10)
+    c.request("POST", "/other", body=json.dumps(ping), headers={"Authorization": "Bearer " + token,
+              "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    st = c.getresponse().status
+    c.close()
+    check("http: a path other than /mcp is 404", st == 404, st)
+    r = h.post({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"_meta": STATELESS, "name": "analyze_profile",
+                "arguments": {"path": os.path.join(ROOT, "escape.txt")}}})
+    check("http: analyze_profile of a symlink leaving the root is isError path_refused",
+          r[0] == 200 and r[3] and is_tool_error(r[3][-1], "path_refused"), r[2][:300])
+    ms = h.ping_ms()
+    check("http: after all of that the server still answers ping", ms is not None, h.stderr()[-300:])
+    rc = h.stop()
+    check("http: the server exits 0 on SIGTERM, no sanitizer report", rc == 0 and not sanitizer_report(h.stderr()),
+          "exit %s; %s" % (rc, sanitizer_report(h.stderr())))
+
+after = listing(ART)
+check("the artifact root holds nothing new after the bad input (%d entries)" % len(after), after == before,
+      "new: %s; gone: %s" % (sorted(set(after) - set(before))[:5], sorted(set(before) - set(after))[:5]))
+check("stdio: the server still answers ping at the end", s.ping_ms() is not None, s.stderr()[-300:])
+check("stdio: stdout carried only JSON-RPC 2.0 messages, one per line (%d lines)" % s.lines, s.lines and not s.garbage,
+      s.garbage[:3])
+rc = s.close()
+check("stdio: the server exits 0 at end of input, no sanitizer report", rc == 0 and not sanitizer_report(s.stderr()),
+      "exit %s; %s" % (rc, sanitizer_report(s.stderr())))
+
+# ======================================================== startup refusals
+def refused(argv, words, what, env=None):
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=5,
+                           env=dict(os.environ, **(env or {})))
+        err = p.stderr.decode(errors="replace")
+        check("startup: %s refuses to start, naming %s" % (what, " and ".join(words)),
+              p.returncode != 0 and "listening" not in err and all(w in err for w in words),
+              "exit %d: %s" % (p.returncode, err[-300:]))
+    except subprocess.TimeoutExpired:
+        check("startup: %s refuses to start" % what, False, "it was still running after 5 s")
+
+env_no_token = {"PERFLENS_TOKEN": ""}
+refused([SERVER, "--http", "0.0.0.0:0", "--no-auth", "--allowed-root", ROOT], ["--no-auth", "loopback"], "--no-auth on 0.0.0.0")
+refused([SERVER, "--http", "[::]:0", "--no-auth", "--allowed-root", ROOT], ["--no-auth", "loopback"], "--no-auth on [::]")
+refused([SERVER, "--allow-writes", "--allowed-root", ROOT], ["--artifact-root"], "--allow-writes without --artifact-root")
+refused([SERVER, "--http", "127.0.0.1:0", "--allowed-root", ROOT], ["PERFLENS_TOKEN"], "HTTP without a token or --no-auth", env_no_token)
+refused([SERVER, "--allowed-root", os.path.join(WORK, "does-not-exist")], ["--allowed-root"], "a missing --allowed-root")
+refused([SERVER, "--tool-timeout", "0"], ["--tool-timeout"], "--tool-timeout 0")
+
+# ================================================ writes not allowed
+ro = Stdio([SERVER, "--allowed-root", ROOT, "--artifact-root", ART], "readonly")
+ro.initialize()
+r = ro.call("analyze_profile", {"path": os.path.join(ROOT, "good.txt")})
+check("read-only server: analyze_profile is an isError result naming --allow-writes", is_tool_error(r, "--allow-writes"), short(r))
+r = ro.call("export_profile", {"analysis_id": aid, "format": "svg"})
+check("read-only server: export_profile is an isError result naming --allow-writes", is_tool_error(r, "--allow-writes"), short(r))
+r = ro.call("list_hotspots", {"analysis_id": aid, "limit": 1})
+check("read-only server: reading the existing analysis still works", (r or {}).get("result", {}).get("isError") is False, short(r))
+rc = ro.close()
+check("read-only server: exits 0 at end of input", rc == 0 and not sanitizer_report(ro.stderr()), "exit %s" % rc)
+check("the artifact root is unchanged by the read-only server", listing(ART) == before, "changed")
+sys.exit(0)
+PY
+rc=$?
+[ "$rc" -eq 0 ] || notok "$(basename "$0"): the python3 client exited $rc (timeout or crash; see above)"

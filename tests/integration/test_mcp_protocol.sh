@@ -1,0 +1,607 @@
+# test_mcp_protocol.sh - perflens-mcp's JSON-RPC and MCP protocol over stdio
+# and Streamable HTTP, with a python3 stdlib client: ids echoed exactly,
+# unknown methods, notifications, server/discover and stateless 2026-07-28
+# requests, version negotiation, HTTP sessions and status codes, progress
+# (also as SSE), logging, and cancellation of a running call (the faults
+# build's test_fault hang): no response, the worker gone, ping at once.
+. tests/integration/lib.sh
+need_shared "MCP protocol"
+server="$(cd "$BUILD" && pwd)/perflens-mcp"
+faults="$(cd "$BUILD" && pwd)/faults/perflens-mcp"
+if [ ! -x "$faults" ]; then
+	skip "MCP protocol: $faults is missing (make BUILD=$BUILD $BUILD/faults/perflens-mcp)"
+	exit 0
+fi
+
+# Every server the client starts is listed in $WORK/pids; kill those still
+# running at exit, whatever happened.
+cleanup() {
+	if [ -f "$WORK/pids" ]; then
+		while read -r p; do
+			grep -q perflens-mcp "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
+		done < "$WORK/pids"
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" python3 - "$server" "$faults" "$SHARED" <<'PY'
+# ---- MCP test client (python3 stdlib; the same in each test_mcp_*.sh) ----
+import http.client, json, os, re, select, signal, subprocess, sys, time
+
+WORK = os.environ["WORK"]
+fails = 0
+
+
+def check(what, cond, why=""):
+    global fails
+    if cond:
+        print("ok - " + what, flush=True)
+    else:
+        fails += 1
+        print("not ok - %s: %s" % (what, " ".join(str(why).split())[:700]), flush=True)
+    return bool(cond)
+
+
+def short(v, n=300):
+    return (v if isinstance(v, str) else json.dumps(v))[:n]
+
+
+def remember(pid):
+    """The shell's exit trap kills every server listed here."""
+    with open(os.path.join(WORK, "pids"), "a") as f:
+        f.write("%d\n" % pid)
+
+
+def proc_stat(pid):
+    """(state, ppid, pgid) of a process, or None when it is gone."""
+    try:
+        s = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return None
+    f = s[s.rindex(")") + 2:].split()
+    return f[0], int(f[1]), int(f[2])
+
+
+def processes():
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st:
+                out[int(d)] = st
+    return out
+
+
+def children(pid):
+    """{pid: (state, ppid, pgid)} of the direct children of pid."""
+    return {p: st for p, st in processes().items() if st[1] == pid}
+
+
+def in_groups(pgids):
+    return {p: st for p, st in processes().items() if st[2] in pgids}
+
+
+class Stdio:
+    """A server on stdio: one JSON message per line each way."""
+
+    def __init__(self, argv, name="server"):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(self.errpath, "wb"))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.buf = b""
+        self.notes = []     # notifications seen while waiting for responses
+        self.extra = []     # responses that came while waiting for another id
+        self.next_id = 1000
+        self.lines = 0
+        self.garbage = []   # stdout lines that are not JSON-RPC 2.0 objects
+
+    def send(self, msg):
+        data = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
+        try:
+            self.p.stdin.write(data + b"\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    def recv(self, timeout=10.0):
+        """The next message as (raw line, parsed), or (None, None) on timeout."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None, None
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if not r:
+                return None, None
+            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+            if not chunk:
+                return None, None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        self.lines += 1
+        try:
+            m = json.loads(line)
+        except ValueError:
+            m = None
+        if not isinstance(m, dict) or m.get("jsonrpc") != "2.0":
+            self.garbage.append(line[:200])
+            return line, {"unparsable": line[:200].decode(errors="replace")}
+        return line, m
+
+    def wait_for(self, rid, timeout=30.0):
+        """The response with this id; notifications go to self.notes."""
+        for i, m in enumerate(self.extra):
+            if m.get("id") == rid and type(m.get("id")) == type(rid):
+                return self.extra.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            raw, m = self.recv(max(0.0, end - time.monotonic()))
+            if m is None:
+                return None
+            if "method" in m and "id" not in m:
+                self.notes.append(m)
+            elif m.get("id") == rid and type(m.get("id")) == type(rid):
+                return m
+            else:
+                self.extra.append(m)
+
+    def request(self, method, params=None, rid=None, timeout=30.0):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_for(rid, timeout)
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def call(self, name, args, timeout=30.0, meta=None):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params, timeout=timeout)
+
+    def initialize(self, version="2025-11-25"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "perflens-tests", "version": "1"}})
+        self.notify("notifications/initialized")
+        return r
+
+    def ping_ms(self, timeout=5.0):
+        """Milliseconds a ping took, or None without an answer."""
+        t = time.monotonic()
+        r = self.request("ping", timeout=timeout)
+        return (time.monotonic() - t) * 1000 if r and r.get("result") == {} else None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def close(self):
+        """End of input: the server must exit by itself, 0, with no sanitizer report."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "still running 10 s after end of input"
+        return rc
+
+
+def sanitizer_report(text):
+    return [l for l in text.splitlines() if re.search(r"Sanitizer|runtime error", l)][:3]
+
+
+class Http:
+    """A server on --http 127.0.0.1:0 (the OS picks the port)."""
+
+    def __init__(self, argv, name="http", env=None):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=open(self.errpath, "wb"),
+                                  env=dict(os.environ, **(env or {})))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.port = None
+        end = time.monotonic() + 10
+        while time.monotonic() < end and self.p.poll() is None:
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/mcp", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        self.token = (env or {}).get("PERFLENS_TOKEN")
+        self.sid = None
+        self.version = None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def post(self, body, headers=None, method="POST", auth=True, session=True, timeout=30):
+        """(status, headers {lower-case: value}, body text, [messages])."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if auth and self.token:
+            h["Authorization"] = "Bearer " + self.token
+        if session and self.sid:
+            h["Mcp-Session-Id"] = self.sid
+        if session and self.version:
+            h["MCP-Protocol-Version"] = self.version
+        h.update(headers or {})
+        h = {k: v for k, v in h.items() if v is not None}
+        data = None if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            c.putrequest(method, "/mcp", skip_host="Host" in h, skip_accept_encoding=True)
+            for k, v in h.items():
+                c.putheader(k, v)
+            if data is not None:
+                c.putheader("Content-Length", str(len(data)))
+            c.endheaders(data)
+            r = c.getresponse()
+            text = r.read().decode(errors="replace")
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+        except (OSError, http.client.HTTPException) as e:
+            return None, {}, "connection failed: %s" % e, []
+        finally:
+            c.close()
+        msgs = []
+        if hdrs.get("content-type", "").startswith("text/event-stream"):
+            for block in text.split("\n\n"):
+                data_lines = [l[5:].lstrip() for l in block.split("\n") if l.startswith("data:")]
+                if data_lines:
+                    msgs.append(json.loads("\n".join(data_lines)))
+        elif text.strip():
+            try:
+                msgs.append(json.loads(text))
+            except ValueError:
+                pass
+        return r.status, hdrs, text, msgs
+
+    def initialize(self, version="2025-11-25"):
+        self.sid = None
+        self.version = None
+        st, h, text, msgs = self.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "perflens-tests", "version": "1"}}})
+        self.sid = h.get("mcp-session-id")
+        self.version = version
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return st, h, msgs
+
+    def ping_ms(self):
+        t = time.monotonic()
+        msg = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+        if not self.sid:
+            msg["params"] = {"_meta": STATELESS}   # no session: a stateless ping
+        st, h, text, msgs = self.post(msg)
+        ok = st == 200 and msgs and isinstance(msgs[-1].get("result"), dict)
+        return (time.monotonic() - t) * 1000 if ok else None
+
+    def stop(self):
+        """SIGTERM: the server must exit 0 with no sanitizer report."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return "still running 10 s after SIGTERM"
+
+
+def result_text(r):
+    try:
+        return r["result"]["content"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+
+
+def is_tool_error(r, *words):
+    """An isError result whose text names every word."""
+    t = result_text(r)
+    return bool(r) and r.get("result", {}).get("isError") is True and all(w in t for w in words)
+
+
+STATELESS = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+             "io.modelcontextprotocol/clientCapabilities": {}}
+# ---- end of the MCP test client ----
+
+SERVER, FAULTS, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
+CAPTURE = os.path.join(SHARED, "peers/flamegraph/test/perf-vertx-stacks-01.txt")
+ART = os.path.join(WORK, "art")
+base = [SERVER, "--allowed-root", SHARED, "--artifact-root", ART, "--allow-writes"]
+
+# ================================================================ stdio
+s = Stdio(base, "stdio")
+# Claude Code's first message: server/discover, version 2026-07-28.
+r = s.request("server/discover", {"_meta": STATELESS}, rid="server-discover-probe-1")
+res = (r or {}).get("result", {})
+check("stdio: server/discover (id server-discover-probe-1) lists 2026-07-28 and both legacy versions",
+      r and r.get("id") == "server-discover-probe-1" and
+      {"2026-07-28", "2025-11-25", "2025-06-18"} <= set(res.get("supportedVersions", [])) and
+      res.get("serverInfo", {}).get("name") == "perflens-mcp" and "tools" in res.get("capabilities", {}), short(r))
+check("stdio: server/discover result carries resultType complete", res.get("resultType") == "complete", short(res))
+
+# A stateless 2026-07-28 request, no initialize before it.
+r = s.request("tools/list", {"_meta": STATELESS})
+res = (r or {}).get("result", {})
+check("stdio: stateless 2026-07-28 tools/list without initialize lists the tools",
+      len(res.get("tools", [])) > 0 and all("outputSchema" in t for t in res["tools"]), short(r))
+check("stdio: stateless tools/list result carries resultType complete", res.get("resultType") == "complete", short(res))
+r = s.request("ping", {"_meta": STATELESS})
+check("stdio: stateless ping carries resultType complete",
+      (r or {}).get("result", {}).get("resultType") == "complete", short(r))
+r = s.call("list_artifacts", {"limit": 1}, meta=STATELESS)
+check("stdio: stateless tools/call result carries resultType complete",
+      (r or {}).get("result", {}).get("resultType") == "complete" and
+      r["result"].get("isError") is False, short(r))
+
+# An unsupported version in _meta: -32004 naming the supported ones.
+r = s.request("tools/list", {"_meta": dict(STATELESS, **{"io.modelcontextprotocol/protocolVersion": "2099-01-01"})})
+err = (r or {}).get("error", {})
+sup = json.dumps(err.get("data", {}))
+check("stdio: an unsupported _meta protocolVersion is -32004 listing the supported versions",
+      err.get("code") == -32004 and all(v in sup for v in ("2026-07-28", "2025-11-25", "2025-06-18")), short(r))
+
+# ids echoed exactly, raw text included.
+for rid in ["req-7", 7, 0, -3, 9007199254740993, 9223372036854775807, ""]:
+    s.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
+    raw, m = s.recv(5)
+    check("stdio: id %s echoed exactly" % json.dumps(rid),
+          m is not None and m.get("id") == rid and type(m.get("id")) == type(rid) and
+          ('"id":%s' % json.dumps(rid)).encode() in raw.replace(b" ", b"") and m.get("result") == {},
+          raw)
+
+r = s.request("no/such/method", {})
+check("stdio: an unknown method is -32601 with its id", (r or {}).get("error", {}).get("code") == -32601, short(r))
+
+# Notifications, known and unknown, get no answer: the next line is the ping's.
+s.notify("notifications/initialized")
+s.notify("notifications/roots/list_changed")
+s.notify("notifications/progress", {"progressToken": "x", "progress": 1})
+s.notify("notifications/no_such_thing", {"a": 1})
+s.notify("no/such/method")
+s.send({"jsonrpc": "2.0", "id": "after-notes", "method": "ping"})
+raw, m = s.recv(5)
+check("stdio: notifications get no response (the next line answers the ping after them)",
+      m is not None and m.get("id") == "after-notes", raw)
+
+# initialize: a supported version is echoed, an unknown one gets the newest.
+for asked, want in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("2024-01-01", "2025-11-25")]:
+    r = s.request("initialize", {"protocolVersion": asked, "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}})
+    check("stdio: initialize asking %s answers %s" % (asked, want),
+          (r or {}).get("result", {}).get("protocolVersion") == want, short(r))
+s.notify("notifications/initialized")
+
+# Progress: a tools/call with _meta.progressToken.
+s.notes = []
+r = s.call("analyze_profile", {"path": CAPTURE}, meta={"progressToken": "tok-1"})
+prog = [n for n in s.notes if n.get("method") == "notifications/progress"]
+check("stdio: tools/call with a progressToken gets notifications/progress before its response",
+      r and r.get("result", {}).get("isError") is False and len(prog) >= 1 and
+      all(n["params"].get("progressToken") == "tok-1" for n in prog), short(prog))
+vals = [n["params"].get("progress") for n in prog]
+check("stdio: progress values increase", all(isinstance(v, (int, float)) for v in vals) and vals == sorted(vals) and
+      len(set(vals)) == len(vals), vals)
+
+# Logging: a threshold, then a failing call logs; below it nothing comes.
+r = s.request("logging/setLevel", {"level": "no-such-level"})
+check("stdio: logging/setLevel with an unknown level is -32602", (r or {}).get("error", {}).get("code") == -32602, short(r))
+r = s.request("logging/setLevel", {"level": "warning"})
+s.notes = []
+r = s.call("analyze_profile", {"path": "/etc/hostname"})
+time.sleep(0.2)
+s.request("ping")
+logs = [n for n in s.notes if n.get("method") == "notifications/message"]
+check("stdio: after logging/setLevel warning a failing call sends notifications/message",
+      is_tool_error(r, "path_refused") and logs and
+      all(l["params"].get("level") in ("warning", "error", "critical", "alert", "emergency") for l in logs) and
+      all("data" in l["params"] for l in logs), short(logs) + " " + short(r))
+s.request("logging/setLevel", {"level": "emergency"})
+s.notes = []
+r = s.call("analyze_profile", {"path": "/etc/hostname"})
+time.sleep(0.2)
+s.request("ping")
+logs = [n for n in s.notes if n.get("method") == "notifications/message"]
+check("stdio: at level emergency the same failure sends no notifications/message", is_tool_error(r) and not logs, short(logs))
+
+check("stdio: stdout carried only JSON-RPC 2.0 messages, one per line (%d lines)" % s.lines, s.lines and not s.garbage,
+      s.garbage[:3])
+rc = s.close()
+check("stdio: the server exits 0 at end of input, no sanitizer report", rc == 0 and not sanitizer_report(s.stderr()),
+      "exit %s; %s" % (rc, sanitizer_report(s.stderr())))
+
+# ======================================================= cancellation
+f = Stdio([FAULTS, "--allowed-root", SHARED, "--tool-timeout", "30"], "faults-cancel")
+f.initialize()
+f.send({"jsonrpc": "2.0", "id": "hang-1", "method": "tools/call",
+        "params": {"name": "test_fault", "arguments": {"kind": "hang"}}})
+workers = {}
+end = time.monotonic() + 5
+while not workers and time.monotonic() < end:
+    workers = children(f.pid)
+    time.sleep(0.05)
+check("cancel: the hanging call runs in a worker process (a child of the server)", workers, "no child seen")
+ms = f.ping_ms()
+check("cancel: ping answers at once while the call hangs (%s ms)" % (ms and round(ms)), ms is not None and ms < 1000, ms)
+f.notify("notifications/cancelled", {"requestId": "hang-1", "reason": "test"})
+ms = f.ping_ms()
+check("cancel: ping answers at once after notifications/cancelled (%s ms)" % (ms and round(ms)), ms is not None and ms < 1000, ms)
+end = time.monotonic() + 3
+left = workers
+while time.monotonic() < end:
+    left = {p: st for p, st in processes().items() if p in workers or st[2] in {g for _, _, g in workers.values()}}
+    if not left and not children(f.pid):
+        break
+    time.sleep(0.05)
+check("cancel: the worker and its process group are gone", not left and not children(f.pid),
+      "left: %s; children: %s" % (left, children(f.pid)))
+r = f.wait_for("hang-1", timeout=1.5)
+check("cancel: the cancelled request gets no response", r is None, short(r))
+# Cancelling something unknown or finished changes nothing.
+f.notify("notifications/cancelled", {"requestId": "never-sent"})
+f.notify("notifications/cancelled", {"requestId": "hang-1"})
+r = f.call("test_fault", {"kind": "ok"})
+check("cancel: the next call after cancellations succeeds",
+      (r or {}).get("result", {}).get("structuredContent") == {"kind": "ok"}, short(r))
+rc = f.close()
+check("cancel: the faults server exits 0 at end of input, no sanitizer report",
+      rc == 0 and not sanitizer_report(f.stderr()), "exit %s; %s" % (rc, sanitizer_report(f.stderr())))
+
+# ================================================================= HTTP
+h = Http(base, "http", env={"PERFLENS_TOKEN": "tok-" + os.urandom(8).hex()})
+if not check("http: the server listens on a loopback port the OS picked", h.port, h.stderr()):
+    sys.exit(0)
+
+# server/discover and stateless requests need no session.
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover",
+                             "params": {"_meta": STATELESS}})
+m = msgs[-1] if msgs else {}
+check("http: server/discover without a session answers 200 with resultType complete",
+      st == 200 and m.get("id") == "server-discover-probe-1" and m.get("result", {}).get("resultType") == "complete" and
+      "2026-07-28" in m["result"].get("supportedVersions", []), "%s %s" % (st, text[:300]))
+check("http: server/discover creates no session", "mcp-session-id" not in hd, hd)
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": STATELESS}},
+                            headers={"MCP-Protocol-Version": "2026-07-28"})
+m = msgs[-1] if msgs else {}
+check("http: stateless tools/list without Mcp-Session-Id answers 200 with resultType complete",
+      st == 200 and len(m.get("result", {}).get("tools", [])) > 0 and m["result"].get("resultType") == "complete",
+      "%s %s" % (st, text[:300]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {
+    "_meta": dict(STATELESS, **{"io.modelcontextprotocol/protocolVersion": "2099-01-01"})}})
+m = msgs[-1] if msgs else {}
+check("http: an unsupported _meta protocolVersion is -32004",
+      m.get("error", {}).get("code") == -32004 and "2026-07-28" in json.dumps(m["error"].get("data")), "%s %s" % (st, text[:300]))
+
+# Sessions.
+st, hd, msgs = h.initialize("2025-06-18")
+check("http: initialize answers 200 with an Mcp-Session-Id and echoes 2025-06-18",
+      st == 200 and h.sid and msgs and msgs[-1].get("result", {}).get("protocolVersion") == "2025-06-18",
+      "%s %s %s" % (st, hd, short(msgs)))
+sid = h.sid
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+check("http: a request with the session id and MCP-Protocol-Version answers 200", st == 200 and msgs and
+      msgs[-1].get("id") == 4, "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 5, "method": "ping"}, session=False)
+check("http: a legacy request without Mcp-Session-Id is 400", st == 400, "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 6, "method": "ping"}, headers={"Mcp-Session-Id": "0123456789abcdef0123456789abcdef"})
+check("http: an unknown Mcp-Session-Id is 404", st == 404, "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 7, "method": "ping"}, headers={"MCP-Protocol-Version": "1999-01-01"})
+check("http: a bad MCP-Protocol-Version header is 400", st == 400, "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+check("http: a notification is 202 with no body", st == 202 and text == "", "%s %r" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 99, "result": {}})
+check("http: a JSON-RPC response from the client is 202", st == 202 and text == "", "%s %r" % (st, text[:200]))
+st, hd, text, msgs = h.post(None, method="GET", headers={"Accept": "text/event-stream", "Content-Type": None})
+check("http: GET is 405", st == 405, "%s %s" % (st, text[:200]))
+
+# Three concurrent POSTs on one session all answered.
+import threading
+out = [None] * 3
+def one(i):
+    out[i] = h.post({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/list", "params": {}})
+ths = [threading.Thread(target=one, args=(i,)) for i in range(3)]
+[t.start() for t in ths]
+[t.join(30) for t in ths]
+check("http: three concurrent POSTs on one session are all answered 200",
+      all(o and o[0] == 200 and o[3] and o[3][-1].get("id") == 100 + i for i, o in enumerate(out)),
+      [o and o[0] for o in out])
+
+# Progress over SSE when the client accepts text/event-stream.
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+    "name": "analyze_profile", "arguments": {"path": CAPTURE}, "_meta": {"progressToken": 42}}})
+ids = [i for i, m in enumerate(msgs) if m.get("id") == 8]
+prog = [i for i, m in enumerate(msgs) if m.get("method") == "notifications/progress" and m["params"].get("progressToken") == 42]
+check("http: tools/call with a progressToken answers text/event-stream with progress before the response",
+      st == 200 and hd.get("content-type", "").startswith("text/event-stream") and ids and prog and
+      max(prog) < ids[0] and msgs[ids[0]]["result"].get("isError") is False,
+      "%s %s %s" % (st, hd.get("content-type"), text[:400]))
+
+# Logging over HTTP: the log notifications come with the answer.
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 9, "method": "logging/setLevel", "params": {"level": "warning"}})
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+    "name": "analyze_profile", "arguments": {"path": "/etc/hostname"}}})
+resp = [m for m in msgs if m.get("id") == 10]
+logs = [m for m in msgs if m.get("method") == "notifications/message"]
+check("http: after logging/setLevel a failing call's SSE answer holds its notifications/message and the response",
+      st == 200 and resp and is_tool_error(resp[0], "path_refused") and logs, "%s %s" % (st, text[:400]))
+check("http: in that SSE stream the response comes last (the stream ends with it)",
+      msgs and msgs[-1].get("id") == 10, "order: %s" % [m.get("method") or "response %s" % m.get("id") for m in msgs])
+# A client that accepts only application/json must still get the response.
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
+    "name": "analyze_profile", "arguments": {"path": "/etc/hostname"}}}, headers={"Accept": "application/json"})
+check("http: a JSON-only client (Accept: application/json) gets the tool call's response after logging/setLevel",
+      st == 200 and hd.get("content-type", "").startswith("application/json") and msgs and msgs[-1].get("id") == 11 and
+      is_tool_error(msgs[-1], "path_refused"), "%s %s %s" % (st, hd.get("content-type"), text[:300]))
+h.post({"jsonrpc": "2.0", "id": 12, "method": "logging/setLevel", "params": {"level": "emergency"}})
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {
+    "name": "list_artifacts", "arguments": {"limit": 1}, "_meta": {"progressToken": "p"}}}, headers={"Accept": "application/json"})
+check("http: a JSON-only client gets the response, not a progress notification",
+      st == 200 and msgs and msgs[-1].get("id") == 13 and msgs[-1]["result"].get("isError") is False,
+      "%s %s" % (st, text[:300]))
+
+# DELETE ends the session.
+st, hd, text, msgs = h.post(None, method="DELETE")
+check("http: DELETE ends the session (2xx)", st in (200, 202, 204), "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": 14, "method": "ping"})
+check("http: the deleted session is 404 afterwards", st == 404, "%s %s" % (st, text[:200]))
+st, hd, text, msgs = h.post(None, method="DELETE")
+check("http: DELETE of the deleted session is 404", st == 404, "%s %s" % (st, text[:200]))
+h.sid = h.version = None
+
+# Cancellation over HTTP: a second POST cancels the first one's worker.
+hf = Http([FAULTS, "--allowed-root", SHARED, "--tool-timeout", "30", "--no-auth"], "http-faults")
+if check("http: the faults server listens", hf.port, hf.stderr()):
+    hf.initialize()
+    res = {}
+    def hang():
+        t = time.monotonic()
+        res["r"] = hf.post({"jsonrpc": "2.0", "id": "h1", "method": "tools/call", "params": {
+            "name": "test_fault", "arguments": {"kind": "hang"}}}, timeout=40)
+        res["s"] = time.monotonic() - t
+    th = threading.Thread(target=hang)
+    th.start()
+    workers, end = {}, time.monotonic() + 5
+    while not workers and time.monotonic() < end:
+        workers = children(hf.pid)
+        time.sleep(0.05)
+    ms = hf.ping_ms()
+    check("http cancel: ping answers at once while a call hangs (%s ms)" % (ms and round(ms)), ms is not None and ms < 1000, ms)
+    st, hd, text, msgs = hf.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "h1"}})
+    th.join(5)
+    r = res.get("r")
+    check("http cancel: the hanging POST returns at once, without a response for its id",
+          r is not None and res["s"] < 5 and not any(m.get("id") == "h1" for m in r[3]), short(str(r)))
+    end = time.monotonic() + 3
+    while children(hf.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    gone = not {p: st for p, st in processes().items() if p in workers or st[2] in workers}
+    check("http cancel: the worker is gone", workers and gone and not children(hf.pid), "%s %s" % (workers, children(hf.pid)))
+    rc = hf.stop()
+    check("http: the faults server exits 0 on SIGTERM, no sanitizer report", rc == 0 and not sanitizer_report(hf.stderr()),
+          "exit %s; %s" % (rc, sanitizer_report(hf.stderr())))
+rc = h.stop()
+check("http: the server exits 0 on SIGTERM, no sanitizer report", rc == 0 and not sanitizer_report(h.stderr()),
+      "exit %s; %s" % (rc, sanitizer_report(h.stderr())))
+sys.exit(0)
+PY
+rc=$?
+[ "$rc" -eq 0 ] || notok "$(basename "$0"): the python3 client exited $rc (timeout or crash; see above)"
