@@ -222,8 +222,32 @@ int catalog_prompt_get(const char *name, json_t *args, json_t **result,
 	return -32602;
 }
 
-/* Completion of analysis_id arguments from the analyses that exist. */
-json_t *catalog_complete(const struct tool_ctx *ctx, json_t *ref, json_t *argument)
+/* The events of the analysis named in the completion context. */
+static void complete_events(const struct tool_ctx *ctx, json_t *context, const char *prefix,
+			    json_t *values, size_t *total)
+{
+	const char *id = json_string_value(json_object_get(json_object_get(context, "arguments"),
+							   "analysis_id"));
+	struct pl_error err;
+	json_t *summary, *e;
+	size_t i;
+
+	if (!id || !ctx->artifact_root || pl_artifact_load_summary(ctx->artifact_root, id, &summary, &err))
+		return;
+	json_array_foreach(json_object_get(summary, "events"), i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
+		if (prefix && strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		if ((*total)++ < 100)
+			json_array_append_new(values, json_string(name));
+	}
+	json_decref(summary);
+}
+
+/* Completion of analysis_id arguments from the analyses that exist, and
+ * of event arguments from the analysis named beside them. */
+json_t *catalog_complete(const struct tool_ctx *ctx, json_t *ref, json_t *argument,
+			 json_t *context)
 {
 	const char *arg = json_string_value(json_object_get(argument, "name"));
 	const char *prefix = json_string_value(json_object_get(argument, "value"));
@@ -231,6 +255,8 @@ json_t *catalog_complete(const struct tool_ctx *ctx, json_t *ref, json_t *argume
 	size_t i, total = 0;
 
 	(void)ref;
+	if (arg && strcmp(arg, "event") == 0)
+		complete_events(ctx, context, prefix, values, &total);
 	if (arg && strcmp(arg, "analysis_id") == 0 && ctx->artifact_root) {
 		json_t *all = pl_artifact_list(ctx->artifact_root);
 		json_array_foreach(all, i, a) {

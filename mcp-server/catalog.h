@@ -20,6 +20,7 @@ json_t *catalog_templates(void);
 json_t *catalog_prompts(void);
 int catalog_prompt_get(const char *name, json_t *args, json_t **result,
 		       json_t **err_data);
-json_t *catalog_complete(const struct tool_ctx *ctx, json_t *ref, json_t *argument);
+json_t *catalog_complete(const struct tool_ctx *ctx, json_t *ref, json_t *argument,
+			 json_t *context);
 
 #endif

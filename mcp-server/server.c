@@ -311,7 +311,8 @@ static void do_prompts_get(struct request *r)
 static void do_complete(struct request *r)
 {
 	reply(r, catalog_complete(&r->s->cfg.ctx, json_object_get(r->params, "ref"),
-				  json_object_get(r->params, "argument")));
+				  json_object_get(r->params, "argument"),
+				  json_object_get(r->params, "context")));
 }
 
 static void do_nothing(struct request *r)
