@@ -166,7 +166,7 @@ static const struct sc_row sc_table[] = {
 	{"set_tid_address", 1, SC_ALLOW, "the new program's glibc start"},
 	{"capget", 1, SC_ALLOW, "perf checks its capabilities"},
 	{"prctl", 1, SC_PRCTL, "perf reads the bounding set; threads name themselves"},
-	{"sched_getaffinity", 1, SC_ALLOW, "perf finds its CPUs"},
+	{"sched_getaffinity", 0, SC_ALLOW, "perf finds its CPUs; thread start-up under ASan asks too (read-only)"},
 	{"sched_setaffinity", 1, SC_SELF, "perf pins itself"},
 	{"get_mempolicy", 1, SC_ALLOW, "perf's NUMA setup"},
 	{"set_mempolicy", 1, SC_ALLOW, "perf's NUMA setup (itself only)"},
