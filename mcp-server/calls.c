@@ -1,9 +1,13 @@
 /* calls.c - running tools/call in sandboxed workers (see calls.h).
  *
- * The worker is forked per call (sandbox/), confined to the allowed roots
- * (read) and the artifact root (write), runs the registry handler and
- * writes one JSON document to its pipe: {"ok": RESULT} or {"error":
- * {"code","message","hint"}}.  The parent turns that, or the way the
+ * The worker is forked per call (sandbox/, by its zygote when main()
+ * started one), confined to the allowed roots (read) and the artifact
+ * root (write), runs the registry handler and writes one JSON document
+ * to its pipe: {"ok": RESULT} or {"error": {"code","message","hint"}}.
+ * What it runs travels by value, as the bytes of the sandbox job
+ * "tools/call" (registered before main, so the zygote knows it too):
+ * {"tool": NAME, "args": ARGS, "ctx": {"roots", "artifact_root",
+ * "writes", "exec", "collect", "limits": {...}}}.  The parent turns that, or the way the
  * worker died (crash, seccomp kill, timeout, oversize answer), into the
  * CallToolResult; the server itself never runs tool code and keeps
  * serving whatever happens to a worker.
@@ -40,6 +44,9 @@ struct worker_arg {
 	json_t *args;
 };
 
+#define JOB_NAME "tools/call"
+#define MAX_JOB_ROOTS 32
+
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec now;
@@ -63,9 +70,8 @@ static json_t *run_tool(const struct worker_arg *a)
 	return json_pack("{s:o}", "ok", result);
 }
 
-static int worker_main(void *opaque, int out_fd)
+static int write_doc(json_t *doc, int out_fd)
 {
-	json_t *doc = run_tool(opaque);
 	char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
 	size_t n = strlen(text), off = 0;
 
@@ -76,8 +82,104 @@ static int worker_main(void *opaque, int out_fd)
 		off += (size_t)w;
 	}
 	free(text);
-	json_decref(doc);
 	return 0;
+}
+
+static uint64_t u64_of(json_t *obj, const char *key)
+{
+	return (uint64_t)json_integer_value(json_object_get(obj, key));
+}
+
+/* The job's "ctx" into `ctx` (strings borrowed from `j`). */
+static bool ctx_from_json(json_t *j, struct tool_ctx *ctx, const char **roots)
+{
+	json_t *r = json_object_get(j, "roots"), *lim = json_object_get(j, "limits"), *v;
+	size_t i;
+
+	if (!json_is_array(r) || json_array_size(r) > MAX_JOB_ROOTS || !json_is_object(lim))
+		return false;
+	json_array_foreach(r, i, v)
+		if (!(roots[i] = json_string_value(v)))
+			return false;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->allowed_roots = roots;
+	ctx->nroots = json_array_size(r);
+	ctx->artifact_root = json_string_value(json_object_get(j, "artifact_root"));
+	ctx->allow_writes = json_is_true(json_object_get(j, "writes"));
+	ctx->allow_process_execution = json_is_true(json_object_get(j, "exec"));
+	ctx->allow_collection = json_is_true(json_object_get(j, "collect"));
+	ctx->limits.max_input_bytes = u64_of(lim, "input_bytes");
+	ctx->limits.max_records = u64_of(lim, "records");
+	ctx->limits.max_line = u64_of(lim, "line");
+	ctx->limits.max_depth = (uint32_t)u64_of(lim, "depth");
+	ctx->limits.max_frames = (uint32_t)u64_of(lim, "frames");
+	ctx->limits.max_stacks = (uint32_t)u64_of(lim, "stacks");
+	return true;
+}
+
+static json_t *ctx_to_json(const struct tool_ctx *ctx)
+{
+	json_t *roots = json_array();
+	const struct pl_limits *l = &ctx->limits;
+
+	for (size_t i = 0; i < ctx->nroots; i++)
+		json_array_append_new(roots, json_string(ctx->allowed_roots[i]));
+	return json_pack("{s:o,s:s?,s:b,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "roots", roots,
+		"artifact_root", ctx->artifact_root, "writes", ctx->allow_writes,
+		"exec", ctx->allow_process_execution, "collect", ctx->allow_collection,
+		"limits", "input_bytes", (json_int_t)l->max_input_bytes,
+		"records", (json_int_t)l->max_records, "line", (json_int_t)l->max_line,
+		"depth", (json_int_t)l->max_depth, "frames", (json_int_t)l->max_frames,
+		"stacks", (json_int_t)l->max_stacks);
+}
+
+/* By exact name only: tool_find() would parse every tool's definition
+ * in the worker, which starts with an empty cache. */
+static const struct tool_def *tool_named(const char *name)
+{
+	for (size_t i = 0; name && i < tool_count; i++)
+		if (strcmp(tool_table[i].name, name) == 0)
+			return &tool_table[i];
+	return NULL;
+}
+
+/* The job "tools/call", in the worker: decode, run, write the answer. */
+static int worker_job(const void *buf, size_t len, int out_fd)
+{
+	json_t *job = json_loadb(buf, len, 0, NULL);
+	const char *roots[MAX_JOB_ROOTS];
+	struct tool_ctx ctx;
+	struct worker_arg a = {tool_named(json_string_value(json_object_get(job, "tool"))), &ctx,
+			       json_object_get(job, "args")};
+	json_t *doc;
+	int rc;
+
+	if (!job || !a.tool || !a.args || !ctx_from_json(json_object_get(job, "ctx"), &ctx, roots))
+		return 4;  /* cannot happen: the server built the job */
+	doc = run_tool(&a);
+	rc = write_doc(doc, out_fd);
+	json_decref(doc);
+	json_decref(job);
+	return rc;
+}
+
+__attribute__((constructor)) static void register_job(void)
+{
+	/* Before main(), so that the zygote is forked knowing it. */
+	if (sbx_register(JOB_NAME, worker_job, NULL))
+		abort();
+}
+
+/* The job's bytes for `a` (new). */
+static char *job_new(const struct worker_arg *a, size_t *len)
+{
+	json_t *job = json_pack("{s:s,s:O,s:o}", "tool", a->tool->name, "args", a->args,
+				"ctx", ctx_to_json(a->ctx));
+	char *text = json_dumps(job, JSON_COMPACT);
+
+	json_decref(job);
+	*len = strlen(text);
+	return text;
 }
 
 /* ----------------------------------------------------------- answers */
@@ -233,6 +335,9 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 	struct worker_arg arg = {t, &s->cfg.ctx, args};
 	struct sbx_policy pol;
 	struct pl_error err;
+	char *job;
+	size_t job_len;
+	enum pl_err rc;
 
 	c->sink = *sink;
 	c->log_session = *sess;
@@ -256,7 +361,10 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 		return NULL;
 	}
 	policy_for(s, &pol);
-	if (sbx_spawn(&pol, worker_main, &arg, &c->w, &err)) {
+	job = job_new(&arg, &job_len);
+	rc = sbx_spawn_job(&pol, JOB_NAME, job, job_len, &c->w, &err);
+	free(job);
+	if (rc) {
 		send_tool_error(c, "internal", err.text, "the server could not start a worker; check its resource limits");
 		call_free(c);
 		return NULL;

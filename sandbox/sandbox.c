@@ -12,6 +12,13 @@
  * a recycled group), then the worker is reaped and we wait, reaping as
  * the subreaper, until nothing of the group is left.
  *
+ * Zygote: sbx_spawn_job() asks the zygote (zygote.c) to fork the worker;
+ * we get its pid and three pipe ends: result, setup message, and a "done"
+ * pipe in place of the pidfd, on which the zygote writes the wait status
+ * once it has done the killing and reaping above.  The worker is in the
+ * same process group scheme and uid, so timeouts, caps and cancels kill
+ * it from here exactly as a worker of our own.
+ *
  * Child: own process group, parent-death signal, descriptors 0-3 only
  * (3 is out_fd; 4 carries a setup failure message to the parent and 5 the
  * ruleset, both closed before fn runs), default signals, no_new_privs,
@@ -53,10 +60,11 @@ enum sbx_stop { STOP_NONE, STOP_TIMEOUT, STOP_OVERSIZE, STOP_CANCEL };
 
 struct sbx_worker {
 	pid_t pid;               /* the worker, also its process group id */
-	int pidfd;               /* readable once the worker exited; -1: none */
+	int exit_fd;             /* readable once the worker exited (a pidfd,
+				  * or the zygote's done pipe); -1: none */
 	int out_fd;              /* result pipe, read end, non-blocking; -1 closed */
 	int status_fd;           /* setup failure message, read end */
-	int ep;                  /* epoll set over out_fd and pidfd: sbx_fd() */
+	int ep;                  /* epoll set over out_fd and exit_fd: sbx_fd() */
 	struct pl_buf data;      /* what the worker wrote, at most max_bytes */
 	size_t max_bytes;
 	struct sbx_policy pol;   /* copy of the limits, without the paths */
@@ -67,21 +75,12 @@ struct sbx_worker {
 	enum sbx_stop stop;      /* why we killed it; the first reason wins */
 	bool reaped;
 	bool status_lost;        /* someone else reaped it (SIGCHLD ignored) */
+	bool zygote;             /* forked by the zygote, which reaps it */
+	bool zygote_lost;        /* the zygote died before reporting the status */
 	int wstatus;
 	double elapsed_ms;
 	char syscall_name[40];   /* of a seccomp kill, when the log says */
 	char setup_msg[120];     /* why the child could not confine itself */
-};
-
-/* What the child needs, prepared by the parent before fork(). */
-struct plan {
-	const struct sbx_policy *pol;
-	pid_t parent;
-	int out_w, status_w;       /* write ends of the two pipes */
-	int ruleset;               /* Landlock ruleset or -1 */
-	const struct sock_fprog *prog;  /* NULL: no seccomp */
-	sbx_fn fn;
-	void *arg;
 };
 
 static const char *const outcome_names[] = {
@@ -150,7 +149,7 @@ static void child_signals(void)
 }
 
 /* Close every descriptor from `first` on (a loop on old kernels). */
-static void close_from(unsigned first)
+void sbx_close_from(unsigned first)
 {
 	struct rlimit rl;
 
@@ -164,7 +163,7 @@ static void close_from(unsigned first)
 
 /* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, nothing else.
  * Returns the step that failed, or NULL. */
-static const char *child_fds(const struct plan *p, int *status_fd)
+static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 {
 	int out = fcntl(p->out_w, F_DUPFD_CLOEXEC, 10);
 	int st = fcntl(p->status_w, F_DUPFD_CLOEXEC, 10);
@@ -184,7 +183,7 @@ static const char *child_fds(const struct plan *p, int *status_fd)
 		return "open /dev/null for stdin and stdout";
 	if (null > 2)
 		close(null);
-	close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
+	sbx_close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
 	return NULL;
 }
 
@@ -237,7 +236,7 @@ static int drop_caps(void)
 }
 
 /* Every confinement step in order; the failed step, or NULL. */
-static const char *child_confine(const struct plan *p, int *status_fd)
+static const char *child_confine(const struct sbx_plan *p, int *status_fd)
 {
 	const char *failed;
 
@@ -265,7 +264,7 @@ static const char *child_confine(const struct plan *p, int *status_fd)
 	return NULL;
 }
 
-static void __attribute__((noreturn)) child_main(const struct plan *p)
+void sbx_child_main(const struct sbx_plan *p)
 {
 	int status_fd = p->status_w;
 	const char *failed = child_confine(p, &status_fd);
@@ -360,8 +359,8 @@ static void read_setup_msg(struct sbx_worker *w)
 	w->setup_msg[n > 0 ? n : 0] = '\0';
 }
 
-/* Reap the worker if it has exited; true when it has. */
-static bool try_reap(struct sbx_worker *w)
+/* Our own child: reap it if it has exited; true when it has. */
+static bool reap_direct(struct sbx_worker *w)
 {
 	siginfo_t si;
 	int rc;
@@ -382,6 +381,40 @@ static bool try_reap(struct sbx_worker *w)
 	w->elapsed_ms = (double)(mono_ns() - ts_ns(&w->start)) / 1e6;
 	read_available(w);
 	reap_group(w->pid);
+	return true;
+}
+
+/* The zygote's child: true once its done pipe gave the wait status (the
+ * zygote has killed and reaped the whole group by then) or ended
+ * without one (the zygote died; PDEATHSIG killed the worker). */
+static bool reap_zygote(struct sbx_worker *w)
+{
+	int st = 0;
+	ssize_t n = read(w->exit_fd, &st, sizeof(st));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	pthread_mutex_lock(&w->lock);
+	if (n == (ssize_t)sizeof(st)) {
+		w->wstatus = st;
+	} else {
+		kill(-w->pid, SIGKILL);
+		w->zygote_lost = true;
+	}
+	w->reaped = true;
+	pthread_mutex_unlock(&w->lock);
+	w->elapsed_ms = (double)(mono_ns() - ts_ns(&w->start)) / 1e6;
+	if (w->zygote_lost)
+		sbx_zygote_lost();
+	read_available(w);
+	return true;
+}
+
+/* Reap the worker if it has exited; true when it has. */
+static bool try_reap(struct sbx_worker *w)
+{
+	if (!(w->zygote ? reap_zygote(w) : reap_direct(w)))
+		return false;
 	read_setup_msg(w);
 	if (!w->setup_msg[0] && WIFSIGNALED(w->wstatus) && WTERMSIG(w->wstatus) == SIGSYS &&
 	    !sbx_audit_syscall(w->pid, ts_ns(&w->start) / 1000 - 1000000, w->syscall_name,
@@ -416,11 +449,11 @@ int sbx_timeout_left_ms(const struct sbx_worker *w)
 	if (w->reaped)
 		return 0;
 	if (!w->deadline_ns)
-		return w->pidfd < 0 ? NO_PIDFD_POLL_MS : -1;
+		return w->exit_fd < 0 ? NO_PIDFD_POLL_MS : -1;
 	left = (w->deadline_ns - mono_ns() + 999999) / 1000000;
 	if (left < 0)
 		left = 0;
-	if (w->pidfd < 0 && left > NO_PIDFD_POLL_MS)
+	if (w->exit_fd < 0 && left > NO_PIDFD_POLL_MS)
 		left = NO_PIDFD_POLL_MS;
 	return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
@@ -434,8 +467,8 @@ void sbx_cancel(struct sbx_worker *w)
 /* -------------------------------------------------------------- spawn */
 
 /* The ruleset and the seccomp program for `pol`. */
-static enum pl_err prepare(const struct sbx_policy *pol, struct plan *p, int *abi,
-			   struct pl_error *err)
+enum pl_err sbx_prepare(const struct sbx_policy *pol, struct sbx_plan *p, int *abi,
+			struct pl_error *err)
 {
 	enum pl_err rc;
 
@@ -456,7 +489,7 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* The epoll set over the result pipe and the pidfd. */
+/* The epoll set over the result pipe (the exit_fd is added later). */
 static enum pl_err watch(struct sbx_worker *w, struct pl_error *err)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -472,15 +505,15 @@ static enum pl_err watch(struct sbx_worker *w, struct pl_error *err)
 	return PL_OK;
 }
 
-/* After fork(): the pidfd, when the kernel has them. */
+/* After fork(): a pidfd as exit_fd, when the kernel has them. */
 static void watch_exit(struct sbx_worker *w)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 
-	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
-	ev.data.fd = w->pidfd;
-	if (w->pidfd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->pidfd, &ev) < 0)
-		close_fd(&w->pidfd);
+	w->exit_fd = (int)syscall(SYS_pidfd_open, w->pid, 0);
+	ev.data.fd = w->exit_fd;
+	if (w->exit_fd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->exit_fd, &ev) < 0)
+		close_fd(&w->exit_fd);
 }
 
 static struct sbx_worker *worker_new(const struct sbx_policy *pol)
@@ -488,7 +521,7 @@ static struct sbx_worker *worker_new(const struct sbx_policy *pol)
 	struct sbx_worker *w = pl_xcalloc(1, sizeof(*w));
 
 	w->pid = -1;
-	w->pidfd = w->out_fd = w->status_fd = w->ep = -1;
+	w->exit_fd = w->out_fd = w->status_fd = w->ep = -1;
 	w->pol = *pol;  /* for the numbers in details; its pointers are not kept */
 	w->pol.read_roots = NULL;
 	w->pol.write_root = w->pol.exec_path = NULL;
@@ -501,7 +534,7 @@ static void worker_free(struct sbx_worker *w)
 {
 	close_fd(&w->out_fd);
 	close_fd(&w->status_fd);
-	close_fd(&w->pidfd);
+	close_fd(&w->exit_fd);
 	close_fd(&w->ep);
 	pl_buf_release(&w->data);
 	pthread_mutex_destroy(&w->lock);
@@ -509,7 +542,7 @@ static void worker_free(struct sbx_worker *w)
 }
 
 /* Pipes, epoll, fork.  On failure nothing is left running. */
-static enum pl_err start(struct sbx_worker *w, struct plan *p, struct pl_error *err)
+static enum pl_err start(struct sbx_worker *w, struct sbx_plan *p, struct pl_error *err)
 {
 	int out[2], st[2];
 	enum pl_err rc;
@@ -532,7 +565,7 @@ static enum pl_err start(struct sbx_worker *w, struct plan *p, struct pl_error *
 	rc = watch(w, err);
 	clock_gettime(CLOCK_MONOTONIC, &w->start);
 	if (rc == PL_OK && (w->pid = fork()) == 0)
-		child_main(p);
+		sbx_child_main(p);
 	close(out[1]);
 	close(st[1]);
 	if (rc)
@@ -548,20 +581,104 @@ static enum pl_err start(struct sbx_worker *w, struct plan *p, struct pl_error *
 enum pl_err sbx_spawn(const struct sbx_policy *pol, sbx_fn fn, void *arg,
 		      struct sbx_worker **out, struct pl_error *err)
 {
-	struct plan p = {.pol = pol, .parent = getpid(), .fn = fn, .arg = arg};
+	struct sbx_plan p = {.pol = pol, .parent = getpid(), .fn = fn, .arg = arg};
 	struct sbx_worker *w;
 	enum pl_err rc;
 
 	*out = NULL;
 	become_subreaper();
 	w = worker_new(pol);
-	rc = prepare(pol, &p, &w->landlock_abi, err);
+	rc = sbx_prepare(pol, &p, &w->landlock_abi, err);
 	if (rc == PL_OK)
 		rc = start(w, &p, err);
 	close_fd(&p.ruleset);
 	if (rc) {
 		worker_free(w);
 		return rc;
+	}
+	if (pol->timeout_ms)
+		w->deadline_ns = ts_ns(&w->start) + (long long)pol->timeout_ms * 1000000LL;
+	*out = w;
+	return PL_OK;
+}
+
+/* A job forked directly: its function and a NUL-terminated copy of the
+ * bytes, as the zygote would give it. */
+struct job_arg {
+	sbx_job_fn fn;
+	char *buf;
+	size_t len;
+};
+
+static int run_job(void *arg, int out_fd)
+{
+	const struct job_arg *j = arg;
+
+	return j->fn(j->buf, j->len, out_fd);
+}
+
+static enum pl_err spawn_job_directly(const struct sbx_policy *pol, sbx_job_fn fn,
+				      const void *buf, size_t len, struct sbx_worker **out,
+				      struct pl_error *err)
+{
+	struct job_arg j = {fn, pl_xmalloc(len + 1), len};
+	enum pl_err rc;
+
+	if (len)
+		memcpy(j.buf, buf, len);
+	j.buf[len] = '\0';
+	rc = sbx_spawn(pol, run_job, &j, out, err);
+	free(j.buf);
+	return rc;
+}
+
+/* The descriptors of a worker the zygote forked into `w`. */
+static enum pl_err adopt(struct sbx_worker *w, const struct sbx_zworker *zw,
+			 struct pl_error *err)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	enum pl_err rc;
+
+	w->zygote = true;
+	w->pid = zw->pid;
+	w->out_fd = zw->out_fd;
+	w->status_fd = zw->status_fd;
+	w->exit_fd = zw->done_fd;
+	w->landlock_abi = zw->landlock_abi;
+	rc = watch(w, err);
+	ev.data.fd = w->exit_fd;
+	if (rc == PL_OK && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->exit_fd, &ev) < 0)
+		rc = pl_fail(err, PL_ERR_LIMIT, NULL, "cannot watch the done pipe: %s",
+			     strerror(errno));
+	if (rc)
+		kill(-w->pid, SIGKILL);  /* the zygote reaps it */
+	return rc;
+}
+
+enum pl_err sbx_spawn_job(const struct sbx_policy *pol, const char *name, const void *buf,
+			  size_t len, struct sbx_worker **out, struct pl_error *err)
+{
+	sbx_job_fn fn = sbx_job_find(name);
+	struct sbx_zworker zw;
+	struct sbx_worker *w;
+	int rc;
+
+	*out = NULL;
+	if (!fn)
+		return pl_fail(err, PL_ERR_USAGE, "register it with sbx_register() at startup",
+			       "no sandbox job is registered as '%s'", name);
+	w = worker_new(pol);
+	clock_gettime(CLOCK_MONOTONIC, &w->start);
+	rc = sbx_zygote_spawn(pol, name, buf, len, &zw, err);
+	if (rc == SBX_NO_ZYGOTE) {
+		worker_free(w);
+		return spawn_job_directly(pol, fn, buf, len, out, err);
+	}
+	if (rc == PL_OK)
+		rc = adopt(w, &zw, err);
+	if (rc) {
+		worker_free(w);
+		return (enum pl_err)rc;
 	}
 	if (pol->timeout_ms)
 		w->deadline_ns = ts_ns(&w->start) + (long long)pol->timeout_ms * 1000000LL;
@@ -603,7 +720,10 @@ static void describe(const struct sbx_worker *w, struct sbx_result *res)
 		snprintf(d, cap, "the worker exited with status %d", res->exit_status);
 		break;
 	case SBX_CRASHED:
-		if (w->status_lost)
+		if (w->zygote_lost)
+			snprintf(d, cap, "the worker was lost when the sandbox's zygote process "
+				 "exited; later workers are forked directly");
+		else if (w->status_lost)
 			snprintf(d, cap, "the worker's exit status was lost "
 				 "(the server must not ignore SIGCHLD)");
 		else
@@ -643,7 +763,7 @@ static enum sbx_outcome classify(const struct sbx_worker *w)
 		return SBX_SETUP_FAILED;
 	if (w->stop != STOP_NONE)
 		return by_stop[w->stop];
-	if (w->status_lost)
+	if (w->status_lost || w->zygote_lost)
 		return SBX_CRASHED;
 	if (WIFEXITED(w->wstatus))
 		return WEXITSTATUS(w->wstatus) ? SBX_EXIT_NONZERO : SBX_OK;
@@ -661,6 +781,8 @@ static void wait_done(struct sbx_worker *w)
 
 void sbx_finish(struct sbx_worker *w, struct sbx_result *res)
 {
+	bool lost;
+
 	if (!w)
 		return;
 	if (!w->reaped) {
@@ -669,10 +791,11 @@ void sbx_finish(struct sbx_worker *w, struct sbx_result *res)
 	}
 	memset(res, 0, sizeof(*res));
 	res->outcome = classify(w);
-	if (!w->status_lost && WIFEXITED(w->wstatus) &&
+	lost = w->status_lost || w->zygote_lost;
+	if (!lost && WIFEXITED(w->wstatus) &&
 	    (res->outcome == SBX_OK || res->outcome == SBX_EXIT_NONZERO))
 		res->exit_status = WEXITSTATUS(w->wstatus);
-	if (!w->status_lost && WIFSIGNALED(w->wstatus))
+	if (!lost && WIFSIGNALED(w->wstatus))
 		res->signal = WTERMSIG(w->wstatus);
 	res->elapsed_ms = w->elapsed_ms;
 	res->landlock_abi = w->landlock_abi;

@@ -12,6 +12,20 @@
  *   5. sbx_result_release() frees the result's data.
  * sbx_run() does 2-4 in one blocking call.
  *
+ * Jobs and the zygote (what a server uses): a job is a function
+ * registered by name with sbx_register() at startup (before
+ * sbx_zygote_start(), e.g. from a constructor) and an argument passed as
+ * bytes.  sbx_zygote_start(), called early in main() while the process is
+ * still small and single-threaded, forks a helper process, the zygote;
+ * from then on sbx_spawn_job() sends the policy and the job's bytes to it
+ * over a socket and the zygote forks the worker (the same child setup as
+ * sbx_spawn()), so the server never forks its own, large, multi-threaded
+ * image.  The worker is then driven with sbx_fd/sbx_step/sbx_cancel/
+ * sbx_finish exactly as a directly forked one, with the same outcomes and
+ * details.  Without a zygote (never started, failed, or exited: that is
+ * logged once on stderr), sbx_spawn_job() forks directly.  The zygote
+ * dies with the server and takes its workers with it.
+ *
  * What the worker gets: its own process group; stdin and stdout on
  * /dev/null (stdout belongs to the MCP stdio transport), stderr kept, the
  * result pipe as out_fd, no other descriptor; default signal handlers
@@ -22,10 +36,11 @@
  * default action kills the process.  Code run in the worker must flush
  * any stdio stream it writes: the worker leaves with _exit(fn's status).
  *
- * Process-wide effect: the first sbx_spawn() makes the calling process a
- * child subreaper (PR_SET_CHILD_SUBREAPER), so that a worker's descendants
+ * Process-wide effect: a direct fork (sbx_spawn(), or sbx_spawn_job()
+ * without a zygote) makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER), so that a worker's descendants
  * are re-parented to it and reaped here; after sbx_finish() nothing of the
- * worker's process group is left, not even a zombie.
+ * worker's process group is left, not even a zombie.  The zygote is a
+ * child of the caller until sbx_zygote_stop(); its workers are not.
  *
  * Threads: sbx_spawn() may be called from several threads.  A worker
  * belongs to one thread, except sbx_cancel(), which may be called from
@@ -139,6 +154,39 @@ void sbx_cancel(struct sbx_worker *w);
  * release it with sbx_result_release().  sbx_finish(NULL, res) is a
  * harmless no-op that leaves `res` untouched. */
 void sbx_finish(struct sbx_worker *w, struct sbx_result *res);
+
+/* A job: runs in the worker after confinement with the bytes given to
+ * sbx_spawn_job() (a copy; `buf` is NUL-terminated one past `len`);
+ * returns the exit status, like sbx_fn. */
+typedef int (*sbx_job_fn)(const void *buf, size_t len, int out_fd);
+
+#define SBX_JOB_NAME_MAX 64
+
+/* Register `fn` under `name` (at most SBX_JOB_NAME_MAX-1 bytes, at most
+ * 16 jobs).  Call before sbx_zygote_start(), from one thread: the zygote
+ * knows the jobs registered when it was forked.  Registering the same
+ * pair again is harmless; PL_ERR_USAGE for another fn under a taken name,
+ * PL_ERR_LIMIT when the table is full. */
+enum pl_err sbx_register(const char *name, sbx_job_fn fn, struct pl_error *err);
+
+/* Like sbx_spawn(), for the job registered under `name` with `len`
+ * bytes of `buf` (copied: the caller may free them on return).  Through
+ * the zygote when one runs, else by a direct fork.  PL_ERR_USAGE for an
+ * unknown job name, otherwise the errors of sbx_spawn(). */
+enum pl_err sbx_spawn_job(const struct sbx_policy *pol, const char *name, const void *buf,
+			  size_t len, struct sbx_worker **out, struct pl_error *err);
+
+/* Fork the zygote.  Call from main() before any thread exists and before
+ * much memory is in use.  PL_OK also when it already runs; on failure
+ * sbx_spawn_job() keeps forking directly. */
+enum pl_err sbx_zygote_start(struct pl_error *err);
+
+/* Stop the zygote (killing the workers it still has) and reap it.
+ * Workers it forked must be finished first.  Harmless when none runs. */
+void sbx_zygote_stop(void);
+
+/* The zygote's pid, or -1 when none runs (for tests and diagnostics). */
+int sbx_zygote_pid(void);
 
 /* Blocking convenience: spawn, wait, finish.  PL_OK whenever the worker
  * ran, whatever its outcome (see res->outcome); an error only when it

@@ -17,6 +17,58 @@
 #include "error.h"
 #include "sandbox.h"
 
+/* -------------------------------------------------------- sandbox.c */
+
+/* What a worker needs, prepared before fork() (by the server, or by the
+ * zygote from a request). */
+struct sbx_plan {
+	const struct sbx_policy *pol;
+	pid_t parent;              /* the process that forks the worker */
+	int out_w, status_w;       /* write ends of the result and setup pipes */
+	int ruleset;               /* Landlock ruleset or -1 */
+	const struct sock_fprog *prog;  /* NULL: no seccomp */
+	sbx_fn fn;
+	void *arg;
+};
+
+/* The ruleset and the seccomp program for `pol` into `p`; *abi gets the
+ * Landlock ABI (0: none).  On failure p->ruleset may still need closing. */
+enum pl_err sbx_prepare(const struct sbx_policy *pol, struct sbx_plan *p, int *abi,
+			struct pl_error *err);
+
+/* In the forked child: confine as planned, run p->fn, _exit. */
+void sbx_child_main(const struct sbx_plan *p) __attribute__((noreturn));
+
+/* Close every descriptor from `first` on. */
+void sbx_close_from(unsigned first);
+
+/* --------------------------------------------------------- zygote.c */
+
+/* The function registered under `name`, or NULL. */
+sbx_job_fn sbx_job_find(const char *name);
+
+/* What the zygote hands back for a worker it forked: descriptors now
+ * owned by the caller (all non-blocking, close-on-exec). */
+struct sbx_zworker {
+	pid_t pid;          /* the worker, also its process group id */
+	int out_fd;         /* result pipe, read end */
+	int status_fd;      /* setup failure message, read end */
+	int done_fd;        /* the wait status (an int) then end of file */
+	int landlock_abi;
+};
+
+/* Returned by sbx_zygote_spawn() when no zygote runs: fork directly. */
+#define SBX_NO_ZYGOTE (-1)
+
+/* Ask the zygote to fork a worker for job `name`: PL_OK with *zw filled,
+ * a pl_err from preparing the policy, or SBX_NO_ZYGOTE. */
+int sbx_zygote_spawn(const struct sbx_policy *pol, const char *name, const void *buf,
+		     size_t len, struct sbx_zworker *zw, struct pl_error *err);
+
+/* A done pipe ended without a status: the zygote is gone.  Logs once,
+ * reaps it and makes later spawns fork directly. */
+void sbx_zygote_lost(void);
+
 /* ------------------------------------------------------- landlock.c */
 
 /* The kernel's Landlock ABI version, 0 when it has none (cached). */

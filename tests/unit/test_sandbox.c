@@ -7,6 +7,8 @@
  * builds a policy from base_policy(), runs a worker and checks the
  * outcome, the detail sentence and what the worker wrote.  Landlock
  * checks are skipped, with the reason printed, on kernels without it.
+ * The "zygote" tests run jobs (sbx_spawn_job) through a zygote started
+ * by the test itself; each test runs in its own forked process.
  */
 #include <check.h>
 #include <dirent.h>
@@ -124,8 +126,8 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
-/* Number of processes whose parent is this one. */
-static int count_children(void)
+/* Number of processes whose parent is `parent`. */
+static int count_children_of(pid_t parent)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -143,12 +145,18 @@ static int count_children(void)
 		if (!(f = fopen(path, "r")))
 			continue;
 		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+		    sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == parent)
 			n++;
 		fclose(f);
 	}
 	closedir(d);
 	return n;
+}
+
+/* Number of processes whose parent is this one. */
+static int count_children(void)
+{
+	return count_children_of(getpid());
 }
 
 static int count_fds(void)
@@ -1324,6 +1332,320 @@ START_TEST(real_tool_gives_the_same_answer_sandboxed)
 }
 END_TEST
 
+/* ------------------------------------------------------------ zygote */
+
+/* The one test job: its bytes name what to do. */
+static int j_test(const void *buf, size_t len, int out)
+{
+	const char *cmd = buf;
+	void *volatile unmapped = (void *)8;
+
+	if (strlen(cmd) != len)
+		return 9;
+	if (strcmp(cmd, "segv") == 0)
+		return w_segv(unmapped, out);
+	if (strcmp(cmd, "socket") == 0)
+		return w_forbidden((void *)&forbidden[0], out);
+	if (strcmp(cmd, "family") == 0)
+		return w_family(NULL, out);
+	if (strcmp(cmd, "flood") == 0)
+		return w_flood(NULL, out);
+	if (strcmp(cmd, "sleep") == 0)
+		return w_sleep(NULL, out);
+	if (strcmp(cmd, "exit7") == 0)
+		return w_exit7(NULL, out);
+	if (strcmp(cmd, "fds") == 0)
+		return w_fds(NULL, out);
+	return putf(out, "ppid=%d job=%s", (int)getppid(), cmd);
+}
+
+/* Register the job and start a zygote for this test; its pid. */
+static pid_t zstart(void)
+{
+	struct pl_error err;
+
+	pl_error_clear(&err);
+	ck_assert_int_eq(sbx_register("test", j_test, &err), PL_OK);
+	ck_assert_int_eq(sbx_register("test", j_test, &err), PL_OK);  /* again: harmless */
+	ck_assert_msg(sbx_zygote_start(&err) == PL_OK, "zygote: %s", err.text);
+	ck_assert_int_gt(sbx_zygote_pid(), 0);
+	ck_assert_int_eq(count_children(), 1);
+	return sbx_zygote_pid();
+}
+
+static void zstop(void)
+{
+	sbx_zygote_stop();
+	ck_assert_int_eq(sbx_zygote_pid(), -1);
+	ck_assert_int_eq(count_children(), 0);
+}
+
+/* Spawn job `cmd`, drive it to the end, finish into `res`. */
+static void zrun(const struct sbx_policy *pol, const char *cmd, struct sbx_result *res)
+{
+	struct sbx_worker *w;
+	struct pl_error err;
+
+	pl_error_clear(&err);
+	ck_assert_msg(sbx_spawn_job(pol, "test", cmd, strlen(cmd), &w, &err) == PL_OK,
+		      "spawn: %s", err.text);
+	drive(w);
+	sbx_finish(w, res);
+}
+
+START_TEST(zygote_runs_a_job_by_value)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	char want[64];
+	pid_t z = zstart();
+
+	base_policy(&pol);
+	zrun(&pol, "hello", &res);
+	ck_assert_int_eq(res.outcome, SBX_OK);
+	snprintf(want, sizeof(want), "ppid=%d job=hello", (int)z);
+	ck_assert_str_eq(res.data, want);  /* forked by the zygote */
+	ck_assert_str_eq(res.detail, "the worker finished normally");
+	ck_assert_int_eq(res.landlock_abi > 0, sbx_landlock_available());
+	sbx_result_release(&res);
+	zrun(&pol, "fds", &res);
+	ck_assert_str_eq(res.data, "0 1 2 3 in=null out=null");
+	sbx_result_release(&res);
+	zrun(&pol, "exit7", &res);
+	ck_assert_int_eq(res.outcome, SBX_EXIT_NONZERO);
+	ck_assert_int_eq(res.exit_status, 7);
+	ck_assert_str_eq(res.data, "partial");
+	sbx_result_release(&res);
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_reports_crash_and_seccomp_kill)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+
+	zstart();
+	base_policy(&pol);
+	zrun(&pol, "segv", &res);
+	ck_assert_int_eq(res.outcome, SBX_CRASHED);
+	ck_assert_int_eq(res.signal, SIGSEGV);
+	ck_assert_str_eq(res.detail, "the worker crashed with SIGSEGV (Segmentation fault)");
+	sbx_result_release(&res);
+	zrun(&pol, "socket", &res);
+	ck_assert_int_eq(res.outcome, SBX_SECCOMP_KILLED);
+	ck_assert_int_eq(res.signal, SIGSYS);
+	ck_assert_msg(strncmp(res.detail, "the worker was killed by the sandbox for calling a "
+				  "forbidden system call (", 73) == 0, "%s", res.detail);
+	ck_assert_str_eq(res.data, "");
+	sbx_result_release(&res);
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_timeout_kills_the_whole_group)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	long long t0 = ms_now(), took;
+	int wpid, gpid;
+	pid_t z = zstart();
+
+	base_policy(&pol);
+	pol.exec_path = "/bin/true";  /* allows fork() */
+	pol.timeout_ms = 300;
+	zrun(&pol, "family", &res);
+	took = ms_now() - t0;
+	ck_assert_int_eq(res.outcome, SBX_TIMEOUT);
+	ck_assert_str_eq(res.detail, "the worker did not finish within its 300 ms wall-clock "
+				     "limit and was killed");
+	ck_assert_msg(took >= 300 && took < 300 + 250, "took %lld ms", took);
+	family_pids(&res, &wpid, &gpid);
+	ck_assert_int_eq(kill(-wpid, 0), -1);
+	ck_assert_int_eq(kill(gpid, 0), -1);
+	ck_assert_int_eq(count_children_of(z), 0);  /* grandchild reaped too */
+	sbx_result_release(&res);
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_oversize_and_missing_root)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct sbx_worker *w;
+	struct pl_error err;
+	const char *roots[] = {"/nonexistent/sbx-root"};
+
+	zstart();
+	base_policy(&pol);
+	pol.max_result_bytes = 1000;
+	zrun(&pol, "flood", &res);
+	ck_assert_int_eq(res.outcome, SBX_OVERSIZE);
+	ck_assert_uint_eq(res.len, 1000);
+	ck_assert_str_eq(res.detail, "the worker wrote more than its 1000-byte result limit and "
+				     "was killed");
+	sbx_result_release(&res);
+	ck_assert_int_eq(sbx_spawn_job(&pol, "nope", "", 0, &w, &err), PL_ERR_USAGE);
+	if (sbx_landlock_available()) {
+		pol.read_roots = roots;
+		pol.nread_roots = 1;
+		ck_assert_int_eq(sbx_spawn_job(&pol, "test", "x", 1, &w, &err), PL_ERR_PATH);
+		ck_assert_str_eq(err.text, "cannot open read root '/nonexistent/sbx-root': "
+					   "No such file or directory");
+		ck_assert_ptr_null(w);
+	}
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_cancel_from_another_thread)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct sbx_worker *w;
+	struct pl_error err;
+	pthread_t t;
+	long long t0 = ms_now();
+	pid_t z = zstart();
+
+	base_policy(&pol);
+	ck_assert_int_eq(sbx_spawn_job(&pol, "test", "sleep", 5, &w, &err), PL_OK);
+	ck_assert_int_eq(pthread_create(&t, NULL, cancel_later, w), 0);
+	drive(w);
+	pthread_join(t, NULL);
+	sbx_finish(w, &res);
+	ck_assert_int_eq(res.outcome, SBX_CANCELLED);
+	ck_assert_str_eq(res.detail, "the worker was cancelled before it finished");
+	ck_assert(ms_now() - t0 < 2000);
+	ck_assert_int_eq(count_children_of(z), 0);
+	sbx_result_release(&res);
+	/* finish without waiting: killed, reaped by the zygote, reported */
+	ck_assert_int_eq(sbx_spawn_job(&pol, "test", "sleep", 5, &w, &err), PL_OK);
+	sbx_finish(w, &res);
+	ck_assert_int_eq(res.outcome, SBX_CANCELLED);
+	ck_assert_int_eq(count_children_of(z), 0);
+	sbx_result_release(&res);
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_many_runs_leave_no_zombie_and_no_fd)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	pid_t z = zstart();
+	int fds;
+
+	base_policy(&pol);
+	zrun(&pol, "hello", &res);
+	sbx_result_release(&res);
+	fds = count_fds();
+	for (int i = 0; i < 200; i++) {
+		zrun(&pol, i % 2 ? "hello" : "exit7", &res);
+		ck_assert_int_eq(res.outcome, i % 2 ? SBX_OK : SBX_EXIT_NONZERO);
+		sbx_result_release(&res);
+	}
+	ck_assert_int_eq(count_children(), 1);  /* the zygote only */
+	ck_assert_int_eq(count_children_of(z), 0);
+	ck_assert_int_eq(count_fds(), fds);
+	zstop();
+}
+END_TEST
+
+struct zthread {
+	int ok;
+};
+
+static void *spawn_many(void *arg)
+{
+	struct zthread *zt = arg;
+	struct sbx_policy pol;
+	struct sbx_result res;
+
+	base_policy(&pol);
+	for (int i = 0; i < 25; i++) {
+		zrun(&pol, "hello", &res);
+		zt->ok += res.outcome == SBX_OK && strncmp(res.data, "ppid=", 5) == 0;
+		sbx_result_release(&res);
+	}
+	return NULL;
+}
+
+START_TEST(zygote_serves_threads_concurrently)
+{
+	pthread_t t[6];
+	struct zthread zt[6] = {{0}};
+
+	zstart();
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, spawn_many, &zt[i]), 0);
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(zt[i].ok, 25);
+	}
+	ck_assert_int_eq(count_children_of(sbx_zygote_pid()), 0);
+	zstop();
+}
+END_TEST
+
+START_TEST(zygote_death_falls_back_to_direct_forks)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct sbx_worker *w;
+	struct pl_error err;
+	char want[64];
+	pid_t z = zstart();
+
+	base_policy(&pol);
+	ck_assert_int_eq(sbx_spawn_job(&pol, "test", "sleep", 5, &w, &err), PL_OK);
+	ck_assert_int_eq(kill(z, SIGKILL), 0);
+	drive(w);  /* its done pipe ends without a status */
+	sbx_finish(w, &res);
+	ck_assert_int_eq(res.outcome, SBX_CRASHED);
+	ck_assert_str_eq(res.detail, "the worker was lost when the sandbox's zygote process "
+				     "exited; later workers are forked directly");
+	sbx_result_release(&res);
+	ck_assert_int_eq(sbx_zygote_pid(), -1);
+	zrun(&pol, "hello", &res);
+	ck_assert_int_eq(res.outcome, SBX_OK);
+	snprintf(want, sizeof(want), "ppid=%d job=hello", (int)getpid());
+	ck_assert_str_eq(res.data, want);  /* forked by us now */
+	sbx_result_release(&res);
+	ck_assert_int_eq(count_children(), 0);
+	/* killed between calls: the next spawn notices and falls back */
+	zstart();
+	ck_assert_int_eq(kill(sbx_zygote_pid(), SIGKILL), 0);
+	usleep(20000);
+	zrun(&pol, "hello", &res);
+	ck_assert_str_eq(res.data, want);
+	sbx_result_release(&res);
+	ck_assert_int_eq(count_children(), 0);
+}
+END_TEST
+
+/* Without a zygote, jobs are forked directly and get the same bytes. */
+START_TEST(jobs_without_a_zygote_fork_directly)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct pl_error err;
+	char want[64];
+
+	ck_assert_int_eq(sbx_register("test", j_test, &err), PL_OK);
+	base_policy(&pol);
+	zrun(&pol, "hello", &res);
+	snprintf(want, sizeof(want), "ppid=%d job=hello", (int)getpid());
+	ck_assert_str_eq(res.data, want);
+	sbx_result_release(&res);
+	zrun(&pol, "segv", &res);
+	ck_assert_int_eq(res.outcome, SBX_CRASHED);
+	sbx_result_release(&res);
+	ck_assert_int_eq(count_children(), 0);
+}
+END_TEST
+
 START_TEST(outcome_names_are_stable)
 {
 	ck_assert_str_eq(sbx_outcome_name(SBX_OK), "ok");
@@ -1344,6 +1666,7 @@ Suite *suite_sandbox(void)
 	TCase *out = tcase_create("outcomes");
 	TCase *conf = tcase_create("confinement");
 	TCase *life = tcase_create("lifecycle");
+	TCase *zyg = tcase_create("zygote");
 
 	tcase_add_test(out, ok_result_round_trips);
 	tcase_add_test(out, nonzero_exit_keeps_status_and_output);
@@ -1384,5 +1707,17 @@ Suite *suite_sandbox(void)
 	tcase_add_test(life, many_runs_leave_no_zombie_and_no_fd);
 	tcase_set_timeout(life, 60);
 	suite_add_tcase(s, life);
+
+	tcase_add_test(zyg, zygote_runs_a_job_by_value);
+	tcase_add_test(zyg, zygote_reports_crash_and_seccomp_kill);
+	tcase_add_test(zyg, zygote_timeout_kills_the_whole_group);
+	tcase_add_test(zyg, zygote_oversize_and_missing_root);
+	tcase_add_test(zyg, zygote_cancel_from_another_thread);
+	tcase_add_test(zyg, zygote_many_runs_leave_no_zombie_and_no_fd);
+	tcase_add_test(zyg, zygote_serves_threads_concurrently);
+	tcase_add_test(zyg, zygote_death_falls_back_to_direct_forks);
+	tcase_add_test(zyg, jobs_without_a_zygote_fork_directly);
+	tcase_set_timeout(zyg, 60);
+	suite_add_tcase(s, zyg);
 	return s;
 }

@@ -122,7 +122,12 @@ uint32_t pl_find_event(const struct pl_profile *p, const char *name)
 
 const char *pl_event_unit(const struct pl_profile *p, uint32_t event)
 {
-	const char *name = pl_str(p, p->events[event].name);
+	const struct pl_event *e = &p->events[event];
+	const char *name = pl_str(p, e->name);
+
+	/* No record carried a period: the weights are sample counts. */
+	if (e->samples && e->records_without_period == e->samples && strcmp(name, "unknown") != 0)
+		return "samples";
 
 	if (strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0 ||
 	    strncmp(name, "cpu-clock:", 10) == 0 ||

@@ -212,8 +212,9 @@ const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
 /* Event id by name, PL_NOID when absent. */
 uint32_t pl_find_event(const struct pl_profile *p, const char *name);
 
-/* Unit of an event's period: "ns" for cpu-clock and task-clock, "count"
- * for folded input whose event is unknown, "events" otherwise. */
+/* Unit of an event's period: "samples" when no record carried a period,
+ * "ns" for cpu-clock and task-clock, "count" for folded input whose event
+ * is unknown, "events" otherwise. */
 const char *pl_event_unit(const struct pl_profile *p, uint32_t event);
 
 /* Remember a malformed line for the provenance preview (first few only). */

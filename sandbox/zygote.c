@@ -1,0 +1,715 @@
+/* zygote.c - the job registry and the zygote: a small helper process,
+ * forked from the server at startup, that forks the workers for it (see
+ * sandbox.h for the API).
+ *
+ * Why: forking the server itself costs its page tables and, while the
+ * worker lives, copy-on-write faults on both sides; with many threads it
+ * also costs TLB shootdowns.  The zygote is forked once, while the server
+ * is still small and single-threaded, and stays that way.
+ *
+ * Protocol, over a SOCK_STREAM unix socketpair; one request at a time
+ * (the server's side holds a mutex from sending a request to reading its
+ * reply, so threads may spawn concurrently):
+ *   request: struct zreq (limits, sizes), then the strings (read roots,
+ *            write root, exec path, job name, each NUL-terminated), then
+ *            the job's bytes;
+ *   reply:   struct zrep (PL_OK and the worker's pid, or a pl_err with
+ *            its text and hint); with PL_OK, SCM_RIGHTS carries the read
+ *            ends of the result pipe, the setup-message pipe and the done
+ *            pipe.
+ * The zygote keeps the done pipe's write end.  When a worker exits it
+ * kills the worker's group while the zombie pins the group id, reaps it
+ * (and, as child subreaper, every descendant), and once the group is
+ * empty (or after 1 s) writes the wait status (an int) to the done pipe
+ * and closes it.  So the server learns the exit from that pipe, matched
+ * to its worker by construction, and kills by kill(-pid) as before.
+ *
+ * Zygote confinement: its own name, no_new_privs, parent-death signal
+ * (SIGTERM, handled: it kills its workers' groups and leaves), child
+ * subreaper, stdin/stdout on /dev/null, descriptors 0-2 plus the socket
+ * and a signalfd only, single-threaded, terminal signals ignored.  It
+ * must still open policy roots and fork, so it has no Landlock or
+ * seccomp of its own; each worker applies its own as before.
+ *
+ * Failures: the server's side has a 5 s send/receive timeout.  A socket
+ * error, a timeout or a done pipe that ends without a status means the
+ * zygote is gone: that is logged once on stderr, the zygote is killed and
+ * reaped, and from then on workers are forked directly.
+ */
+#include "sbx_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define MAX_JOBS 16
+#define ZREQ_MAGIC 0x5a594731u         /* "ZYG1" */
+#define MAX_STRINGS (1u << 20)
+#define MAX_JOB_BYTES (64u << 20)
+#define IO_TIMEOUT_S 5                 /* server side: zygote presumed hung */
+#define GROUP_GONE_WAIT_NS 1000000000LL
+#define ZY_SOCK_FD 3
+
+enum { ZF_WRITE_ROOT = 1, ZF_EXEC = 2, ZF_NO_SECCOMP = 4 };
+
+struct zreq {
+	uint32_t magic;
+	uint32_t nroots;
+	uint32_t flags;
+	uint32_t timeout_ms;
+	uint64_t max_address_space, max_cpu_seconds, max_open_files, max_file_size;
+	uint64_t max_result_bytes;
+	uint64_t strings_len;
+	uint64_t job_len;
+};
+
+struct zrep {
+	int32_t rc;
+	int32_t pid;
+	int32_t landlock_abi;
+	int32_t nfds;
+	char text[sizeof(((struct pl_error *)0)->text)];
+	char hint[sizeof(((struct pl_error *)0)->hint)];
+};
+
+/* ============================================================= registry */
+
+static struct {
+	char name[SBX_JOB_NAME_MAX];
+	sbx_job_fn fn;
+} jobs[MAX_JOBS];
+static size_t njobs;
+
+sbx_job_fn sbx_job_find(const char *name)
+{
+	for (size_t i = 0; i < njobs; i++)
+		if (strcmp(jobs[i].name, name) == 0)
+			return jobs[i].fn;
+	return NULL;
+}
+
+enum pl_err sbx_register(const char *name, sbx_job_fn fn, struct pl_error *err)
+{
+	size_t n = strlen(name);
+	sbx_job_fn have = sbx_job_find(name);
+
+	if (have == fn)
+		return PL_OK;
+	if (have || n == 0 || n >= SBX_JOB_NAME_MAX)
+		return pl_fail(err, PL_ERR_USAGE, "pick another name",
+			       "cannot register sandbox job '%s': taken or badly sized", name);
+	if (njobs == MAX_JOBS)
+		return pl_fail(err, PL_ERR_LIMIT, NULL, "no room for sandbox job '%s'", name);
+	memcpy(jobs[njobs].name, name, n + 1);
+	jobs[njobs++].fn = fn;
+	return PL_OK;
+}
+
+/* ============================================================== helpers */
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Send all of `iov` (modified); 0 or -1. */
+static int send_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Read exactly `len` bytes; 1 done, 0 end of file at once, -1 error. */
+static int read_full(int fd, void *p, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = read(fd, (char *)p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 && off == 0 ? 0 : -1;
+		off += (size_t)n;
+	}
+	return 1;
+}
+
+static void close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* ================================================================ zygote */
+
+struct zkid {
+	pid_t pid;              /* a worker, also its group id */
+	int done_w;             /* the done pipe's write end */
+	bool exited;            /* reaped; waiting for its group to empty */
+	int wstatus;
+	long long give_up_ns;
+};
+
+struct zygote {
+	int sock;
+	int sigfd;
+	struct zkid *kids;
+	size_t nkids, cap;
+};
+
+static struct zkid *find_kid(struct zygote *z, pid_t pid)
+{
+	for (size_t i = 0; i < z->nkids; i++)
+		if (z->kids[i].pid == pid)
+			return &z->kids[i];
+	return NULL;
+}
+
+/* Reap every exited child: a worker gets its group killed first (while
+ * its zombie pins the group id); others are its re-parented descendants. */
+static void reap_children(struct zygote *z)
+{
+	for (;;) {
+		siginfo_t si;
+		struct zkid *k;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			return;
+		k = find_kid(z, si.si_pid);
+		if (k && !k->exited) {
+			kill(-k->pid, SIGKILL);
+			while (waitpid(k->pid, &k->wstatus, 0) < 0 && errno == EINTR)
+				;
+			k->exited = true;
+			k->give_up_ns = now_ns() + GROUP_GONE_WAIT_NS;
+		} else {
+			while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+}
+
+/* Tell the server about each reaped worker whose group is gone. */
+static void report_done(struct zygote *z)
+{
+	for (size_t i = 0; i < z->nkids;) {
+		struct zkid *k = &z->kids[i];
+
+		if (!k->exited || (!(kill(-k->pid, 0) < 0 && errno == ESRCH) &&
+				   now_ns() < k->give_up_ns)) {
+			i++;
+			continue;
+		}
+		if (write(k->done_w, &k->wstatus, sizeof(k->wstatus)) < 0)
+			(void)0;  /* the server has let go of this worker */
+		close(k->done_w);
+		z->kids[i] = z->kids[--z->nkids];
+	}
+}
+
+static bool draining(const struct zygote *z)
+{
+	for (size_t i = 0; i < z->nkids; i++)
+		if (z->kids[i].exited)
+			return true;
+	return false;
+}
+
+/* The server is gone or asked us to stop: kill every worker's group,
+ * reap what we can within a second, leave. */
+static void __attribute__((noreturn)) zygote_exit(struct zygote *z)
+{
+	long long give_up = now_ns() + GROUP_GONE_WAIT_NS;
+	struct timespec nap = {0, 200000};
+
+	for (size_t i = 0; i < z->nkids; i++)
+		kill(-z->kids[i].pid, SIGKILL);
+	while (now_ns() < give_up) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+		if (p < 0)
+			break;  /* ECHILD: nothing left */
+		if (p == 0)
+			nanosleep(&nap, NULL);
+	}
+	_exit(0);
+}
+
+/* ------------------------------------------------------------ requests */
+
+/* The next NUL-terminated string of [*p, end), or NULL. */
+static const char *next_string(const char **p, const char *end)
+{
+	const char *s = *p, *nul = memchr(s, '\0', (size_t)(end - s));
+
+	if (!nul)
+		return NULL;
+	*p = nul + 1;
+	return s;
+}
+
+/* A request's policy, job name and job bytes, pointing into `buf`. */
+struct zjob {
+	struct sbx_policy pol;
+	const char **roots;
+	const char *name;
+	sbx_job_fn fn;
+	const char *bytes;
+	size_t len;
+};
+
+static int parse_request(const struct zreq *h, const char *buf, struct zjob *j)
+{
+	const char *p = buf, *end = buf + h->strings_len;
+
+	memset(&j->pol, 0, sizeof(j->pol));
+	j->roots = pl_xcalloc(h->nroots + 1, sizeof(*j->roots));
+	for (uint32_t i = 0; i < h->nroots; i++)
+		if (!(j->roots[i] = next_string(&p, end)))
+			return -1;
+	if ((h->flags & ZF_WRITE_ROOT) && !(j->pol.write_root = next_string(&p, end)))
+		return -1;
+	if ((h->flags & ZF_EXEC) && !(j->pol.exec_path = next_string(&p, end)))
+		return -1;
+	if (!(j->name = next_string(&p, end)))
+		return -1;
+	j->pol.read_roots = j->roots;
+	j->pol.nread_roots = h->nroots;
+	j->pol.max_address_space = h->max_address_space;
+	j->pol.max_cpu_seconds = h->max_cpu_seconds;
+	j->pol.max_open_files = h->max_open_files;
+	j->pol.max_file_size = h->max_file_size;
+	j->pol.timeout_ms = h->timeout_ms;
+	j->pol.max_result_bytes = (size_t)h->max_result_bytes;
+	j->pol.no_seccomp = (h->flags & ZF_NO_SECCOMP) != 0;
+	j->fn = sbx_job_find(j->name);
+	j->bytes = end;
+	j->len = (size_t)h->job_len;
+	return 0;
+}
+
+static int run_zjob(void *arg, int out_fd)
+{
+	const struct zjob *j = arg;
+
+	return j->fn(j->bytes, j->len, out_fd);
+}
+
+static enum pl_err pipes(int fds[3][2], struct pl_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		fds[i][0] = fds[i][1] = -1;
+		if (pipe2(fds[i], O_CLOEXEC) < 0)
+			return pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+				       "cannot create the worker's pipes: %s", strerror(errno));
+		fcntl(fds[i][0], F_SETFL, O_NONBLOCK);
+	}
+	return PL_OK;
+}
+
+/* Prepare and fork the worker of `j`; on PL_OK r->pid is set and
+ * `give` holds the read ends for the server. */
+static enum pl_err fork_worker(struct zygote *z, struct zjob *j, struct zrep *r, int give[3],
+			       struct pl_error *err)
+{
+	struct sbx_plan p = {.pol = &j->pol, .parent = getpid(), .fn = run_zjob, .arg = j};
+	int fds[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+	enum pl_err rc = sbx_prepare(&j->pol, &p, &r->landlock_abi, err);
+	pid_t pid = -1;
+
+	if (rc == PL_OK && (rc = pipes(fds, err)) == PL_OK) {
+		p.out_w = fds[0][1];
+		p.status_w = fds[1][1];
+		if ((pid = fork()) == 0)
+			sbx_child_main(&p);
+		if (pid < 0)
+			rc = pl_fail(err, PL_ERR_LIMIT, "wait for running workers to finish",
+				     "cannot fork a worker: %s", strerror(errno));
+	}
+	if (p.ruleset >= 0)
+		close(p.ruleset);
+	for (int i = 0; i < 3; i++) {
+		give[i] = rc == PL_OK ? fds[i][0] : -1;
+		if (rc && fds[i][0] >= 0)
+			close(fds[i][0]);
+		if ((rc || i < 2) && fds[i][1] >= 0)
+			close(fds[i][1]);
+	}
+	if (rc)
+		return rc;
+	setpgid(pid, pid);  /* also here, so kill(-pid) works at once */
+	PL_GROW(z->kids, z->cap, z->nkids + 1);
+	z->kids[z->nkids++] = (struct zkid){.pid = pid, .done_w = fds[2][1]};
+	r->pid = pid;
+	return PL_OK;
+}
+
+static void send_reply(struct zygote *z, const struct zrep *r, const int *fds, int nfds)
+{
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {(void *)r, sizeof(*r)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+
+	if (nfds > 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_control = cbuf;
+		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+	}
+	while (sendmsg(z->sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Serve one request; -1 when the server is gone (or spoke nonsense). */
+static int handle_request(struct zygote *z)
+{
+	struct zreq h;
+	struct zrep r;
+	struct zjob j = {0};
+	struct pl_error err;
+	int give[3] = {-1, -1, -1};
+	char *buf;
+	int rd = read_full(z->sock, &h, sizeof(h));
+
+	if (rd <= 0 || h.magic != ZREQ_MAGIC || h.strings_len > MAX_STRINGS ||
+	    h.job_len > MAX_JOB_BYTES || h.nroots > MAX_STRINGS)
+		return -1;
+	buf = pl_xmalloc(h.strings_len + h.job_len + 1);
+	buf[h.strings_len + h.job_len] = '\0';
+	if (read_full(z->sock, buf, h.strings_len + h.job_len) != 1 ||
+	    parse_request(&h, buf, &j) < 0) {
+		free(j.roots);
+		free(buf);
+		return -1;
+	}
+	memset(&r, 0, sizeof(r));
+	pl_error_clear(&err);
+	if (!j.fn)
+		r.rc = pl_fail(&err, PL_ERR_USAGE, NULL, "the zygote has no job '%s'", j.name);
+	else
+		r.rc = fork_worker(z, &j, &r, give, &err);
+	memcpy(r.text, err.text, sizeof(r.text));
+	memcpy(r.hint, err.hint, sizeof(r.hint));
+	r.nfds = r.rc == PL_OK ? 3 : 0;
+	send_reply(z, &r, give, r.nfds);
+	close_fds(give, 3);
+	free(j.roots);
+	free(buf);
+	return 0;
+}
+
+/* ---------------------------------------------------------- main loop */
+
+/* True when SIGTERM (the server died) came. */
+static bool drain_signals(struct zygote *z)
+{
+	struct signalfd_siginfo si;
+	bool term = false;
+
+	while (read(z->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		term |= si.ssi_signo == SIGTERM;
+	return term;
+}
+
+static void __attribute__((noreturn)) zygote_loop(struct zygote *z)
+{
+	for (;;) {
+		struct pollfd pfd[2] = {{z->sock, POLLIN, 0}, {z->sigfd, POLLIN, 0}};
+
+		if (poll(pfd, 2, draining(z) ? 1 : -1) < 0 && errno != EINTR)
+			zygote_exit(z);
+		if (pfd[1].revents && drain_signals(z))
+			zygote_exit(z);
+		reap_children(z);
+		report_done(z);
+		if (pfd[0].revents && handle_request(z) < 0)
+			zygote_exit(z);
+	}
+}
+
+/* Signals: SIGCHLD and SIGTERM through a signalfd, terminal signals
+ * ignored (the server decides), SIGPIPE ignored (done pipes). */
+static int zygote_signals(void)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigset_t set;
+
+	sigaction(SIGPIPE, &ign, NULL);
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGQUIT, &ign, NULL);
+	sigaction(SIGHUP, &ign, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* 0, 1 on /dev/null, 2 kept, the socket on 3, nothing else. */
+static int zygote_fds(int sock)
+{
+	int hi = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (hi < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup3(hi, ZY_SOCK_FD, O_CLOEXEC) < 0)
+		return -1;
+	sbx_close_from(ZY_SOCK_FD + 1);
+	return 0;
+}
+
+static void __attribute__((noreturn)) zygote_main(int sock, pid_t server)
+{
+	struct zygote z = {.sock = ZY_SOCK_FD, .sigfd = -1};
+	const struct sock_fprog *prog;
+	char ready = 'R';
+
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != server)
+		_exit(1);
+	if (zygote_fds(sock) < 0 || (z.sigfd = zygote_signals()) < 0)
+		_exit(1);
+	prctl(PR_SET_NAME, "perflens-zygote");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(1);
+	/* Built once here, not per worker; errors are reported per request. */
+	sbx_sc_program(false, &prog, NULL);
+	sbx_sc_program(true, &prog, NULL);
+	sbx_ll_abi();
+	if (write(z.sock, &ready, 1) != 1)
+		_exit(1);
+	zygote_loop(&z);
+}
+
+/* ========================================================= server side */
+
+static struct {
+	pthread_mutex_t lock;   /* one request/reply at a time */
+	int sock;               /* -1: no zygote */
+	pid_t pid;
+} zy = {PTHREAD_MUTEX_INITIALIZER, -1, -1};
+
+static void set_timeouts(int sock)
+{
+	struct timeval tv = {IO_TIMEOUT_S, 0};
+
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Kill and reap the zygote; with `why`, say so on stderr. */
+static void zygote_gone_locked(const char *why)
+{
+	if (zy.sock < 0)
+		return;
+	if (why)
+		fprintf(stderr, "perflens: the sandbox zygote (pid %d) %s; forking workers "
+			"directly from now on\n", (int)zy.pid, why);
+	close(zy.sock);
+	zy.sock = -1;
+	kill(zy.pid, SIGKILL);
+	while (waitpid(zy.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	zy.pid = -1;
+}
+
+void sbx_zygote_lost(void)
+{
+	pthread_mutex_lock(&zy.lock);
+	zygote_gone_locked("exited");
+	pthread_mutex_unlock(&zy.lock);
+}
+
+enum pl_err sbx_zygote_start(struct pl_error *err)
+{
+	pid_t server = getpid(), pid;
+	char ready = 0;
+	int sv[2];
+
+	pthread_mutex_lock(&zy.lock);
+	if (zy.sock >= 0) {
+		pthread_mutex_unlock(&zy.lock);
+		return PL_OK;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		pthread_mutex_unlock(&zy.lock);
+		return pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+			       "cannot create the zygote's socket: %s", strerror(errno));
+	}
+	if ((pid = fork()) == 0)
+		zygote_main(sv[1], server);
+	close(sv[1]);
+	zy.sock = sv[0];
+	zy.pid = pid;
+	set_timeouts(sv[0]);
+	if (pid < 0 || read(sv[0], &ready, 1) != 1 || ready != 'R') {
+		int e = errno;
+
+		if (pid >= 0) {
+			zygote_gone_locked(NULL);
+		} else {
+			close(sv[0]);
+			zy.sock = -1;
+		}
+		pthread_mutex_unlock(&zy.lock);
+		return pl_fail(err, PL_ERR_LIMIT, "workers will be forked directly",
+			       "cannot start the sandbox zygote: %s",
+			       pid < 0 ? strerror(e) : "it exited during setup");
+	}
+	pthread_mutex_unlock(&zy.lock);
+	return PL_OK;
+}
+
+void sbx_zygote_stop(void)
+{
+	pthread_mutex_lock(&zy.lock);
+	if (zy.sock >= 0) {
+		shutdown(zy.sock, SHUT_RDWR);  /* end of file: it kills its workers */
+		while (waitpid(zy.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(zy.sock);
+		zy.sock = -1;
+		zy.pid = -1;
+	}
+	pthread_mutex_unlock(&zy.lock);
+}
+
+int sbx_zygote_pid(void)
+{
+	int pid;
+
+	pthread_mutex_lock(&zy.lock);
+	pid = zy.pid;
+	pthread_mutex_unlock(&zy.lock);
+	return pid;
+}
+
+/* The strings of a request: roots, write root, exec path, job name. */
+static void request_strings(const struct sbx_policy *pol, const char *name, struct pl_buf *b)
+{
+	for (size_t i = 0; i < pol->nread_roots; i++)
+		pl_buf_add(b, pol->read_roots[i], strlen(pol->read_roots[i]) + 1);
+	if (pol->write_root)
+		pl_buf_add(b, pol->write_root, strlen(pol->write_root) + 1);
+	if (pol->exec_path)
+		pl_buf_add(b, pol->exec_path, strlen(pol->exec_path) + 1);
+	pl_buf_add(b, name, strlen(name) + 1);
+}
+
+static void request_header(const struct sbx_policy *pol, size_t strings, size_t len,
+			   struct zreq *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = ZREQ_MAGIC;
+	h->nroots = (uint32_t)pol->nread_roots;
+	h->flags = (pol->write_root ? ZF_WRITE_ROOT : 0) | (pol->exec_path ? ZF_EXEC : 0) |
+		   (pol->no_seccomp ? ZF_NO_SECCOMP : 0);
+	h->timeout_ms = pol->timeout_ms;
+	h->max_address_space = pol->max_address_space;
+	h->max_cpu_seconds = pol->max_cpu_seconds;
+	h->max_open_files = pol->max_open_files;
+	h->max_file_size = pol->max_file_size;
+	h->max_result_bytes = pol->max_result_bytes;
+	h->strings_len = strings;
+	h->job_len = len;
+}
+
+/* The reply and its descriptors; 0, or -1 (the zygote is gone). */
+static int recv_reply(int sock, struct zrep *r, int fds[3])
+{
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {r, sizeof(*r)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			   .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	int got = 0;
+	ssize_t n;
+
+	fds[0] = fds[1] = fds[2] = -1;
+	while ((n = recvmsg(sock, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	for (c = CMSG_FIRSTHDR(&m); n > 0 && c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			got = got > 3 ? 3 : got;
+			memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
+		}
+	if (n != (ssize_t)sizeof(*r) || (m.msg_flags & MSG_CTRUNC) || got != r->nfds ||
+	    (r->rc == PL_OK && got != 3)) {
+		close_fds(fds, 3);
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_zygote_spawn(const struct sbx_policy *pol, const char *name, const void *buf,
+		     size_t len, struct sbx_zworker *zw, struct pl_error *err)
+{
+	struct pl_buf strings = {0};
+	struct zreq h;
+	struct zrep r;
+	struct iovec iov[3];
+	int fds[3], io = -1;
+
+	request_strings(pol, name, &strings);
+	request_header(pol, strings.len, len, &h);
+	iov[0] = (struct iovec){&h, sizeof(h)};
+	iov[1] = (struct iovec){strings.data, strings.len};
+	iov[2] = (struct iovec){(void *)buf, len};
+	pthread_mutex_lock(&zy.lock);
+	if (zy.sock >= 0 && strings.len <= MAX_STRINGS && len <= MAX_JOB_BYTES) {
+		io = send_all(zy.sock, iov, 3) < 0 ? -1 : recv_reply(zy.sock, &r, fds);
+		if (io < 0)
+			zygote_gone_locked("exited or stopped answering");
+	}
+	pthread_mutex_unlock(&zy.lock);
+	pl_buf_release(&strings);
+	if (io < 0)
+		return SBX_NO_ZYGOTE;
+	if (r.rc != PL_OK) {
+		r.text[sizeof(r.text) - 1] = r.hint[sizeof(r.hint) - 1] = '\0';
+		return pl_fail(err, (enum pl_err)r.rc, r.hint[0] ? r.hint : NULL, "%s", r.text);
+	}
+	*zw = (struct sbx_zworker){(pid_t)r.pid, fds[0], fds[1], fds[2], r.landlock_abi};
+	return PL_OK;
+}
