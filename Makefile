@@ -43,7 +43,7 @@ MCP_SRC := $(sort $(wildcard mcp-server/*.c))
 MCP_OBJ := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
 BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
-.PHONY: FORCE all setup demo test test-unit test-integration test-san check bench clean
+.PHONY: FORCE node-setup all setup demo test test-unit test-integration test-san check bench clean
 
 all: $(BINS)
 
@@ -102,7 +102,12 @@ $(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
 
 FORCE:
 
-test-integration: all $(BUILD)/faults/perflens-mcp
+# Node 22 and the MCP test clients come from the npm registry (cached in
+# ~/.cache/perflens-node22); without them those tests skip and say why.
+node-setup:
+	@sh tests/mcp/setup-node.sh >/dev/null || echo "make: Node 22 setup failed; the MCP client tests will skip" >&2
+
+test-integration: all $(BUILD)/faults/perflens-mcp node-setup
 	@BUILD=$(BUILD) sh tests/integration/run.sh
 
 test: test-unit test-integration

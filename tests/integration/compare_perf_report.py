@@ -8,7 +8,7 @@ SUMMARY_JSON  the summary artifact `perflens analyze` wrote
 SELF_TXT      perf report --stdio --no-children --sort sym -g none
 CHILDREN_TXT  perf report --stdio --children --sort sym -g none
 
-perf report names a frame without a symbol by its address (0x...) and
+perf report names a frame without a symbol by its address (0x... or bare hex) and
 PerfLens keeps "[unknown]", so only named symbols are compared.  perf
 report keeps one line per symbol *address range* (the same name in two
 DSOs gives two lines) and PerfLens one function per (symbol, DSO), so both
@@ -31,7 +31,9 @@ SELF_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)%\s+\[(.)\]\s(.*)$')
 CHILD_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)%\s+(\d+(?:\.\d+)?)%\s+\[(.)\]\s(.*)$')
 SAMPLES_RE = re.compile(r"^# Samples: (\d+)\S*\s+of event '([^']*)'")
 COUNT_RE = re.compile(r'^# Event count \(approx\.\): (\d+)')
-ADDR_RE = re.compile(r'^0x[0-9a-fA-F]+$')
+# perf prints an unresolved frame as its address, with or without 0x
+# (e.g. 0000000000000000 for a zero return address).
+ADDR_RE = re.compile(r'^(0x)?[0-9a-fA-F]{8,}$')
 
 
 def named(sym):

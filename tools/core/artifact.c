@@ -1,11 +1,15 @@
 /* artifact.c - writing and reading analysis artifacts (see artifact.h).
  *
- * The stack table can be large, so it is streamed: jansson encodes each
- * element and we write only the container punctuation between them; the
- * bytes are hashed as they go.  The summary is built as one jansson
- * document (it is bounded by the number of functions).  Every list is in
- * id order or a total order, and reals are printed with 10 significant
- * digits, which makes the output byte-identical for the same input.
+ * Both documents go through one buffered writer that feeds every byte to
+ * the SHA-256 of the id.  The stack table is streamed by stack_table.c.
+ * The summary is built as one jansson document (bounded by the number of
+ * functions; its repeated values, such as equal amounts, are shared) and
+ * dumped once, straight to its file, with a placeholder id of the same
+ * length that is overwritten in place once the hash is known.  Every list
+ * is in id order or a total order, and reals are printed with 10
+ * significant digits, which makes the output byte-identical for the same
+ * input.  Artifacts are read whole into memory and parsed by jansson from
+ * the buffer.
  */
 #include "artifact.h"
 #include "aggregate.h"
@@ -13,8 +17,6 @@
 #include "stack_table.h"
 
 #include <dirent.h>
-#include <time.h>
-#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -129,22 +131,27 @@ struct hashed_out {
 	FILE *fp;
 	struct sha256_ctx sha;
 	bool failed;
-	struct pl_buf buf;
+	char *buf;            /* HASHED_FLUSH bytes */
+	size_t len;
 	char head[HEAD_KEEP];
 	size_t head_len;
 };
 
-static void hashed_flush(struct hashed_out *o)
+static void hashed_bytes(struct hashed_out *o, const char *s, size_t n)
 {
-	if (!o->buf.len)
-		return;
-	sha256_update(&o->sha, o->buf.len, (const uint8_t *)o->buf.data);
-	if (fwrite(o->buf.data, 1, o->buf.len, o->fp) != o->buf.len)
+	sha256_update(&o->sha, n, (const uint8_t *)s);
+	if (n && fwrite(s, 1, n, o->fp) != n)
 		o->failed = true;
-	o->buf.len = 0;
 }
 
-/* A json_dump_callback_t (and the stack table's emit function). */
+static void hashed_flush(struct hashed_out *o)
+{
+	hashed_bytes(o, o->buf, o->len);
+	o->len = 0;
+}
+
+/* A json_dump_callback_t (and the stack table's emit function).  jansson
+ * calls it for every token, so the common case is one short memcpy. */
 static int hashed_write(const char *s, size_t n, void *data)
 {
 	struct hashed_out *o = data;
@@ -154,9 +161,15 @@ static int hashed_write(const char *s, size_t n, void *data)
 		memcpy(o->head + o->head_len, s, k);
 		o->head_len += k;
 	}
-	pl_buf_add(&o->buf, s, n);
-	if (o->buf.len >= HASHED_FLUSH)
+	if (n > HASHED_FLUSH - o->len) {
 		hashed_flush(o);
+		if (n >= HASHED_FLUSH) {
+			hashed_bytes(o, s, n);
+			return o->failed ? -1 : 0;
+		}
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
 	return o->failed ? -1 : 0;
 }
 
@@ -376,6 +389,10 @@ static json_t *quality_json(const struct pl_profile *p)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu malformed lines were skipped (see provenance.malformed_preview)",
 			(unsigned long long)p->records_malformed));
+	if (p->names_repaired)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu names held bytes that are not UTF-8 (or NUL); each such byte reads U+FFFD",
+			(unsigned long long)p->names_repaired));
 	if (p->ntails)
 		json_array_append_new(warnings, json_sprintf(
 			"%zu last record(s) had no closing blank line: kept here, though stackcollapse-perf.pl drops them",
@@ -525,24 +542,19 @@ enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
 		return rc;
 	}
 	sha256_init(&o.sha);
-	struct timespec t0, t1, t2, t3; clock_gettime(CLOCK_MONOTONIC, &t0);
+	o.buf = pl_xmalloc(HASHED_FLUSH);
 	hashed_next_file(&o, stacks_file.fp);
 	if (!pl_stack_table_write(p, hashed_write, &o))
 		o.failed = true;
 	hashed_flush(&o);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!o.failed) {
 		summary = summary_new(p);
-	clock_gettime(CLOCK_MONOTONIC, &t2);
 		hashed_next_file(&o, summary_file.fp);
 		if (json_dump_callback(summary, hashed_write, &o, PL_DUMP_FLAGS | JSON_INDENT(1)) != 0)
 			o.failed = true;
 		hashed_flush(&o);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t3);
-#define MS(a,b) ((b.tv_sec-a.tv_sec)*1e3+(b.tv_nsec-a.tv_nsec)*1e-6)
-	if (getenv("PL_TIME")) fprintf(stderr, "stacks %.1f summary build %.1f dump %.1f\n", MS(t0,t1), MS(t1,t2), MS(t2,t3));
-	pl_buf_release(&o.buf);
+	free(o.buf);
 	if (o.failed) {
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
 			     "cannot write the analysis under '%s'", root);
@@ -563,7 +575,6 @@ enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
 		return rc;
 	}
 	rc = pl_atomic_commit(&summary_file, err);
-	{ struct timespec t4; clock_gettime(CLOCK_MONOTONIC, &t4); if (getenv("PL_TIME")) fprintf(stderr, "commit+patch %.1f\n", MS(t3,t4)); }
 	if (rc || !summary_out)
 		json_decref(summary);
 	else

@@ -8,7 +8,8 @@
  *                   the whole profile can be rebuilt for call paths and
  *                   exports.
  * ID is "an-" and the first 20 hex digits of the SHA-256 of both documents'
- * content, so the same input gives the same id and byte-identical files.
+ * content (the summary's with its id field holding the same number of
+ * zeros), so the same input gives the same id and byte-identical files.
  * Both are written atomically: a temporary file in the same folder,
  * fsync, then rename.
  */

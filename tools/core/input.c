@@ -1,21 +1,21 @@
 /* input.c - file reading, decompression and line splitting (see input.h).
  *
- * Raw bytes are read in 1 MiB blocks; lines are found with memchr.  Plain
+ * Raw bytes are read in 256 KiB blocks; lines are found with memchr.  Plain
  * text is handed out in place, and only a line that runs across blocks is
  * copied into a window of one line limit.  Compressed input is decompressed
  * into a window of one line limit plus one block.  Either way memory stays
  * bounded whatever the input size.  Gzip members and zstd frames may be
  * concatenated (as a streaming agent writes them).
  *
- * Threading: for files over one block, two more threads keep the system
- * calls and the SHA-256 off the parser's path.  A reader thread reads into
- * a ring of RING_SLOTS blocks and publishes each; a hasher thread hashes
- * the published blocks in order; the parser takes them in order and gives
- * each back when it moves on.  A slot is refilled only once it is both
- * hashed and given back, so the digest covers exactly the bytes that were
- * parsed.  Only the hasher touches the SHA context until pl_input_sha256
- * waits for it to finish; one mutex guards the counters and flags.  Small
- * files are read and hashed inline.
+ * Threading: for files of THREADS_FROM or more, a reader thread keeps the
+ * read system calls and the SHA-256 off the parser's path.  It reads into
+ * a ring of RING_SLOTS blocks, publishes each block, then hashes it; the
+ * parser takes blocks in order and gives each back when it moves on, and
+ * the reader refills only given-back slots (which it has hashed by then),
+ * so the digest covers exactly the bytes that were parsed.  Only the
+ * reader touches the SHA context until pl_input_sha256 waits for it to
+ * finish; one mutex guards the counters and flags, and a side is woken
+ * only when it waits.  Small files are read and hashed inline.
  */
 #include "input.h"
 
@@ -32,22 +32,27 @@
 #include <zstd.h>
 
 #define RAW_BLOCK (1u << 18)
-#define RING_SLOTS 4
+#define RING_SLOTS 8
+/* Below this, reading and hashing inline costs less than starting and
+ * feeding two threads. */
+#define THREADS_FROM (16 * RAW_BLOCK)
 
-/* The reading and hashing threads and the ring of blocks they share with
- * the parser.  Blocks are numbered from 0; block k lives in slot k % RING_SLOTS. */
+/* The reading thread and the ring of blocks it shares with the parser.
+ * Blocks are numbered from 0; block k lives in slot k % RING_SLOTS. */
+enum { W_READER, W_PARSER, W_ROLES };
 struct reader {
-	pthread_t thread, hasher;
-	bool running;              /* both threads were started */
+	pthread_t thread;
+	bool running;              /* the thread was started */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv[W_ROLES];  /* one per side */
+	bool waiting[W_ROLES];     /* a side waits on its condition */
 	unsigned char *slot[RING_SLOTS];
 	size_t len[RING_SLOTS];
 	int error[RING_SLOTS];     /* errno of a failed read, else 0 */
 	uint64_t filled;           /* blocks published (reader writes) */
-	uint64_t hashed;           /* blocks hashed (hasher writes) */
 	uint64_t next;             /* blocks the parser took (parser writes) */
 	bool last;                 /* the block before `filled` ended the file */
+	bool done;                 /* the reader has hashed all it read */
 	bool stop;                 /* the parser closes the input */
 };
 
@@ -56,14 +61,14 @@ struct pl_input_state {
 	struct pl_limits lim;
 	struct sha256_ctx sha;
 	struct reader rd;
-	unsigned char *raw;        /* compressed bytes read, not yet consumed */
+	unsigned char *raw;        /* the current block (plain text or compressed) */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
 	z_stream z;
 	bool z_ready;
 	ZSTD_DCtx *zs;
 	bool zs_between_frames;    /* the last zstd call ended a frame */
-	char *win;                 /* decompressed window */
+	char *win;                 /* decompressed window (plain: the carry) */
 	size_t win_cap, win_start, win_end;
 	bool out_eof;              /* no more decompressed bytes will come */
 	bool carry_out;            /* plain: the last line handed out was the window */
@@ -99,14 +104,33 @@ static ssize_t read_block(int fd, unsigned char *buf)
 	return (ssize_t)got;
 }
 
-/* Can the reader fill block `filled`?  Its slot must be hashed and given
- * back (the parser still holds block next - 1). */
-static bool slot_free(const struct reader *r)
+/* Slots the reader may fill: those given back (the parser still holds
+ * block next - 1). */
+static uint64_t free_slots(const struct reader *r)
 {
-	uint64_t held = r->next ? r->next - 1 : 0;
-	uint64_t low = r->hashed < held ? r->hashed : held;
+	return RING_SLOTS - (r->filled - (r->next ? r->next - 1 : 0));
+}
 
-	return r->filled - low < RING_SLOTS;
+/* Wait as `role` (mutex held). */
+static void wait_as(struct reader *r, int role)
+{
+	r->waiting[role] = true;
+	pthread_cond_wait(&r->cv[role], &r->mu);
+	r->waiting[role] = false;
+}
+
+/* Wake a side if it waits (mutex held): a block handed over costs no
+ * system call while the other side is busy. */
+static void wake(struct reader *r, int role)
+{
+	if (r->waiting[role])
+		pthread_cond_signal(&r->cv[role]);
+}
+
+static void wake_all(struct reader *r)
+{
+	for (int i = 0; i < W_ROLES; i++)
+		pthread_cond_broadcast(&r->cv[i]);
 }
 
 static void *reader_main(void *arg)
@@ -119,8 +143,11 @@ static void *reader_main(void *arg)
 	while (!last) {
 		uint64_t k;
 		ssize_t n;
-		while (!r->stop && !slot_free(r))
-			pthread_cond_wait(&r->cv, &r->mu);
+		/* A full ring waits until half of it is free: one wake-up
+		 * for several blocks. */
+		if (!free_slots(r))
+			while (!r->stop && free_slots(r) < RING_SLOTS / 2)
+				wait_as(r, W_READER);
 		if (r->stop)
 			break;
 		k = r->filled % RING_SLOTS;
@@ -131,49 +158,28 @@ static void *reader_main(void *arg)
 		r->len[k] = n < 0 ? 0 : (size_t)n;
 		r->last = last = n < (ssize_t)RAW_BLOCK;
 		r->filled++;
-		pthread_cond_broadcast(&r->cv);
-	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
-}
-
-/* Is every block hashed that ever will be? */
-static bool all_hashed(const struct reader *r)
-{
-	return r->last && r->hashed == r->filled;
-}
-
-static void *hasher_main(void *arg)
-{
-	struct pl_input_state *st = arg;
-	struct reader *r = &st->rd;
-
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		uint64_t k;
-		while (!r->stop && r->hashed == r->filled && !r->last)
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (r->stop || all_hashed(r))
-			break;
-		k = r->hashed % RING_SLOTS;
+		wake(r, W_PARSER);
 		pthread_mutex_unlock(&r->mu);
-		sha256_update(&st->sha, r->len[k], r->slot[k]);
+		/* The parser may read the block meanwhile; the slot is not
+		 * refilled before this thread comes back for it. */
+		if (n > 0)
+			sha256_update(&st->sha, (size_t)n, r->slot[k]);
 		pthread_mutex_lock(&r->mu);
-		r->hashed++;
-		pthread_cond_broadcast(&r->cv);
 	}
+	r->done = true;
+	wake(r, W_PARSER);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-/* Start the threads; without them (small file, or no thread could be
- * made) every block is read and hashed inline, in one buffer. */
+/* Start the reader; without it (small file, or no thread could be made)
+ * every block is read and hashed inline, in one buffer. */
 static void reader_start(struct pl_input_state *st, uint64_t file_size)
 {
 	struct reader *r = &st->rd;
 
 	r->slot[0] = pl_xmalloc(RAW_BLOCK);
-	if (file_size <= RAW_BLOCK)
+	if (file_size < THREADS_FROM)
 		return;
 	for (size_t i = 0; i < RING_SLOTS; i++) {
 		if (i)
@@ -181,26 +187,14 @@ static void reader_start(struct pl_input_state *st, uint64_t file_size)
 		pl_prefault(r->slot[i], RAW_BLOCK);
 	}
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
-	if (pthread_create(&r->thread, NULL, reader_main, st) != 0)
-		goto fail;
-	if (pthread_create(&r->hasher, NULL, hasher_main, st) != 0) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = true;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->thread, NULL);
-		goto fail;
-	}
-	r->running = true;
-	return;
-fail:
-	/* Inline from the start: whatever the reader read is read again. */
-	lseek(st->fd, 0, SEEK_SET);
-	r->filled = r->hashed = r->next = 0;
-	r->last = r->stop = false;
+	for (int i = 0; i < W_ROLES; i++)
+		pthread_cond_init(&r->cv[i], NULL);
+	r->running = pthread_create(&r->thread, NULL, reader_main, st) == 0;
+	if (r->running)
+		return;
 	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
+	for (int i = 0; i < W_ROLES; i++)
+		pthread_cond_destroy(&r->cv[i]);
 }
 
 /* The next block from the reader thread (giving back the current one):
@@ -213,14 +207,15 @@ static ssize_t reader_take(struct reader *r, unsigned char **buf)
 
 	pthread_mutex_lock(&r->mu);
 	while (r->filled == r->next && !r->last)
-		pthread_cond_wait(&r->cv, &r->mu);
+		wait_as(r, W_PARSER);
 	if (r->filled == r->next) {
 		pthread_mutex_unlock(&r->mu);
 		*buf = r->slot[0];
 		return 0;
 	}
 	k = r->next++ % RING_SLOTS;
-	pthread_cond_broadcast(&r->cv);
+	if (free_slots(r) >= RING_SLOTS / 2)
+		wake(r, W_READER);
 	*buf = r->slot[k];
 	e = r->error[k];
 	n = e ? -1 : (ssize_t)r->len[k];
@@ -229,15 +224,15 @@ static ssize_t reader_take(struct reader *r, unsigned char **buf)
 	return n;
 }
 
-/* Wait until everything read is hashed (then the SHA context is the
- * parser's to look at). */
+/* Wait until the reader has hashed everything (then the SHA context is
+ * the parser's to look at). */
 static void reader_finish(struct reader *r)
 {
 	if (!r->running)
 		return;
 	pthread_mutex_lock(&r->mu);
-	while (!all_hashed(r))
-		pthread_cond_wait(&r->cv, &r->mu);
+	while (!r->done)
+		wait_as(r, W_PARSER);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -246,12 +241,12 @@ static void reader_stop(struct reader *r)
 	if (r->running) {
 		pthread_mutex_lock(&r->mu);
 		r->stop = true;
-		pthread_cond_broadcast(&r->cv);
+		wake_all(r);
 		pthread_mutex_unlock(&r->mu);
 		pthread_join(r->thread, NULL);
-		pthread_join(r->hasher, NULL);
 		pthread_mutex_destroy(&r->mu);
-		pthread_cond_destroy(&r->cv);
+		for (int i = 0; i < W_ROLES; i++)
+			pthread_cond_destroy(&r->cv[i]);
 		r->running = false;
 	}
 	for (size_t i = 0; i < RING_SLOTS; i++)

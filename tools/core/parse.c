@@ -6,14 +6,16 @@
  * streaming parser.  A folder is read as a device-agent session: its
  * chunk_* files in name order.  perf.data is recognised and refused with
  * the command that converts it (running perf belongs to the perf.data
- * tool, not to this reader).
+ * tool, not to this reader).  The folded parser of a file keeps caches
+ * (see struct folded_cache) so that a repeated line costs a hash and a
+ * check rather than interning every frame again; pl_folded_line, the
+ * one-line entry point, parses without them.
  */
 #include "parse.h"
 #include "input.h"
 #include "perf_stat.h"
 
 #include <dirent.h>
-#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,21 +117,34 @@ static enum folded_kind folded_split(struct pl_profile *p, const char *line, siz
 /* The caches of one folded file.  Whole lines repeat when folded files
  * are concatenated, so a stack text's hash leads to its stack id; a hit is
  * verified against the stack's frames, whose symbols the text must spell
- * exactly, ';' between them (a symbol holds no ';'), so nothing but the
- * small tables here is stored.  Each symbol string id leads to its frame,
- * which skips interning the function and the frame again. */
+ * exactly, ';' between them (a symbol holds no ';'), so no line text is
+ * stored.  Concatenated files repeat lines in the same order, so the stack
+ * after the previous line's is tried first, which saves the (cache-cold)
+ * probe of the table.  Each symbol string id leads to its frame, which
+ * skips interning the function and the frame again. */
 struct folded_slot {
 	uint64_t hash;
 	uint32_t stack1;      /* stack id + 1, 0 empty */
 	uint32_t len;         /* text length */
+};
+struct folded_text {
+	const char *s;        /* a frame's symbol, borrowed from the profile */
+	uint32_t len;
+};
+struct folded_pred {
+	uint64_t hash;        /* of the stack's text */
+	uint32_t len1;        /* text length + 1, 0 unknown */
 };
 struct folded_cache {
 	struct folded_slot *slots;
 	size_t mask, count;
 	uint32_t *sym_frame;  /* symbol string id -> frame id + 1, 0 unknown */
 	size_t sym_frame_cap;
-	uint32_t *frame_sym;  /* frame id -> symbol string id */
-	size_t frame_sym_cap;
+	struct folded_text *frame_text;  /* frame id -> its symbol */
+	size_t frame_text_cap;
+	struct folded_pred *pred;        /* stack id -> its text's hash */
+	size_t pred_cap;
+	uint32_t last;        /* the previous line's stack */
 	uint32_t thread;      /* the one thread of folded stacks, once known */
 };
 
@@ -138,6 +153,7 @@ static void folded_cache_init(struct folded_cache *c)
 	memset(c, 0, sizeof(*c));
 	c->mask = 1023;
 	c->slots = pl_xcalloc(c->mask + 1, sizeof(*c->slots));
+	c->last = PL_NOID;
 	c->thread = PL_NOID;
 }
 
@@ -145,18 +161,19 @@ static void folded_cache_release(struct folded_cache *c)
 {
 	free(c->slots);
 	free(c->sym_frame);
-	free(c->frame_sym);
+	free(c->frame_text);
+	free(c->pred);
 }
 
-/* Grow a uint32_t array to hold index `i`, new entries zero. */
-static void grow_zeroed(uint32_t **arr, size_t *cap, size_t i)
+/* Grow an array of `size`-byte entries to hold index `i`, new ones zero. */
+static void grow_zeroed(void **arr, size_t *cap, size_t i, size_t size)
 {
 	size_t old = *cap;
 
 	if (i < old)
 		return;
-	pl_grow((void **)arr, cap, i + 1, sizeof(uint32_t));
-	memset(*arr + old, 0, (*cap - old) * sizeof(uint32_t));
+	pl_grow(arr, cap, i + 1, size);
+	memset((char *)*arr + old * size, 0, (*cap - old) * size);
 }
 
 static uint32_t folded_frame(struct pl_profile *p, struct folded_cache *c,
@@ -168,10 +185,11 @@ static uint32_t folded_frame(struct pl_profile *p, struct folded_cache *c,
 		return c->sym_frame[sym] - 1;
 	frame = pl_intern_frame(p, pl_intern_func(p, sym, PL_NOID), false, 0, PL_NOID, err);
 	if (c && frame != PL_NOID) {
-		grow_zeroed(&c->sym_frame, &c->sym_frame_cap, sym);
+		grow_zeroed((void **)&c->sym_frame, &c->sym_frame_cap, sym, sizeof(uint32_t));
 		c->sym_frame[sym] = frame + 1;
-		grow_zeroed(&c->frame_sym, &c->frame_sym_cap, frame);
-		c->frame_sym[frame] = sym;
+		grow_zeroed((void **)&c->frame_text, &c->frame_text_cap, frame,
+			    sizeof(struct folded_text));
+		c->frame_text[frame] = (struct folded_text){pl_str(p, sym), (uint32_t)n};
 	}
 	return frame;
 }
@@ -230,13 +248,12 @@ static bool folded_matches(const struct pl_profile *p, const struct folded_cache
 	size_t pos = 0;
 
 	for (uint32_t d = 0; d < st->depth; d++) {
-		uint32_t sym = c->frame_sym[st->frames[d]];
-		size_t len = p->strs.lens[sym];
+		const struct folded_text *t = &c->frame_text[st->frames[d]];
 		if (d && (pos >= n || line[pos++] != ';'))
 			return false;
-		if (len > n - pos || memcmp(line + pos, p->strs.strs[sym], len) != 0)
+		if (t->len > n - pos || memcmp(line + pos, t->s, t->len) != 0)
 			return false;
-		pos += len;
+		pos += t->len;
 	}
 	return pos == n && st->depth > 0;
 }
@@ -255,9 +272,23 @@ static uint32_t folded_find(const struct pl_profile *p, const struct folded_cach
 	return PL_NOID;
 }
 
+/* The stack after the previous line's, when this text spells it. */
+static uint32_t folded_predicted(const struct pl_profile *p, const struct folded_cache *c,
+				 const char *line, size_t n, uint64_t h)
+{
+	uint32_t s = c->last + 1;
+
+	if (s < c->pred_cap && c->pred[s].len1 == n + 1 && c->pred[s].hash == h &&
+	    folded_matches(p, c, s, line, n))
+		return s;
+	return PL_NOID;
+}
+
 static void folded_remember(struct folded_cache *c, size_t slot, uint64_t h,
 			    size_t n, uint32_t stack)
 {
+	grow_zeroed((void **)&c->pred, &c->pred_cap, stack, sizeof(struct folded_pred));
+	c->pred[stack] = (struct folded_pred){h, (uint32_t)n + 1};
 	c->slots[slot] = (struct folded_slot){h, stack + 1, (uint32_t)n};
 	if (++c->count * 2 <= c->mask)
 		return;
@@ -290,16 +321,20 @@ static enum pl_err folded_line(struct pl_profile *p, struct folded_cache *c,
 
 	if (folded_split(p, line, &n, line_no, &count) != FOLDED_STACK)
 		return PL_OK;
-	if (c && n <= UINT32_MAX) {
+	if (c && n < UINT32_MAX) {
 		h = pl_strtab_hash(line, n);
-		stack = folded_find(p, c, line, n, h, &slot);
+		stack = folded_predicted(p, c, line, n, h);
+		if (stack == PL_NOID)
+			stack = folded_find(p, c, line, n, h, &slot);
 	}
 	if (stack == PL_NOID) {
 		if ((rc = folded_stack(p, c, line, n, line_no, &stack, err)))
 			return rc;
-		if (c && n <= UINT32_MAX)
+		if (c && n < UINT32_MAX)
 			folded_remember(c, slot, h, n, stack);
 	}
+	if (c)
+		c->last = stack;
 	if (count > 0)
 		pl_add_weight(p, stack, event, count, count, false);
 	p->records_parsed++;
@@ -459,18 +494,7 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 	return rc;
 }
 
-#include <time.h>
-static double tnow(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
-static enum pl_err pl_parse_path2(struct pl_profile *p, const char *path,
-			  const struct pl_parse_opts *o, struct pl_error *err);
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
-			  const struct pl_parse_opts *o, struct pl_error *err)
-{
-	double t0 = tnow(); enum pl_err rc = pl_parse_path2(p, path, o, err);
-	if (getenv("PL_TIME")) fprintf(stderr, "parse %.1f ms\n", (tnow()-t0)*1e3);
-	return rc;
-}
-static enum pl_err pl_parse_path2(struct pl_profile *p, const char *path,
 			  const struct pl_parse_opts *o, struct pl_error *err)
 {
 	struct stat sb;

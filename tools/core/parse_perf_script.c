@@ -16,6 +16,12 @@
  * itself a frame is that frame's srcline (`perf script -F +srcline`).  A
  * "### PERF_STAT ###" line (device-agent chunks) hands the rest of the
  * file to the perf stat parser.
+ *
+ * Speed: the indented lines of a record are kept until the record ends;
+ * a record text seen before takes its frames from the record cache, and
+ * only new records go through the lines one by one (each through the
+ * frame-line cache).  Records with srclines or bad lines are never
+ * cached, so counts, previews and errors come out as line by line.
  */
 #include "parse.h"
 #include "perf_stat.h"
@@ -66,6 +72,13 @@ struct pl_ps_parser {
 	size_t rec_cap;
 	uint32_t *rec_frames;         /* frame ids, leaf first, back to back */
 	size_t nrec_frames, rec_frames_cap;
+	uint32_t rec_hit;             /* the record's frames are exactly this entry's,
+				       * or PL_NOID (any other change to them clears it) */
+	struct stack_memo {           /* (entry, thread) -> stack, open addressing */
+		uint64_t key;
+		uint32_t stack1;      /* stack id + 1, 0 empty */
+	} *memo;
+	size_t memo_mask, memo_count;
 };
 
 static bool is_space(char c)
@@ -327,12 +340,66 @@ struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source)
 
 static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err);
 
+/* The stack of the record's frames (leaf first as printed). */
+static uint32_t record_stack(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	PL_GROW(ps->rev, ps->rev_cap, ps->nframes);
+	for (size_t i = 0; i < ps->nframes; i++)
+		ps->rev[i] = ps->frames[ps->nframes - 1 - i];
+	return pl_intern_stack(ps->p, ps->thread, ps->rev, (uint32_t)ps->nframes, err);
+}
+
+static size_t memo_slot(const struct pl_ps_parser *ps, uint64_t key)
+{
+	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & ps->memo_mask;
+
+	while (ps->memo[j].stack1 && ps->memo[j].key != key)
+		j = (j + 1) & ps->memo_mask;
+	return j;
+}
+
+static void memo_grow(struct pl_ps_parser *ps)
+{
+	struct stack_memo *old = ps->memo;
+	size_t old_mask = ps->memo_mask;
+
+	ps->memo_mask = old_mask * 2 + 1;
+	ps->memo = pl_xcalloc(ps->memo_mask + 1, sizeof(*ps->memo));
+	pl_prefault(ps->memo, (ps->memo_mask + 1) * sizeof(*ps->memo));
+	for (size_t i = 0; i <= old_mask; i++)
+		if (old[i].stack1)
+			ps->memo[memo_slot(ps, old[i].key)] = old[i];
+	free(old);
+}
+
+/* A record whose frames are one record-cache entry's: its stack follows
+ * from (entry, thread), so it is interned once per pair. */
+static uint32_t memo_stack(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	uint64_t key = (uint64_t)ps->rec_hit << 32 | ps->thread;
+	size_t j;
+	uint32_t stack;
+
+	if (!ps->memo) {
+		ps->memo_mask = 1023;
+		ps->memo = pl_xcalloc(ps->memo_mask + 1, sizeof(*ps->memo));
+	}
+	j = memo_slot(ps, key);
+	if (ps->memo[j].stack1)
+		return ps->memo[j].stack1 - 1;
+	if ((stack = record_stack(ps, err)) == PL_NOID)
+		return PL_NOID;
+	ps->memo[j] = (struct stack_memo){key, stack + 1};
+	if (++ps->memo_count * 2 > ps->memo_mask)
+		memo_grow(ps);
+	return stack;
+}
+
 static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 			      struct pl_error *err)
 {
 	struct pl_profile *p = ps->p;
 	uint32_t stack;
-
 	enum pl_err rc;
 
 	if (!ps->in_record)
@@ -340,10 +407,7 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	if ((rc = body_resolve(ps, err)))
 		return rc;
 	ps->in_record = false;
-	PL_GROW(ps->rev, ps->rev_cap, ps->nframes);
-	for (size_t i = 0; i < ps->nframes; i++)
-		ps->rev[i] = ps->frames[ps->nframes - 1 - i];
-	stack = pl_intern_stack(p, ps->thread, ps->rev, (uint32_t)ps->nframes, err);
+	stack = ps->rec_hit != PL_NOID ? memo_stack(ps, err) : record_stack(ps, err);
 	if (stack == PL_NOID)
 		return err->code;
 	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
@@ -369,6 +433,7 @@ static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame,
 	PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
 	ps->frames[ps->nframes++] = frame;
 	ps->last_was_frame = true;
+	ps->rec_hit = PL_NOID;
 	return PL_OK;
 }
 
@@ -430,6 +495,7 @@ static enum pl_err add_srcline(struct pl_ps_parser *ps, const char *line,
 		return err->code;
 	ps->frames[ps->nframes - 1] = frame;
 	ps->last_was_frame = false;
+	ps->rec_hit = PL_NOID;
 	p->srclines++;
 	return PL_OK;
 }
@@ -446,6 +512,7 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	ps->has_period = h->has_period;
 	ps->period = h->has_period ? h->period : 1;
 	ps->nframes = 0;
+	ps->rec_hit = PL_NOID;
 	ps->in_record = true;
 	ps->skipping = false;
 	ps->last_was_frame = false;
@@ -558,6 +625,8 @@ static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err)
 		const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
 		for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
 			rc = push_frame(ps, fr[d], err);
+		if (first == 0)
+			ps->rec_hit = idx;
 	} else if (!(rc = body_replay(ps, &clean, err)) && clean) {
 		body_remember(ps, h, first);
 	}
@@ -642,6 +711,7 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	free(ps->rec_start);
 	free(ps->rec_depth);
 	free(ps->rec_frames);
+	free(ps->memo);
 	free(ps);
 	return rc;
 }

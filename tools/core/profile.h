@@ -157,6 +157,7 @@ struct pl_profile {
 	uint64_t records_skipped;     /* comments and lines we ignore */
 	uint64_t records_malformed;
 	uint64_t srclines;            /* srcline lines attached to frames */
+	uint64_t names_repaired;      /* names with bytes that were not UTF-8 */
 	struct pl_bad_line previews[PL_MAX_PREVIEWS];
 	size_t npreviews;
 
