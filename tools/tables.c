@@ -49,8 +49,14 @@ void tool_table_call_paths(json_t *r, FILE *out)
 			(long long)json_integer_value(json_object_get(path, "rank")),
 			json_number_value(json_object_get(path, "percent")),
 			(long long)json_integer_value(json_object_get(path, "samples")));
-		json_array_foreach(json_object_get(path, "frames"), j, f)
-			fprintf(out, "%s%s", j ? " > " : " ", str_or(json_object_get(f, "symbol"), "?"));
+		json_array_foreach(json_object_get(path, "frames"), j, f) {
+			const char *sym = str_or(json_object_get(f, "symbol"), "?");
+			const char *dso = str_or(json_object_get(f, "dso"), NULL);
+			fprintf(out, "%s%s", j ? " > " : " ", sym);
+			/* Unknown symbols differ only by where they live. */
+			if (strcmp(sym, "[unknown]") == 0 && dso)
+				fprintf(out, "(%s)", strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso);
+		}
 		if (json_integer_value(json_object_get(path, "elided_frames")))
 			fprintf(out, " (%lld frames elided)",
 				(long long)json_integer_value(json_object_get(path, "elided_frames")));
