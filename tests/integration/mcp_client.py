@@ -1,0 +1,300 @@
+"""mcp_client.py - the small MCP test client shared by test_mcp_*.sh.
+
+python3 stdlib only: it starts perflens-mcp over stdio or HTTP, sends
+JSON-RPC messages, reads answers with deadlines, and prints the ok / not ok
+lines that tests/integration/run.sh counts.  The scripts import it with
+`from mcp_client import *`.
+"""
+import http.client, json, os, re, select, signal, subprocess, sys, time
+
+WORK = os.environ["WORK"]
+fails = 0
+
+
+def check(what, cond, why=""):
+    global fails
+    if cond:
+        print("ok - " + what, flush=True)
+    else:
+        fails += 1
+        print("not ok - %s: %s" % (what, " ".join(str(why).split())[:700]), flush=True)
+    return bool(cond)
+
+
+def short(v, n=300):
+    return (v if isinstance(v, str) else json.dumps(v))[:n]
+
+
+def remember(pid):
+    """The shell's exit trap kills every server listed here."""
+    with open(os.path.join(WORK, "pids"), "a") as f:
+        f.write("%d\n" % pid)
+
+
+def proc_stat(pid):
+    """(state, ppid, pgid) of a process, or None when it is gone."""
+    try:
+        s = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return None
+    f = s[s.rindex(")") + 2:].split()
+    return f[0], int(f[1]), int(f[2])
+
+
+def processes():
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st:
+                out[int(d)] = st
+    return out
+
+
+def children(pid):
+    """{pid: (state, ppid, pgid)} of the direct children of pid."""
+    return {p: st for p, st in processes().items() if st[1] == pid}
+
+
+def in_groups(pgids):
+    return {p: st for p, st in processes().items() if st[2] in pgids}
+
+
+class Stdio:
+    """A server on stdio: one JSON message per line each way."""
+
+    def __init__(self, argv, name="server"):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(self.errpath, "wb"))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.buf = b""
+        self.notes = []     # notifications seen while waiting for responses
+        self.extra = []     # responses that came while waiting for another id
+        self.next_id = 1000
+        self.lines = 0
+        self.garbage = []   # stdout lines that are not JSON-RPC 2.0 objects
+
+    def send(self, msg):
+        data = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
+        try:
+            self.p.stdin.write(data + b"\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    def recv(self, timeout=10.0):
+        """The next message as (raw line, parsed), or (None, None) on timeout."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None, None
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if not r:
+                return None, None
+            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+            if not chunk:
+                return None, None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        self.lines += 1
+        try:
+            m = json.loads(line)
+        except ValueError:
+            m = None
+        if not isinstance(m, dict) or m.get("jsonrpc") != "2.0":
+            self.garbage.append(line[:200])
+            return line, {"unparsable": line[:200].decode(errors="replace")}
+        return line, m
+
+    def wait_for(self, rid, timeout=30.0):
+        """The response with this id; notifications go to self.notes."""
+        for i, m in enumerate(self.extra):
+            if m.get("id") == rid and type(m.get("id")) == type(rid):
+                return self.extra.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            raw, m = self.recv(max(0.0, end - time.monotonic()))
+            if m is None:
+                return None
+            if "method" in m and "id" not in m:
+                self.notes.append(m)
+            elif m.get("id") == rid and type(m.get("id")) == type(rid):
+                return m
+            else:
+                self.extra.append(m)
+
+    def request(self, method, params=None, rid=None, timeout=30.0):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_for(rid, timeout)
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def call(self, name, args, timeout=30.0, meta=None):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params, timeout=timeout)
+
+    def initialize(self, version="2025-11-25"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "perflens-tests", "version": "1"}})
+        self.notify("notifications/initialized")
+        return r
+
+    def ping_ms(self, timeout=5.0):
+        """Milliseconds a ping took, or None without an answer."""
+        t = time.monotonic()
+        r = self.request("ping", timeout=timeout)
+        return (time.monotonic() - t) * 1000 if r and r.get("result") == {} else None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def close(self):
+        """End of input: the server must exit by itself, 0, with no sanitizer report."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "still running 10 s after end of input"
+        return rc
+
+
+def sanitizer_report(text):
+    return [l for l in text.splitlines() if re.search(r"Sanitizer|runtime error", l)][:3]
+
+
+class Http:
+    """A server on --http 127.0.0.1:0 (the OS picks the port)."""
+
+    def __init__(self, argv, name="http", env=None):
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.p = subprocess.Popen(argv + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=open(self.errpath, "wb"),
+                                  env=dict(os.environ, **(env or {})))
+        remember(self.p.pid)
+        self.pid = self.p.pid
+        self.port = None
+        end = time.monotonic() + 10
+        while time.monotonic() < end and self.p.poll() is None:
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/mcp", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        self.token = (env or {}).get("PERFLENS_TOKEN")
+        self.sid = None
+        self.version = None
+
+    def stderr(self):
+        try:
+            return open(self.errpath, errors="replace").read()
+        except OSError:
+            return ""
+
+    def post(self, body, headers=None, method="POST", auth=True, session=True, timeout=30):
+        """(status, headers {lower-case: value}, body text, [messages])."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if auth and self.token:
+            h["Authorization"] = "Bearer " + self.token
+        if session and self.sid:
+            h["Mcp-Session-Id"] = self.sid
+        if session and self.version:
+            h["MCP-Protocol-Version"] = self.version
+        h.update(headers or {})
+        h = {k: v for k, v in h.items() if v is not None}
+        data = None if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            c.putrequest(method, "/mcp", skip_host="Host" in h, skip_accept_encoding=True)
+            for k, v in h.items():
+                c.putheader(k, v)
+            if data is not None:
+                c.putheader("Content-Length", str(len(data)))
+            c.endheaders(data)
+            r = c.getresponse()
+            text = r.read().decode(errors="replace")
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+        except (OSError, http.client.HTTPException) as e:
+            return None, {}, "connection failed: %s" % e, []
+        finally:
+            c.close()
+        msgs = []
+        if hdrs.get("content-type", "").startswith("text/event-stream"):
+            for block in text.split("\n\n"):
+                data_lines = [l[5:].lstrip() for l in block.split("\n") if l.startswith("data:")]
+                if data_lines:
+                    msgs.append(json.loads("\n".join(data_lines)))
+        elif text.strip():
+            try:
+                msgs.append(json.loads(text))
+            except ValueError:
+                pass
+        return r.status, hdrs, text, msgs
+
+    def initialize(self, version="2025-11-25"):
+        self.sid = None
+        self.version = None
+        st, h, text, msgs = self.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "perflens-tests", "version": "1"}}})
+        self.sid = h.get("mcp-session-id")
+        self.version = version
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return st, h, msgs
+
+    def ping_ms(self):
+        t = time.monotonic()
+        msg = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+        if not self.sid:
+            msg["params"] = {"_meta": STATELESS}   # no session: a stateless ping
+        st, h, text, msgs = self.post(msg)
+        ok = st == 200 and msgs and isinstance(msgs[-1].get("result"), dict)
+        return (time.monotonic() - t) * 1000 if ok else None
+
+    def stop(self):
+        """SIGTERM: the server must exit 0 with no sanitizer report."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return "still running 10 s after SIGTERM"
+
+
+def result_text(r):
+    try:
+        return r["result"]["content"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+
+
+def is_tool_error(r, *words):
+    """An isError result whose text names every word."""
+    t = result_text(r)
+    return bool(r) and r.get("result", {}).get("isError") is True and all(w in t for w in words)
+
+
+STATELESS = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+             "io.modelcontextprotocol/clientCapabilities": {}}
