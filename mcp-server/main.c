@@ -6,9 +6,15 @@
  * (--artifact-root, --allow-writes), whether processes may be run or
  * profiles collected, and, for HTTP, the address and the bearer token.
  * Nothing a client sends can widen these.
+ *
+ * Right after the options, while the process is small and has one
+ * thread, main() starts the sandbox's zygote, which forks every tool
+ * worker from then on (sandbox.h); without it workers are forked from
+ * the server, only slower.
  */
 #include "transports.h"
 #include "artifact.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -48,6 +54,18 @@ static void usage(FILE *out)
 		"  --max-input-bytes N --max-records N --max-line N --max-depth N --max-frames N --max-stacks N\n"
 		"                               lower the analysis limits\n"
 		"  --version, --help\n");
+}
+
+/* The zygote, unless tools run in-process; a failure only costs speed. */
+static void start_zygote(const struct options *o)
+{
+	struct pl_error err;
+
+	if (o->cfg.no_sandbox)
+		return;
+	pl_error_clear(&err);
+	if (sbx_zygote_start(&err))
+		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);
 }
 
 static int fail(const char *fmt, const char *what)
@@ -224,9 +242,11 @@ int main(int argc, char **argv)
 		free(o);
 		return rc;
 	}
+	start_zygote(o);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);
+	sbx_zygote_stop();
 	free(o);
 	return rc;
 }

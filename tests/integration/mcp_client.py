@@ -51,9 +51,23 @@ def processes():
     return out
 
 
+def comm(pid):
+    try:
+        return open("/proc/%d/comm" % pid).read().strip()
+    except OSError:
+        return ""
+
+
 def children(pid):
-    """{pid: (state, ppid, pgid)} of the direct children of pid."""
-    return {p: st for p, st in processes().items() if st[1] == pid}
+    """{pid: (state, ppid, pgid)} of the workers of server pid: its direct
+    children, except the sandbox's zygote, whose own children (the workers
+    it forks for the server) count instead."""
+    procs = processes()
+    direct = {p: st for p, st in procs.items() if st[1] == pid}
+    zygotes = {p for p in direct if comm(p) == "perflens-zygote"}
+    out = {p: st for p, st in direct.items() if p not in zygotes}
+    out.update({p: st for p, st in procs.items() if st[1] in zygotes})
+    return out
 
 
 def in_groups(pgids):
