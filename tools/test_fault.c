@@ -30,7 +30,7 @@ enum pl_err tool_test_fault(const struct tool_ctx *ctx, json_t *args,
 	if (strcmp(kind, "exec") == 0)
 		execl("/bin/true", "true", (char *)NULL);
 	if (strcmp(kind, "oversize") == 0) {
-		size_t n = 16u << 20;
+		size_t n = (4u << 20) + 4096;  /* just over the 4 MiB result cap */
 		char *pad = malloc(n + 1);
 		memset(pad, 'x', n);
 		pad[n] = '\0';
