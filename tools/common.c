@@ -152,3 +152,16 @@ bad:
 		       "pass next_cursor exactly as the previous page returned it, with the same other arguments; omit it to start over",
 		       "invalid cursor '%s'", cursor);
 }
+
+json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_cursor,
+		      json_t *next_call_new)
+{
+	bool more = end < total;
+	json_t *page = json_pack("{s:I,s:I,s:I,s:o,s:o}", "offset", (json_int_t)offset,
+				 "returned", (json_int_t)(end - offset), "total_items", (json_int_t)total,
+				 "next_cursor", more ? json_string(next_cursor) : json_null(),
+				 "next_call", more && next_call_new ? json_incref(next_call_new) : json_null());
+
+	json_decref(next_call_new);
+	return page;
+}

@@ -108,13 +108,10 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	snprintf(call, sizeof(call), "get_call_paths(analysis_id=\"%s\", event=\"%s\"%s%s%s, cursor=\"%s\")",
 		 id, pl_str(&p, p.events[event].name), symbol ? ", symbol=\"" : "",
 		 symbol ? symbol : "", symbol ? "\"" : "", next);
-	*result = json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:I,s:I,s:I,s:o,s:o}}",
+	*result = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}",
 		"analysis_id", id, "event", pl_str(&p, p.events[event].name),
 		"unit", pl_event_unit(&p, event), "symbol", symbol ? json_string(symbol) : json_null(),
-		"paths", paths, "page", "offset", (json_int_t)offset, "returned", (json_int_t)(end - offset),
-		"total_items", (json_int_t)cps.n,
-		"next_cursor", end < cps.n ? json_string(next) : json_null(),
-		"next_call", end < cps.n ? json_string(call) : json_null());
+		"paths", paths, "page", tool_page_new(offset, end, cps.n, next, json_string(call)));
 out:
 	pl_buf_release(&query);
 	pl_callpaths_release(&cps);

@@ -34,11 +34,9 @@ enum pl_err tool_list_artifacts(const struct tool_ctx *ctx, json_t *args,
 	for (i = offset; i < end; i++)
 		json_array_append(page, json_array_get(kept, i));
 	tool_cursor_make(next, sizeof(next), end, query);
-	*result = json_pack("{s:o,s:{s:I,s:I,s:I,s:o,s:o}}", "artifacts", page,
-		"page", "offset", (json_int_t)offset, "returned", (json_int_t)(end - offset),
-		"total_items", (json_int_t)n, "next_cursor", end < n ? json_string(next) : json_null(),
-		"next_call", end < n ? json_sprintf("list_artifacts(kind=\"%s\", cursor=\"%s\")", kind, next)
-				     : json_null());
+	*result = json_pack("{s:o,s:o}", "artifacts", page, "page",
+		tool_page_new(offset, end, n, next,
+			      json_sprintf("list_artifacts(kind=\"%s\", cursor=\"%s\")", kind, next)));
 	json_decref(all);
 	json_decref(kept);
 	return PL_OK;

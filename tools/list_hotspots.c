@@ -104,13 +104,10 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 	tool_cursor_make(next, sizeof(next), end, query.data);
 	snprintf(call, sizeof(call), "list_hotspots(analysis_id=\"%s\", event=\"%s\", sort=\"%s\", cursor=\"%s\")",
 		 id, event, sort, next);
-	*result = json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:{s:I,s:I,s:I,s:o,s:o}}",
+	*result = json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:o}",
 		"analysis_id", id, "event", event, "unit", json_object_get(view, "unit"),
 		"sort", sort, "total", json_object_get(view, "total"), "hotspots", page,
-		"page", "offset", (json_int_t)offset, "returned", (json_int_t)(end - offset),
-		"total_items", (json_int_t)n,
-		"next_cursor", end < n ? json_string(next) : json_null(),
-		"next_call", end < n ? json_string(call) : json_null());
+		"page", tool_page_new(offset, end, n, next, json_string(call)));
 out:
 	free(order);
 	pl_buf_release(&query);

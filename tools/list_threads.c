@@ -47,12 +47,11 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		json_array_append_new(page, thread_json(json_object_get(summary, "threads"),
 							json_array_get(list, i), i + 1));
 	tool_cursor_make(next, sizeof(next), end, query);
-	*result = json_pack("{s:s,s:s,s:O,s:o,s:{s:I,s:I,s:I,s:o,s:o}}", "analysis_id", id,
+	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "analysis_id", id,
 		"event", event, "unit", json_object_get(view, "unit"), "threads", page,
-		"page", "offset", (json_int_t)offset, "returned", (json_int_t)(end - offset),
-		"total_items", (json_int_t)n, "next_cursor", end < n ? json_string(next) : json_null(),
-		"next_call", end < n ? json_sprintf("list_threads(analysis_id=\"%s\", event=\"%s\", cursor=\"%s\")",
-						    id, event, next) : json_null());
+		"page", tool_page_new(offset, end, n, next,
+				      json_sprintf("list_threads(analysis_id=\"%s\", event=\"%s\", cursor=\"%s\")",
+						   id, event, next)));
 out:
 	json_decref(summary);
 	return rc;

@@ -96,6 +96,11 @@ void tool_cursor_make(char *out, size_t cap, size_t offset, const char *query);
 enum pl_err tool_cursor_parse(const char *cursor, const char *query,
 			      size_t *offset, struct pl_error *err);
 
+/* The "page" object every paged result carries: next_cursor and
+ * next_call (stolen; may be NULL) are kept only when more items remain. */
+json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_cursor,
+		      json_t *next_call_new);
+
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

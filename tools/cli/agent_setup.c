@@ -303,27 +303,6 @@ int cli_codex_config(int argc, char **argv)
 
 /* ------------------------------------------------------- install-skill */
 
-/* mkdir -p for an absolute `path`. */
-static enum pl_err make_dirs(const char *path, struct pl_error *err)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter project path", "path too long: '%s'", path);
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return pl_fail(err, PL_ERR_OUTPUT, "check that the project folder is writable",
-				       "cannot create folder '%s': %s", buf, strerror(errno));
-		buf[i] = i < n ? '/' : '\0';
-	}
-	return PL_OK;
-}
-
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -466,7 +445,7 @@ int cli_install_skill(int argc, char **argv)
 		refuse_existing(dest, &err);
 		return report(&err);
 	}
-	if (make_dirs(skills, &err))
+	if (pl_make_dirs(skills, &err))
 		return report(&err);
 	if (!mkdtemp(stage)) {
 		pl_fail(&err, PL_ERR_OUTPUT, "check that the project folder is writable",

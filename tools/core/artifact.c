@@ -28,20 +28,20 @@
 
 /* ---------------------------------------------------------- atomic files */
 
-static enum pl_err make_dirs(const char *path, struct pl_error *err)
+enum pl_err pl_make_dirs(const char *path, struct pl_error *err)
 {
 	char buf[4096];
 	size_t n = strlen(path);
 
 	if (n >= sizeof(buf))
-		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter artifact root", "path too long: '%s'", path);
+		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter path", "path too long: '%s'", path);
 	memcpy(buf, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
 			continue;
 		buf[i] = '\0';
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
+			return pl_fail(err, PL_ERR_OUTPUT, "check that the folder is writable",
 				       "cannot create folder '%s': %s", buf, strerror(errno));
 		buf[i] = i < n ? '/' : '\0';
 	}
@@ -61,7 +61,7 @@ enum pl_err pl_atomic_open(struct pl_atomic_file *af, const char *path,
 	snprintf(af->path, sizeof(af->path), "%s", path);
 	if (slash && slash != path) {
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-		if (make_dirs(dir, err))
+		if (pl_make_dirs(dir, err))
 			return err->code;
 	}
 	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp-XXXXXX", path);

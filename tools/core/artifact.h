@@ -63,6 +63,9 @@ bool pl_artifact_rel_path(const char *path_or_uri, char *rel, size_t cap);
 int pl_artifact_open(const char *root, const char *rel, uint64_t *size,
 		     struct pl_error *err);
 
+/* mkdir -p: create `path` and any missing parents (mode 0755). */
+enum pl_err pl_make_dirs(const char *path, struct pl_error *err);
+
 /* Write `len` bytes to `path` atomically (temp file, fsync, rename),
  * creating missing parent folders. */
 enum pl_err pl_write_file_atomic(const char *path, const void *data,
