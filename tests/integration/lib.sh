@@ -11,6 +11,57 @@ need_shared() {
 		exit 0
 	fi
 }
-# A fresh artifact root per script, removed at exit.
+# A fresh artifact root per script, removed at exit.  Servers are stopped
+# at exit too, whatever happened: the one in $srv_pid (started by the
+# script) and every pid a python client listed in $WORK/pids.
 WORK=$(mktemp -d /tmp/perflens-it.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+srv_pid=""
+cleanup() {
+	[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+	if [ -f "$WORK/pids" ]; then
+		while read -r p; do
+			grep -q perflens-mcp "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
+		done < "$WORK/pids"
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# start_http_server WHAT SERVER ARGS...: start SERVER --http 127.0.0.1:0
+# ARGS in the background (the OS picks the port; the server prints it),
+# set $srv_pid and $port; not ok and exit when it does not come up.
+start_http_server() {
+	what=$1
+	shift
+	"$@" 2>"$WORK/server.err" &
+	srv_pid=$!
+	port=""
+	for _ in $(seq 100); do
+		port=$(sed -n 's#^perflens-mcp: listening on http://127\.0\.0\.1:\([0-9]*\)/mcp$#\1#p' "$WORK/server.err")
+		[ -n "$port" ] && return 0
+		kill -0 "$srv_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	notok "$what: perflens-mcp --http did not start: $(tr '\n' ' ' < "$WORK/server.err")"
+	exit 0
+}
+
+# stop_server WHAT: SIGTERM the server in $srv_pid; ok when it exits 0 with
+# no sanitizer report in $WORK/server.err, not ok when it had died.
+stop_server() {
+	if kill -0 "$srv_pid" 2>/dev/null; then
+		kill "$srv_pid"
+		wait "$srv_pid"
+		src=$?
+		srv_pid=""
+		if [ "$src" -eq 0 ] && ! grep -qE 'Sanitizer|runtime error' "$WORK/server.err"; then
+			ok "$1: the server stops cleanly on SIGTERM"
+		else
+			notok "$1: the server stops cleanly on SIGTERM: exit $src; $(grep -m3 -E 'Sanitizer|runtime error|SUMMARY' "$WORK/server.err" | tr '\n' ' ')"
+		fi
+	else
+		srv_pid=""
+		notok "$1: the server survived: it died; $(tail -5 "$WORK/server.err" | tr '\n' ' ')"
+	fi
+}

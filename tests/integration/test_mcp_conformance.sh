@@ -17,29 +17,9 @@ server="$(cd "$BUILD" && pwd)/perflens-mcp"
 baseline="$REPO/tests/mcp/conformance-baseline.yml"
 conformance="$REPO/tests/mcp/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-srv_pid=""
-cleanup() {
-	[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
 # Port 0: the OS picks a free loopback port; the server prints it.
-"$server" --http 127.0.0.1:0 --no-auth --allowed-root "$SHARED" --artifact-root "$WORK/art" \
-	--allow-writes 2>"$WORK/server.err" &
-srv_pid=$!
-port=""
-for _ in $(seq 100); do
-	port=$(sed -n 's#^perflens-mcp: listening on http://127\.0\.0\.1:\([0-9]*\)/mcp$#\1#p' "$WORK/server.err")
-	[ -n "$port" ] && break
-	kill -0 "$srv_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$port" ]; then
-	notok "conformance: perflens-mcp --http did not start: $(tr '\n' ' ' < "$WORK/server.err")"
-	exit 0
-fi
+start_http_server conformance "$server" --http 127.0.0.1:0 --no-auth --allowed-root "$SHARED" \
+	--artifact-root "$WORK/art" --allow-writes
 
 # `npx conformance` without npx: the pinned copy, run by Node 22.
 (cd "$REPO/tests/mcp" && PATH="$(dirname "$node"):$PATH" timeout 150 "$node" "$conformance" server \
@@ -124,17 +104,4 @@ for flag in ("Unexpected failures", "Stale baseline entries"):
 PY
 
 # The server survived the suite and stops cleanly (no sanitizer report).
-if kill -0 "$srv_pid" 2>/dev/null; then
-	kill "$srv_pid"
-	wait "$srv_pid"
-	src=$?
-	srv_pid=""
-	if [ "$src" -eq 0 ] && ! grep -qE 'Sanitizer|runtime error' "$WORK/server.err"; then
-		ok "conformance: the server stops cleanly on SIGTERM after the suite"
-	else
-		notok "conformance: the server stops cleanly on SIGTERM after the suite: exit $src; $(grep -m3 -E 'Sanitizer|runtime error|SUMMARY' "$WORK/server.err" | tr '\n' ' ')"
-	fi
-else
-	srv_pid=""
-	notok "conformance: the server survived the suite: it died; $(tail -5 "$WORK/server.err" | tr '\n' ' ')"
-fi
+stop_server "conformance"

@@ -12,13 +12,6 @@ node=$(sh tests/mcp/setup-node.sh --check 2>"$WORK/node.err") || {
 }
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
 
-srv_pid=""
-cleanup() {
-	[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 # Run e2e.mjs; its lines go out as they are; a non-zero exit without any
 # "not ok" line (a crash of node itself) still counts as a failure.
@@ -39,33 +32,10 @@ run_e2e stdio --stdio "$server" --allowed-root "$SHARED" --artifact-root "$WORK/
 
 # HTTP with a bearer token; port 0: the OS picks a free one.
 token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-PERFLENS_TOKEN=$token "$server" --http 127.0.0.1:0 --allowed-root "$SHARED" \
-	--artifact-root "$WORK/art-http" --allow-writes 2>"$WORK/server.err" &
-srv_pid=$!
-port=""
-for _ in $(seq 100); do
-	port=$(sed -n 's#^perflens-mcp: listening on http://127\.0\.0\.1:\([0-9]*\)/mcp$#\1#p' "$WORK/server.err")
-	[ -n "$port" ] && break
-	kill -0 "$srv_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$port" ]; then
-	notok "e2e http: perflens-mcp --http did not start: $(tr '\n' ' ' < "$WORK/server.err")"
-	exit 0
-fi
+export PERFLENS_TOKEN="$token"
+start_http_server "e2e http" "$server" --http 127.0.0.1:0 --allowed-root "$SHARED" \
+	--artifact-root "$WORK/art-http" --allow-writes
+unset PERFLENS_TOKEN
 PERFLENS_TOKEN=$token run_e2e http --http "http://127.0.0.1:$port/mcp"
 
-if kill -0 "$srv_pid" 2>/dev/null; then
-	kill "$srv_pid"
-	wait "$srv_pid"
-	src=$?
-	srv_pid=""
-	if [ "$src" -eq 0 ] && ! grep -qE 'Sanitizer|runtime error' "$WORK/server.err"; then
-		ok "e2e http: the server stops cleanly on SIGTERM"
-	else
-		notok "e2e http: the server stops cleanly on SIGTERM: exit $src; $(grep -m3 -E 'Sanitizer|runtime error|SUMMARY' "$WORK/server.err" | tr '\n' ' ')"
-	fi
-else
-	srv_pid=""
-	notok "e2e http: the server survived the session: it died; $(tail -5 "$WORK/server.err" | tr '\n' ' ')"
-fi
+stop_server "e2e http"

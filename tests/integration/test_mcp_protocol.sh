@@ -13,19 +13,6 @@ if [ ! -x "$faults" ]; then
 	exit 0
 fi
 
-# Every server the client starts is listed in $WORK/pids; kill those still
-# running at exit, whatever happened.
-cleanup() {
-	if [ -f "$WORK/pids" ]; then
-		while read -r p; do
-			grep -q perflens-mcp "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
-		done < "$WORK/pids"
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
 WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" python3 - "$server" "$faults" "$SHARED" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "integration"))
