@@ -12,10 +12,14 @@ set -eu
 #   for symbolization, debuginfod, the sandbox and the HTTP transport;
 #   check for unit tests; linux-perf and elfutils as oracles and for
 #   perf.data; python3-jsonschema validates JSON against schemas/;
-#   hyperfine and time for benchmarks.
+#   hyperfine and time for benchmarks; libc6-dbg (libc symbolization
+#   tests), debuginfod (a real server for the debuginfod tests),
+#   libbenchmark-dev (Google Benchmark producer) and python3-scipy (an
+#   independent statistics oracle).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
-linux-perf elfutils python3 python3-jsonschema hyperfine time chromium"
+linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
+libc6-dbg debuginfod libbenchmark-dev python3-scipy"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do
