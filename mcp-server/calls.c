@@ -114,7 +114,7 @@ static bool ctx_from_json(json_t *j, struct tool_ctx *ctx, const char **roots)
 	ctx->limits.max_depth = (uint32_t)u64_of(lim, "depth");
 	ctx->limits.max_frames = (uint32_t)u64_of(lim, "frames");
 	ctx->limits.max_stacks = (uint32_t)u64_of(lim, "stacks");
-	return true;
+	return pl_sym_cfg_from_json(json_object_get(j, "sym"), &ctx->sym);
 }
 
 static json_t *ctx_to_json(const struct tool_ctx *ctx)
@@ -124,10 +124,10 @@ static json_t *ctx_to_json(const struct tool_ctx *ctx)
 
 	for (size_t i = 0; i < ctx->nroots; i++)
 		json_array_append_new(roots, json_string(ctx->allowed_roots[i]));
-	return json_pack("{s:o,s:s?,s:b,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "roots", roots,
+	return json_pack("{s:o,s:s?,s:b,s:b,s:b,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "roots", roots,
 		"artifact_root", ctx->artifact_root, "writes", ctx->allow_writes,
 		"exec", ctx->allow_process_execution, "collect", ctx->allow_collection,
-		"limits", "input_bytes", (json_int_t)l->max_input_bytes,
+		"sym", pl_sym_cfg_to_json(&ctx->sym), "limits", "input_bytes", (json_int_t)l->max_input_bytes,
 		"records", (json_int_t)l->max_records, "line", (json_int_t)l->max_line,
 		"depth", (json_int_t)l->max_depth, "frames", (json_int_t)l->max_frames,
 		"stacks", (json_int_t)l->max_stacks);
@@ -303,18 +303,52 @@ static void track(struct mcp_server *s, struct mcp_call *c, bool add)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void policy_for(const struct mcp_server *s, struct sbx_policy *pol)
+/* What perf needs to read besides the profile: its libraries, the kernel's
+ * symbols and PMU names, and the build-id cache perf record fills. */
+static const char *const perf_reads[] = {
+	"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/proc/kallsyms", "/proc/sys/kernel",
+	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug",
+};
+
+/* Files the operator named for symbols, and the system's debug folder. */
+static size_t symbol_reads(const struct pl_sym_cfg *sym, const char **reads, size_t n, size_t cap)
+{
+	for (size_t i = 0; i < sym->nbinaries && n < cap; i++)
+		reads[n++] = sym->binaries[i];
+	for (size_t i = 0; i < sym->nmodule_maps && n < cap; i++)
+		reads[n++] = sym->module_maps[i].to;
+	if (sym->sysroot && n < cap)
+		reads[n++] = sym->sysroot;
+	if (n < cap)
+		reads[n++] = "/usr/lib/debug";
+	return n;
+}
+
+/* The worker's confinement for tool `t`: the allowed roots and artifacts
+ * to read, the artifact root to write (with --allow-writes), perf to run
+ * for tools that need it (with --allow-process-execution), the network for
+ * tools that may ask debuginfod (when a server is configured). */
+static void policy_for(const struct mcp_server *s, const struct tool_def *t,
+		       struct sbx_policy *pol, const char **reads, size_t cap)
 {
 	const struct tool_ctx *ctx = &s->cfg.ctx;
-	static const char *reads[18];
 	size_t n = 0;
 
-	/* Workers read the allowed roots and the artifacts they made. */
-	for (size_t i = 0; i < ctx->nroots && n + 1 < PL_ARRAY_LEN(reads); i++)
+	for (size_t i = 0; i < ctx->nroots && n < cap; i++)
 		reads[n++] = ctx->allowed_roots[i];
-	if (ctx->artifact_root)
+	if (ctx->artifact_root && n < cap)
 		reads[n++] = ctx->artifact_root;
+	n = symbol_reads(&ctx->sym, reads, n, cap);
 	memset(pol, 0, sizeof(*pol));
+	if ((t->needs & TOOL_RUNS_PERF) && ctx->allow_process_execution && ctx->sym.perf_path) {
+		pol->exec_path = ctx->sym.perf_path;
+		for (size_t i = 0; i < PL_ARRAY_LEN(perf_reads) && n < cap; i++)
+			if (access(perf_reads[i], F_OK) == 0)
+				reads[n++] = perf_reads[i];
+		if (ctx->sym.kallsyms_path && n < cap)
+			reads[n++] = ctx->sym.kallsyms_path;
+	}
+	pol->allow_network = (t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls;
 	pol->read_roots = reads;
 	pol->nread_roots = n;
 	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;
@@ -333,6 +367,7 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 {
 	struct mcp_call *c = pl_xcalloc(1, sizeof(*c));
 	struct worker_arg arg = {t, &s->cfg.ctx, args};
+	const char *reads[128];
 	struct sbx_policy pol;
 	struct pl_error err;
 	char *job;
@@ -360,7 +395,7 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 		call_free(c);
 		return NULL;
 	}
-	policy_for(s, &pol);
+	policy_for(s, t, &pol, reads, PL_ARRAY_LEN(reads));
 	job = job_new(&arg, &job_len);
 	rc = sbx_spawn_job(&pol, JOB_NAME, job, job_len, &c->w, &err);
 	free(job);

@@ -53,7 +53,8 @@ static void usage(FILE *out)
 		"  --tool-timeout SECONDS       wall-clock limit of one tool call (default 55)\n"
 		"  --max-input-bytes N --max-records N --max-line N --max-depth N --max-frames N --max-stacks N\n"
 		"                               lower the analysis limits\n"
-		"  --version, --help\n");
+		"%s"
+		"  --version, --help\n", pl_sym_cfg_help);
 }
 
 /* The zygote, unless tools run in-process; a failure only costs speed. */
@@ -136,6 +137,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		struct pl_error err;
 		int rc;
 		if (strcmp(a, "--help") == 0) {
 			usage(stdout);
@@ -185,6 +187,11 @@ static int parse_options(struct options *o, int argc, char **argv)
 				return fail("--tool-timeout takes 1 to 3600 seconds; got '%s'", v);
 			o->cfg.tool_timeout_ms = (unsigned)s * 1000;
 			i++;
+		} else if (strncmp(a, "--", 2) == 0 &&
+			   (rc = pl_sym_cfg_option(&o->cfg.ctx.sym, a + 2, v, &err)) != 0) {
+			if (rc < 0)
+				return fail("%s", err.text);
+			i++;
 		} else if ((rc = limit_option(o, a, v)) >= 0) {
 			if (rc)
 				return rc;
@@ -207,6 +214,7 @@ static int finish_options(struct options *o)
 	}
 	o->cfg.ctx.allowed_roots = o->roots;
 	o->cfg.ctx.nroots = o->nroots;
+	pl_sym_cfg_finish(&o->cfg.ctx.sym);
 	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;
 	if (o->cfg.ctx.allow_writes && !o->have_artifact_root)
 		return fail("--allow-writes needs --artifact-root DIR%s", "");
@@ -242,11 +250,16 @@ int main(int argc, char **argv)
 		free(o);
 		return rc;
 	}
+	/* Workers lose CAP_SYSLOG, and with it the kernel's symbol addresses:
+	 * perf gets a copy taken now. */
+	if (o->cfg.ctx.allow_process_execution && !o->cfg.no_sandbox)
+		pl_sym_cfg_snapshot_kallsyms(&o->cfg.ctx.sym);
 	start_zygote(o);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);
 	sbx_zygote_stop();
+	pl_sym_cfg_remove_kallsyms(&o->cfg.ctx.sym);
 	free(o);
 	return rc;
 }

@@ -75,6 +75,9 @@ struct sbx_policy {
 	 * interpreter only) and seccomp also allows what running a program
 	 * needs: execve, fork/clone, wait4, kill, pipes, poll. */
 	const char *exec_path;
+	/* Let the worker open TCP connections (a debuginfod client): seccomp
+	 * then allows socket, connect and the calls around them. */
+	bool allow_network;
 	uint64_t max_address_space;    /* RLIMIT_AS bytes; 0 = leave (ignored
 					* in ASan builds, whose shadow memory
 					* needs terabytes of address space) */

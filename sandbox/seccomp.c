@@ -154,6 +154,7 @@ static const struct sc_row sc_table[] = {
 	{"waitid", 1, SC_ALLOW, "wait for it"},
 	{"kill", 1, SC_ALLOW, "stop it (Landlock ABI 6 keeps signals inside the sandbox)"},
 	{"setpgid", 1, SC_ALLOW, "job control; the guard keeps it to the worker's group"},
+	{"setpriority", 1, SC_ALLOW, "nice the program it runs"},
 	{"getpgid", 1, SC_ALLOW, "job control"},
 	{"getpgrp", 1, SC_ALLOW, "job control"},
 	{"pipe", 1, SC_ALLOW, "talk to it"},

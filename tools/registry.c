@@ -16,7 +16,8 @@
 #include <string.h>
 
 const struct tool_def tool_table[] = {
-	{"analyze_profile", "schemas/tools/analyze_profile.json", tool_analyze_profile, tool_table_analyze},
+	{"analyze_profile", "schemas/tools/analyze_profile.json", tool_analyze_profile, tool_table_analyze,
+	 TOOL_RUNS_PERF},
 	{"list_hotspots", "schemas/tools/list_hotspots.json", tool_list_hotspots, tool_table_hotspots},
 	{"get_call_paths", "schemas/tools/get_call_paths.json", tool_get_call_paths, tool_table_call_paths},
 	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat, tool_table_perf_stat},

@@ -26,6 +26,7 @@
 
 #include "error.h"
 #include "profile.h"
+#include "symcfg.h"
 
 /* What a call may do, fixed by whoever started the process. */
 struct tool_ctx {
@@ -36,6 +37,7 @@ struct tool_ctx {
 	bool allow_process_execution;
 	bool allow_collection;
 	struct pl_limits limits;
+	struct pl_sym_cfg sym;       /* perf, binaries, maps, debuginfod */
 };
 
 /* A handler: `args` is borrowed; on PL_OK *result is a new reference. */
@@ -45,11 +47,20 @@ typedef enum pl_err (*tool_fn)(const struct tool_ctx *ctx, json_t *args,
 /* Optional human rendering for the CLI's --format table. */
 typedef void (*tool_table_fn)(json_t *result, FILE *out);
 
+/* What a tool's sandboxed worker needs beyond reading the allowed roots
+ * and writing the artifact root; granted only when the operator's flags
+ * allow it too (--allow-process-execution, a debuginfod URL). */
+enum tool_needs {
+	TOOL_RUNS_PERF = 1 << 0,     /* may execve the allowlisted perf */
+	TOOL_USES_NETWORK = 1 << 1,  /* may fetch from debuginfod servers */
+};
+
 struct tool_def {
 	const char *name;        /* "list_hotspots" */
 	const char *schema_path; /* "schemas/tools/list_hotspots.json" */
 	tool_fn run;
 	tool_table_fn table;
+	unsigned needs;          /* enum tool_needs bits */
 };
 
 extern const struct tool_def tool_table[];
@@ -111,6 +122,11 @@ enum pl_err tool_list_threads(const struct tool_ctx *, json_t *, json_t **, stru
 enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_classify_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_build_report(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_normalize_benchmark(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_compare_benchmarks(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_compare_profiles(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

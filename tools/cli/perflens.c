@@ -34,6 +34,7 @@ struct cli {
 	bool table;                 /* --format table */
 	const char *input;          /* --input PATH */
 	const char *input_format;   /* --input-format FMT */
+	struct pl_error err;        /* a symbol flag's error */
 };
 
 static int fail(const struct pl_error *e)
@@ -79,8 +80,10 @@ static void print_usage(FILE *out)
 		"  --format table|json   a human table instead of JSON (where the tool has no own format)\n"
 		"  --max-input-bytes N --max-records N --max-line N --max-depth N\n"
 		"  --max-frames N --max-stacks N   lower the resource limits\n"
+		"%s"
 		"\nexit codes: 0 ok, 2 usage or input, 3 unsupported or malformed profile,\n"
-		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n");
+		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n",
+		pl_sym_cfg_help);
 }
 
 static void print_tool_help(const struct tool_def *t)
@@ -259,6 +262,11 @@ static int parse_args(struct cli *c, const struct tool_def *t, int argc,
 				continue;
 			}
 		}
+		if (value && (g = pl_sym_cfg_option(&c->ctx.sym, name, value, &c->err)) != 0) {
+			if (g < 0)
+				return usage_error(c->err.hint, "%s", c->err.text);
+			continue;
+		}
 		g = global_option(c, name, value);
 		if (g < 0)
 			return usage_error("limits must be whole numbers between 1 and the default; roots must exist",
@@ -284,6 +292,10 @@ static enum pl_err setup_ctx(struct cli *c, struct pl_error *err)
 			       "cannot resolve artifact root '%s': %s", root, strerror(errno));
 	c->ctx.artifact_root = c->artifact_buf;
 	c->ctx.allow_writes = true;
+	/* The CLI's user is the operator: running perf on their perf.data
+	 * is what `perflens analyze --input perf.data` asks for. */
+	c->ctx.allow_process_execution = true;
+	pl_sym_cfg_finish(&c->ctx.sym);
 	if (c->ctx.nroots == 0) {
 		/* The CLI runs as its user, who may read what they can. */
 		c->roots[0] = "/";

@@ -342,21 +342,26 @@ static json_t *provenance_json(const struct pl_profile *p)
 
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct pl_source *s = &p->sources[i];
-		json_array_append_new(inputs, json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:I,s:I}",
+		json_t *in = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:I,s:I}",
 			"path", s->path, "size", (json_int_t)s->size,
 			"text_bytes", (json_int_t)s->text_bytes, "sha256", s->sha256,
 			"format", pl_format_name(s->format), "compression", s->codec,
-			"lines", (json_int_t)s->lines, "records", (json_int_t)s->records));
+			"lines", (json_int_t)s->lines, "records", (json_int_t)s->records);
+		if (s->converted_by)
+			json_object_set_new(in, "converted_by", json_string(s->converted_by));
+		json_array_append_new(inputs, in);
 	}
 	for (size_t i = 0; i < p->npreviews; i++)
 		json_array_append_new(preview, json_pack("{s:I,s:s,s:s}",
 			"line", (json_int_t)p->previews[i].line_no,
 			"reason", p->previews[i].reason, "text", p->previews[i].text));
-	return json_pack("{s:s,s:s,s:o,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
+	return json_pack("{s:s,s:s,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
 		"tool", "perflens", "tool_version", PL_VERSION, "inputs", inputs,
 		"counts", "lines", (json_int_t)p->lines, "records_parsed", (json_int_t)p->records_parsed,
 		"records_skipped", (json_int_t)p->records_skipped,
 		"records_malformed", (json_int_t)p->records_malformed, "srclines", (json_int_t)p->srclines,
+		"sideband_records", (json_int_t)p->sideband_records,
+		"mappings", (json_int_t)p->nmappings,
 		"malformed_preview", preview,
 		"limits", "max_input_bytes", (json_int_t)p->limits.max_input_bytes,
 		"max_records", (json_int_t)p->limits.max_records, "max_line", (json_int_t)p->limits.max_line,
@@ -698,6 +703,8 @@ static const char *mime_of(const char *name)
 		return "application/json";
 	if (n > 4 && strcmp(name + n - 4, ".svg") == 0)
 		return "image/svg+xml";
+	if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
+		return "application/gzip";  /* pprof exports (.pb.gz) */
 	return "text/plain";
 }
 
@@ -707,6 +714,8 @@ static const char *kind_of(const char *dir, const char *name)
 
 	if (strcmp(dir, "exports") == 0)
 		return "export";
+	if (strcmp(dir, "benchmarks") == 0)
+		return "benchmark";
 	if (n > 12 && strcmp(name + n - 12, ".stacks.json") == 0)
 		return "stacks";
 	return "analysis";
@@ -752,6 +761,7 @@ json_t *pl_artifact_list(const char *root)
 
 	list_dir(root, "analyses", all);
 	list_dir(root, "exports", all);
+	list_dir(root, "benchmarks", all);
 	n = json_array_size(all);
 	items = pl_xmalloc((n + 1) * sizeof(*items));
 	json_array_foreach(all, i, v)
@@ -782,7 +792,8 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 	if (!slash || strchr(slash + 1, '/') || !safe_name(slash + 1))
 		return false;
 	if (!((slash - p == 8 && strncmp(p, "analyses", 8) == 0) ||
-	      (slash - p == 7 && strncmp(p, "exports", 7) == 0)))
+	      (slash - p == 7 && strncmp(p, "exports", 7) == 0) ||
+	      (slash - p == 10 && strncmp(p, "benchmarks", 10) == 0)))
 		return false;
 	if (strlen(p) >= cap)
 		return false;

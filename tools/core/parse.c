@@ -30,6 +30,7 @@ static const struct {
 	{"perf_script", PL_FMT_PERF_SCRIPT},
 	{"agent_chunks", PL_FMT_AGENT_CHUNKS},
 	{"perf_stat", PL_FMT_PERF_STAT},
+	{"perf_data", PL_FMT_PERF_DATA},
 };
 
 bool pl_format_from_name(const char *name, enum pl_format *out)
@@ -406,6 +407,21 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 	return pl_ps_finish(ps, err);
 }
 
+/* perf.data: only as the one input, and only when perf may run. */
+static enum pl_err parse_perf_data(struct pl_profile *p, const char *path,
+				   const struct pl_parse_opts *o, struct pl_error *err)
+{
+	if (!o->perf_data.perf_path)
+		return pl_fail(err, PL_ERR_UNSUPPORTED,
+			       o->perf_data.refusal ? o->perf_data.refusal :
+			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
+			       "'%s' is perf.data, which is read by running perf", path);
+	if (p->nsources || p->records_parsed)
+		return pl_fail(err, PL_ERR_UNSUPPORTED, "analyze the perf.data on its own",
+			       "'%s' is perf.data inside a session folder", path);
+	return pl_parse_perf_data(p, path, &o->perf_data, err);
+}
+
 static enum pl_err parse_file(struct pl_profile *p, const char *path,
 			      const struct pl_parse_opts *o, enum pl_format fmt,
 			      struct pl_error *err)
@@ -423,9 +439,12 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	nhead = pl_input_peek(&in, head, sizeof(head), err);
 	if (nhead >= 8 && memcmp(head, "PERFILE2", 8) == 0) {
 		pl_input_close(&in);
-		return pl_fail(err, PL_ERR_UNSUPPORTED,
-			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
-			       "'%s' is perf.data; this reader takes perf script text", path);
+		return parse_perf_data(p, path, o, err);
+	}
+	if (fmt == PL_FMT_PERF_DATA) {
+		pl_input_close(&in);
+		return pl_fail(err, PL_ERR_MALFORMED, "use format \"auto\" to detect what it is",
+			       "'%s' is not perf.data (no PERFILE2 magic)", path);
 	}
 	if (fmt == PL_FMT_AUTO)
 		fmt = pl_detect_format(head, nhead);
@@ -433,6 +452,7 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	if (rc == PL_OK) {
 		PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
 		src = &p->sources[p->nsources++];
+		memset(src, 0, sizeof(*src));
 		src->path = pl_xstrndup(path, strlen(path));
 		src->size = in.file_size;
 		src->text_bytes = in.bytes_out;

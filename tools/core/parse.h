@@ -15,13 +15,29 @@
 #include "error.h"
 #include "profile.h"
 
+/* How perf.data is read: through `perf script` (perf_data.c). */
+struct pl_perf_data_opts {
+	const char *perf_path;     /* allowlisted absolute perf; NULL: refuse */
+	uint32_t timeout_ms;
+	bool srcline;              /* add srcline to the field list (slow) */
+	const char *refusal;       /* why perf may not run, when perf_path is NULL */
+	const char *kallsyms;      /* --kallsyms for perf, or NULL */
+	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */
+};
+
 struct pl_parse_opts {
 	enum pl_format format;     /* PL_FMT_AUTO to detect */
 	const char *folded_event;  /* event name for folded input; NULL: "unknown" */
+	struct pl_perf_data_opts perf_data;
 };
 
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 			  const struct pl_parse_opts *opts, struct pl_error *err);
+
+/* Run perf script on a perf.data and parse its text into `p`, which must
+ * be empty. */
+enum pl_err pl_parse_perf_data(struct pl_profile *p, const char *path,
+			       const struct pl_perf_data_opts *o, struct pl_error *err);
 
 /* Detect the format of a file's first bytes. */
 enum pl_format pl_detect_format(const char *head, size_t n);

@@ -15,7 +15,10 @@
  * hold spaces and parentheses.  An indented line after a frame that is not
  * itself a frame is that frame's srcline (`perf script -F +srcline`).  A
  * "### PERF_STAT ###" line (device-agent chunks) hands the rest of the
- * file to the perf stat parser.
+ * file to the perf stat parser.  Side-band lines (`--show-mmap-events`,
+ * `--show-task-events`: "comm pid/tid time: PERF_RECORD_...") are counted
+ * apart from samples; MMAP and MMAP2 ones are kept as mappings, which
+ * give frames a verified load base for symbolizing them later.
  *
  * Speed: the indented lines of a record are kept until the record ends;
  * a record text seen before takes its frames from the record cache, and
@@ -635,6 +638,58 @@ static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err)
 	return rc;
 }
 
+/* "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN) @ 0xPGOFF ...]: PROT PATH"
+ * (MMAP: "[0xSTART(0xLEN) @ 0xPGOFF]: PROT PATH"). */
+static void sideband_mmap(struct pl_profile *p, const char *rec, const char *end)
+{
+	const char *q = rec, *path;
+	struct pl_mapping m;
+	char *e;
+
+	while (q < end && *q != ' ')
+		q++;
+	m.pid = strtoll(q, &e, 10);
+	if (e == q || (q = memchr(e, '[', (size_t)(end - e))) == NULL)
+		return;
+	m.start = strtoull(q + 1, &e, 16);
+	if (*e != '(')
+		return;
+	m.len = strtoull(e + 1, &e, 16);
+	if (strncmp(e, ") @ ", 4) != 0)
+		return;
+	m.pgoff = strtoull(e + 4, &e, 16);
+	if (!(q = memmem(e, (size_t)(end - e), "]: ", 3)))
+		return;
+	/* PROT, then the path (which may hold spaces). */
+	path = memchr(q + 3, ' ', (size_t)(end - q - 3));
+	if (!path || path + 1 >= end || m.len == 0)
+		return;
+	path++;
+	if (p->nmappings == PL_MAX_MAPPINGS) {
+		p->mappings_dropped++;
+		return;
+	}
+	m.path = pl_intern_str(p, path, (size_t)(end - path));
+	PL_GROW(p->mappings, p->mappings_cap, p->nmappings + 1);
+	p->mappings[p->nmappings++] = m;
+}
+
+/* A side-band line: true when `line` is one (and it was taken). */
+static bool sideband_line(struct pl_profile *p, const char *line, size_t n)
+{
+	const char *rec = n > 40 ? memmem(line, n, ": PERF_RECORD_", 14) : NULL;
+	const char *end = line + n;
+
+	if (!rec)
+		return false;
+	rec += 2;
+	p->sideband_records++;
+	if ((size_t)(end - rec) > 16 && (memcmp(rec, "PERF_RECORD_MMAP ", 17) == 0 ||
+					 memcmp(rec, "PERF_RECORD_MMAP2 ", 18) == 0))
+		sideband_mmap(p, rec, end);
+	return true;
+}
+
 enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		       uint64_t line_no, struct pl_error *err)
 {
@@ -669,6 +724,10 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		}
 		p->records_skipped++;
 		return PL_OK;
+	}
+	if (i == 0 && sideband_line(p, line, n)) {
+		ps->skipping = false;
+		return end_record(ps, true, err);
 	}
 	if (i == 0 && parse_header(line, n, &h)) {
 		rc = end_record(ps, true, err);

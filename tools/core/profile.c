@@ -30,6 +30,7 @@ const char *pl_format_name(enum pl_format f)
 	case PL_FMT_PERF_SCRIPT: return "perf_script";
 	case PL_FMT_AGENT_CHUNKS: return "agent_chunks";
 	case PL_FMT_PERF_STAT: return "perf_stat";
+	case PL_FMT_PERF_DATA: return "perf_data";
 	default: return "auto";
 	}
 }
@@ -76,9 +77,12 @@ void pl_profile_release(struct pl_profile *p)
 	for (size_t i = 0; i < p->nstats; i++)
 		pl_stat_block_free(p->stats[i]);
 	free(p->stats);
-	for (size_t i = 0; i < p->nsources; i++)
+	for (size_t i = 0; i < p->nsources; i++) {
 		free(p->sources[i].path);
+		free(p->sources[i].converted_by);
+	}
 	free(p->sources);
+	free(p->mappings);
 	pl_strtab_release(&p->strs);
 	pl_strtab_release(&p->thread_keys);
 	pl_strtab_release(&p->func_keys);

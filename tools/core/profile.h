@@ -109,7 +109,8 @@ enum pl_format {
 	PL_FMT_FOLDED,
 	PL_FMT_PERF_SCRIPT,
 	PL_FMT_AGENT_CHUNKS,
-	PL_FMT_PERF_STAT
+	PL_FMT_PERF_STAT,
+	PL_FMT_PERF_DATA   /* read through `perf script` (perf_data.c) */
 };
 const char *pl_format_name(enum pl_format f);
 
@@ -123,7 +124,18 @@ struct pl_source {
 	const char *codec;      /* "none", "gzip", "zstd" */
 	uint64_t lines;
 	uint64_t records;       /* samples (or stat counters) it contributed */
+	char *converted_by;     /* the command that turned it into text, or NULL */
 };
+
+/* A file mapping from a PERF_RECORD_MMAP/MMAP2 line: where a module was
+ * loaded in a process, which verifies the load base of its frames. */
+struct pl_mapping {
+	int64_t pid;            /* -1: every process (the kernel) */
+	uint64_t start, len;    /* runtime addresses */
+	uint64_t pgoff;         /* file offset of `start` */
+	uint32_t path;          /* string id */
+};
+#define PL_MAX_MAPPINGS (1u << 20)
 
 struct pl_profile {
 	struct pl_limits limits;
@@ -169,6 +181,12 @@ struct pl_profile {
 
 	struct pl_source *sources;    /* input files, in the order read */
 	size_t nsources, sources_cap;
+
+	/* Side-band records (perf script --show-mmap-events and the like). */
+	uint64_t sideband_records;
+	struct pl_mapping *mappings;  /* in input order */
+	size_t nmappings, mappings_cap;
+	uint64_t mappings_dropped;    /* past PL_MAX_MAPPINGS */
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);

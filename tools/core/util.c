@@ -58,6 +58,11 @@ char *pl_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *pl_xstrdup(const char *s)
+{
+	return pl_xstrndup(s, strlen(s));
+}
+
 void pl_prefault(void *p, size_t n)
 {
 	static uintptr_t page;

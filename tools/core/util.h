@@ -18,6 +18,7 @@ void *pl_xmalloc(size_t n);
 void *pl_xcalloc(size_t n, size_t size);
 void *pl_xrealloc(void *p, size_t n);
 char *pl_xstrndup(const char *s, size_t n);
+char *pl_xstrdup(const char *s);
 
 /* Ask the kernel to map the pages of a fresh buffer that is about to be
  * filled, in one call: on the project's VMs a page faulted in one by one

@@ -1,0 +1,183 @@
+# test_perf_data.sh - perf.data read through the allowlisted perf.
+#
+# Workloads are recorded here with real `perf record -g` on this kernel.
+# Oracles: the analysis of the same data's `perf script` text (made by
+# perf itself, with the same field list), and `perf report` on the
+# perf.data for self and children percentages.  Also: the MCP server reads
+# perf.data only with --allow-process-execution (and says so otherwise,
+# writing nothing), in its sandboxed worker; a perf that hangs is killed at
+# --perf-timeout with everything it started, leaving no process behind.
+. tests/integration/lib.sh
+name="perf.data"
+here="$REPO/tests/integration"
+FIELDS=comm,pid,tid,time,event,period,ip,sym,symoff,dso
+oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
+# jget FILE KEY.KEY.0.KEY: one value of a JSON file (jq is not a dependency)
+jget() {
+	/usr/bin/python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1" "$2"
+}
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+mkdir -p "$WORK/bin" "$WORK/art" "$WORK/art2"
+
+# same_analysis A B: the two summaries agree on everything but provenance,
+# and their stack tables are byte-identical.
+same_analysis() {
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d.pop("provenance", None); d.pop("analysis_id", None); d.pop("id", None)
+    d.pop("stacks_file", None)
+if a != b:
+    keys = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
+    print("differ in", keys); sys.exit(1)
+EOF
+}
+
+for w in fib libc_strings; do
+	bin="$WORK/bin/$w" data="$WORK/$w.data"
+	gcc -O1 -g -fno-omit-frame-pointer -o "$bin" "$REPO/tests/workloads/$w.c" 2>"$WORK/err" &&
+		perf record -e cpu-clock -F 999 -g -N -o "$data" -- "$bin" >/dev/null 2>>"$WORK/err" &&
+		perf script -i "$data" -F $FIELDS --show-mmap-events >"$WORK/$w.txt" 2>>"$WORK/err" &&
+		perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0 \
+			>"$WORK/$w.self" 2>>"$WORK/err" &&
+		perf report -i "$data" --stdio --children --sort sym -g none --percent-limit 0 \
+			>"$WORK/$w.children" 2>>"$WORK/err"
+	if [ $? -ne 0 ]; then
+		notok "$name $w: building or recording failed: $(oneline "$WORK/err")"
+		continue
+	fi
+	"$PERFLENS" analyze --path "$data" --artifact-root "$WORK/art" >"$WORK/$w.pd.json" 2>"$WORK/err"
+	rc=$?
+	"$PERFLENS" analyze --path "$WORK/$w.txt" --artifact-root "$WORK/art" >"$WORK/$w.txt.json" 2>>"$WORK/err"
+	rc2=$?
+	if [ $rc -ne 0 ] || [ $rc2 -ne 0 ]; then
+		notok "$name $w: perflens analyze failed: $(oneline "$WORK/err")"
+		continue
+	fi
+	pd=$(jget "$WORK/$w.pd.json" artifact.summary_path)
+	tx=$(jget "$WORK/$w.txt.json" artifact.summary_path)
+	if out=$(same_analysis "$pd" "$tx" 2>&1) &&
+		cmp -s "${pd%.json}.stacks.json" "${tx%.json}.stacks.json"; then
+		ok "$name $w: the perf.data analysis equals the one of perf's own perf script text"
+	else
+		notok "$name $w: perf.data and perf script text analyses differ: $out"
+	fi
+	conv="$(jget "$pd" provenance.inputs.0.format) $(jget "$pd" provenance.inputs.0.converted_by)"
+	case "$conv" in
+	"perf_data /"*" script -i $data -F $FIELDS --show-mmap-events --kallsyms /proc/kallsyms") ok "$name $w: provenance names the format and the exact perf command" ;;
+	*) notok "$name $w: provenance says '$conv'" ;;
+	esac
+	if /usr/bin/python3 "$here/compare_perf_report.py" "$pd" "$WORK/$w.self" "$WORK/$w.children" >"$WORK/cmp.out" 2>&1; then
+		ok "$name $w: self and children agree with perf report on the perf.data"
+	else
+		notok "$name $w: differs from perf report: $(grep -v '^ok' "$WORK/cmp.out" | oneline /dev/stdin)"
+	fi
+	maps=$(jget "$pd" provenance.counts.mappings)
+	if [ "${maps:-0}" -gt 0 ] && [ "$(jget "$pd" provenance.counts.records_malformed)" = 0 ]; then
+		ok "$name $w: $maps mmap side-band records kept as mappings, none counted malformed"
+	else
+		notok "$name $w: mappings=$maps, malformed=$(jget "$pd" provenance.counts.records_malformed)"
+	fi
+done
+
+# The MCP server: refused without --allow-process-execution, read in the
+# sandboxed worker with it; the analysis id is the CLI's (same content).
+cat >"$WORK/mcp.py" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *
+build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
+data = os.path.join(work, "fib.data")
+expect = json.load(open(os.path.join(work, "fib.pd.json")))["analysis_id"]
+base = [build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art2", "--allow-writes"]
+
+s = Stdio(base, "noexec")
+s.initialize()
+r = s.call("analyze_profile", {"path": data})["result"]
+text = r["content"][0]["text"]
+check("perf.data MCP: refused without --allow-process-execution, naming the flag",
+      r.get("isError") and "--allow-process-execution" in text, short(text))
+check("perf.data MCP: nothing written when refused", not os.listdir(work + "/art2") or
+      not os.listdir(work + "/art2/analyses") if os.path.isdir(work + "/art2/analyses") else True,
+      os.listdir(work + "/art2"))
+s.close()
+
+s = Stdio(base + ["--allow-process-execution"], "exec")
+s.initialize()
+r = s.call("analyze_profile", {"path": data}, timeout=60)["result"]
+sc = r.get("structuredContent") or {}
+if sc.get("analysis_id") != expect:
+    import subprocess
+    subprocess.call(["diff", json.load(open(os.path.join(work, "fib.pd.json")))["artifact"]["summary_path"], sc["artifact"]["summary_path"]])
+check("perf.data MCP: analyzed by perf in the sandboxed worker, same analysis_id as the CLI",
+      not r.get("isError") and sc.get("analysis_id") == expect, short(r))
+s.close()
+
+hang = os.environ.get("HANG")
+if hang and os.path.exists(hang):
+    s = Stdio(base + ["--allow-process-execution", "--perf-path", hang, "--perf-timeout", "1"], "hang")
+    s.initialize()
+    t0 = time.time()
+    r = s.call("analyze_profile", {"path": os.path.join(work, "fake.data")}, timeout=30)["result"]
+    took = time.time() - t0
+    time.sleep(0.3)
+    def cmdline(pid):
+        try:
+            return open("/proc/%d/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return ""
+    left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep 317 "]
+    check("perf.data MCP: a hanging perf in the worker is killed at --perf-timeout (%.1f s), nothing left" % took,
+          r.get("isError") and took < 10 and not left, short(r) + " left=%s" % left)
+    check("perf.data MCP: the server keeps serving after it", s.ping_ms() is not None)
+    s.close()
+EOF
+
+# A perf that hangs, and starts a child that hangs too: killed at the
+# timeout with its child, through the CLI (own process group) and through
+# the MCP worker (the worker's group).
+marker="perflens-hang-$$"
+cat >"$WORK/hang.c" <<EOF
+#include <unistd.h>
+int main(void)
+{
+	char *const argv[] = {"sleep", "317", 0};
+	if (fork() == 0)
+		execv("/bin/sleep", argv);
+	for (;;)
+		sleep(1);
+}
+EOF
+printf 'PERFILE2 not really' >"$WORK/fake.data"
+if gcc -o "$WORK/$marker" "$WORK/hang.c" 2>"$WORK/err"; then
+	start=$(date +%s)
+	"$PERFLENS" analyze --path "$WORK/fake.data" --perf-path "$WORK/$marker" --perf-timeout 1 \
+		--artifact-root "$WORK/art" >/dev/null 2>"$WORK/err"
+	rc=$? took=$(($(date +%s) - start))
+	sleep 0.3
+	left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep 317" | wc -l)))
+	if [ $rc -eq 6 ] && [ $took -le 5 ] && [ "$left" -eq 0 ]; then
+		ok "$name: a hanging perf is killed at --perf-timeout (exit 6 after ${took}s), nothing left"
+	else
+		notok "$name: hanging perf: exit $rc after ${took}s, $left left: $(oneline "$WORK/err")"
+	fi
+	pkill -f "$marker" 2>/dev/null
+	pkill -fx "sleep 317" 2>/dev/null
+else
+	notok "$name: cannot build the hanging perf: $(oneline "$WORK/err")"
+fi
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/$marker" \
+	/usr/bin/python3 "$WORK/mcp.py"
