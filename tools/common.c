@@ -165,3 +165,16 @@ json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_
 	json_decref(next_call_new);
 	return page;
 }
+
+enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,
+				  struct pl_error *err)
+{
+	uint64_t f;
+
+	if (strncmp(id, "fn", 2) != 0 || !pl_parse_u64(id + 2, strlen(id + 2), &f) ||
+	    f >= pl_nfuncs(p))
+		return pl_fail(err, PL_ERR_USAGE, "pass a hotspot_id exactly as list_hotspots returned it",
+			       "no hotspot '%s' in this analysis", id);
+	*func = (uint32_t)f;
+	return PL_OK;
+}

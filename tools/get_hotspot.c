@@ -81,19 +81,6 @@ static json_t *edges_json(const struct pl_profile *p, const struct pl_view *v,
 	return out;
 }
 
-static enum pl_err parse_hotspot_id(const struct pl_profile *p, const char *id,
-				    uint32_t *func, struct pl_error *err)
-{
-	uint64_t f;
-
-	if (strncmp(id, "fn", 2) != 0 || !pl_parse_u64(id + 2, strlen(id + 2), &f) ||
-	    f >= pl_nfuncs(p))
-		return pl_fail(err, PL_ERR_USAGE, "pass a hotspot_id exactly as list_hotspots returned it",
-			       "no hotspot '%s' in this analysis", id);
-	*func = (uint32_t)f;
-	return PL_OK;
-}
-
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			     json_t **result, struct pl_error *err)
 {
@@ -111,7 +98,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
-	    (rc = parse_hotspot_id(&p, hid, &func, err)))
+	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)))
 		goto out;
 	pl_view_build(&v, &p, event);
 	callers.n = callees.n = pl_nfuncs(&p) + 2;

@@ -26,6 +26,7 @@ const struct tool_def tool_table[] = {
 	{"list_threads", "schemas/tools/list_threads.json", tool_list_threads, NULL},
 	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts, NULL},
 	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page, NULL},
+	{"source_context", "schemas/tools/source_context.json", tool_source_context, NULL},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault, NULL},
 #endif

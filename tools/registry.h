@@ -102,6 +102,10 @@ enum pl_err tool_pick_event(const struct pl_profile *p, const char *name,
 enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 				    size_t *index, struct pl_error *err);
 
+/* "fn12" (a hotspot_id from list_hotspots) to its function id. */
+enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,
+				  struct pl_error *err);
+
 /* Opaque page cursors bound to the query that made them. */
 void tool_cursor_make(char *out, size_t cap, size_t offset, const char *query);
 enum pl_err tool_cursor_parse(const char *cursor, const char *query,
@@ -122,11 +126,14 @@ enum pl_err tool_list_threads(const struct tool_ctx *, json_t *, json_t **, stru
 enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_source_context(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_classify_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_build_report(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_normalize_benchmark(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_compare_benchmarks(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_compare_profiles(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_inspect_elf(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_symbolize(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

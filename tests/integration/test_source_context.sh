@@ -1,0 +1,121 @@
+# test_source_context.sh - source lines with per-line samples.
+#
+# A workload built here with -g is recorded with real perf; its perf.data
+# is analyzed with srclines.  Oracles: `perf report --sort srcline` on the
+# same perf.data for the share of samples on each line, the source file
+# itself for the text of each line, and the tool's outputSchema (python3
+# jsonschema).  Also: the file is found through the binary's DWARF (perf
+# prints base names only), a moved source tree is found with --path-map
+# and otherwise named in an error with every path tried, and nothing
+# outside the allowed roots is read.
+. tests/integration/lib.sh
+name="source_context"
+here="$REPO/tests/integration"
+oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+mkdir -p "$WORK/src" "$WORK/bin" "$WORK/art"
+cp "$REPO/tests/workloads/fib.c" "$WORK/src/fib.c"
+if ! (cd "$WORK/src" && gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/bin/fib" fib.c) 2>"$WORK/err" ||
+	! perf record -e cpu-clock -F 999 -g -N -o "$WORK/fib.data" -- "$WORK/bin/fib" >/dev/null 2>"$WORK/err" ||
+	! perf report -i "$WORK/fib.data" --stdio --no-children --sort srcline -g none --percent-limit 0 \
+		>"$WORK/srcline.report" 2>"$WORK/err"; then
+	notok "$name: building, recording or perf report failed: $(oneline "$WORK/err")"
+	exit 0
+fi
+
+id=$("$PERFLENS" analyze --path "$WORK/fib.data" --srcline --artifact-root "$WORK/art" 2>"$WORK/err" |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+if [ -z "$id" ]; then
+	notok "$name: analyze --srcline failed: $(oneline "$WORK/err")"
+	exit 0
+fi
+hot=$("$PERFLENS" hotspots --analysis-id "$id" --artifact-root "$WORK/art" --limit 100 2>>"$WORK/err" |
+	/usr/bin/python3 -c 'import json,sys
+for h in json.load(sys.stdin)["hotspots"]:
+    if h["symbol"] == "leaf_work": print(h["hotspot_id"])')
+out="$WORK/leaf.json"
+"$PERFLENS" source --analysis-id "$id" --hotspot-id "$hot" --artifact-root "$WORK/art" >"$out" 2>"$WORK/err"
+if /usr/bin/python3 "$here/validate_json.py" "$REPO/schemas/tools/source_context.json:outputSchema" "$out" >"$WORK/v" 2>&1; then
+	ok "$name: the leaf_work answer validates against the outputSchema"
+else
+	notok "$name: leaf_work answer: $(oneline "$WORK/v") $(oneline "$WORK/err")"
+fi
+
+# file mode over the whole of fib.c, checked line by line
+"$PERFLENS" source --analysis-id "$id" --file fib.c --hot-lines 50 --before 0 --after 0 \
+	--artifact-root "$WORK/art" >"$WORK/file.json" 2>"$WORK/err"
+/usr/bin/python3 - "$WORK/leaf.json" "$WORK/file.json" "$WORK/srcline.report" "$WORK/src/fib.c" \
+	"$WORK/art/analyses/$id.json" <<'EOF'
+import json, re, sys
+leaf, whole, report, src_path, summary = sys.argv[1:6]
+leaf, whole = json.load(open(leaf)), json.load(open(whole))
+src = open(src_path).read().split("\n")
+total = json.load(open(summary))["events"][0]["samples"]
+def check(what, cond, why=""):
+    print(("ok - " if cond else "not ok - ") + "source_context: " + what + ("" if cond else ": " + str(why)[:400]))
+f = leaf["files"][0]
+check("the base name fib.c is found through the binary's DWARF (%s)" % f["read_path"],
+      f["read_path"] == src_path, f)
+bad = [l for l in f["lines"] + whole["files"][0]["lines"] if src[l["line"] - 1][:240] != l["text"]]
+check("every line's text is the source file's line", not bad, bad[:2])
+hot = {h["line"]: h for h in f["hot_lines"]}
+check("leaf_work's hottest lines lie inside leaf_work (lines 9-15 of fib.c)",
+      hot and all(9 <= n <= 15 for n in hot), sorted(hot))
+ours = {h["line"]: h["self_samples"] * 100.0 / total for h in whole["files"][0]["hot_lines"]}
+theirs = {}
+for line in open(report):
+    m = re.match(r"\s*([\d.]+)%\s+fib\.c:(\d+)\s*$", line)
+    if m:
+        theirs[int(m.group(2))] = float(m.group(1))
+diff = {n: (ours.get(n, 0), theirs.get(n, 0)) for n in set(ours) | set(theirs)
+        if (ours.get(n, 0) >= 0.5 or theirs.get(n, 0) >= 0.5) and abs(ours.get(n, 0) - theirs.get(n, 0)) > 0.1}
+check("self share of every fib.c line >= 0.5%% agrees with perf report --sort srcline within 0.1 pp (%d lines)" % len(theirs),
+      theirs and not diff, diff)
+EOF
+
+# A moved source tree: an error naming every path tried, then --path-map.
+mkdir -p "$WORK/moved"
+mv "$WORK/src/fib.c" "$WORK/moved/fib.c"
+"$PERFLENS" source --analysis-id "$id" --hotspot-id "$hot" --artifact-root "$WORK/art" \
+	--allowed-root "$WORK" >"$WORK/moved.json" 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "$WORK/src/fib.c" "$WORK/err" && grep -q -- "--path-map" "$WORK/err"; then
+	ok "$name: a missing source file is an error (exit 2) naming the paths tried and --path-map"
+else
+	notok "$name: moved source: exit $rc: $(oneline "$WORK/err")"
+fi
+"$PERFLENS" source --analysis-id "$id" --hotspot-id "$hot" --artifact-root "$WORK/art" \
+	--allowed-root "$WORK" --path-map "$WORK/src=$WORK/moved" >"$WORK/mapped.json" 2>"$WORK/err"
+if [ "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["files"][0]["read_path"])' "$WORK/mapped.json" 2>/dev/null)" = "$WORK/moved/fib.c" ]; then
+	ok "$name: --path-map FROM=TO finds the moved source"
+else
+	notok "$name: --path-map: $(oneline "$WORK/err") $(oneline "$WORK/mapped.json")"
+fi
+# Outside the allowed roots: not read, even when mapped there.
+"$PERFLENS" source --analysis-id "$id" --hotspot-id "$hot" --artifact-root "$WORK/art" \
+	--allowed-root "$WORK/art" --allowed-root "$WORK/bin" --path-map "$WORK/src=$WORK/moved" \
+	>"$WORK/outside.json" 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 2 ] && ! grep -q '"read_path": "/' "$WORK/outside.json"; then
+	ok "$name: a source outside the allowed roots is not read (exit 2)"
+else
+	notok "$name: outside roots: exit $rc: $(oneline "$WORK/outside.json")"
+fi
+# No srclines: the error says how to get them.
+"$PERFLENS" analyze --path "$WORK/fib.data" --artifact-root "$WORK/art" >"$WORK/nosrc.json" 2>"$WORK/err"
+id2=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["analysis_id"])' "$WORK/nosrc.json")
+"$PERFLENS" source --analysis-id "$id2" --file fib.c --artifact-root "$WORK/art" >/dev/null 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 3 ] && grep -q "srcline" "$WORK/err"; then
+	ok "$name: an analysis without srclines answers exit 3 with how to get them"
+else
+	notok "$name: no srclines: exit $rc: $(oneline "$WORK/err")"
+fi
