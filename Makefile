@@ -32,7 +32,7 @@ CORE_SRC := $(sort $(wildcard tools/core/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
 LIB_SRC := $(CORE_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
-SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
+SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/rules/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
 CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o $(BUILD)/obj/tools/cli/agent_setup.o
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))

@@ -18,6 +18,12 @@ invented.  Sizes are in MB = 10^6 bytes.
                 files weighted by a varying period are left out).
   folded-repeat repeat a folded file to a target size (concatenated folded
                 files, as from many runs; unique stacks do not grow).
+  folded-vary   a "candidate" run of a folded file, as after a code change:
+                each stack's count scaled by a factor from 0.5 to 1.5, every
+                20th stack dropped, every 20th (from the 10th) with its leaf
+                renamed "LEAF.v2", and for each dropped stack a new one
+                ("LEAF.v3", half its count), so the output has as many
+                unique stacks as the input.  Deterministic (fixed seed).
 
 Each command prints one line of key=value facts about what it wrote.
 """
@@ -154,6 +160,36 @@ def cmd_folded_repeat(a):
     print("bytes=%d copies=%d lines=%d" % (written, copies, copies * data.count(b"\n")))
 
 
+def cmd_folded_vary(a):
+    import random
+    rnd = random.Random(a.seed)
+    data = read_bytes(a.input)
+    kept = added = dropped = 0
+    with open(a.out, "wb") as out:
+        for i, line in enumerate(data.splitlines()):
+            stack, sep, count = line.rpartition(b" ")
+            if not sep or not count.isdigit():
+                continue
+            scaled = max(1, int(int(count) * (0.5 + rnd.random())))
+            if i % 20 == 0:
+                dropped += 1
+                continue
+            if i % 20 == 10:
+                stack += b".v2"
+                added += 1
+            else:
+                kept += 1
+            out.write(b"%s %d\n" % (stack, scaled))
+        # as many new stacks as were dropped: kept at N unique stacks
+        for i, line in enumerate(data.splitlines()):
+            if i % 20 != 0:
+                continue
+            stack, _, count = line.rpartition(b" ")
+            out.write(b"%s.v3 %d\n" % (stack, max(1, int(count) // 2)))
+            added += 1
+    print("stacks=%d kept=%d renamed_or_new=%d dropped=%d" % (kept + added, kept, added, dropped))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -173,6 +209,11 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--size-mb", type=float, required=True)
     p.set_defaults(fn=cmd_folded_repeat)
+    p = sub.add_parser("folded-vary")
+    p.add_argument("--input", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=5)
+    p.set_defaults(fn=cmd_folded_vary)
     a = ap.parse_args()
     if getattr(a, "variants", 1) < 1:
         ap.error("--variants must be >= 1")

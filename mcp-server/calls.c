@@ -16,6 +16,7 @@
 #include "artifact.h"
 #include "sandbox.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -108,6 +109,7 @@ static bool ctx_from_json(json_t *j, struct tool_ctx *ctx, const char **roots)
 	ctx->allow_writes = json_is_true(json_object_get(j, "writes"));
 	ctx->allow_process_execution = json_is_true(json_object_get(j, "exec"));
 	ctx->allow_collection = json_is_true(json_object_get(j, "collect"));
+	ctx->allow_pid_attach = json_is_true(json_object_get(j, "pid_attach"));
 	ctx->limits.max_input_bytes = u64_of(lim, "input_bytes");
 	ctx->limits.max_records = u64_of(lim, "records");
 	ctx->limits.max_line = u64_of(lim, "line");
@@ -124,10 +126,10 @@ static json_t *ctx_to_json(const struct tool_ctx *ctx)
 
 	for (size_t i = 0; i < ctx->nroots; i++)
 		json_array_append_new(roots, json_string(ctx->allowed_roots[i]));
-	return json_pack("{s:o,s:s?,s:b,s:b,s:b,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "roots", roots,
+	return json_pack("{s:o,s:s?,s:b,s:b,s:b,s:b,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "roots", roots,
 		"artifact_root", ctx->artifact_root, "writes", ctx->allow_writes,
 		"exec", ctx->allow_process_execution, "collect", ctx->allow_collection,
-		"sym", pl_sym_cfg_to_json(&ctx->sym), "limits", "input_bytes", (json_int_t)l->max_input_bytes,
+		"pid_attach", ctx->allow_pid_attach, "sym", pl_sym_cfg_to_json(&ctx->sym), "limits", "input_bytes", (json_int_t)l->max_input_bytes,
 		"records", (json_int_t)l->max_records, "line", (json_int_t)l->max_line,
 		"depth", (json_int_t)l->max_depth, "frames", (json_int_t)l->max_frames,
 		"stacks", (json_int_t)l->max_stacks);
@@ -310,6 +312,37 @@ static const char *const perf_reads[] = {
 	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug",
 };
 
+/* What perf record -a, perf sched and tracepoints read. */
+static const char *const collection_reads[] = {"/proc", "/sys/kernel/tracing", "/sys/kernel/debug"};
+
+/* A collection worker: perf events, the program perf starts (resolved
+ * under the allowed roots, as the tool itself will check), /proc and the
+ * tracing folders, and a deadline that covers the call's own timeout. */
+static size_t collection_policy(const struct mcp_server *s, json_t *args, struct sbx_policy *pol,
+				const char **reads, size_t n, size_t cap, char *target,
+				size_t target_cap)
+{
+	const char *exe = json_string_value(json_object_get(args, "executable"));
+	json_int_t timeout = json_integer_value(json_object_get(args, "timeout_seconds"));
+	struct pl_error ignored;
+	uint64_t ms;
+
+	pol->allow_perf_events = true;
+	if (exe && tool_resolve_input(&s->cfg.ctx, exe, target, target_cap, &ignored) == PL_OK)
+		pol->exec_target = target;
+	for (size_t i = 0; i < PL_ARRAY_LEN(collection_reads) && n < cap; i++)
+		if (access(collection_reads[i], F_OK) == 0)
+			reads[n++] = collection_reads[i];
+	/* perf stops at the call's timeout (default 60 s); the worker gets
+	 * time beyond it to write and answer. */
+	ms = (uint64_t)(timeout > 0 ? timeout : 60) * 1000 + 30000;
+	if (ms > pol->timeout_ms) {
+		pol->timeout_ms = (uint32_t)ms;
+		pol->max_cpu_seconds = ms / 1000 + 2;
+	}
+	return n;
+}
+
 /* Files the operator named for symbols, and the system's debug folder. */
 static size_t symbol_reads(const struct pl_sym_cfg *sym, const char **reads, size_t n, size_t cap)
 {
@@ -328,8 +361,9 @@ static size_t symbol_reads(const struct pl_sym_cfg *sym, const char **reads, siz
  * to read, the artifact root to write (with --allow-writes), perf to run
  * for tools that need it (with --allow-process-execution), the network for
  * tools that may ask debuginfod (when a server is configured). */
-static void policy_for(const struct mcp_server *s, const struct tool_def *t,
-		       struct sbx_policy *pol, const char **reads, size_t cap)
+static void policy_for(const struct mcp_server *s, const struct tool_def *t, json_t *args,
+		       struct sbx_policy *pol, const char **reads, size_t cap, char *target,
+		       size_t target_cap)
 {
 	const struct tool_ctx *ctx = &s->cfg.ctx;
 	size_t n = 0;
@@ -358,6 +392,8 @@ static void policy_for(const struct mcp_server *s, const struct tool_def *t,
 	pol->max_file_size = 8ULL << 30;
 	pol->timeout_ms = s->cfg.tool_timeout_ms;
 	pol->max_result_bytes = s->cfg.max_result_bytes;
+	if ((t->needs & TOOL_COLLECTS) && pol->exec_path && ctx->allow_collection)
+		pol->nread_roots = collection_policy(s, args, pol, reads, n, cap, target, target_cap);
 }
 
 struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
@@ -368,6 +404,7 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 	struct mcp_call *c = pl_xcalloc(1, sizeof(*c));
 	struct worker_arg arg = {t, &s->cfg.ctx, args};
 	const char *reads[128];
+	char target[PATH_MAX];
 	struct sbx_policy pol;
 	struct pl_error err;
 	char *job;
@@ -395,7 +432,7 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 		call_free(c);
 		return NULL;
 	}
-	policy_for(s, t, &pol, reads, PL_ARRAY_LEN(reads));
+	policy_for(s, t, args, &pol, reads, PL_ARRAY_LEN(reads), target, sizeof(target));
 	job = job_new(&arg, &job_len);
 	rc = sbx_spawn_job(&pol, JOB_NAME, job, job_len, &c->w, &err);
 	free(job);

@@ -47,6 +47,7 @@ static void usage(FILE *out)
 		"  --allow-writes               let tools write under the artifact root (analyze and export need it)\n"
 		"  --allow-process-execution    let tools run the allowlisted perf\n"
 		"  --allow-collection           let collect_profile record (also needs the two above)\n"
+		"  --allow-pid-attach           let collect_profile attach to running pids (with its phrase)\n"
 		"  --http ADDR:PORT             serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)\n"
 		"  --token TOKEN                bearer token for HTTP (default: $PERFLENS_TOKEN)\n"
 		"  --no-auth                    HTTP without a token; refused unless ADDR is loopback\n"
@@ -151,6 +152,8 @@ static int parse_options(struct options *o, int argc, char **argv)
 			o->cfg.ctx.allow_process_execution = true;
 		} else if (strcmp(a, "--allow-collection") == 0) {
 			o->cfg.ctx.allow_collection = true;
+		} else if (strcmp(a, "--allow-pid-attach") == 0) {
+			o->cfg.ctx.allow_pid_attach = true;
 		} else if (strcmp(a, "--no-auth") == 0) {
 			o->http_opts.no_auth = true;
 #ifdef PL_TEST_HOOKS

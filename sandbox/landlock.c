@@ -9,6 +9,10 @@
  * names (the kernel opens that one for execution too).  From ABI 4 TCP
  * bind/connect are denied as well, and from ABI 6 the worker may neither
  * signal nor connect to abstract sockets of processes outside its domain.
+ * A policy with allow_network may connect over TCP (bind stays denied)
+ * and read what name resolution and TLS need: net_files[] below, those
+ * that exist (the name-service files, the CA certificates, OpenSSL's
+ * configuration - not /etc/ssl as a whole, which holds private keys).
  *
  * The ruleset is made in the parent, where opening a root can fail in an
  * ordinary way; the child only calls landlock_restrict_self().  The raw
@@ -181,6 +185,26 @@ static enum pl_err add_exec(int ruleset, const char *path, __u64 handled, struct
 	return rc;
 }
 
+/* Read with allow_network: glibc's resolver and libcurl/OpenSSL. */
+static const char *const net_files[] = {
+	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+	"/etc/host.conf", "/etc/ssl/certs", "/usr/share/ca-certificates",
+	"/etc/ssl/openssl.cnf",
+};
+
+static enum pl_err add_net_files(int ruleset, __u64 handled, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	for (size_t i = 0; i < sizeof(net_files) / sizeof(net_files[0]); i++) {
+		if (access(net_files[i], F_OK) < 0)
+			continue;  /* not on this system: nothing to grant */
+		if ((rc = add_path(ruleset, net_files[i], LL_READ, handled, "network file", err)))
+			return rc;
+	}
+	return PL_OK;
+}
+
 static enum pl_err add_rules(int ruleset, const struct sbx_policy *pol, __u64 handled,
 			     struct pl_error *err)
 {
@@ -192,7 +216,12 @@ static enum pl_err add_rules(int ruleset, const struct sbx_policy *pol, __u64 ha
 	if (pol->write_root &&
 	    (rc = add_path(ruleset, pol->write_root, LL_WRITE, handled, "write root", err)))
 		return rc;
+	if (pol->exec_path && pol->exec_target && pol->allow_perf_events &&
+	    (rc = add_exec(ruleset, pol->exec_target, handled, err)))
+		return rc;
 	if (pol->exec_path && (rc = add_exec(ruleset, pol->exec_path, handled, err)))
+		return rc;
+	if (pol->allow_network && (rc = add_net_files(ruleset, handled, err)))
 		return rc;
 	return PL_OK;
 }
@@ -205,8 +234,9 @@ enum pl_err sbx_ll_ruleset(const struct sbx_policy *pol, int abi, int *fd,
 	int ruleset;
 
 	attr.handled_access_fs = fs_rights(abi);
-	if (abi >= 4)
-		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+	if (abi >= 4)  /* handled = denied: connect only without allow_network */
+		attr.handled_access_net = LL_NET_BIND_TCP |
+					  (pol->allow_network ? 0 : LL_NET_CONNECT_TCP);
 	if (abi >= 6)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);

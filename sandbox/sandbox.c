@@ -219,20 +219,36 @@ static const char *child_limits(const struct sbx_policy *pol)
 	return NULL;
 }
 
-/* A worker of a root server keeps uid 0 but no capability; with
- * no_new_privs, execve cannot give them back. */
-static int drop_caps(void)
+/* Capabilities a collection worker keeps (when it has them): tracing
+ * system-wide (CAP_PERFMON, 38), kernel addresses (CAP_SYSLOG, 34),
+ * attaching to another process (CAP_SYS_PTRACE, 19) and perf's locked
+ * ring buffers (CAP_IPC_LOCK, 14).  Numbers, not the <linux/capability.h>
+ * names, because Debian 12's glibc headers predate CAP_PERFMON. */
+static const int collection_caps[] = {38, 34, 19, 14};
+
+/* A worker of a root server keeps uid 0 but no capability (a collection
+ * worker: only collection_caps); with no_new_privs, execve cannot give
+ * any back. */
+static int drop_caps(bool collection)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
+	struct __user_cap_data_struct data[2], keep[2];
 
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return -1;
 	if (!(data[0].effective | data[0].permitted | data[0].inheritable |
 	      data[1].effective | data[1].permitted | data[1].inheritable))
 		return 0;
-	memset(data, 0, sizeof(data));
-	return (int)syscall(SYS_capset, &hdr, data);
+	memset(keep, 0, sizeof(keep));
+	for (size_t i = 0; collection && i < PL_ARRAY_LEN(collection_caps); i++) {
+		int c = collection_caps[i];
+		uint32_t bit = 1u << (c % 32);
+		if (data[c / 32].permitted & bit) {
+			keep[c / 32].permitted |= bit;
+			keep[c / 32].effective |= bit;
+		}
+	}
+	return (int)syscall(SYS_capset, &hdr, keep);
 }
 
 /* Every confinement step in order; the failed step, or NULL. */
@@ -253,7 +269,7 @@ static const char *child_confine(const struct sbx_plan *p, int *status_fd)
 		return "set no_new_privs";
 	if ((failed = child_limits(p->pol)))
 		return failed;
-	if (drop_caps() < 0)
+	if (drop_caps(p->pol->allow_perf_events && p->pol->exec_path) < 0)
 		return "drop its capabilities";
 	if (p->ruleset >= 0 && sbx_ll_restrict(CHILD_RULESET_FD) < 0)
 		return "apply its Landlock ruleset";
@@ -475,7 +491,9 @@ enum pl_err sbx_prepare(const struct sbx_policy *pol, struct sbx_plan *p, int *a
 	p->ruleset = -1;
 	p->prog = NULL;
 	*abi = sbx_ll_abi();
-	if (!pol->no_seccomp && (rc = sbx_sc_program(pol->exec_path != NULL, &p->prog, err)))
+	if (!pol->no_seccomp &&
+	    (rc = sbx_sc_program(pol->exec_path != NULL, pol->allow_network,
+				 pol->allow_perf_events && pol->exec_path, &p->prog, err)))
 		return rc;
 	if (*abi >= 1 && (rc = sbx_ll_ruleset(pol, *abi, &p->ruleset, err)))
 		return rc;

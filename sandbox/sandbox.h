@@ -76,8 +76,18 @@ struct sbx_policy {
 	 * needs: execve, fork/clone, wait4, kill, pipes, poll. */
 	const char *exec_path;
 	/* Let the worker open TCP connections (a debuginfod client): seccomp
-	 * then allows socket, connect and the calls around them. */
+	 * then allows socket (AF_INET, AF_INET6), connect and the calls
+	 * around them, and Landlock lets it connect over TCP (never bind)
+	 * and read the name-service files and the CA certificates. */
 	bool allow_network;
+	/* A collection worker (collect_profile): seccomp also allows
+	 * perf_event_open and what perf record needs around it, the worker
+	 * keeps CAP_PERFMON, CAP_SYSLOG, CAP_SYS_PTRACE and CAP_IPC_LOCK when
+	 * the server has them (system-wide tracing, kernel symbols, attaching
+	 * to a pid, perf's ring buffers), and Landlock lets exec_path run
+	 * exec_target (the program perf starts) too.  Needs exec_path. */
+	bool allow_perf_events;
+	const char *exec_target;       /* NULL: perf starts nothing */
 	uint64_t max_address_space;    /* RLIMIT_AS bytes; 0 = leave (ignored
 					* in ASan builds, whose shadow memory
 					* needs terabytes of address space) */

@@ -76,7 +76,9 @@ int sbx_ll_abi(void);
 
 /* Build a ruleset for `pol` under ABI `abi` (>= 1): read rights beneath
  * the read roots, read-write beneath write_root, execute on exec_path and
- * its ELF interpreter.  *fd is a new close-on-exec descriptor. */
+ * its ELF interpreter; with allow_network, read on the name-resolution
+ * and CA-certificate files and TCP connect (bind stays denied).  *fd is
+ * a new close-on-exec descriptor. */
 enum pl_err sbx_ll_ruleset(const struct sbx_policy *pol, int abi, int *fd,
 			   struct pl_error *err);
 
@@ -87,8 +89,9 @@ int sbx_ll_restrict(int fd);
 /* -------------------------------------------------------- seccomp.c */
 
 /* The allow-list compiled to BPF, built once per process and per mode
- * (with or without exec_path); borrowed for the process lifetime. */
-enum pl_err sbx_sc_program(bool exec, const struct sock_fprog **prog,
+ * (with or without exec_path, with or without allow_network); borrowed
+ * for the process lifetime. */
+enum pl_err sbx_sc_program(bool exec, bool network, bool perf, const struct sock_fprog **prog,
 			   struct pl_error *err);
 
 /* In the child, once no_new_privs is set: install `prog` behind a guard

@@ -2,15 +2,23 @@
  * default action kills the whole worker process.
  *
  * The list is the table below, one row per system call with the reason
- * it is there.  Rows marked `exec` are added only when the policy names
+ * it is there.  Rows marked SC_EXEC are added only when the policy names
  * an exec_path: running a program needs fork, execve, wait and friends.
+ * Rows marked SC_NET are added only when the policy has allow_network (a
+ * debuginfod client): socket() of AF_INET and AF_INET6 (AF_UNIX and
+ * AF_NETLINK fail with EACCES, so that glibc's nscd probe falls back
+ * instead of killing; others kill), connect, send, receive, poll, socket
+ * options and names, and AF_UNIX socketpair() for libcurl's resolver
+ * thread.  Landlock still refuses TCP bind() (see landlock.c).
  * A few rows look at arguments: ioctl() only for TCGETS (isatty; other
  * requests fail with ENOTTY, as perf probes the terminal size), prlimit64
  * only to read a limit (a root worker could raise its own), fchmod
  * without setuid/setgid bits, clone of threads (and, with exec_path,
  * of processes without new namespaces), clone3
  * refused with ENOSYS (its flags sit behind a pointer; glibc then falls
- * back to clone).  Anything else - socket, connect, ptrace, mount, bpf,
+ * back to clone), memfd_create with exec_path only for MFD_NOEXEC_SEAL
+ * files (Landlock does not cover executing a memfd).  Anything else -
+ * socket and connect without allow_network, ptrace, mount, bpf,
  * perf_event_open, process_vm_*, keyctl, chmod or chown by path (Landlock
  * does not cover metadata), new processes without exec_path, ... - kills.
  *
@@ -33,6 +41,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -49,12 +58,23 @@ enum sc_rule {
 	SC_THREAD,      /* clone of a thread (CLONE_THREAD), not of a process */
 	SC_ENOSYS,      /* fails with ENOSYS so that glibc falls back */
 	SC_PLAIN_MODE,  /* a mode without setuid, setgid or sticky bits */
-	SC_PRCTL        /* the read-only or self-only options in prctl_ok[] */
+	SC_PRCTL,       /* the read-only or self-only options in prctl_ok[] */
+	SC_SOCKET,      /* AF_INET, AF_INET6; AF_UNIX, AF_NETLINK fail with EACCES */
+	SC_UNIX_PAIR,   /* socketpair of AF_UNIX only */
+	SC_MEMFD        /* any flags; with exec only MFD_NOEXEC_SEAL (else EPERM) */
 };
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U  /* Linux 6.3; not in Debian 12's headers */
+#endif
+
+/* When a row applies (sc_row.when): always, or in these modes. */
+enum { SC_ALWAYS = 0, SC_EXEC = 1, SC_NET = 2, SC_PERF = 4 };
 
 struct sc_row {
 	const char *name;
-	bool exec;            /* only when the policy has an exec_path */
+	unsigned char when;   /* SC_ALWAYS, or a mask: SC_EXEC when the policy
+			       * has an exec_path, SC_NET with allow_network */
 	enum sc_rule rule;
 	const char *why;
 };
@@ -144,6 +164,9 @@ static const struct sc_row sc_table[] = {
 	{"clone", 0, SC_THREAD, "threads of the worker (the engine hashes input beside parsing); a thread keeps the worker's filter and Landlock domain"},
 	{"clone3", 0, SC_ENOSYS, "its flags cannot be checked; glibc falls back to clone"},
 	{"exit_group", 0, SC_ALLOW, "end the worker"},
+	{"memfd_create", 0, SC_MEMFD, "an anonymous file (a fetched debug file without a cache "
+	 "folder); with exec_path only a non-executable one, else fexecve() of it would run "
+	 "any program"},
 	/* running exec_path */
 	{"execve", 1, SC_ALLOW, "run exec_path (Landlock: that file only)"},
 	{"execveat", 1, SC_ALLOW, "run exec_path"},
@@ -158,8 +181,8 @@ static const struct sc_row sc_table[] = {
 	{"getpgid", 1, SC_ALLOW, "job control"},
 	{"getpgrp", 1, SC_ALLOW, "job control"},
 	{"pipe", 1, SC_ALLOW, "talk to it"},
-	{"poll", 1, SC_ALLOW, "talk to it"},
-	{"ppoll", 1, SC_ALLOW, "talk to it"},
+	{"poll", SC_EXEC | SC_NET, SC_ALLOW, "talk to it; wait for a server"},
+	{"ppoll", SC_EXEC | SC_NET, SC_ALLOW, "talk to it; wait for a server"},
 	{"select", 1, SC_ALLOW, "talk to it"},
 	{"pselect6", 1, SC_ALLOW, "talk to it"},
 	{"rt_sigsuspend", 1, SC_ALLOW, "shells wait for children"},
@@ -173,6 +196,48 @@ static const struct sc_row sc_table[] = {
 	{"set_mempolicy", 1, SC_ALLOW, "perf's NUMA setup (itself only)"},
 	{"statfs", 1, SC_ALLOW, "perf looks for sysfs and procfs"},
 	{"fstatfs", 1, SC_ALLOW, "file system type of an open file"},
+	/* collection (perf record, stat, sched, lock and what it starts) */
+	{"perf_event_open", SC_PERF, SC_ALLOW, "perf opens its counters and samplers"},
+	{"bpf", SC_PERF, SC_ENOSYS, "perf probes for BPF; it does without"},
+	{"unshare", SC_PERF, SC_ENOSYS, "perf tries namespaces; it does without"},
+	{"setns", SC_PERF, SC_ENOSYS, "perf enters targets' namespaces; it does without"},
+	{"sched_setscheduler", SC_PERF, SC_ALLOW, "perf bench and targets set their policy"},
+	{"sched_getscheduler", SC_PERF, SC_ALLOW, "read the scheduling policy"},
+	{"sched_getparam", SC_PERF, SC_ALLOW, "read the scheduling policy"},
+	{"getpriority", SC_PERF, SC_ALLOW, "read a niceness"},
+	{"eventfd2", SC_PERF, SC_ALLOW, "perf record's control and wake-up fds"},
+	{"epoll_create1", SC_PERF, SC_ALLOW, "perf record waits on its ring buffers"},
+	{"epoll_ctl", SC_PERF, SC_ALLOW, "perf record waits on its ring buffers"},
+	{"epoll_wait", SC_PERF, SC_ALLOW, "perf record waits on its ring buffers"},
+	{"epoll_pwait", SC_PERF, SC_ALLOW, "perf record waits on its ring buffers"},
+	{"getcpu", SC_PERF, SC_ALLOW, "which CPU a thread runs on"},
+	{"mlock", SC_PERF, SC_ALLOW, "pin ring buffers"},
+	{"munlock", SC_PERF, SC_ALLOW, "unpin ring buffers"},
+	{"membarrier", SC_PERF, SC_ALLOW, "runtimes of profiled targets"},
+	{"pause", SC_PERF, SC_ALLOW, "targets that wait for a signal"},
+	{"alarm", SC_PERF, SC_ALLOW, "targets that time themselves"},
+	{"setitimer", SC_PERF, SC_ALLOW, "targets that time themselves"},
+	{"getitimer", SC_PERF, SC_ALLOW, "targets that time themselves"},
+	{"timerfd_create", SC_PERF, SC_ALLOW, "perf and targets wait on timers"},
+	{"timerfd_settime", SC_PERF, SC_ALLOW, "perf and targets wait on timers"},
+	{"sync_file_range", SC_PERF, SC_ALLOW, "perf record flushes perf.data"},
+	{"fallocate", SC_PERF, SC_ALLOW, "perf record grows perf.data"},
+	{"personality", SC_PERF, SC_ALLOW, "perf queries the execution domain"},
+
+	/* network (a debuginfod client: libcurl and glibc's resolver) */
+	{"socket", SC_NET, SC_SOCKET, "TCP to a server, UDP to the name server"},
+	{"socketpair", SC_NET, SC_UNIX_PAIR, "libcurl wakes its resolver thread"},
+	{"connect", SC_NET, SC_ALLOW, "reach the server (Landlock: no bind)"},
+	{"getsockopt", SC_NET, SC_ALLOW, "SO_ERROR after a non-blocking connect"},
+	{"setsockopt", SC_NET, SC_ALLOW, "TCP_NODELAY, keep-alive, IP_RECVERR"},
+	{"getsockname", SC_NET, SC_ALLOW, "libcurl logs the local address"},
+	{"getpeername", SC_NET, SC_ALLOW, "libcurl logs the peer address"},
+	{"sendto", SC_NET, SC_ALLOW, "send a request"},
+	{"recvfrom", SC_NET, SC_ALLOW, "read an answer"},
+	{"sendmsg", SC_NET, SC_ALLOW, "send a request"},
+	{"recvmsg", SC_NET, SC_ALLOW, "read an answer"},
+	{"sendmmsg", SC_NET, SC_ALLOW, "glibc sends A and AAAA queries at once"},
+	{"shutdown", SC_NET, SC_ALLOW, "close a connection"},
 };
 
 /* prctl() options a program run by a worker may use. */
@@ -194,8 +259,38 @@ static int add_prctl(scmp_filter_ctx ctx, int nr)
 	return rc;
 }
 
-/* Add one row; 0 or a negative errno from libseccomp. */
-static int add_row(scmp_filter_ctx ctx, const struct sc_row *r)
+/* socket(): internet families allowed, local ones refused softly. */
+static int add_socket(scmp_filter_ctx ctx, int nr)
+{
+	static const int allow[] = {AF_INET, AF_INET6}, refuse[] = {AF_UNIX, AF_NETLINK};
+	int rc = 0;
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(allow) && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)allow[i]));
+	for (size_t i = 0; i < PL_ARRAY_LEN(refuse) && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), nr, 1,
+				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)refuse[i]));
+	return rc;
+}
+
+/* memfd_create(): Landlock does not cover executing a memfd, so a worker
+ * that may exec gets only sealed non-executable ones. */
+static int add_memfd(scmp_filter_ctx ctx, int nr, unsigned mode)
+{
+	int rc;
+
+	if (!(mode & SC_EXEC))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_NOEXEC_SEAL, MFD_NOEXEC_SEAL));
+	return rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					  SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_NOEXEC_SEAL, 0));
+}
+
+/* Add one row for `mode` (SC_EXEC | SC_NET bits); 0 or a negative errno
+ * from libseccomp. */
+static int add_row(scmp_filter_ctx ctx, const struct sc_row *r, unsigned mode)
 {
 	int nr = seccomp_syscall_resolve_name(r->name);
 	int rc;
@@ -206,6 +301,10 @@ static int add_row(scmp_filter_ctx ctx, const struct sc_row *r)
 	case SC_ALLOW:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	case SC_IOCTL_TTY:
+		/* perf's PERF_EVENT_IOC_* and its targets' own ioctls on the
+		 * files Landlock lets them open. */
+		if (mode & SC_PERF)
+			return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
 		return rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), nr, 1,
 						  SCMP_A1(SCMP_CMP_NE, TCGETS));
@@ -228,6 +327,12 @@ static int add_row(scmp_filter_ctx ctx, const struct sc_row *r)
 					SCMP_A1(SCMP_CMP_MASKED_EQ, 07000, 0));
 	case SC_PRCTL:
 		return add_prctl(ctx, nr);
+	case SC_SOCKET:
+		return add_socket(ctx, nr);
+	case SC_UNIX_PAIR:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	case SC_MEMFD:
+		return add_memfd(ctx, nr, mode);
 	}
 	return -EINVAL;
 }
@@ -261,8 +366,9 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
 	return rc;
 }
 
-/* Compile the table for one mode into `out` (a new BPF program). */
-static enum pl_err build(bool exec, struct sock_fprog *out, struct pl_error *err)
+/* Compile the table for one mode (SC_EXEC | SC_NET bits) into `out` (a
+ * new BPF program). */
+static enum pl_err build(unsigned mode, struct sock_fprog *out, struct pl_error *err)
 {
 	uint32_t kill = seccomp_api_get() >= 3 ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_KILL;
 	scmp_filter_ctx ctx = seccomp_init(kill);
@@ -274,7 +380,8 @@ static enum pl_err build(bool exec, struct sock_fprog *out, struct pl_error *err
 	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
 	seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);  /* a binary tree; best effort */
 	for (size_t i = 0; i < PL_ARRAY_LEN(sc_table) && rc == 0; i++)
-		if ((!sc_table[i].exec || exec) && (rc = add_row(ctx, &sc_table[i])))
+		if ((sc_table[i].when == SC_ALWAYS || (sc_table[i].when & mode)) &&
+		    (rc = add_row(ctx, &sc_table[i], mode)))
 			failed = &sc_table[i];
 	if (rc == 0)
 		rc = export_bpf(ctx, out);
@@ -288,18 +395,20 @@ static enum pl_err build(bool exec, struct sock_fprog *out, struct pl_error *err
 	return PL_OK;
 }
 
-/* The compiled programs, [0] without exec, [1] with. */
-static struct sock_fprog sc_progs[2];
+/* The compiled programs, indexed by mode (SC_EXEC | SC_NET | SC_PERF bits). */
+static struct sock_fprog sc_progs[8];
 static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
 
-enum pl_err sbx_sc_program(bool exec, const struct sock_fprog **prog, struct pl_error *err)
+enum pl_err sbx_sc_program(bool exec, bool network, bool perf, const struct sock_fprog **prog,
+			   struct pl_error *err)
 {
-	struct sock_fprog *p = &sc_progs[exec];
+	unsigned mode = (exec ? SC_EXEC : 0) | (network ? SC_NET : 0) | (perf ? SC_PERF : 0);
+	struct sock_fprog *p = &sc_progs[mode];
 	enum pl_err rc = PL_OK;
 
 	pthread_mutex_lock(&sc_lock);
 	if (!p->filter)
-		rc = build(exec, p, err);
+		rc = build(mode, p, err);
 	pthread_mutex_unlock(&sc_lock);
 	*prog = p;
 	return rc;

@@ -65,7 +65,8 @@
 #define GROUP_GONE_WAIT_NS 1000000000LL
 #define ZY_SOCK_FD 3
 
-enum { ZF_WRITE_ROOT = 1, ZF_EXEC = 2, ZF_NO_SECCOMP = 4 };
+enum { ZF_WRITE_ROOT = 1, ZF_EXEC = 2, ZF_NO_SECCOMP = 4, ZF_NETWORK = 8, ZF_PERF = 16,
+       ZF_TARGET = 32 };
 
 struct zreq {
 	uint32_t magic;
@@ -307,6 +308,8 @@ static int parse_request(const struct zreq *h, const char *buf, struct zjob *j)
 		return -1;
 	if ((h->flags & ZF_EXEC) && !(j->pol.exec_path = next_string(&p, end)))
 		return -1;
+	if ((h->flags & ZF_TARGET) && !(j->pol.exec_target = next_string(&p, end)))
+		return -1;
 	if (!(j->name = next_string(&p, end)))
 		return -1;
 	j->pol.read_roots = j->roots;
@@ -318,6 +321,8 @@ static int parse_request(const struct zreq *h, const char *buf, struct zjob *j)
 	j->pol.timeout_ms = h->timeout_ms;
 	j->pol.max_result_bytes = (size_t)h->max_result_bytes;
 	j->pol.no_seccomp = (h->flags & ZF_NO_SECCOMP) != 0;
+	j->pol.allow_network = (h->flags & ZF_NETWORK) != 0;
+	j->pol.allow_perf_events = (h->flags & ZF_PERF) != 0;
 	j->fn = sbx_job_find(j->name);
 	j->bytes = end;
 	j->len = (size_t)h->job_len;
@@ -513,8 +518,9 @@ static void __attribute__((noreturn)) zygote_main(int sock, pid_t server)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(1);
 	/* Built once here, not per worker; errors are reported per request. */
-	sbx_sc_program(false, &prog, NULL);
-	sbx_sc_program(true, &prog, NULL);
+	for (int mode = 0; mode < 8; mode++)
+		if (!(mode & 4) || (mode & 1))  /* perf rows only come with exec */
+			sbx_sc_program(mode & 1, mode & 2, mode & 4, &prog, NULL);
 	sbx_ll_abi();
 	if (write(z.sock, &ready, 1) != 1)
 		_exit(1);
@@ -624,7 +630,8 @@ int sbx_zygote_pid(void)
 	return pid;
 }
 
-/* The strings of a request: roots, write root, exec path, job name. */
+/* The strings of a request: roots, write root, exec path, exec target,
+ * job name. */
 static void request_strings(const struct sbx_policy *pol, const char *name, struct pl_buf *b)
 {
 	for (size_t i = 0; i < pol->nread_roots; i++)
@@ -633,6 +640,8 @@ static void request_strings(const struct sbx_policy *pol, const char *name, stru
 		pl_buf_add(b, pol->write_root, strlen(pol->write_root) + 1);
 	if (pol->exec_path)
 		pl_buf_add(b, pol->exec_path, strlen(pol->exec_path) + 1);
+	if (pol->exec_target)
+		pl_buf_add(b, pol->exec_target, strlen(pol->exec_target) + 1);
 	pl_buf_add(b, name, strlen(name) + 1);
 }
 
@@ -643,7 +652,8 @@ static void request_header(const struct sbx_policy *pol, size_t strings, size_t 
 	h->magic = ZREQ_MAGIC;
 	h->nroots = (uint32_t)pol->nread_roots;
 	h->flags = (pol->write_root ? ZF_WRITE_ROOT : 0) | (pol->exec_path ? ZF_EXEC : 0) |
-		   (pol->no_seccomp ? ZF_NO_SECCOMP : 0);
+		   (pol->no_seccomp ? ZF_NO_SECCOMP : 0) | (pol->allow_network ? ZF_NETWORK : 0) |
+		   (pol->allow_perf_events ? ZF_PERF : 0) | (pol->exec_target ? ZF_TARGET : 0);
 	h->timeout_ms = pol->timeout_ms;
 	h->max_address_space = pol->max_address_space;
 	h->max_cpu_seconds = pol->max_cpu_seconds;

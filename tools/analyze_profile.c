@@ -8,6 +8,7 @@
 #include "registry.h"
 #include "artifact.h"
 #include "parse.h"
+#include "recover.h"
 
 #include <limits.h>
 #include <string.h>
@@ -90,6 +91,20 @@ static json_t *next_steps(const char *id, const struct pl_profile *p)
 	return out;
 }
 
+/* Name the user frames perf left [unknown] where a local binary is
+ * verifiably the profiled one (recover.h); debuginfod when configured. */
+static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile *p,
+				  struct pl_error *err)
+{
+	char cache[PATH_MAX];
+	struct pl_debuginfod dbg = {ctx->sym.debuginfod_urls, ctx->sym.debuginfod_timeout_ms, NULL, 0};
+
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(cache, sizeof(cache), "%s/debuginfod-cache", ctx->artifact_root) < (int)sizeof(cache))
+		dbg.cache_dir = cache;
+	return pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+}
+
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 				 json_t **result, struct pl_error *err)
 {
@@ -127,6 +142,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		uint32_t ignored;
 		rc = tool_pick_event(&p, event, false, &ignored, err);
 	}
+	if (rc == PL_OK)
+		rc = recover_frames(ctx, &p, err);
 	if (rc == PL_OK)
 		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
 	if (rc == PL_OK) {

@@ -1,10 +1,14 @@
-/* export_profile.c - the export_profile tool: folded stacks or an SVG
- * flame graph of one event, written atomically under the artifact root as
- * exports/ID.EVENT[.OPTIONS].folded|svg.
+/* export_profile.c - the export_profile tool: folded stacks, an SVG flame
+ * graph, a speedscope file or a pprof profile of one event, written
+ * atomically under the artifact root as
+ * exports/ID.EVENT[.OPTIONS].folded|svg|speedscope.json|pb.gz.
+ * Every format weighs a stack by its summed event period (the sample
+ * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
 #include "artifact.h"
 #include "export.h"
+#include "export_formats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +44,53 @@ static void options_suffix(struct pl_buf *b, const struct pl_fold_opts *o)
 		pl_buf_adds(b, ".addrs");
 }
 
-static enum pl_err write_export(const char *path, const struct pl_folded *f,
-				bool svg, const struct pl_svg_opts *so, long *bytes,
+enum export_format { EXPORT_FOLDED, EXPORT_SVG, EXPORT_SPEEDSCOPE, EXPORT_PPROF };
+
+static const struct {
+	const char *name;
+	const char *suffix;
+} formats[] = {
+	[EXPORT_FOLDED] = {"folded", ".folded"},
+	[EXPORT_SVG] = {"svg", ".svg"},
+	[EXPORT_SPEEDSCOPE] = {"speedscope", ".speedscope.json"},
+	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
+};
+
+static enum export_format format_of(const char *name)
+{
+	for (size_t i = 0; i < PL_ARRAY_LEN(formats); i++)
+		if (strcmp(name, formats[i].name) == 0)
+			return (enum export_format)i;
+	return EXPORT_FOLDED;  /* the schema allows no other name */
+}
+
+/* Everything one export needs to write its file. */
+struct export_job {
+	enum export_format format;
+	const struct pl_profile *p;
+	const struct pl_fold_opts *fo;
+	const struct pl_folded *folded;        /* folded and svg */
+	const struct pl_svg_opts *so;          /* svg */
+	const struct pl_export_opts *eo;       /* speedscope and pprof */
+	struct pl_export_stats *stats;         /* speedscope and pprof */
+};
+
+static enum pl_err write_format(FILE *fp, const struct export_job *j, struct pl_error *err)
+{
+	switch (j->format) {
+	case EXPORT_SVG:
+		return pl_write_flamegraph(fp, j->folded, j->so, err);
+	case EXPORT_SPEEDSCOPE:
+		return pl_write_speedscope(fp, j->p, j->fo, j->eo, j->stats, err);
+	case EXPORT_PPROF:
+		return pl_write_pprof(fp, j->p, j->fo, j->eo, j->stats, err);
+	case EXPORT_FOLDED:
+		break;
+	}
+	return pl_write_folded(fp, j->folded, err);
+}
+
+static enum pl_err write_export(const char *path, const struct export_job *j, long *bytes,
 				struct pl_error *err)
 {
 	struct pl_atomic_file af;
@@ -49,7 +98,7 @@ static enum pl_err write_export(const char *path, const struct pl_folded *f,
 
 	if ((rc = pl_atomic_open(&af, path, err)))
 		return rc;
-	rc = svg ? pl_write_flamegraph(af.fp, f, so, err) : pl_write_folded(af.fp, f, err);
+	rc = write_format(af.fp, j, err);
 	if (rc) {
 		pl_atomic_abort(&af);
 		return rc;
@@ -57,6 +106,96 @@ static enum pl_err write_export(const char *path, const struct pl_folded *f,
 	fflush(af.fp);
 	*bytes = ftell(af.fp);
 	return pl_atomic_commit(&af, err);
+}
+
+/* Records in the export (pl_fold_weight's, stack by stack). */
+static uint64_t exported_samples(const struct pl_profile *p, const struct pl_fold_opts *fo)
+{
+	uint64_t all = 0, samples, period;
+
+	for (uint32_t s = 0; s < pl_nstacks(p); s++)
+		if (pl_fold_weight(p, s, fo, &samples, &period))
+			all += samples;
+	return all;
+}
+
+/* Folded and SVG: fold, then write the lines or the flame graph. */
+static enum pl_err export_folded(struct export_job *j, const char *path, const char *title,
+				 json_t *result, struct pl_error *err)
+{
+	const struct pl_profile *p = j->p;
+	const char *event = pl_str(p, p->events[j->fo->event].name);
+	struct pl_folded folded = {0};
+	struct pl_svg_opts so = {0};
+	struct pl_buf subtitle = {0};
+	uint64_t total = 0;
+	long bytes = 0;
+	enum pl_err rc;
+
+	if ((rc = pl_fold(&folded, p, j->fo, err)))
+		goto out;
+	for (size_t i = 0; i < folded.n; i++)
+		total += folded.weights[i];
+	pl_buf_addf(&subtitle, "event %s, %llu samples, weight in %s", event,
+		    (unsigned long long)p->events[j->fo->event].samples, pl_event_unit(p, j->fo->event));
+	so.title = title ? title : "Flame Graph";
+	so.subtitle = subtitle.data;
+	so.unit = pl_event_unit(p, j->fo->event);
+	j->folded = &folded;
+	j->so = &so;
+	if ((rc = write_export(path, j, &bytes, err)))
+		goto out;
+	json_object_set_new(result, "bytes", json_integer(bytes));
+	json_object_set_new(result, "stacks", json_integer((json_int_t)folded.n));
+	json_object_set_new(result, "total_weight", json_integer((json_int_t)total));
+	json_object_set_new(result, "samples", json_integer((json_int_t)exported_samples(p, j->fo)));
+	json_object_set_new(result, "file_unit", json_string(so.unit));
+out:
+	j->folded = NULL;
+	j->so = NULL;
+	pl_buf_release(&subtitle);
+	pl_folded_release(&folded);
+	return rc;
+}
+
+/* speedscope and pprof: every stack one sample, written straight from the
+ * profile. */
+static enum pl_err export_samples(struct export_job *j, const char *id, const char *path,
+				  const char *title, json_t *result, struct pl_error *err)
+{
+	const struct pl_profile *p = j->p;
+	const char *event = pl_str(p, p->events[j->fo->event].name);
+	struct pl_export_opts eo = {0};
+	struct pl_export_stats st = {0};
+	struct pl_buf name = {0}, comment = {0};
+	long bytes = 0;
+	enum pl_err rc;
+
+	pl_buf_addf(&name, "%s %s", id, event);
+	pl_buf_addf(&comment, "perflens %s: analysis %s, event %s, weight in %s", PL_VERSION, id,
+		    event, pl_event_unit(p, j->fo->event));
+	eo.name = title ? title : name.data;
+	eo.exporter = "perflens " PL_VERSION;
+	eo.comment = comment.data;
+	j->eo = &eo;
+	j->stats = &st;
+	if (!(rc = write_export(path, j, &bytes, err))) {
+		json_object_set_new(result, "bytes", json_integer(bytes));
+		json_object_set_new(result, "stacks", json_integer((json_int_t)st.stacks));
+		json_object_set_new(result, "total_weight", json_integer((json_int_t)st.weight));
+		json_object_set_new(result, "samples", json_integer((json_int_t)st.samples));
+		json_object_set_new(result, "file_unit", json_string(st.file_unit));
+		json_object_set_new(result, "contents", j->format == EXPORT_PPROF ?
+			json_pack("{s:I,s:I,s:I,s:I}", "locations", (json_int_t)st.frames,
+				  "functions", (json_int_t)st.functions,
+				  "mappings", (json_int_t)st.mappings, "mappings_with_build_id", 0) :
+			json_pack("{s:I}", "frames", (json_int_t)st.frames));
+	}
+	j->eo = NULL;
+	j->stats = NULL;
+	pl_buf_release(&name);
+	pl_buf_release(&comment);
+	return rc;
 }
 
 enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
@@ -67,15 +206,13 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *event_name = json_string_value(json_object_get(args, "event"));
 	const char *compat = json_string_value(json_object_get(args, "compat"));
 	const char *title = json_string_value(json_object_get(args, "title"));
-	bool svg = strcmp(format, "svg") == 0;
 	struct pl_fold_opts fo = {0};
-	struct pl_svg_opts so = {0};
-	struct pl_folded folded = {0};
+	struct export_job job = {0};
 	struct pl_profile p;
-	struct pl_buf path = {0}, subtitle = {0};
+	struct pl_buf path = {0};
+	json_t *res = NULL;
 	char ev_safe[128];
-	uint64_t total = 0;
-	long bytes = 0;
+	const char *event;
 	enum pl_err rc;
 
 	if ((rc = tool_require_writes(ctx, err)))
@@ -90,30 +227,28 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	fo.kernel = flag(args, "kernel") || flag(args, "all");
 	fo.jit = flag(args, "jit") || flag(args, "all");
 	fo.addrs = flag(args, "addrs");
-	if ((rc = pl_fold(&folded, &p, &fo, err)))
-		goto out;
-	for (size_t i = 0; i < folded.n; i++)
-		total += folded.weights[i];
-	safe_name(ev_safe, sizeof(ev_safe), pl_str(&p, p.events[fo.event].name));
+	job.format = format_of(format);
+	job.p = &p;
+	job.fo = &fo;
+	event = pl_str(&p, p.events[fo.event].name);
+	safe_name(ev_safe, sizeof(ev_safe), event);
 	pl_buf_addf(&path, "%s/exports/%s.%s", ctx->artifact_root, id, ev_safe);
 	options_suffix(&path, &fo);
-	pl_buf_adds(&path, svg ? ".svg" : ".folded");
-	pl_buf_addf(&subtitle, "event %s, %llu samples, weight in %s",
-		    pl_str(&p, p.events[fo.event].name),
-		    (unsigned long long)p.events[fo.event].samples, pl_event_unit(&p, fo.event));
-	so.title = title ? title : "Flame Graph";
-	so.subtitle = subtitle.data;
-	so.unit = pl_event_unit(&p, fo.event);
-	if ((rc = write_export(path.data, &folded, svg, &so, &bytes, err)))
-		goto out;
-	*result = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "analysis_id", id,
-		"format", format, "event", pl_str(&p, p.events[fo.event].name), "path", path.data,
-		"bytes", (json_int_t)bytes, "stacks", (json_int_t)folded.n,
-		"total_weight", (json_int_t)total, "unit", so.unit);
+	pl_buf_adds(&path, formats[job.format].suffix);
+	res = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "analysis_id", id, "format", format,
+		"event", event, "path", path.data, "unit", pl_event_unit(&p, fo.event),
+		"weight", strcmp(pl_event_unit(&p, fo.event), "samples") == 0 ? "samples" : "period");
+	if (job.format == EXPORT_FOLDED || job.format == EXPORT_SVG)
+		rc = export_folded(&job, path.data, title, res, err);
+	else
+		rc = export_samples(&job, id, path.data, title, res, err);
+	if (!rc) {
+		*result = res;
+		res = NULL;
+	}
 out:
+	json_decref(res);
 	pl_buf_release(&path);
-	pl_buf_release(&subtitle);
-	pl_folded_release(&folded);
 	pl_profile_release(&p);
 	return rc;
 }

@@ -36,6 +36,7 @@ struct tool_ctx {
 	bool allow_writes;
 	bool allow_process_execution;
 	bool allow_collection;
+	bool allow_pid_attach;       /* collect_profile may attach to a pid */
 	struct pl_limits limits;
 	struct pl_sym_cfg sym;       /* perf, binaries, maps, debuginfod */
 };
@@ -53,6 +54,7 @@ typedef void (*tool_table_fn)(json_t *result, FILE *out);
 enum tool_needs {
 	TOOL_RUNS_PERF = 1 << 0,     /* may execve the allowlisted perf */
 	TOOL_USES_NETWORK = 1 << 1,  /* may fetch from debuginfod servers */
+	TOOL_COLLECTS = 1 << 2,      /* runs perf on targets (perf_event_open, their exec) */
 };
 
 struct tool_def {
@@ -127,6 +129,8 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struc
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_source_context(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_collect_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_inspect_collection_capabilities(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_classify_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_build_report(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_normalize_benchmark(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

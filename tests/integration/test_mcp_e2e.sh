@@ -11,6 +11,11 @@ node=$(sh tests/mcp/setup-node.sh --check 2>"$WORK/node.err") || {
 	exit 0
 }
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
+# An ELF file and a benchmark result for the symbol and benchmark tools.
+mkdir -p "$WORK/elf"
+cp /bin/true "$WORK/elf/true"
+extra="--allowed-root $WORK/elf --allowed-root $REPO/fixtures"
+inputs="--elf $WORK/elf/true --bench $REPO/fixtures/benchmarks/pyperf-baseline.json"
 
 
 # Run e2e.mjs; its lines go out as they are; a non-zero exit without any
@@ -28,14 +33,17 @@ run_e2e() {
 }
 
 # stdio: the SDK starts the server and ends it by closing its stdin.
-run_e2e stdio --stdio "$server" --allowed-root "$SHARED" --artifact-root "$WORK/art-stdio" --allow-writes
+# shellcheck disable=SC2086
+run_e2e stdio $inputs --stdio "$server" --allowed-root "$SHARED" $extra --artifact-root "$WORK/art-stdio" --allow-writes
 
 # HTTP with a bearer token; port 0: the OS picks a free one.
 token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export PERFLENS_TOKEN="$token"
-start_http_server "e2e http" "$server" --http 127.0.0.1:0 --allowed-root "$SHARED" \
+# shellcheck disable=SC2086
+start_http_server "e2e http" "$server" --http 127.0.0.1:0 --allowed-root "$SHARED" $extra \
 	--artifact-root "$WORK/art-http" --allow-writes
 unset PERFLENS_TOKEN
-PERFLENS_TOKEN=$token run_e2e http --http "http://127.0.0.1:$port/mcp"
+# shellcheck disable=SC2086
+PERFLENS_TOKEN=$token run_e2e http $inputs --http "http://127.0.0.1:$port/mcp"
 
 stop_server "e2e http"

@@ -31,8 +31,9 @@ if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"
 fi
 mkdir -p "$WORK/bin" "$WORK/art" "$WORK/art2"
 
-# same_analysis A B: the two summaries agree on everything but provenance,
-# and their stack tables are byte-identical.
+# same_analysis A B: the two summaries agree on everything but provenance
+# and the build-ids (which only perf.data holds), and their stack tables
+# are byte-identical.
 same_analysis() {
 	/usr/bin/python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -40,6 +41,7 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 for d in (a, b):
     d.pop("provenance", None); d.pop("analysis_id", None); d.pop("id", None)
     d.pop("stacks_file", None)
+    d.get("quality", {}).pop("build_ids", None)  # only perf.data records them
 if a != b:
     keys = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
     print("differ in", keys); sys.exit(1)
@@ -92,6 +94,64 @@ for w in fib libc_strings; do
 		notok "$name $w: mappings=$maps, malformed=$(jget "$pd" provenance.counts.records_malformed)"
 	fi
 done
+
+# Frame recovery: a binary that perf cannot find at its recorded path
+# leaves [unknown] frames; the local copy given with --binary (same
+# build-id) names them, and the hotspots then agree with perf report run
+# when the binary is back in place.  A different binary is refused.
+rec="$WORK/rec"
+mkdir -p "$rec/keep"
+recovery() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["quality"]["frame_recovery"]; print(r["user_frames_unknown"], r["recovered"], " ".join(sorted(r["not_recovered"])))' "$1"; }
+(cat "$REPO/tests/workloads/fib.c"; echo "int perflens_unique_$$(void) { return $$; }") >"$rec/uniq.c"
+gcc -O1 -g -fno-omit-frame-pointer -o "$rec/uniq" "$rec/uniq.c" 2>"$WORK/err" &&
+	gcc -O1 -g -fno-omit-frame-pointer -o "$rec/other" "$REPO/tests/workloads/libc_strings.c" 2>>"$WORK/err" &&
+	perf record -e cpu-clock -F 999 -g -N -o "$rec/uniq.data" -- "$rec/uniq" >/dev/null 2>>"$WORK/err"
+if [ $? -ne 0 ]; then
+	notok "$name recovery: build or record failed: $(oneline "$WORK/err")"
+else
+	mv "$rec/uniq" "$rec/keep/uniq"
+	summary_of() { "$PERFLENS" analyze --path "$rec/uniq.data" --artifact-root "$rec/art" "$@" 2>"$WORK/err" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["artifact"]["summary_path"])'; }
+	none=$(summary_of) bin=$(summary_of --binary "$rec/keep/uniq") wrong=$(summary_of --module-map "$rec/uniq=$rec/other")
+	set -- $(recovery "$none")
+	if [ "${1:-0}" -gt 0 ] && [ "$2" = 0 ] && [ "$3" = no_local_binary_with_that_build_id ]; then
+		ok "$name recovery: without the binary, $1 unknown user frames are counted and say why"
+	else
+		notok "$name recovery: without the binary: $(recovery "$none") $(oneline "$WORK/err")"
+	fi
+	set -- $(recovery "$bin")
+	if [ "${1:-0}" -gt 0 ] && [ "$1" = "$2" ]; then
+		ok "$name recovery: --binary with the recorded build-id names all $2 unknown frames"
+	else
+		notok "$name recovery: with --binary: $(recovery "$bin")"
+	fi
+	set -- $(recovery "$wrong")
+	if [ "${1:-0}" -gt 0 ] && [ "$2" = 0 ]; then
+		ok "$name recovery: a local file with another build-id is never used ($(recovery "$wrong"))"
+	else
+		notok "$name recovery: a wrong binary was used: $(recovery "$wrong")"
+	fi
+	# The oracle: perf report once the binary is back where it was recorded.
+	mv "$rec/keep/uniq" "$rec/uniq"
+	perf report -i "$rec/uniq.data" --stdio --no-children --sort sym -g none --percent-limit 0 >"$rec/self" 2>/dev/null
+	perf report -i "$rec/uniq.data" --stdio --children --sort sym -g none --percent-limit 0 >"$rec/children" 2>/dev/null
+	if /usr/bin/python3 "$here/compare_perf_report.py" "$bin" "$rec/self" "$rec/children" >"$WORK/cmp.out" 2>&1; then
+		ok "$name recovery: recovered hotspots agree with perf report given the binary"
+	else
+		notok "$name recovery: recovered hotspots differ from perf report: $(grep -v '^ok' "$WORK/cmp.out" | oneline /dev/stdin)"
+	fi
+fi
+
+# A device capture: runtime addresses and no mmap records, so no load base
+# is known and nothing is guessed.
+dev=$("$PERFLENS" analyze --path "$REPO/fixtures/device-x86/chunk_000.txt.gz" --artifact-root "$WORK/art" 2>"$WORK/err" |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["artifact"]["summary_path"])')
+set -- $(recovery "$dev")
+if [ "${1:-0}" -gt 0 ] && [ "$2" = 0 ] && [ "$3" = no_verified_load_base ]; then
+	ok "$name recovery: a device capture without mmap records names none of its $1 unknown frames (no verified base)"
+else
+	notok "$name recovery: device capture: $(recovery "$dev") $(oneline "$WORK/err")"
+fi
 
 # The MCP server: refused without --allow-process-execution, read in the
 # sandboxed worker with it; the analysis id is the CLI's (same content).

@@ -21,11 +21,13 @@ import path from 'node:path';
 
 // ------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-let mode = null, target = null, serverArgs = [], shared = null, label = null;
+let mode = null, target = null, serverArgs = [], shared = null, label = null, elf = null, bench = null;
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--shared') shared = argv[++i];
   else if (a === '--label') label = argv[++i];
+  else if (a === '--elf') elf = argv[++i];        // an ELF file under the server's roots
+  else if (a === '--bench') bench = argv[++i];    // a benchmark result under the server's roots
   else if (a === '--http') { mode = 'http'; target = argv[++i]; }
   else if (a === '--stdio') { mode = 'stdio'; target = argv[++i]; serverArgs = argv.slice(i + 1); break; }
   else { console.error(`e2e.mjs: unknown argument ${a}`); process.exit(2); }
@@ -296,6 +298,33 @@ async function main() {
     try { doc = JSON.parse(pagesText); } catch { /* reported below */ }
     check(`read_artifact_page: the ${n} pages rebuild the analysis JSON`, doc?.id === id1,
       `${pagesText.length} bytes, starts ${pagesText.slice(0, 80)}`);
+  }
+
+  // ------------------------------------------- evidence, symbols, benchmarks
+  await call('classify_hotspots', { analysis_id: id1 }, 'classify_hotspots vertx');
+  await call('build_report', { analysis_id: id1, problem: 'e2e: where does vertx spend CPU?', metric: 'CPU samples' },
+    'build_report vertx');
+  await call('compare_profiles', { baseline_id: id1, candidate_id: id1 }, 'compare_profiles vertx against itself');
+  // vertx has no srclines: the answer is an error that says how to get them.
+  const sctext = await callError('source_context', { analysis_id: id1, file: 'vertx.c' },
+    'source_context without srclines: isError saying how to get them', ['srcline']);
+  if (sctext !== null) called.add('source_context');
+  if (elf) {
+    await call('inspect_elf', { path: elf }, 'inspect_elf');
+    await call('symbolize', { binary: elf, offsets: ['0x1000', '0x2000'] }, 'symbolize two offsets');
+  }
+  // Collection is off on this server: both tools say which flag opens it.
+  for (const [tool, args] of [['collect_profile', { executable: elf ?? '/bin/true', authorization: 'I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING' }],
+                              ['inspect_collection_capabilities', {}]]) {
+    const text = await callError(tool, args, `${tool} on a server without --allow-collection: isError naming the flag`,
+      ['--allow-collection']);
+    if (text !== null) called.add(tool);
+  }
+  if (bench) {
+    const nb = await call('normalize_benchmark', { path: bench }, 'normalize_benchmark pyperf fixture');
+    if (nb?.benchmark_id)
+      await call('compare_benchmarks', { baseline_id: nb.benchmark_id, candidate_id: nb.benchmark_id },
+        'compare_benchmarks against itself');
   }
 
   // ------------------------------------------------ any other listed tool

@@ -10,11 +10,13 @@
  * The "zygote" tests run jobs (sbx_spawn_job) through a zygote started
  * by the test itself; each test runs in its own forked process.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -260,7 +262,7 @@ static const struct forbidden forbidden[] = {
 	{"setsid", SYS_setsid, 0, 0, 0},
 	{"chmod", SYS_chmod, (long)"/nonexistent-sbx", 0777, 0},
 	{"kill", SYS_kill, 1, 0, 0},
-	{"memfd_create", SYS_memfd_create, (long)"x", 0, 0},
+	{"socketpair", SYS_socketpair, AF_UNIX, SOCK_STREAM, 0},
 	{"fchmod", SYS_fchmod, -1, 04755 /* setuid */, 0},
 };
 
@@ -270,6 +272,128 @@ static int w_forbidden(void *arg, int out)
 
 	syscall(f->nr, f->a0, f->a1, f->a2, 0, 0, 0);
 	return putf(out, "%s was allowed", f->name);
+}
+
+/* What a policy with allow_network still forbids. */
+static const struct forbidden net_forbidden[] = {
+	{"bind", SYS_bind, 0, 0, 0},
+	{"socket", SYS_socket, AF_PACKET, SOCK_RAW, 0},
+	{"listen", SYS_listen, 0, 0, 0},
+	{"accept", SYS_accept, 0, 0, 0},
+};
+
+/* A TCP listener on 127.0.0.1 made by the test: it answers each
+ * connection's "ping" with "pong" until it is stopped. */
+struct pong_server {
+	int lfd;
+	int port;
+	pthread_t thread;
+};
+
+static void *pong_loop(void *arg)
+{
+	struct pong_server *p = arg;
+	char buf[8];
+	int fd;
+
+	while ((fd = accept(p->lfd, NULL, NULL)) >= 0) {
+		if (recv(fd, buf, 4, MSG_WAITALL) == 4 && memcmp(buf, "ping", 4) == 0)
+			send(fd, "pong", 4, MSG_NOSIGNAL);
+		close(fd);
+	}
+	return NULL;  /* the listener was shut down */
+}
+
+static void pong_start(struct pong_server *p)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(p->lfd, 0);
+	ck_assert_int_eq(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(p->lfd, 16), 0);
+	ck_assert_int_eq(getsockname(p->lfd, (struct sockaddr *)&a, &len), 0);
+	p->port = ntohs(a.sin_port);
+	ck_assert_int_eq(pthread_create(&p->thread, NULL, pong_loop, p), 0);
+}
+
+static void pong_stop(struct pong_server *p)
+{
+	shutdown(p->lfd, SHUT_RDWR);
+	pthread_join(p->thread, NULL);
+	close(p->lfd);
+}
+
+static const char *open_result(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return strerrorname_np(errno);
+	close(fd);
+	return "ok";
+}
+
+/* Connect to the pong server on port *(int *)arg and report what came
+ * back, then what else a network worker may do: an AF_UNIX socket (soft
+ * refusal), a memfd, the resolver's files, OpenSSL's private keys. */
+static int w_connect(void *arg, int out)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(*(int *)arg)};
+	char reply[8] = "none";
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), u, m;
+	const char *unix_errno;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return putf(out, "connect: %s", strerrorname_np(errno));
+	if (send(s, "ping", 4, MSG_NOSIGNAL) != 4 || recv(s, reply, 4, MSG_WAITALL) != 4)
+		snprintf(reply, sizeof(reply), "lost");
+	reply[4] = '\0';
+	close(s);
+	u = socket(AF_UNIX, SOCK_STREAM, 0);
+	unix_errno = u < 0 ? strerrorname_np(errno) : "opened";
+	m = memfd_create("sbx-test", MFD_CLOEXEC);
+	return putf(out, "reply=%s unix=%s memfd=%s hosts=%s private=%s", reply, unix_errno,
+		    m >= 0 ? "ok" : strerrorname_np(errno), open_result("/etc/hosts"),
+		    open_result("/etc/ssl/private"));
+}
+
+/* A memfd holding /bin/true, then fexecve() of it in a child: Landlock
+ * does not cover executing a memfd, so seccomp must.  Reports the plain
+ * memfd_create's outcome and the child's fexecve errno ("ran" if it ran). */
+static int w_memfd_exec(void *arg, int out)
+{
+	int plain = memfd_create("sbx-plain", MFD_CLOEXEC), plain_errno = errno;
+	int m = memfd_create("sbx-noexec", MFD_CLOEXEC | 0x0008 /* MFD_NOEXEC_SEAL */);
+	int src = open("/bin/true", O_RDONLY | O_CLOEXEC), st = 0;
+	char buf[65536], *argv[] = {"true", NULL};
+	const char *how = "ran";
+	ssize_t n;
+	pid_t p;
+
+	(void)arg;
+	if (m < 0 && errno == EINVAL)  /* a kernel before 6.3: nothing to seal */
+		return putf(out, "plain=%s fexecve=EACCES", plain >= 0 ? "ok" : strerrorname_np(plain_errno));
+	if (m < 0 || src < 0)
+		return putf(out, "setup: %s", strerrorname_np(errno));
+	while ((n = read(src, buf, sizeof(buf))) > 0)
+		if (write(m, buf, (size_t)n) != n)
+			return putf(out, "write: %s", strerrorname_np(errno));
+	p = fork();
+	if (p == 0) {
+		fexecve(m, argv, (char *[]){NULL});
+		_exit(errno == EACCES ? 13 : 14);
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p)
+		return putf(out, "fork: %s", strerrorname_np(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 13)
+		how = "EACCES";
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 14)
+		how = "other";
+	return putf(out, "plain=%s fexecve=%s", plain >= 0 ? "ok" : strerrorname_np(plain_errno), how);
 }
 
 /* tgkill at the parent: the guard lets a worker signal only itself. */
@@ -772,6 +896,74 @@ START_TEST(forbidden_calls_kill_the_worker)
 }
 END_TEST
 
+START_TEST(network_needs_allow_network)
+{
+	struct pong_server p;
+	struct sbx_policy pol;
+	struct sbx_result res;
+	char want[200];
+
+	pong_start(&p);
+	base_policy(&pol);
+	run_ok(&pol, w_connect, &p.port, &res);
+	ck_assert_msg(res.outcome == SBX_SECCOMP_KILLED, "%s: %s", sbx_outcome_name(res.outcome),
+		      res.data);
+	ck_assert_str_eq(res.data, "");
+	sbx_result_release(&res);
+	pol.allow_network = true;
+	run_ok(&pol, w_connect, &p.port, &res);
+	ck_assert_msg(res.outcome == SBX_OK, "%s: %s (%s)", sbx_outcome_name(res.outcome), res.data,
+		      res.detail);
+	snprintf(want, sizeof(want), "reply=pong unix=EACCES memfd=ok hosts=%s private=%s",
+		 access("/etc/hosts", F_OK) == 0 ? "ok" : "ENOENT",
+		 access("/etc/ssl/private", F_OK) < 0 ? "ENOENT" :
+		 sbx_landlock_available() ? "EACCES" : "ok");
+	ck_assert_str_eq(res.data, want);
+	sbx_result_release(&res);
+	pong_stop(&p);
+}
+END_TEST
+
+START_TEST(network_policy_still_forbids_serving)
+{
+	const struct forbidden *f = &net_forbidden[_i];
+	struct sbx_policy pol;
+	struct sbx_result res;
+
+	base_policy(&pol);
+	pol.allow_network = true;
+	run_ok(&pol, w_forbidden, (void *)f, &res);
+	ck_assert_msg(res.outcome == SBX_SECCOMP_KILLED, "%s: %s (%s)", f->name,
+		      sbx_outcome_name(res.outcome), res.data);
+	sbx_result_release(&res);
+}
+END_TEST
+
+START_TEST(landlock_keeps_files_closed_without_allow_network)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+
+	if (!landlock_or_skip("landlock_keeps_files_closed_without_allow_network"))
+		return;
+	base_policy(&pol);
+	pol.no_seccomp = true;  /* let socket() through: Landlock alone decides */
+	{
+		struct pong_server p;
+		pong_start(&p);
+		run_ok(&pol, w_connect, &p.port, &res);
+		pong_stop(&p);
+	}
+	ck_assert_int_eq(res.outcome, SBX_OK);
+	/* Landlock ABI 4 and later also refuse the TCP connect itself. */
+	if (res.landlock_abi >= 4)
+		ck_assert_str_eq(res.data, "connect: EACCES");
+	else
+		ck_assert_msg(strstr(res.data, "hosts=EACCES"), "%s", res.data);
+	sbx_result_release(&res);
+}
+END_TEST
+
 START_TEST(worker_cannot_signal_its_parent)
 {
 	struct sbx_policy pol;
@@ -863,6 +1055,31 @@ START_TEST(only_exec_path_can_be_executed)
 	run_ok(&pol, w_exec_other, NULL, &res);
 	ck_assert_int_eq(res.outcome, SBX_OK);
 	ck_assert_str_eq(res.data, "execv=EACCES");
+	sbx_result_release(&res);
+}
+END_TEST
+
+START_TEST(exec_worker_cannot_run_a_memory_file)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	const char *roots[4];
+	static const struct forbidden memfd = {"memfd_create", SYS_memfd_create, (long)"x",
+					       MFD_CLOEXEC, 0};
+
+	base_policy(&pol);
+	pol.read_roots = roots;
+	pol.nread_roots = system_roots(roots, PL_ARRAY_LEN(roots));
+	pol.exec_path = "/bin/echo";  /* allows fork and execve */
+	run_ok(&pol, w_memfd_exec, NULL, &res);
+	ck_assert_int_eq(res.outcome, SBX_OK);
+	ck_assert_str_eq(res.data, "plain=EPERM fexecve=EACCES");
+	sbx_result_release(&res);
+	/* Without exec_path any memfd is fine (nothing can execute it). */
+	pol.exec_path = NULL;
+	run_ok(&pol, w_forbidden, (void *)&memfd, &res);
+	ck_assert_int_eq(res.outcome, SBX_OK);
+	ck_assert_str_eq(res.data, "memfd_create was allowed");
 	sbx_result_release(&res);
 }
 END_TEST
@@ -1356,6 +1573,10 @@ static int j_test(const void *buf, size_t len, int out)
 		return w_exit7(NULL, out);
 	if (strcmp(cmd, "fds") == 0)
 		return w_fds(NULL, out);
+	if (strncmp(cmd, "connect:", 8) == 0) {
+		int port = atoi(cmd + 8);
+		return w_connect(&port, out);
+	}
 	return putf(out, "ppid=%d job=%s", (int)getppid(), cmd);
 }
 
@@ -1496,6 +1717,30 @@ START_TEST(zygote_oversize_and_missing_root)
 		ck_assert_ptr_null(w);
 	}
 	zstop();
+}
+END_TEST
+
+START_TEST(zygote_passes_allow_network_on)
+{
+	struct pong_server p;
+	struct sbx_policy pol;
+	struct sbx_result res;
+	char cmd[32];
+
+	pong_start(&p);
+	zstart();
+	snprintf(cmd, sizeof(cmd), "connect:%d", p.port);
+	base_policy(&pol);
+	zrun(&pol, cmd, &res);
+	ck_assert_int_eq(res.outcome, SBX_SECCOMP_KILLED);
+	sbx_result_release(&res);
+	pol.allow_network = true;
+	zrun(&pol, cmd, &res);
+	ck_assert_msg(res.outcome == SBX_OK && strncmp(res.data, "reply=pong ", 11) == 0, "%s: %s",
+		      sbx_outcome_name(res.outcome), res.data);
+	sbx_result_release(&res);
+	zstop();
+	pong_stop(&p);
 }
 END_TEST
 
@@ -1682,12 +1927,17 @@ Suite *suite_sandbox(void)
 	suite_add_tcase(s, out);
 
 	tcase_add_loop_test(conf, forbidden_calls_kill_the_worker, 0, (int)PL_ARRAY_LEN(forbidden));
+	tcase_add_test(conf, network_needs_allow_network);
+	tcase_add_loop_test(conf, network_policy_still_forbids_serving, 0,
+			    (int)PL_ARRAY_LEN(net_forbidden));
+	tcase_add_test(conf, landlock_keeps_files_closed_without_allow_network);
 	tcase_add_test(conf, worker_cannot_signal_its_parent);
 	tcase_add_test(conf, worker_sees_only_stdio_and_out_fd);
 	tcase_add_test(conf, no_seccomp_skips_only_the_filter);
 	tcase_add_test(conf, exec_path_can_be_executed);
 	tcase_add_test(conf, exec_path_can_be_spawned_with_posix_spawn);
 	tcase_add_test(conf, only_exec_path_can_be_executed);
+	tcase_add_test(conf, exec_worker_cannot_run_a_memory_file);
 	tcase_add_test(conf, descendants_cannot_leave_the_process_group);
 	tcase_add_test(conf, exec_worker_cannot_signal_outside_the_sandbox);
 	tcase_add_test(conf, landlock_confines_reads_to_the_roots);
@@ -1713,6 +1963,7 @@ Suite *suite_sandbox(void)
 	tcase_add_test(zyg, zygote_timeout_kills_the_whole_group);
 	tcase_add_test(zyg, zygote_oversize_and_missing_root);
 	tcase_add_test(zyg, zygote_cancel_from_another_thread);
+	tcase_add_test(zyg, zygote_passes_allow_network_on);
 	tcase_add_test(zyg, zygote_many_runs_leave_no_zombie_and_no_fd);
 	tcase_add_test(zyg, zygote_serves_threads_concurrently);
 	tcase_add_test(zyg, zygote_death_falls_back_to_direct_forks);

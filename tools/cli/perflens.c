@@ -78,6 +78,8 @@ static void print_usage(FILE *out)
 		"  --allowed-root DIR    read only beneath DIR (repeatable; default: anywhere)\n"
 		"  --output FILE         write the result there ('-' stdout); for export, the exported file\n"
 		"  --format table|json   a human table instead of JSON (where the tool has no own format)\n"
+		"  --authorize-target PHRASE   collect: I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING if you may profile it\n"
+		"  --allow-pid-attach    collect: allow --pid (also needs --pid-authorization PHRASE)\n"
 		"  --max-input-bytes N --max-records N --max-line N --max-depth N\n"
 		"  --max-frames N --max-stacks N   lower the resource limits\n"
 		"%s"
@@ -236,6 +238,21 @@ static int parse_args(struct cli *c, const struct tool_def *t, int argc,
 		for (char *s = name; *s; s++)
 			if (*s == '_')
 				*s = '-';
+		if (strcmp(name, "allow-pid-attach") == 0 && !value) {
+			c->ctx.allow_pid_attach = true;
+			continue;
+		}
+		if (strcmp(name, "authorize-target") == 0) {
+			/* The CLI's form of collect_profile's authorization. */
+			if (!value && i + 1 < argc)
+				value = argv[++i];
+			if (!value)
+				return usage_error("give the phrase", "'--%s' needs the phrase", name);
+			c->ctx.allow_collection = true;
+			if (json_object_get(props, "authorization"))
+				json_object_set_new(args, "authorization", json_string(value));
+			continue;
+		}
 		spec = NULL;
 		{
 			char key[128];
@@ -255,6 +272,17 @@ static int parse_args(struct cli *c, const struct tool_def *t, int argc,
 				return usage_error("give the flag a value", "'--%s' needs a value", name);
 			if (strcmp(name, "format") == 0 && is_render_format(props, value)) {
 				c->table = strcmp(value, "table") == 0;
+				continue;
+			}
+			if (spec && json_is_string(json_object_get(spec, "type")) &&
+			    strcmp(json_string_value(json_object_get(spec, "type")), "array") == 0) {
+				/* Repeat the flag for more items: --events a --events b. */
+				json_t *arr = json_object_get(args, key);
+				if (!json_is_array(arr)) {
+					arr = json_array();
+					json_object_set_new(args, key, arr);
+				}
+				json_array_append_new(arr, typed_value(json_object_get(spec, "items"), value));
 				continue;
 			}
 			if (spec) {

@@ -369,6 +369,32 @@ static json_t *provenance_json(const struct pl_profile *p)
 		"max_stacks", (json_int_t)p->limits.max_stacks);
 }
 
+/* What naming [unknown] user frames from local binaries achieved. */
+static json_t *recovery_json(const struct pl_profile *p)
+{
+	const struct pl_recovery *r = &p->recovery;
+	json_t *why = json_object();
+
+	for (int i = 0; i < PL_RR_COUNT; i++)
+		if (r->not_recovered[i])
+			json_object_set_new(why, pl_recover_reason_names[i],
+					    json_integer((json_int_t)r->not_recovered[i]));
+	return json_pack("{s:b,s:I,s:I,s:o}", "attempted", r->attempted,
+			 "user_frames_unknown", (json_int_t)r->user_frames_unknown,
+			 "recovered", (json_int_t)r->recovered, "not_recovered", why);
+}
+
+/* Modules and build-ids as the recording gave them (perf.data only). */
+static json_t *build_ids_json(const struct pl_profile *p)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < p->nbuild_ids; i++)
+		json_array_append_new(out, json_pack("{s:s,s:s}", "dso",
+			pl_str(p, p->build_ids[i].dso), "build_id", p->build_ids[i].hex));
+	return out;
+}
+
 static json_t *quality_json(const struct pl_profile *p)
 {
 	json_t *warnings = json_array();
@@ -404,7 +430,14 @@ static json_t *quality_json(const struct pl_profile *p)
 			p->ntails));
 	if (total == 0 && p->nstats == 0)
 		json_array_append_new(warnings, json_string("no samples were found in the input"));
-	return json_pack("{s:I,s:o}", "unterminated_records", (json_int_t)p->ntails, "warnings", warnings);
+	if (p->recovery.user_frames_unknown > p->recovery.recovered)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu unique user frames stay [unknown] (quality.frame_recovery says why); "
+			"do not read their share as any function's",
+			(unsigned long long)(p->recovery.user_frames_unknown - p->recovery.recovered)));
+	return json_pack("{s:I,s:o,s:o,s:o}", "unterminated_records", (json_int_t)p->ntails,
+			 "warnings", warnings, "frame_recovery", recovery_json(p),
+			 "build_ids", build_ids_json(p));
 }
 
 /* Strings every function entry repeats (kinds, DSOs), made once and

@@ -47,15 +47,16 @@ enum pl_err pl_artifact_load_summary(const char *root, const char *id,
 enum pl_err pl_artifact_load_profile(const char *root, const char *id,
 				     struct pl_profile *p, struct pl_error *err);
 
-/* Every artifact under `root` (analyses/ and exports/), sorted by path:
- * a new array of {"path": "analyses/an-....json", "kind": "analysis" |
- * "stacks" | "export", "uri": "perflens://artifacts/PATH", "bytes": N,
- * "mime_type": "..."}. */
+/* Every artifact under `root` (analyses/, exports/ and benchmarks/), sorted
+ * by path: a new array of {"path": "analyses/an-....json", "kind":
+ * "analysis" | "stacks" | "export" | "benchmark", "uri":
+ * "perflens://artifacts/PATH", "bytes": N, "mime_type": "..."}. */
 json_t *pl_artifact_list(const char *root);
 
-/* Check a relative artifact path ("analyses/NAME" or "exports/NAME", NAME
- * of [A-Za-z0-9._-] only) or its perflens://artifacts/ URI, and give the
- * relative path in `rel` (cap bytes).  False when it is neither. */
+/* Check a relative artifact path ("analyses/NAME", "exports/NAME" or
+ * "benchmarks/NAME", NAME of [A-Za-z0-9._-] only) or its
+ * perflens://artifacts/ URI, and give the relative path in `rel` (cap
+ * bytes).  False when it is neither. */
 bool pl_artifact_rel_path(const char *path_or_uri, char *rel, size_t cap);
 
 /* Open an artifact for reading without following symlinks; -1 with

@@ -10,7 +10,9 @@
  * sequences mean equal text.  The folded file is sorted by comparing the
  * sequences as the text would compare byte by byte, and the flame graph
  * takes the name ids as they are, so the SVG shows exactly the names the
- * folded file would.
+ * folded file would.  pl_fold_stacks hands out the same names stack by
+ * stack, each with the frame it came from, to the speedscope and pprof
+ * writers (export_formats.h), which keep stacks apart.
  */
 #include "export.h"
 #include "flamegraph.h"
@@ -110,6 +112,9 @@ struct fold_ctx {
 	uint8_t *thread_java;     /* [nthreads]: the name is exactly "java" */
 	uint32_t *seq;            /* the stack being folded */
 	size_t seq_cap;
+	struct pl_fold_src *src;  /* where each name of seq came from, when track_src */
+	size_t src_cap;
+	bool track_src;
 };
 
 static uint32_t name_id(struct fold_ctx *c, const char *s, size_t n)
@@ -217,6 +222,16 @@ static uint64_t tail_period(const struct pl_profile *p, uint32_t stack,
 	return sum;
 }
 
+static uint64_t tail_records(const struct pl_profile *p, uint32_t stack,
+			     uint32_t event)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->ntails; i++)
+		n += p->tails[i].stack == stack && p->tails[i].event == event;
+	return n;
+}
+
 /* The process name's pieces (split at ';', as the flame graph splits the
  * folded text), and whether it is exactly "java"; rendered on first use.
  * No pieces when the thread has no name or it renders empty. */
@@ -247,34 +262,51 @@ static const uint32_t *thread_names(struct fold_ctx *c, uint32_t t, uint32_t *co
 	return c->parts + c->thread_run[t];
 }
 
-static void seq_push(struct fold_ctx *c, size_t *len, uint32_t id)
+/* Append a name to the stack being folded; `frame` is the frame it came
+ * from (PL_NOID: the process name), `part` its place in that frame's
+ * "outer->inner" chain of `nparts` names. */
+static void seq_push(struct fold_ctx *c, size_t *len, uint32_t id, uint32_t frame,
+		     uint32_t part, uint32_t nparts)
 {
 	PL_GROW(c->seq, c->seq_cap, *len + 1);
+	if (c->track_src) {
+		PL_GROW(c->src, c->src_cap, *len + 1);
+		c->src[*len] = (struct pl_fold_src){frame, part, nparts};
+	}
 	c->seq[(*len)++] = id;
 }
 
-/* Fold one stack into its line: the name ids the folded text would split
- * into.  Like the text, which adds a ';' only after something, names add
+/* The name ids stack `s`'s folded text would split into, in c->seq; their
+ * count.  Like the text, which adds a ';' only after something, names add
  * nothing while the text is still empty. */
-static void fold_stack(struct fold_ctx *c, uint32_t s, uint64_t weight)
+static size_t fold_names(struct fold_ctx *c, uint32_t s)
 {
 	const struct pl_stack *st = &c->p->stacks[s];
-	struct pl_folded *out = c->out;
-	uint32_t n, id;
+	uint32_t n;
 	bool java;
 	const uint32_t *names = thread_names(c, st->thread, &n, &java);
 	size_t len = 0;
 
 	for (uint32_t k = 0; k < n; k++)
-		seq_push(c, &len, names[k]);
+		seq_push(c, &len, names[k], PL_NOID, k, n);
 	for (uint32_t d = 0; d < st->depth; d++) {
 		names = frame_names(c, st->frames[d], java, &n);
 		for (uint32_t k = 0; k < n; k++)
-			if (len || out->names.lens[names[k]])
-				seq_push(c, &len, names[k]);
+			if (len || c->out->names.lens[names[k]])
+				seq_push(c, &len, names[k], st->frames[d], k, n);
 	}
 	if (!len)
-		seq_push(c, &len, name_id(c, "", 0));
+		seq_push(c, &len, name_id(c, "", 0), PL_NOID, 0, 1);
+	return len;
+}
+
+/* Fold one stack into its line and add its weight there. */
+static void fold_stack(struct fold_ctx *c, uint32_t s, uint64_t weight)
+{
+	struct pl_folded *out = c->out;
+	size_t len = fold_names(c, s);
+	uint32_t id;
+
 	id = pl_strtab_intern(&out->lines, (const char *)c->seq, len * sizeof(uint32_t));
 	PL_GROW(out->weights, out->weights_cap, out->lines.count);
 	if (id == out->n)
@@ -311,6 +343,7 @@ static void fold_ctx_release(struct fold_ctx *c)
 	free(c->thread_len);
 	free(c->thread_java);
 	free(c->seq);
+	free(c->src);
 }
 
 enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,
@@ -324,19 +357,73 @@ enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,
 	pl_strtab_init(&out->lines);
 	fold_ctx_init(&c, p, o, out);
 	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
-		const struct pl_weight *w = pl_stack_weight(p, s, o->event);
-		uint64_t weight;
+		uint64_t samples, weight;
 
-		if (!w)
-			continue;
-		weight = w->period;
-		if (o->peer_compat)
-			weight -= tail_period(p, s, o->event);
-		if (weight)
+		if (pl_fold_weight(p, s, o, &samples, &weight))
 			fold_stack(&c, s, weight);
 	}
 	fold_ctx_release(&c);
 	return PL_OK;
+}
+
+bool pl_fold_weight(const struct pl_profile *p, uint32_t stack,
+		    const struct pl_fold_opts *o, uint64_t *samples, uint64_t *period)
+{
+	const struct pl_weight *w = pl_stack_weight(p, stack, o->event);
+
+	*samples = *period = 0;
+	if (!w)
+		return false;
+	*samples = w->samples;
+	*period = w->period;
+	if (o->peer_compat) {
+		*samples -= tail_records(p, stack, o->event);
+		*period -= tail_period(p, stack, o->event);
+	}
+	return *period != 0;
+}
+
+/* Stack by stack: a fold context that tracks where names come from and
+ * interns them into a pl_folded whose lines stay empty. */
+struct pl_fold_stacks {
+	struct fold_ctx c;
+	struct pl_folded names;
+};
+
+struct pl_fold_stacks *pl_fold_stacks_new(const struct pl_profile *p,
+					  const struct pl_fold_opts *o)
+{
+	struct pl_fold_stacks *fs = pl_xcalloc(1, sizeof(*fs));
+
+	pl_strtab_init(&fs->names.names);
+	pl_strtab_init(&fs->names.lines);
+	fold_ctx_init(&fs->c, p, o, &fs->names);
+	fs->c.track_src = true;
+	return fs;
+}
+
+size_t pl_fold_stack_names(struct pl_fold_stacks *fs, uint32_t stack,
+			   const uint32_t **names, const struct pl_fold_src **src)
+{
+	size_t len = fold_names(&fs->c, stack);
+
+	*names = fs->c.seq;
+	*src = fs->c.src;
+	return len;
+}
+
+const struct pl_strtab *pl_fold_stacks_names(const struct pl_fold_stacks *fs)
+{
+	return &fs->names.names;
+}
+
+void pl_fold_stacks_free(struct pl_fold_stacks *fs)
+{
+	if (!fs)
+		return;
+	fold_ctx_release(&fs->c);
+	pl_folded_release(&fs->names);
+	free(fs);
 }
 
 void pl_folded_release(struct pl_folded *f)

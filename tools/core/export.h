@@ -48,6 +48,29 @@ enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,
 		    const struct pl_fold_opts *o, struct pl_error *err);
 void pl_folded_release(struct pl_folded *f);
 
+/* The weight pl_fold gives `stack` under o->event (its summed period, less
+ * a dropped last record under peer_compat) and the records that make it;
+ * false when the stack adds nothing to the folded output. */
+bool pl_fold_weight(const struct pl_profile *p, uint32_t stack,
+		    const struct pl_fold_opts *o, uint64_t *samples, uint64_t *period);
+
+/* Folding stack by stack, for exports that keep stacks and frames apart
+ * (export_formats.h): the same names pl_fold gives, each with its origin. */
+struct pl_fold_src {
+	uint32_t frame;   /* profile frame id; PL_NOID for the process name */
+	uint32_t part;    /* place in the frame's "outer->inner" chain... */
+	uint32_t nparts;  /* ...of this many names (1 for most frames) */
+};
+struct pl_fold_stacks;
+struct pl_fold_stacks *pl_fold_stacks_new(const struct pl_profile *p,
+					  const struct pl_fold_opts *o);
+/* The names of `stack`, root to leaf: ids into pl_fold_stacks_names, and
+ * their origins; both borrowed until the next call.  Returns the count. */
+size_t pl_fold_stack_names(struct pl_fold_stacks *fs, uint32_t stack,
+			   const uint32_t **names, const struct pl_fold_src **src);
+const struct pl_strtab *pl_fold_stacks_names(const struct pl_fold_stacks *fs);
+void pl_fold_stacks_free(struct pl_fold_stacks *fs);
+
 /* "stack weight\n" lines, sorted. */
 enum pl_err pl_write_folded(FILE *out, const struct pl_folded *f,
 			    struct pl_error *err);

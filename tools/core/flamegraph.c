@@ -13,6 +13,10 @@
  * drawn.  Weights add up in 128 bits, so n weights of up to 2^64-1 never
  * overflow.  Pixel edges are rounded once per prefix sum, in hundredths, so
  * siblings tile their parent exactly and output is byte-deterministic.
+ *
+ * Differential mode changes only a frame's colour and title: its change is
+ * that of the stacks ending in it, which sort first in its run (a shorter
+ * prefix sorts first), so it costs O(1) per such stack.
  */
 #include "flamegraph.h"
 
@@ -24,6 +28,7 @@
 #include "util.h"
 
 typedef unsigned __int128 fg_u128;
+typedef __int128 fg_i128;
 
 #define FG_XPAD 10          /* px left and right of the graph */
 #define FG_TOP_PAD 36       /* px above the frames for the title */
@@ -38,6 +43,7 @@ struct fg_path {
 	const uint32_t *rank;   /* into fg.ranks, `depth` entries */
 	uint32_t depth;
 	uint64_t weight;
+	uint64_t before;        /* differential mode only */
 };
 
 /* One frame of the merged tree: the sorted stacks [lo, hi) share its path. */
@@ -62,6 +68,7 @@ struct fg {
 	size_t unit_len;
 	uint32_t width, fh;
 	double min_px, font, charw;
+	bool differential;
 
 	/* ranked and sorted input */
 	struct fg_path *paths;
@@ -71,6 +78,7 @@ struct fg {
 	size_t nranks;
 	fg_u128 *cum;               /* cum[i]: weight of paths[0..i) */
 	double scale;               /* px per unit of weight */
+	fg_u128 max_delta;          /* differential: largest |change|, >= 1 */
 	uint32_t max_depth;         /* deepest stack */
 
 	struct fg_level *lv;        /* walk stack, max_depth + 1 entries */
@@ -96,6 +104,7 @@ static enum pl_err fg_resolve_opts(struct fg *g, const struct pl_flame_opts *o,
 	g->width = o->width ? o->width : 1200;
 	g->fh = o->frame_height ? o->frame_height : 16;
 	g->min_px = o->min_width_px != 0 ? o->min_width_px : 0.1;
+	g->differential = o->differential != 0;
 	if (g->width < 100 || g->width > 100000)
 		return pl_fail(err, PL_ERR_USAGE, "use a width from 100 to 100000",
 			       "flame graph width '%u' is out of range", g->width);
@@ -114,7 +123,7 @@ static enum pl_err fg_resolve_opts(struct fg *g, const struct pl_flame_opts *o,
 
 /* Check every stack; report the largest id used and the total depth. */
 static enum pl_err fg_validate(const struct pl_flame_stack *stacks, size_t n,
-			       const char *const *names, size_t nnames,
+			       const char *const *names, size_t nnames, bool differential,
 			       uint32_t *max_id, size_t *total_depth,
 			       struct pl_error *err)
 {
@@ -123,7 +132,7 @@ static enum pl_err fg_validate(const struct pl_flame_stack *stacks, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const struct pl_flame_stack *s = &stacks[i];
 
-		if (s->weight == 0)
+		if (s->weight == 0 && !differential)
 			return pl_fail(err, PL_ERR_INPUT, "drop stacks with no weight",
 				       "flame graph stack %zu has weight 0", i);
 		if (s->depth && !s->names)
@@ -226,6 +235,7 @@ static void fg_build(struct fg *g, const struct pl_flame_stack *stacks,
 		g->paths[i].rank = r;
 		g->paths[i].depth = s->depth;
 		g->paths[i].weight = s->weight;
+		g->paths[i].before = g->differential ? s->before : 0;
 		for (uint32_t d = 0; d < s->depth; d++)
 			*r++ = rank_of[s->names[d]];
 		if (s->depth > g->max_depth)
@@ -238,7 +248,14 @@ static void fg_build(struct fg *g, const struct pl_flame_stack *stacks,
 	g->cum[0] = 0;
 	for (size_t i = 0; i < n; i++)
 		g->cum[i + 1] = g->cum[i] + g->paths[i].weight;
-	g->scale = n ? (double)(g->width - 2 * FG_XPAD) / (double)g->cum[n] : 0;
+	g->scale = g->cum[n] ? (double)(g->width - 2 * FG_XPAD) / (double)g->cum[n] : 0;
+	g->max_delta = 1;
+	for (size_t i = 0; i < n && g->differential; i++) {
+		const struct fg_path *p = &g->paths[i];
+		fg_u128 d = p->weight > p->before ? p->weight - p->before : p->before - p->weight;
+		if (d > g->max_delta)
+			g->max_delta = d;
+	}
 }
 
 /* ---------------------------------------------------------------- walk */
@@ -506,6 +523,49 @@ static void fg_add_fill(struct pl_buf *b, const char *name)
 	pl_buf_addc(b, ')');
 }
 
+/* flamegraph.pl's color_scale for a change of `d` out of the largest
+ * `max`: white, shading to red (grew) or blue (shrank) in proportion,
+ * truncated as Perl's int() does. */
+static void fg_add_delta_fill(struct pl_buf *b, fg_i128 d, fg_u128 max)
+{
+	fg_u128 mag = d < 0 ? (fg_u128)-d : (fg_u128)d;
+	unsigned shade = 255;
+
+	if (mag > max)
+		mag = max;
+	if (d != 0)
+		shade = (unsigned)(210 * (max - mag) / max);
+	pl_buf_adds(b, "rgb(");
+	fg_add_uint(b, d < 0 ? shade : 255);
+	pl_buf_addc(b, ',');
+	fg_add_uint(b, shade);
+	pl_buf_addc(b, ',');
+	fg_add_uint(b, d > 0 ? shade : 255);
+	pl_buf_addc(b, ')');
+}
+
+/* The change of the stacks that end in frame `f`: those first in its run. */
+static fg_i128 fg_self_delta(const struct fg *g, const struct fg_frame *f)
+{
+	fg_i128 d = 0;
+
+	for (size_t i = f->lo; i < f->hi && g->paths[i].depth == f->level; i++)
+		d += (fg_i128)g->paths[i].weight - (fg_i128)g->paths[i].before;
+	return d;
+}
+
+/* "; +1.25%": the change as a share of the total, as flamegraph.pl
+ * prints it (sprintf "%.2f", a '+' when it grew). */
+static void fg_add_delta_pct(struct pl_buf *b, fg_i128 d, fg_u128 total)
+{
+	char num[64];
+
+	snprintf(num, sizeof(num), "%.2f", 100.0 * (double)d / (double)total);
+	pl_buf_adds(b, d > 0 ? "; +" : "; ");
+	pl_buf_adds(b, num);
+	pl_buf_addc(b, '%');
+}
+
 /* ---------------------------------------------------------------- frames */
 
 /* Pixel edge of the weight offset `c`, in hundredths of a pixel.  Every edge
@@ -524,6 +584,7 @@ static void fg_emit_frame(struct fg *g, const struct fg_frame *f)
 	unsigned y = g->height - FG_BOTTOM_PAD - (f->level + 1) * g->fh;
 	long long pct100 = llround((double)w * 10000.0 / (double)g->cum[g->n]);
 	long long text_y10 = llround((y + (g->fh - 1) / 2.0 + g->font * 0.35) * 10.0);
+	fg_i128 delta = g->differential ? fg_self_delta(g, f) : 0;
 
 	pl_buf_adds(b, "<g class=\"frame\"><title>");
 	fg_add_xmls(b, name);
@@ -533,7 +594,11 @@ static void fg_emit_frame(struct fg *g, const struct fg_frame *f)
 	fg_add_xml(b, g->unit, g->unit_len);
 	pl_buf_adds(b, ", ");
 	fg_add_fixed(b, pct100, 2);
-	pl_buf_adds(b, "%)</title><rect x=\"");
+	pl_buf_addc(b, '%');
+	/* flamegraph.pl gives "all" no change */
+	if (g->differential && f->rank != FG_ROOT_RANK)
+		fg_add_delta_pct(b, delta, g->cum[g->n]);
+	pl_buf_adds(b, ")</title><rect x=\"");
 	fg_add_fixed(b, x0, 2);
 	pl_buf_adds(b, "\" y=\"");
 	fg_add_uint(b, y);
@@ -542,7 +607,10 @@ static void fg_emit_frame(struct fg *g, const struct fg_frame *f)
 	pl_buf_adds(b, "\" height=\"");
 	fg_add_uint(b, g->fh - 1);
 	pl_buf_adds(b, "\" rx=\"2\" ry=\"2\" fill=\"");
-	fg_add_fill(b, name);
+	if (g->differential)
+		fg_add_delta_fill(b, delta, g->max_delta);
+	else
+		fg_add_fill(b, name);
 	pl_buf_adds(b, "\"/><text x=\"");
 	fg_add_fixed(b, x0 + 300, 2);
 	pl_buf_adds(b, "\" y=\"");
@@ -775,7 +843,7 @@ static void fg_emit_tail(struct fg *g)
 	struct pl_buf *b = &g->buf;
 
 	pl_buf_adds(b, "</g>\n");
-	if (g->n == 0)
+	if (g->cum[g->n] == 0)
 		pl_buf_addf(b, "<text x=\"%.1f\" y=\"%u\" text-anchor=\"middle\">no samples</text>\n",
 			    g->width / 2.0, g->height - FG_BOTTOM_PAD - g->fh);
 	pl_buf_adds(b, "<script type=\"text/ecmascript\"><![CDATA[\n");
@@ -804,6 +872,7 @@ enum pl_err pl_flamegraph_write(FILE *out, const struct pl_flame_stack *stacks,
 	struct fg g;
 	uint32_t max_id;
 	size_t total_depth;
+	bool drawn;
 	enum pl_err rc;
 
 	memset(&g, 0, sizeof(g));
@@ -813,18 +882,21 @@ enum pl_err pl_flamegraph_write(FILE *out, const struct pl_flame_stack *stacks,
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "flame graph has %zu stacks but no array", n);
 	if ((rc = fg_resolve_opts(&g, opts, err)) != PL_OK)
 		return rc;
-	if ((rc = fg_validate(stacks, n, names, nnames, &max_id, &total_depth, err)) != PL_OK)
+	if ((rc = fg_validate(stacks, n, names, nnames, g.differential, &max_id,
+			       &total_depth, err)) != PL_OK)
 		return rc;
 
 	g.out = out;
 	fg_build(&g, stacks, n, names, max_id, total_depth);
 	g.lv = pl_xmalloc(((size_t)g.max_depth + 1) * sizeof(*g.lv));
-	if (n)
+	/* Nothing to draw: no stacks, or (differential) none with weight. */
+	drawn = g.cum[n] != 0;
+	if (drawn)
 		fg_walk(&g, fg_count_level);
 	g.height = FG_TOP_PAD + (g.subtitle ? FG_SUB_PAD : 0) + FG_BOTTOM_PAD +
-		   (n ? g.levels : 3) * g.fh;
+		   (drawn ? g.levels : 3) * g.fh;
 	fg_emit_head(&g);
-	if (n)
+	if (drawn)
 		fg_walk(&g, fg_emit_frame);
 	fg_emit_tail(&g);
 	fg_release(&g);

@@ -123,6 +123,44 @@ static char *command_text(const char *const *argv, const struct pl_perf_data_opt
 	return b.data;
 }
 
+/* "HEX PATH" lines of perf buildid-list. */
+static enum pl_err build_id_line(void *arg, const char *line, size_t len, struct pl_error *err)
+{
+	struct pl_profile *p = arg;
+	const char *sp = memchr(line, ' ', len);
+	size_t nhex = sp ? (size_t)(sp - line) : 0;
+
+	(void)err;
+	if (nhex < 2 || nhex > 128 || sp + 1 >= line + len || p->nbuild_ids == PL_MAX_BUILD_IDS)
+		return PL_OK;
+	for (size_t i = 0; i < nhex; i++)
+		if (!((line[i] >= '0' && line[i] <= '9') || (line[i] >= 'a' && line[i] <= 'f')))
+			return PL_OK;
+	PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
+	struct pl_build_id *b = &p->build_ids[p->nbuild_ids++];
+	b->dso = pl_intern_str(p, sp + 1, (size_t)(line + len - sp - 1));
+	memcpy(b->hex, line, nhex);
+	b->hex[nhex] = '\0';
+	return PL_OK;
+}
+
+/* The build-ids the recording holds, which let frames perf could not
+ * name be named from local binaries that are verifiably the same.  A
+ * failure here only costs that: the analysis goes on without them. */
+static void read_build_ids(struct pl_profile *p, const char *path, const struct pl_perf_data_opts *o)
+{
+	const char *argv[] = {o->perf_path, "buildid-list", "-i", path, NULL};
+	struct pl_run_opts ro = {
+		.argv = argv, .timeout_ms = o->timeout_ms, .max_stdout = 1u << 20,
+		.max_line = 4096, .nice = 5, .on_line = build_id_line, .arg = p,
+	};
+	struct pl_run_result res;
+	struct pl_error ignored;
+
+	pl_run(&ro, &res, &ignored);
+	pl_run_result_release(&res);
+}
+
 /* One run of perf script into a fresh profile (so a refused field leaves
  * nothing half-parsed behind). */
 static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const char *path,
@@ -214,5 +252,6 @@ enum pl_err pl_parse_perf_data(struct pl_profile *p, const char *path,
 	src->lines = res.stdout_lines;
 	src->records = p->records_parsed;
 	src->converted_by = command_text(argv, o);
+	read_build_ids(p, path, o);
 	return PL_OK;
 }

@@ -83,6 +83,7 @@ void pl_profile_release(struct pl_profile *p)
 	}
 	free(p->sources);
 	free(p->mappings);
+	free(p->build_ids);
 	pl_strtab_release(&p->strs);
 	pl_strtab_release(&p->thread_keys);
 	pl_strtab_release(&p->func_keys);
@@ -198,6 +199,9 @@ const char *pl_event_unit(const struct pl_profile *p, uint32_t event)
 	const struct pl_event *e = &p->events[event];
 	const char *name = pl_str(p, e->name);
 
+	/* Off-CPU folded stacks from collect_profile weigh blocked time. */
+	if (strlen(name) > 3 && strcmp(name + strlen(name) - 3, "-us") == 0)
+		return "us";
 	/* No record carried a period: the weights are sample counts. */
 	if (e->samples && e->records_without_period == e->samples && strcmp(name, "unknown") != 0)
 		return "samples";

@@ -137,6 +137,34 @@ struct pl_mapping {
 };
 #define PL_MAX_MAPPINGS (1u << 20)
 
+/* A module's build-id as the recording states it (perf buildid-list). */
+struct pl_build_id {
+	uint32_t dso;           /* string id of the path as the profile names it */
+	char hex[129];          /* lowercase hex */
+};
+#define PL_MAX_BUILD_IDS 4096
+
+/* Frames perf left "[unknown]" in user modules, and what naming them from
+ * local binaries achieved (recover.c).  Counts are of unique frames. */
+enum pl_recover_reason {
+	PL_RR_NO_BASE,          /* no mmap record verifies the load base */
+	PL_RR_NO_BUILD_ID,      /* the recording gives no build-id for the module */
+	PL_RR_NO_BINARY,        /* no local file with that build-id */
+	PL_RR_NO_SYMBOL,        /* the symbol table names nothing there */
+	PL_RR_NO_LINE,          /* no line table row confirms it */
+	PL_RR_DISAGREE,         /* symbol table and DWARF name different functions */
+	PL_RR_CONFLICT,         /* the same frame resolves differently in two processes */
+	PL_RR_COUNT
+};
+extern const char *const pl_recover_reason_names[PL_RR_COUNT];
+
+struct pl_recovery {
+	bool attempted;
+	uint64_t user_frames_unknown; /* unique unknown user frames with an address */
+	uint64_t recovered;
+	uint64_t not_recovered[PL_RR_COUNT];
+};
+
 struct pl_profile {
 	struct pl_limits limits;
 	struct pl_strtab strs;        /* every name: symbols, DSOs, comms... */
@@ -187,6 +215,9 @@ struct pl_profile {
 	struct pl_mapping *mappings;  /* in input order */
 	size_t nmappings, mappings_cap;
 	uint64_t mappings_dropped;    /* past PL_MAX_MAPPINGS */
+	struct pl_build_id *build_ids;
+	size_t nbuild_ids, build_ids_cap;
+	struct pl_recovery recovery;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);

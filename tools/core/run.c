@@ -127,9 +127,10 @@ static void kill_child(pid_t pid, bool own_group)
 
 /* Read both pipes until they close, the deadline passes, or a limit or
  * the callback stops us. */
-static enum pl_err watch(const struct pl_run_opts *o, int out_fd, int err_fd,
+static enum pl_err watch(const struct pl_run_opts *o, pid_t pid, int out_fd, int err_fd,
 			 struct pl_run_result *res, double deadline, struct pl_error *err)
 {
+	double interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0;
 	struct line_buf lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE};
 	uint64_t max_out = o->max_stdout ? o->max_stdout : (4ULL << 30);
 	size_t err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR, kept = 0;
@@ -153,6 +154,15 @@ static enum pl_err watch(const struct pl_run_opts *o, int out_fd, int err_fd,
 		}
 		if (o->cancel && *o->cancel)
 			return pl_fail(err, PL_ERR_INTERNAL, NULL, "cancelled");
+		if (interrupt_at > 0 && now_s() >= interrupt_at) {
+			kill(pid, SIGINT);
+			interrupt_at = 0;
+		}
+		if (interrupt_at > 0) {
+			int until = (int)((interrupt_at - now_s()) * 1000) + 1;
+			if (timeout < 0 || until < timeout)
+				timeout = until;
+		}
 		if (o->cancel && (timeout < 0 || timeout > 100))
 			timeout = 100;
 		if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
@@ -240,7 +250,7 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	 * (whichever call runs first wins; both fail in the sandbox). */
 	(void)setpgid(pid, pid);
 	own_group = getpgid(pid) == pid;
-	rc = watch(o, out[0], errp[0], res, deadline, err);
+	rc = watch(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

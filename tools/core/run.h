@@ -26,6 +26,8 @@ struct pl_run_opts {
 	const char *const *argv;   /* argv[0]: absolute path; NULL-terminated */
 	const char *const *env;    /* extra "K=V" entries (LC_ALL=C is always set); may be NULL */
 	uint32_t timeout_ms;       /* 0 = none */
+	uint32_t interrupt_ms;     /* send SIGINT then (perf record -p stops and
+				    * writes its file); 0 = never */
 	uint64_t max_stdout;       /* bytes; passing it is PL_ERR_LIMIT; 0 = 4 GiB */
 	size_t max_line;           /* longest stdout line; 0 = 1 MiB */
 	size_t max_stderr;         /* bytes kept; 0 = 16 KiB */

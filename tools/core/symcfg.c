@@ -29,11 +29,23 @@ const char pl_sym_cfg_help[] =
 	"  --debuginfod-timeout S       seconds per debuginfod fetch (default 10)\n"
 	"  --perf-timeout S             seconds one perf run may take (default 50)\n";
 
+/* Strings of the configuration live as long as the process; they are
+ * kept here so that leak checkers see them as reachable. */
+static char *kept[4 * PL_SYM_MAX_PATHS + 8];
+static size_t nkept;
+
+static char *keep(char *s)
+{
+	if (s && nkept < PL_ARRAY_LEN(kept))
+		kept[nkept++] = s;
+	return s;
+}
+
 static char *resolved(const char *path)
 {
 	char buf[PATH_MAX];
 
-	return realpath(path, buf) ? pl_xstrdup(buf) : NULL;
+	return realpath(path, buf) ? keep(pl_xstrdup(buf)) : NULL;
 }
 
 static bool is_executable_file(const char *path)
@@ -61,10 +73,10 @@ static int add_map(struct pl_path_map *maps, size_t *n, const char *flag, const 
 		return bad(err, flag, value, "expected FROM=TO with both sides non-empty");
 	if (*n == PL_SYM_MAX_PATHS)
 		return bad(err, flag, value, "too many (at most 32)");
-	to = resolve_to ? resolved(eq + 1) : pl_xstrdup(eq + 1);
+	to = resolve_to ? resolved(eq + 1) : keep(pl_xstrdup(eq + 1));
 	if (!to)
 		return bad(err, flag, value, "the local side does not exist");
-	from = pl_xstrndup(value, (size_t)(eq - value));
+	from = keep(pl_xstrndup(value, (size_t)(eq - value)));
 	/* A trailing '/' on FROM would stop "FROM/x" from matching. */
 	while (strlen(from) > 1 && from[strlen(from) - 1] == '/')
 		from[strlen(from) - 1] = '\0';
@@ -157,7 +169,7 @@ bool pl_sym_cfg_snapshot_kallsyms(struct pl_sym_cfg *c)
 		rmdir(dir);
 		return false;
 	}
-	c->kallsyms_path = pl_xstrdup(path);
+	c->kallsyms_path = keep(pl_xstrdup(path));
 	return true;
 }
 

@@ -1,0 +1,189 @@
+"""classify_oracle.py - recompute classify_hotspots' figures from perf script text.
+
+Usage: classify_oracle.py RULES.json PERF_SCRIPT.txt[.gz] CLASSIFY_RESULT.json...
+
+An independent implementation of the documented rule semantics
+(schemas/classify-rules.schema.json): this script parses the perf script
+text itself (not PerfLens's analysis), matches the rules' patterns with
+Python's re, and sums sample periods per event:
+  self_percent       leaf function matched
+  inclusive_percent  any frame of the stack matched (once per stack)
+  event_percent      the event belongs to a whole_event set (100)
+  samples            the event's sample count
+  unknown_leaf_percent   leaf symbol is [unknown]
+  unknown_frame_percent  any frame's symbol is [unknown]
+  truncated_stack_percent  one frame that is not a root, or a root frame
+                           [unknown] in [unknown]
+Every rule of every event in the results (candidates and below-threshold
+quiet rules) is compared, within 0.001 points; a candidate must pass its
+threshold and a quiet rule must not.  Prints one line per mismatch and
+exits 1 on any; prints "checked N figures" and exits 0 otherwise.
+"""
+import gzip
+import json
+import re
+import sys
+
+FRAME = re.compile(r"^\s*([0-9a-fA-F]+)\s+(.*)$")
+USER_MAPS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[anon", "[uprobes]",
+             "[vectors]", "[sigpage]")
+
+
+def kind_of(dso):
+    """The frame kind, as perf names DSOs (see profile.h)."""
+    if not dso:
+        return "unknown"
+    if dso.endswith("vmlinux"):
+        return "kernel"
+    if dso.startswith("/tmp/perf-") and dso.endswith(".map"):
+        return "jit"
+    if dso.startswith("["):
+        if dso.startswith("[JIT"):
+            return "jit"
+        if dso == "[unknown]":
+            return "unknown"
+        if dso.startswith(USER_MAPS):
+            return "user"
+        return "kernel"
+    return "user"
+
+
+def parse_frame(rest):
+    """'sym+0x1f (dso)' -> (sym, dso); a frame without a name is [unknown]."""
+    sym, dso = rest, None
+    if rest.endswith(")") and (rest.startswith("(") or " (" in rest):
+        cut = rest.rindex("(")
+        sym, dso = rest[:cut], rest[cut + 1:-1]
+    sym = re.sub(r"\+0x[0-9a-fA-F]+$", "", sym.strip())
+    return sym or "[unknown]", dso
+
+
+def parse_header(line):
+    """(event, period) of a sample header `comm [pid/]tid [time:] [period]
+    event:`; the period is read only after a time (else 1); None for lines
+    that are not headers."""
+    toks = line.split()
+    for i in range(len(toks) - 1, 0, -1):
+        t = toks[i]
+        if t.endswith(":") and not re.match(r"^[0-9.]+:$", t):
+            prev = toks[i - 1]
+            if prev.isdigit() and i >= 2 and re.match(r"^[0-9.]+:$", toks[i - 2]):
+                return t[:-1], int(prev)
+            return t[:-1], 1
+    return None
+
+
+def read_samples(path):
+    """[(event, period, [(sym, dso), ...] root first)]."""
+    samples, cur = [], None
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if not line.strip():
+                if cur:
+                    samples.append(cur)
+                cur = None
+                continue
+            if line.startswith("#"):
+                continue
+            m = FRAME.match(line) if cur is not None else None
+            if m and (line[0] in " \t" or line.endswith(")")):
+                cur[2].append(parse_frame(m.group(2)))
+                continue
+            hdr = parse_header(line)
+            if hdr:
+                if cur:
+                    samples.append(cur)
+                cur = (hdr[0], hdr[1], [])
+    if cur:
+        samples.append(cur)
+    return [(e, p, list(reversed(fr))) for e, p, fr in samples if fr]
+
+
+def matcher_hits(m, sym, dso, kind):
+    if "kinds" in m and kind not in m["kinds"]:
+        return False
+    if "symbol" in m and not re.search(m["symbol"], sym):
+        return False
+    return "dso" not in m or (dso is not None and re.search(m["dso"], dso))
+
+
+def func_matches(rule, sym, dso):
+    kind = kind_of(dso)
+    return any(matcher_hits(m, sym, dso, kind) for m in rule["match"]["functions"])
+
+
+def expected(rules, rule, event, samples):
+    """The rule's figure on `event`: (name, value) or None if not applicable."""
+    sets = rules["event_sets"]
+    match = rule["match"]
+    in_set = lambda names: any(re.search(sets[n]["pattern"], event) for n in names)
+    if "metric" not in match and in_set(match.get("whole_event", [])):
+        return "event_percent", 100.0
+    evs = [(p, fr) for e, p, fr in samples if e == event]
+    total = sum(p for p, _ in evs)
+    pct = lambda w: round(w * 100.0 / total * 1e4) / 1e4 if total else 0.0
+    metric = match.get("metric")
+    if metric == "samples":
+        return "samples", float(len(evs))
+    if metric == "unknown_leaf_percent":
+        return metric, pct(sum(p for p, fr in evs if fr[-1][0] == "[unknown]"))
+    if metric == "unknown_frame_percent":
+        return metric, pct(sum(p for p, fr in evs if any(s == "[unknown]" for s, _ in fr)))
+    if metric == "truncated_stack_percent":
+        def cut(fr):
+            if len(fr) == 1 and not re.search(match["roots"], fr[0][0]):
+                return True
+            return fr[0][0] == "[unknown]" and fr[0][1] in (None, "[unknown]")
+        return metric, pct(sum(p for p, fr in evs if cut(fr)))
+    cache = {}
+
+    def hit(frame):
+        if frame not in cache:
+            cache[frame] = func_matches(rule, *frame)
+        return cache[frame]
+    if match["weight"] == "self":
+        return "self_percent", pct(sum(p for p, fr in evs if hit(fr[-1])))
+    return "inclusive_percent", pct(sum(p for p, fr in evs if any(hit(f) for f in fr)))
+
+
+def main():
+    rules = json.load(open(sys.argv[1]))
+    by_id = {r["id"]: r for r in rules["rules"]}
+    samples = read_samples(sys.argv[2])
+    bad = checked = 0
+    for path in sys.argv[3:]:
+        res = json.load(open(path))
+        for c in res["candidates"]:
+            rule = by_id[c["rule"]["id"]]
+            name, value = expected(rules, rule, c["event"], samples)
+            fig = c["figure"]
+            checked += 1
+            if name != fig["name"] or abs(value - fig["value"]) > 1e-3:
+                bad += 1
+                print("%s: %s on %s: PerfLens %s %.4f, oracle %s %.4f" % (
+                    path, rule["id"], c["event"], fig["name"], fig["value"], name, value))
+            passes = value < fig["threshold"] if fig["op"] == "below" else value >= fig["threshold"]
+            if not passes:
+                bad += 1
+                print("%s: %s fired on %s below its threshold" % (path, rule["id"], c["event"]))
+        for q in res["quiet"]:
+            if q["outcome"] != "below_threshold":
+                continue
+            rule = by_id[q["rule"]]
+            name, value = expected(rules, rule, q["event"], samples)
+            checked += 1
+            if abs(value - q["value"]) > 1e-3:
+                bad += 1
+                print("%s: quiet %s on %s: PerfLens %.4f, oracle %.4f" % (
+                    path, rule["id"], q["event"], q["value"], value))
+            fires = value < q["threshold"] if q["op"] == "below" else value >= q["threshold"] and value > 0
+            if fires:
+                bad += 1
+                print("%s: %s stayed quiet on %s though it passes its threshold" % (path, rule["id"], q["event"]))
+    print("checked %d figures" % checked)
+    sys.exit(1 if bad else 0)
+
+
+main()

@@ -1,0 +1,70 @@
+"""mcp_collect.py - collect_profile through perflens-mcp's sandboxed worker.
+
+Run by test_collect.sh with HERE, BUILD_DIR, WORK and HANG set: record,
+stat and off_cpu of the test's workloads, the capabilities probe, then a
+hanging target (HANG, which starts `sleep 419`) that must be killed at its
+2 s timeout together with perf, leaving no process and no staging folder.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *  # noqa: E402,F401,F403
+
+build, work, hang = os.environ["BUILD_DIR"], os.environ["WORK"], os.environ["HANG"]
+P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art-col",
+           "--allow-writes", "--allow-process-execution", "--allow-collection"], "collect")
+s.initialize()
+
+
+def collect(args, timeout=120):
+    r = s.call("collect_profile", dict(args, authorization=P), timeout=timeout)["result"]
+    return r, r.get("structuredContent") or {}
+
+
+def cmdline(pid):
+    try:
+        return open("/proc/%d/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+r, sc = collect({"mode": "record", "executable": work + "/bin/fib"})
+ok1 = not r.get("isError") and any(f["name"] == "perf.data" and f["bytes"] > 0 for f in sc.get("files", []))
+check("collect MCP: record in the sandboxed worker writes perf.data", ok1, short(r))
+if ok1:
+    a = s.call("analyze_profile", {"path": sc["folder"] + "/perf.data"}, timeout=60)["result"]
+    tops = [h["symbol"] for e in (a.get("structuredContent") or {}).get("events", []) for h in e["top_hotspots"]]
+    check("collect MCP: the collected perf.data analyzes; leaf_work and fib lead",
+          set(tops[:2]) == {"leaf_work", "fib"}, short(a))
+
+r, sc = collect({"mode": "stat", "executable": work + "/bin/fib", "events": ["task-clock"]})
+check("collect MCP: stat in the sandboxed worker", not r.get("isError") and sc.get("files"), short(r))
+
+r, sc = collect({"mode": "off_cpu", "executable": work + "/bin/blk"})
+us = 0
+if not r.get("isError"):
+    us = sum(int(line.rsplit(" ", 1)[1]) for line in open(sc["folder"] + "/offcpu.folded") if "[state S]" in line)
+check("collect MCP: off_cpu in the sandboxed worker, %d us blocked (the workload blocks ~250 ms)" % us,
+      not r.get("isError") and 200e3 <= us <= 1000e3, short(r))
+
+c = s.call("inspect_collection_capabilities", {}, timeout=120)["result"]
+cs = c.get("structuredContent") or {}
+cpu = [e for e in cs.get("events", []) if e["event"] == "cpu-clock"]
+check("collect MCP: capabilities probed in the worker: cpu-clock counts and records, fp gives real chains",
+      cpu and cpu[0]["count"] == "counted" and cpu[0]["record"] == "works" and
+      any(g["mode"] == "fp" and g["status"] == "real_chains" for g in cs.get("call_graphs", [])), short(c))
+
+t0 = time.time()
+r, sc = collect({"mode": "record", "executable": hang, "timeout_seconds": 2}, timeout=60)
+took = time.time() - t0
+time.sleep(0.5)
+left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep 419 "]
+staging = [n for n in os.listdir(work + "/art-col/collections") if n.startswith(".staging")]
+check("collect MCP: a hanging target is killed at 2 s with perf (%.1f s), no orphan, nothing kept" % took,
+      r.get("isError") and took < 15 and not left and not staging,
+      "%s left=%s staging=%s" % (short(r), left, staging))
+check("collect MCP: the server keeps serving", s.ping_ms() is not None)
+s.close()

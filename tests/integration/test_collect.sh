@@ -1,0 +1,256 @@
+# test_collect.sh - authorized collection with real perf on this kernel.
+#
+# Gates first: every missing gate is refused, naming it, with nothing run
+# and nothing written (CLI and MCP).  Then real collections through the
+# CLI: record (checked against perf report on the perf.data collected),
+# stat (checked against the CSV perf wrote), off-CPU of a workload that
+# sleeps and blocks on a pipe (blocked microseconds within bounds set by
+# the workload's own sleeps), sched and lock runs, a pid attach, and a
+# timeout that must kill perf and the workload it started, leaving no
+# process and no staging folder behind.
+. tests/integration/lib.sh
+name="collect"
+here="$REPO/tests/integration"
+P=I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING
+PP=I_EXPLICITLY_AUTHORIZE_PID_ATTACH
+oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
+jget() {
+	/usr/bin/python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1" "$2"
+}
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+mkdir -p "$WORK/bin" "$WORK/art"
+gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/bin/fib" "$REPO/tests/workloads/fib.c" 2>"$WORK/err" ||
+	notok "$name: gcc failed: $(oneline "$WORK/err")"
+cat >"$WORK/blk.c" <<'EOF'
+/* Blocks on a pipe for ~100 ms (a child writes every 20 ms), then sleeps
+ * 50 ms; the child sleeps 5 x 20 ms. */
+#include <time.h>
+#include <unistd.h>
+static void nap(long ms) { struct timespec t = {0, ms * 1000000L}; nanosleep(&t, 0); }
+int main(void)
+{
+	int p[2];
+	char c;
+	if (pipe(p) < 0)
+		return 1;
+	if (fork() == 0) {
+		for (int i = 0; i < 5; i++) {
+			nap(20);
+			if (write(p[1], "x", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 5; i++)
+		if (read(p[0], &c, 1) != 1)
+			return 1;
+	nap(50);
+	return 0;
+}
+EOF
+gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/bin/blk" "$WORK/blk.c" 2>"$WORK/err" ||
+	notok "$name: gcc blk failed: $(oneline "$WORK/err")"
+
+# ------------------------------------------------------------- gates
+collect() { "$PERFLENS" collect --artifact-root "$WORK/art" "$@" >"$WORK/out.json" 2>"$WORK/err"; }
+refused() { # WHAT WANT_TEXT ARGS...: exit 5 naming WANT_TEXT, nothing written
+	what=$1 want=$2
+	shift 2
+	collect "$@"
+	rc=$?
+	if [ $rc -eq 5 ] && grep -q -- "$want" "$WORK/err" && [ ! -d "$WORK/art/collections" ]; then
+		ok "$name gate: $what is refused naming $want, nothing written"
+	else
+		notok "$name gate: $what: exit $rc, $(oneline "$WORK/err"), collections: $(ls "$WORK/art" 2>&1)"
+	fi
+}
+refused "no --authorize-target" "--authorize-target" --executable "$WORK/bin/fib"
+refused "a wrong phrase" "$P" --executable "$WORK/bin/fib" --authorize-target yes
+refused "a pid without --allow-pid-attach" "--allow-pid-attach" --pid $$ --duration-seconds 1 --authorize-target $P
+refused "a pid without its phrase" "$PP" --pid $$ --duration-seconds 1 --authorize-target $P --allow-pid-attach
+collect --pid $$ --authorize-target $P --allow-pid-attach --pid-authorization $PP
+[ $? -eq 2 ] && grep -q duration_seconds "$WORK/err" && ok "$name gate: a pid without duration_seconds is a usage error" ||
+	notok "$name gate: pid without duration: $(oneline "$WORK/err")"
+
+# The same gates over MCP, in the sandboxed server.
+cat >"$WORK/gates.py" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *
+build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
+exe = work + "/bin/fib"
+P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+def server(flags, tag):
+    s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art-mcp"] + flags, tag)
+    s.initialize()
+    return s
+cases = [
+    ([], {"executable": exe, "authorization": P}, "--allow-collection"),
+    (["--allow-collection", "--allow-process-execution"], {"executable": exe, "authorization": P}, "--allow-writes"),
+    (["--allow-collection", "--allow-writes"], {"executable": exe, "authorization": P}, "--allow-process-execution"),
+    (["--allow-collection", "--allow-writes", "--allow-process-execution"], {"executable": exe}, "authorization"),
+    (["--allow-collection", "--allow-writes", "--allow-process-execution"],
+     {"pid": os.getpid(), "duration_seconds": 1, "authorization": P}, "--allow-pid-attach"),
+]
+for flags, args, want in cases:
+    s = server(flags, "gate")
+    r = s.call("collect_profile", args)["result"]
+    text = r["content"][0]["text"]
+    written = os.path.isdir(work + "/art-mcp/collections")
+    check("collect MCP gate: missing %s is refused naming it, nothing written" % want,
+          r.get("isError") and want in text and not written, short(text))
+    s.close()
+EOF
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$WORK/gates.py"
+
+# ------------------------------------------------------------ record
+if collect --mode record --executable "$WORK/bin/fib" --authorize-target $P; then
+	folder=$(jget "$WORK/out.json" folder)
+	data="$folder/perf.data"
+	perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0 >"$WORK/self" 2>/dev/null
+	perf report -i "$data" --stdio --children --sort sym -g none --percent-limit 0 >"$WORK/children" 2>/dev/null
+	summary=$("$PERFLENS" analyze --path "$data" --artifact-root "$WORK/art" 2>"$WORK/err" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["artifact"]["summary_path"])')
+	if [ -n "$summary" ] && /usr/bin/python3 "$here/compare_perf_report.py" "$summary" "$WORK/self" "$WORK/children" >"$WORK/cmp" 2>&1; then
+		ok "$name record: the collected perf.data analyzes, hotspots agree with perf report on it"
+	else
+		notok "$name record: $(oneline "$WORK/err") $(grep -v '^ok' "$WORK/cmp" | oneline /dev/stdin)"
+	fi
+	if /usr/bin/python3 "$here/validate_json.py" "$REPO/schemas/tools/collect_profile.json:outputSchema" "$WORK/out.json" >"$WORK/v" 2>&1 &&
+		[ "$(jget "$WORK/out.json" metadata.mode)" = record ] && grep -q '"perf version' "$folder/metadata.json"; then
+		ok "$name record: result validates; metadata.json holds the command, perf version and kernel"
+	else
+		notok "$name record: $(oneline "$WORK/v")"
+	fi
+else
+	notok "$name record: $(oneline "$WORK/err")"
+fi
+
+# -------------------------------------------------------------- stat
+if collect --mode stat --repeat 3 --events task-clock --events page-faults --executable "$WORK/bin/fib" --authorize-target $P; then
+	csv="$(jget "$WORK/out.json" folder)/stat.csv"
+	"$PERFLENS" stat --input "$csv" --input-format perf_stat --artifact-root "$WORK/art" >"$WORK/stat.json" 2>"$WORK/err"
+	if /usr/bin/python3 - "$csv" "$WORK/stat.json" <<'EOF'
+import json, sys
+csv, res = sys.argv[1:3]
+theirs = {}
+for line in open(csv):
+    f = line.strip().split(",")
+    if len(f) > 3 and not line.startswith("#"):
+        theirs[f[2]] = float(f[0])
+ours = {c["event"]: c["value"] for b in json.load(open(res))["blocks"] for c in b["counters"]}
+bad = [e for e in theirs if abs(ours.get(e, -1) - theirs[e]) > 1e-6 * max(1, theirs[e])]
+sys.exit(1 if bad or not theirs else 0)
+EOF
+	then
+		ok "$name stat: repeated perf stat counters read back equal to the CSV perf wrote"
+	else
+		notok "$name stat: $(oneline "$WORK/err") $(head -c 300 "$WORK/stat.json")"
+	fi
+else
+	notok "$name stat: $(oneline "$WORK/err")"
+fi
+
+# ----------------------------------------------------------- off-CPU
+if collect --mode off_cpu --executable "$WORK/bin/blk" --authorize-target $P; then
+	folded="$(jget "$WORK/out.json" folder)/offcpu.folded"
+	if /usr/bin/python3 - "$folded" <<'EOF'
+import sys
+read = sleep = 0
+for line in open(sys.argv[1]):
+    stack, us = line.rsplit(" ", 1)
+    if "pipe_read" in stack and "[state S]" in stack: read += int(us)
+    if "nanosleep" in stack and "[state S]" in stack: sleep += int(us)
+# The parent blocks ~100 ms on the pipe; parent and child sleep 50 + 100 ms.
+ok = 80e3 <= read <= 400e3 and 130e3 <= sleep <= 600e3
+print("read=%d us sleep=%d us" % (read, sleep))
+sys.exit(0 if ok else 1)
+EOF
+	then
+		ok "$name off_cpu: pipe-read and nanosleep stacks carry plausible blocked microseconds ($(/usr/bin/python3 - "$folded" <<'EOF'
+import sys
+print(sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1])), "us in all")
+EOF
+))"
+	else
+		notok "$name off_cpu: $(oneline "$folded")"
+	fi
+	"$PERFLENS" analyze --path "$folded" --input-format folded --folded-event off-cpu-us --artifact-root "$WORK/art" \
+		>"$WORK/off.json" 2>"$WORK/err"
+	[ "$(jget "$WORK/off.json" events.0.unit)" = us ] && ok "$name off_cpu: the folded file analyzes with unit us" ||
+		notok "$name off_cpu: analyze: $(oneline "$WORK/err") $(head -c 200 "$WORK/off.json")"
+else
+	notok "$name off_cpu: $(oneline "$WORK/err")"
+fi
+
+# ------------------------------------------------------ sched and lock
+if collect --mode sched --executable "$WORK/bin/blk" --authorize-target $P &&
+	grep -q "blk\[" "$(jget "$WORK/out.json" folder)/timehist.txt"; then
+	ok "$name sched: perf sched timehist names the workload's tasks"
+else
+	notok "$name sched: $(oneline "$WORK/err")"
+fi
+if collect --mode lock --executable "$WORK/bin/blk" --authorize-target $P; then
+	ok "$name lock: perf lock ran; its report is kept ($(jget "$WORK/out.json" files.1.name 2>/dev/null))"
+else
+	grep -q "perf lock" "$WORK/err" && ok "$name lock: unsupported here, said plainly: $(oneline "$WORK/err")" ||
+		notok "$name lock: $(oneline "$WORK/err")"
+fi
+
+# --------------------------------------------------------- pid attach
+"$WORK/bin/fib" >/dev/null &
+spin=$!
+if collect --mode record --pid $spin --duration-seconds 1 --authorize-target $P --allow-pid-attach --pid-authorization $PP; then
+	n=$(perf script -i "$(jget "$WORK/out.json" folder)/perf.data" -F pid 2>/dev/null | grep -c "^ *$spin *$")
+	[ "$n" -gt 0 ] && ok "$name pid: 1 s attached to a running pid: $n samples of it" ||
+		notok "$name pid: no samples of $spin"
+else
+	notok "$name pid: $(oneline "$WORK/err")"
+fi
+kill $spin 2>/dev/null
+wait $spin 2>/dev/null
+
+# ------------------------------------------------------------ timeout
+marker="perflens-collect-hang-$$"
+cat >"$WORK/hang.c" <<'EOF'
+#include <unistd.h>
+int main(void)
+{
+	char *const argv[] = {"sleep", "419", 0};
+	if (fork() == 0)
+		execv("/bin/sleep", argv);
+	for (;;)
+		sleep(1);
+}
+EOF
+gcc -o "$WORK/bin/$marker" "$WORK/hang.c" 2>/dev/null
+before=$(ls -A "$WORK/art/collections" | wc -l)
+start=$(date +%s)
+collect --mode record --executable "$WORK/bin/$marker" --timeout-seconds 2 --authorize-target $P
+rc=$? took=$(($(date +%s) - start))
+sleep 0.5
+left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep 419" | wc -l)))
+after=$(ls -A "$WORK/art/collections" | wc -l)
+if [ $rc -eq 6 ] && [ "$took" -le 8 ] && [ "$left" -eq 0 ] && [ "$after" -eq "$before" ]; then
+	ok "$name timeout: perf and the workload it started are killed at 2 s (exit 6), no orphan, nothing kept"
+else
+	notok "$name timeout: exit $rc after ${took}s, $left processes left, collections $before -> $after: $(oneline "$WORK/err")"
+fi
+# The same collections in perflens-mcp's sandboxed worker.
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/bin/$marker" \
+	/usr/bin/python3 "$here/mcp_collect.py"
+for p in $(pgrep -f "$marker"); do kill "$p" 2>/dev/null; done
+for p in $(pgrep -fx "sleep 419"); do kill "$p" 2>/dev/null; done
+exit 0

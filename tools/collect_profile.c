@@ -1,0 +1,108 @@
+/* collect_profile.c - the collect_profile tool: the gates, then collect.c.
+ *
+ * Gates are checked in a fixed order before anything runs, and the first
+ * one closed is the error: its message names the gate and its hint says
+ * how to open it (which startup flag, which argument and its exact
+ * phrase).  Nothing is run and nothing is written while one is closed.
+ */
+#include "registry.h"
+#include "collect.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+static enum pl_err gate(struct pl_error *err, const char *what, const char *how)
+{
+	return pl_fail(err, PL_ERR_PATH, how, "collection refused: %s", what);
+}
+
+static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pid_mode,
+			       struct pl_error *err)
+{
+	const char *auth = json_string_value(json_object_get(args, "authorization"));
+	const char *pid_auth = json_string_value(json_object_get(args, "pid_authorization"));
+
+	if (!ctx->allow_collection)
+		return gate(err, "collection is not enabled (the server was not started with --allow-collection)",
+			    "restart perflens-mcp with --allow-collection --allow-writes --allow-process-execution --artifact-root DIR; the CLI needs --authorize-target " PL_COLLECT_PHRASE);
+	if (!ctx->allow_writes || !ctx->artifact_root)
+		return gate(err, "the server was not started with --allow-writes",
+			    "restart perflens-mcp with --allow-writes --artifact-root DIR");
+	if (!ctx->allow_process_execution)
+		return gate(err, "the server was not started with --allow-process-execution",
+			    "restart perflens-mcp with --allow-process-execution");
+	if (!ctx->sym.perf_path)
+		return pl_fail(err, PL_ERR_UNSUPPORTED, "install linux-perf or pass --perf-path FILE",
+			       "collection refused: no perf was found");
+	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
+		return gate(err, "the call lacks authorization=\"" PL_COLLECT_PHRASE "\"",
+			    "pass authorization=\"" PL_COLLECT_PHRASE "\" (CLI: --authorize-target " PL_COLLECT_PHRASE ") if you are authorized to profile this target");
+	if (!pid_mode)
+		return PL_OK;
+	if (!ctx->allow_pid_attach)
+		return gate(err, "attaching to a pid needs --allow-pid-attach at server start",
+			    "restart perflens-mcp with --allow-pid-attach, or start the program with executable=");
+	if (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0)
+		return gate(err, "the call lacks pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"",
+			    "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\" if you are authorized to attach to this process");
+	if (!json_object_get(args, "duration_seconds"))
+		return pl_fail(err, PL_ERR_USAGE, "pass duration_seconds (1 to 300)",
+			       "attaching to a pid needs a bounded duration_seconds");
+	return PL_OK;
+}
+
+/* The request from the arguments; the executable must be a regular
+ * executable file under an allowed root. */
+static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct pl_collect_req *r,
+				char *exe, size_t cap, struct pl_error *err)
+{
+	const char *path = json_string_value(json_object_get(args, "executable"));
+	json_t *v;
+	size_t i;
+	enum pl_err rc;
+
+	memset(r, 0, sizeof(*r));
+	pl_collect_mode_from_name(json_string_value(json_object_get(args, "mode")), &r->mode);
+	if (path) {
+		if ((rc = tool_resolve_input(ctx, path, exe, cap, err)))
+			return rc;
+		if (access(exe, X_OK) != 0)
+			return pl_fail(err, PL_ERR_INPUT, "pass an executable file", "'%s' is not executable", path);
+		r->executable = exe;
+	}
+	json_array_foreach(json_object_get(args, "arguments"), i, v)
+		r->args[r->nargs++] = json_string_value(v);
+	json_array_foreach(json_object_get(args, "events"), i, v)
+		r->events[r->nevents++] = json_string_value(v);
+	r->pid = json_integer_value(json_object_get(args, "pid"));
+	r->duration_ms = (uint32_t)json_integer_value(json_object_get(args, "duration_seconds")) * 1000;
+	r->frequency_hz = (uint32_t)json_integer_value(json_object_get(args, "frequency_hz"));
+	r->call_graph = json_string_value(json_object_get(args, "call_graph"));
+	r->repeat = (uint32_t)json_integer_value(json_object_get(args, "repeat"));
+	r->timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "timeout_seconds")) * 1000;
+	r->name = json_string_value(json_object_get(args, "name"));
+	if (r->pid > 0 && r->duration_ms >= r->timeout_ms)
+		return pl_fail(err, PL_ERR_USAGE, "make timeout_seconds larger than duration_seconds",
+			       "duration_seconds must be below timeout_seconds");
+	return PL_OK;
+}
+
+enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_t **result,
+				 struct pl_error *err)
+{
+	bool has_exe = json_object_get(args, "executable") != NULL;
+	bool has_pid = json_object_get(args, "pid") != NULL;
+	struct pl_collect_env env = {ctx->sym.perf_path, ctx->artifact_root, ctx->sym.kallsyms_path, NULL};
+	struct pl_collect_req r;
+	char exe[PATH_MAX];
+	enum pl_err rc;
+
+	if (has_exe == has_pid)
+		return pl_fail(err, PL_ERR_USAGE, "pass executable (and arguments) or pid with duration_seconds",
+			       "collect_profile takes exactly one of executable and pid");
+	if ((rc = check_gates(ctx, args, has_pid, err)) ||
+	    (rc = make_request(ctx, args, &r, exe, sizeof(exe), err)))
+		return rc;
+	return pl_collect(&env, &r, result, err);
+}

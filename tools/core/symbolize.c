@@ -1,0 +1,1151 @@
+/* symbolize.c - the libdw symbolizer (see symbolize.h).
+ *
+ * Each module is its own Dwfl session holding one file reported with
+ * dwfl_report_elf(..., base 0, add_p_vaddr true), so the bias is 0 for
+ * every ELF type and module offsets are the file's virtual addresses.
+ * Debug files are found by our own find_debuginfo callback (elfinfo.c's
+ * verified search, then our debuginfod client), never by libdwfl's
+ * standard one, so a lookup reads only what the configuration allows.
+ *
+ * Function names: at the first lookup a module's symbols (what
+ * dwfl_module_getsym_info lists) are copied into a table sorted by
+ * address, with running maxima of symbol ends so that the symbols
+ * covering an offset are found by a short backward scan.  Among them
+ * dwfl_module_addrinfo's own preference is replayed (globals first, then
+ * the closest start, then binding and size, in symbol-table order), so
+ * answers equal `eu-addr2line -S`.  The rare cases that depend on sizeless
+ * labels are left to dwfl_module_addrinfo itself (linear, exact).
+ * Source lines come from dwfl_module_getsrc; inline chains from the
+ * concrete DIE scopes holding the offset (dwscopes.c), named as
+ * eu-addr2line -f -i names them.
+ *
+ * Answers live in fixed blocks that never move, keyed by (module,
+ * offset) in an open-addressing table; names are interned, bounded at
+ * PL_SYM_MAX_NAME bytes.
+ */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dwscopes.h"
+#include "util.h"
+
+#define SCAN_MAX 4096          /* symbols looked at per lookup before falling back */
+#define CANDIDATES_MAX 64      /* covering symbols replayed per lookup */
+#define ANSWER_BLOCK 1024
+#define INLINE_BLOCK 4096
+#define SCOPE_DEPTH_MAX 256    /* DIE nesting followed below a CU */
+
+struct sym_entry {
+	uint64_t value, size;
+	const char *name;          /* in the ELF's string table (lives with the module) */
+	int index;                 /* dwfl symbol index: libdwfl's tie order */
+	uint8_t bind;              /* binding_value(): 3 global, 2 weak, 1 local, 0 other */
+	bool global;               /* in libdwfl's first (global) search phase */
+};
+
+struct exec_range {
+	uint64_t start, end;
+};
+
+struct pl_sym_module {
+	struct pl_symbolizer *owner;
+	uint32_t id;
+	char *path;                    /* real path, or where a fetched file came from */
+	char build_id[PL_BUILD_ID_HEX_MAX];
+	bool debug_only;               /* the file is itself a separate debug file */
+	enum pl_debug_source opened_via; /* how a build-id open found it */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+
+	bool prepared;
+	bool debug_searched;           /* find_debuginfo ran once */
+	bool has_dwarf;
+	enum pl_debug_source debug_source;
+	char *debug_path;
+	struct pl_buf tried;           /* debug candidates refused, for reasons */
+	char *debuginfod_error;
+
+	struct sym_entry *syms;        /* sorted by value, then index */
+	size_t nsyms;
+	uint64_t *maxend;              /* max(value + size) over syms[0..i] */
+	uint64_t *maxend_global;       /* the same over global syms only */
+	uint64_t *last_sizeless;       /* value of the last sizeless sym in [0..i], or
+					* UINT64_MAX when none */
+	struct exec_range *exec;
+	size_t nexec;
+	struct pl_dw_scopes *scopes;   /* CU scope index, for inline chains */
+};
+
+struct answer_rec {
+	struct pl_sym_answer pub;
+	bool dwarf_done;               /* DWARF scopes looked at (want_inlines) */
+};
+
+struct cache_slot {
+	uint64_t offset;
+	uint32_t module;
+	uint32_t answer1;              /* answer index + 1; 0 = empty */
+};
+
+struct binary_id {
+	bool read;
+	char build_id[PL_BUILD_ID_HEX_MAX];
+};
+
+struct pl_symbolizer {
+	const struct pl_sym_cfg *cfg;
+	const struct pl_debuginfod *dbg;
+	struct pl_sym_module *modules[PL_SYM_MAX_MODULES];
+	size_t nmodules;
+	struct binary_id binaries[PL_SYM_MAX_PATHS];
+
+	struct answer_rec **ablocks;
+	size_t nablocks, ablocks_cap, nanswers;
+	struct pl_sym_inline **iblocks;
+	size_t niblocks, iblocks_cap, iused;  /* iused: slots used in the last block */
+
+	struct cache_slot *slots;
+	size_t nslots;                 /* power of two; load <= 1/2 */
+	struct pl_strtab strings;
+	struct pl_sym_stats stats;
+};
+
+/* ------------------------------------------------------------ strings */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] && s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Interned copy of `str`, cut at PL_SYM_MAX_NAME bytes (*cut set then);
+ * bytes that are not UTF-8 become U+FFFD (ELF names are bytes, answers
+ * end up in JSON) and are counted. */
+static const char *intern(struct pl_symbolizer *s, const char *str, bool *cut)
+{
+	const unsigned char *u = (const unsigned char *)str;
+	struct pl_buf b = {0};
+	const char *r;
+	size_t n, i;
+
+	if (!str)
+		return NULL;
+	n = strnlen(str, PL_SYM_MAX_NAME + 1);
+	if (n > PL_SYM_MAX_NAME) {
+		n = PL_SYM_MAX_NAME;
+		*cut = true;
+	}
+	for (i = 0; i < n && u[i] < 0x80; i++)
+		;
+	if (i == n)
+		return pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, str, n));
+	for (i = 0; i < n;) {
+		size_t len = utf8_len(u + i, n - i);
+		if (len) {
+			pl_buf_add(&b, str + i, len);
+			i += len;
+		} else if (i + 4 > n && *cut) {
+			break;  /* a character cut by the size bound */
+		} else {
+			pl_buf_add(&b, "\xef\xbf\xbd", 3);
+			s->stats.names_repaired++;
+			i++;
+		}
+	}
+	r = pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, b.data ? b.data : "", b.len));
+	pl_buf_release(&b);
+	return r;
+}
+
+static const char *internf(struct pl_symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *internf(struct pl_symbolizer *s, const char *fmt, ...)
+{
+	char buf[PL_SYM_MAX_NAME + 1];
+	bool cut = false;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return intern(s, buf, &cut);
+}
+
+/* ------------------------------------------------------ debug files */
+
+static void set_debug(struct pl_sym_module *m, enum pl_debug_source src, const char *path)
+{
+	m->debug_source = src;
+	free(m->debug_path);
+	m->debug_path = path ? pl_xstrdup(path) : NULL;
+}
+
+/* Ask debuginfod for `kind` of `build_id`; the descriptor or -1 (the
+ * error is kept in *why). */
+static int fetch_debuginfod(const struct pl_symbolizer *s, const char *build_id, const char *kind,
+			    char *source, size_t cap, char **why)
+{
+	struct pl_elf_facts f;
+	struct pl_error e;
+	int fd = -1;
+
+	if (!s->dbg || !s->dbg->urls || !*s->dbg->urls || !*build_id)
+		return -1;
+	if (pl_debuginfod_fetch(s->dbg, build_id, kind, &fd, source, cap, &e) != PL_OK) {
+		if (why) {
+			free(*why);
+			*why = pl_xstrdup(e.text);
+		}
+		return -1;
+	}
+	/* A server's answer is checked like a local candidate. */
+	if (pl_elf_read_facts_fd(fd, source, &f, &e) || strcmp(f.build_id, build_id) != 0) {
+		close(fd);
+		if (why) {
+			free(*why);
+			*why = pl_xstrdup("the debuginfod answer is not an ELF file with that build-id");
+		}
+		return -1;
+	}
+	return fd;
+}
+
+/* libdwfl asks this when the main file lacks DWARF or a symbol table. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct pl_sym_module *m = *userdata;
+	struct pl_symbolizer *s = m->owner;
+	char found[PATH_MAX];
+	enum pl_debug_source src;
+	int fd;
+
+	(void)mod, (void)modname, (void)base;
+	/* libdwfl asks again for the symbol table after a failed DWARF search:
+	 * one search (and one debuginfod fetch) per module is enough. */
+	if (m->debug_only || !file_name || m->debug_searched)
+		return -1;
+	m->debug_searched = true;
+	src = pl_elf_find_debug_file(file_name, m->build_id, debuglink_file, debuglink_crc,
+				     s->cfg ? s->cfg->sysroot : NULL, found, sizeof(found),
+				     &m->tried);
+	if (src != PL_DEBUG_NONE) {
+		fd = open(found, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			set_debug(m, src, found);
+			*debuginfo_file_name = pl_xstrdup(found);
+			return fd;
+		}
+	}
+	fd = fetch_debuginfod(s, m->build_id, "debuginfo", found, sizeof(found), &m->debuginfod_error);
+	if (fd >= 0) {
+		set_debug(m, PL_DEBUG_DEBUGINFOD, found);
+		*debuginfo_file_name = pl_xstrdup(found);
+	}
+	return fd;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,  /* never called: files are reported open */
+	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* ------------------------------------------------------ symbol table */
+
+static uint8_t binding_value(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
+	}
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The symbols dwfl_module_addrinfo would consider (same filter). */
+static void build_symbols(struct pl_sym_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	int first_global = dwfl_module_getsymtab_first_global(m->mod);
+	size_t cap = 0;
+	uint64_t end = 0, gend = 0, sizeless = UINT64_MAX;
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &value, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		PL_GROW(m->syms, cap, m->nsyms + 1);
+		m->syms[m->nsyms++] = (struct sym_entry){
+			.value = value, .size = sym.st_size, .name = name, .index = i,
+			.bind = binding_value(&sym),
+			.global = first_global <= 0 || i >= first_global,
+		};
+	}
+	if (m->nsyms)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
+	m->maxend = pl_xmalloc((m->nsyms + 1) * sizeof(*m->maxend));
+	m->maxend_global = pl_xmalloc((m->nsyms + 1) * sizeof(*m->maxend_global));
+	m->last_sizeless = pl_xmalloc((m->nsyms + 1) * sizeof(*m->last_sizeless));
+	for (size_t i = 0; i < m->nsyms; i++) {
+		const struct sym_entry *e = &m->syms[i];
+		uint64_t e_end = e->value + e->size < e->value ? UINT64_MAX : e->value + e->size;
+		if (e_end > end)
+			end = e_end;
+		if (e->global && e_end > gend)
+			gend = e_end;
+		if (e->size == 0)
+			sizeless = e->value;
+		m->maxend[i] = end;
+		m->maxend_global[i] = gend;
+		m->last_sizeless[i] = sizeless;
+	}
+}
+
+/* libdwfl's replacement rule, replayed over covering sized symbols in
+ * symbol-table order (try_sym_value in dwfl_module_addrsym.c). */
+static const struct sym_entry *dwfl_choice(const struct sym_entry **c, size_t n)
+{
+	const struct sym_entry *best = NULL;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct sym_entry *e = c[k];
+		if (!best || best->value < e->value || best->bind < e->bind)
+			best = e;
+		else if (best->value == e->value &&
+			 ((best->size > e->size && best->bind <= e->bind) ||
+			  (best->size >= e->size && best->bind < e->bind)))
+			best = e;
+	}
+	return best;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct sym_entry *x = *(const struct sym_entry *const *)a;
+	const struct sym_entry *y = *(const struct sym_entry *const *)b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Number of symbols whose value is <= addr. */
+static size_t upper_bound(const struct pl_sym_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].value <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+enum sym_result { SYM_FOUND, SYM_NONE, SYM_ASK_DWFL };
+
+/* The covering sized symbols of `addr`, split by search phase; SYM_ASK_DWFL
+ * when the table is too tangled to scan briefly. */
+static enum sym_result covering(const struct pl_sym_module *m, uint64_t addr, size_t hi,
+				const struct sym_entry **g, size_t *ng,
+				const struct sym_entry **l, size_t *nl)
+{
+	size_t steps = 0;
+
+	*ng = *nl = 0;
+	for (size_t j = hi; j-- > 0;) {
+		const struct sym_entry *e = &m->syms[j];
+		if (m->maxend[j] <= addr)
+			break;
+		if (++steps > SCAN_MAX)
+			return SYM_ASK_DWFL;
+		if (e->size == 0 || addr - e->value >= e->size)
+			continue;
+		if (*ng == CANDIDATES_MAX || *nl == CANDIDATES_MAX)
+			return SYM_ASK_DWFL;
+		if (e->global)
+			g[(*ng)++] = e;
+		else
+			l[(*nl)++] = e;
+	}
+	return SYM_FOUND;
+}
+
+/* A sizeless global symbol exactly at addr stops libdwfl from looking at
+ * the locals. */
+static bool sizeless_global_at(const struct pl_sym_module *m, uint64_t addr, size_t hi)
+{
+	for (size_t j = hi; j-- > 0 && m->syms[j].value == addr;)
+		if (m->syms[j].size == 0 && m->syms[j].global)
+			return true;
+	return false;
+}
+
+static enum sym_result table_symbol(const struct pl_sym_module *m, uint64_t addr,
+				    const struct sym_entry **out)
+{
+	const struct sym_entry *g[CANDIDATES_MAX], *l[CANDIDATES_MAX];
+	size_t hi = upper_bound(m, addr), ng, nl;
+
+	if (hi == 0)
+		return SYM_NONE;
+	if (covering(m, addr, hi, g, &ng, l, &nl) != SYM_FOUND)
+		return SYM_ASK_DWFL;
+	if (ng) {
+		qsort(g, ng, sizeof(*g), cmp_index);
+		*out = dwfl_choice(g, ng);
+		return SYM_FOUND;
+	}
+	if (sizeless_global_at(m, addr, hi))
+		return SYM_ASK_DWFL;
+	if (nl) {
+		qsort(l, nl, sizeof(*l), cmp_index);
+		*out = dwfl_choice(l, nl);
+		return SYM_FOUND;
+	}
+	/* Only a sizeless label could still name it, and only one that no
+	 * global symbol's end lies beyond (libdwfl's min_label). */
+	if (m->last_sizeless[hi - 1] != UINT64_MAX &&
+	    m->last_sizeless[hi - 1] >= m->maxend_global[hi - 1])
+		return SYM_ASK_DWFL;
+	return SYM_NONE;
+}
+
+/* ------------------------------------------------------ module set-up */
+
+static void add_exec_range(struct pl_sym_module *m, size_t *cap, uint64_t start, uint64_t size)
+{
+	if (size == 0 || start + size < start)
+		return;
+	PL_GROW(m->exec, *cap, m->nexec + 1);
+	m->exec[m->nexec++] = (struct exec_range){start, start + size};
+}
+
+/* Executable sections (NOBITS ones too: a debug file keeps their
+ * addresses); executable PT_LOAD segments when there are no sections. */
+static void build_exec_ranges(struct pl_sym_module *m)
+{
+	Dwarf_Addr bias;
+	Elf *e = dwfl_module_getelf(m->mod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t cap = 0, phnum;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+
+	if (!e)
+		return;
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_EXECINSTR))
+			add_exec_range(m, &cap, sh.sh_addr, sh.sh_size);
+	if (m->nexec == 0 && elf_getphdrnum(e, &phnum) == 0)
+		for (size_t i = 0; i < phnum; i++)
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+				add_exec_range(m, &cap, ph.p_vaddr, ph.p_memsz);
+}
+
+static bool in_exec(const struct pl_sym_module *m, uint64_t addr)
+{
+	for (size_t i = 0; i < m->nexec; i++)
+		if (addr >= m->exec[i].start && addr < m->exec[i].end)
+			return true;
+	return false;
+}
+
+/* Load DWARF (searching for a debug file), then the tables. */
+static void prepare(struct pl_sym_module *m)
+{
+	Dwarf_Addr bias;
+
+	if (m->prepared)
+		return;
+	m->prepared = true;
+	m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+	if (m->has_dwarf && m->debug_source == PL_DEBUG_NONE)
+		set_debug(m, m->debug_only ? m->opened_via : PL_DEBUG_EMBEDDED,
+			  m->debug_only ? m->path : NULL);
+	build_exec_ranges(m);
+	build_symbols(m);
+}
+
+static void module_free(struct pl_sym_module *m)
+{
+	if (!m)
+		return;
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	free(m->path);
+	free(m->debug_path);
+	free(m->debuginfod_error);
+	pl_buf_release(&m->tried);
+	free(m->syms);
+	free(m->maxend);
+	free(m->maxend_global);
+	free(m->last_sizeless);
+	free(m->exec);
+	pl_dw_scopes_free(m->scopes);
+	free(m);
+}
+
+static struct pl_sym_module *find_by_build_id(struct pl_symbolizer *s, const char *id)
+{
+	for (size_t i = 0; i < s->nmodules && *id; i++)
+		if (strcmp(s->modules[i]->build_id, id) == 0)
+			return s->modules[i];
+	return NULL;
+}
+
+static struct pl_sym_module *find_by_path(struct pl_symbolizer *s, const char *path)
+{
+	for (size_t i = 0; i < s->nmodules; i++)
+		if (strcmp(s->modules[i]->path, path) == 0)
+			return s->modules[i];
+	return NULL;
+}
+
+/* Report the ELF on `fd` (stolen, closed on every path) as a new module. */
+static enum pl_err add_module(struct pl_symbolizer *s, const char *name, int fd,
+			      const struct pl_elf_facts *f, enum pl_debug_source via,
+			      struct pl_sym_module **out, struct pl_error *err)
+{
+	struct pl_sym_module *m;
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	Dwarf_Addr bias = 0;
+	void **ud;
+
+	if (f->type == ET_REL || f->type == ET_CORE) {
+		close(fd);
+		return pl_fail(err, PL_ERR_UNSUPPORTED,
+			       "pass the linked executable or shared library (or its debug file)",
+			       "'%s' is an ELF %s file, which has no load addresses to symbolize", name,
+			       f->type == ET_REL ? "relocatable (.o/.ko)" : "core");
+	}
+	if (s->nmodules == PL_SYM_MAX_MODULES) {
+		close(fd);
+		return pl_fail(err, PL_ERR_LIMIT, "symbolize fewer modules per call",
+			       "more than %d modules in one symbolizer", PL_SYM_MAX_MODULES);
+	}
+	m = pl_xcalloc(1, sizeof(*m));
+	m->owner = s;
+	m->id = (uint32_t)s->nmodules;
+	m->path = pl_xstrdup(name);
+	memcpy(m->build_id, f->build_id, sizeof(m->build_id));
+	m->debug_only = f->text_nobits;
+	m->opened_via = via;
+	m->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		module_free(m);
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "dwfl_begin: %s", dwfl_errmsg(-1));
+	}
+	dwfl_report_begin(m->dwfl);
+	/* add_p_vaddr: the bias is the base (0) even when the first PT_LOAD
+	 * of a shared object is not at 0. */
+	m->mod = dwfl_report_elf(m->dwfl, base, name, fd, 0, true);
+	if (!m->mod)
+		close(fd);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod || (dwfl_module_getelf(m->mod, &bias), bias != 0)) {
+		pl_fail(err, PL_ERR_UNSUPPORTED, "pass an executable, shared library or debug file",
+			"libdwfl cannot report '%s': %s", name,
+			m->mod ? "its load bias is not 0" : dwfl_errmsg(-1));
+		module_free(m);
+		return err->code;
+	}
+	dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = m;
+	s->modules[s->nmodules++] = m;
+	*out = m;
+	return PL_OK;
+}
+
+/* Open `fd` (stolen) as a module unless one with its build-id exists. */
+static enum pl_err open_fd(struct pl_symbolizer *s, const char *name, int fd,
+			   enum pl_debug_source via, struct pl_sym_module **m,
+			   struct pl_error *err)
+{
+	struct pl_elf_facts f;
+	enum pl_err rc;
+
+	if ((rc = pl_elf_read_facts_fd(fd, name, &f, err))) {
+		close(fd);
+		return rc;
+	}
+	if ((*m = find_by_build_id(s, f.build_id)) != NULL) {
+		close(fd);
+		return PL_OK;
+	}
+	return add_module(s, name, fd, &f, via, m, err);
+}
+
+static enum pl_err open_path(struct pl_symbolizer *s, const char *path, enum pl_debug_source via,
+			     struct pl_sym_module **m, struct pl_error *err)
+{
+	char real[PATH_MAX];
+	int fd;
+
+	if (!realpath(path, real))
+		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", path,
+			       strerror(errno));
+	if ((*m = find_by_path(s, real)) != NULL)
+		return PL_OK;
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pl_fail(err, PL_ERR_INPUT, "check the path and its permissions",
+			       "cannot open '%s': %s", path, strerror(errno));
+	return open_fd(s, real, fd, via, m, err);
+}
+
+enum pl_err pl_symbolizer_open(struct pl_symbolizer *s, const char *path,
+			       struct pl_sym_module **m, struct pl_error *err)
+{
+	return open_path(s, path, PL_DEBUG_NONE, m, err);
+}
+
+/* ------------------------------------------------------- by build-id */
+
+static const char *binary_build_id(struct pl_symbolizer *s, size_t i)
+{
+	struct pl_elf_facts f;
+	struct pl_error e;
+
+	if (!s->binaries[i].read) {
+		s->binaries[i].read = true;
+		if (pl_elf_read_facts(s->cfg->binaries[i], &f, &e) == PL_OK)
+			memcpy(s->binaries[i].build_id, f.build_id, sizeof(f.build_id));
+	}
+	return s->binaries[i].build_id;
+}
+
+/* The local places, in order: PL_OK, PL_ERR_INPUT (none; `tried` filled,
+ * *m NULL) or PL_ERR_LIMIT. */
+static enum pl_err open_build_id_local(struct pl_symbolizer *s, const char *id,
+				       struct pl_sym_module **m, struct pl_buf *tried,
+				       struct pl_error *err)
+{
+	const char *roots[2] = {s->cfg ? s->cfg->sysroot : NULL, ""};
+	static const char *const suffixes[2] = {"", ".debug"};
+	char cand[PATH_MAX];
+	enum pl_err rc;
+
+	*m = NULL;
+	for (size_t i = 0; s->cfg && i < s->cfg->nbinaries; i++)
+		if (strcmp(binary_build_id(s, i), id) == 0)
+			return open_path(s, s->cfg->binaries[i], PL_DEBUG_NONE, m, err);
+	pl_buf_addf(tried, "%s%zu --binary file(s)", tried->len ? "; " : "",
+		    s->cfg ? s->cfg->nbinaries : 0);
+	for (size_t r = 0; r < 2; r++) {
+		for (size_t k = 0; roots[r] && k < 2; k++) {
+			if (!pl_build_id_path(roots[r], id, suffixes[k], cand, sizeof(cand)) ||
+			    access(cand, R_OK) != 0) {
+				pl_buf_addf(tried, "; %s", cand);
+				continue;
+			}
+			rc = open_path(s, cand, PL_DEBUG_BUILD_ID, m, err);
+			if (rc == PL_ERR_LIMIT)
+				return rc;
+			if (rc == PL_OK && strcmp((*m)->build_id, id) == 0)
+				return PL_OK;
+			pl_buf_addf(tried, "; %s (%s)", cand, rc ? err->text : "different build-id");
+			*m = NULL;
+		}
+	}
+	return PL_ERR_INPUT;
+}
+
+/* debuginfod "executable", then "debuginfo"; same results as above. */
+static enum pl_err open_build_id_remote(struct pl_symbolizer *s, const char *id,
+					struct pl_sym_module **m, struct pl_buf *tried,
+					struct pl_error *err)
+{
+	static const char *const kinds[2] = {"executable", "debuginfo"};
+	char source[PATH_MAX], *why = NULL;
+	enum pl_err rc;
+
+	*m = NULL;
+	if (!s->dbg || !s->dbg->urls || !*s->dbg->urls) {
+		pl_buf_adds(tried, "; debuginfod (off: no DEBUGINFOD_URLS or --debuginfod)");
+		return PL_ERR_INPUT;
+	}
+	for (size_t k = 0; k < 2; k++) {
+		int fd = fetch_debuginfod(s, id, kinds[k], source, sizeof(source), &why);
+		if (fd < 0)
+			continue;
+		rc = open_fd(s, source, fd, PL_DEBUG_DEBUGINFOD, m, err);
+		if (rc == PL_OK || rc == PL_ERR_LIMIT) {
+			free(why);
+			return rc;
+		}
+		free(why);
+		why = pl_xstrdup(err->text);
+		*m = NULL;
+	}
+	pl_buf_addf(tried, "; debuginfod %s (%s)", s->dbg->urls, why ? why : "no answer");
+	free(why);
+	return PL_ERR_INPUT;
+}
+
+static enum pl_err not_found(const char *id, struct pl_buf *tried, struct pl_error *err)
+{
+	pl_fail(err, PL_ERR_INPUT,
+		"pass the binary with --binary FILE, install its debug package, or set DEBUGINFOD_URLS",
+		"no file with build-id %s found; tried: %s", id, tried->data ? tried->data : "nothing");
+	pl_buf_release(tried);
+	return PL_ERR_INPUT;
+}
+
+/* Local places, then debuginfod; "not found" names all of them. */
+static enum pl_err open_by_id(struct pl_symbolizer *s, const char *id, struct pl_sym_module **m,
+			      struct pl_buf *tried, struct pl_error *err)
+{
+	enum pl_err rc = open_build_id_local(s, id, m, tried, err);
+
+	if (rc == PL_ERR_INPUT)
+		rc = open_build_id_remote(s, id, m, tried, err);
+	if (rc == PL_ERR_INPUT)
+		return not_found(id, tried, err);
+	pl_buf_release(tried);
+	return rc;
+}
+
+enum pl_err pl_symbolizer_open_build_id(struct pl_symbolizer *s, const char *build_id_hex,
+					struct pl_sym_module **m, struct pl_error *err)
+{
+	char id[PL_BUILD_ID_HEX_MAX];
+	struct pl_buf tried = {0};
+
+	if (!build_id_hex || !pl_build_id_normalize(build_id_hex, id))
+		return pl_fail(err, PL_ERR_USAGE, "pass the build-id as hex digits (eu-readelf -n shows it)",
+			       "'%s' is not a build-id", build_id_hex ? build_id_hex : "");
+	if ((*m = find_by_build_id(s, id)) != NULL)
+		return PL_OK;
+	return open_by_id(s, id, m, &tried, err);
+}
+
+enum pl_err pl_symbolizer_open_dso(struct pl_symbolizer *s, const char *dso_path,
+				   const char *build_id_hex, struct pl_sym_module **m,
+				   struct pl_error *err)
+{
+	char id[PL_BUILD_ID_HEX_MAX] = "", cands[3][PATH_MAX];
+	struct pl_buf tried = {0};
+	size_t n = 0;
+	struct pl_error e;
+
+	if (build_id_hex && *build_id_hex && !pl_build_id_normalize(build_id_hex, id))
+		return pl_fail(err, PL_ERR_USAGE, "pass the build-id as hex digits",
+			       "'%s' is not a build-id", build_id_hex);
+	if (*id && (*m = find_by_build_id(s, id)) != NULL)
+		return PL_OK;
+	if (s->cfg && pl_path_map_apply(s->cfg->module_maps, s->cfg->nmodule_maps, dso_path,
+					cands[n], sizeof(cands[n])))
+		n++;
+	if (s->cfg && s->cfg->sysroot && dso_path[0] == '/' &&
+	    (size_t)snprintf(cands[n], sizeof(cands[n]), "%s%s", s->cfg->sysroot, dso_path) <
+		    sizeof(cands[n]))
+		n++;
+	if (strlen(dso_path) < PATH_MAX)
+		memcpy(cands[n++], dso_path, strlen(dso_path) + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (open_path(s, cands[i], PL_DEBUG_NONE, m, &e) != PL_OK) {
+			pl_buf_addf(&tried, "%s%s (%s)", tried.len ? "; " : "", cands[i], e.text);
+			continue;
+		}
+		if (!*id || strcmp((*m)->build_id, id) == 0) {
+			pl_buf_release(&tried);
+			return PL_OK;
+		}
+		pl_buf_addf(&tried, "%s%s (build-id %s, not %s)", tried.len ? "; " : "", cands[i],
+			    *(*m)->build_id ? (*m)->build_id : "none", id);
+	}
+	*m = NULL;
+	if (*id)
+		return open_by_id(s, id, m, &tried, err);
+	pl_fail(err, PL_ERR_INPUT, "pass --binary, --sysroot or --module-map DEVICE=LOCAL",
+		"no local file for '%s'; tried: %s", dso_path, tried.data ? tried.data : "nothing");
+	pl_buf_release(&tried);
+	return PL_ERR_INPUT;
+}
+
+/* ------------------------------------------------------------ queries */
+
+const char *pl_sym_module_build_id(const struct pl_sym_module *m)
+{
+	return *m->build_id ? m->build_id : NULL;
+}
+
+const char *pl_sym_module_path(const struct pl_sym_module *m)
+{
+	return m->path;
+}
+
+enum pl_debug_source pl_sym_module_debug_source(struct pl_sym_module *m)
+{
+	prepare(m);
+	return m->debug_source;
+}
+
+const char *pl_sym_module_debug_file(struct pl_sym_module *m)
+{
+	prepare(m);
+	return m->debug_path ? m->debug_path : (m->debug_source == PL_DEBUG_EMBEDDED ? m->path : NULL);
+}
+
+size_t pl_sym_module_symbol_count(struct pl_sym_module *m)
+{
+	prepare(m);
+	return m->nsyms;
+}
+
+/* ------------------------------------------------------------ storage */
+
+static struct answer_rec *new_answer(struct pl_symbolizer *s)
+{
+	size_t b = s->nanswers / ANSWER_BLOCK;
+
+	if (b == s->nablocks) {
+		PL_GROW(s->ablocks, s->ablocks_cap, s->nablocks + 1);
+		s->ablocks[s->nablocks++] = pl_xmalloc(ANSWER_BLOCK * sizeof(struct answer_rec));
+	}
+	return &s->ablocks[b][s->nanswers++ % ANSWER_BLOCK];
+}
+
+static struct answer_rec *answer_at(const struct pl_symbolizer *s, size_t i)
+{
+	return &s->ablocks[i / ANSWER_BLOCK][i % ANSWER_BLOCK];
+}
+
+/* `n` contiguous inline slots (n <= PL_SYM_MAX_INLINE_DEPTH). */
+static struct pl_sym_inline *new_inlines(struct pl_symbolizer *s, size_t n)
+{
+	if (s->niblocks == 0 || s->iused + n > INLINE_BLOCK) {
+		PL_GROW(s->iblocks, s->iblocks_cap, s->niblocks + 1);
+		s->iblocks[s->niblocks++] = pl_xmalloc(INLINE_BLOCK * sizeof(struct pl_sym_inline));
+		s->iused = 0;
+	}
+	s->iused += n;
+	return &s->iblocks[s->niblocks - 1][s->iused - n];
+}
+
+static size_t slot_of(const struct pl_symbolizer *s, uint32_t module, uint64_t offset)
+{
+	uint64_t h = (offset ^ ((uint64_t)module << 48)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 17) & (s->nslots - 1);
+}
+
+static struct cache_slot *cache_find(const struct pl_symbolizer *s, uint32_t module,
+				     uint64_t offset)
+{
+	for (size_t i = slot_of(s, module, offset);; i = (i + 1) & (s->nslots - 1)) {
+		struct cache_slot *c = &s->slots[i];
+		if (!c->answer1 || (c->offset == offset && c->module == module))
+			return c;
+	}
+}
+
+static void cache_grow(struct pl_symbolizer *s)
+{
+	struct cache_slot *old = s->slots;
+	size_t n = s->nslots;
+
+	s->nslots *= 2;
+	s->slots = pl_xcalloc(s->nslots, sizeof(*s->slots));
+	for (size_t i = 0; i < n; i++)
+		if (old[i].answer1)
+			*cache_find(s, old[i].module, old[i].offset) = old[i];
+	free(old);
+}
+
+/* ------------------------------------------------------------- lookup */
+
+/* eu-addr2line's get_diename: the linkage name when there is one (through
+ * DW_AT_abstract_origin/specification), else the name. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)
+						    ?: dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+
+	return name ? name : (dwarf_diename(die) ?: "??");
+}
+
+static uint32_t die_udata(Dwarf_Die *die, unsigned attr_name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (dwarf_formudata(dwarf_attr(die, attr_name, &attr), &v) != 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+static const char *call_file(Dwarf_Files *files, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (!files || dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v) != 0)
+		return NULL;
+	return dwarf_filesrc(files, v, NULL, NULL);
+}
+
+/* ------------------------------------------------------------- scopes */
+
+/* The concrete scopes holding `addr`, innermost first: names, call sites
+ * and the outer subprogram (as eu-addr2line -f -i prints them). */
+static void fill_scopes(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			struct pl_sym_answer *a)
+{
+	struct pl_sym_inline tmp[PL_SYM_MAX_INLINE_DEPTH];
+	Dwarf_Die path[SCOPE_DEPTH_MAX], *cudie;
+	Dwarf_Files *files = NULL;
+	Dwarf_Addr bias = 0;
+	size_t n = 0;
+	int np;
+
+	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
+	if (!cudie)
+		return;
+	if (!m->scopes)
+		m->scopes = pl_dw_scopes_new();
+	np = pl_dw_scopes_find(m->scopes, cudie, addr - bias, path, SCOPE_DEPTH_MAX,
+			       &a->inlines_truncated);
+	if (dwarf_getsrcfiles(cudie, &files, NULL) != 0)
+		files = NULL;
+	for (int i = np - 1; i >= 0; i--) {
+		int tag = dwarf_tag(&path[i]);
+		const char *name;
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+		    tag != DW_TAG_entry_point)
+			continue;
+		name = intern(s, die_name(&path[i]), &a->names_truncated);
+		if (!a->dwarf_function)
+			a->dwarf_function = name;
+		if (tag != DW_TAG_inlined_subroutine) {
+			a->dwarf_subprogram = name;
+			break;
+		}
+		if (n == PL_SYM_MAX_INLINE_DEPTH) {
+			a->inlines_truncated = true;
+			continue;
+		}
+		tmp[n++] = (struct pl_sym_inline){
+			.function = name,
+			.call_file = intern(s, call_file(files, &path[i]), &a->names_truncated),
+			.call_line = die_udata(&path[i], DW_AT_call_line),
+			.call_column = die_udata(&path[i], DW_AT_call_column),
+		};
+	}
+	if (n) {
+		struct pl_sym_inline *dst = new_inlines(s, n);
+		memcpy(dst, tmp, n * sizeof(*tmp));
+		a->inlines = dst;
+		a->ninlines = n;
+	}
+}
+
+static void fill_symbol(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			struct pl_sym_answer *a)
+{
+	const struct sym_entry *e = NULL;
+	enum sym_result r = table_symbol(m, addr, &e);
+
+	if (r == SYM_FOUND) {
+		s->stats.table_hits++;
+		a->function = intern(s, e->name, &a->names_truncated);
+		a->function_offset = addr - e->value;
+	} else if (r == SYM_ASK_DWFL) {
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+		s->stats.linear_fallbacks++;
+		if (name) {
+			a->function = intern(s, name, &a->names_truncated);
+			a->function_offset = off;
+		}
+	}
+}
+
+static void fill_line(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+		      struct pl_sym_answer *a)
+{
+	Dwfl_Line *line = m->has_dwarf ? dwfl_module_getsrc(m->mod, addr) : NULL;
+	Dwarf_Addr la;
+	int lineno = 0, col = 0;
+	const char *src = line ? dwfl_lineinfo(line, &la, &lineno, &col, NULL, NULL) : NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Die *cu;
+
+	if (!src)
+		return;
+	a->file = intern(s, src, &a->names_truncated);
+	if (src[0] != '/' && (cu = dwfl_linecu(line)) != NULL)
+		a->comp_dir = intern(s, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)),
+				     &a->names_truncated);
+	a->line = lineno > 0 ? (uint32_t)lineno : 0;
+	a->column = col > 0 ? (uint32_t)col : 0;
+}
+
+static const char *unresolved_reason(struct pl_symbolizer *s, struct pl_sym_module *m,
+				     uint64_t addr)
+{
+	if (m->nsyms == 0 && !m->has_dwarf)
+		return internf(s, "'%s' has no symbol table and no DWARF: it is stripped and no debug "
+			       "file was found (tried: %s%s%s)", m->path,
+			       m->tried.data ? m->tried.data : "no .gnu_debuglink or build-id to look by",
+			       m->debuginfod_error ? "; debuginfod: " : "",
+			       m->debuginfod_error ? m->debuginfod_error : "");
+	(void)addr;
+	return "no symbol or DWARF function covers the offset (padding between functions, or code "
+	       "without symbols)";
+}
+
+static void fill_answer(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			bool want_inlines, struct answer_rec *r)
+{
+	struct pl_sym_answer *a = &r->pub;
+
+	memset(r, 0, sizeof(*r));
+	a->offset = addr;
+	if (!in_exec(m, addr)) {
+		r->dwarf_done = true;
+		a->reason = m->nexec
+			? internf(s, "offset 0x%llx is outside the executable sections of '%s' "
+				  "(code spans 0x%llx-0x%llx); pass a module offset, not a runtime address",
+				  (unsigned long long)addr, m->path,
+				  (unsigned long long)m->exec[0].start,
+				  (unsigned long long)m->exec[m->nexec - 1].end)
+			: internf(s, "'%s' has no executable sections", m->path);
+		return;
+	}
+	fill_symbol(s, m, addr, a);
+	fill_line(s, m, addr, a);
+	if (want_inlines && m->has_dwarf)
+		fill_scopes(s, m, addr, a);
+	r->dwarf_done = want_inlines || !m->has_dwarf;
+	a->resolved = a->function || a->dwarf_function;
+	if (!a->resolved)
+		a->reason = unresolved_reason(s, m, addr);
+}
+
+enum pl_err pl_sym_lookup(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t offset,
+			  bool want_inlines, const struct pl_sym_answer **ans,
+			  struct pl_error *err)
+{
+	struct cache_slot *c;
+	struct answer_rec *r;
+
+	if (!s || !m || m->owner != s)
+		return pl_fail(err, PL_ERR_USAGE, NULL, "module from another symbolizer");
+	s->stats.lookups++;
+	c = cache_find(s, m->id, offset);
+	if (c->answer1) {
+		r = answer_at(s, c->answer1 - 1);
+		if (!want_inlines || r->dwarf_done) {
+			s->stats.cache_hits++;
+			*ans = &r->pub;
+			return PL_OK;
+		}
+		fill_answer(s, m, offset, true, r);  /* in place: the pointer stays valid */
+		*ans = &r->pub;
+		return PL_OK;
+	}
+	if (s->nanswers >= PL_SYM_MAX_ANSWERS)
+		return pl_fail(err, PL_ERR_LIMIT, "symbolize fewer distinct offsets per session",
+			       "more than %u distinct offsets symbolized", PL_SYM_MAX_ANSWERS);
+	prepare(m);
+	r = new_answer(s);
+	fill_answer(s, m, offset, want_inlines, r);
+	*c = (struct cache_slot){offset, m->id, (uint32_t)s->nanswers};
+	if (2 * s->nanswers > s->nslots)
+		cache_grow(s);
+	*ans = &r->pub;
+	return PL_OK;
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+struct pl_symbolizer *pl_symbolizer_new(const struct pl_sym_cfg *cfg,
+					const struct pl_debuginfod *dbg)
+{
+	struct pl_symbolizer *s = pl_xcalloc(1, sizeof(*s));
+
+	elf_version(EV_CURRENT);
+	s->cfg = cfg;
+	s->dbg = dbg;
+	s->nslots = 1024;
+	s->slots = pl_xcalloc(s->nslots, sizeof(*s->slots));
+	pl_strtab_init(&s->strings);
+	return s;
+}
+
+void pl_symbolizer_free(struct pl_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmodules; i++)
+		module_free(s->modules[i]);
+	for (size_t i = 0; i < s->nablocks; i++)
+		free(s->ablocks[i]);
+	free(s->ablocks);
+	for (size_t i = 0; i < s->niblocks; i++)
+		free(s->iblocks[i]);
+	free(s->iblocks);
+	free(s->slots);
+	pl_strtab_release(&s->strings);
+	free(s);
+}
+
+void pl_symbolizer_stats(const struct pl_symbolizer *s, struct pl_sym_stats *st)
+{
+	*st = s->stats;
+	st->modules = s->nmodules;
+	st->answers = s->nanswers;
+}

@@ -1,0 +1,147 @@
+/* normalize_benchmark.c - the normalize_benchmark tool: read a benchmark
+ * producer's JSON file into a benchmark artifact (core/benchmark.h) and
+ * answer with its id, the environment and one page of per-benchmark
+ * summaries; every value stays in the artifact.
+ *
+ * A page cursor is bound to the path, format, name and environment that
+ * made it; asking for the next page reads the file again, which gives the
+ * same artifact (same id, same bytes).
+ */
+#include "registry.h"
+#include "benchmark.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *summary_json(json_t *b)
+{
+	return json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
+		"name", json_object_get(b, "name"), "metric", json_object_get(b, "metric"),
+		"unit", json_object_get(b, "unit"), "converted_from", json_object_get(b, "converted_from"),
+		"direction", json_object_get(b, "direction"), "repeats", json_object_get(b, "repeats"),
+		"median", json_object_get(b, "median"), "min", json_object_get(b, "min"),
+		"max", json_object_get(b, "max"));
+}
+
+static json_t *unknown_keys(json_t *env)
+{
+	json_t *out = json_array();
+
+	for (const struct pl_bench_env_key *k = pl_bench_env_keys; k->name; k++)
+		if (json_is_null(json_object_get(env, k->name)))
+			json_array_append_new(out, json_string(k->name));
+	return out;
+}
+
+static json_t *next_steps(const char *id, const struct pl_bench_set *s, json_t *unknown)
+{
+	json_t *out = json_array();
+	size_t few = 0;
+
+	json_array_append_new(out, json_sprintf(
+		"normalize_benchmark(path=\"<the other side's file>\") then compare_benchmarks(baseline_id=\"%s\", "
+		"candidate_id=\"<its benchmark_id>\") (or this id as the candidate)", id));
+	for (size_t i = 0; i < s->n; i++)
+		few += s->items[i].nvalues < 9;
+	if (few)
+		json_array_append_new(out, json_sprintf(
+			"%zu benchmark(s) have fewer than 9 repeats: re-run with more (hyperfine --runs 10 or more, "
+			"--benchmark_repetitions=10 or more, pyperf --processes) before trusting a comparison", few));
+	if (json_array_size(unknown) > 6)
+		json_array_append_new(out, json_string(
+			"the environment is mostly unknown: call again with environment={\"cpu_model\": ..., "
+			"\"kernel\": ..., \"compiler\": ..., \"compiler_flags\": ..., \"governor\": ..., "
+			"\"build_type\": ..., \"git_commit\": ..., \"git_dirty\": ...} so comparability can be checked"));
+	json_array_append_new(out, json_sprintf(
+		"read_artifact_page(artifact=\"benchmarks/%s.json\") for every value and the producer's metadata", id));
+	return out;
+}
+
+static enum pl_err parse(const struct tool_ctx *ctx, json_t *args, struct pl_bench_set *s,
+			 struct pl_error *err)
+{
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *fmt_name = json_string_value(json_object_get(args, "format"));
+	const char *name = json_string_value(json_object_get(args, "name"));
+	enum pl_bench_format fmt = PL_BENCH_AUTO;
+	char real[PATH_MAX];
+	enum pl_err rc;
+
+	if ((rc = tool_require_writes(ctx, err)) ||
+	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
+		return rc;
+	pl_bench_format_from_name(fmt_name, &fmt);
+	if ((rc = pl_bench_parse_file(s, real, fmt, &ctx->limits, err)))
+		return rc;
+	if (name && (rc = pl_bench_select(s, name, err)))
+		return rc;
+	return pl_bench_apply_environment(s, json_object_get(args, "environment"), err);
+}
+
+/* The query a cursor is bound to: every argument but limit and cursor. */
+static void cursor_query(json_t *args, struct pl_buf *q)
+{
+	char *env = json_dumps(json_object_get(args, "environment"), JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_COMPACT);
+	const char *name = json_string_value(json_object_get(args, "name"));
+
+	pl_buf_addf(q, "bench|%s|%s|%s|%s", json_string_value(json_object_get(args, "path")),
+		    json_string_value(json_object_get(args, "format")), name ? name : "",
+		    env ? env : "");
+	free(env);
+}
+
+enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
+				     json_t **result, struct pl_error *err)
+{
+	const char *cursor = json_string_value(json_object_get(args, "cursor"));
+	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
+	size_t offset = 0, n, end;
+	struct pl_bench_set s;
+	struct pl_buf query = {0};
+	char id[32], path[4096], next[64], uri[128];
+	json_t *doc = NULL, *benches, *page, *unknown;
+	enum pl_err rc;
+
+	cursor_query(args, &query);
+	if (cursor && (rc = tool_cursor_parse(cursor, query.data, &offset, err))) {
+		pl_buf_release(&query);
+		return rc;
+	}
+	pl_bench_set_init(&s);
+	if ((rc = parse(ctx, args, &s, err)) ||
+	    (rc = pl_bench_write(&s, ctx->artifact_root, id, path, sizeof(path), &doc, err)))
+		goto out;
+	benches = json_object_get(doc, "benchmarks");
+	n = json_array_size(benches);
+	if (offset > n)
+		offset = n;
+	end = offset + limit < n ? offset + limit : n;
+	page = json_array();
+	for (size_t i = offset; i < end; i++)
+		json_array_append_new(page, summary_json(json_array_get(benches, i)));
+	tool_cursor_make(next, sizeof(next), end, query.data);
+	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
+	unknown = unknown_keys(s.environment);
+	*result = json_pack("{s:s,s:{s:s,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:O,s:o,s:o}",
+		"benchmark_id", id, "artifact", "path", path, "uri", uri,
+		"format", pl_bench_format_name(s.format),
+		"source", "path", json_object_get(json_object_get(doc, "source"), "path"),
+		"size", json_object_get(json_object_get(doc, "source"), "size"),
+		"sha256", json_object_get(json_object_get(doc, "source"), "sha256"),
+		"compression", json_object_get(json_object_get(doc, "source"), "compression"),
+		"producer_version", s.producer_version,
+		"environment", s.environment, "environment_unknown", unknown,
+		"benchmarks_total", (json_int_t)n, "benchmarks", page,
+		"skipped", json_object_get(doc, "skipped"), "warnings", json_object_get(doc, "warnings"),
+		"next_steps", next_steps(id, &s, unknown),
+		"page", tool_page_new(offset, end, n, next,
+			json_sprintf("normalize_benchmark(path=\"%s\", cursor=\"%s\") with the same other arguments",
+				     json_string_value(json_object_get(args, "path")), next)));
+	json_decref(unknown);
+out:
+	json_decref(doc);
+	pl_bench_set_release(&s);
+	pl_buf_release(&query);
+	return rc;
+}
