@@ -223,6 +223,7 @@ static const struct sc_row sc_table[] = {
 	{"sync_file_range", SC_PERF, SC_ALLOW, "perf record flushes perf.data"},
 	{"fallocate", SC_PERF, SC_ALLOW, "perf record grows perf.data"},
 	{"personality", SC_PERF, SC_ALLOW, "perf queries the execution domain"},
+	{"mincore", SC_PERF, SC_ALLOW, "perf checks which pages of a dwarf stack copy are mapped"},
 
 	/* network (a debuginfod client: libcurl and glibc's resolver) */
 	{"socket", SC_NET, SC_SOCKET, "TCP to a server, UDP to the name server"},

@@ -163,6 +163,7 @@ int main(int argc, char **argv)
 	struct sbx_result res;
 	struct pl_error err;
 	char *nl;
+	int rc;
 
 	argv += sandboxed, argc -= sandboxed;
 	if (argc < 5)
@@ -186,11 +187,14 @@ int main(int argc, char **argv)
 	nl = strchr(res.data, '\n');
 	if (res.outcome > SBX_EXIT_NONZERO || !nl) {
 		fprintf(stderr, "rc=sandbox_%s text=%s\n", sbx_outcome_name(res.outcome), res.detail);
+		sbx_result_release(&res);
 		return 1;
 	}
 	fwrite(res.data, 1, (size_t)(nl + 1 - res.data), stderr);
 	fwrite(nl + 1, 1, res.len - (size_t)(nl + 1 - res.data), stdout);
-	return res.outcome != SBX_OK;
+	rc = res.outcome != SBX_OK;
+	sbx_result_release(&res);
+	return rc;
 }
 EOF
 fetch="$WORK/bin/fetch"

@@ -91,11 +91,14 @@ static enum pl_err feed(const struct pl_run_opts *o, struct line_buf *lb, const 
 			if (lb->len == lb->max_line)
 				return pl_fail(err, PL_ERR_LIMIT, "lower what the program prints, or raise --max-line",
 					       "'%s' printed a line longer than %zu bytes", o->argv[0], lb->max_line);
-			if (lb->len == lb->cap)
-				PL_GROW(lb->data, lb->cap, lb->len + 1);
+			/* one byte more for the NUL that callers may rely on */
+			if (lb->len + 1 >= lb->cap)
+				PL_GROW(lb->data, lb->cap, lb->len + 2);
 			lb->data[lb->len++] = p[i];
 			continue;
 		}
+		if (lb->data)
+			lb->data[lb->len] = '\0';
 		res->stdout_lines++;
 		if (o->on_line && (rc = o->on_line(o->arg, lb->data ? lb->data : "", lb->len, err)))
 			return rc;
@@ -196,6 +199,7 @@ static enum pl_err watch(const struct pl_run_opts *o, pid_t pid, int out_fd, int
 	}
 	/* A last line without its newline still counts. */
 	if (rc == PL_OK && lb.len) {
+		lb.data[lb.len] = '\0';
 		res->stdout_lines++;
 		if (o->on_line)
 			rc = o->on_line(o->arg, lb.data, lb.len, err);

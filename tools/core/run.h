@@ -18,7 +18,8 @@
 
 #include "error.h"
 
-/* One stdout line without its newline; return PL_OK to go on. */
+/* One stdout line without its newline (also NUL-terminated); return PL_OK
+ * to go on. */
 typedef enum pl_err (*pl_run_line_fn)(void *arg, const char *line, size_t len,
 				      struct pl_error *err);
 
