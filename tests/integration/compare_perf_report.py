@@ -29,7 +29,10 @@ import sys
 
 SELF_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)%\s+\[(.)\]\s(.*)$')
 CHILD_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)%\s+(\d+(?:\.\d+)?)%\s+\[(.)\]\s(.*)$')
-SAMPLES_RE = re.compile(r"^# Samples: (\d+)\S*\s+of event '([^']*)'")
+# perf abbreviates counts of 1000 and more ("Samples: 1K"): the unit is
+# kept, and perflens' exact count is compared as perf would print it.
+SAMPLES_RE = re.compile(r"^# Samples: (\d+)([KMG]?)\S*\s+of event '([^']*)'")
+UNITS = {'': 1, 'K': 1000, 'M': 1000 ** 2, 'G': 1000 ** 3}
 COUNT_RE = re.compile(r'^# Event count \(approx\.\): (\d+)')
 # perf prints an unresolved frame as its address, with or without 0x
 # (e.g. 0000000000000000 for a zero return address).
@@ -49,7 +52,8 @@ def parse_report(path, children):
             m = SAMPLES_RE.match(line)
             if m:
                 header['samples'] = int(m.group(1))
-                header['event'] = m.group(2)
+                header['samples_unit'] = m.group(2)
+                header['event'] = m.group(3)
                 continue
             m = COUNT_RE.match(line)
             if m:
@@ -152,10 +156,14 @@ def main(argv):
         return 2
 
     ok = True
-    tot_ok = all(h.get('samples') == total['samples'] and
+    def as_perf_prints(n, unit):
+        # perf's convert_unit(): divide by 1000 while above 1000, truncating
+        return n // UNITS[unit] if unit else n
+
+    tot_ok = all(h.get('samples') == as_perf_prints(total['samples'], h.get('samples_unit', '')) and
                  h.get('period') == total['period'] for h in (sh, ch))
     print('totals %s samples=%s/%s period=%s/%s (perf/perflens)' %
-          ('ok' if tot_ok else 'fail', sh.get('samples'), total['samples'],
+          ('ok' if tot_ok else 'fail', '%s%s' % (sh.get('samples'), sh.get('samples_unit', '')), total['samples'],
            sh.get('period'), total['period']))
     if not tot_ok:
         print('#   totals perf --children header: samples=%s period=%s' %
