@@ -138,6 +138,19 @@ else
 	notok "$name record: $(oneline "$WORK/err")"
 fi
 
+# A staging folder left by a run that died an hour ago is cleaned up by
+# the next collection; a young one (a run in progress) is left alone.
+mkdir -p "$WORK/art/collections/.staging-dead" "$WORK/art/collections/.staging-live"
+touch "$WORK/art/collections/.staging-dead/perf.data"
+touch -d '2 hours ago' "$WORK/art/collections/.staging-dead"
+if collect --mode stat --executable "$WORK/bin/fib" --authorize-target $P &&
+	[ ! -e "$WORK/art/collections/.staging-dead" ] && [ -d "$WORK/art/collections/.staging-live" ]; then
+	ok "$name: a dead run's staging folder is removed, a live one kept"
+else
+	notok "$name: staging cleanup: $(ls -A "$WORK/art/collections" | tr '\n' ' ') $(oneline "$WORK/err")"
+fi
+rmdir "$WORK/art/collections/.staging-live"
+
 # -------------------------------------------------------------- stat
 if collect --mode stat --repeat 3 --events task-clock --events page-faults --executable "$WORK/bin/fib" --authorize-target $P; then
 	csv="$(jget "$WORK/out.json" folder)/stat.csv"

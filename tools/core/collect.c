@@ -707,6 +707,28 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *dir)
 	return n;
 }
 
+/* Staging folders older than an hour belong to runs that died (a killed
+ * worker cannot clean up after itself); no run lives that long. */
+static void remove_stale_staging(const char *parent)
+{
+	struct dirent **names;
+	char path[PATH_MAX];
+	struct stat st;
+	time_t now = time(NULL);
+	int n = scandir(parent, &names, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		if (strncmp(names[i]->d_name, ".staging-", 9) == 0) {
+			join(path, sizeof(path), parent, names[i]->d_name);
+			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > 3600)
+				remove_tree(path);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+}
+
 enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		       json_t **result, struct pl_error *err)
 {
@@ -722,6 +744,7 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	snprintf(parent, sizeof(parent), "%s/collections", env->artifact_root);
 	if ((rc = pl_make_dirs(parent, err)))
 		return rc;
+	remove_stale_staging(parent);
 	join(staging, sizeof(staging), parent, ".staging-XXXXXX");
 	if (!mkdtemp(staging))
 		return pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
