@@ -188,7 +188,7 @@ static enum pl_err export_samples(struct export_job *j, const char *id, const ch
 		json_object_set_new(result, "contents", j->format == EXPORT_PPROF ?
 			json_pack("{s:I,s:I,s:I,s:I}", "locations", (json_int_t)st.frames,
 				  "functions", (json_int_t)st.functions,
-				  "mappings", (json_int_t)st.mappings, "mappings_with_build_id", 0) :
+				  "mappings", (json_int_t)st.mappings, "mappings_with_build_id", (json_int_t)st.mappings_with_build_id) :
 			json_pack("{s:I}", "frames", (json_int_t)st.frames));
 	}
 	j->eo = NULL;
@@ -196,6 +196,29 @@ static enum pl_err export_samples(struct export_job *j, const char *id, const ch
 	pl_buf_release(&name);
 	pl_buf_release(&comment);
 	return rc;
+}
+
+/* The recording's build-ids (perf.data analyses keep them in the summary's
+ * quality.build_ids) for pprof's mappings; none when the summary has none. */
+static void load_build_ids(const struct tool_ctx *ctx, const char *id, struct pl_profile *p)
+{
+	json_t *summary = NULL, *b;
+	struct pl_error ignored;
+	size_t i;
+
+	if (pl_artifact_load_summary(ctx->artifact_root, id, &summary, &ignored))
+		return;
+	json_array_foreach(json_object_get(json_object_get(summary, "quality"), "build_ids"), i, b) {
+		const char *dso = json_string_value(json_object_get(b, "dso"));
+		const char *hex = json_string_value(json_object_get(b, "build_id"));
+		if (!dso || !hex || strlen(hex) >= sizeof(p->build_ids[0].hex) ||
+		    p->nbuild_ids == PL_MAX_BUILD_IDS)
+			continue;
+		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
+		p->build_ids[p->nbuild_ids].dso = pl_intern_str(p, dso, strlen(dso));
+		snprintf(p->build_ids[p->nbuild_ids++].hex, sizeof(p->build_ids[0].hex), "%s", hex);
+	}
+	json_decref(summary);
 }
 
 enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
@@ -228,6 +251,8 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	fo.jit = flag(args, "jit") || flag(args, "all");
 	fo.addrs = flag(args, "addrs");
 	job.format = format_of(format);
+	if (job.format == EXPORT_PPROF)
+		load_build_ids(ctx, id, &p);
 	job.p = &p;
 	job.fo = &fo;
 	event = pl_str(&p, p.events[fo.event].name);

@@ -142,6 +142,26 @@ else
 	fi
 fi
 
+# pprof mappings carry the build-ids the recording states: every mapping's
+# build-id (decoded by pprof-format) is the one `perf buildid-list` gives.
+node=$(sh "$REPO/tests/mcp/setup-node.sh" --check 2>/dev/null)
+if [ -z "$node" ]; then
+	skip "$name pprof build-ids: Node 22 and tests/mcp/node_modules are missing (sh tests/mcp/setup-node.sh)"
+elif [ -n "${bin:-}" ] && [ -f "$bin" ]; then
+	bid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$bin")
+	"$PERFLENS" export --analysis-id "$bid" --format pprof --artifact-root "$rec/art" >"$WORK/pp.json" 2>"$WORK/err"
+	"$node" "$here/pprof_build_ids.mjs" "$(jget "$WORK/pp.json" path)" | sort >"$WORK/pp.ids" 2>>"$WORK/err"
+	perf buildid-list -i "$rec/uniq.data" 2>/dev/null | sort >"$WORK/perf.ids"
+	missing=$(awk '$1 != "-"' "$WORK/pp.ids" | comm -23 - "$WORK/perf.ids" | wc -l)
+	with=$(awk '$1 != "-"' "$WORK/pp.ids" | wc -l)
+	if [ "$with" -gt 0 ] && [ "$missing" -eq 0 ] && grep -q " $rec/uniq\$" "$WORK/pp.ids" &&
+		! grep -q "^- $rec/uniq\$" "$WORK/pp.ids"; then
+		ok "$name pprof: $with mappings carry the build-id perf buildid-list gives, the workload's among them"
+	else
+		notok "$name pprof build-ids: $(oneline "$WORK/pp.ids") vs $(oneline "$WORK/perf.ids") $(oneline "$WORK/err")"
+	fi
+fi
+
 # A device capture: runtime addresses and no mmap records, so no load base
 # is known and nothing is guessed.
 dev=$("$PERFLENS" analyze --path "$REPO/fixtures/device-x86/chunk_000.txt.gz" --artifact-root "$WORK/art" 2>"$WORK/err" |

@@ -53,6 +53,7 @@ struct pl_export_stats {
 	uint64_t frames;       /* speedscope frames, or pprof locations */
 	uint64_t functions;    /* pprof only */
 	uint64_t mappings;     /* pprof only */
+	uint64_t mappings_with_build_id; /* pprof: from the recording's build-ids */
 	const char *file_unit; /* the weight's unit as the file names it */
 };
 

@@ -118,6 +118,7 @@ struct pp_ctx {
 	uint32_t *seen_loc;
 	size_t seen_cap;
 	uint8_t *mapping_has;           /* HAS_* per mapping id - 1 */
+	uint64_t mappings_with_build_id;
 	size_t mapping_has_cap;
 	struct pl_buf key;              /* the location being built */
 	struct pl_buf msg, sub;         /* scratch messages */
@@ -382,9 +383,18 @@ static void emit_samples(struct pp_ctx *c, struct pl_fold_stacks *fs,
 
 /* ------------------------------------------------------------- tables */
 
+static const char *build_id_of(const struct pl_profile *p, const char *dso)
+{
+	for (size_t i = 0; dso && i < p->nbuild_ids; i++)
+		if (strcmp(pl_str(p, p->build_ids[i].dso), dso) == 0)
+			return p->build_ids[i].hex;
+	return NULL;
+}
+
 static void emit_mappings(struct pp_ctx *c)
 {
 	for (uint32_t i = 0; i < c->mappings.count; i++) {
+		const char *hex;
 		uint32_t filename;
 		uint8_t has = c->mapping_has[i];
 
@@ -392,7 +402,13 @@ static void emit_mappings(struct pp_ctx *c)
 		pl_buf_reset(&c->msg);
 		put_opt(&c->msg, MAPPING_ID, i + 1);
 		put_opt(&c->msg, MAPPING_FILENAME, filename);
-		/* MAPPING_BUILD_ID: the profile carries no build-ids; left out. */
+		/* Only the build-id the recording stated (perf.data analyses);
+		 * text profiles carry none, and none is invented. */
+		hex = build_id_of(c->p, pl_strtab_get(&c->strings, filename));
+		if (hex) {
+			put_opt(&c->msg, MAPPING_BUILD_ID, str_index0(c, hex));
+			c->mappings_with_build_id++;
+		}
 		put_opt(&c->msg, MAPPING_HAS_FUNCTIONS, !!(has & HAS_FUNCTIONS));
 		put_opt(&c->msg, MAPPING_HAS_FILENAMES, !!(has & HAS_FILENAMES));
 		put_opt(&c->msg, MAPPING_HAS_LINE_NUMBERS, !!(has & HAS_LINE_NUMBERS));
@@ -548,6 +564,7 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 	st->frames = c->locations.count;
 	st->functions = c->functions.count;
 	st->mappings = c->mappings.count;
+	st->mappings_with_build_id = c->mappings_with_build_id;
 	if (c->failed || ferror(out))
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space on the output's disk",
 			     "cannot write the pprof file");
