@@ -43,6 +43,12 @@ enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 		memcpy(resolved, real, strlen(real) + 1);
 		return PL_OK;
 	}
+	/* PerfLens' own outputs (collections to analyze) are readable too. */
+	if (ctx->artifact_root && under_root(real, ctx->artifact_root) && stat(real, &sb) == 0 &&
+	    (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) && strlen(real) < cap) {
+		memcpy(resolved, real, strlen(real) + 1);
+		return PL_OK;
+	}
 	return pl_fail(err, PL_ERR_PATH,
 		       ctx->nroots ? "pass a path under an allowed root (the server's --allowed-root)"
 				   : "start the server with --allowed-root DIR",

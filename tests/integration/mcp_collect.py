@@ -14,7 +14,9 @@ from mcp_client import *  # noqa: E402,F401,F403
 
 build, work, hang = os.environ["BUILD_DIR"], os.environ["WORK"], os.environ["HANG"]
 P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
-s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art-col",
+# The artifact root lies outside the allowed root: collections are still
+# read back (analyze_profile, read_artifact_page) as PerfLens' own outputs.
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work + "/bin", "--artifact-root", work + "/art-col",
            "--allow-writes", "--allow-process-execution", "--allow-collection"], "collect")
 s.initialize()
 
@@ -49,6 +51,14 @@ if not r.get("isError"):
     us = sum(int(line.rsplit(" ", 1)[1]) for line in open(sc["folder"] + "/offcpu.folded") if "[state S]" in line)
 check("collect MCP: off_cpu in the sandboxed worker, %d us blocked (the workload blocks ~250 ms)" % us,
       not r.get("isError") and 200e3 <= us <= 1000e3, short(r))
+
+r, sc = collect({"mode": "sched", "executable": work + "/bin/blk"})
+page = {}
+if not r.get("isError"):
+    page = s.call("read_artifact_page", {"artifact": "collections/%s/timehist.txt" % sc["collection_id"]})["result"]
+text = (page.get("structuredContent") or {}).get("text", "")
+check("collect MCP: sched in the sandboxed worker; its timehist reads back with read_artifact_page",
+      not r.get("isError") and "blk[" in text, short(r) + short(page))
 
 c = s.call("inspect_collection_capabilities", {}, timeout=120)["result"]
 cs = c.get("structuredContent") or {}

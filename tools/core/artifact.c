@@ -730,6 +730,8 @@ static bool safe_name(const char *s)
 
 static const char *mime_of(const char *name)
 {
+	if (strlen(name) > 3 && strcmp(name + strlen(name) - 3, ".md") == 0)
+		return "text/markdown";
 	size_t n = strlen(name);
 
 	if (n > 5 && strcmp(name + n - 5, ".json") == 0)
@@ -822,6 +824,20 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 	if (strncmp(p, scheme, sizeof(scheme) - 1) == 0)
 		p += sizeof(scheme) - 1;
 	slash = strchr(p, '/');
+	/* collections/co-ID/FILE: what collect_profile wrote. */
+	if (slash && slash - p == 11 && strncmp(p, "collections", 11) == 0) {
+		const char *second = strchr(slash + 1, '/');
+		char id[64];
+		if (!second || second - slash - 1 >= (long)sizeof(id) || strchr(second + 1, '/') ||
+		    !safe_name(second + 1) || strlen(p) >= cap)
+			return false;
+		memcpy(id, slash + 1, (size_t)(second - slash - 1));
+		id[second - slash - 1] = '\0';
+		if (!safe_name(id))
+			return false;
+		memcpy(rel, p, strlen(p) + 1);
+		return true;
+	}
 	if (!slash || strchr(slash + 1, '/') || !safe_name(slash + 1))
 		return false;
 	if (!((slash - p == 8 && strncmp(p, "analyses", 8) == 0) ||

@@ -682,7 +682,7 @@ static enum pl_err post_process(const struct pl_collect_env *env, const struct p
 	return PL_OK;
 }
 
-static json_t *next_steps(const struct pl_collect_req *r, const char *dir)
+static json_t *next_steps(const struct pl_collect_req *r, const char *dir, const char *id)
 {
 	json_t *n = json_array();
 
@@ -698,10 +698,10 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *dir)
 			"analyze_profile(path=\"%s/offcpu.folded\", format=\"folded\", folded_event=\"off-cpu-us\"): weights are blocked microseconds", dir));
 		break;
 	case PL_COLLECT_SCHED:
-		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"%s/timehist.txt\") for per-task wait, scheduling delay and run time", dir));
+		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"collections/%s/timehist.txt\") for per-task wait, scheduling delay and run time", id));
 		break;
 	case PL_COLLECT_LOCK:
-		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"%s/lock.txt\")", dir));
+		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"collections/%s/lock.txt\")", id));
 		break;
 	}
 	return n;
@@ -789,6 +789,6 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	}
 	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "collection_id", id, "folder", final,
 			    "files", json_object_get(meta, "files"), "metadata", meta,
-			    "next_steps", next_steps(r, final));
+			    "next_steps", next_steps(r, final, id));
 	return PL_OK;
 }
