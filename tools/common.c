@@ -7,6 +7,7 @@
  * replayed against another query is refused instead of paging wrongly.
  */
 #include "registry.h"
+#include "artifact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -40,12 +41,6 @@ enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 				       "'%s' is not a regular file or folder", path);
 		if (strlen(real) >= cap)
 			return pl_fail(err, PL_ERR_PATH, "use a shorter path", "path too long: '%s'", path);
-		memcpy(resolved, real, strlen(real) + 1);
-		return PL_OK;
-	}
-	/* PerfLens' own outputs (collections to analyze) are readable too. */
-	if (ctx->artifact_root && under_root(real, ctx->artifact_root) && stat(real, &sb) == 0 &&
-	    (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) && strlen(real) < cap) {
 		memcpy(resolved, real, strlen(real) + 1);
 		return PL_OK;
 	}
@@ -182,5 +177,25 @@ enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, ui
 		return pl_fail(err, PL_ERR_USAGE, "pass a hotspot_id exactly as list_hotspots returned it",
 			       "no hotspot '%s' in this analysis", id);
 	*func = (uint32_t)f;
+	return PL_OK;
+}
+
+enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri, char *resolved,
+				    size_t cap, struct pl_error *err)
+{
+	char rel[1024], joined[PATH_MAX + 1100], real[PATH_MAX];
+	struct stat sb;
+
+	if (!ctx->artifact_root || !pl_artifact_rel_path(uri, rel, sizeof(rel)) ||
+	    strncmp(rel, "collections/", 12) != 0)
+		return pl_fail(err, PL_ERR_PATH,
+			       "pass perflens://artifacts/collections/ID/FILE as collect_profile's next_steps give it",
+			       "'%s' names no collection file", uri);
+	snprintf(joined, sizeof(joined), "%s/%s", ctx->artifact_root, rel);
+	if (!realpath(joined, real) || !under_root(real, ctx->artifact_root) || stat(real, &sb) < 0 ||
+	    !S_ISREG(sb.st_mode) || strlen(real) >= cap)
+		return pl_fail(err, PL_ERR_INPUT, "call collect_profile again, or list what exists",
+			       "no collection file '%s'", rel);
+	memcpy(resolved, real, strlen(real) + 1);
 	return PL_OK;
 }

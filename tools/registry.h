@@ -91,6 +91,12 @@ enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 			       char *resolved, size_t cap, struct pl_error *err);
 
+/* A file collect_profile wrote, named perflens://artifacts/collections/ID/FILE:
+ * PerfLens' own output under the artifact root, readable by that name
+ * (and only by it) even when the artifact root is not an allowed root. */
+enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri, char *resolved,
+				    size_t cap, struct pl_error *err);
+
 /* Refuse unless writes are allowed. */
 enum pl_err tool_require_writes(const struct tool_ctx *ctx, struct pl_error *err);
 

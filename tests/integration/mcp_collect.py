@@ -14,8 +14,9 @@ from mcp_client import *  # noqa: E402,F401,F403
 
 build, work, hang = os.environ["BUILD_DIR"], os.environ["WORK"], os.environ["HANG"]
 P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
-# The artifact root lies outside the allowed root: collections are still
-# read back (analyze_profile, read_artifact_page) as PerfLens' own outputs.
+# The artifact root lies outside the allowed root: collections are read
+# back by their artifact names (perflens://artifacts/collections/...,
+# collections/ID/FILE), never by a path outside the allowed roots.
 s = Stdio([build + "/perflens-mcp", "--allowed-root", work + "/bin", "--artifact-root", work + "/art-col",
            "--allow-writes", "--allow-process-execution", "--allow-collection"], "collect")
 s.initialize()
@@ -37,7 +38,13 @@ r, sc = collect({"mode": "record", "executable": work + "/bin/fib"})
 ok1 = not r.get("isError") and any(f["name"] == "perf.data" and f["bytes"] > 0 for f in sc.get("files", []))
 check("collect MCP: record in the sandboxed worker writes perf.data", ok1, short(r))
 if ok1:
-    a = s.call("analyze_profile", {"path": sc["folder"] + "/perf.data"}, timeout=60)["result"]
+    # By its artifact name, as next_steps say: the artifact root is not an allowed root.
+    uri = "perflens://artifacts/collections/%s/perf.data" % sc["collection_id"]
+    check("collect MCP: next_steps name the collection by its artifact URI", uri in " ".join(sc["next_steps"]), sc.get("next_steps"))
+    outside = s.call("analyze_profile", {"path": sc["folder"] + "/perf.data"}, timeout=60)["result"]
+    check("collect MCP: the same file by its path outside the allowed root is refused",
+          outside.get("isError") and "path_refused" in outside["content"][0]["text"], short(outside))
+    a = s.call("analyze_profile", {"path": uri}, timeout=60)["result"]
     tops = [h["symbol"] for e in (a.get("structuredContent") or {}).get("events", []) for h in e["top_hotspots"]]
     check("collect MCP: the collected perf.data analyzes; leaf_work and fib lead",
           set(tops[:2]) == {"leaf_work", "fib"}, short(a))

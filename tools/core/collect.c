@@ -682,20 +682,20 @@ static enum pl_err post_process(const struct pl_collect_env *env, const struct p
 	return PL_OK;
 }
 
-static json_t *next_steps(const struct pl_collect_req *r, const char *dir, const char *id)
+static json_t *next_steps(const struct pl_collect_req *r, const char *id)
 {
 	json_t *n = json_array();
 
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
-		json_array_append_new(n, json_sprintf("analyze_profile(path=\"%s/perf.data\")", dir));
+		json_array_append_new(n, json_sprintf("analyze_profile(path=\"perflens://artifacts/collections/%s/perf.data\")", id));
 		break;
 	case PL_COLLECT_STAT:
-		json_array_append_new(n, json_sprintf("analyze_profile(path=\"%s/stat.csv\", format=\"perf_stat\") then get_perf_stat", dir));
+		json_array_append_new(n, json_sprintf("analyze_profile(path=\"perflens://artifacts/collections/%s/stat.csv\", format=\"perf_stat\") then get_perf_stat", id));
 		break;
 	case PL_COLLECT_OFF_CPU:
 		json_array_append_new(n, json_sprintf(
-			"analyze_profile(path=\"%s/offcpu.folded\", format=\"folded\", folded_event=\"off-cpu-us\"): weights are blocked microseconds", dir));
+			"analyze_profile(path=\"perflens://artifacts/collections/%s/offcpu.folded\", format=\"folded\", folded_event=\"off-cpu-us\"): weights are blocked microseconds", id));
 		break;
 	case PL_COLLECT_SCHED:
 		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"collections/%s/timehist.txt\") for per-task wait, scheduling delay and run time", id));
@@ -789,6 +789,6 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	}
 	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "collection_id", id, "folder", final,
 			    "files", json_object_get(meta, "files"), "metadata", meta,
-			    "next_steps", next_steps(r, final, id));
+			    "next_steps", next_steps(r, id));
 	return PL_OK;
 }
