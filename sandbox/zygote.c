@@ -62,6 +62,8 @@
 #define MAX_STRINGS (1u << 20)
 #define MAX_JOB_BYTES (64u << 20)
 #define IO_TIMEOUT_S 5                 /* server side: zygote presumed hung */
+#define PL_STR_(x) #x
+#define PL_STR(x) PL_STR_(x)
 #define GROUP_GONE_WAIT_NS 1000000000LL
 #define ZY_SOCK_FD 3
 
@@ -518,9 +520,9 @@ static void __attribute__((noreturn)) zygote_main(int sock, pid_t server)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(1);
 	/* Built once here, not per worker; errors are reported per request. */
-	for (int mode = 0; mode < 8; mode++)
-		if (!(mode & 4) || (mode & 1))  /* perf rows only come with exec */
-			sbx_sc_program(mode & 1, mode & 2, mode & 4, &prog, NULL);
+	/* Collection programs (perf rows) are rare: built when first asked. */
+	for (int mode = 0; mode < 4; mode++)
+		sbx_sc_program(mode & 1, mode & 2, false, &prog, NULL);
 	sbx_ll_abi();
 	if (write(z.sock, &ready, 1) != 1)
 		_exit(1);
@@ -590,6 +592,8 @@ enum pl_err sbx_zygote_start(struct pl_error *err)
 	set_timeouts(sv[0]);
 	if (pid < 0 || read(sv[0], &ready, 1) != 1 || ready != 'R') {
 		int e = errno;
+		const char *why = e == EAGAIN || e == EWOULDBLOCK ?
+			"it did not get ready within " PL_STR(IO_TIMEOUT_S) " s" : "it exited during setup";
 
 		if (pid >= 0) {
 			zygote_gone_locked(NULL);
@@ -600,7 +604,7 @@ enum pl_err sbx_zygote_start(struct pl_error *err)
 		pthread_mutex_unlock(&zy.lock);
 		return pl_fail(err, PL_ERR_LIMIT, "workers will be forked directly",
 			       "cannot start the sandbox zygote: %s",
-			       pid < 0 ? strerror(e) : "it exited during setup");
+			       pid < 0 ? strerror(e) : why);
 	}
 	pthread_mutex_unlock(&zy.lock);
 	return PL_OK;
