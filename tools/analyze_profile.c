@@ -118,13 +118,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	json_t *summary = NULL;
 	enum pl_err rc;
 
-	if ((rc = tool_require_writes(ctx, err)))
-		return rc;
-	if (strncmp(path, "perflens://artifacts/", 21) == 0)
-		rc = tool_resolve_collection(ctx, path, real, sizeof(real), err);
-	else
-		rc = tool_resolve_input(ctx, path, real, sizeof(real), err);
-	if (rc)
+	if ((rc = tool_require_writes(ctx, err)) ||
+	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
 		return rc;
 	pl_format_from_name(fmt_name, &opts.format);
 	if (ctx->allow_process_execution)

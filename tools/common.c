@@ -30,6 +30,8 @@ enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 	char real[PATH_MAX];
 	struct stat sb;
 
+	if (strncmp(path, "perflens://artifacts/", 21) == 0)
+		return tool_resolve_collection(ctx, path, resolved, cap, err);
 	if (!realpath(path, real))
 		return pl_fail(err, PL_ERR_INPUT, "check the path; it must exist under an allowed root",
 			       "cannot resolve '%s': %s", path, strerror(errno));

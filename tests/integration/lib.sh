@@ -5,6 +5,16 @@
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; }
 skip() { echo "skip - $*"; }
+# oneline FILE: a file's text on one line, cut to 300 bytes, for messages.
+oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
+# jget FILE KEY.KEY.0.KEY: one value of a JSON file (jq is not a dependency).
+jget() {
+	/usr/bin/python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1" "$2"
+}
 need_shared() {
 	if [ ! -d "$SHARED/peers" ]; then
 		skip "$1: $SHARED/peers is absent (tests read the peers' data in place)"

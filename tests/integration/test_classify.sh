@@ -27,7 +27,6 @@ fi
 rules=schemas/rules/classify-rules.json
 oracle=tests/integration/classify_oracle.py
 validate() { $PY tests/integration/validate_json.py "$@"; }
-oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
 art="$WORK/art"
 
 if validate schemas/classify-rules.schema.json "$rules" >"$WORK/v.out" 2>&1; then

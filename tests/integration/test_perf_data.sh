@@ -11,15 +11,6 @@
 name="perf.data"
 here="$REPO/tests/integration"
 FIELDS=comm,pid,tid,time,event,period,ip,sym,symoff,dso
-oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
-# jget FILE KEY.KEY.0.KEY: one value of a JSON file (jq is not a dependency)
-jget() {
-	/usr/bin/python3 -c 'import json,sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(v)' "$1" "$2"
-}
 
 if ! command -v perf >/dev/null 2>&1; then
 	skip "$name: perf is not installed"

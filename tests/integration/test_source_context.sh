@@ -11,7 +11,6 @@
 . tests/integration/lib.sh
 name="source_context"
 here="$REPO/tests/integration"
-oneline() { tr '\n\t' '  ' <"$1" | tr -s ' ' | cut -c1-300; }
 
 if ! command -v perf >/dev/null 2>&1; then
 	skip "$name: perf is not installed"

@@ -99,36 +99,6 @@ void pl_profile_release(struct pl_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid.
- * NUL counts as invalid: names end up in C strings and JSON. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] && s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /* Names must be UTF-8 to be stored as JSON: each bad byte (or NUL)
  * becomes U+FFFD, and the profile counts the names it repaired. */
 static uint32_t intern_repaired(struct pl_profile *p, const char *s, size_t n)
@@ -138,7 +108,7 @@ static uint32_t intern_repaired(struct pl_profile *p, const char *s, size_t n)
 	uint32_t id;
 
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_len(u + i, n - i);
+		size_t len = pl_utf8_len(u + i, n - i);
 		if (len) {
 			pl_buf_add(&b, s + i, len);
 			i += len;
@@ -162,7 +132,7 @@ uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n)
 			const unsigned char *u = (const unsigned char *)s;
 			size_t k = i;
 			while (k < n) {
-				size_t len = utf8_len(u + k, n - k);
+				size_t len = pl_utf8_len(u + k, n - k);
 				if (!len)
 					return intern_repaired(p, s, n);
 				k += len;

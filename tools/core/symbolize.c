@@ -122,35 +122,6 @@ struct pl_symbolizer {
 
 /* ------------------------------------------------------------ strings */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] && s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /* Interned copy of `str`, cut at PL_SYM_MAX_NAME bytes (*cut set then);
  * bytes that are not UTF-8 become U+FFFD (ELF names are bytes, answers
  * end up in JSON) and are counted. */
@@ -173,7 +144,7 @@ static const char *intern(struct pl_symbolizer *s, const char *str, bool *cut)
 	if (i == n)
 		return pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, str, n));
 	for (i = 0; i < n;) {
-		size_t len = utf8_len(u + i, n - i);
+		size_t len = pl_utf8_len(u + i, n - i);
 		if (len) {
 			pl_buf_add(&b, str + i, len);
 			i += len;

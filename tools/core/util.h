@@ -20,6 +20,10 @@ void *pl_xrealloc(void *p, size_t n);
 char *pl_xstrndup(const char *s, size_t n);
 char *pl_xstrdup(const char *s);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), 0 when
+ * invalid; NUL counts as invalid (names go to C strings and JSON). */
+size_t pl_utf8_len(const unsigned char *s, size_t n);
+
 /* Ask the kernel to map the pages of a fresh buffer that is about to be
  * filled, in one call: on the project's VMs a page faulted in one by one
  * costs about 20 times more.  Contents are unchanged; small buffers, and
