@@ -22,8 +22,9 @@ and whether each target was met, and exits 0 whatever they are.
 Latencies are wall clock (time.perf_counter_ns) in the client, so they
 include the client's own share (a few tens of us for stdio).  Per call the
 bench also prints, from /proc/PID/stat, the cpu time (utime+stime of the
-server, cutime+cstime of the workers it reaped) and the minor page faults
-(minflt, cminflt).
+server; for the workers, cutime+cstime of those it reaped plus the
+zygote's utime+stime+cutime+cstime, since the zygote forks them and reaps
+them and their spares) and the minor page faults (minflt, cminflt).
 
 Every server is started with PR_SET_PDEATHSIG, killed at exit (atexit and
 SIGTERM/SIGINT/SIGHUP), and waited for.
@@ -167,18 +168,47 @@ def proc_status(pid, key):
     return None
 
 
-def proc_cpu_s(pid):
-    """(utime+stime of the process, cutime+cstime of the children it
-    reaped: the workers, in seconds; then minor page faults of each);
-    None if unreadable."""
+def stat_fields(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def zygote_of(pid):
+    """The server's sandbox zygote (its child named perflens-zygote), or None."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+    except (OSError, ValueError):
+        return None
+    for k in kids:
+        try:
+            with open("/proc/%d/comm" % k) as f:
+                if f.read().strip() == "perflens-zygote":
+                    return k
+        except OSError:
+            pass
+    return None
+
+
+def proc_cpu_s(pid):
+    """(utime+stime of the process, then of the workers, in seconds; then
+    minor page faults of each); None if unreadable.  The workers are the
+    children the server reaped, and the zygote with all it forked and
+    reaped (its spares and workers): the zygote's own time counts as the
+    workers', since it does their forking."""
+    try:
         # fields[0] is field 3 (state): minflt=10, cminflt=11, utime=14,
         # stime=15, cutime=16, cstime=17
-        return ((int(fields[11]) + int(fields[12])) / CLK_TCK,
-                (int(fields[13]) + int(fields[14])) / CLK_TCK,
-                int(fields[7]), int(fields[8]))
+        fields = stat_fields(pid)
+        work = (int(fields[13]) + int(fields[14])) / CLK_TCK
+        work_flt = int(fields[8])
+        z = zygote_of(pid)
+        if z:
+            zf = stat_fields(z)
+            work += sum(int(x) for x in zf[11:15]) / CLK_TCK
+            work_flt += int(zf[7]) + int(zf[8])
+        return ((int(fields[11]) + int(fields[12])) / CLK_TCK, work,
+                int(fields[7]), work_flt)
     except (OSError, ValueError, IndexError):
         return None
 

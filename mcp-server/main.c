@@ -234,11 +234,37 @@ static int finish_options(struct options *o)
 	return 0;
 }
 
+/* Resolve every library symbol at startup, once, rather than in each
+ * worker: a worker is a fresh fork of the zygote, so lazy binding would
+ * redo its symbol lookups, and write (copy) its GOT pages, on every
+ * call.  The dynamic linker reads LD_BIND_NOW only when a program
+ * starts, so the server runs itself again with it (same pid, same
+ * arguments) and then drops it from the environment that perf and other
+ * children inherit.  If the exec fails, lazy binding is merely slower. */
+static void bind_now(char **argv)
+{
+	if (getenv("PERFLENS_BOUND")) {
+		unsetenv("PERFLENS_BOUND");
+		unsetenv("LD_BIND_NOW");
+		return;
+	}
+	if (getenv("LD_BIND_NOW"))
+		return;  /* already: the user's own choice stays */
+	setenv("LD_BIND_NOW", "1", 1);
+	setenv("PERFLENS_BOUND", "1", 1);
+	execv("/proc/self/exe", argv);
+	unsetenv("LD_BIND_NOW");
+	unsetenv("PERFLENS_BOUND");
+}
+
 int main(int argc, char **argv)
 {
-	struct options *o = pl_xcalloc(1, sizeof(*o));
+	struct options *o;
 	struct mcp_server s;
 	int rc;
+
+	bind_now(argv);
+	o = pl_xcalloc(1, sizeof(*o));
 
 	pl_limits_default(&o->cfg.ctx.limits);
 	o->cfg.tool_timeout_ms = 55000;

@@ -12,16 +12,21 @@
  * a recycled group), then the worker is reaped and we wait, reaping as
  * the subreaper, until nothing of the group is left.
  *
- * Zygote: sbx_spawn_job() asks the zygote (zygote.c) to fork the worker;
- * we get its pid and three pipe ends: result, setup message, and a "done"
- * pipe in place of the pidfd, on which the zygote writes the wait status
- * once it has done the killing and reaping above.  The worker is in the
- * same process group scheme and uid, so timeouts, caps and cancels kill
- * it from here exactly as a worker of our own.
+ * Zygote: sbx_spawn_job() asks the zygote (zygote.c) for the worker (its
+ * spare, forked and usually confined before the request came); we get
+ * its pid and three pipe ends: result, status, and a "done" pipe in place
+ * of the pidfd, on which the zygote writes the wait status once it has
+ * done the killing and reaping above.  The worker is in the same process
+ * group scheme and uid, so timeouts, caps and cancels kill it from here
+ * exactly as a worker of our own.  Such a worker also ends its job with
+ * a done record on the status pipe (child_done), after closing its result
+ * pipe: then its result and exit status are final, and the caller takes
+ * them at once, leaving the teardown and the reaping to the zygote.
  *
- * Child: own process group, parent-death signal, descriptors 0-3 only
- * (3 is out_fd; 4 carries a setup failure message to the parent and 5 the
- * ruleset, both closed before fn runs), default signals, no_new_privs,
+ * Child: own process group, parent-death signal, descriptors 0-4 only
+ * (3 is out_fd; 4 the status pipe, which carries a setup failure message,
+ * or the done record once fn returned; 5 the ruleset, closed before fn
+ * runs; and 6, a primed spare's job pipe), default signals, no_new_privs,
  * rlimits, no capabilities, Landlock, seccomp, then fn and _exit.
  *
  * Threads: a worker is driven by one thread; sbx_cancel() may come from
@@ -51,10 +56,12 @@
 #define CHILD_OUT_FD 3
 #define CHILD_STATUS_FD 4
 #define CHILD_RULESET_FD 5
-#define SETUP_EXIT 125           /* exit status of a worker that failed setup */
 #define READ_CHUNK (64 * 1024)
 #define NO_PIDFD_POLL_MS 100      /* without a pidfd, exits are noticed this often */
 #define GROUP_GONE_WAIT_MS 1000   /* bound on waiting for a killed group */
+/* First byte of the done record on the status pipe; a setup failure
+ * message is text, so it never starts with it. */
+#define SBX_DONE_MARK 0x00
 
 enum sbx_stop { STOP_NONE, STOP_TIMEOUT, STOP_OVERSIZE, STOP_CANCEL };
 
@@ -63,7 +70,7 @@ struct sbx_worker {
 	int exit_fd;             /* readable once the worker exited (a pidfd,
 				  * or the zygote's done pipe); -1: none */
 	int out_fd;              /* result pipe, read end, non-blocking; -1 closed */
-	int status_fd;           /* setup failure message, read end */
+	int status_fd;           /* setup failure message or done record, read end */
 	int ep;                  /* epoll set over out_fd and exit_fd: sbx_fd() */
 	struct pl_buf data;      /* what the worker wrote, at most max_bytes */
 	size_t max_bytes;
@@ -80,7 +87,9 @@ struct sbx_worker {
 	int wstatus;
 	double elapsed_ms;
 	char syscall_name[40];   /* of a seccomp kill, when the log says */
-	char setup_msg[120];     /* why the child could not confine itself */
+	char setup_msg[120];     /* why the child could not confine itself; or
+				  * the done record, which starts with a NUL */
+	size_t status_len;       /* bytes read into setup_msg */
 };
 
 static const char *const outcome_names[] = {
@@ -124,10 +133,10 @@ static void __attribute__((noreturn)) child_fail(int status_fd, const char *what
 	int n = snprintf(msg, sizeof(msg), "cannot %s: %s", what, strerror(e));
 	size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
 
-	/* If even this fails, the parent sees exit status SETUP_EXIT. */
+	/* If even this fails, the parent sees exit status SBX_SETUP_EXIT. */
 	if (write(status_fd, msg, len) < 0)
-		_exit(SETUP_EXIT);
-	_exit(SETUP_EXIT);
+		_exit(SBX_SETUP_EXIT);
+	_exit(SBX_SETUP_EXIT);
 }
 
 /* Default handlers, SIGPIPE ignored (a write to a closed pipe fails with
@@ -161,17 +170,20 @@ void sbx_close_from(unsigned first)
 		close((int)fd);
 }
 
-/* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, nothing else.
- * Returns the step that failed, or NULL. */
+/* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, 6 the job pipe
+ * of a primed spare, nothing else.  Returns the step that failed, or NULL. */
 static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 {
 	int out = fcntl(p->out_w, F_DUPFD_CLOEXEC, 10);
 	int st = fcntl(p->status_w, F_DUPFD_CLOEXEC, 10);
 	int rs = p->ruleset >= 0 ? fcntl(p->ruleset, F_DUPFD_CLOEXEC, 10) : -1;
+	int job = p->job_r > 0 ? fcntl(p->job_r, F_DUPFD_CLOEXEC, 10) : -1;
 	int null;
 
-	if (out < 0 || st < 0 || (p->ruleset >= 0 && rs < 0))
+	if (out < 0 || st < 0 || (p->ruleset >= 0 && rs < 0) || (p->job_r > 0 && job < 0))
 		return "move its pipes";
+	if (job >= 0 && dup3(job, SBX_JOB_FD, O_CLOEXEC) < 0)
+		return "move its job pipe";
 	if (dup3(st, CHILD_STATUS_FD, O_CLOEXEC) < 0)
 		return "move its status pipe";
 	*status_fd = CHILD_STATUS_FD;
@@ -183,7 +195,12 @@ static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 		return "open /dev/null for stdin and stdout";
 	if (null > 2)
 		close(null);
-	sbx_close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
+	if (job >= 0 && rs < 0)
+		close(CHILD_RULESET_FD);
+	if (job >= 0)
+		sbx_close_from(SBX_JOB_FD + 1);
+	else
+		sbx_close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
 	return NULL;
 }
 
@@ -261,7 +278,7 @@ static const char *child_confine(const struct sbx_plan *p, int *status_fd)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return "set its parent-death signal";
 	if (getppid() != p->parent)
-		_exit(SETUP_EXIT);  /* the parent is already gone */
+		_exit(SBX_SETUP_EXIT);  /* the parent is already gone */
 	child_signals();
 	if ((failed = child_fds(p, status_fd)))
 		return failed;
@@ -280,6 +297,19 @@ static const char *child_confine(const struct sbx_plan *p, int *status_fd)
 	return NULL;
 }
 
+/* The job is done: close the result pipe (the parent reads to its end),
+ * then say so on the status pipe with the exit status, so the parent can
+ * answer without waiting for this process to be torn down and reaped. */
+static void __attribute__((noreturn)) child_done(int rc)
+{
+	unsigned char done[2] = {SBX_DONE_MARK, (unsigned char)(rc & 0xff)};
+
+	close(CHILD_OUT_FD);
+	if (write(CHILD_STATUS_FD, done, sizeof(done)) < 0)
+		(void)0;  /* the parent then learns the status from the reap */
+	_exit(rc & 0xff);
+}
+
 void sbx_child_main(const struct sbx_plan *p)
 {
 	int status_fd = p->status_w;
@@ -287,8 +317,7 @@ void sbx_child_main(const struct sbx_plan *p)
 
 	if (failed)
 		child_fail(status_fd, failed);
-	close(CHILD_STATUS_FD);
-	_exit(p->fn(p->arg, CHILD_OUT_FD) & 0xff);
+	child_done(p->fn(p->arg, CHILD_OUT_FD));
 }
 
 /* =============================================================== parent */
@@ -367,12 +396,42 @@ static void reap_group(pid_t pgid)
 	}
 }
 
-/* The setup failure message, if the child sent one. */
-static void read_setup_msg(struct sbx_worker *w)
+/* Read what the status pipe holds so far: the setup failure message, or
+ * the done record (child_done).  True when it is the whole done record. */
+static bool read_status(struct sbx_worker *w)
 {
-	ssize_t n = read(w->status_fd, w->setup_msg, sizeof(w->setup_msg) - 1);
+	size_t cap = sizeof(w->setup_msg) - 1;
 
-	w->setup_msg[n > 0 ? n : 0] = '\0';
+	while (w->status_fd >= 0 && w->status_len < cap) {
+		ssize_t n = read(w->status_fd, w->setup_msg + w->status_len, cap - w->status_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && w->ep >= 0)  /* the end: stop polling it (it would stay ready) */
+			epoll_ctl(w->ep, EPOLL_CTL_DEL, w->status_fd, NULL);
+		if (n <= 0)
+			break;
+		w->status_len += (size_t)n;
+	}
+	w->setup_msg[w->status_len] = '\0';
+	return w->status_len == 2 && (unsigned char)w->setup_msg[0] == SBX_DONE_MARK;
+}
+
+/* A zygote's worker that sent its done record has written all of its
+ * result: take it and its exit status now.  Tearing the process down
+ * and reaping it is left to the zygote, off the caller's path (the done
+ * pipe is closed unread with the worker). */
+static bool take_done(struct sbx_worker *w)
+{
+	if (!w->zygote || !read_status(w))
+		return false;
+	read_available(w);  /* the worker closed the pipe first: all is there */
+	pthread_mutex_lock(&w->lock);
+	w->wstatus = W_EXITCODE((unsigned char)w->setup_msg[1], 0);
+	w->reaped = true;
+	pthread_mutex_unlock(&w->lock);
+	w->setup_msg[0] = '\0';
+	w->elapsed_ms = (double)(mono_ns() - ts_ns(&w->start)) / 1e6;
+	return true;
 }
 
 /* Our own child: reap it if it has exited; true when it has. */
@@ -431,7 +490,9 @@ static bool try_reap(struct sbx_worker *w)
 {
 	if (!(w->zygote ? reap_zygote(w) : reap_direct(w)))
 		return false;
-	read_setup_msg(w);
+	read_status(w);
+	if ((unsigned char)w->setup_msg[0] == SBX_DONE_MARK)
+		w->setup_msg[0] = '\0';
 	if (!w->setup_msg[0] && WIFSIGNALED(w->wstatus) && WTERMSIG(w->wstatus) == SIGSYS &&
 	    !sbx_audit_syscall(w->pid, ts_ns(&w->start) / 1000 - 1000000, w->syscall_name,
 			       sizeof(w->syscall_name)))
@@ -444,7 +505,7 @@ bool sbx_step(struct sbx_worker *w)
 	if (w->reaped)
 		return true;
 	read_available(w);
-	if (try_reap(w))
+	if (take_done(w) || try_reap(w))
 		return true;
 	if (w->deadline_ns && mono_ns() >= w->deadline_ns) {
 		stop_worker(w, STOP_TIMEOUT);
@@ -667,6 +728,10 @@ static enum pl_err adopt(struct sbx_worker *w, const struct sbx_zworker *zw,
 	ev.data.fd = w->exit_fd;
 	if (rc == PL_OK && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->exit_fd, &ev) < 0)
 		rc = pl_fail(err, PL_ERR_LIMIT, NULL, "cannot watch the done pipe: %s",
+			     strerror(errno));
+	ev.data.fd = w->status_fd;
+	if (rc == PL_OK && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->status_fd, &ev) < 0)
+		rc = pl_fail(err, PL_ERR_LIMIT, NULL, "cannot watch the status pipe: %s",
 			     strerror(errno));
 	if (rc)
 		kill(-w->pid, SIGKILL);  /* the zygote reaps it */

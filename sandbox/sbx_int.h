@@ -27,14 +27,22 @@ struct sbx_plan {
 	int out_w, status_w;       /* write ends of the result and setup pipes */
 	int ruleset;               /* Landlock ruleset or -1 */
 	const struct sock_fprog *prog;  /* NULL: no seccomp */
+	int job_r;                 /* > 0: the spare's job pipe, kept open for
+				  * fn as SBX_JOB_FD (see zygote.c) */
 	sbx_fn fn;
 	void *arg;
 };
+
+/* Where a primed spare's fn finds its job pipe. */
+#define SBX_JOB_FD 6
 
 /* The ruleset and the seccomp program for `pol` into `p`; *abi gets the
  * Landlock ABI (0: none).  On failure p->ruleset may still need closing. */
 enum pl_err sbx_prepare(const struct sbx_policy *pol, struct sbx_plan *p, int *abi,
 			struct pl_error *err);
+
+/* Exit status of a worker that could not confine itself. */
+#define SBX_SETUP_EXIT 125
 
 /* In the forked child: confine as planned, run p->fn, _exit. */
 void sbx_child_main(const struct sbx_plan *p) __attribute__((noreturn));

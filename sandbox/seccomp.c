@@ -189,7 +189,7 @@ static const struct sc_row sc_table[] = {
 	{"arch_prctl", 1, SC_ALLOW, "the new program's thread pointer"},
 	{"set_tid_address", 1, SC_ALLOW, "the new program's glibc start"},
 	{"capget", 1, SC_ALLOW, "perf checks its capabilities"},
-	{"prctl", 1, SC_PRCTL, "perf reads the bounding set; threads name themselves"},
+	{"prctl", SC_ALWAYS, SC_PRCTL, "a worker names itself; perf reads the bounding set"},
 	{"sched_getaffinity", 0, SC_ALLOW, "perf finds its CPUs; thread start-up under ASan asks too (read-only)"},
 	{"sched_setaffinity", 1, SC_SELF, "perf pins itself"},
 	{"get_mempolicy", 1, SC_ALLOW, "perf's NUMA setup"},
@@ -250,10 +250,15 @@ static const int prctl_ok[] = {
 #define CLONE_NEW_ANY (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
 		       CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
 
-static int add_prctl(scmp_filter_ctx ctx, int nr)
+/* Without exec, only PR_SET_NAME: a spare becomes "perflens-worker" once
+ * its job comes (sandbox/zygote.c), after it was confined. */
+static int add_prctl(scmp_filter_ctx ctx, int nr, int mode)
 {
 	int rc = 0;
 
+	if (!(mode & SC_EXEC))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)PR_SET_NAME));
 	for (size_t i = 0; i < PL_ARRAY_LEN(prctl_ok) && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctl_ok[i]));
@@ -327,7 +332,7 @@ static int add_row(scmp_filter_ctx ctx, const struct sc_row *r, unsigned mode)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A1(SCMP_CMP_MASKED_EQ, 07000, 0));
 	case SC_PRCTL:
-		return add_prctl(ctx, nr);
+		return add_prctl(ctx, nr, mode);
 	case SC_SOCKET:
 		return add_socket(ctx, nr);
 	case SC_UNIX_PAIR:

@@ -7,6 +7,9 @@
  * also costs TLB shootdowns.  The zygote is forked once, while the server
  * is still small and single-threaded, and stays that way.
  *
+ * Spares: the zygote keeps one worker forked ahead of its request (see
+ * the spare section below for why and how).
+ *
  * Protocol, over a SOCK_STREAM unix socketpair; one request at a time
  * (the server's side holds a mutex from sending a request to reading its
  * reply, so threads may spawn concurrently):
@@ -47,6 +50,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -189,12 +194,26 @@ struct zkid {
 	long long give_up_ns;
 };
 
+/* The spare: the next worker, forked before its request (see spare_main). */
+struct spare {
+	pid_t pid;              /* 0: none */
+	int job_w;              /* the job pipe's write end */
+	int fds[3][2];          /* result, status and done pipes */
+	struct pl_buf policy;   /* what it confined itself to (policy_of);
+				 * empty: it confines itself once its job came */
+};
+
 struct zygote {
 	int sock;
 	int sigfd;
 	struct zkid *kids;
 	size_t nkids, cap;
+	struct spare spare;
+	struct pl_buf expect;   /* policy_of() the last request: the next spare's */
+	struct pl_buf want;     /* policy_of() the request being served */
 };
+
+static void spare_drop(struct zygote *z);
 
 static struct zkid *find_kid(struct zygote *z, pid_t pid)
 {
@@ -225,6 +244,13 @@ static void reap_children(struct zygote *z)
 		} else {
 			while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
 				;
+			if (si.si_pid == z->spare.pid) {
+				/* Died waiting, perhaps unable to confine itself to
+				 * the policy it took: the next one waits for its
+				 * request instead (and forking cannot loop). */
+				spare_drop(z);
+				z->expect.len = 0;
+			}
 		}
 	}
 }
@@ -264,6 +290,8 @@ static void __attribute__((noreturn)) zygote_exit(struct zygote *z)
 
 	for (size_t i = 0; i < z->nkids; i++)
 		kill(-z->kids[i].pid, SIGKILL);
+	if (z->spare.pid)
+		kill(-z->spare.pid, SIGKILL);
 	while (now_ns() < give_up) {
 		pid_t p = waitpid(-1, NULL, WNOHANG);
 		if (p < 0)
@@ -350,40 +378,324 @@ static enum pl_err pipes(int fds[3][2], struct pl_error *err)
 	return PL_OK;
 }
 
-/* Prepare and fork the worker of `j`; on PL_OK r->pid is set and
- * `give` holds the read ends for the server. */
-static enum pl_err fork_worker(struct zygote *z, struct zjob *j, struct zrep *r, int give[3],
-			       struct pl_error *err)
-{
-	struct sbx_plan p = {.pol = &j->pol, .parent = getpid(), .fn = run_zjob, .arg = j};
-	int fds[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-	enum pl_err rc = sbx_prepare(&j->pol, &p, &r->landlock_abi, err);
-	pid_t pid = -1;
+/* ---------------------------------------------------------------- spare
+ *
+ * Why: forking, confining, and the first write to each page a job
+ * touches cost milliseconds on the project's VMs (every page fault and
+ * every new seccomp filter is a trip to the hypervisor).  So the next
+ * worker, the spare, is forked while nothing waits for it.  It faults in
+ * its heap and stack in a few large steps, then confines itself to the
+ * policy of the last request (rlimits, Landlock, seccomp: the same calls,
+ * in the same order, as a worker forked at request time), and only then
+ * blocks on its job pipe.  A request whose policy is byte for byte the
+ * one the spare holds goes to it; the spare checks that again, and runs
+ * the job.  Another policy gets a new spare, primed for it.  The first
+ * spare has no policy to take yet: it reads its request first and
+ * confines itself after.  Either way the untrusted job runs confined
+ * exactly as asked.  The zygote forks the next spare once it answered. */
 
-	if (rc == PL_OK && (rc = pipes(fds, err)) == PL_OK) {
-		p.out_w = fds[0][1];
-		p.status_w = fds[1][1];
-		if ((pid = fork()) == 0)
-			sbx_child_main(&p);
-		if (pid < 0)
-			rc = pl_fail(err, PL_ERR_LIMIT, "wait for running workers to finish",
-				     "cannot fork a worker: %s", strerror(errno));
+#define WARM_HEAP (512u << 10)   /* fresh heap made ready before the job comes */
+#define WARM_STACK (64u << 10)   /* stack made ready before the job comes */
+
+/* Fault in the whole pages of [p, p + n) in one system call.  Only
+ * that: a kernel without MADV_POPULATE_WRITE leaves them to the job. */
+static void populate(void *p, size_t n)
+{
+	uintptr_t start = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
+/* The bounds of the [heap] mapping, from /proc/self/maps; false if none. */
+static bool heap_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		found = strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &a, &b) == 2;
+		*lo = a;
+		*hi = b;
 	}
-	if (p.ruleset >= 0)
-		close(p.ruleset);
-	for (int i = 0; i < 3; i++) {
-		give[i] = rc == PL_OK ? fds[i][0] : -1;
-		if (rc && fds[i][0] >= 0)
-			close(fds[i][0]);
-		if ((rc || i < 2) && fds[i][1] >= 0)
-			close(fds[i][1]);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Make the heap a job writes private and present before the job comes:
+ * copy now the pages shared with the zygote (malloc reuses their free
+ * chunks), and grow malloc's top by WARM_HEAP of written pages, where a
+ * job's new allocations land.  One madvise for many pages costs a third
+ * of the faults it saves, and it is paid while nobody waits.  The worker
+ * exits after one job, so malloc may keep all it gets: no trimming, and
+ * no separate mappings (each would fault afresh) below 64 MiB. */
+static void warm_heap(void)
+{
+	uintptr_t lo, hi;
+	char *p;
+
+	if (heap_bounds(&lo, &hi))
+		populate((void *)lo, hi - lo);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TOP_PAD, 0);
+	p = malloc(WARM_HEAP);
+	if (p)
+		populate(p, WARM_HEAP);
+	free(p);
+	mallopt(M_TOP_PAD, 1 << 20);
+}
+
+static void __attribute__((noinline)) warm_stack(void)
+{
+	volatile char frame[WARM_STACK];
+
+	for (size_t off = 0; off < sizeof(frame); off += 4096)
+		frame[off] = 0;
+}
+
+/* In the spare after a failure of its own: say why on the status pipe,
+ * as a worker that cannot confine itself does. */
+static void __attribute__((noreturn)) spare_fail(int status_w, const char *text)
+{
+	if (write(status_w, text, strlen(text)) < 0)
+		(void)0;  /* the parent then sees exit status SBX_SETUP_EXIT */
+	_exit(SBX_SETUP_EXIT);
+}
+
+/* What a spare is confined to: the request's header without its job
+ * length, then its strings (roots, paths, job name). */
+static void policy_of(const struct zreq *h, const char *strings, struct pl_buf *out)
+{
+	struct zreq k = *h;
+
+	k.job_len = 0;
+	out->len = 0;
+	pl_buf_add(out, &k, sizeof(k));
+	pl_buf_add(out, strings, (size_t)h->strings_len);
+}
+
+/* The spare's request from `fd`, checked, into `j` (buffer in *buf);
+ * NULL, or what was wrong. */
+static const char *read_request(int fd, struct zreq *h, char **buf, struct zjob *j)
+{
+	int rd = read_full(fd, h, sizeof(*h));
+
+	if (rd == 0)
+		_exit(0);  /* no job: the zygote is leaving */
+	if (rd < 0 || h->magic != ZREQ_MAGIC || h->strings_len > MAX_STRINGS ||
+	    h->job_len > MAX_JOB_BYTES || h->nroots > MAX_STRINGS)
+		return "read its request: it is malformed";
+	*buf = pl_xmalloc(h->strings_len + h->job_len + 1);
+	(*buf)[h->strings_len + h->job_len] = '\0';
+	if (read_full(fd, *buf, h->strings_len + h->job_len) != 1 ||
+	    parse_request(h, *buf, j) < 0 || !j->fn)
+		return "read its request: it is truncated or names no job";
+	return NULL;
+}
+
+/* A primed spare, confined: read the job and run it if its policy is the
+ * one this worker holds (the zygote checked; this is the worker's own
+ * word on it). */
+static int run_primed(void *arg, int out_fd)
+{
+	const struct pl_buf *held = arg;
+	struct pl_buf got = {0};
+	struct zjob j = {0};
+	struct zreq h;
+	char *buf = NULL;
+	const char *bad = read_request(SBX_JOB_FD, &h, &buf, &j);
+
+	if (bad)
+		return 126;
+	prctl(PR_SET_NAME, "perflens-worker");
+	policy_of(&h, buf, &got);
+	if (got.len != held->len || memcmp(got.data, held->data, got.len) != 0)
+		return 126;
+	close(SBX_JOB_FD);
+	return j.fn(j.bytes, j.len, out_fd);
+}
+
+/* The policy held in `policy` into `j`; -1 when it does not parse. */
+static int policy_job(const struct pl_buf *policy, struct zjob *j)
+{
+	struct zreq h;
+
+	if (policy->len < sizeof(h))
+		return -1;
+	memcpy(&h, policy->data, sizeof(h));
+	return parse_request(&h, policy->data + sizeof(h), j);
+}
+
+/* The spare's life: warm up, then confine and wait for the job (primed)
+ * or wait, then confine; run it. */
+static void __attribute__((noreturn)) spare_main(struct zygote *z, pid_t zygote, int job_r)
+{
+	struct sbx_plan p = {.parent = zygote, .out_w = z->spare.fds[0][1],
+			     .status_w = z->spare.fds[1][1]};
+	const struct pl_buf *policy = &z->spare.policy;
+	struct zjob j = {0};
+	struct pl_error err;
+	struct zreq h;
+	char *buf = NULL;
+	const char *bad;
+	int abi;
+
+	if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != zygote)
+		_exit(SBX_SETUP_EXIT);
+	close(z->sock);
+	close(z->sigfd);
+	prctl(PR_SET_NAME, "perflens-spare");  /* "perflens-worker" once its job came */
+	warm_heap();
+	warm_stack();
+	if (policy->len) {
+		if (policy_job(policy, &j) < 0)
+			spare_fail(p.status_w, "take its policy: it does not parse");
+		p.job_r = job_r;
+		p.fn = run_primed;
+		p.arg = (void *)policy;
+	} else {
+		if ((bad = read_request(job_r, &h, &buf, &j)))
+			spare_fail(p.status_w, bad);
+		prctl(PR_SET_NAME, "perflens-worker");
+		p.fn = run_zjob;
+		p.arg = &j;
+	}
+	p.pol = &j.pol;
+	if (sbx_prepare(&j.pol, &p, &abi, &err))
+		spare_fail(p.status_w, err.text);
+	sbx_child_main(&p);
+}
+
+/* Close the zygote's ends of the spare's pipes; the spare, if it still
+ * lives, sees the end of its job pipe and leaves (it is reaped as any
+ * other child). */
+static void spare_drop(struct zygote *z)
+{
+	struct spare *sp = &z->spare;
+
+	if (!sp->pid)
+		return;
+	close(sp->job_w);
+	for (int i = 0; i < 3; i++)
+		close_fds(sp->fds[i], 2);
+	sp->pid = 0;
+	sp->policy.len = 0;
+}
+
+/* Fork a spare if there is none; PL_OK when there is one. */
+static enum pl_err spare_make(struct zygote *z, struct pl_error *err)
+{
+	struct spare *sp = &z->spare;
+	int job[2] = {-1, -1};
+	pid_t self = getpid(), pid;
+	enum pl_err rc;
+
+	if (sp->pid)
+		return PL_OK;
+	for (int i = 0; i < 3; i++)
+		sp->fds[i][0] = sp->fds[i][1] = -1;
+	sp->policy.len = 0;
+	pl_buf_add(&sp->policy, z->expect.data, z->expect.len);
+	rc = pipes(sp->fds, err);
+	if (rc == PL_OK && pipe2(job, O_CLOEXEC) < 0)
+		rc = pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
+			     "cannot create the worker's job pipe: %s", strerror(errno));
+	if (rc == PL_OK && (pid = fork()) == 0) {
+		close(job[1]);
+		spare_main(z, self, job[0]);
+	}
+	if (rc == PL_OK && pid < 0)
+		rc = pl_fail(err, PL_ERR_LIMIT, "wait for running workers to finish",
+			     "cannot fork a worker: %s", strerror(errno));
+	close_fds(job, 1);
+	if (rc) {
+		close_fds(&job[1], 1);
+		for (int i = 0; i < 3; i++)
+			close_fds(sp->fds[i], 2);
+		return rc;
+	}
+	setpgid(pid, pid);  /* also here, so kill(-pid) works at once */
+	for (int i = 0; i < 3; i++)
+		if (i < 2) {
+			close(sp->fds[i][1]);
+			sp->fds[i][1] = -1;
+		}
+	sp->job_w = job[1];
+	sp->pid = pid;
+	return PL_OK;
+}
+
+/* Write the request to the spare; 0, or -1 when it is gone. */
+static int spare_send(struct spare *sp, const struct zreq *h, const char *buf)
+{
+	struct iovec iov[2] = {{(void *)h, sizeof(*h)},
+			       {(void *)buf, (size_t)(h->strings_len + h->job_len)}};
+	int n = 2;
+	struct iovec *v = iov;
+
+	while (n > 0) {
+		ssize_t w = writev(sp->job_w, v, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		while (n > 0 && (size_t)w >= v->iov_len) {
+			w -= (ssize_t)v->iov_len;
+			v++;
+			n--;
+		}
+		if (n > 0) {
+			v->iov_base = (char *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* True when the spare is confined to `policy` already. */
+static bool spare_holds(const struct spare *sp, const struct pl_buf *policy)
+{
+	return sp->pid && sp->policy.len == policy->len &&
+	       memcmp(sp->policy.data, policy->data, policy->len) == 0;
+}
+
+/* Give the request to the spare (forking one first if there is none, and
+ * again if it died meanwhile); on PL_OK r->pid is set and `give` holds
+ * the read ends for the server. */
+static enum pl_err hand_to_spare(struct zygote *z, const struct zreq *h, const char *buf,
+				 struct zrep *r, int give[3], struct pl_error *err)
+{
+	struct spare *sp = &z->spare;
+	enum pl_err rc = PL_OK;
+
+	if (sp->pid && sp->policy.len && !spare_holds(sp, &z->expect)) {
+		kill(-sp->pid, SIGKILL);  /* confined to another policy */
+		spare_drop(z);
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = spare_make(z, err)))
+			return rc;
+		if (spare_send(sp, h, buf) == 0)
+			break;
+		kill(-sp->pid, SIGKILL);
+		spare_drop(z);
+		rc = pl_fail(err, PL_ERR_LIMIT, "retry the call", "the worker exited before its job came");
 	}
 	if (rc)
 		return rc;
-	setpgid(pid, pid);  /* also here, so kill(-pid) works at once */
+	close(sp->job_w);
+	for (int i = 0; i < 3; i++)
+		give[i] = sp->fds[i][0];
 	PL_GROW(z->kids, z->cap, z->nkids + 1);
-	z->kids[z->nkids++] = (struct zkid){.pid = pid, .done_w = fds[2][1]};
-	r->pid = pid;
+	z->kids[z->nkids++] = (struct zkid){.pid = sp->pid, .done_w = sp->fds[2][1]};
+	r->pid = sp->pid;
+	r->landlock_abi = sbx_ll_abi();
+	sp->pid = 0;
 	return PL_OK;
 }
 
@@ -406,6 +718,39 @@ static void send_reply(struct zygote *z, const struct zrep *r, const int *fds, i
 	}
 	while (sendmsg(z->sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
 		;
+}
+
+/* What would stop a worker from confining itself to `pol` (a root that
+ * cannot be opened, a filter that cannot be built), found here so that
+ * the caller gets it as the spawn's error, as from a direct fork; the
+ * worker prepares its own.  Also caches a new seccomp mode's program
+ * for the spares forked from now on. */
+static enum pl_err check_policy(const struct sbx_policy *pol, struct pl_error *err)
+{
+	struct sbx_plan p = {0};
+	int abi;
+	enum pl_err rc = sbx_prepare(pol, &p, &abi, err);
+
+	if (p.ruleset >= 0)
+		close(p.ruleset);
+	return rc;
+}
+
+/* A valid request: check its policy unless the spare holds it already
+ * (it confined itself to it without error), make it the one spares take
+ * from now on, and hand the request over. */
+static enum pl_err serve(struct zygote *z, const struct zreq *h, const char *buf,
+			 const struct sbx_policy *pol, struct zrep *r, int give[3],
+			 struct pl_error *err)
+{
+	enum pl_err rc;
+
+	policy_of(h, buf, &z->want);
+	if (!spare_holds(&z->spare, &z->want) && (rc = check_policy(pol, err)))
+		return rc;
+	z->expect.len = 0;
+	pl_buf_add(&z->expect, z->want.data, z->want.len);
+	return hand_to_spare(z, h, buf, r, give, err);
 }
 
 /* Serve one request; -1 when the server is gone (or spoke nonsense). */
@@ -435,7 +780,7 @@ static int handle_request(struct zygote *z)
 	if (!j.fn)
 		r.rc = pl_fail(&err, PL_ERR_USAGE, NULL, "the zygote has no job '%s'", j.name);
 	else
-		r.rc = fork_worker(z, &j, &r, give, &err);
+		r.rc = serve(z, &h, buf, &j.pol, &r, give, &err);
 	memcpy(r.text, err.text, sizeof(r.text));
 	memcpy(r.hint, err.hint, sizeof(r.hint));
 	r.nfds = r.rc == PL_OK ? 3 : 0;
@@ -461,6 +806,7 @@ static bool drain_signals(struct zygote *z)
 
 static void __attribute__((noreturn)) zygote_loop(struct zygote *z)
 {
+	spare_make(z, NULL);
 	for (;;) {
 		struct pollfd pfd[2] = {{z->sock, POLLIN, 0}, {z->sigfd, POLLIN, 0}};
 
@@ -472,6 +818,9 @@ static void __attribute__((noreturn)) zygote_loop(struct zygote *z)
 		report_done(z);
 		if (pfd[0].revents && handle_request(z) < 0)
 			zygote_exit(z);
+		/* After the reply, so the server does not wait for this fork.
+		 * A failure is reported with the next request, which tries again. */
+		spare_make(z, NULL);
 	}
 }
 
