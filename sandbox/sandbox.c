@@ -310,10 +310,21 @@ static void __attribute__((noreturn)) child_done(int rc)
 	_exit(rc & 0xff);
 }
 
+static sbx_preconfine_fn preconfine;
+
+void sbx_set_preconfine(sbx_preconfine_fn fn)
+{
+	preconfine = fn;
+}
+
 void sbx_child_main(const struct sbx_plan *p)
 {
 	int status_fd = p->status_w;
-	const char *failed = child_confine(p, &status_fd);
+	const char *failed;
+
+	if (preconfine)
+		preconfine(p->pol);
+	failed = child_confine(p, &status_fd);
 
 	if (failed)
 		child_fail(status_fd, failed);

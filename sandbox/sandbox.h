@@ -189,6 +189,14 @@ enum pl_err sbx_register(const char *name, sbx_job_fn fn, struct pl_error *err);
 enum pl_err sbx_spawn_job(const struct sbx_policy *pol, const char *name, const void *buf,
 			  size_t len, struct sbx_worker **out, struct pl_error *err);
 
+/* Called in every worker once its policy is known, before it confines
+ * itself (for a spare, before its request came): the place to load what
+ * the policy will need and the confinement would forbid loading, such as
+ * a shared library for network access.  It must not read the job or any
+ * untrusted input.  Set it before sbx_zygote_start(). */
+typedef void (*sbx_preconfine_fn)(const struct sbx_policy *pol);
+void sbx_set_preconfine(sbx_preconfine_fn fn);
+
 /* Fork the zygote.  Call from main() before any thread exists and before
  * much memory is in use.  PL_OK also when it already runs; on failure
  * sbx_spawn_job() keeps forking directly. */
