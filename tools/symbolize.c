@@ -183,11 +183,16 @@ static json_t *answer_json(const struct pl_sym_answer *a, bool with_inlines)
 
 static json_t *module_json(struct pl_sym_module *m)
 {
-	return json_pack("{s:s,s:s?,s:s?,s:s,s:I}", "path", pl_sym_module_path(m),
+	const char *note;
+	json_t *lookup = json_pack("{s:s}", "method", pl_sym_module_lookup_method(m, &note));
+
+	if (note)
+		json_object_set_new(lookup, "note", json_string(note));
+	return json_pack("{s:s,s:s?,s:s?,s:s,s:I,s:o}", "path", pl_sym_module_path(m),
 			 "build_id", pl_sym_module_build_id(m), "debug_file",
 			 pl_sym_module_debug_file(m), "debug_source",
 			 pl_debug_source_name(pl_sym_module_debug_source(m)), "symbols",
-			 (json_int_t)pl_sym_module_symbol_count(m));
+			 (json_int_t)pl_sym_module_symbol_count(m), "lookup", lookup);
 }
 
 /* ---------------------------------------------------------------- tool */
@@ -262,6 +267,7 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	};
 	struct request r = {0};
 	struct pl_symbolizer *s = NULL;
+	char index_dir[PATH_MAX];
 	struct pl_sym_module *m;
 	json_t *answers = NULL;
 	size_t end = 0, nresolved = 0;
@@ -271,6 +277,13 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	if ((rc = read_request(ctx, args, &r, err)))
 		goto out;
 	s = pl_symbolizer_new(&ctx->sym, &dbg);
+	/* Symbol indexes are kept where the artifacts are, when writes are
+	 * allowed (as the debuginfod cache); else libdw answers (one page
+	 * per call is too few lookups for an in-memory index to pay). */
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(index_dir, sizeof(index_dir), "%s/cache/symindex", ctx->artifact_root) <
+		    (int)sizeof(index_dir))
+		pl_symbolizer_set_index(s, PL_SYM_INDEX_AUTO, index_dir);
 	rc = r.binary ? pl_symbolizer_open(s, r.resolved, &m, err)
 		      : pl_symbolizer_open_build_id(s, r.build_id, &m, err);
 	if (rc)

@@ -3,6 +3,7 @@
 Usage:
   symbolize_oracle.py PERFLENS BINARY OFFSETS_FILE OUTDIR [--starts FILE]
                       [--sources DIR] [--limit N] [--build-id HEX] [--name WHAT]
+                      [--artifact-root DIR]
 
 Runs `PERFLENS call symbolize` on every offset of OFFSETS_FILE (one hex
 offset a line), following next_cursor to the end; each page is written to
@@ -22,6 +23,7 @@ count of those is printed.
 --starts FILE: offsets that are function entries; their source line must
   lie in the body of the function named (the nearest definition line above
   it names it; checked in the source text under --sources).
+--artifact-root DIR: passed to perflens (where it keeps symbol indexes).
 --sources DIR: for answers whose file lies under DIR, the line must exist,
   and each inline call site's line must contain "NAME(" of the inlined
   function.
@@ -35,7 +37,7 @@ import subprocess
 import sys
 
 
-def run_symbolize(perflens, binary, offsets, outdir, limit, build_id):
+def run_symbolize(perflens, binary, offsets, outdir, limit, build_id, root):
     answers, cursor, n = [], None, 0
     while True:
         args = {"offsets": ["0x%x" % o for o in offsets], "limit": limit}
@@ -45,7 +47,8 @@ def run_symbolize(perflens, binary, offsets, outdir, limit, build_id):
             args["binary"] = binary
         if cursor:
             args["cursor"] = cursor
-        out = subprocess.run([perflens, "call", "symbolize", json.dumps(args)],
+        out = subprocess.run([perflens, "call", "symbolize", json.dumps(args)]
+                             + (["--artifact-root", root] if root else []),
                              capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit("not ok - perflens symbolize exited %d: %s" % (out.returncode, out.stderr[:300]))
@@ -165,7 +168,8 @@ def check_sources(answers, starts, root):
 
 def main():
     argv = sys.argv[1:]
-    opts = {"--starts": None, "--sources": None, "--limit": "500", "--build-id": None, "--name": None}
+    opts = {"--starts": None, "--sources": None, "--limit": "500", "--build-id": None, "--name": None,
+            "--artifact-root": None}
     pos = []
     while argv:
         a = argv.pop(0)
@@ -176,7 +180,8 @@ def main():
     perflens, binary, offsets_file, outdir = pos
     what = opts["--name"] or os.path.basename(binary)
     offsets = [int(x, 16) for x in open(offsets_file).read().split()]
-    answers, pages, module = run_symbolize(perflens, binary, offsets, outdir, int(opts["--limit"]), opts["--build-id"])
+    answers, pages, module = run_symbolize(perflens, binary, offsets, outdir, int(opts["--limit"]), opts["--build-id"],
+                                           opts["--artifact-root"])
     failed = False
     if len(answers) != len(offsets) or [int(a["offset"], 16) for a in answers] != offsets:
         print("not ok - %s: %d pages returned %d answers for %d offsets, in another order" % (what, pages, len(answers), len(offsets)))

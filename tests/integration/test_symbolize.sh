@@ -10,10 +10,17 @@
 # A binary stripped with objcopy and given a .gnu_debuglink resolves like
 # the unstripped one.  inspect_elf is checked against eu-readelf.  Every
 # tool result is validated against its outputSchema.
+# Symbol indexes (tools/core/symindex.h): every CLI call keeps them under
+# $WORK/art/cache/symindex, so the first page of each module above builds
+# its index and the later pages (fresh processes) read it; then the same
+# offsets are asked again with every index warm, and with an index file
+# corrupted or truncated (refused, rebuilt byte-identical), each time
+# against eu-addr2line.  Through MCP, a sandboxed worker with
+# --allow-writes builds and reads the index too.
 . tests/integration/lib.sh
 
 VALIDATE="/usr/bin/python3 tests/integration/validate_json.py"
-ORACLE="/usr/bin/python3 tests/integration/symbolize_oracle.py"
+ORACLE="/usr/bin/python3 tests/integration/symbolize_oracle.py --artifact-root $WORK/art"
 SYM_SCHEMA=schemas/tools/symbolize.json:outputSchema
 ELF_SCHEMA=schemas/tools/inspect_elf.json:outputSchema
 unset DEBUGINFOD_URLS
@@ -187,6 +194,77 @@ else
 		notok "symbolize libc by build-id: module is $(grep -m1 '"path"' "$WORK/pages_bid/page-1.json")"
 fi
 
+# ------------------------------------------------------------ symbol index
+
+IDX=$WORK/art/cache/symindex
+FIX_ID=$(eu-readelf -n "$WORK/bin/fix_O2" | awk '/Build ID:/ { print $3 }')
+if [ -f "$IDX/$FIX_ID.idx" ] && { [ -z "${LIBC_ID:-}" ] || [ ! -f "$LIBC_DEBUG" ] || [ -f "$IDX/$LIBC_ID.idx" ]; }; then
+	ok "symbol index: written under the artifact root ($(ls "$IDX" | wc -l) files, $(cat "$IDX"/*.idx | wc -c) bytes)"
+else
+	notok "symbol index: no index files in $IDX: $(ls "$IDX" 2>&1 | head -5 | tr '\n' ' ')"
+fi
+# method_index DIR WHAT: every page says its answers came from the index.
+method_index() {
+	if /usr/bin/python3 - "$1" <<'PY'
+import glob, json, sys
+ms = [json.load(open(p))["module"]["lookup"] for p in glob.glob(sys.argv[1] + "/page-*.json")]
+sys.exit(0 if ms and all(m == {"method": "index"} for m in ms) else 1)
+PY
+	then ok "$2: every page answered from the symbol index"
+	else notok "$2: a page was not answered from the index: $(grep -h -A3 '"lookup"' "$1"/page-*.json | head -8 | tr '\n' ' ')"; fi
+}
+# Warm: every process finds the index on disk; answers still equal
+# eu-addr2line's (and the source-text checks).
+mkdir -p "$WORK/pages_O2_warm"
+$ORACLE "$PERFLENS" "$WORK/bin/fix_O2" "$WORK/off_O2" "$WORK/pages_O2_warm" --limit 37 \
+	--starts "$WORK/starts_O2" --sources "$WORK/src" --name "fixture -O2, warm index"
+method_index "$WORK/pages_O2_warm" "fixture -O2, warm index"
+# Truncated index file: refused, rebuilt, same answers.
+cp "$IDX/$FIX_ID.idx" "$WORK/fix.idx.orig"
+head -c 3000 "$WORK/fix.idx.orig" > "$IDX/$FIX_ID.idx"
+mkdir -p "$WORK/pages_O2_trunc"
+$ORACLE "$PERFLENS" "$WORK/bin/fix_O2" "$WORK/off_O2" "$WORK/pages_O2_trunc" --limit 500 \
+	--name "fixture -O2, truncated index file"
+cmp -s "$IDX/$FIX_ID.idx" "$WORK/fix.idx.orig" &&
+	ok "symbol index: a truncated file is refused and rebuilt byte-identical" ||
+	notok "symbol index: the truncated file was not rebuilt as before ($(wc -c < "$IDX/$FIX_ID.idx") bytes)"
+if [ -n "${LIBC_ID:-}" ] && [ -f "$LIBC_DEBUG" ]; then
+	mkdir -p "$WORK/pages_libc_warm" "$WORK/pages_libc_bad"
+	before=$(stat -c '%i %Y %s' "$IDX/$LIBC_ID.idx")
+	$ORACLE "$PERFLENS" "$LIBC" "$WORK/off_libc" "$WORK/pages_libc_warm" --limit 250 --name "libc, warm index"
+	method_index "$WORK/pages_libc_warm" "libc, warm index"
+	[ "$(stat -c '%i %Y %s' "$IDX/$LIBC_ID.idx")" = "$before" ] &&
+		ok "symbol index: the warm libc run read the index file, never rewrote it" ||
+		notok "symbol index: the warm libc run rewrote its index (refused as stale?)"
+	[ -f "$IDX/$LIBC_ID.debug.idx" ] &&
+		ok "symbol index: libc opened by build-id (its debug file) has its own index file" ||
+		notok "symbol index: no $LIBC_ID.debug.idx for libc opened by build-id"
+	# Corrupt bytes in the rows (the header stays well-formed): the checksum
+	# refuses the file; answers stay right; the rebuilt file is the same.
+	cp "$IDX/$LIBC_ID.idx" "$WORK/libc.idx.orig"
+	/usr/bin/python3 - "$IDX/$LIBC_ID.idx" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(b) // 2, len(b) // 2 + 64):
+    b[i] ^= 0xa5
+open(sys.argv[1], "wb").write(b)
+PY
+	$ORACLE "$PERFLENS" "$LIBC" "$WORK/off_libc" "$WORK/pages_libc_bad" --limit 250 --name "libc, corrupted index file"
+	cmp -s "$IDX/$LIBC_ID.idx" "$WORK/libc.idx.orig" &&
+		ok "symbol index: a corrupted libc index is refused and rebuilt byte-identical" ||
+		notok "symbol index: the corrupted libc index was not rebuilt as before"
+	if /usr/bin/python3 - "$WORK/pages_libc" "$WORK/pages_libc_warm" "$WORK/pages_libc_bad" <<'PY'
+import glob, json, sys
+def answers(d):
+    pages = sorted(glob.glob(d + "/page-*.json"), key=lambda p: int(p.rsplit("-", 1)[1][:-5]))
+    return [a for p in pages for a in json.load(open(p))["answers"]]
+a = [answers(d) for d in sys.argv[1:]]
+sys.exit(0 if a[0] and a[0] == a[1] == a[2] else 1)
+PY
+	then ok "symbol index: libc answers identical cold, warm and after a corrupt index"
+	else notok "symbol index: libc answers differ between cold, warm and corrupt-index runs"; fi
+fi
+
 # ------------------------------------------------------------ inspect_elf
 
 # expect_elf WHAT FILE CHECKS: inspect_elf FILE, validate, then the python
@@ -286,6 +364,23 @@ check("mcp inspect_elf: the stripped binary's debuglink file is found",
 r = s.call("symbolize", {"binary": "/usr/lib/x86_64-linux-gnu/libc.so.6", "offsets": ["0x10"]})
 check("mcp symbolize: a binary outside the allowed roots is refused", is_tool_error(r, "outside the allowed roots"), short(r))
 check("mcp: the server exits cleanly", s.close() == 0 and not sanitizer_report(s.stderr()), s.stderr()[-300:])
+
+# With --allow-writes the worker keeps the symbol index under the artifact
+# root: the first call builds it, the second (another worker) maps it.
+art = work + "/mcpart"
+s = Stdio([server, "--allowed-root", work + "/bin", "--artifact-root", art, "--allow-writes",
+           "--debuginfod", ""], "mcp-writes")
+s.initialize()
+for k in range(2):
+    r = s.call("symbolize", {"binary": work + "/bin/fix_O2", "offsets": [off]})
+    sc = (r or {}).get("result", {}).get("structuredContent") or {}
+    json.dump(sc, open("%s/mcp/symbolize-w%d.json" % (work, k), "w"))
+    check("mcp symbolize with --allow-writes, call %d: from the symbol index, same answer as the CLI" % (k + 1),
+          sc.get("module", {}).get("lookup") == {"method": "index"} and want and sc["answers"] == want,
+          short(r, 500))
+idx = art + "/cache/symindex/" + fix_id.lower() + ".idx"
+check("mcp: the sandboxed worker wrote the index under the artifact root", os.path.isfile(idx), idx)
+check("mcp (writes): the server exits cleanly", s.close() == 0 and not sanitizer_report(s.stderr()), s.stderr()[-300:])
 PY
 validate "mcp symbolize" "$SYM_SCHEMA" "$WORK"/mcp/symbolize-*.json
 validate "mcp inspect_elf" "$ELF_SCHEMA" "$WORK/mcp/elf.json"

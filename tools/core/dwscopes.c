@@ -20,6 +20,8 @@
 #define DIES_PER_CU_MAX (1u << 22)  /* top-level DIEs looked at per CU */
 #define CHILDREN_MAX (1u << 20)     /* children looked at per level of a descent */
 #define EMPTY ((Dwarf_Off)-1)
+#define BOUNDS_DIES_MAX (1u << 26)  /* DIEs looked at by pl_dw_scopes_bounds */
+#define BOUNDS_DEPTH_MAX 256        /* nesting followed by it */
 
 struct scope_entry {
 	uint64_t low, high;
@@ -232,4 +234,68 @@ int pl_dw_scopes_find(struct pl_dw_scopes *x, Dwarf_Die *cudie, Dwarf_Addr pc, D
 		path[n++] = child;
 	}
 	return n;
+}
+
+/* -------------------------------------------------------------- bounds */
+
+struct bounds_walk {
+	void (*add)(void *ctx, uint64_t addr);
+	void *ctx;
+	size_t dies;
+};
+
+static void add_bounds(struct bounds_walk *w, Dwarf_Die *die)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges))
+		return;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		w->add(w->ctx, start);
+		w->add(w->ctx, end);
+	}
+}
+
+/* The children of `parent` (every one a descent may test), and below
+ * those that may hold scopes; imported units' children in place of the
+ * DW_TAG_imported_unit, as the index and libdw's walker take them. */
+static void walk_bounds(struct bounds_walk *w, Dwarf_Die *parent, int depth, int import_depth)
+{
+	Dwarf_Die child, unit;
+	Dwarf_Attribute attr;
+
+	if (depth > BOUNDS_DEPTH_MAX || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (++w->dies > BOUNDS_DIES_MAX)
+			return;
+		if (tag == DW_TAG_imported_unit) {
+			if (import_depth < IMPORT_DEPTH_MAX &&
+			    dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &unit) &&
+			    dwarf_tag(&unit) != DW_TAG_compile_unit)
+				walk_bounds(w, &unit, depth + 1, import_depth + 1);
+			continue;
+		}
+		add_bounds(w, &child);
+		if (may_have_scopes(tag))
+			walk_bounds(w, &child, depth + 1, import_depth);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+bool pl_dw_scopes_bounds(Dwarf *dw, void (*add)(void *ctx, uint64_t addr), void *ctx)
+{
+	struct bounds_walk w = {add, ctx, 0};
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+
+	while (dwarf_get_units(dw, cu, &cu, NULL, &type, &cudie, NULL) == 0) {
+		add_bounds(&w, &cudie);
+		walk_bounds(&w, &cudie, 0, 0);
+		if (w.dies > BOUNDS_DIES_MAX)
+			return false;
+	}
+	return true;
 }

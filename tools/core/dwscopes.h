@@ -15,6 +15,7 @@
 #define PL_DWSCOPES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <elfutils/libdw.h>
 
@@ -31,5 +32,12 @@ void pl_dw_scopes_free(struct pl_dw_scopes *x);
  * valid while the Dwarf lives. */
 int pl_dw_scopes_find(struct pl_dw_scopes *x, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die *path,
 		      int max, bool *cut);
+
+/* Every address where the answer of pl_dw_scopes_find may change: the
+ * low and high bounds of every range of every DIE a descent can look at
+ * (the children of scope-holding DIEs, below every unit of `dw`,
+ * imported units followed), each passed to add(ctx, address), in no
+ * particular order.  False when the walk passed its DIE bound. */
+bool pl_dw_scopes_bounds(Dwarf *dw, void (*add)(void *ctx, uint64_t addr), void *ctx);
 
 #endif

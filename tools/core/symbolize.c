@@ -34,10 +34,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dwscopes.h"
+#include "symindex.h"
 #include "util.h"
+
+_Static_assert(PL_SYMINDEX_NAME_KEEP == PL_SYM_MAX_NAME + 1, "an index keeps what intern reads");
+_Static_assert(PL_SYMINDEX_MAX_INLINES == PL_SYM_MAX_INLINE_DEPTH, "chains are kept alike");
 
 #define SCAN_MAX 4096          /* symbols looked at per lookup before falling back */
 #define CANDIDATES_MAX 64      /* covering symbols replayed per lookup */
@@ -84,6 +90,15 @@ struct pl_sym_module {
 	struct exec_range *exec;
 	size_t nexec;
 	struct pl_dw_scopes *scopes;   /* CU scope index, for inline chains */
+
+	/* The debug search as libdwfl asked for it, kept for the index. */
+	bool search_has_link, search_unrecorded;
+	char search_link[PL_DEBUGLINK_MAX];
+	uint32_t search_crc;
+	struct pl_symindex *idx;       /* when set, it answers every lookup */
+	char *index_note;              /* why lookups use libdw (NULL: not decided yet) */
+	bool index_built_tried;
+	uint64_t direct_lookups;
 };
 
 struct answer_rec {
@@ -118,6 +133,8 @@ struct pl_symbolizer {
 	size_t nslots;                 /* power of two; load <= 1/2 */
 	struct pl_strtab strings;
 	struct pl_sym_stats stats;
+	enum pl_sym_index_mode index_mode;
+	char *index_dir;               /* NULL: indexes live in memory only */
 };
 
 /* ------------------------------------------------------------ strings */
@@ -231,6 +248,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (m->debug_only || !file_name || m->debug_searched)
 		return -1;
 	m->debug_searched = true;
+	m->search_has_link = debuglink_file != NULL;
+	m->search_crc = debuglink_crc;
+	if (debuglink_file && strlen(debuglink_file) < sizeof(m->search_link))
+		memcpy(m->search_link, debuglink_file, strlen(debuglink_file) + 1);
+	else if (debuglink_file)
+		m->search_unrecorded = true;   /* no index on disk for this one */
 	src = pl_elf_find_debug_file(file_name, m->build_id, debuglink_file, debuglink_crc,
 				     s->cfg ? s->cfg->sysroot : NULL, found, sizeof(found),
 				     &m->tried);
@@ -470,20 +493,36 @@ static bool in_exec(const struct pl_sym_module *m, uint64_t addr)
 	return false;
 }
 
+static bool index_load(struct pl_sym_module *m);
+static void index_build(struct pl_sym_module *m);
+
 /* Load DWARF (searching for a debug file), then the tables. */
-static void prepare(struct pl_sym_module *m)
+static void prepare_dwfl(struct pl_sym_module *m)
 {
 	Dwarf_Addr bias;
 
-	if (m->prepared)
-		return;
-	m->prepared = true;
 	m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
 	if (m->has_dwarf && m->debug_source == PL_DEBUG_NONE)
 		set_debug(m, m->debug_only ? m->opened_via : PL_DEBUG_EMBEDDED,
 			  m->debug_only ? m->path : NULL);
 	build_exec_ranges(m);
 	build_symbols(m);
+}
+
+/* A valid index from the cache folder, else libdw (and an index built
+ * from it when there is a folder to keep it in, or when asked to). */
+static void prepare(struct pl_sym_module *m)
+{
+	const struct pl_symbolizer *s = m->owner;
+
+	if (m->prepared)
+		return;
+	m->prepared = true;
+	if (index_load(m))
+		return;
+	prepare_dwfl(m);
+	if (s->index_mode == PL_SYM_INDEX_ALWAYS || (s->index_mode == PL_SYM_INDEX_AUTO && s->index_dir))
+		index_build(m);
 }
 
 static void module_free(struct pl_sym_module *m)
@@ -502,6 +541,8 @@ static void module_free(struct pl_sym_module *m)
 	free(m->last_sizeless);
 	free(m->exec);
 	pl_dw_scopes_free(m->scopes);
+	pl_symindex_free(m->idx);
+	free(m->index_note);
 	free(m);
 }
 
@@ -814,6 +855,21 @@ size_t pl_sym_module_symbol_count(struct pl_sym_module *m)
 	return m->nsyms;
 }
 
+const char *pl_sym_module_lookup_method(const struct pl_sym_module *m, const char **note)
+{
+	const struct pl_symbolizer *s = m->owner;
+	const char *why = NULL;
+
+	if (!m->idx)
+		why = m->index_note ? m->index_note
+		    : s->index_mode == PL_SYM_INDEX_OFF ? "the symbol index is switched off"
+		    : "no symbol index: no writable cache folder, and fewer lookups than an "
+		      "in-memory index pays for";
+	if (note)
+		*note = why;
+	return m->idx ? "index" : "libdw";
+}
+
 /* ------------------------------------------------------------ storage */
 
 static struct answer_rec *new_answer(struct pl_symbolizer *s)
@@ -907,27 +963,31 @@ static const char *call_file(Dwarf_Files *files, Dwarf_Die *die)
 	return dwarf_filesrc(files, v, NULL, NULL);
 }
 
-/* ------------------------------------------------------------- scopes */
+/* ------------------------------------------------------ raw answers */
+
+/* The answers below are computed "raw" (names as libdw gives them, valid
+ * while the module's Dwfl lives) and then interned into an answer.  The
+ * index builder evaluates the same raw functions, so an index holds
+ * exactly what a direct lookup would answer. */
 
 /* The concrete scopes holding `addr`, innermost first: names, call sites
  * and the outer subprogram (as eu-addr2line -f -i prints them). */
-static void fill_scopes(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
-			struct pl_sym_answer *a)
+static void eval_scopes(struct pl_sym_module *m, uint64_t addr, struct pl_symindex_scope *sc)
 {
-	struct pl_sym_inline tmp[PL_SYM_MAX_INLINE_DEPTH];
 	Dwarf_Die path[SCOPE_DEPTH_MAX], *cudie;
 	Dwarf_Files *files = NULL;
 	Dwarf_Addr bias = 0;
-	size_t n = 0;
 	int np;
 
+	sc->dwarf_function = sc->dwarf_subprogram = NULL;
+	sc->ninl = 0;
+	sc->truncated = sc->hidden_cut = false;
 	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
 	if (!cudie)
 		return;
 	if (!m->scopes)
 		m->scopes = pl_dw_scopes_new();
-	np = pl_dw_scopes_find(m->scopes, cudie, addr - bias, path, SCOPE_DEPTH_MAX,
-			       &a->inlines_truncated);
+	np = pl_dw_scopes_find(m->scopes, cudie, addr - bias, path, SCOPE_DEPTH_MAX, &sc->truncated);
 	if (dwarf_getsrcfiles(cudie, &files, NULL) != 0)
 		files = NULL;
 	for (int i = np - 1; i >= 0; i--) {
@@ -936,56 +996,53 @@ static void fill_scopes(struct pl_symbolizer *s, struct pl_sym_module *m, uint64
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
 		    tag != DW_TAG_entry_point)
 			continue;
-		name = intern(s, die_name(&path[i]), &a->names_truncated);
-		if (!a->dwarf_function)
-			a->dwarf_function = name;
+		name = die_name(&path[i]);
+		if (!sc->dwarf_function)
+			sc->dwarf_function = name;
 		if (tag != DW_TAG_inlined_subroutine) {
-			a->dwarf_subprogram = name;
+			sc->dwarf_subprogram = name;
 			break;
 		}
-		if (n == PL_SYM_MAX_INLINE_DEPTH) {
-			a->inlines_truncated = true;
+		if (sc->ninl == PL_SYM_MAX_INLINE_DEPTH) {
+			sc->truncated = true;
+			sc->hidden_cut |= strnlen(name, PL_SYM_MAX_NAME + 1) > PL_SYM_MAX_NAME;
 			continue;
 		}
-		tmp[n++] = (struct pl_sym_inline){
+		sc->inl[sc->ninl++] = (struct pl_symindex_inline){
 			.function = name,
-			.call_file = intern(s, call_file(files, &path[i]), &a->names_truncated),
+			.call_file = call_file(files, &path[i]),
 			.call_line = die_udata(&path[i], DW_AT_call_line),
 			.call_column = die_udata(&path[i], DW_AT_call_column),
 		};
 	}
-	if (n) {
-		struct pl_sym_inline *dst = new_inlines(s, n);
-		memcpy(dst, tmp, n * sizeof(*tmp));
-		a->inlines = dst;
-		a->ninlines = n;
-	}
 }
 
-static void fill_symbol(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
-			struct pl_sym_answer *a)
+/* The ELF symbol naming `addr` and its value; false when none does. */
+static bool eval_symbol(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			const char **name, uint64_t *value)
 {
 	const struct sym_entry *e = NULL;
 	enum sym_result r = table_symbol(m, addr, &e);
 
+	*name = NULL;
+	*value = 0;
 	if (r == SYM_FOUND) {
 		s->stats.table_hits++;
-		a->function = intern(s, e->name, &a->names_truncated);
-		a->function_offset = addr - e->value;
+		*name = e->name;
+		*value = e->value;
 	} else if (r == SYM_ASK_DWFL) {
 		GElf_Off off = 0;
 		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
 		s->stats.linear_fallbacks++;
-		if (name) {
-			a->function = intern(s, name, &a->names_truncated);
-			a->function_offset = off;
-		}
+		*name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+		*value = addr - off;
 	}
+	return *name != NULL;
 }
 
-static void fill_line(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
-		      struct pl_sym_answer *a)
+/* The line-table answer at `addr` (file NULL when none). */
+static void eval_line(struct pl_sym_module *m, uint64_t addr, const char **file,
+		      const char **comp_dir, uint32_t *line_no, uint32_t *column)
 {
 	Dwfl_Line *line = m->has_dwarf ? dwfl_module_getsrc(m->mod, addr) : NULL;
 	Dwarf_Addr la;
@@ -994,14 +1051,100 @@ static void fill_line(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t
 	Dwarf_Attribute attr;
 	Dwarf_Die *cu;
 
+	*file = src;
+	*comp_dir = NULL;
+	*line_no = *column = 0;
 	if (!src)
 		return;
-	a->file = intern(s, src, &a->names_truncated);
 	if (src[0] != '/' && (cu = dwfl_linecu(line)) != NULL)
-		a->comp_dir = intern(s, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)),
-				     &a->names_truncated);
-	a->line = lineno > 0 ? (uint32_t)lineno : 0;
-	a->column = col > 0 ? (uint32_t)col : 0;
+		*comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	*line_no = lineno > 0 ? (uint32_t)lineno : 0;
+	*column = col > 0 ? (uint32_t)col : 0;
+}
+
+/* ------------------------------------------------- raw -> answer */
+
+static void apply_scopes(struct pl_symbolizer *s, const struct pl_symindex_scope *sc,
+			 struct pl_sym_answer *a)
+{
+	struct pl_sym_inline *dst;
+
+	a->dwarf_function = intern(s, sc->dwarf_function, &a->names_truncated);
+	a->inlines_truncated |= sc->truncated;
+	a->names_truncated |= sc->hidden_cut;
+	if (sc->ninl) {
+		dst = new_inlines(s, sc->ninl);
+		for (size_t i = 0; i < sc->ninl; i++)
+			dst[i] = (struct pl_sym_inline){
+				.function = intern(s, sc->inl[i].function, &a->names_truncated),
+				.call_file = intern(s, sc->inl[i].call_file, &a->names_truncated),
+				.call_line = sc->inl[i].call_line,
+				.call_column = sc->inl[i].call_column,
+			};
+		a->inlines = dst;
+		a->ninlines = sc->ninl;
+	}
+	a->dwarf_subprogram = intern(s, sc->dwarf_subprogram, &a->names_truncated);
+}
+
+static void apply_symbol(struct pl_symbolizer *s, const char *name, uint64_t value, uint64_t addr,
+			 struct pl_sym_answer *a)
+{
+	if (!name)
+		return;
+	a->function = intern(s, name, &a->names_truncated);
+	a->function_offset = addr - value;
+}
+
+static void apply_line(struct pl_symbolizer *s, const char *file, const char *comp_dir,
+		       uint32_t line, uint32_t column, struct pl_sym_answer *a)
+{
+	if (!file)
+		return;
+	a->file = intern(s, file, &a->names_truncated);
+	a->comp_dir = intern(s, comp_dir, &a->names_truncated);
+	a->line = line;
+	a->column = column;
+}
+
+/* The three parts of an answer, from the index when the module has one,
+ * else from libdw. */
+static void fill_symbol(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			struct pl_sym_answer *a)
+{
+	const char *name;
+	uint64_t value;
+
+	if (m->idx)
+		pl_symindex_func(m->idx, addr, &name, &value);
+	else
+		eval_symbol(s, m, addr, &name, &value);
+	apply_symbol(s, name, value, addr, a);
+}
+
+static void fill_line(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+		      struct pl_sym_answer *a)
+{
+	const char *file, *comp_dir;
+	uint32_t line, column;
+
+	if (m->idx)
+		pl_symindex_line(m->idx, addr, &file, &comp_dir, &line, &column);
+	else
+		eval_line(m, addr, &file, &comp_dir, &line, &column);
+	apply_line(s, file, comp_dir, line, column, a);
+}
+
+static void fill_scopes(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t addr,
+			struct pl_sym_answer *a)
+{
+	struct pl_symindex_scope sc;
+
+	if (m->idx)
+		pl_symindex_scope(m->idx, addr, &sc);
+	else
+		eval_scopes(m, addr, &sc);
+	apply_scopes(s, &sc, a);
 }
 
 static const char *unresolved_reason(struct pl_symbolizer *s, struct pl_sym_module *m,
@@ -1036,6 +1179,10 @@ static void fill_answer(struct pl_symbolizer *s, struct pl_sym_module *m, uint64
 			: internf(s, "'%s' has no executable sections", m->path);
 		return;
 	}
+	if (m->idx)
+		s->stats.index_hits++;
+	else
+		m->direct_lookups++;
 	fill_symbol(s, m, addr, a);
 	fill_line(s, m, addr, a);
 	if (want_inlines && m->has_dwarf)
@@ -1044,6 +1191,420 @@ static void fill_answer(struct pl_symbolizer *s, struct pl_sym_module *m, uint64
 	a->resolved = a->function || a->dwarf_function;
 	if (!a->resolved)
 		a->reason = unresolved_reason(s, m, addr);
+}
+
+/* ------------------------------------------------------- index: identity */
+
+static void stat_identity(const struct stat *st, uint64_t *size, int64_t *s, int64_t *ns)
+{
+	*size = (uint64_t)st->st_size;
+	*s = (int64_t)st->st_mtim.tv_sec;
+	*ns = (int64_t)st->st_mtim.tv_nsec;
+}
+
+static bool same_identity(const char *path, uint64_t size, int64_t s, int64_t ns)
+{
+	struct stat st;
+	uint64_t z;
+	int64_t a, b;
+
+	if (!path || path[0] != '/' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	stat_identity(&st, &z, &a, &b);
+	return z == size && a == s && b == ns;
+}
+
+static bool debuginfod_on(const struct pl_symbolizer *s)
+{
+	return s->dbg && s->dbg->urls && *s->dbg->urls;
+}
+
+/* The identity of what the module's answers came from, after
+ * prepare_dwfl; false when it cannot be pinned down (then no index file
+ * is written: it could not be checked when read back). */
+static bool current_source(const struct pl_sym_module *m, struct pl_symindex_source *src)
+{
+	struct stat st;
+
+	memset(src, 0, sizeof(*src));
+	snprintf(src->build_id, sizeof(src->build_id), "%s", m->build_id);
+	src->has_dwarf = m->has_dwarf;
+	src->nsyms = m->nsyms;
+	if (!*m->build_id || m->search_unrecorded || m->path[0] != '/' || stat(m->path, &st) != 0)
+		return false;
+	stat_identity(&st, &src->main_size, &src->main_mtime_s, &src->main_mtime_ns);
+	src->debug_searched = m->debug_searched;
+	if (!m->debug_searched)
+		return true;
+	src->has_debuglink = m->search_has_link;
+	snprintf(src->debuglink, sizeof(src->debuglink), "%s", m->search_link);
+	src->debuglink_crc = m->search_crc;
+	/* The search found nothing: only while debuginfod is off is that
+	 * the answer next time too. */
+	if (m->debug_source == PL_DEBUG_NONE || !m->debug_path)
+		return !debuginfod_on(m->owner) && m->debug_source == PL_DEBUG_NONE;
+	if (strlen(m->debug_path) >= sizeof(src->debug_path) || m->debug_path[0] != '/' ||
+	    stat(m->debug_path, &st) != 0)
+		return false;
+	src->debug_source = (uint32_t)m->debug_source;
+	memcpy(src->debug_path, m->debug_path, strlen(m->debug_path) + 1);
+	stat_identity(&st, &src->debug_size, &src->debug_mtime_s, &src->debug_mtime_ns);
+	return true;
+}
+
+/* Would libdw reach the same files now?  The module file must be the
+ * same (size, mtime; the build-id matched already), and a debug search
+ * run again with the arguments libdwfl gave must find the same file,
+ * unchanged.  Fills the module's debug fields as find_debuginfo would. */
+static bool source_matches(struct pl_sym_module *m, const struct pl_symindex_source *src,
+			   const char **why)
+{
+	const struct pl_symbolizer *s = m->owner;
+	char found[PATH_MAX];
+	enum pl_debug_source got;
+
+	*why = "the module file changed since the index was built";
+	if (!same_identity(m->path, src->main_size, src->main_mtime_s, src->main_mtime_ns))
+		return false;
+	if (!src->debug_searched)
+		return true;
+	*why = "the debug file found now is not the one the index was built from";
+	got = pl_elf_find_debug_file(m->path, m->build_id, src->has_debuglink ? src->debuglink : NULL,
+				     src->debuglink_crc, s->cfg ? s->cfg->sysroot : NULL, found,
+				     sizeof(found), &m->tried);
+	switch (src->debug_source) {
+	case PL_DEBUG_DEBUGLINK:
+	case PL_DEBUG_BUILD_ID:
+		if (got != src->debug_source || strcmp(found, src->debug_path) != 0)
+			return false;
+		break;
+	case PL_DEBUG_DEBUGINFOD:
+		if (got != PL_DEBUG_NONE || !debuginfod_on(s))
+			return false;
+		break;
+	case PL_DEBUG_NONE:
+		return got == PL_DEBUG_NONE && !debuginfod_on(s);
+	default:
+		return false;
+	}
+	if (!same_identity(src->debug_path, src->debug_size, src->debug_mtime_s, src->debug_mtime_ns))
+		return false;
+	set_debug(m, (enum pl_debug_source)src->debug_source, src->debug_path);
+	return true;
+}
+
+/* ------------------------------------------------------- index: use */
+
+static void set_note(struct pl_sym_module *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_note(struct pl_sym_module *m, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(m->index_note);
+	m->index_note = pl_xstrdup(buf);
+}
+
+/* DIR/<build-id>.idx, or DIR/<build-id>.debug.idx for a module that is
+ * itself a separate debug file (opened by build-id): the two are other
+ * files with the same build-id, and one name for both would have each
+ * open refuse and rewrite the other's index. */
+static bool index_path(const struct pl_sym_module *m, char *out, size_t cap)
+{
+	const char *dir = m->owner->index_dir;
+
+	return dir && *m->build_id &&
+	       (size_t)snprintf(out, cap, "%s/%s%s.idx", dir, m->build_id,
+				m->debug_only ? ".debug" : "") < cap;
+}
+
+/* The module's tables from a checked index: what prepare_dwfl would
+ * have found, without libdw. */
+static void adopt_index(struct pl_sym_module *m, struct pl_symindex *x)
+{
+	const struct pl_symindex_source *src = pl_symindex_source(x);
+	size_t cap = 0;
+
+	m->idx = x;
+	m->has_dwarf = src->has_dwarf;
+	m->debug_searched = src->debug_searched;
+	m->nsyms = (size_t)src->nsyms;
+	if (m->has_dwarf && m->debug_source == PL_DEBUG_NONE)
+		set_debug(m, m->debug_only ? m->opened_via : PL_DEBUG_EMBEDDED,
+			  m->debug_only ? m->path : NULL);
+	free(m->exec);
+	m->exec = NULL;
+	m->nexec = 0;
+	for (size_t i = 0; i < pl_symindex_exec_count(x); i++) {
+		uint64_t a, b;
+		pl_symindex_exec_range(x, i, &a, &b);
+		PL_GROW(m->exec, cap, m->nexec + 1);
+		m->exec[m->nexec++] = (struct exec_range){a, b};
+	}
+	free(m->index_note);
+	m->index_note = NULL;
+}
+
+/* A valid index file for this module from the same files: true when it
+ * now answers the module's lookups. */
+static bool index_load(struct pl_sym_module *m)
+{
+	struct pl_symbolizer *s = m->owner;
+	struct pl_symindex *x;
+	struct pl_error e;
+	char path[PATH_MAX];
+	const char *why;
+
+	if (s->index_mode == PL_SYM_INDEX_OFF || !index_path(m, path, sizeof(path)))
+		return false;
+	if (pl_symindex_open(path, m->build_id, &x, &e) != PL_OK) {
+		if (e.code != PL_ERR_INPUT) {
+			s->stats.indexes_refused++;
+			set_note(m, "%s", e.text);
+		}
+		return false;
+	}
+	if (!source_matches(m, pl_symindex_source(x), &why)) {
+		s->stats.indexes_refused++;
+		set_note(m, "symbol index refused: %s", why);
+		pl_symindex_free(x);
+		set_debug(m, PL_DEBUG_NONE, NULL);
+		pl_buf_release(&m->tried);
+		return false;
+	}
+	s->stats.indexes_loaded++;
+	adopt_index(m, x);
+	return true;
+}
+
+/* ------------------------------------------------------ index: build */
+
+/* Addresses where an answer may change.  libdw only compares addresses
+ * (<, <=, >, ==) with fixed values: symbol starts and ends, line-table
+ * rows, arange and DIE range bounds, section bounds.  Its answer is thus
+ * constant from one of these points (or the address after one) up to the
+ * next, and one evaluation per point gives the answer everywhere. */
+struct points {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void add_point(void *ctx, uint64_t v)
+{
+	struct points *p = ctx;
+
+	PL_GROW(p->v, p->cap, p->n + 1);
+	p->v[p->n++] = v;
+}
+
+/* v and v + 1 (for comparisons with <= and ==). */
+static void add_bound(struct points *p, uint64_t v)
+{
+	add_point(p, v);
+	if (v != UINT64_MAX)
+		add_point(p, v + 1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorted, unique, and only those inside the executable ranges (whose
+ * bounds are added first): the only addresses lookups reach. */
+static void settle(const struct pl_sym_module *m, struct points *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nexec; i++) {
+		add_bound(p, m->exec[i].start);
+		add_bound(p, m->exec[i].end);
+	}
+	qsort(p->v, p->n, sizeof(*p->v), cmp_u64);
+	for (size_t i = 0; i < p->n; i++)
+		if ((i == 0 || p->v[i] != p->v[i - 1]) && in_exec(m, p->v[i]))
+			p->v[k++] = p->v[i];
+	p->n = k;
+}
+
+struct build_ctx {
+	struct pl_symbolizer *s;
+	struct pl_sym_module *m;
+	struct pl_symindex_builder *b;
+	Dwarf *dw;
+	uint64_t deadline_ms, steps;
+	const char *why;               /* why the build was given up */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool over_budget(struct build_ctx *c)
+{
+	if ((++c->steps & 1023) != 0)
+		return false;
+	if (pl_symindex_builder_bytes(c->b) > PL_SYMINDEX_MAX_BYTES)
+		c->why = "it would pass the index size bound";
+	else if (now_ms() > c->deadline_ms)
+		c->why = "it took longer than the build time bound";
+	return c->why != NULL;
+}
+
+static bool build_funcs(struct build_ctx *c)
+{
+	struct pl_sym_module *m = c->m;
+	struct points p = {0};
+	bool ok = true;
+
+	for (size_t i = 0; i < m->nsyms; i++) {
+		add_bound(&p, m->syms[i].value);
+		if (m->syms[i].value + m->syms[i].size > m->syms[i].value)
+			add_bound(&p, m->syms[i].value + m->syms[i].size);
+	}
+	settle(m, &p);
+	for (size_t i = 0; ok && i < p.n; i++) {
+		const char *name;
+		uint64_t value;
+		eval_symbol(c->s, m, p.v[i], &name, &value);
+		pl_symindex_add_func(c->b, p.v[i], name, value);
+		ok = !over_budget(c);
+	}
+	free(p.v);
+	return ok;
+}
+
+static void add_arange_points(Dwarf *dw, struct points *p)
+{
+	Dwarf_Aranges *ar;
+	size_t n;
+
+	if (dwarf_getaranges(dw, &ar, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &off) == 0) {
+			add_bound(p, start);
+			add_bound(p, start + len);
+		}
+	}
+}
+
+static bool build_lines(struct build_ctx *c)
+{
+	struct points p = {0};
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+	bool ok = true;
+
+	add_arange_points(c->dw, &p);
+	while (dwarf_get_units(c->dw, cu, &cu, NULL, &type, &cudie, NULL) == 0) {
+		Dwarf_Lines *lines;
+		size_t n;
+		if (dwarf_getsrclines(&cudie, &lines, &n) != 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Addr a;
+			if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) == 0)
+				add_bound(&p, a);
+		}
+	}
+	settle(c->m, &p);
+	for (size_t i = 0; ok && i < p.n; i++) {
+		const char *file, *comp_dir;
+		uint32_t line, column;
+		eval_line(c->m, p.v[i], &file, &comp_dir, &line, &column);
+		pl_symindex_add_line(c->b, p.v[i], file, comp_dir, line, column);
+		ok = !over_budget(c);
+	}
+	free(p.v);
+	return ok;
+}
+
+static bool build_scopes(struct build_ctx *c)
+{
+	struct points p = {0};
+	bool ok = true;
+
+	add_arange_points(c->dw, &p);
+	if (!pl_dw_scopes_bounds(c->dw, add_point, &p)) {
+		free(p.v);
+		c->why = "its DWARF has more DIEs than the walk bound";
+		return false;
+	}
+	settle(c->m, &p);
+	for (size_t i = 0; ok && i < p.n; i++) {
+		struct pl_symindex_scope sc;
+		eval_scopes(c->m, p.v[i], &sc);
+		pl_symindex_add_scope(c->b, p.v[i], &sc);
+		ok = !over_budget(c);
+	}
+	free(p.v);
+	return ok;
+}
+
+/* Build the module's index from libdw (prepare_dwfl ran), write it to the
+ * cache folder when there is one and the sources can be checked later,
+ * and answer from it.  Any failure leaves the module on libdw, noted. */
+static void index_build(struct pl_sym_module *m)
+{
+	struct pl_symbolizer *s = m->owner;
+	struct pl_sym_stats saved = s->stats;   /* the build's own lookups do not count */
+	struct build_ctx c = {.s = s, .m = m, .deadline_ms = now_ms() + PL_SYM_INDEX_BUILD_MAX_MS};
+	struct pl_symindex_source src;
+	struct pl_symindex *x;
+	struct pl_error e;
+	Dwarf_Addr bias;
+	char path[PATH_MAX];
+	void *blob;
+	size_t len;
+	bool ok, persist;
+
+	m->index_built_tried = true;
+	if (m->nsyms == 0 && !m->has_dwarf) {
+		set_note(m, "no symbol index: the module has no symbols or DWARF to index");
+		return;
+	}
+	c.dw = m->has_dwarf ? dwfl_module_getdwarf(m->mod, &bias) : NULL;
+	c.b = pl_symindex_builder_new();
+	for (size_t i = 0; i < m->nexec; i++)
+		pl_symindex_add_exec(c.b, m->exec[i].start, m->exec[i].end);
+	ok = build_funcs(&c) && (!c.dw || (build_lines(&c) && build_scopes(&c)));
+	s->stats = saved;
+	if (!ok) {
+		pl_symindex_builder_free(c.b);
+		set_note(m, "no symbol index: %s (%llu MiB, %d s); lookups use libdw", c.why,
+			 (unsigned long long)(PL_SYMINDEX_MAX_BYTES >> 20), PL_SYM_INDEX_BUILD_MAX_MS / 1000);
+		return;
+	}
+	persist = current_source(m, &src);
+	if (pl_symindex_finish(c.b, &src, &blob, &len, &e) != PL_OK) {
+		set_note(m, "no symbol index: %s; lookups use libdw", e.text);
+		return;
+	}
+	if (persist && index_path(m, path, sizeof(path)))
+		pl_symindex_save(blob, len, path, &e);   /* a cache: failing to write is no error */
+	if (pl_symindex_from_blob(blob, len, m->build_id, &x, &e) != PL_OK) {
+		set_note(m, "no symbol index: %s", e.text);
+		return;
+	}
+	s->stats.indexes_built++;
+	m->idx = x;
+	free(m->index_note);
+	m->index_note = NULL;
 }
 
 enum pl_err pl_sym_lookup(struct pl_symbolizer *s, struct pl_sym_module *m, uint64_t offset,
@@ -1072,6 +1633,9 @@ enum pl_err pl_sym_lookup(struct pl_symbolizer *s, struct pl_sym_module *m, uint
 		return pl_fail(err, PL_ERR_LIMIT, "symbolize fewer distinct offsets per session",
 			       "more than %u distinct offsets symbolized", PL_SYM_MAX_ANSWERS);
 	prepare(m);
+	if (!m->idx && !m->index_built_tried && s->index_mode == PL_SYM_INDEX_AUTO && !s->index_dir &&
+	    m->direct_lookups >= PL_SYM_INDEX_MEMORY_AFTER)
+		index_build(m);
 	r = new_answer(s);
 	fill_answer(s, m, offset, want_inlines, r);
 	*c = (struct cache_slot){offset, m->id, (uint32_t)s->nanswers};
@@ -1111,7 +1675,16 @@ void pl_symbolizer_free(struct pl_symbolizer *s)
 	free(s->iblocks);
 	free(s->slots);
 	pl_strtab_release(&s->strings);
+	free(s->index_dir);
 	free(s);
+}
+
+void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mode,
+			     const char *dir)
+{
+	s->index_mode = mode;
+	free(s->index_dir);
+	s->index_dir = dir && *dir ? pl_xstrdup(dir) : NULL;
 }
 
 void pl_symbolizer_stats(const struct pl_symbolizer *s, struct pl_sym_stats *st)

@@ -39,6 +39,10 @@
 #define PL_SYM_MAX_ANSWERS (1u << 20)   /* distinct answers cached */
 #define PL_SYM_MAX_BATCH 10000          /* offsets per tool call */
 
+#define PL_SYM_INDEX_MEMORY_AFTER 20000 /* direct lookups of a module before an
+					 * in-memory index pays for itself */
+#define PL_SYM_INDEX_BUILD_MAX_MS 60000 /* a longer index build is given up */
+
 struct pl_symbolizer;              /* modules kept by build-id, an answer cache */
 struct pl_sym_module;              /* one ELF file (+ its debug file when separate) */
 
@@ -81,6 +85,10 @@ struct pl_sym_stats {
 	uint64_t linear_fallbacks; /* symbol left to dwfl_module_addrinfo (sizeless
 				    * labels, odd tables) */
 	uint64_t names_repaired;   /* bytes that were not UTF-8, replaced by U+FFFD */
+	uint64_t index_hits;       /* answered from a module's symbol index */
+	uint64_t indexes_loaded;   /* symbol indexes mapped from the cache folder */
+	uint64_t indexes_built;    /* symbol indexes built from libdw */
+	uint64_t indexes_refused;  /* index files refused (corrupt, stale, foreign) */
 	size_t modules, answers;
 };
 
@@ -90,6 +98,22 @@ struct pl_symbolizer *pl_symbolizer_new(const struct pl_sym_cfg *cfg,
 					const struct pl_debuginfod *dbg);
 /* Frees every module and answer; NULL is a no-op. */
 void pl_symbolizer_free(struct pl_symbolizer *s);
+
+/* Symbol indexes (symindex.h): a module's answers for every address, so
+ * that lookups need no libdw.  AUTO, the default: with `dir` set, a
+ * module's index is loaded from DIR/<build-id>.idx when that file is
+ * valid and was built from the same files, else built at the module's
+ * first lookup and written there atomically; without `dir`, built in
+ * memory once a module had PL_SYM_INDEX_MEMORY_AFTER direct lookups.
+ * ALWAYS builds at the first lookup even without `dir`; OFF answers every
+ * lookup with libdw (the reference an index is checked against).  A module
+ * whose index would pass PL_SYMINDEX_MAX_BYTES or take longer than
+ * PL_SYM_INDEX_BUILD_MAX_MS stays on libdw (pl_sym_module_lookup_method
+ * says why).  Cache trouble never fails a lookup.  `dir` is copied; call
+ * before the first lookup. */
+enum pl_sym_index_mode { PL_SYM_INDEX_AUTO, PL_SYM_INDEX_ALWAYS, PL_SYM_INDEX_OFF };
+void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mode,
+			     const char *dir);
 
 /* Open a module by path (cached by build-id: a second path with the
  * same build-id gives the same module); finds separate debug info:
@@ -127,6 +151,9 @@ const char *pl_sym_module_path(const struct pl_sym_module *m);       /* the file
 enum pl_debug_source pl_sym_module_debug_source(struct pl_sym_module *m);
 const char *pl_sym_module_debug_file(struct pl_sym_module *m);       /* NULL when none */
 size_t pl_sym_module_symbol_count(struct pl_sym_module *m);          /* table entries */
+/* How the module's lookups are answered so far: "index" or "libdw";
+ * *note (may be NULL) gets why libdw when it is (NULL otherwise). */
+const char *pl_sym_module_lookup_method(const struct pl_sym_module *m, const char **note);
 
 /* Answers are owned by the symbolizer (cached; valid until free).  An
  * offset that cannot be named is PL_OK with resolved=false and a reason;
