@@ -15,12 +15,14 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 
-PKGS := jansson libzstd libdw libelf libcurl libseccomp zlib nettle
+PKGS := jansson libzstd libdw libelf libseccomp zlib nettle
+# libcurl: headers only; tools/core/debuginfod.c dlopen()s it when a fetch needs it.
+HDR_PKGS := libcurl
 
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -Itools/core -Itools -Itools/cli -Isandbox $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-D_GNU_SOURCE -Itools/core -Itools -Itools/cli -Isandbox $(shell pkg-config --cflags $(PKGS) $(HDR_PKGS) 2>/dev/null)
 PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 PL_CFLAGS += $(EXTRA_CFLAGS)
 ifeq ($(SAN),1)

@@ -14,6 +14,7 @@
  */
 #include "transports.h"
 #include "artifact.h"
+#include "debuginfod.h"
 #include "sandbox.h"
 
 #include <errno.h>
@@ -58,6 +59,14 @@ static void usage(FILE *out)
 		"  --version, --help\n", pl_sym_cfg_help);
 }
 
+/* In each worker before confinement: a worker that may use the network
+ * fetches from debuginfod, and once confined it could not load libcurl. */
+static void preload_for_worker(const struct sbx_policy *pol)
+{
+	if (pol->allow_network)
+		pl_debuginfod_preload();
+}
+
 /* The zygote, unless tools run in-process; a failure only costs speed. */
 static void start_zygote(const struct options *o)
 {
@@ -65,6 +74,7 @@ static void start_zygote(const struct options *o)
 
 	if (o->cfg.no_sandbox)
 		return;
+	sbx_set_preconfine(preload_for_worker);  /* workers forked directly too */
 	pl_error_clear(&err);
 	if (sbx_zygote_start(&err))
 		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);

@@ -9,7 +9,10 @@
 # `lo` up); elsewhere the server listens on a port the script picked.
 #
 # Oracles: the bytes the server was given (sha256), the server's own
-# client debuginfod-find, and eu-addr2line on the unstripped binary.
+# client debuginfod-find, eu-addr2line on the unstripped binary, and ldd.
+#   - neither binary links libcurl or its dependencies (ldd): libcurl is
+#     dlopen()ed when a fetch needs it; a libcurl.so.4 without curl's
+#     functions makes a fetch fail saying what to install, not crash;
 #   - our client (a small C program linked against $BUILD/libperflens.a)
 #     fetches debuginfo and executable, with and without a cache folder;
 #   - the same client in a sandboxed worker with allow_network (sbx_run);
@@ -33,6 +36,25 @@ fi
 . tests/integration/lib.sh
 
 what="debuginfod"
+
+# ---------------------------------------------- libcurl is not linked
+# Only libcurl brings these in (libmicrohttpd's GnuTLS brings libidn2 and
+# nettle, so they are not listed).
+curl_deps='libcurl|libssl|libcrypto|libkrb5|libgssapi_krb5|libk5crypto|libldap|liblber|libsasl2|librtmp|libssh2|libpsl|libnghttp2|libbrotli'
+linked=""
+for bin in "$PERFLENS" "$BUILD/perflens-mcp"; do
+	if ! ldd "$bin" >"$WORK/ldd.out" 2>&1; then
+		linked="$linked ldd $bin failed: $(head -c 200 "$WORK/ldd.out" | tr '\n' ' ');"
+		continue
+	fi
+	found=$(awk '{ print $1 }' "$WORK/ldd.out" | grep -E "^($curl_deps)[.-]" | tr '\n' ' ')
+	[ -n "$found" ] && linked="$linked $(basename "$bin"): $found;"
+done
+if [ -z "$linked" ]; then
+	ok "$what: ldd lists neither libcurl nor its dependencies for perflens and perflens-mcp (loaded only when a fetch needs it)"
+else
+	notok "$what: linked at start although only debuginfod needs them:$linked"
+fi
 for tool in debuginfod debuginfod-find eu-addr2line gcc objcopy readelf; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		skip "$what: $tool is not installed (Debian packages debuginfod, elfutils, gcc, binutils)"
@@ -132,6 +154,14 @@ cat > "$WORK/src/fetch.c" <<'EOF'
 
 struct job { struct pl_debuginfod d; const char *hex, *kind; int status_fd; };
 
+/* As perflens-mcp does: a worker that may use the network loads libcurl
+ * before it is confined (it could not read the library afterwards). */
+static void preload(const struct sbx_policy *pol)
+{
+	if (pol->allow_network)
+		pl_debuginfod_preload();
+}
+
 /* The status line (to status_fd, or first to `out` when it is -1), then
  * the answer's bytes, to `out`. */
 static int fetch(void *arg, int out)
@@ -178,6 +208,7 @@ int main(int argc, char **argv)
 		mkdir(j.d.cache_dir, 0755);  /* a write root must exist */
 	pol.allow_network = 1;
 	pol.write_root = j.d.cache_dir;
+	sbx_set_preconfine(preload);
 	pol.timeout_ms = 60000;
 	pol.max_result_bytes = 256u << 20;
 	if (sbx_run(&pol, fetch, &j, &res, &err) != PL_OK) {
@@ -200,7 +231,7 @@ EOF
 fetch="$WORK/bin/fetch"
 link_fetch() {
 	cc "$@" -D_GNU_SOURCE -I"$REPO/tools/core" -I"$REPO/sandbox" -o "$fetch" "$WORK/src/fetch.c" "$BUILD/libperflens.a" \
-		$(pkg-config --libs jansson libzstd libdw libelf libcurl libseccomp zlib nettle) -lm \
+		$(pkg-config --libs jansson libzstd libdw libelf libseccomp zlib nettle) -lm \
 		2>>"$WORK/cc.err"
 }
 # A sanitizer build's library needs the sanitizers' runtime too.
@@ -303,6 +334,31 @@ if [ "$(field rc "$WORK/st8")" = ok ] && [ "$(sha "$WORK/got4.debug")" = "$(sha 
 	ok "$what: in a sandboxed worker with allow_network the client fetches the same bytes (memory file, and into a cache folder that is the write root)"
 else
 	notok "$what: sandboxed fetch: $(cat "$WORK/st8" "$WORK/st9" | tr '\n' ' ')"
+fi
+
+# ------------------------------------------- a libcurl that is not one
+# A libcurl.so.4 without curl's functions, found first through
+# LD_LIBRARY_PATH (nothing else is looked up there: the binaries do not
+# link libcurl): the fetch fails naming the package, in and out of the
+# sandbox, and the CLI's symbolize still answers from the symbol table
+# (below).
+mkdir -p "$WORK/fakecurl"
+echo 'int not_curl(void) { return 0; }' >"$WORK/src/fakecurl.c"
+if cc -shared -fPIC -Wl,-soname,libcurl.so.4 -o "$WORK/fakecurl/libcurl.so.4" "$WORK/src/fakecurl.c" 2>"$WORK/cc.err"; then
+	LD_LIBRARY_PATH="$WORK/fakecurl" "$fetch" "$url" "$bid" debuginfo 5000 >/dev/null 2>"$WORK/st12"
+	rc12=$?
+	LD_LIBRARY_PATH="$WORK/fakecurl" "$fetch" --sandbox "$url" "$bid" debuginfo 5000 >/dev/null 2>"$WORK/st13"
+	rc13=$?
+	if [ "$rc12" -eq 1 ] && [ "$rc13" -eq 1 ] && [ "$(field rc "$WORK/st12")" = unsupported ] &&
+		[ "$(field rc "$WORK/st13")" = unsupported ] &&
+		grep -q "apt-get install libcurl4): libcurl.so.4 has no curl_global_init" "$WORK/st12" &&
+		grep -q "apt-get install libcurl4): libcurl.so.4 has no curl_global_init" "$WORK/st13"; then
+		ok "$what: with a libcurl.so.4 that lacks curl's functions a fetch fails, naming the package to install, in and out of the sandbox ($(sed -n 's/.*text=//p' "$WORK/st12"))"
+	else
+		notok "$what: a libcurl.so.4 without curl's functions: exits $rc12/$rc13; $(cat "$WORK/st12" "$WORK/st13" | tr '\n' ' ')"
+	fi
+else
+	skip "$what: a libcurl.so.4 without curl's functions: cc -shared failed: $(head -c 200 "$WORK/cc.err")"
 fi
 
 # ---------------------------------------------------- unknown build-id
@@ -489,6 +545,20 @@ sys.exit(0 if d["module"]["debug_source"] == "none" and d["answers"] and
 		ok "$what: with --debuginfod \"\" the same call has no debug source and no line (the server supplied them)"
 	else
 		notok "$what: the stripped binary symbolizes to file:line without the server: the test does not show the fetch"
+	fi
+	# A libcurl.so.4 that is not one: the fetch fails, the call does not.
+	if [ -f "$WORK/fakecurl/libcurl.so.4" ]; then
+		LD_LIBRARY_PATH="$WORK/fakecurl" "$PERFLENS" call symbolize "$args" --debuginfod "$url" \
+			--allowed-root "$WORK" --artifact-root "$WORK/art-cli" >"$WORK/cli1.json" 2>"$WORK/cli1.err"
+		rc=$?
+		if [ "$rc" -eq 0 ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["module"]["debug_source"] == "none" and d["answers"] and
+         all(a.get("function") and "line" not in a for a in d["answers"]) else 1)' "$WORK/cli1.json" 2>/dev/null; then
+			ok "$what: without a usable libcurl, perflens call symbolize --debuginfod still answers (exit 0) from the symbol table, without lines"
+		else
+			notok "$what: CLI symbolize without a usable libcurl (exit $rc): $(head -c 400 "$WORK/cli1.err" "$WORK/cli1.json" | tr '\n' ' ')"
+		fi
 	fi
 
 	WORK="$WORK" timeout 120 "$PY" - "$BUILD/perflens-mcp" "$url" "$stripped" "$expect" "$offs_json" "$bid" "$hport" <<'PY'

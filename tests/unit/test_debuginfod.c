@@ -14,6 +14,8 @@
  * test_debuginfod.sh; here the cases a real server cannot be made to
  * show (oversize, redirects to other protocols, 5xx) are checked, and the
  * client is run inside a sandboxed worker with and without allow_network.
+ * libcurl is dlopen()ed: it is mapped only once a fetch needs it (or on
+ * pl_debuginfod_preload(), which sandboxed workers call before confinement).
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -386,6 +388,55 @@ START_TEST(cache_answers_without_a_server)
 }
 END_TEST
 
+/* libcurl is mapped in this process (/proc/self/maps names it). */
+static bool libcurl_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	bool found = false;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcurl.so.4") != NULL;
+	fclose(f);
+	return found;
+}
+
+START_TEST(libcurl_is_loaded_only_when_a_fetch_needs_it)
+{
+	struct pl_error err;
+	char dir[64], path[200], src[512];
+	int fd;
+	FILE *f;
+
+	if (libcurl_mapped()) {
+		/* CK_FORK=no: an earlier test of this process fetched. */
+		printf("note: libcurl already mapped (tests not forked); only preload is checked\n");
+	} else {
+		/* A bad argument, a cache hit and no server never need it. */
+		ck_assert_int_eq(fetch("http://127.0.0.1:1", "XYZ", "debuginfo", 1000, NULL, 0, &fd,
+				       src, &err), PL_ERR_USAGE);
+		make_tmpdir(dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/%s", dir, KNOWN_ID);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/%s/debuginfo", dir, KNOWN_ID);
+		ck_assert_ptr_nonnull(f = fopen(path, "w"));
+		fputs("cached", f);
+		fclose(f);
+		ck_assert_int_eq(fetch("http://127.0.0.1:1", KNOWN_ID, "debuginfo", 1000, dir, 0, &fd,
+				       src, &err), PL_OK);
+		close(fd);
+		ck_assert_int_eq(fetch(NULL, KNOWN_ID, "executable", 1000, dir, 0, &fd, src, &err),
+				 PL_ERR_UNSUPPORTED);
+		remove_tree(dir);
+		ck_assert_msg(!libcurl_mapped(), "libcurl was loaded without a request");
+	}
+	ck_assert(pl_debuginfod_preload());
+	ck_assert(libcurl_mapped());
+	ck_assert(pl_debuginfod_preload());  /* idempotent */
+}
+END_TEST
+
 START_TEST(fetch_without_cache_gives_a_sealed_memory_file)
 {
 	struct responder r;
@@ -600,6 +651,14 @@ static void run_fetch(const struct sandboxed *s, bool network, struct sbx_result
 	ck_assert_msg(sbx_run(&pol, w_fetch, (void *)s, res, &err) == PL_OK, "%s", err.text);
 }
 
+/* As perflens-mcp registers it (mcp-server/main.c): a worker that may
+ * use the network loads libcurl before it is confined. */
+static void preload_for_worker(const struct sbx_policy *pol)
+{
+	if (pol->allow_network)
+		pl_debuginfod_preload();
+}
+
 START_TEST(sandboxed_worker_fetches_only_with_allow_network)
 {
 	struct responder r;
@@ -609,6 +668,7 @@ START_TEST(sandboxed_worker_fetches_only_with_allow_network)
 	size_t nurls = 2;
 
 	responder_start(&r);
+	sbx_set_preconfine(preload_for_worker);
 	make_tmpdir(dir, sizeof(dir));
 	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:%d", r.port);
 	snprintf(urls[1], sizeof(urls[1]), "http://localhost:%d", r.port);
@@ -641,11 +701,24 @@ START_TEST(sandboxed_worker_fetches_only_with_allow_network)
 	}
 	{
 		struct sandboxed s = {urls[0], NULL};
+		/* No preload without allow_network: the confined worker cannot
+		 * load libcurl and says so, without a crash. */
+		if (!libcurl_mapped()) {
+			run_fetch(&s, false, &res);
+			ck_assert_msg(res.outcome == SBX_OK && strstr(res.data, "unsupported: ") &&
+				      strstr(res.data, "apt-get install libcurl4"), "%s %s",
+				      sbx_outcome_name(res.outcome), res.data);
+			sbx_result_release(&res);
+		}
+		/* With libcurl already mapped (inherited), seccomp still stops
+		 * the request. */
+		ck_assert(pl_debuginfod_preload());
 		run_fetch(&s, false, &res);
 		ck_assert_msg(res.outcome == SBX_SECCOMP_KILLED, "%s %s",
 			      sbx_outcome_name(res.outcome), res.data);
 		sbx_result_release(&res);
 	}
+	sbx_set_preconfine(NULL);
 	remove_tree(dir);
 	responder_stop(&r);
 }
@@ -659,6 +732,7 @@ Suite *suite_debuginfod(void)
 
 	tcase_add_test(args, bad_arguments_fail_before_any_request);
 	tcase_add_test(args, cache_answers_without_a_server);
+	tcase_add_test(args, libcurl_is_loaded_only_when_a_fetch_needs_it);
 	suite_add_tcase(s, args);
 	tcase_add_test(http, fetch_without_cache_gives_a_sealed_memory_file);
 	tcase_add_test(http, fetch_fills_the_cache_atomically);

@@ -1,5 +1,13 @@
 /* debuginfod.c - a debuginfod client on libcurl (see debuginfod.h).
  *
+ * libcurl is not linked: it is dlopen()ed on first need (or by
+ * pl_debuginfod_preload()), and its few functions are called through a
+ * table of pointers.  Linked, it and its ~20 dependencies (OpenSSL,
+ * Kerberos, LDAP, ...) would be mapped and relocated in every process and
+ * copied at every worker fork, for a feature few calls use.  <curl/curl.h>
+ * still gives the types and constants.  When the library cannot be
+ * loaded, a fetch fails with PL_ERR_UNSUPPORTED naming the package.
+ *
  * One fetch: check the arguments (lowercase hex build-id, a known kind,
  * http(s) server URLs only), look for an earlier answer in the cache
  * folder, then ask each server in turn for URL/buildid/HEX/KIND until one
@@ -23,6 +31,7 @@
 #include "debuginfod.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -249,12 +258,96 @@ static enum pl_err close_sink(int wfd, const char *tmp, const char *final, int *
 
 /* ----------------------------------------------------------------- curl */
 
+#define LIBCURL_SONAME "libcurl.so.4"
+
+/* The libcurl functions used here, resolved by name.  The field names
+ * differ from curl's own: <curl/curl.h> makes curl_easy_setopt and
+ * curl_easy_getinfo macros under gcc. */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+} curl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static bool curl_loaded;
+static char load_error[400];  /* why not, when !curl_loaded */
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
+/* dlsym into *slot (a function pointer of the right type); false with
+ * load_error set when the library lacks `name`. */
+static bool resolve(void *lib, const char *name, void *slot)
+{
+	void *f;
+
+	dlerror();
+	f = dlsym(lib, name);
+	if (!f) {
+		const char *e = dlerror();
+		snprintf(load_error, sizeof(load_error), "%s has no %s: %s", LIBCURL_SONAME, name,
+			 e ? e : "null symbol");
+		return false;
+	}
+	memcpy(slot, &f, sizeof(f));  /* object to function pointer, as POSIX allows */
+	return true;
+}
+
+/* Once per process: map libcurl (and its dependencies) and fill `curl`.
+ * RTLD_NOW binds everything here, so that nothing is looked up later in
+ * a confined worker; RTLD_LOCAL keeps its symbols out of the global
+ * namespace (libdw's own dlopen()s and ours do not see them). */
+static void load_curl(void)
+{
+	void *lib = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		const char *e = dlerror();
+		snprintf(load_error, sizeof(load_error), "%s", e ? e : "dlopen failed");
+		return;
+	}
+	if (!resolve(lib, "curl_global_init", &curl.global_init) ||
+	    !resolve(lib, "curl_easy_init", &curl.easy_init) ||
+	    !resolve(lib, "curl_easy_setopt", &curl.easy_setopt) ||
+	    !resolve(lib, "curl_easy_perform", &curl.easy_perform) ||
+	    !resolve(lib, "curl_easy_getinfo", &curl.easy_getinfo) ||
+	    !resolve(lib, "curl_easy_cleanup", &curl.easy_cleanup) ||
+	    !resolve(lib, "curl_easy_strerror", &curl.easy_strerror)) {
+		dlclose(lib);
+		return;
+	}
+	curl_loaded = true;  /* never unloaded: OpenSSL does not like that */
+}
+
+bool pl_debuginfod_preload(void)
+{
+	pthread_once(&load_once, load_curl);
+	return curl_loaded;
+}
+
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_init_rc = curl.global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* libcurl loaded and initialised, or the error naming the fix. */
+static enum pl_err curl_ready(struct pl_error *err)
+{
+	if (!pl_debuginfod_preload())
+		return pl_fail(err, PL_ERR_UNSUPPORTED, "install libcurl to fetch from debuginfod "
+			       "servers (Debian: apt-get install libcurl4)",
+			       "debuginfod needs libcurl, which cannot be loaded (install libcurl4: "
+			       "apt-get install libcurl4): %s", load_error);
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "libcurl cannot start: %s",
+			       curl.easy_strerror(curl_init_rc));
+	return PL_OK;
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
@@ -293,7 +386,7 @@ static CURLcode set_options(CURL *c, const struct attempt *a, struct sink *s, ch
 {
 	CURLcode rc = CURLE_OK;
 
-#define OPT(o, v) if (rc == CURLE_OK) rc = curl_easy_setopt(c, o, v)
+#define OPT(o, v) if (rc == CURLE_OK) rc = curl.easy_setopt(c, o, v)
 	OPT(CURLOPT_URL, a->url);
 	OPT(CURLOPT_PROTOCOLS_STR, "http,https");
 	OPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -316,7 +409,7 @@ static CURLcode set_options(CURL *c, const struct attempt *a, struct sink *s, ch
 static void ask(struct attempt *a, struct sink *s)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
-	CURL *c = curl_easy_init();
+	CURL *c = curl.easy_init();
 	long status = 0;
 	CURLcode rc;
 
@@ -328,7 +421,7 @@ static void ask(struct attempt *a, struct sink *s)
 		a->ans = ANS_FAILED;
 		snprintf(a->why, sizeof(a->why), "cannot empty the answer file: %s", strerror(errno));
 		if (c)
-			curl_easy_cleanup(c);
+			curl.easy_cleanup(c);
 		return;
 	}
 	if (!c) {
@@ -338,9 +431,9 @@ static void ask(struct attempt *a, struct sink *s)
 	}
 	rc = set_options(c, a, s, errbuf);
 	if (rc == CURLE_OK)
-		rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
+		rc = curl.easy_perform(c);
+	curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl.easy_cleanup(c);
 	if (rc == CURLE_OK && status == 200 && s->written > 0) {
 		a->ans = ANS_OK;
 	} else if (rc == CURLE_HTTP_RETURNED_ERROR && status == 404) {
@@ -358,7 +451,7 @@ static void ask(struct attempt *a, struct sink *s)
 			snprintf(a->why, sizeof(a->why), "HTTP %ld with %s body", status,
 				 s->written ? "a" : "an empty");
 		else
-			snprintf(a->why, sizeof(a->why), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			snprintf(a->why, sizeof(a->why), "%s", errbuf[0] ? errbuf : curl.easy_strerror(rc));
 	}
 }
 
@@ -459,10 +552,8 @@ enum pl_err pl_debuginfod_fetch(const struct pl_debuginfod *d, const char *build
 			       "no debuginfod server is configured to fetch build-id %s", build_id_hex);
 	if (n < 0)
 		return err->code;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "libcurl cannot start: %s",
-			       curl_easy_strerror(curl_init_rc));
+	if ((rc = curl_ready(err)))
+		return rc;
 	if ((rc = open_sink(d, build_id_hex, kind, tmp, sizeof(tmp), &s.fd, err)))
 		return rc;
 	s.max = max;
