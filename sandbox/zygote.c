@@ -545,11 +545,11 @@ static void __attribute__((noreturn)) spare_main(struct zygote *z, pid_t zygote,
 	const char *bad;
 	int abi;
 
+	prctl(PR_SET_NAME, "perflens-spare");  /* "perflens-worker" once its job came */
 	if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != zygote)
 		_exit(SBX_SETUP_EXIT);
 	close(z->sock);
 	close(z->sigfd);
-	prctl(PR_SET_NAME, "perflens-spare");  /* "perflens-worker" once its job came */
 	warm_heap();
 	warm_stack();
 	if (policy->len) {
@@ -600,7 +600,8 @@ static enum pl_err spare_make(struct zygote *z, struct pl_error *err)
 	for (int i = 0; i < 3; i++)
 		sp->fds[i][0] = sp->fds[i][1] = -1;
 	sp->policy.len = 0;
-	pl_buf_add(&sp->policy, z->expect.data, z->expect.len);
+	if (z->expect.len)
+		pl_buf_add(&sp->policy, z->expect.data, z->expect.len);
 	rc = pipes(sp->fds, err);
 	if (rc == PL_OK && pipe2(job, O_CLOEXEC) < 0)
 		rc = pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",

@@ -1,9 +1,15 @@
 /* list_hotspots.c - the list_hotspots tool: one page of an event's
- * functions, by self or inclusive weight, read from the analysis summary
- * (the stack table is not needed, which keeps a page cheap).
+ * functions, by self or inclusive weight.
+ *
+ * A page is read from the analysis' hotspot index (hotidx.h) when there
+ * is a sound one: then a page costs the same whatever the profile's size.
+ * Otherwise it comes from the summary (the stack table is not needed),
+ * and, when writes are allowed, the index is built from that summary for
+ * the next pages.  Both give the same bytes.
  */
 #include "registry.h"
 #include "artifact.h"
+#include "hotidx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,39 +17,6 @@
 static double percent_of(json_t *h, const char *which)
 {
 	return json_number_value(json_object_get(json_object_get(h, which), "percent"));
-}
-
-static json_int_t period_of(json_t *h, const char *which)
-{
-	return json_integer_value(json_object_get(json_object_get(h, which), "period"));
-}
-
-static json_int_t samples_of(json_t *h, const char *which)
-{
-	return json_integer_value(json_object_get(json_object_get(h, which), "samples"));
-}
-
-static json_t *g_funcs;
-
-/* The summary stores hotspots by self weight; inclusive order is made
- * here with the same tie-breaks as the engine's. */
-static int cmp_inclusive(const void *a, const void *b)
-{
-	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	json_int_t px = period_of(x, "inclusive"), py = period_of(y, "inclusive");
-	json_int_t fx = json_integer_value(json_object_get(x, "function"));
-	json_int_t fy = json_integer_value(json_object_get(y, "function"));
-	int c;
-
-	if (px != py)
-		return px > py ? -1 : 1;
-	if (samples_of(x, "inclusive") != samples_of(y, "inclusive"))
-		return samples_of(x, "inclusive") > samples_of(y, "inclusive") ? -1 : 1;
-	if (period_of(x, "self") != period_of(y, "self"))
-		return period_of(x, "self") > period_of(y, "self") ? -1 : 1;
-	c = strcmp(json_string_value(json_object_get(json_array_get(g_funcs, (size_t)fx), "symbol")),
-		   json_string_value(json_object_get(json_array_get(g_funcs, (size_t)fy), "symbol")));
-	return c ? c : (fx < fy ? -1 : (fx > fy));
 }
 
 static json_t *hotspot_json(json_t *funcs, json_t *h, size_t rank)
@@ -59,58 +32,136 @@ static json_t *hotspot_json(json_t *funcs, json_t *h, size_t rank)
 			 "self", json_object_get(h, "self"), "inclusive", json_object_get(h, "inclusive"));
 }
 
-enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
-			       json_t **result, struct pl_error *err)
+/* What a call asks for. */
+struct query {
+	const char *id, *event, *sort, *cursor;
+	size_t limit, offset;
+	double min_pct;
+	bool by_incl;
+};
+
+/* The page (new), from offset on, and *n, from the summary's view `vi`. */
+static json_t *summary_page(json_t *summary, size_t vi, const struct query *q, size_t *n)
 {
-	const char *id = json_string_value(json_object_get(args, "analysis_id"));
-	const char *event = json_string_value(json_object_get(args, "event"));
-	const char *sort = json_string_value(json_object_get(args, "sort"));
-	const char *cursor = json_string_value(json_object_get(args, "cursor"));
-	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t offset = (size_t)json_integer_value(json_object_get(args, "offset"));
-	double min_pct = json_number_value(json_object_get(args, "min_percent"));
-	bool by_incl = strcmp(sort, "inclusive") == 0;
-	json_t *summary, *view, *hot, *page, *h;
-	json_t **order = NULL;
-	size_t vi, n = 0, end, i;
-	struct pl_buf query = {0};
+	json_t *view = json_array_get(json_object_get(summary, "views"), vi);
+	json_t *hot = json_object_get(view, "hotspots");
+	json_t *funcs = json_object_get(summary, "functions");
+	json_t **order = pl_xmalloc((json_array_size(hot) + 1) * sizeof(*order));
+	json_t *page = json_array(), *h;
+	size_t i, end;
+
+	*n = 0;
+	json_array_foreach(hot, i, h)
+		if (percent_of(h, q->by_incl ? "inclusive" : "self") >= q->min_pct)
+			order[(*n)++] = h;
+	if (q->by_incl)
+		pl_hotidx_sort_inclusive(funcs, order, *n);
+	end = q->offset + q->limit < *n ? q->offset + q->limit : *n;
+	for (i = q->offset; i < end; i++)
+		json_array_append_new(page, hotspot_json(funcs, order[i], i + 1));
+	free(order);
+	return page;
+}
+
+/* The result around a page: the event's name, unit and total, the page,
+ * and how to get the next one. */
+static json_t *result_of(const struct query *q, const char *event, json_t *unit, json_t *total,
+			 json_t *page, size_t offset, size_t n, const char *query)
+{
+	size_t end = offset + q->limit < n ? offset + q->limit : n;
 	char next[64], call[256];
+
+	tool_cursor_make(next, sizeof(next), end, query);
+	snprintf(call, sizeof(call), "list_hotspots(analysis_id=\"%s\", event=\"%s\", sort=\"%s\", cursor=\"%s\")",
+		 q->id, event, q->sort, next);
+	return json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:o}",
+		"analysis_id", q->id, "event", event, "unit", unit, "sort", q->sort, "total", total,
+		"hotspots", page, "page", tool_page_new(offset, end, n, next, json_string(call)));
+}
+
+/* The cursor, checked against this query, into q->offset. */
+static enum pl_err apply_cursor(struct query *q, const char *event, struct pl_buf *query,
+				struct pl_error *err)
+{
+	pl_buf_addf(query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
+	return q->cursor ? tool_cursor_parse(q->cursor, query->data, &q->offset, err) : PL_OK;
+}
+
+/* The call answered from the index: PL_OK or an error of the call's own
+ * (a wrong event, a bad cursor); -1 when the index cannot serve it. */
+static int from_index(struct pl_hotidx *x, struct query q, json_t **result, struct pl_error *err)
+{
+	json_t *events = pl_hotidx_events(x), *event = NULL, *unit = NULL, *total = NULL, *page = NULL;
+	struct pl_buf query = {0};
+	size_t vi, n;
+	int rc = tool_pick_summary_event(events, q.event, &vi, err);
+
+	if (rc == PL_OK && !pl_hotidx_view(x, vi, &event, &unit, &total))
+		rc = -1;
+	if (rc == PL_OK)
+		rc = apply_cursor(&q, json_string_value(event), &query, err);
+	if (rc == PL_OK && !pl_hotidx_page(x, vi, q.by_incl, q.min_pct, q.offset, q.limit, &n, &page))
+		rc = -1;
+	if (rc == PL_OK)
+		*result = result_of(&q, json_string_value(event), unit, total, page,
+				    q.offset > n ? n : q.offset, n, query.data);
+	json_decref(events);
+	json_decref(event);
+	json_decref(unit);
+	json_decref(total);
+	pl_buf_release(&query);
+	return rc;
+}
+
+/* The call answered from the summary; with writes allowed, the index is
+ * built for the next calls (a failure there changes nothing). */
+static enum pl_err from_summary(const struct tool_ctx *ctx, struct query q, json_t **result,
+				struct pl_error *err)
+{
+	struct pl_buf query = {0};
+	struct pl_error ignored;
+	json_t *summary, *view, *page;
+	const char *event;
+	size_t vi, n;
 	enum pl_err rc;
 
-	if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &summary, err)))
+	if ((rc = pl_artifact_load_summary(ctx->artifact_root, q.id, &summary, err)))
 		return rc;
-	if ((rc = tool_pick_summary_event(summary, event, &vi, err)))
+	if (ctx->allow_writes)
+		pl_hotidx_write(ctx->artifact_root, q.id, summary, &ignored);
+	if ((rc = tool_pick_summary_event(summary, q.event, &vi, err)))
 		goto out;
 	view = json_array_get(json_object_get(summary, "views"), vi);
 	event = json_string_value(json_object_get(view, "event"));
-	hot = json_object_get(view, "hotspots");
-	order = malloc((json_array_size(hot) + 1) * sizeof(*order));
-	json_array_foreach(hot, i, h)
-		if (percent_of(h, by_incl ? "inclusive" : "self") >= min_pct)
-			order[n++] = h;
-	if (by_incl) {
-		g_funcs = json_object_get(summary, "functions");
-		qsort(order, n, sizeof(*order), cmp_inclusive);
-	}
-	pl_buf_addf(&query, "%s|%s|%s|%g", id, event, sort, min_pct);
-	if (cursor && (rc = tool_cursor_parse(cursor, query.data, &offset, err)))
+	if ((rc = apply_cursor(&q, event, &query, err)))
 		goto out;
-	if (offset > n)
-		offset = n;
-	end = offset + limit < n ? offset + limit : n;
-	page = json_array();
-	for (i = offset; i < end; i++)
-		json_array_append_new(page, hotspot_json(json_object_get(summary, "functions"), order[i], i + 1));
-	tool_cursor_make(next, sizeof(next), end, query.data);
-	snprintf(call, sizeof(call), "list_hotspots(analysis_id=\"%s\", event=\"%s\", sort=\"%s\", cursor=\"%s\")",
-		 id, event, sort, next);
-	*result = json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:o}",
-		"analysis_id", id, "event", event, "unit", json_object_get(view, "unit"),
-		"sort", sort, "total", json_object_get(view, "total"), "hotspots", page,
-		"page", tool_page_new(offset, end, n, next, json_string(call)));
+	page = summary_page(summary, vi, &q, &n);
+	*result = result_of(&q, event, json_object_get(view, "unit"), json_object_get(view, "total"),
+			    page, q.offset > n ? n : q.offset, n, query.data);
 out:
-	free(order);
 	pl_buf_release(&query);
 	json_decref(summary);
 	return rc;
+}
+
+enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
+			       json_t **result, struct pl_error *err)
+{
+	struct query q = {
+		.id = json_string_value(json_object_get(args, "analysis_id")),
+		.event = json_string_value(json_object_get(args, "event")),
+		.sort = json_string_value(json_object_get(args, "sort")),
+		.cursor = json_string_value(json_object_get(args, "cursor")),
+		.limit = (size_t)json_integer_value(json_object_get(args, "limit")),
+		.offset = (size_t)json_integer_value(json_object_get(args, "offset")),
+		.min_pct = json_number_value(json_object_get(args, "min_percent")),
+	};
+	struct pl_hotidx *x = pl_hotidx_open(ctx->artifact_root, q.id);
+	int rc = -1;
+
+	q.by_incl = strcmp(q.sort, "inclusive") == 0;
+	if (x)
+		rc = from_index(x, q, result, err);
+	pl_hotidx_close(x);
+	return rc >= 0 ? (enum pl_err)rc : from_summary(ctx, q, result, err);
 }

@@ -61,14 +61,15 @@ def comm(pid):
 def children(pid):
     """{pid: (state, ppid, pgid)} of the workers of server pid: its direct
     children, except the sandbox's zygote, whose own children (the workers
-    it forks for the server) count instead, less its spare (the next
-    worker, named perflens-spare until its job comes)."""
+    it forks for the server) count instead, less its spare: the next
+    worker, named perflens-spare until its job comes (and, for the
+    microseconds after its fork, still perflens-zygote)."""
     procs = processes()
     direct = {p: st for p, st in procs.items() if st[1] == pid}
     zygotes = {p for p in direct if comm(p) == "perflens-zygote"}
     out = {p: st for p, st in direct.items() if p not in zygotes}
     out.update({p: st for p, st in procs.items()
-                if st[1] in zygotes and comm(p) != "perflens-spare"})
+                if st[1] in zygotes and comm(p) not in ("perflens-spare", "perflens-zygote")})
     return out
 
 

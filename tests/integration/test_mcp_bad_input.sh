@@ -43,6 +43,11 @@ r = s.call("analyze_profile", {"path": os.path.join(ROOT, "good.txt")})
 aid = (r or {}).get("result", {}).get("structuredContent", {}).get("analysis_id")
 if not check("setup: a capture under the allowed root analyzes", aid, short(r)):
     sys.exit(0)
+# A first page builds the analysis' hotspot index (cache/hotidx), which a
+# writable server may do on any valid read; bad input must add nothing.
+r = s.call("list_hotspots", {"analysis_id": aid, "limit": 1})
+check("setup: a first page of hotspots builds the hotspot index",
+      os.path.exists(os.path.join(ART, "cache", "hotidx", aid + ".idx")), short(r))
 before = listing(ART)
 
 # ---------------------------------------------------------- JSON-RPC

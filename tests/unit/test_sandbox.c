@@ -185,7 +185,9 @@ static int count_workers_of(pid_t zygote)
 			continue;
 		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
 		    sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == zygote) {
-			if (state != 'Z' && strstr(buf, "(perflens-spare)") && spares == 0)
+			/* A spare renames itself just after its fork. */
+			if (state != 'Z' && spares == 0 &&
+			    (strstr(buf, "(perflens-spare)") || strstr(buf, "(perflens-zygote)")))
 				spares++;
 			else
 				n++;
