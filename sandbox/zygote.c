@@ -408,38 +408,39 @@ static void populate(void *p, size_t n)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }
 
-/* The bounds of the [heap] mapping, from /proc/self/maps; false if none. */
-static bool heap_bounds(uintptr_t *lo, uintptr_t *hi)
+/* Where the heap starts (its end is sbrk(0)); the zygote reads it once,
+ * its spares inherit it. */
+static uintptr_t heap_start;
+
+static void find_heap_start(void)
 {
 	char line[512];
-	bool found = false;
 	FILE *f = fopen("/proc/self/maps", "re");
 
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-		found = strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &a, &b) == 2;
-		*lo = a;
-		*hi = b;
+	while (f && !heap_start && fgets(line, sizeof(line), f)) {
+		unsigned long a;
+		if (strstr(line, "[heap]") && sscanf(line, "%lx-", &a) == 1)
+			heap_start = a;
 	}
 	if (f)
 		fclose(f);
-	return found;
 }
 
 /* Make the heap a job writes private and present before the job comes:
- * copy now the pages shared with the zygote (malloc reuses their free
- * chunks), and grow malloc's top by WARM_HEAP of written pages, where a
- * job's new allocations land.  One madvise for many pages costs a third
- * of the faults it saves, and it is paid while nobody waits.  The worker
- * exits after one job, so malloc may keep all it gets: no trimming, and
- * no separate mappings (each would fault afresh) below 64 MiB. */
+ * copy now, before any malloc walks them, the pages shared with the
+ * zygote (malloc reuses their free chunks), and grow malloc's top by
+ * WARM_HEAP of written pages, where a job's new allocations land.  One
+ * madvise for many pages costs a third of the faults it saves, and it is
+ * paid while nobody waits.  The worker exits after one job, so malloc
+ * may keep all it gets: no trimming, and no separate mappings (each would
+ * fault afresh) below 64 MiB. */
 static void warm_heap(void)
 {
-	uintptr_t lo, hi;
+	uintptr_t end = (uintptr_t)sbrk(0);
 	char *p;
 
-	if (heap_bounds(&lo, &hi))
-		populate((void *)lo, hi - lo);
+	if (heap_start && end != (uintptr_t)-1 && end > heap_start)
+		populate((void *)heap_start, end - heap_start);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TOP_PAD, 0);
@@ -874,6 +875,11 @@ static void __attribute__((noreturn)) zygote_main(int sock, pid_t server)
 	for (int mode = 0; mode < 4; mode++)
 		sbx_sc_program(mode & 1, mode & 2, false, &prog, NULL);
 	sbx_ll_abi();
+	/* No fast bins: a spare's first large malloc would otherwise walk
+	 * (and copy) every page holding one; and a heap in one piece. */
+	mallopt(M_MXFAST, 0);
+	malloc_trim(0);
+	find_heap_start();
 	if (write(z.sock, &ready, 1) != 1)
 		_exit(1);
 	zygote_loop(&z);

@@ -11,7 +11,7 @@
  * function holds the JSON text of its "symbol", "dso" and "kind".  Text
  * is in the pool, addressed by (offset, length).
  *
- * Reading maps the file and checks the header, a hash of all the rest,
+ * Reading loads the file and checks the header, a hash of all the rest,
  * and the view table; entries, functions and strings are bounds-checked
  * again as a page reads them.
  */
@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -333,7 +332,8 @@ struct pl_hotidx *pl_hotidx_open(const char *root, const char *id)
 	char path[4096];
 	struct stat st;
 	int64_t want;
-	void *map;
+	unsigned char *data;
+	size_t got = 0;
 	int fd;
 
 	if (!root || !pl_artifact_id_valid(id) || (want = summary_size(root, id)) < 0)
@@ -347,20 +347,28 @@ struct pl_hotidx *pl_hotidx_open(const char *root, const char *id)
 		close(fd);
 		return NULL;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* Read, not mapped: in a fresh worker every mapped page would fault,
+	 * and the unmapping costs a TLB shootdown; a copy costs less. */
+	data = pl_xmalloc((size_t)st.st_size);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(fd);
-	if (map == MAP_FAILED)
-		return NULL;
 	x = pl_xcalloc(1, sizeof(*x));
-	x->map = map;
-	x->size = (size_t)st.st_size;
-	x->h = map;
-	x->views = (const void *)(x->map + sizeof(struct hi_header));
-	x->entries = (const void *)(x->views + x->h->nviews);
-	if (!header_ok(x, id, want)) {
+	x->map = data;
+	x->size = got;
+	x->h = (const void *)data;
+	if (got != (size_t)st.st_size || !header_ok(x, id, want)) {
 		pl_hotidx_close(x);
 		return NULL;
 	}
+	x->views = (const void *)(x->map + sizeof(struct hi_header));
+	x->entries = (const void *)(x->views + x->h->nviews);
 	x->funcs = (const void *)(x->entries + x->h->nentries);
 	x->pool = (const char *)(x->funcs + x->h->nfuncs);
 	if (!views_ok(x)) {
@@ -374,7 +382,7 @@ void pl_hotidx_close(struct pl_hotidx *x)
 {
 	if (!x)
 		return;
-	munmap((void *)x->map, x->size);
+	free((void *)x->map);
 	free(x);
 }
 
