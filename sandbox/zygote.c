@@ -184,6 +184,55 @@ static void close_fds(int *fds, int n)
 			close(fds[i]);
 }
 
+/* ============================================================== scratch
+ *
+ * Memory only the zygote itself uses (a request's bytes and parsed roots,
+ * the table of its workers) lives in mappings that forks do not copy
+ * (MADV_DONTFORK), faulted in once.  Why: every fork makes the zygote's
+ * pages shared with the new spare, and the zygote's next write to each
+ * one then costs a copy-on-write fault, tens of microseconds on this VM.
+ * A spare has none of it (scratch is NULL there); bigger needs, and the
+ * spare's own, use malloc. */
+
+#define SCRATCH_BYTES (1u << 20)
+#define MAX_KIDS 4096
+
+static unsigned char *scratch;
+static size_t scratch_used;
+
+static void *private_map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (madvise(p, n, MADV_DONTFORK) < 0) {
+		munmap(p, n);
+		return NULL;
+	}
+	(void)madvise(p, n, MADV_POPULATE_WRITE);
+	return p;
+}
+
+/* `n` bytes from the scratch, or from malloc; release with zfree. */
+static void *zalloc(size_t n)
+{
+	size_t want = (n + 15) & ~(size_t)15;
+
+	if (scratch && want <= SCRATCH_BYTES - scratch_used) {
+		void *p = scratch + scratch_used;
+		scratch_used += want;
+		return p;
+	}
+	return pl_xmalloc(n ? n : 1);
+}
+
+static void zfree(void *p)
+{
+	if (!scratch || (unsigned char *)p < scratch || (unsigned char *)p >= scratch + SCRATCH_BYTES)
+		free(p);
+}
+
 /* ================================================================ zygote */
 
 struct zkid {
@@ -206,11 +255,10 @@ struct spare {
 struct zygote {
 	int sock;
 	int sigfd;
-	struct zkid *kids;
-	size_t nkids, cap;
+	struct zkid *kids;      /* MAX_KIDS of them, in a mapping forks do not copy */
+	size_t nkids;
 	struct spare spare;
 	struct pl_buf expect;   /* policy_of() the last request: the next spare's */
-	struct pl_buf want;     /* policy_of() the request being served */
 };
 
 static void spare_drop(struct zygote *z);
@@ -330,7 +378,8 @@ static int parse_request(const struct zreq *h, const char *buf, struct zjob *j)
 	const char *p = buf, *end = buf + h->strings_len;
 
 	memset(&j->pol, 0, sizeof(j->pol));
-	j->roots = pl_xcalloc(h->nroots + 1, sizeof(*j->roots));
+	j->roots = zalloc((h->nroots + 1) * sizeof(*j->roots));
+	memset(j->roots, 0, (h->nroots + 1) * sizeof(*j->roots));
 	for (uint32_t i = 0; i < h->nroots; i++)
 		if (!(j->roots[i] = next_string(&p, end)))
 			return -1;
@@ -480,6 +529,17 @@ static void policy_of(const struct zreq *h, const char *strings, struct pl_buf *
 	pl_buf_add(out, strings, (size_t)h->strings_len);
 }
 
+/* Is `b` policy_of() this request?  (Compared, not built: building
+ * would write.) */
+static bool policy_equals(const struct zreq *h, const char *strings, const struct pl_buf *b)
+{
+	struct zreq k = *h;
+
+	k.job_len = 0;
+	return b->len == sizeof(k) + h->strings_len && memcmp(b->data, &k, sizeof(k)) == 0 &&
+	       memcmp(b->data + sizeof(k), strings, (size_t)h->strings_len) == 0;
+}
+
 /* The spare's request from `fd`, checked, into `j` (buffer in *buf);
  * NULL, or what was wrong. */
 static const char *read_request(int fd, struct zreq *h, char **buf, struct zjob *j)
@@ -547,6 +607,7 @@ static void __attribute__((noreturn)) spare_main(struct zygote *z, pid_t zygote,
 	int abi;
 
 	prctl(PR_SET_NAME, "perflens-spare");  /* "perflens-worker" once its job came */
+	scratch = NULL;  /* not inherited, nor is z->kids */
 	if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != zygote)
 		_exit(SBX_SETUP_EXIT);
 	close(z->sock);
@@ -584,8 +645,7 @@ static void spare_drop(struct zygote *z)
 	close(sp->job_w);
 	for (int i = 0; i < 3; i++)
 		close_fds(sp->fds[i], 2);
-	sp->pid = 0;
-	sp->policy.len = 0;
+	sp->pid = 0;  /* its policy stays: the next spare's, when equal, is not rewritten */
 }
 
 /* Fork a spare if there is none; PL_OK when there is one. */
@@ -600,9 +660,12 @@ static enum pl_err spare_make(struct zygote *z, struct pl_error *err)
 		return PL_OK;
 	for (int i = 0; i < 3; i++)
 		sp->fds[i][0] = sp->fds[i][1] = -1;
-	sp->policy.len = 0;
-	if (z->expect.len)
-		pl_buf_add(&sp->policy, z->expect.data, z->expect.len);
+	if (sp->policy.len != z->expect.len ||
+	    memcmp(sp->policy.data, z->expect.data, z->expect.len) != 0) {
+		sp->policy.len = 0;
+		if (z->expect.len)
+			pl_buf_add(&sp->policy, z->expect.data, z->expect.len);
+	}
 	rc = pipes(sp->fds, err);
 	if (rc == PL_OK && pipe2(job, O_CLOEXEC) < 0)
 		rc = pl_fail(err, PL_ERR_LIMIT, "close descriptors or raise RLIMIT_NOFILE",
@@ -659,13 +722,6 @@ static int spare_send(struct spare *sp, const struct zreq *h, const char *buf)
 	return 0;
 }
 
-/* True when the spare is confined to `policy` already. */
-static bool spare_holds(const struct spare *sp, const struct pl_buf *policy)
-{
-	return sp->pid && sp->policy.len == policy->len &&
-	       memcmp(sp->policy.data, policy->data, policy->len) == 0;
-}
-
 /* Give the request to the spare (forking one first if there is none, and
  * again if it died meanwhile); on PL_OK r->pid is set and `give` holds
  * the read ends for the server. */
@@ -675,7 +731,7 @@ static enum pl_err hand_to_spare(struct zygote *z, const struct zreq *h, const c
 	struct spare *sp = &z->spare;
 	enum pl_err rc = PL_OK;
 
-	if (sp->pid && sp->policy.len && !spare_holds(sp, &z->expect)) {
+	if (sp->pid && sp->policy.len && !policy_equals(h, buf, &sp->policy)) {
 		kill(-sp->pid, SIGKILL);  /* confined to another policy */
 		spare_drop(z);
 	}
@@ -693,7 +749,6 @@ static enum pl_err hand_to_spare(struct zygote *z, const struct zreq *h, const c
 	close(sp->job_w);
 	for (int i = 0; i < 3; i++)
 		give[i] = sp->fds[i][0];
-	PL_GROW(z->kids, z->cap, z->nkids + 1);
 	z->kids[z->nkids++] = (struct zkid){.pid = sp->pid, .done_w = sp->fds[2][1]};
 	r->pid = sp->pid;
 	r->landlock_abi = sbx_ll_abi();
@@ -747,11 +802,14 @@ static enum pl_err serve(struct zygote *z, const struct zreq *h, const char *buf
 {
 	enum pl_err rc;
 
-	policy_of(h, buf, &z->want);
-	if (!spare_holds(&z->spare, &z->want) && (rc = check_policy(pol, err)))
+	if (z->nkids >= MAX_KIDS)
+		return pl_fail(err, PL_ERR_LIMIT, "wait for running calls to finish",
+			       "%d workers are running already", MAX_KIDS);
+	if (!(z->spare.pid && policy_equals(h, buf, &z->spare.policy)) &&
+	    (rc = check_policy(pol, err)))
 		return rc;
-	z->expect.len = 0;
-	pl_buf_add(&z->expect, z->want.data, z->want.len);
+	if (!policy_equals(h, buf, &z->expect))
+		policy_of(h, buf, &z->expect);
 	return hand_to_spare(z, h, buf, r, give, err);
 }
 
@@ -769,12 +827,13 @@ static int handle_request(struct zygote *z)
 	if (rd <= 0 || h.magic != ZREQ_MAGIC || h.strings_len > MAX_STRINGS ||
 	    h.job_len > MAX_JOB_BYTES || h.nroots > MAX_STRINGS)
 		return -1;
-	buf = pl_xmalloc(h.strings_len + h.job_len + 1);
+	scratch_used = 0;
+	buf = zalloc(h.strings_len + h.job_len + 1);
 	buf[h.strings_len + h.job_len] = '\0';
 	if (read_full(z->sock, buf, h.strings_len + h.job_len) != 1 ||
 	    parse_request(&h, buf, &j) < 0) {
-		free(j.roots);
-		free(buf);
+		zfree(j.roots);
+		zfree(buf);
 		return -1;
 	}
 	memset(&r, 0, sizeof(r));
@@ -788,8 +847,8 @@ static int handle_request(struct zygote *z)
 	r.nfds = r.rc == PL_OK ? 3 : 0;
 	send_reply(z, &r, give, r.nfds);
 	close_fds(give, 3);
-	free(j.roots);
-	free(buf);
+	zfree(j.roots);
+	zfree(buf);
 	return 0;
 }
 
@@ -878,6 +937,10 @@ static void __attribute__((noreturn)) zygote_main(int sock, pid_t server)
 	/* No fast bins: a spare's first large malloc would otherwise walk
 	 * (and copy) every page holding one; and a heap in one piece. */
 	mallopt(M_MXFAST, 0);
+	scratch = private_map(SCRATCH_BYTES);
+	z.kids = private_map(MAX_KIDS * sizeof(*z.kids));
+	if (!z.kids)
+		z.kids = pl_xcalloc(MAX_KIDS, sizeof(*z.kids));
 	malloc_trim(0);
 	find_heap_start();
 	if (write(z.sock, &ready, 1) != 1)
