@@ -69,10 +69,11 @@ $(LIB): $(LIB_OBJ)
 $(BUILD)/perflens: $(CLI_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(PL_LDLIBS)
 
+# libmicrohttpd: its header only; http.c dlopen()s the library (see there).
 $(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += -Imcp-server $(shell pkg-config --cflags libmicrohttpd)
 
 $(BUILD)/perflens-mcp: $(MCP_OBJ) $(LIB)
-	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(PL_LDLIBS) -lpthread
 
 # The unit-test runner finds every `Suite *suite_NAME(void)` by itself.
 $(BUILD)/suites.h: $(UNIT_SRC)
@@ -100,7 +101,7 @@ $(BUILD)/faults/perflens-mcp: FORCE
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/faults EXTRA_CFLAGS=-DPL_TEST_HOOKS $(BUILD)/faults/perflens-mcp-real
 
 $(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
-	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $(BUILD)/perflens-mcp $^ $(shell pkg-config --libs libmicrohttpd) $(PL_LDLIBS) -lpthread
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $(BUILD)/perflens-mcp $^ $(PL_LDLIBS) -lpthread
 
 FORCE:
 

@@ -14,10 +14,19 @@
  * DELETE ends a session.  Each connection has its own thread, which waits
  * on its tool worker; cancellation from another request reaches the
  * worker through the server's call list.
+ *
+ * libmicrohttpd is not linked: mcp_run_http() dlopen()s it, after main()
+ * has forked the sandbox's zygote, and calls its few functions through a
+ * table of pointers.  Linked, it and its dependencies (GnuTLS, p11-kit,
+ * hogweed, gmp, ...: about a third of the zygote's mappings) would be
+ * copied at every worker fork, and GnuTLS's and p11-kit's atfork handlers
+ * would run in each one; stdio mode needs none of it.  <microhttpd.h>
+ * still gives the types and constants.
  */
 #include "transports.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +38,69 @@
 #include <unistd.h>
 
 #include <microhttpd.h>
+
+#define LIBMICROHTTPD_SONAME "libmicrohttpd.so.12"
+
+/* The libmicrohttpd functions used here, resolved by name; __typeof__
+ * keeps each pointer's type the header's own. */
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static bool mhd_loaded;
+static char mhd_error[400];  /* why not, when !mhd_loaded */
+
+/* dlsym into *slot (a function pointer of the right type); false with
+ * mhd_error set when the library lacks `name`. */
+static bool resolve(void *lib, const char *name, void *slot)
+{
+	void *f;
+
+	dlerror();
+	f = dlsym(lib, name);
+	if (!f) {
+		const char *e = dlerror();
+		snprintf(mhd_error, sizeof(mhd_error), "%s has no %s: %s", LIBMICROHTTPD_SONAME,
+			 name, e ? e : "null symbol");
+		return false;
+	}
+	memcpy(slot, &f, sizeof(f));  /* object to function pointer, as POSIX allows */
+	return true;
+}
+
+/* Once: map libmicrohttpd (and its dependencies) and fill `mhd`.  RTLD_NOW
+ * binds everything before the daemon's threads start; RTLD_LOCAL keeps
+ * its symbols (and GnuTLS's) out of the global namespace. */
+static void load_mhd(void)
+{
+	void *lib = dlopen(LIBMICROHTTPD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		const char *e = dlerror();
+		snprintf(mhd_error, sizeof(mhd_error), "%s", e ? e : "dlopen failed");
+		return;
+	}
+	if (!resolve(lib, "MHD_start_daemon", &mhd.start_daemon) ||
+	    !resolve(lib, "MHD_stop_daemon", &mhd.stop_daemon) ||
+	    !resolve(lib, "MHD_get_daemon_info", &mhd.get_daemon_info) ||
+	    !resolve(lib, "MHD_lookup_connection_value", &mhd.lookup_connection_value) ||
+	    !resolve(lib, "MHD_create_response_from_buffer", &mhd.create_response_from_buffer) ||
+	    !resolve(lib, "MHD_add_response_header", &mhd.add_response_header) ||
+	    !resolve(lib, "MHD_queue_response", &mhd.queue_response) ||
+	    !resolve(lib, "MHD_destroy_response", &mhd.destroy_response)) {
+		dlclose(lib);
+		return;
+	}
+	mhd_loaded = true;  /* never unloaded */
+}
 
 struct session_slot {
 	struct mcp_session sess;
@@ -70,20 +142,20 @@ static void collect(void *opaque, json_t *msg)
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
 			       const char *type, const char *body, const char *session)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(body), (void *)body,
 								  MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (type)
-		MHD_add_response_header(r, "Content-Type", type);
+		mhd.add_response_header(r, "Content-Type", type);
 	if (session && *session)
-		MHD_add_response_header(r, "Mcp-Session-Id", session);
+		mhd.add_response_header(r, "Mcp-Session-Id", session);
 	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"perflens\"");
+		mhd.add_response_header(r, "WWW-Authenticate", "Bearer realm=\"perflens\"");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, "Allow", "POST, DELETE");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, "Allow", "POST, DELETE");
+	ret = mhd.queue_response(conn, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -103,7 +175,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, unsigned statu
 
 static bool accepts_sse(struct MHD_Connection *conn)
 {
-	const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	const char *a = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	return a && strstr(a, "text/event-stream");
 }
 
@@ -189,7 +261,7 @@ static bool origin_ok(const struct http_state *st, const char *origin)
 
 static bool token_ok(const struct http_state *st, struct MHD_Connection *conn)
 {
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	const char *auth = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	const char *want = st->o->token;
 	size_t n, m;
 	unsigned char diff;
@@ -279,7 +351,7 @@ static enum MHD_Result handle_post(struct http_state *st, struct MHD_Connection 
 {
 	struct collector col = {json_array(), PTHREAD_MUTEX_INITIALIZER};
 	struct mcp_sink sink = {collect, &col};
-	const char *sid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *sid = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
 	struct session_slot *slot = NULL;
 	struct mcp_session stateless = {0};
 	struct mcp_session *sess = &stateless;
@@ -333,7 +405,7 @@ static enum MHD_Result handle_post(struct http_state *st, struct MHD_Connection 
 
 static enum MHD_Result handle_delete(struct http_state *st, struct MHD_Connection *conn)
 {
-	const char *sid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *sid = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id");
 	struct session_slot *slot = sid ? session_get(st, sid) : NULL;
 
 	if (!sid)
@@ -348,9 +420,9 @@ static enum MHD_Result handle_delete(struct http_state *st, struct MHD_Connectio
 static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *conn,
 				const char *url, bool *passed)
 {
-	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
-	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-	const char *version = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
+	const char *host = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	const char *origin = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	const char *version = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
 
 	*passed = false;
 	if (!host || !host_is_local(st, host, host_part(host)) || !origin_ok(st, origin))
@@ -448,6 +520,12 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
 	const union MHD_DaemonInfo *info;
 
+	pthread_once(&mhd_once, load_mhd);
+	if (!mhd_loaded) {
+		fprintf(stderr, "perflens-mcp: --http needs libmicrohttpd, which cannot be loaded "
+			"(Debian: apt-get install libmicrohttpd12): %s\n", mhd_error);
+		return 2;
+	}
 	if (inet_pton(AF_INET, o->bind_addr, &((struct sockaddr_in *)&sa)->sin_addr) == 1) {
 		sa.ss_family = AF_INET;
 		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)o->port);
@@ -465,7 +543,7 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 	}
 	snprintf(st.bind_host, sizeof(st.bind_host), sa.ss_family == AF_INET6 ? "[%s]" : "%s", o->bind_addr);
 	st.slots = pl_xcalloc(o->max_sessions, sizeof(*st.slots));
-	d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, &st,
+	d = mhd.start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, &st,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &st,
 			     MHD_OPTION_CONNECTION_LIMIT, 256u,
@@ -477,14 +555,14 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 		free(st.slots);
 		return 6;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	fprintf(stderr, "perflens-mcp: listening on http://%s:%u/mcp\n", st.bind_host,
 		info ? info->port : o->port);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!stop_requested)
 		pause();
-	MHD_stop_daemon(d);
+	mhd.stop_daemon(d);
 	free(st.slots);
 	return 0;
 }

@@ -293,6 +293,9 @@ int main(int argc, char **argv)
 	 * perf gets a copy taken now. */
 	if (o->cfg.ctx.allow_process_execution && !o->cfg.no_sandbox)
 		pl_sym_cfg_snapshot_kallsyms(&o->cfg.ctx.sym);
+	/* Before the transport starts: the zygote, and so every worker, then
+	 * maps nothing that only the server needs (libmicrohttpd and GnuTLS
+	 * are loaded by mcp_run_http, after this fork). */
 	start_zygote(o);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);

@@ -661,7 +661,7 @@ static enum pl_err spare_make(struct zygote *z, struct pl_error *err)
 	for (int i = 0; i < 3; i++)
 		sp->fds[i][0] = sp->fds[i][1] = -1;
 	if (sp->policy.len != z->expect.len ||
-	    memcmp(sp->policy.data, z->expect.data, z->expect.len) != 0) {
+	    (z->expect.len && memcmp(sp->policy.data, z->expect.data, z->expect.len) != 0)) {
 		sp->policy.len = 0;
 		if (z->expect.len)
 			pl_buf_add(&sp->policy, z->expect.data, z->expect.len);

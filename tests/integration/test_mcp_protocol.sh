@@ -166,6 +166,29 @@ h = Http(base, "http", env={"PERFLENS_TOKEN": "tok-" + os.urandom(8).hex()})
 if not check("http: the server listens on a loopback port the OS picked", h.port, h.stderr()):
     sys.exit(0)
 
+# libmicrohttpd is dlopen()ed by --http after the zygote was forked: the
+# server maps it, the zygote and its workers (forked for every call) do not.
+HTTP_LIBS = ("libmicrohttpd", "libgnutls", "libp11-kit")
+def mapped(pid):
+    try:
+        return sorted({n for l in open("/proc/%d/maps" % pid) for n in HTTP_LIBS if n in l})
+    except OSError as e:
+        return ["unreadable: %s" % e]
+ldd = subprocess.run(["ldd", SERVER], capture_output=True, text=True).stdout
+check("http: ldd perflens-mcp lists none of %s" % ", ".join(HTTP_LIBS),
+      ldd and not any(n in ldd for n in HTTP_LIBS), ldd)
+zyg = [p for p, st in processes().items() if st[1] == h.pid and comm(p) == "perflens-zygote"]
+if not zyg:
+    print("skip - http: zygote maps: no perflens-zygote child (sandbox unavailable?)", flush=True)
+else:
+    spare, end = [], time.monotonic() + 5
+    while not spare and time.monotonic() < end:
+        spare = [p for p, st in processes().items() if st[1] == zyg[0] and comm(p) in ("perflens-spare", "perflens-worker")]
+        time.sleep(0.05)
+    check("http: the server maps libmicrohttpd, its zygote and the zygote's worker do not",
+          "libmicrohttpd" in mapped(h.pid) and not mapped(zyg[0]) and spare and not mapped(spare[0]),
+          "server %s; zygote %s; worker %s" % (mapped(h.pid), mapped(zyg[0]), spare and mapped(spare[0])))
+
 # server/discover and stateless requests need no session.
 st, hd, text, msgs = h.post({"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover",
                              "params": {"_meta": STATELESS}})
