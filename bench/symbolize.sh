@@ -22,7 +22,7 @@
 #
 #   BUILD=/tmp/build-x sh bench/symbolize.sh
 # Environment: BUILD, BENCH_RUNS (default 3), BENCH_SYM_OFFSETS (5000),
-# BENCH_TMPDIR (default mktemp -d).
+# BENCH_TMPDIR (its symbolize/ subfolder; default mktemp -d).
 set -u
 
 BUILD=${BUILD:-build}
@@ -33,7 +33,13 @@ if [ ! -f "$BUILD/libperflens.a" ]; then
 	echo "bench: $BUILD/libperflens.a not found: build first (make BUILD=$BUILD)" >&2
 	exit 2
 fi
-TMP=${BENCH_TMPDIR:-$(mktemp -d "${TMPDIR:-/tmp}/perflens-symbench.XXXXXX")}
+# Only what this script made is removed: a BENCH_TMPDIR given by the
+# caller (run.sh shares its own) gets a symbolize/ folder of its own.
+if [ -n "${BENCH_TMPDIR:-}" ]; then
+	TMP=$BENCH_TMPDIR/symbolize
+else
+	TMP=$(mktemp -d "${TMPDIR:-/tmp}/perflens-symbench.XXXXXX")
+fi
 mkdir -p "$TMP" || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM

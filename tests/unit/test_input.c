@@ -1,8 +1,11 @@
 /* test_input.c - unit tests for input.c: plain, gzip (several members)
  * and zstd files give the same lines; truncated data, long lines, large
- * inputs and non-regular files fail with the right error codes.
+ * inputs and non-regular files fail with the right error codes; the
+ * reader thread's digest is the file's even when it hashes ahead of a slow
+ * parser, and a file changed under it fails the read.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 
 #include <zlib.h>
 #include <zstd.h>
+#include <nettle/sha2.h>
 
 #include "input.h"
 
@@ -193,6 +197,132 @@ START_TEST(sha256_matches_a_known_digest)
 }
 END_TEST
 
+/* A file of `n` bytes of numbered lines, big enough for the reader
+ * thread (input.c starts it from 4 MiB). */
+static char *big_text(size_t n)
+{
+	char *t = malloc(n + 1);
+	size_t used = 0;
+
+	ck_assert_ptr_nonnull(t);
+	for (unsigned i = 0; used < n; i++) {
+		int k = snprintf(t + used, n + 1 - used, "line %u of a file that the reader hashes\n", i);
+		used += (size_t)k < n - used ? (size_t)k : n - used;
+	}
+	t[n - 1] = '\n';
+	t[n] = '\0';
+	return t;
+}
+
+static void sha256_hex(const char *p, size_t n, char out[65])
+{
+	struct sha256_ctx c;
+	unsigned char d[SHA256_DIGEST_SIZE];
+
+	sha256_init(&c);
+	sha256_update(&c, n, (const uint8_t *)p);
+	sha256_digest(&c, sizeof(d), d);
+	for (size_t i = 0; i < sizeof(d); i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The parser stalls at the start (the reader then hashes ahead of the
+ * ring and checks those blocks again as they come through): the lines and
+ * the digest are still exactly the file's. */
+START_TEST(hashing_ahead_of_a_slow_parser_gives_the_file_digest)
+{
+	const size_t size = 12u << 20;
+	struct pl_limits lim;
+	struct pl_input in;
+	struct pl_error err;
+	const char *line;
+	char hex[65], want[65], *path = temp_path(), *t = big_text(size);
+	size_t n, got = 0, lines = 0;
+	int r;
+
+	pl_limits_default(&lim);
+	write_file(path, t, size);
+	sha256_hex(t, size, want);
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	while ((r = pl_input_line(&in, &line, &n, &err)) > 0) {
+		ck_assert_int_eq(memcmp(line, t + got, n), 0);
+		got += n + 1;
+		if (++lines == 1)
+			usleep(200 * 1000);
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(got, size);
+	pl_input_sha256(&in, hex);
+	ck_assert_str_eq(hex, want);
+	pl_input_close(&in);
+	unlink(path);
+	free(t);
+}
+END_TEST
+
+/* A block the reader hashed ahead changes before the parser gets to it:
+ * the read fails rather than give a digest of other bytes. */
+START_TEST(a_file_changed_while_read_fails)
+{
+	const size_t size = 12u << 20;
+	struct pl_limits lim;
+	struct pl_input in;
+	struct pl_error err;
+	const char *line;
+	char *path = temp_path(), *t = big_text(size);
+	size_t n;
+	int r, fd;
+
+	pl_limits_default(&lim);
+	write_file(path, t, size);
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
+	/* Give the reader time to hash the whole file ahead. */
+	usleep(300 * 1000);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, 10u << 20), 7);
+	close(fd);
+	while ((r = pl_input_line(&in, &line, &n, &err)) > 0)
+		;
+	ck_assert_int_eq(r, -1);
+	ck_assert_int_eq(err.code, PL_ERR_INPUT);
+	ck_assert_ptr_nonnull(strstr(err.text, "changed while it was read"));
+	pl_input_close(&in);
+	unlink(path);
+	free(t);
+}
+END_TEST
+
+/* Buffered text is the rest of the block after the last line; skipping
+ * part of it moves the next line and the line numbers on. */
+START_TEST(buffered_lines_can_be_skipped)
+{
+	static const char lines[] = "one\n two\n three\nfour\n";
+	struct pl_limits lim;
+	struct pl_input in;
+	struct pl_error err;
+	const char *line, *rest;
+	char *path = temp_path();
+	size_t n;
+
+	pl_limits_default(&lim);
+	write_file(path, lines, sizeof(lines) - 1);
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
+	ck_assert_uint_eq(pl_input_buffered(&in, &rest), sizeof(lines) - 1 - 4);
+	ck_assert_int_eq(memcmp(rest, " two\n three\n", 12), 0);
+	pl_input_skip(&in, 12, 2);
+	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(memcmp(line, "four", 4), 0);
+	ck_assert_uint_eq(in.line_no, 4);
+	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 0);
+	pl_input_close(&in);
+	unlink(path);
+}
+END_TEST
+
 Suite *suite_input(void)
 {
 	Suite *s = suite_create("input");
@@ -202,6 +332,10 @@ Suite *suite_input(void)
 	tcase_add_test(tc, long_lines_and_large_inputs_hit_limits);
 	tcase_add_test(tc, folders_and_fifos_are_refused);
 	tcase_add_test(tc, sha256_matches_a_known_digest);
+	tcase_add_test(tc, hashing_ahead_of_a_slow_parser_gives_the_file_digest);
+	tcase_add_test(tc, a_file_changed_while_read_fails);
+	tcase_add_test(tc, buffered_lines_can_be_skipped);
+	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;
 }

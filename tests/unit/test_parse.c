@@ -6,11 +6,14 @@
  * DSOs with spaces, [unknown], kernel frames, srcline and inlined frames.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aggregate.h"
 #include "parse.h"
 #include "perf_stat.h"
+#include "stack_table.h"
 
 static struct pl_profile prof;
 
@@ -241,6 +244,134 @@ START_TEST(inclusive_counts_recursion_once_per_stack)
 }
 END_TEST
 
+/* Feed a text as parse.c does for a file (input.c drops a line's '\r'):
+ * with `bodies`, after each line, the frame lines that follow are offered
+ * to pl_ps_body, which takes them at once. */
+static enum pl_err feed_file(struct pl_profile *p, const char *text, bool bodies)
+{
+	struct pl_ps_parser *ps = pl_ps_new(p, "test");
+	struct pl_error err;
+	uint64_t line_no = 0, nlines;
+	enum pl_err rc = PL_OK;
+
+	while (*text && rc == PL_OK) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text), used;
+		if (n && text[n - 1] == '\r')
+			n--;   /* as input.c hands lines out */
+		rc = pl_ps_line(ps, text, n, ++line_no, &err);
+		text = nl ? nl + 1 : text + n;
+		if (rc == PL_OK && *text && bodies &&
+		    (used = pl_ps_body(ps, text, strlen(text), line_no + 1, 40, &nlines, &rc, &err))) {
+			text += used;
+			line_no += nlines;
+		}
+	}
+	if (rc) {
+		pl_ps_finish(ps, &err);
+		return rc;
+	}
+	return pl_ps_finish(ps, &err);
+}
+
+static int add_text(const char *s, size_t n, void *data)
+{
+	pl_buf_add(data, s, n);
+	return 0;
+}
+
+/* Two profiles are the same: stack tables byte for byte, and the counts. */
+static void assert_same_profile(const struct pl_profile *a, const struct pl_profile *b)
+{
+	struct pl_buf ta = {0}, tb = {0};
+
+	ck_assert(pl_stack_table_write(a, add_text, &ta));
+	ck_assert(pl_stack_table_write(b, add_text, &tb));
+	ck_assert_str_eq(ta.data, tb.data);
+	ck_assert_uint_eq(a->lines, b->lines);
+	ck_assert_uint_eq(a->records_parsed, b->records_parsed);
+	ck_assert_uint_eq(a->records_skipped, b->records_skipped);
+	ck_assert_uint_eq(a->records_malformed, b->records_malformed);
+	ck_assert_uint_eq(a->srclines, b->srclines);
+	ck_assert_uint_eq(a->npreviews, b->npreviews);
+	for (size_t i = 0; i < a->npreviews; i++)
+		ck_assert_uint_eq(a->previews[i].line_no, b->previews[i].line_no);
+	pl_buf_release(&ta);
+	pl_buf_release(&tb);
+}
+
+/* Frame lines taken a record at a time give what line by line gives: with
+ * srclines, a malformed frame line, CRLF lines, blank lines of spaces, a
+ * frame line longer than the limit given to pl_ps_body (40), records that
+ * repeat (in the same order, which pl_ps_body guesses), and an
+ * unterminated last record. */
+START_TEST(frame_lines_taken_at_once_match_line_by_line)
+{
+	static const char text[] =
+		"# header\n"
+		"a 1 1.0: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.1: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n   \n"
+		"b 2 1.2: 5 cpu-clock:\n\t1 fib (/x)\n  fib.c:12\n\t4 main (/x)\n\n"
+		"b 2 1.3: 5 cpu-clock:\n\t1 fib (/x)\r\n\t4 main (/x)\r\n\r\n"
+		"c 3 1.4: 7 cpu-clock:\n\tzz not a frame\n\t4 main (/x)\n\n"
+		"c 3 1.5: 7 cpu-clock:\n\t5 a_symbol_name_long_enough_to_pass_the_limit (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.6: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		/* A sequence that repeats: the second round is guessed; the
+		 * last one starts like a guess but has one frame more. */
+		"a 1 1.8: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.9: 1 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.0: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.1: 1 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.2: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\t8 start (/x)\n\n"
+		"a 1 2.3: 3 cpu-clock:\n\t6 tail (/x)\n\t4 main (/x)\n";
+	struct pl_profile other;
+
+	pl_profile_init(&other, NULL);
+	ck_assert_int_eq(feed_file(&prof, text, false), PL_OK);
+	ck_assert_int_eq(feed_file(&other, text, true), PL_OK);
+	assert_same_profile(&prof, &other);
+	ck_assert_uint_eq(prof.srclines, 1);
+	ck_assert_uint_eq(prof.records_malformed, 1);
+	ck_assert_uint_eq(prof.ntails, 1);
+	pl_profile_release(&other);
+}
+END_TEST
+
+/* Folded lines read from a file (through the caches: whole lines, the
+ * line after the last, and a known stack but for its leaf) give what the
+ * one-line entry point, which has no caches, gives. */
+START_TEST(folded_caches_match_line_by_line)
+{
+	static const char text[] =
+		"a;b;c 1\na;b;d 2\na;b 3\na;b;c 4\nx;b;d 1\na;b;d;e 5\n"
+		"a;b;c 1\na;b;d 2\na;;d 1\na;b;e 2\nc 1\na;b;c;d;f 1\na;b;c;d;g 1\n";
+	char path[] = "/tmp/perflens-folded-XXXXXX";
+	struct pl_parse_opts opts = {PL_FMT_FOLDED, "cycles", {0}};
+	struct pl_profile other;
+	struct pl_error err;
+	uint32_t ev;
+	uint64_t line_no = 0;
+	const char *t = text;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	pl_profile_init(&other, NULL);
+	ck_assert_int_eq(pl_parse_path(&prof, path, &opts, &err), PL_OK);
+	ev = pl_intern_event(&other, "cycles", 6);
+	while (*t) {
+		const char *nl = strchr(t, '\n');
+		ck_assert_int_eq(pl_folded_line(&other, ev, t, (size_t)(nl - t), ++line_no, &err), PL_OK);
+		t = nl + 1;
+	}
+	assert_same_profile(&prof, &other);
+	ck_assert_uint_eq(pl_nstacks(&prof), 10);
+	pl_profile_release(&other);
+	unlink(path);
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -259,6 +390,8 @@ Suite *suite_parse(void)
 	tcase_add_test(tc, names_that_are_not_utf8_are_repaired_and_counted);
 	tcase_add_test(tc, detect_format_from_first_lines);
 	tcase_add_test(tc, inclusive_counts_recursion_once_per_stack);
+	tcase_add_test(tc, frame_lines_taken_at_once_match_line_by_line);
+	tcase_add_test(tc, folded_caches_match_line_by_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

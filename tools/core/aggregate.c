@@ -93,9 +93,10 @@ void pl_view_build(struct pl_view *v, const struct pl_profile *p, uint32_t event
 	pl_view_sort(v, PL_SORT_SELF);
 }
 
-/* qsort has no context argument; the sort runs single-threaded per view. */
-static const struct pl_view *sort_view;
-static enum pl_hot_sort sort_by;
+/* qsort has no context argument, so the view being sorted is a global,
+ * one per thread (the artifact writer builds views off the main thread). */
+static __thread const struct pl_view *sort_view;
+static __thread enum pl_hot_sort sort_by;
 
 static int cmp_amount_desc(const struct pl_amount *a, const struct pl_amount *b)
 {

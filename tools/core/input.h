@@ -39,6 +39,16 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 int pl_input_line(struct pl_input *in, const char **line, size_t *len,
 		  struct pl_error *err);
 
+/* Plain text only: the bytes read after the last line returned, in place
+ * (borrowed until the next call), without consuming them; 0 when none are
+ * at hand (compressed input, or the end of a block).  The last line there
+ * may be incomplete. */
+size_t pl_input_buffered(struct pl_input *in, const char **text);
+
+/* Consume `n` of those bytes, which the caller found to be `nlines`
+ * complete lines (newlines included), none longer than the line limit. */
+void pl_input_skip(struct pl_input *in, size_t n, uint64_t nlines);
+
 /* Peek at the first bytes of decompressed content (up to `cap`), without
  * consuming them; returns the count. */
 size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,

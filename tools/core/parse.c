@@ -7,8 +7,8 @@
  * chunk_* files in name order.  perf.data is recognised and refused with
  * the command that converts it (running perf belongs to the perf.data
  * tool, not to this reader).  The folded parser of a file keeps caches
- * (see struct folded_cache) so that a repeated line costs a hash and a
- * check rather than interning every frame again; pl_folded_line, the
+ * (see struct folded_cache) so that a repeated line costs a check (and
+ * at most a hash) rather than interning every frame again; pl_folded_line, the
  * one-line entry point, parses without them.
  */
 #include "parse.h"
@@ -120,9 +120,11 @@ static enum folded_kind folded_split(struct pl_profile *p, const char *line, siz
  * verified against the stack's frames, whose symbols the text must spell
  * exactly, ';' between them (a symbol holds no ';'), so no line text is
  * stored.  Concatenated files repeat lines in the same order, so the stack
- * after the previous line's is tried first, which saves the (cache-cold)
- * probe of the table.  Each symbol string id leads to its frame, which
- * skips interning the function and the frame again. */
+ * after the previous line's is tried first, which saves hashing the line
+ * and the (cache-cold) probe of the table.  A new line starts from a known
+ * stack that shares all its frames but the leaf, when there is one (see
+ * folded_parent).  Each symbol string id leads to its frame, which skips
+ * interning the function and the frame again. */
 struct folded_slot {
 	uint64_t hash;
 	uint32_t stack1;      /* stack id + 1, 0 empty */
@@ -132,38 +134,70 @@ struct folded_text {
 	const char *s;        /* a frame's symbol, borrowed from the profile */
 	uint32_t len;
 };
-struct folded_pred {
-	uint64_t hash;        /* of the stack's text */
-	uint32_t len1;        /* text length + 1, 0 unknown */
-};
-struct folded_cache {
+struct folded_table {
 	struct folded_slot *slots;
 	size_t mask, count;
+};
+struct folded_cache {
+	struct folded_table lines;       /* a stack's text -> the stack */
+	struct folded_table parents;     /* the text but its leaf -> a stack */
 	uint32_t *sym_frame;  /* symbol string id -> frame id + 1, 0 unknown */
 	size_t sym_frame_cap;
 	struct folded_text *frame_text;  /* frame id -> its symbol */
 	size_t frame_text_cap;
-	struct folded_pred *pred;        /* stack id -> its text's hash */
+	uint32_t *pred_len1;  /* stack id -> its text's length + 1, 0 unknown */
 	size_t pred_cap;
 	uint32_t last;        /* the previous line's stack */
 	uint32_t thread;      /* the one thread of folded stacks, once known */
 };
 
+static void table_init(struct folded_table *t)
+{
+	t->mask = 1023;
+	t->count = 0;
+	t->slots = pl_xcalloc(t->mask + 1, sizeof(*t->slots));
+}
+
+/* Fill `slot` (an empty one a probe found), then grow at half full. */
+static void table_put(struct folded_table *t, size_t slot, uint64_t h, size_t n,
+		      uint32_t stack)
+{
+	struct folded_slot *old = t->slots;
+	size_t old_mask = t->mask;
+
+	t->slots[slot] = (struct folded_slot){h, stack + 1, (uint32_t)n};
+	if (++t->count * 2 <= t->mask)
+		return;
+	t->mask = old_mask * 2 + 1;
+	t->slots = pl_xcalloc(t->mask + 1, sizeof(*t->slots));
+	pl_prefault(t->slots, (t->mask + 1) * sizeof(*t->slots));
+	for (size_t i = 0; i <= old_mask; i++) {
+		size_t j = old[i].hash & t->mask;
+		if (!old[i].stack1)
+			continue;
+		while (t->slots[j].stack1)
+			j = (j + 1) & t->mask;
+		t->slots[j] = old[i];
+	}
+	free(old);
+}
+
 static void folded_cache_init(struct folded_cache *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->mask = 1023;
-	c->slots = pl_xcalloc(c->mask + 1, sizeof(*c->slots));
+	table_init(&c->lines);
+	table_init(&c->parents);
 	c->last = PL_NOID;
 	c->thread = PL_NOID;
 }
 
 static void folded_cache_release(struct folded_cache *c)
 {
-	free(c->slots);
+	free(c->lines.slots);
+	free(c->parents.slots);
 	free(c->sym_frame);
 	free(c->frame_text);
-	free(c->pred);
+	free(c->pred_len1);
 }
 
 /* Grow an array of `size`-byte entries to hold index `i`, new ones zero. */
@@ -195,16 +229,81 @@ static uint32_t folded_frame(struct pl_profile *p, struct folded_cache *c,
 	return frame;
 }
 
+/* Does the text spell exactly these frames, ';' between them? */
+static bool folded_spells(const struct folded_cache *c, const uint32_t *frames,
+			  uint32_t depth, const char *line, size_t n)
+{
+	size_t pos = 0;
+
+	for (uint32_t d = 0; d < depth; d++) {
+		const struct folded_text *t = &c->frame_text[frames[d]];
+		if (d && (pos >= n || line[pos++] != ';'))
+			return false;
+		if (t->len > n - pos || memcmp(line + pos, t->s, t->len) != 0)
+			return false;
+		pos += t->len;
+	}
+	return pos == n && depth > 0;
+}
+
+/* Does the text spell exactly the frames of `stack`? */
+static bool folded_matches(const struct pl_profile *p, const struct folded_cache *c,
+			   uint32_t stack, const char *line, size_t n)
+{
+	const struct pl_stack *st = &p->stacks[stack];
+
+	return folded_spells(c, st->frames, st->depth, line, n);
+}
+
+/* Stacks that differ only in their leaf are common (one caller, many
+ * callees; or the same path under renamed leaves), so a new line first
+ * looks up its text before the last ';': when a known stack's frames but
+ * its leaf spell it, those frames are taken as they are and only the leaf
+ * is interned.  Returns how many frames were taken into `frames` (0: none;
+ * then *slot is where the prefix goes once the stack is made, or SIZE_MAX
+ * when there is no prefix or it is known), and sets *start to where the
+ * leaf's text begins. */
+static uint32_t folded_parent(const struct pl_profile *p, const struct folded_cache *c,
+			      const char *line, size_t n, uint32_t *frames, size_t cap,
+			      size_t *start, uint64_t *ph, size_t *slot)
+{
+	const char *semi = memrchr(line, ';', n);
+	size_t pn = semi ? (size_t)(semi - line) : 0, j;
+	const struct folded_table *t = &c->parents;
+
+	*slot = SIZE_MAX;
+	if (!semi || pn >= UINT32_MAX)
+		return 0;
+	*ph = pl_strtab_hash(line, pn);
+	for (j = *ph & t->mask; t->slots[j].stack1; j = (j + 1) & t->mask) {
+		const struct pl_stack *st = &p->stacks[t->slots[j].stack1 - 1];
+		if (t->slots[j].hash != *ph || t->slots[j].len != pn ||
+		    !folded_spells(c, st->frames, st->depth - 1, line, pn))
+			continue;
+		if (st->depth - 1 > cap)
+			return 0;
+		memcpy(frames, st->frames, (st->depth - 1) * sizeof(uint32_t));
+		*start = pn + 1;
+		return st->depth - 1;
+	}
+	*slot = j;
+	return 0;
+}
+
 /* Intern the stack of a stack text ("a;b;c"), root first. */
 static enum pl_err folded_stack(struct pl_profile *p, struct folded_cache *c,
 				const char *line, size_t n, uint64_t line_no,
 				uint32_t *stack, struct pl_error *err)
 {
 	uint32_t small[512], *frames = small, frame;
-	size_t depth = 0, start = 0;
+	size_t depth = 0, start = 0, slot = SIZE_MAX;
+	uint64_t ph = 0;
 	enum pl_err rc = PL_OK;
 
-	for (size_t i = 0; i <= n; i++) {
+	if (c)
+		depth = folded_parent(p, c, line, n, frames, PL_ARRAY_LEN(small), &start,
+				      &ph, &slot);
+	for (size_t i = start; i <= n; i++) {
 		if (i < n && line[i] != ';')
 			continue;
 		if (depth >= p->limits.max_depth) {
@@ -235,52 +334,38 @@ static enum pl_err folded_stack(struct pl_profile *p, struct folded_cache *c,
 	}
 	if (*stack == PL_NOID)
 		rc = err->code;
+	else if (slot != SIZE_MAX && depth >= 2)
+		table_put(&c->parents, slot, ph,
+			  (size_t)((const char *)memrchr(line, ';', n) - line), *stack);
 out:
 	if (frames != small)
 		free(frames);
 	return rc;
 }
 
-/* Does the text spell exactly the frames of `stack`? */
-static bool folded_matches(const struct pl_profile *p, const struct folded_cache *c,
-			   uint32_t stack, const char *line, size_t n)
-{
-	const struct pl_stack *st = &p->stacks[stack];
-	size_t pos = 0;
-
-	for (uint32_t d = 0; d < st->depth; d++) {
-		const struct folded_text *t = &c->frame_text[st->frames[d]];
-		if (d && (pos >= n || line[pos++] != ';'))
-			return false;
-		if (t->len > n - pos || memcmp(line + pos, t->s, t->len) != 0)
-			return false;
-		pos += t->len;
-	}
-	return pos == n && st->depth > 0;
-}
-
 /* The cached stack of a text, or PL_NOID and the slot it would take. */
 static uint32_t folded_find(const struct pl_profile *p, const struct folded_cache *c,
 			    const char *line, size_t n, uint64_t h, size_t *slot)
 {
-	size_t j = h & c->mask;
+	const struct folded_table *t = &c->lines;
+	size_t j = h & t->mask;
 
-	for (; c->slots[j].stack1; j = (j + 1) & c->mask)
-		if (c->slots[j].hash == h && c->slots[j].len == n &&
-		    folded_matches(p, c, c->slots[j].stack1 - 1, line, n))
-			return c->slots[j].stack1 - 1;
+	for (; t->slots[j].stack1; j = (j + 1) & t->mask)
+		if (t->slots[j].hash == h && t->slots[j].len == n &&
+		    folded_matches(p, c, t->slots[j].stack1 - 1, line, n))
+			return t->slots[j].stack1 - 1;
 	*slot = j;
 	return PL_NOID;
 }
 
-/* The stack after the previous line's, when this text spells it. */
+/* The stack after the previous line's, when this text spells it (checked
+ * frame by frame, which costs less than hashing the line first). */
 static uint32_t folded_predicted(const struct pl_profile *p, const struct folded_cache *c,
-				 const char *line, size_t n, uint64_t h)
+				 const char *line, size_t n)
 {
 	uint32_t s = c->last + 1;
 
-	if (s < c->pred_cap && c->pred[s].len1 == n + 1 && c->pred[s].hash == h &&
-	    folded_matches(p, c, s, line, n))
+	if (s < c->pred_cap && c->pred_len1[s] == n + 1 && folded_matches(p, c, s, line, n))
 		return s;
 	return PL_NOID;
 }
@@ -288,26 +373,9 @@ static uint32_t folded_predicted(const struct pl_profile *p, const struct folded
 static void folded_remember(struct folded_cache *c, size_t slot, uint64_t h,
 			    size_t n, uint32_t stack)
 {
-	grow_zeroed((void **)&c->pred, &c->pred_cap, stack, sizeof(struct folded_pred));
-	c->pred[stack] = (struct folded_pred){h, (uint32_t)n + 1};
-	c->slots[slot] = (struct folded_slot){h, stack + 1, (uint32_t)n};
-	if (++c->count * 2 <= c->mask)
-		return;
-	struct folded_slot *old = c->slots;
-	size_t old_mask = c->mask;
-
-	c->mask = old_mask * 2 + 1;
-	c->slots = pl_xcalloc(c->mask + 1, sizeof(*c->slots));
-	pl_prefault(c->slots, (c->mask + 1) * sizeof(*c->slots));
-	for (size_t i = 0; i <= old_mask; i++) {
-		size_t j = old[i].hash & c->mask;
-		if (!old[i].stack1)
-			continue;
-		while (c->slots[j].stack1)
-			j = (j + 1) & c->mask;
-		c->slots[j] = old[i];
-	}
-	free(old);
+	grow_zeroed((void **)&c->pred_len1, &c->pred_cap, stack, sizeof(uint32_t));
+	c->pred_len1[stack] = (uint32_t)n + 1;
+	table_put(&c->lines, slot, h, n, stack);
 }
 
 /* One line, through the caches when `c` is given. */
@@ -323,10 +391,11 @@ static enum pl_err folded_line(struct pl_profile *p, struct folded_cache *c,
 	if (folded_split(p, line, &n, line_no, &count) != FOLDED_STACK)
 		return PL_OK;
 	if (c && n < UINT32_MAX) {
-		h = pl_strtab_hash(line, n);
-		stack = folded_predicted(p, c, line, n, h);
-		if (stack == PL_NOID)
+		stack = folded_predicted(p, c, line, n);
+		if (stack == PL_NOID) {
+			h = pl_strtab_hash(line, n);
 			stack = folded_find(p, c, line, n, h, &slot);
+		}
 	}
 	if (stack == PL_NOID) {
 		if ((rc = folded_stack(p, c, line, n, line_no, &stack, err)))
@@ -394,9 +463,20 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 		return rc ? rc : (r < 0 ? err->code : PL_OK);
 	}
 	struct pl_ps_parser *ps = pl_ps_new(p, in->path);
-	while ((r = pl_input_line(in, &line, &n, err)) > 0)
+	while ((r = pl_input_line(in, &line, &n, err)) > 0) {
+		const char *text;
+		size_t avail, used;
+		uint64_t nlines;
 		if ((rc = pl_ps_line(ps, line, n, in->line_no, err)))
 			break;
+		/* A record's frame lines are taken in place, all at once. */
+		if ((avail = pl_input_buffered(in, &text)) &&
+		    (used = pl_ps_body(ps, text, avail, in->line_no + 1, p->limits.max_line,
+				       &nlines, &rc, err)))
+			pl_input_skip(in, used, nlines);
+		if (rc)
+			break;
+	}
 	if (r < 0)
 		rc = err->code;
 	if (rc) {

@@ -52,6 +52,13 @@ struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source);
 enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		       uint64_t line_no, struct pl_error *err);
 enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err);
+/* The text after the last line given to pl_ps_line, in place (complete
+ * lines, the first numbered `line_no`): when a record is open, take the
+ * frame lines that start it, all at once, and return how many bytes (and
+ * *nlines lines) they are; 0 when nothing was taken.  Lines longer than
+ * `max_line` are left to pl_ps_line.  *rc gets an error, as pl_ps_line's. */
+size_t pl_ps_body(struct pl_ps_parser *ps, const char *text, size_t n, uint64_t line_no,
+		  uint64_t max_line, uint64_t *nlines, enum pl_err *rc, struct pl_error *err);
 
 /* One folded line "a;b;c 12". */
 enum pl_err pl_folded_line(struct pl_profile *p, uint32_t event,

@@ -20,11 +20,15 @@
  * apart from samples; MMAP and MMAP2 ones are kept as mappings, which
  * give frames a verified load base for symbolizing them later.
  *
- * Speed: the indented lines of a record are kept until the record ends;
- * a record text seen before takes its frames from the record cache, and
+ * Speed: the indented lines of a record are kept until the record ends
+ * (or, from a plain file, taken in place all at once by pl_ps_body); a
+ * record text seen before takes its frames from the record cache, and
  * only new records go through the lines one by one (each through the
- * frame-line cache).  Records with srclines or bad lines are never
- * cached, so counts, previews and errors come out as line by line.
+ * frame-line cache).  The entry that followed the previous record's last
+ * time is compared first, which saves hashing the text when records come
+ * in a repeating order.  A (record entry, thread) pair leads to its stack
+ * through a memo.  Records with srclines or bad lines are never cached,
+ * so counts, previews and errors come out as line by line.
  */
 #include "parse.h"
 #include "perf_stat.h"
@@ -67,12 +71,14 @@ struct pl_ps_parser {
 	uint32_t *line_frame;         /* index -> frame id */
 	size_t line_frame_cap;
 	struct pl_buf body;           /* the record's indented lines, each + '\n' */
-	uint64_t *body_nos;           /* their line numbers */
-	size_t nbody, body_nos_cap;
+	uint64_t body_first;          /* the line number of the first */
 	struct pl_strtab rec_cache;   /* record body -> index */
 	uint32_t *rec_start;          /* index -> its frames in rec_frames */
 	uint32_t *rec_depth;          /* index -> how many */
+	uint32_t *rec_lines;          /* index -> lines of its text */
+	uint32_t *rec_next;           /* index -> the entry that came next last time */
 	size_t rec_cap;
+	uint32_t last_rec;            /* the entry of the last record, or PL_NOID */
 	uint32_t *rec_frames;         /* frame ids, leaf first, back to back */
 	size_t nrec_frames, rec_frames_cap;
 	uint32_t rec_hit;             /* the record's frames are exactly this entry's,
@@ -338,6 +344,7 @@ struct pl_ps_parser *pl_ps_new(struct pl_profile *p, const char *source)
 	ps->source = pl_xstrndup(source, strlen(source));
 	pl_strtab_init(&ps->line_cache);
 	pl_strtab_init(&ps->rec_cache);
+	ps->last_rec = PL_NOID;
 	return ps;
 }
 
@@ -354,7 +361,7 @@ static uint32_t record_stack(struct pl_ps_parser *ps, struct pl_error *err)
 
 static size_t memo_slot(const struct pl_ps_parser *ps, uint64_t key)
 {
-	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & ps->memo_mask;
+	size_t j = (size_t)pl_mix_u64(key) & ps->memo_mask;
 
 	while (ps->memo[j].stack1 && ps->memo[j].key != key)
 		j = (j + 1) & ps->memo_mask;
@@ -384,7 +391,8 @@ static uint32_t memo_stack(struct pl_ps_parser *ps, struct pl_error *err)
 	uint32_t stack;
 
 	if (!ps->memo) {
-		ps->memo_mask = 1023;
+		/* Records that repeat are many: start past the first doublings. */
+		ps->memo_mask = 16383;
 		ps->memo = pl_xcalloc(ps->memo_mask + 1, sizeof(*ps->memo));
 	}
 	j = memo_slot(ps, key);
@@ -557,30 +565,31 @@ static enum pl_err frame_line(struct pl_ps_parser *ps, const char *line, size_t 
 	return PL_OK;
 }
 
-/* Keep an indented line of the record for body_resolve. */
+/* Keep an indented line of the record for body_resolve (the lines of a
+ * body are consecutive, so the first one's number gives the others'). */
 static void body_add(struct pl_ps_parser *ps, const char *line, size_t n,
 		     uint64_t line_no)
 {
-	PL_GROW(ps->body_nos, ps->body_nos_cap, ps->nbody + 1);
-	ps->body_nos[ps->nbody++] = line_no;
+	if (!ps->body.len)
+		ps->body_first = line_no;
 	pl_buf_add(&ps->body, line, n);
 	pl_buf_addc(&ps->body, '\n');
 }
 
 /* Run the kept lines through frame_line, in order; `clean` says whether
  * each gave exactly one frame (no srcline, nothing malformed). */
-static enum pl_err body_replay(struct pl_ps_parser *ps, bool *clean,
-			       struct pl_error *err)
+static enum pl_err body_replay(struct pl_ps_parser *ps, const char *s, size_t len,
+			       bool *clean, struct pl_error *err)
 {
-	const char *s = ps->body.data, *end = s + ps->body.len;
-	size_t k = 0;
+	const char *end = s + len;
+	uint64_t line_no = ps->body_first;
 	enum pl_err rc;
 
 	*clean = true;
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t before = ps->nframes;
-		if ((rc = frame_line(ps, s, (size_t)(nl - s), ps->body_nos[k++], err)))
+		if ((rc = frame_line(ps, s, (size_t)(nl - s), line_no++, err)))
 			return rc;
 		*clean &= ps->nframes == before + 1;
 		s = nl + 1;
@@ -588,54 +597,174 @@ static enum pl_err body_replay(struct pl_ps_parser *ps, bool *clean,
 	return PL_OK;
 }
 
-/* Remember the frames a clean body gave, while the cache has room. */
-static void body_remember(struct pl_ps_parser *ps, uint64_t h, size_t first)
+/* Remember the frames a clean body gave, while the cache has room;
+ * returns its entry, or PL_NOID. */
+static uint32_t body_remember(struct pl_ps_parser *ps, const char *body, size_t len,
+			      uint64_t h, size_t first)
 {
 	size_t before = ps->rec_cache.count, depth = ps->nframes - first;
-	uint32_t idx;
+	uint32_t idx, lines = 0;
 
-	if (ps->rec_cache.bytes + ps->body.len > RECORD_CACHE_BYTES)
-		return;
-	idx = pl_strtab_intern_h(&ps->rec_cache, ps->body.data, ps->body.len, h);
+	if (ps->rec_cache.bytes + len > RECORD_CACHE_BYTES)
+		return PL_NOID;
+	idx = pl_strtab_intern_h(&ps->rec_cache, body, len, h);
 	if (ps->rec_cache.count == before)
-		return;
+		return PL_NOID;
 	if (idx >= ps->rec_cap) {
 		pl_grow((void **)&ps->rec_start, &ps->rec_cap, idx + 1, sizeof(uint32_t));
 		ps->rec_depth = pl_xrealloc(ps->rec_depth, ps->rec_cap * sizeof(uint32_t));
+		ps->rec_lines = pl_xrealloc(ps->rec_lines, ps->rec_cap * sizeof(uint32_t));
+		ps->rec_next = pl_xrealloc(ps->rec_next, ps->rec_cap * sizeof(uint32_t));
 	}
+	for (const char *q = body; (q = memchr(q, '\n', (size_t)(body + len - q))); q++)
+		lines++;
 	PL_GROW(ps->rec_frames, ps->rec_frames_cap, ps->nrec_frames + depth);
 	ps->rec_start[idx] = (uint32_t)ps->nrec_frames;
 	ps->rec_depth[idx] = (uint32_t)depth;
+	ps->rec_lines[idx] = lines;
+	ps->rec_next[idx] = PL_NOID;
 	memcpy(ps->rec_frames + ps->nrec_frames, ps->frames + first, depth * sizeof(uint32_t));
 	ps->nrec_frames += depth;
+	return idx;
 }
 
-/* The record's indented lines are all there: take their frames from the
- * record cache, or run them one by one (and cache them when clean). */
-static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err)
+/* The record's frames are a cached entry's. */
+static enum pl_err take_cached(struct pl_ps_parser *ps, uint32_t idx, struct pl_error *err)
+{
+	const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
+	size_t first = ps->nframes;
+	enum pl_err rc = PL_OK;
+
+	for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
+		rc = push_frame(ps, fr[d], err);
+	if (first == 0)
+		ps->rec_hit = idx;
+	return rc;
+}
+
+/* Remember which entry came after the last record's, for pl_ps_body's
+ * guess. */
+static void note_order(struct pl_ps_parser *ps, uint32_t idx)
+{
+	if (ps->last_rec != PL_NOID && idx != PL_NOID)
+		ps->rec_next[ps->last_rec] = idx;
+	ps->last_rec = idx;
+}
+
+/* A record's indented lines, all there (`body`, each line + '\n', the
+ * first numbered ps->body_first): take their frames from the record cache,
+ * or run them one by one (and cache them when clean). */
+static enum pl_err body_take(struct pl_ps_parser *ps, const char *body, size_t len,
+			     struct pl_error *err)
 {
 	size_t first = ps->nframes;
-	uint64_t h;
-	uint32_t idx;
+	uint64_t h = pl_strtab_hash(body, len);
+	uint32_t idx = pl_strtab_find_h(&ps->rec_cache, body, len, h);
 	bool clean;
 	enum pl_err rc = PL_OK;
 
+	if (idx != PL_NOID)
+		rc = take_cached(ps, idx, err);
+	else if (!(rc = body_replay(ps, body, len, &clean, err)) && clean)
+		idx = body_remember(ps, body, len, h, first);
+	note_order(ps, idx);
+	return rc;
+}
+
+/* The kept lines of the record, when the line after them came. */
+static enum pl_err body_resolve(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	enum pl_err rc;
+
 	if (!ps->body.len)
 		return PL_OK;
-	h = pl_strtab_hash(ps->body.data, ps->body.len);
-	idx = pl_strtab_find_h(&ps->rec_cache, ps->body.data, ps->body.len, h);
-	if (idx != PL_NOID) {
-		const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
-		for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
-			rc = push_frame(ps, fr[d], err);
-		if (first == 0)
-			ps->rec_hit = idx;
-	} else if (!(rc = body_replay(ps, &clean, err)) && clean) {
-		body_remember(ps, h, first);
-	}
+	rc = body_take(ps, ps->body.data, ps->body.len, err);
 	pl_buf_reset(&ps->body);
-	ps->nbody = 0;
 	return rc;
+}
+
+/* What a complete line is to an open record: one of its frame lines
+ * (indented, something after the indentation), the end of them, or one
+ * for pl_ps_line to judge (it ends in '\r', which pl_ps_line never sees). */
+enum body_kind { BODY_LINE, BODY_END, BODY_ASK };
+
+static enum body_kind body_kind(const char *line, size_t n)
+{
+	size_t i = 0;
+
+	if (n && line[n - 1] == '\r')
+		return BODY_ASK;
+	while (i < n && is_space(line[i]))
+		i++;
+	return i > 0 && i < n ? BODY_LINE : BODY_END;
+}
+
+/* Records often come in the order they came before (a capture repeated,
+ * a loop sampled): the entry that followed the last record's entry last
+ * time is tried first, by comparing bytes, which saves scanning the lines
+ * and hashing them.  Its length when `text` starts with exactly its text
+ * (the line after it ends the frame lines), else 0. */
+static size_t body_guess(const struct pl_ps_parser *ps, const char *text, size_t n,
+			 uint64_t max_line)
+{
+	uint32_t idx;
+	size_t len;
+	const char *rest, *nl;
+
+	if (ps->last_rec == PL_NOID || (idx = ps->rec_next[ps->last_rec]) == PL_NOID)
+		return 0;
+	len = ps->rec_cache.lens[idx];
+	if (len >= n || memcmp(text, pl_strtab_get(&ps->rec_cache, idx), len) != 0)
+		return 0;
+	rest = text + len;
+	nl = memchr(rest, '\n', n - len);
+	if (!nl || (size_t)(nl - rest) > max_line ||
+	    body_kind(rest, (size_t)(nl - rest)) != BODY_END)
+		return 0;
+	return len;
+}
+
+size_t pl_ps_body(struct pl_ps_parser *ps, const char *text, size_t n, uint64_t line_no,
+		  uint64_t max_line, uint64_t *nlines, enum pl_err *rc, struct pl_error *err)
+{
+	size_t pos = 0;
+	bool complete = false;
+
+	*nlines = 0;
+	*rc = PL_OK;
+	if (!ps->in_record || ps->stat || ps->body.len)
+		return 0;
+	if ((pos = body_guess(ps, text, n, max_line))) {
+		uint32_t idx = ps->rec_next[ps->last_rec];
+		*nlines = ps->rec_lines[idx];
+		ps->p->lines += *nlines;
+		ps->body_first = line_no;
+		*rc = take_cached(ps, idx, err);
+		note_order(ps, idx);
+		return pos;
+	}
+	while (pos < n) {
+		const char *nl = memchr(text + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - text) - pos : 0;
+		enum body_kind kind;
+		if (!nl || len > max_line)
+			break;
+		if ((kind = body_kind(text + pos, len)) != BODY_LINE) {
+			complete = kind == BODY_END;
+			break;
+		}
+		pos += len + 1;
+		++*nlines;
+	}
+	if (!pos)
+		return 0;
+	ps->p->lines += *nlines;
+	ps->body_first = line_no;
+	if (complete)
+		*rc = body_take(ps, text, pos, err);
+	else
+		pl_buf_add(&ps->body, text, pos);
+	return pos;
 }
 
 /* "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN) @ 0xPGOFF ...]: PROT PATH"
@@ -765,10 +894,11 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	pl_strtab_release(&ps->line_cache);
 	free(ps->line_frame);
 	pl_buf_release(&ps->body);
-	free(ps->body_nos);
 	pl_strtab_release(&ps->rec_cache);
 	free(ps->rec_start);
 	free(ps->rec_depth);
+	free(ps->rec_lines);
+	free(ps->rec_next);
 	free(ps->rec_frames);
 	free(ps->memo);
 	free(ps);

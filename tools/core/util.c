@@ -138,6 +138,8 @@ static void buf_reserve(struct pl_buf *b, size_t extra)
 	while (ncap < need)
 		ncap *= 2;
 	b->data = pl_xrealloc(b->data, ncap);
+	/* A buffer fills up in order: map the new part in one go. */
+	pl_prefault(b->data + b->cap, ncap - b->cap);
 	b->cap = ncap;
 }
 

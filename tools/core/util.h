@@ -52,6 +52,19 @@ void pl_buf_release(struct pl_buf *b);
 /* 64-bit hash of `n` bytes; fast on short keys, not cryptographic. */
 uint64_t pl_hash(const void *p, size_t n, uint64_t seed);
 
+/* Scramble a 64-bit key (two ids side by side, say) so that every bit of
+ * it reaches the low bits a table index is taken from (the murmur3
+ * finalizer).  A bare multiply leaves keys that differ in one half
+ * clustered, and linear probing then walks long runs. */
+static inline uint64_t pl_mix_u64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ULL;
+	return k ^ (k >> 33);
+}
+
 /* An interning table of byte strings: equal strings get equal ids, ids are
  * dense and given in order of first appearance (so output built from them
  * is deterministic).  Strings live in chunks that never move, so pointers
