@@ -26,7 +26,6 @@
 #include "transports.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -58,48 +57,25 @@ static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static bool mhd_loaded;
 static char mhd_error[400];  /* why not, when !mhd_loaded */
 
-/* dlsym into *slot (a function pointer of the right type); false with
- * mhd_error set when the library lacks `name`. */
-static bool resolve(void *lib, const char *name, void *slot)
-{
-	void *f;
-
-	dlerror();
-	f = dlsym(lib, name);
-	if (!f) {
-		const char *e = dlerror();
-		snprintf(mhd_error, sizeof(mhd_error), "%s has no %s: %s", LIBMICROHTTPD_SONAME,
-			 name, e ? e : "null symbol");
-		return false;
-	}
-	memcpy(slot, &f, sizeof(f));  /* object to function pointer, as POSIX allows */
-	return true;
-}
-
 /* Once: map libmicrohttpd (and its dependencies) and fill `mhd`.  RTLD_NOW
  * binds everything before the daemon's threads start; RTLD_LOCAL keeps
  * its symbols (and GnuTLS's) out of the global namespace. */
 static void load_mhd(void)
 {
-	void *lib = dlopen(LIBMICROHTTPD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	const struct pl_dl_sym syms[] = {
+		{"MHD_start_daemon", &mhd.start_daemon},
+		{"MHD_stop_daemon", &mhd.stop_daemon},
+		{"MHD_get_daemon_info", &mhd.get_daemon_info},
+		{"MHD_lookup_connection_value", &mhd.lookup_connection_value},
+		{"MHD_create_response_from_buffer", &mhd.create_response_from_buffer},
+		{"MHD_add_response_header", &mhd.add_response_header},
+		{"MHD_queue_response", &mhd.queue_response},
+		{"MHD_destroy_response", &mhd.destroy_response},
+	};
 
-	if (!lib) {
-		const char *e = dlerror();
-		snprintf(mhd_error, sizeof(mhd_error), "%s", e ? e : "dlopen failed");
-		return;
-	}
-	if (!resolve(lib, "MHD_start_daemon", &mhd.start_daemon) ||
-	    !resolve(lib, "MHD_stop_daemon", &mhd.stop_daemon) ||
-	    !resolve(lib, "MHD_get_daemon_info", &mhd.get_daemon_info) ||
-	    !resolve(lib, "MHD_lookup_connection_value", &mhd.lookup_connection_value) ||
-	    !resolve(lib, "MHD_create_response_from_buffer", &mhd.create_response_from_buffer) ||
-	    !resolve(lib, "MHD_add_response_header", &mhd.add_response_header) ||
-	    !resolve(lib, "MHD_queue_response", &mhd.queue_response) ||
-	    !resolve(lib, "MHD_destroy_response", &mhd.destroy_response)) {
-		dlclose(lib);
-		return;
-	}
-	mhd_loaded = true;  /* never unloaded */
+	/* never unloaded */
+	mhd_loaded = pl_dl_load(LIBMICROHTTPD_SONAME, syms, PL_ARRAY_LEN(syms), mhd_error,
+				sizeof(mhd_error)) != NULL;
 }
 
 struct session_slot {

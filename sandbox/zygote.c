@@ -138,12 +138,14 @@ static long long now_ns(void)
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Send all of `iov` (modified); 0 or -1. */
-static int send_all(int fd, struct iovec *iov, int n)
+/* Send all of `iov` (modified) on socket or pipe `fd`; 0 or -1.  On a
+ * socket without SIGPIPE (MSG_NOSIGNAL); the zygote ignores SIGPIPE, so
+ * its pipes need not. */
+static int send_all(int fd, struct iovec *iov, int n, bool socket)
 {
 	while (n > 0) {
 		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		ssize_t w = socket ? sendmsg(fd, &m, MSG_NOSIGNAL) : writev(fd, iov, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -700,26 +702,8 @@ static int spare_send(struct spare *sp, const struct zreq *h, const char *buf)
 {
 	struct iovec iov[2] = {{(void *)h, sizeof(*h)},
 			       {(void *)buf, (size_t)(h->strings_len + h->job_len)}};
-	int n = 2;
-	struct iovec *v = iov;
 
-	while (n > 0) {
-		ssize_t w = writev(sp->job_w, v, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		while (n > 0 && (size_t)w >= v->iov_len) {
-			w -= (ssize_t)v->iov_len;
-			v++;
-			n--;
-		}
-		if (n > 0) {
-			v->iov_base = (char *)v->iov_base + w;
-			v->iov_len -= (size_t)w;
-		}
-	}
-	return 0;
+	return send_all(sp->job_w, iov, 2, false);
 }
 
 /* Give the request to the spare (forking one first if there is none, and
@@ -1131,7 +1115,7 @@ int sbx_zygote_spawn(const struct sbx_policy *pol, const char *name, const void 
 	iov[2] = (struct iovec){(void *)buf, len};
 	pthread_mutex_lock(&zy.lock);
 	if (zy.sock >= 0 && strings.len <= MAX_STRINGS && len <= MAX_JOB_BYTES) {
-		io = send_all(zy.sock, iov, 3) < 0 ? -1 : recv_reply(zy.sock, &r, fds);
+		io = send_all(zy.sock, iov, 3, true) < 0 ? -1 : recv_reply(zy.sock, &r, fds);
 		if (io < 0)
 			zygote_gone_locked("exited or stopped answering");
 	}

@@ -128,51 +128,16 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
-/* Number of processes whose parent is `parent`. */
-static int count_children_of(pid_t parent)
+/* Number of processes whose parent is `parent`; with `less_spare`, less
+ * one that is a zygote's spare waiting for the next request (named
+ * perflens-spare, or perflens-zygote just after its fork). */
+static int children_of(pid_t parent, bool less_spare)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	char path[300], buf[512];
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		FILE *f;
-		char *rp;
-		int ppid;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == parent)
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
-
-/* Number of processes whose parent is this one. */
-static int count_children(void)
-{
-	return count_children_of(getpid());
-}
-
-/* The zygote's children less its spare, the "perflens-spare" waiting for
- * the next request (at most one).  The spare is forked just
- * after a reply, so give it a moment to appear. */
-static int count_workers_of(pid_t zygote)
-{
-	DIR *d;
-	struct dirent *e;
-	char path[300], buf[512];
 	int n = 0, spares = 0;
 
-	usleep(20000);
-	d = opendir("/proc");
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d))) {
 		FILE *f;
@@ -184,9 +149,8 @@ static int count_workers_of(pid_t zygote)
 		if (!(f = fopen(path, "r")))
 			continue;
 		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == zygote) {
-			/* A spare renames itself just after its fork. */
-			if (state != 'Z' && spares == 0 &&
+		    sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
+			if (less_spare && state != 'Z' && spares == 0 &&
 			    (strstr(buf, "(perflens-spare)") || strstr(buf, "(perflens-zygote)")))
 				spares++;
 			else
@@ -196,6 +160,25 @@ static int count_workers_of(pid_t zygote)
 	}
 	closedir(d);
 	return n;
+}
+
+static int count_children_of(pid_t parent)
+{
+	return children_of(parent, false);
+}
+
+/* Number of processes whose parent is this one. */
+static int count_children(void)
+{
+	return count_children_of(getpid());
+}
+
+/* The zygote's children less its spare, which is forked just after a
+ * reply: give it a moment to appear. */
+static int count_workers_of(pid_t zygote)
+{
+	usleep(20000);
+	return children_of(zygote, true);
 }
 
 /* Reap what a killed zygote left to us (its spare, a subreaper's orphan). */

@@ -336,6 +336,21 @@ static struct pl_symbolizer *indexed(const char *path, const char *dir, struct p
 	return s;
 }
 
+/* A fresh symbolizer refuses the index in `dir`, builds it again, and
+ * answers the `n` offsets as libdw does. */
+static void refused_and_rebuilt(const char *path, const char *dir, const uint64_t *offs,
+				size_t n)
+{
+	struct pl_sym_stats st;
+	struct pl_symbolizer *s = indexed(path, dir, &st);
+
+	ck_assert_uint_eq(st.indexes_refused, 1);
+	ck_assert_uint_eq(st.indexes_built, 1);
+	if (offs)
+		compare_with_libdw(path, s, offs, n);
+	pl_symbolizer_free(s);
+}
+
 START_TEST(index_answers_equal_libdw_answers)
 {
 	char path[4096];
@@ -425,11 +440,7 @@ START_TEST(a_corrupt_or_stale_index_file_is_refused_and_rebuilt)
 	blob = read_all(idx, &len);
 	blob[len - 100] ^= 0x5a;
 	write_all(idx, blob, len);
-	s = indexed(copy, dir, &st);
-	ck_assert_uint_eq(st.indexes_refused, 1);
-	ck_assert_uint_eq(st.indexes_built, 1);
-	compare_with_libdw(copy, s, offs, n);
-	pl_symbolizer_free(s);
+	refused_and_rebuilt(copy, dir, offs, n);
 	free(blob);
 	blob = read_all(idx, &len);   /* rewritten whole */
 	s = indexed(copy, dir, &st);
@@ -438,18 +449,11 @@ START_TEST(a_corrupt_or_stale_index_file_is_refused_and_rebuilt)
 
 	/* Truncated: the same. */
 	write_all(idx, blob, len / 3);
-	s = indexed(copy, dir, &st);
-	ck_assert_uint_eq(st.indexes_refused, 1);
-	ck_assert_uint_eq(st.indexes_built, 1);
-	pl_symbolizer_free(s);
+	refused_and_rebuilt(copy, dir, NULL, 0);
 
 	/* The module file changed (mtime): the index is stale. */
 	ck_assert_int_eq(utimensat(AT_FDCWD, copy, times, 0), 0);
-	s = indexed(copy, dir, &st);
-	ck_assert_uint_eq(st.indexes_refused, 1);
-	ck_assert_uint_eq(st.indexes_built, 1);
-	compare_with_libdw(copy, s, offs, n);
-	pl_symbolizer_free(s);
+	refused_and_rebuilt(copy, dir, offs, n);
 	free(blob);
 	free(offs);
 	rm_rf(dir);

@@ -633,7 +633,6 @@ static char *read_all(const char *path, size_t *len)
 {
 	struct stat sb;
 	char *buf;
-	size_t got = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
@@ -644,16 +643,8 @@ static char *read_all(const char *path, size_t *len)
 	}
 	buf = pl_xmalloc((size_t)sb.st_size + 1);
 	pl_prefault(buf, (size_t)sb.st_size);
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	*len = pl_read_full(fd, buf, (size_t)sb.st_size);
 	close(fd);
-	*len = got;
 	return buf;
 }
 

@@ -31,7 +31,6 @@
 #include "debuginfod.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -280,48 +279,25 @@ static char load_error[400];  /* why not, when !curl_loaded */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
-/* dlsym into *slot (a function pointer of the right type); false with
- * load_error set when the library lacks `name`. */
-static bool resolve(void *lib, const char *name, void *slot)
-{
-	void *f;
-
-	dlerror();
-	f = dlsym(lib, name);
-	if (!f) {
-		const char *e = dlerror();
-		snprintf(load_error, sizeof(load_error), "%s has no %s: %s", LIBCURL_SONAME, name,
-			 e ? e : "null symbol");
-		return false;
-	}
-	memcpy(slot, &f, sizeof(f));  /* object to function pointer, as POSIX allows */
-	return true;
-}
-
 /* Once per process: map libcurl (and its dependencies) and fill `curl`.
  * RTLD_NOW binds everything here, so that nothing is looked up later in
  * a confined worker; RTLD_LOCAL keeps its symbols out of the global
  * namespace (libdw's own dlopen()s and ours do not see them). */
 static void load_curl(void)
 {
-	void *lib = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	const struct pl_dl_sym syms[] = {
+		{"curl_global_init", &curl.global_init},
+		{"curl_easy_init", &curl.easy_init},
+		{"curl_easy_setopt", &curl.easy_setopt},
+		{"curl_easy_perform", &curl.easy_perform},
+		{"curl_easy_getinfo", &curl.easy_getinfo},
+		{"curl_easy_cleanup", &curl.easy_cleanup},
+		{"curl_easy_strerror", &curl.easy_strerror},
+	};
 
-	if (!lib) {
-		const char *e = dlerror();
-		snprintf(load_error, sizeof(load_error), "%s", e ? e : "dlopen failed");
-		return;
-	}
-	if (!resolve(lib, "curl_global_init", &curl.global_init) ||
-	    !resolve(lib, "curl_easy_init", &curl.easy_init) ||
-	    !resolve(lib, "curl_easy_setopt", &curl.easy_setopt) ||
-	    !resolve(lib, "curl_easy_perform", &curl.easy_perform) ||
-	    !resolve(lib, "curl_easy_getinfo", &curl.easy_getinfo) ||
-	    !resolve(lib, "curl_easy_cleanup", &curl.easy_cleanup) ||
-	    !resolve(lib, "curl_easy_strerror", &curl.easy_strerror)) {
-		dlclose(lib);
-		return;
-	}
-	curl_loaded = true;  /* never unloaded: OpenSSL does not like that */
+	/* never unloaded: OpenSSL does not like that */
+	curl_loaded = pl_dl_load(LIBCURL_SONAME, syms, PL_ARRAY_LEN(syms), load_error,
+				 sizeof(load_error)) != NULL;
 }
 
 bool pl_debuginfod_preload(void)

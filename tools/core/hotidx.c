@@ -333,7 +333,7 @@ struct pl_hotidx *pl_hotidx_open(const char *root, const char *id)
 	struct stat st;
 	int64_t want;
 	unsigned char *data;
-	size_t got = 0;
+	size_t got;
 	int fd;
 
 	if (!root || !pl_artifact_id_valid(id) || (want = summary_size(root, id)) < 0)
@@ -350,14 +350,7 @@ struct pl_hotidx *pl_hotidx_open(const char *root, const char *id)
 	/* Read, not mapped: in a fresh worker every mapped page would fault,
 	 * and the unmapping costs a TLB shootdown; a copy costs less. */
 	data = pl_xmalloc((size_t)st.st_size);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	got = pl_read_full(fd, data, (size_t)st.st_size);
 	close(fd);
 	x = pl_xcalloc(1, sizeof(*x));
 	x->map = data;

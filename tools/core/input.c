@@ -104,14 +104,16 @@ const char *pl_codec_name(enum pl_codec c)
 
 /* ------------------------------------------------------------ reading */
 
-/* Read a whole block (a short read is not the end of a file); returns
- * the byte count, or -1 with errno set. */
-static ssize_t read_block(int fd, unsigned char *buf)
+/* Read a whole block (a short read is not the end of a file), from the
+ * file position, or with pread at `off` when it is not -1; returns the
+ * byte count, or -1 with errno set. */
+static ssize_t read_block_at(int fd, unsigned char *buf, int64_t off)
 {
 	size_t got = 0;
 
 	while (got < RAW_BLOCK) {
-		ssize_t n = read(fd, buf + got, RAW_BLOCK - got);
+		ssize_t n = off < 0 ? read(fd, buf + got, RAW_BLOCK - got) :
+			    pread(fd, buf + got, RAW_BLOCK - got, (off_t)(off + (int64_t)got));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -121,6 +123,11 @@ static ssize_t read_block(int fd, unsigned char *buf)
 		got += (size_t)n;
 	}
 	return (ssize_t)got;
+}
+
+static ssize_t read_block(int fd, unsigned char *buf)
+{
+	return read_block_at(fd, buf, -1);
 }
 
 /* Slots the reader may fill: those given back (the parser still holds
@@ -152,19 +159,6 @@ static void wake_all(struct reader *r)
 		pthread_cond_broadcast(&r->cv[i]);
 }
 
-static inline uint64_t fp_mix(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static inline uint64_t fp_load(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* A keyed 64-bit fingerprint of a block: eight independent lanes, each
  * word xored in and multiplied by an odd constant (a bijection, so a
  * changed word changes its lane), the lanes folded with 128-bit multiplies
@@ -178,37 +172,20 @@ static uint64_t fingerprint(const unsigned char *p, size_t n, uint64_t key)
 	uint64_t e = key + 4, f = key + 5, g = key + 6, h = key + 7, t[8] = {0};
 
 	for (; n >= 64; p += 64, n -= 64) {
-		a = (a ^ fp_load(p)) * k;
-		b = (b ^ fp_load(p + 8)) * k;
-		c = (c ^ fp_load(p + 16)) * k;
-		d = (d ^ fp_load(p + 24)) * k;
-		e = (e ^ fp_load(p + 32)) * k;
-		f = (f ^ fp_load(p + 40)) * k;
-		g = (g ^ fp_load(p + 48)) * k;
-		h = (h ^ fp_load(p + 56)) * k;
+		a = (a ^ pl_load_u64(p)) * k;
+		b = (b ^ pl_load_u64(p + 8)) * k;
+		c = (c ^ pl_load_u64(p + 16)) * k;
+		d = (d ^ pl_load_u64(p + 24)) * k;
+		e = (e ^ pl_load_u64(p + 32)) * k;
+		f = (f ^ pl_load_u64(p + 40)) * k;
+		g = (g ^ pl_load_u64(p + 48)) * k;
+		h = (h ^ pl_load_u64(p + 56)) * k;
 	}
 	memcpy(t, p, n);
-	return fp_mix(a ^ t[0] ^ n, b ^ t[1]) ^ fp_mix(c ^ t[2], d ^ t[3]) ^
-	       fp_mix(e ^ t[4], f ^ t[5]) ^ fp_mix(g ^ t[6], h ^ t[7] ^ k);
+	return pl_mul_fold(a ^ t[0] ^ n, b ^ t[1]) ^ pl_mul_fold(c ^ t[2], d ^ t[3]) ^
+	       pl_mul_fold(e ^ t[4], f ^ t[5]) ^ pl_mul_fold(g ^ t[6], h ^ t[7] ^ k);
 }
 
-/* pread a whole block at `off`; the byte count, or -1 with errno set. */
-static ssize_t pread_block(int fd, unsigned char *buf, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < RAW_BLOCK) {
-		ssize_t n = pread(fd, buf + got, RAW_BLOCK - got, (off_t)(off + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
 
 /* Hash the next block ahead of the ring (mutex not held); false when
  * there is nothing more to hash ahead. */
@@ -220,7 +197,7 @@ static bool hash_ahead(struct pl_input_state *st)
 
 	if (r->ahead_end || b >= r->ahead_cap)
 		return false;
-	n = pread_block(st->fd, r->ahead_buf, b * RAW_BLOCK);
+	n = read_block_at(st->fd, r->ahead_buf, (int64_t)(b * RAW_BLOCK));
 	if (n < 0) {
 		/* Leave the block to the ring, which reports the error. */
 		r->ahead_end = true;

@@ -8,6 +8,8 @@
  */
 #include "util.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,47 @@ void pl_prefault(void *p, size_t n)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }
 
+size_t pl_read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+void *pl_dl_load(const char *soname, const struct pl_dl_sym *syms, size_t n, char *why,
+		 size_t cap)
+{
+	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	const char *e;
+
+	if (!lib) {
+		e = dlerror();
+		snprintf(why, cap, "%s", e ? e : "dlopen failed");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		void *f;
+		dlerror();
+		if (!(f = dlsym(lib, syms[i].name))) {
+			e = dlerror();
+			snprintf(why, cap, "%s has no %s: %s", soname, syms[i].name,
+				 e ? e : "null symbol");
+			dlclose(lib);
+			return NULL;
+		}
+		memcpy(syms[i].slot, &f, sizeof(f));  /* object to function pointer, as POSIX allows */
+	}
+	return lib;
+}
+
 void pl_grow(void **items, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
@@ -196,18 +239,7 @@ void pl_buf_release(struct pl_buf *b)
 
 /* ------------------------------------------------------------------ hash */
 
-static inline uint64_t mix64(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
 
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
 uint64_t pl_hash(const void *data, size_t n, uint64_t seed)
 {
@@ -216,16 +248,16 @@ uint64_t pl_hash(const void *data, size_t n, uint64_t seed)
 	uint64_t h = seed ^ (n * k0);
 
 	while (n >= 8) {
-		h = mix64(h ^ load64(p), k1);
+		h = pl_mul_fold(h ^ pl_load_u64(p), k1);
 		p += 8;
 		n -= 8;
 	}
 	if (n) {
 		uint64_t tail = 0;
 		memcpy(&tail, p, n);
-		h = mix64(h ^ tail ^ ((uint64_t)n << 56), k1);
+		h = pl_mul_fold(h ^ tail ^ ((uint64_t)n << 56), k1);
 	}
-	return mix64(h, k0 ^ 0x8ebc6af09c88c6e3ULL);
+	return pl_mul_fold(h, k0 ^ 0x8ebc6af09c88c6e3ULL);
 }
 
 /* Table hash: pl_hash on short keys; from 32 bytes on, two independent
@@ -243,16 +275,16 @@ uint64_t pl_strtab_hash(const void *data, size_t n)
 	a = n * k0;
 	b = n ^ k3;
 	for (; n >= 32; p += 32, n -= 32) {
-		a = mix64(load64(p) ^ k1, load64(p + 8) ^ a);
-		b = mix64(load64(p + 16) ^ k2, load64(p + 24) ^ b);
+		a = pl_mul_fold(pl_load_u64(p) ^ k1, pl_load_u64(p + 8) ^ a);
+		b = pl_mul_fold(pl_load_u64(p + 16) ^ k2, pl_load_u64(p + 24) ^ b);
 	}
 	/* The last 32 bytes (overlapping what was read) cover the tail. */
 	if (n) {
 		p += n - 32;
-		a = mix64(load64(p) ^ k1, load64(p + 8) ^ a);
-		b = mix64(load64(p + 16) ^ k2, load64(p + 24) ^ b);
+		a = pl_mul_fold(pl_load_u64(p) ^ k1, pl_load_u64(p + 8) ^ a);
+		b = pl_mul_fold(pl_load_u64(p + 16) ^ k2, pl_load_u64(p + 24) ^ b);
 	}
-	return mix64(a ^ k3, b ^ k0);
+	return pl_mul_fold(a ^ k3, b ^ k0);
 }
 
 #define STRTAB_CHUNK (256 * 1024)

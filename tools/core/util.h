@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -30,6 +31,24 @@ size_t pl_utf8_len(const unsigned char *s, size_t n);
  * kernels without MADV_POPULATE_WRITE (before 5.14), are left alone. */
 void pl_prefault(void *p, size_t n);
 
+/* Read up to `n` bytes from `fd` into `buf`, through short reads and
+ * EINTR, until end of file or an error: the number of bytes read. */
+size_t pl_read_full(int fd, void *buf, size_t n);
+
+/* A function a shared library must have, and the function pointer (of
+ * its own type) that gets its address. */
+struct pl_dl_sym {
+	const char *name;
+	void *slot;
+};
+
+/* dlopen `soname` (RTLD_NOW: bound at once; RTLD_LOCAL: its symbols stay
+ * out of the global namespace) and resolve every symbol into its slot.
+ * The handle, never closed by us; or NULL with the reason, dlerror()'s
+ * text, in `why` (cap bytes). */
+void *pl_dl_load(const char *soname, const struct pl_dl_sym *syms, size_t n, char *why,
+		 size_t cap);
+
 /* Grow `*items` (with `*cap` slots of `size` bytes) to hold at least `need`. */
 void pl_grow(void **items, size_t *cap, size_t need, size_t size);
 #define PL_GROW(arr, cap, need) \
@@ -48,6 +67,22 @@ void pl_buf_addf(struct pl_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pl_buf_reset(struct pl_buf *b);
 void pl_buf_release(struct pl_buf *b);
+
+/* The 128-bit product of a and b, its halves xor-ed: the mixing step of
+ * the hashes here. */
+static inline uint64_t pl_mul_fold(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* 8 bytes at `p`, unaligned, in host order. */
+static inline uint64_t pl_load_u64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
 /* 64-bit hash of `n` bytes; fast on short keys, not cryptographic. */
 uint64_t pl_hash(const void *p, size_t n, uint64_t seed);
