@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,8 +227,13 @@ static enum pl_err run_perf(const struct pl_collect_env *env, const char *const 
 
 	if (rc)
 		return rc;
-	/* perf record -p exits 0 after SIGINT; a signal death is a failure. */
-	if (res->signal || res->exit_status != 0) {
+	/* perf record exits 0 after our SIGINT, or, having written its file
+	 * and said so, raises that SIGINT again to end by it: both are the
+	 * end we asked for.  Any other signal or status is a failure. */
+	bool asked_end = res->signal == SIGINT && res->interrupted && res->stderr_text &&
+			 strstr(res->stderr_text, "Captured and wrote");
+
+	if ((res->signal && !asked_end) || (!res->signal && res->exit_status != 0)) {
 		pl_run_stderr_tail(res, tail, sizeof(tail));
 		return pl_fail(err, PL_ERR_EXTERNAL,
 			       "read the message: a missing event, permission (perf_event_paranoid) or a target that failed",

@@ -159,6 +159,7 @@ static enum pl_err watch(const struct pl_run_opts *o, pid_t pid, int out_fd, int
 			return pl_fail(err, PL_ERR_INTERNAL, NULL, "cancelled");
 		if (interrupt_at > 0 && now_s() >= interrupt_at) {
 			kill(pid, SIGINT);
+			res->interrupted = true;
 			interrupt_at = 0;
 		}
 		if (interrupt_at > 0) {

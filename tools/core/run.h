@@ -42,6 +42,7 @@ struct pl_run_result {
 	int exit_status;           /* valid when !signaled */
 	int signal;                /* the signal that ended it, or 0 */
 	bool timed_out;
+	bool interrupted;          /* we sent it SIGINT (opts.interrupt_ms) */
 	uint64_t stdout_bytes;
 	uint64_t stdout_lines;
 	char *stderr_text;         /* kept bytes, NUL-terminated (free it) */
