@@ -41,6 +41,9 @@ for input in "$peers/perf-cycles-instructions-01.txt" "$peers/perf-java-stacks-0
 			for mp in 0 2.5; do
 				args="--analysis-id $id --event $ev --sort $sort --min-percent $mp"
 				walk "$args" "$WORK/from-summary" fresh
+				# The reference must hold pages, not an error both paths share.
+				grep -q '"hotspot_id"' "$WORK/from-summary" ||
+					notok "$name $ev $sort min $mp: the summary path gave no hotspots: $(head -c 300 "$WORK/from-summary")"
 				"$PERFLENS" list_hotspots $args --limit 1 --artifact-root "$root" > /dev/null 2>&1
 				walk "$args" "$WORK/from-index"
 				if cmp -s "$WORK/from-summary" "$WORK/from-index"; then
