@@ -232,41 +232,6 @@ static void func_deltas(struct pl_diff *d)
 
 /* ---------------------------------------------------------------- paths */
 
-static const uint32_t *line_names(const struct pl_folded *f, uint32_t id, uint32_t *depth)
-{
-	*depth = f->lines.lens[id] / sizeof(uint32_t);
-	return (const uint32_t *)f->lines.strs[id];
-}
-
-/* Byte order of two different names as they stand in their lines: each
- * followed by ';' when more names come, else by the end of the line (as
- * export.c orders the folded file). */
-static int cmp_names(const struct pl_strtab *names, uint32_t a, bool a_more,
-		     uint32_t b, bool b_more)
-{
-	size_t la = names->lens[a], lb = names->lens[b], m = la < lb ? la : lb;
-	int c = memcmp(names->strs[a], names->strs[b], m), ca, cb;
-
-	if (c)
-		return c;
-	ca = la > m ? (unsigned char)names->strs[a][m] : a_more ? ';' : -1;
-	cb = lb > m ? (unsigned char)names->strs[b][m] : b_more ? ';' : -1;
-	return (ca > cb) - (ca < cb);
-}
-
-static int cmp_line_text(const void *pa, const void *pb, void *ctx)
-{
-	const struct pl_folded *f = ctx;
-	uint32_t na, nb, i;
-	const uint32_t *a = line_names(f, *(const uint32_t *)pa, &na);
-	const uint32_t *b = line_names(f, *(const uint32_t *)pb, &nb);
-
-	for (i = 0; i < na && i < nb && a[i] == b[i]; i++)
-		;
-	if (i == na || i == nb)
-		return (na > nb) - (na < nb);
-	return cmp_names(&f->names, a[i], i + 1 < na, b[i], i + 1 < nb);
-}
 
 /* A side's own work: weigh, fold, and sort its lines by text. */
 static void *side_main(void *arg)
@@ -280,7 +245,7 @@ static void *side_main(void *arg)
 	sd->sorted = zeroed(sd->folded.n, sizeof(uint32_t));
 	for (uint32_t i = 0; i < sd->folded.n; i++)
 		sd->sorted[i] = i;
-	qsort_r(sd->sorted, sd->folded.n, sizeof(uint32_t), cmp_line_text, &sd->folded);
+	qsort_r(sd->sorted, sd->folded.n, sizeof(uint32_t), pl_folded_cmp_lines, &sd->folded);
 	return NULL;
 }
 
@@ -302,7 +267,7 @@ static uint32_t *merge_candidate(struct pl_diff *d, const struct pl_folded *c)
 		d->paths[i].count[0] = m->weights[i];
 	for (uint32_t i = 0; i < c->n; i++) {
 		uint32_t depth, id;
-		const uint32_t *names = line_names(c, i, &depth);
+		const uint32_t *names = pl_folded_names(c, i, &depth);
 
 		PL_GROW(seq, seq_cap, (size_t)depth + 1);
 		for (uint32_t k = 0; k < depth; k++)
@@ -334,7 +299,7 @@ static void merge_orders(struct pl_diff *d, const uint32_t *base_sorted, size_t 
 			continue;
 		}
 		c = j < ncand ? cand_ids[cand_sorted[j]] : 0;
-		if (j == ncand || (i < nbase && cmp_line_text(&base_sorted[i], &c, &d->folded) < 0)) {
+		if (j == ncand || (i < nbase && pl_folded_cmp_lines(&base_sorted[i], &c, &d->folded) < 0)) {
 			d->text_order[k++] = base_sorted[i++];
 		} else {
 			d->text_order[k++] = c;
@@ -569,7 +534,7 @@ enum pl_err pl_diff_write_folded(FILE *out, const struct pl_diff *d,
 	o->failed = false;
 	for (size_t i = 0; i < d->npaths; i++) {
 		uint32_t id = d->text_order[i], depth;
-		const uint32_t *names = line_names(f, id, &depth);
+		const uint32_t *names = pl_folded_names(f, id, &depth);
 		size_t n = 0;
 
 		for (uint32_t k = 0; k < depth; k++) {
@@ -603,7 +568,7 @@ enum pl_err pl_diff_write_flamegraph(FILE *out, const struct pl_diff *d,
 	enum pl_err rc;
 
 	for (uint32_t i = 0; i < d->npaths; i++) {
-		stacks[i].names = line_names(&d->folded, i, &stacks[i].depth);
+		stacks[i].names = pl_folded_names(&d->folded, i, &stacks[i].depth);
 		stacks[i].weight = d->paths[i].count[1];
 		stacks[i].before = baseline_count(d, &d->paths[i], normalize);
 	}

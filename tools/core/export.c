@@ -434,7 +434,7 @@ void pl_folded_release(struct pl_folded *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static const uint32_t *line_names(const struct pl_folded *f, uint32_t id, uint32_t *depth)
+const uint32_t *pl_folded_names(const struct pl_folded *f, uint32_t id, uint32_t *depth)
 {
 	*depth = f->lines.lens[id] / sizeof(uint32_t);
 	return (const uint32_t *)f->lines.strs[id];
@@ -455,20 +455,18 @@ static int cmp_names(const struct pl_strtab *names, uint32_t a, bool a_more,
 	return (ca > cb) - (ca < cb);
 }
 
-static const struct pl_folded *cmp_folded;
-
-/* Lines in byte order of their text, compared name by name. */
-static int cmp_line(const void *pa, const void *pb)
+int pl_folded_cmp_lines(const void *pa, const void *pb, void *folded)
 {
+	const struct pl_folded *f = folded;
 	uint32_t na, nb, i;
-	const uint32_t *a = line_names(cmp_folded, *(const uint32_t *)pa, &na);
-	const uint32_t *b = line_names(cmp_folded, *(const uint32_t *)pb, &nb);
+	const uint32_t *a = pl_folded_names(f, *(const uint32_t *)pa, &na);
+	const uint32_t *b = pl_folded_names(f, *(const uint32_t *)pb, &nb);
 
 	for (i = 0; i < na && i < nb && a[i] == b[i]; i++)
 		;
 	if (i == na || i == nb)
 		return (na > nb) - (na < nb);
-	return cmp_names(&cmp_folded->names, a[i], i + 1 < na, b[i], i + 1 < nb);
+	return cmp_names(&f->names, a[i], i + 1 < na, b[i], i + 1 < nb);
 }
 
 enum pl_err pl_write_folded(FILE *out, const struct pl_folded *f,
@@ -479,12 +477,10 @@ enum pl_err pl_write_folded(FILE *out, const struct pl_folded *f,
 
 	for (uint32_t i = 0; i < f->n; i++)
 		order[i] = i;
-	cmp_folded = f;
-	qsort(order, f->n, sizeof(uint32_t), cmp_line);
-	cmp_folded = NULL;
+	qsort_r(order, f->n, sizeof(uint32_t), pl_folded_cmp_lines, (void *)f);
 	for (size_t i = 0; i < f->n; i++) {
 		uint32_t depth;
-		const uint32_t *names = line_names(f, order[i], &depth);
+		const uint32_t *names = pl_folded_names(f, order[i], &depth);
 		for (uint32_t d = 0; d < depth; d++) {
 			if (d)
 				putc(';', out);
@@ -509,7 +505,7 @@ enum pl_err pl_write_flamegraph(FILE *out, const struct pl_folded *f,
 	enum pl_err rc;
 
 	for (uint32_t i = 0; i < f->n; i++) {
-		stacks[i].names = line_names(f, i, &stacks[i].depth);
+		stacks[i].names = pl_folded_names(f, i, &stacks[i].depth);
 		stacks[i].weight = f->weights[i];
 	}
 	fo.title = o->title;

@@ -48,6 +48,13 @@ enum pl_err pl_fold(struct pl_folded *out, const struct pl_profile *p,
 		    const struct pl_fold_opts *o, struct pl_error *err);
 void pl_folded_release(struct pl_folded *f);
 
+/* Line `id`'s name ids, root first; *depth gets how many. */
+const uint32_t *pl_folded_names(const struct pl_folded *f, uint32_t id, uint32_t *depth);
+
+/* qsort_r comparator of two line ids (uint32_t) of the pl_folded `folded`:
+ * the byte order of the lines' text, compared name by name. */
+int pl_folded_cmp_lines(const void *a, const void *b, void *folded);
+
 /* The weight pl_fold gives `stack` under o->event (its summed period, less
  * a dropped last record under peer_compat) and the records that make it;
  * false when the stack adds nothing to the folded output. */
