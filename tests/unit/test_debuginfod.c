@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testlib.h"
 #include "debuginfod.h"
 #include "error.h"
 #include "sandbox.h"
@@ -168,15 +169,9 @@ static void *serve_conn(void *arg)
 	return serve_one(arg);
 }
 
-struct responder {
-	int lfd;
-	int port;
-	pthread_t thread;
-};
-
 static void *accept_loop(void *arg)
 {
-	struct responder *r = arg;
+	struct loopback *r = arg;
 
 	for (;;) {
 		int fd = accept(r->lfd, NULL, NULL);
@@ -190,27 +185,7 @@ static void *accept_loop(void *arg)
 	}
 }
 
-static void responder_start(struct responder *r)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(r->lfd, 0);
-	ck_assert_int_eq(bind(r->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(r->lfd, 64), 0);
-	ck_assert_int_eq(getsockname(r->lfd, (struct sockaddr *)&a, &len), 0);
-	r->port = ntohs(a.sin_port);
-	ck_assert_int_eq(pthread_create(&r->thread, NULL, accept_loop, r), 0);
-}
-
-static void responder_stop(struct responder *r)
-{
-	shutdown(r->lfd, SHUT_RDWR);
-	pthread_join(r->thread, NULL);
-	close(r->lfd);
-}
 
 /* ------------------------------------------------------- the checks */
 
@@ -247,26 +222,6 @@ static void make_tmpdir(char *out, size_t cap)
 	ck_assert_ptr_nonnull(mkdtemp(out));
 }
 
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	struct stat st;
-	char path[PATH_MAX];
-
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			remove_tree(path);
-		else
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
 
 /* Entries of `dir` other than . and .. */
 static int count_entries(const char *dir)
@@ -439,12 +394,12 @@ END_TEST
 
 START_TEST(fetch_without_cache_gives_a_sealed_memory_file)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char urls[200], src[512], want[300];
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/", r.port);  /* trailing slash */
 	ck_assert_msg(fetch(urls, KNOWN_ID, "debuginfo", 5000, NULL, 0, &fd, src, &err) == PL_OK,
 		      "%s", err.text);
@@ -457,19 +412,19 @@ START_TEST(fetch_without_cache_gives_a_sealed_memory_file)
 	ck_assert_int_eq(fetch(urls, KNOWN_ID, "executable", 5000, NULL, 0, &fd, src, &err), PL_OK);
 	ck_assert(holds_body(fd, "executable"));
 	close(fd);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
 START_TEST(fetch_fills_the_cache_atomically)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char dir[64], sub[128], urls[200], src[512], path[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	make_tmpdir(dir, sizeof(dir));
 	snprintf(sub, sizeof(sub), "%s/nested/cache", dir);  /* made on demand */
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", r.port);
@@ -496,19 +451,19 @@ START_TEST(fetch_fills_the_cache_atomically)
 	snprintf(path, sizeof(path), "%s/ffff", sub);
 	ck_assert_int_eq(count_entries(path), 0);
 	remove_tree(dir);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
 START_TEST(unknown_build_id_is_not_found_on_every_server)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char urls[200], src[512];
 	long long t0;
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d http://127.0.0.1:%d/x", r.port, r.port);
 	t0 = ms_now();
 	ck_assert_int_eq(fetch(urls, "deadbeef", "debuginfo", 5000, NULL, 0, &fd, src, &err),
@@ -521,19 +476,19 @@ START_TEST(unknown_build_id_is_not_found_on_every_server)
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/x http://127.0.0.1:%d", r.port, r.port);
 	ck_assert_int_eq(fetch(urls, KNOWN_ID, "debuginfo", 5000, NULL, 0, &fd, src, &err), PL_OK);
 	close(fd);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
 START_TEST(silent_server_times_out_on_time)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char urls[200], src[512], want[100];
 	long long t0, took;
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/hang", r.port);
 	t0 = ms_now();
 	ck_assert_int_eq(fetch(urls, KNOWN_ID, "debuginfo", 600, NULL, 0, &fd, src, &err),
@@ -556,19 +511,19 @@ START_TEST(silent_server_times_out_on_time)
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/hang http://127.0.0.1:%d", r.port, r.port);
 	ck_assert_int_eq(fetch(urls, "abcd", "debuginfo", 400, NULL, 0, &fd, src, &err),
 			 PL_ERR_TIMEOUT);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
 START_TEST(oversize_answers_stop_at_the_cap)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char urls[200], src[512], dir[64];
 	long long t0;
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	make_tmpdir(dir, sizeof(dir));
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/big", r.port);
 	t0 = ms_now();
@@ -588,18 +543,18 @@ START_TEST(oversize_answers_stop_at_the_cap)
 	snprintf(src, sizeof(src), "%s/%s", dir, KNOWN_ID);
 	ck_assert_int_eq(count_entries(src), 1);  /* the answer, no leftovers */
 	remove_tree(dir);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
 START_TEST(server_failures_name_the_server)
 {
-	struct responder r;
+	struct loopback r;
 	struct pl_error err;
 	char urls[200], src[512];
 	int fd;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/redir", r.port);
 	ck_assert_int_eq(fetch(urls, KNOWN_ID, "debuginfo", 5000, NULL, 0, &fd, src, &err),
 			 PL_ERR_EXTERNAL);
@@ -612,7 +567,7 @@ START_TEST(server_failures_name_the_server)
 			       &err), PL_ERR_EXTERNAL);
 	ck_assert_msg(strstr(err.text, "debuginfod server http://127.0.0.1:1 failed: "), "%s",
 		      err.text);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 
@@ -661,13 +616,13 @@ static void preload_for_worker(const struct sbx_policy *pol)
 
 START_TEST(sandboxed_worker_fetches_only_with_allow_network)
 {
-	struct responder r;
+	struct loopback r;
 	struct sbx_result res;
 	char urls[3][300], host[256] = "", dir[64];
 	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
 	size_t nurls = 2;
 
-	responder_start(&r);
+	loopback_start(&r, 64, accept_loop);
 	sbx_set_preconfine(preload_for_worker);
 	make_tmpdir(dir, sizeof(dir));
 	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:%d", r.port);
@@ -720,7 +675,7 @@ START_TEST(sandboxed_worker_fetches_only_with_allow_network)
 	}
 	sbx_set_preconfine(NULL);
 	remove_tree(dir);
-	responder_stop(&r);
+	loopback_stop(&r);
 }
 END_TEST
 

@@ -42,6 +42,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "testlib.h"
 #include "error.h"
 #include "registry.h"
 #include "sandbox.h"
@@ -106,27 +107,6 @@ static void write_file(const char *path, const void *p, size_t n)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Remove a test folder and everything in it. */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	struct stat st;
-	char path[PATH_MAX];
-
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			remove_tree(path);
-		else
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
 
 /* Number of processes whose parent is `parent`; with `less_spare`, less
  * one that is a zygote's spare waiting for the next request (named
@@ -312,15 +292,9 @@ static const struct forbidden net_forbidden[] = {
 
 /* A TCP listener on 127.0.0.1 made by the test: it answers each
  * connection's "ping" with "pong" until it is stopped. */
-struct pong_server {
-	int lfd;
-	int port;
-	pthread_t thread;
-};
-
 static void *pong_loop(void *arg)
 {
-	struct pong_server *p = arg;
+	struct loopback *p = arg;
 	char buf[8];
 	int fd;
 
@@ -332,27 +306,7 @@ static void *pong_loop(void *arg)
 	return NULL;  /* the listener was shut down */
 }
 
-static void pong_start(struct pong_server *p)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(p->lfd, 0);
-	ck_assert_int_eq(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(p->lfd, 16), 0);
-	ck_assert_int_eq(getsockname(p->lfd, (struct sockaddr *)&a, &len), 0);
-	p->port = ntohs(a.sin_port);
-	ck_assert_int_eq(pthread_create(&p->thread, NULL, pong_loop, p), 0);
-}
-
-static void pong_stop(struct pong_server *p)
-{
-	shutdown(p->lfd, SHUT_RDWR);
-	pthread_join(p->thread, NULL);
-	close(p->lfd);
-}
 
 static const char *open_result(const char *path)
 {
@@ -926,12 +880,12 @@ END_TEST
 
 START_TEST(network_needs_allow_network)
 {
-	struct pong_server p;
+	struct loopback p;
 	struct sbx_policy pol;
 	struct sbx_result res;
 	char want[200];
 
-	pong_start(&p);
+	loopback_start(&p, 16, pong_loop);
 	base_policy(&pol);
 	run_ok(&pol, w_connect, &p.port, &res);
 	ck_assert_msg(res.outcome == SBX_SECCOMP_KILLED, "%s: %s", sbx_outcome_name(res.outcome),
@@ -948,7 +902,7 @@ START_TEST(network_needs_allow_network)
 		 sbx_landlock_available() ? "EACCES" : "ok");
 	ck_assert_str_eq(res.data, want);
 	sbx_result_release(&res);
-	pong_stop(&p);
+	loopback_stop(&p);
 }
 END_TEST
 
@@ -977,10 +931,10 @@ START_TEST(landlock_keeps_files_closed_without_allow_network)
 	base_policy(&pol);
 	pol.no_seccomp = true;  /* let socket() through: Landlock alone decides */
 	{
-		struct pong_server p;
-		pong_start(&p);
+		struct loopback p;
+		loopback_start(&p, 16, pong_loop);
 		run_ok(&pol, w_connect, &p.port, &res);
-		pong_stop(&p);
+		loopback_stop(&p);
 	}
 	ck_assert_int_eq(res.outcome, SBX_OK);
 	/* Landlock ABI 4 and later also refuse the TCP connect itself. */
@@ -1750,7 +1704,7 @@ END_TEST
 
 START_TEST(zygote_passes_allow_network_on)
 {
-	struct pong_server p;
+	struct loopback p;
 	struct sbx_policy pol;
 	struct sbx_result res;
 	char cmd[32];
@@ -1759,7 +1713,7 @@ START_TEST(zygote_passes_allow_network_on)
 	 * child holding a lock that thread had (the server, too, starts its
 	 * zygote before any thread). */
 	zstart();
-	pong_start(&p);
+	loopback_start(&p, 16, pong_loop);
 	snprintf(cmd, sizeof(cmd), "connect:%d", p.port);
 	base_policy(&pol);
 	zrun(&pol, cmd, &res);
@@ -1771,7 +1725,7 @@ START_TEST(zygote_passes_allow_network_on)
 		      sbx_outcome_name(res.outcome), res.data);
 	sbx_result_release(&res);
 	zstop();
-	pong_stop(&p);
+	loopback_stop(&p);
 }
 END_TEST
 

@@ -1,0 +1,73 @@
+/* testlib.h - helpers the unit tests share: a TCP listener on 127.0.0.1
+ * (a port the kernel picks) whose accept loop, the test's own, runs in a
+ * thread; and removing a test folder.  Header-only: each test file that
+ * includes it gets its own copy. */
+#ifndef PL_TESTLIB_H
+#define PL_TESTLIB_H
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct loopback {
+	int lfd;
+	int port;
+	pthread_t thread;
+};
+
+/* Listen (with `backlog`) and start `loop(l)`, which accepts on l->lfd
+ * until accept fails (loopback_stop shuts the listener down). */
+static inline void loopback_start(struct loopback *l, int backlog, void *(*loop)(void *))
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(l->lfd, 0);
+	ck_assert_int_eq(bind(l->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l->lfd, backlog), 0);
+	ck_assert_int_eq(getsockname(l->lfd, (struct sockaddr *)&a, &len), 0);
+	l->port = ntohs(a.sin_port);
+	ck_assert_int_eq(pthread_create(&l->thread, NULL, loop, l), 0);
+}
+
+static inline void loopback_stop(struct loopback *l)
+{
+	shutdown(l->lfd, SHUT_RDWR);
+	pthread_join(l->thread, NULL);
+	close(l->lfd);
+}
+
+/* Remove a test folder and everything in it (not following links). */
+static inline void remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	char path[PATH_MAX];
+
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+			continue;  /* cannot be ours: test folders are short */
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			remove_tree(path);
+		else
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+#endif
