@@ -25,6 +25,7 @@ set -u
 
 BUILD=${BUILD:-build}
 REPO=$(pwd)
+. "$REPO/bench/lib.sh"
 SHARED=${SHARED:-$(cd .. && pwd)/shared}
 PEERDATA=$SHARED/peers/flamegraph
 FLAMEGRAPH_GIT=${FLAMEGRAPH_GIT:-/work/.mirror/brendangregg+FlameGraph/repo}
@@ -126,22 +127,7 @@ echo "== diff: compare_profiles, ${STACKS} + ${STACKS} unique stacks"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The real folded stacks: each capture analyzed and exported per event.
-for f in "$PEERDATA/example-perf-stacks.txt.gz" "$PEERDATA"/test/*.txt; do
-	[ -f "$f" ] || continue
-	n=$(basename "$f" .gz)
-	n=${n%.txt}
-	"$PL" analyze --input "$f" --artifact-root "$TMP/art" > "$TMP/an.json" 2> /dev/null || continue
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(d["analysis_id"])
-for e in d["events"]: print(e["name"])' "$TMP/an.json" > "$TMP/events"
-	id=$(head -n 1 "$TMP/events")
-	tail -n +2 "$TMP/events" | while IFS= read -r ev; do
-		"$PL" export --analysis-id "$id" --artifact-root "$TMP/art" --format folded \
-			--event "$ev" --output "$TMP/base/$n.$(printf '%s' "$ev" | tr -c 'A-Za-z0-9' _).folded" > /dev/null 2>&1
-	done
-done
+export_base_folded "$PL" "$TMP/art" "$TMP/base" "$PEERDATA/example-perf-stacks.txt.gz" "$PEERDATA"/test/*.txt
 set -- "$TMP"/base/*.folded
 if [ ! -f "$1" ]; then
 	echo "error: could not export folded stacks of the real captures"

@@ -26,6 +26,7 @@ set -u
 
 BUILD=${BUILD:-build}
 REPO=$(pwd)
+. "$REPO/bench/lib.sh"
 SHARED=${SHARED:-$(cd .. && pwd)/shared}
 PEERDATA=$SHARED/peers/flamegraph
 FLAMEGRAPH_GIT=${FLAMEGRAPH_GIT:-/work/.mirror/brendangregg+FlameGraph/repo}
@@ -300,23 +301,7 @@ drop "$IN"
 # folded stacks: the base of the folded inputs of benches 2 and 4.
 
 FB=$TMP/in/base
-mkdir -p "$FB"
-for f in "$EXAMPLE" "$PEERDATA"/test/*.txt; do
-	[ -f "$f" ] || continue
-	n=$(basename "$f" .gz)
-	n=${n%.txt}
-	"$PL" analyze --input "$f" --artifact-root "$TMP/art" > "$FB/an.json" 2> /dev/null || continue
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(d["analysis_id"])
-for e in d["events"]: print(e["name"])' "$FB/an.json" > "$FB/events"
-	id=$(head -n 1 "$FB/events")
-	tail -n +2 "$FB/events" | while IFS= read -r ev; do
-		"$PL" export --analysis-id "$id" --artifact-root "$TMP/art" --format folded \
-			--event "$ev" --output "$FB/$n.$(printf '%s' "$ev" | tr -c 'A-Za-z0-9' _).folded" > /dev/null 2>&1
-	done
-done
+export_base_folded "$PL" "$TMP/art" "$FB" "$EXAMPLE" "$PEERDATA"/test/*.txt
 set -- "$FB"/*.folded
 if [ ! -f "$1" ]; then
 	echo "error: could not export folded stacks of the real captures; benches 2 and 4 skipped"
