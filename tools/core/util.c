@@ -10,6 +10,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,54 @@ void pl_prefault(void *p, size_t n)
 	end = ((uintptr_t)p + n) & ~(page - 1);
 	if (end > start)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
+/* Below glibc's largest mmap threshold (32 MiB), so that a piece comes
+ * from the heap, not from a mapping of its own. */
+#define HEAP_PIECE ((size_t)30 << 20)
+#define HEAP_RESERVE_MIN ((size_t)8 << 20)
+#define HEAP_MAX_PIECES 16
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+/* Grow the heap's top by taking pieces and giving them back: freed next
+ * to the top, they merge into it. */
+static void heap_grow_top(size_t top, size_t bytes)
+{
+	void *piece[HEAP_MAX_PIECES];
+	size_t n = 0;
+
+	mallopt(M_MMAP_THRESHOLD, (int)HEAP_PIECE + 4096);
+	for (size_t got = top; got < bytes && n < HEAP_MAX_PIECES; got += HEAP_PIECE, n++)
+		if (!(piece[n] = malloc(HEAP_PIECE)))
+			break;
+	/* Back to a fixed threshold the size of glibc's usual ceiling. */
+	mallopt(M_MMAP_THRESHOLD, (int)HEAP_PIECE);
+	while (n--)
+		free(piece[n]);
+}
+
+/* What is malloc'd next is carved from the top chunk in address order,
+ * and the top ends at the program break (glibc's main heap): advising
+ * that span is enough. */
+void pl_heap_reserve(size_t bytes)
+{
+	size_t top = mallinfo2().keepcost;  /* the free chunk at the top */
+	uintptr_t lo, hi;
+
+	if (bytes < HEAP_RESERVE_MIN)
+		return;
+	mallopt(M_TRIM_THRESHOLD, INT_MAX);
+	if (top < bytes) {
+		heap_grow_top(top, bytes);
+		top = mallinfo2().keepcost;
+	}
+	hi = (uintptr_t)sbrk(0);
+	if (hi == (uintptr_t)-1 || top > hi)
+		return;
+	lo = (hi - top + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	hi &= ~(HUGE_PAGE - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
 size_t pl_read_full(int fd, void *buf, size_t n)

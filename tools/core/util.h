@@ -31,6 +31,16 @@ size_t pl_utf8_len(const unsigned char *s, size_t n);
  * kernels without MADV_POPULATE_WRITE (before 5.14), are left alone. */
 void pl_prefault(void *p, size_t n);
 
+/* Make room at the top of malloc's heap for about `bytes` of small
+ * allocations that are about to be made (a jansson document of tens of
+ * MB), on memory the kernel may back with transparent huge pages: on the
+ * project's VMs, faulting 50 MB in 4 KiB pages costs more than building
+ * the document.  Only for big requests (8 MiB and more), and for a
+ * process that will not live long after: the reserve stays with the heap
+ * (it is not trimmed) until the process exits.  Without THP, or when
+ * malloc will not grow its heap, nothing changes but the room. */
+void pl_heap_reserve(size_t bytes);
+
 /* Read up to `n` bytes from `fd` into `buf`, through short reads and
  * EINTR, until end of file or an error: the number of bytes read. */
 size_t pl_read_full(int fd, void *buf, size_t n);
