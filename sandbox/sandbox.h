@@ -197,6 +197,14 @@ enum pl_err sbx_spawn_job(const struct sbx_policy *pol, const char *name, const 
 typedef void (*sbx_preconfine_fn)(const struct sbx_policy *pol);
 void sbx_set_preconfine(sbx_preconfine_fn fn);
 
+/* Called in every spare worker (see zygote.c) while it waits for a job,
+ * before it confines itself: the place to run once the code that every
+ * job runs, so that the job does not pay for touching its pages first.
+ * It must not read the job or any untrusted input.  Set it before
+ * sbx_zygote_start(). */
+typedef void (*sbx_warm_up_fn)(void);
+void sbx_set_warm_up(sbx_warm_up_fn fn);
+
 /* Fork the zygote.  Call from main() before any thread exists and before
  * much memory is in use.  PL_OK also when it already runs; on failure
  * sbx_spawn_job() keeps forking directly. */
