@@ -1,7 +1,10 @@
 #!/bin/sh
 # mcp.sh - speed benchmarks of perflens-mcp, the MCP server: stdio round
-# trip of a small tools/call (with and without the sandbox, and ping), and
-# Streamable HTTP throughput with the server's RSS over the run.
+# trip of a small tools/call (with and without the sandbox, back to back
+# and paced, and ping), and Streamable HTTP throughput with the server's
+# RSS over the run.  It builds the HTTP load client, bench/http_load.c
+# (libcurl multi), into its scratch folder; if that fails it says why and
+# the python client makes the load instead.
 #
 # Measurements, not tests: it prints figures and whether each target was
 # met, and exits 0 whatever the figures are (2 only when it cannot start,
@@ -19,7 +22,12 @@
 #   BENCH_MCP_STDIO_N     timed stdio calls per series (default 2000; quick 300)
 #   BENCH_MCP_STDIO_MAX_S time cap of one stdio series (default 60; quick 10)
 #   BENCH_MCP_HTTP_CALLS  HTTP calls per run (default 100000; quick 20000)
-#   BENCH_MCP_THREADS     HTTP client threads (default 8)
+#   BENCH_MCP_PACE_MS     pause before each call of the paced stdio series
+#                         (default 5; 0: no paced series)
+#   BENCH_MCP_THREADS     concurrent HTTP calls: connections of the C client,
+#                         or python threads (default 8)
+#   BENCH_MCP_HTTP_CLIENT c (default: bench/http_load.c, built here with cc,
+#                         CC) or python (the python threads, for comparison)
 #   BENCH_MCP_HTTP_MAX_S  time cap of the list_hotspots HTTP run (default 150;
 #                         quick 20); the ping run gets BENCH_MCP_PING_MAX_S
 #                         (default 60; quick 8)
@@ -65,6 +73,8 @@ else
 	HTTP_MAX_S=${BENCH_MCP_HTTP_MAX_S:-150} PING_MAX_S=${BENCH_MCP_PING_MAX_S:-60}
 fi
 THREADS=${BENCH_MCP_THREADS:-8}
+PACE_MS=${BENCH_MCP_PACE_MS:-5}
+CLIENT_KIND=${BENCH_MCP_HTTP_CLIENT:-c}
 
 if [ -n "${BENCH_TMPDIR:-}" ]; then
 	TMP=$BENCH_TMPDIR/mcp
@@ -90,6 +100,25 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
+# The HTTP load client: compiled here, or the python threads instead.
+HTTP_CLIENT=
+build_http_client() {
+	_err=$TMP/http_load.cc.err
+	# shellcheck disable=SC2086  # the flags are separate words
+	if _flags=$(pkg-config --cflags --libs libcurl jansson 2> "$_err") &&
+		${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -o "$TMP/http_load" \
+			"$HERE/http_load.c" $_flags -lm 2>> "$_err"; then
+		HTTP_CLIENT=$TMP/http_load
+	fi
+}
+case $CLIENT_KIND in
+python) HTTP_CLIENT_TXT="python3 threads (BENCH_MCP_HTTP_CLIENT=python)" ;;
+*)	build_http_client
+	HTTP_CLIENT_TXT="$HTTP_CLIENT (bench/http_load.c, libcurl multi)"
+	[ -z "$HTTP_CLIENT" ] && HTTP_CLIENT_TXT="python3 threads, because bench/http_load.c did not build:
+$(head -n 5 "$TMP/http_load.cc.err" | sed 's/^/           /')" ;;
+esac
+
 echo
 echo "perflens-mcp speed benchmarks$( [ -n "$QUICK" ] && echo ' (BENCH_QUICK: short runs, not comparable with the targets)')"
 echo "server:    $SERVER ($("$SERVER" --version 2>/dev/null | head -n 1)): a forked, seccomp+Landlock worker per tools/call"
@@ -99,8 +128,9 @@ else
 	echo "test build: none ($BUILD/faults/perflens-mcp; make BUILD=$BUILD $BUILD/faults/perflens-mcp): no-sandbox figures skipped"
 fi
 echo "machine:   $(nproc) CPUs, $(uname -r), load average$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /')"
-echo "timing:    wall clock in the client (python3 perf_counter_ns), request written to response read;"
-echo "           stdio: $STDIO_N calls per series after 20 untimed (cap ${STDIO_MAX_S} s); HTTP: $THREADS threads, $HTTP_CALLS calls, caps ${HTTP_MAX_S} s / ${PING_MAX_S} s"
+echo "timing:    wall clock in the client (python3 perf_counter_ns; CLOCK_MONOTONIC in http_load), request written to response read;"
+echo "           stdio: $STDIO_N calls per series after 20 untimed (cap ${STDIO_MAX_S} s), paced series ${PACE_MS} ms apart; HTTP: $THREADS concurrent, $HTTP_CALLS calls, caps ${HTTP_MAX_S} s / ${PING_MAX_S} s"
+echo "HTTP load: $HTTP_CLIENT_TXT"
 echo "scratch:   $TMP (artifact root; server logs)"
 
 # In the background with wait, so that a signal to this script reaches
@@ -108,7 +138,8 @@ echo "scratch:   $TMP (artifact root; server logs)"
 python3 "$HERE/mcp_bench.py" --server "$SERVER" ${FAULTS:+--faults "$FAULTS"} \
 	--allowed-root "$SHARED" --capture "$CAPTURE" --tmp "$TMP" \
 	--stdio-n "$STDIO_N" --stdio-max-s "$STDIO_MAX_S" --http-calls "$HTTP_CALLS" --threads "$THREADS" \
-	--http-max-s "$HTTP_MAX_S" --ping-max-s "$PING_MAX_S" ${QUICK:+--quick} &
+	--http-max-s "$HTTP_MAX_S" --ping-max-s "$PING_MAX_S" --pace-ms "$PACE_MS" \
+	${HTTP_CLIENT:+--http-client "$HTTP_CLIENT"} ${QUICK:+--quick} &
 PY=$!
 wait "$PY"
 rc=$?

@@ -13,14 +13,24 @@ and whether each target was met, and exits 0 whatever they are.
      background load): the normal build (a forked, seccomp+Landlock worker
      per call), the test build with --no-sandbox (the tool runs in the
      server's process) and, every 4th round, the test build with its
-     sandbox.  Then `ping` (protocol only, no worker) as the floor.
-  2. Streamable HTTP: K client threads, each with its own keep-alive
-     connection and the one session, send `list_hotspots` (limit 5) for a
-     fixed count; calls/s, latency and the server's RSS (VmRSS) at the
-     start, every 10% of the run and at the end.  Then the same for `ping`.
+     sandbox.  Then the normal build again with a pause between calls
+     (--pace-ms, 5 ms), as an agent calls tools: one at a time, with think
+     time between, so the sandbox's spare worker is ready when the call
+     comes (the pause is not timed).  Then `ping` (protocol only, no
+     worker) as the floor.
+  2. Streamable HTTP: K concurrent requests, each on its own keep-alive
+     connection, send `list_hotspots` (limit 5) for a fixed count; calls/s,
+     latency and the server's RSS (VmRSS) at the start, every 10% of the
+     run and at the end.  Then the same for `ping`.  The load comes from
+     the C client bench/http_load.c (--http-client, built by mcp.sh; one
+     process, libcurl multi, its own session) when given, else from K
+     python threads (http.client, one session), which cost the server's
+     two cores ten times more cpu per call.  The client's own cpu per call
+     is printed beside the server's.
 
-Latencies are wall clock (time.perf_counter_ns) in the client, so they
-include the client's own share (a few tens of us for stdio).  Per call the
+Latencies are wall clock (time.perf_counter_ns; CLOCK_MONOTONIC in the C
+client) in the client, so they include the client's own share (a few
+tens of us for stdio).  Per call the
 bench also prints, from /proc/PID/stat, the cpu time (utime+stime of the
 server; for the workers, cutime+cstime of those it reaped plus the
 zygote's utime+stime+cutime+cstime, since the zygote forks them and reaps
@@ -331,13 +341,14 @@ def analyze(client, capture):
     return aid, (events[0] if len(events) > 1 else None), events, ms(dt)
 
 
-def series(clients, n, max_s):
+def series(clients, n, max_s, pace_s=0.0):
     """Interleaved timing: `clients` is a list of (client, method, params,
     check, every); round i calls each client whose `every` divides i, so
     every series sees the same background load.  WARMUP untimed calls
-    each first.  Stops after n rounds or max_s seconds.  Returns per
-    client (latencies in ns, (server, workers) cpu s per call, errors,
-    first error)."""
+    each first.  With pace_s, each round waits that long first (outside
+    the timing, inside the time cap).  Stops after n rounds or max_s
+    seconds.  Returns per client (latencies in ns, (server, workers) cpu s
+    per call, errors, first error)."""
     for c, method, params, check, _ in clients:
         for _ in range(WARMUP):
             check(c.call(method, params)[0])
@@ -348,6 +359,8 @@ def series(clients, n, max_s):
             say("note: stopped by the time cap (%g s, BENCH_MCP_STDIO_MAX_S) after %d of %d rounds"
                 % (max_s, i, n))
             break
+        if pace_s:
+            time.sleep(pace_s)
         for k, (c, method, params, check, every) in enumerate(clients):
             if i % every:
                 continue
@@ -438,6 +451,14 @@ def bench_stdio(a, common):
             say("%-28s%s; %s" % (label + ":", fmt_dist(d), cpu_txt(cpu)))
             if errs:
                 say("error: %d of %d calls failed (%s); first: %s" % (errs, len(lat), label, first))
+        if a.pace_ms > 0:
+            label = "list_hotspots, paced %g ms" % a.pace_ms
+            (qlat, qcpu, qerrs, qfirst), = series([(c0, "tools/call", args, check_hotspots, 1)],
+                                                  a.stdio_n, a.stdio_max_s, pace_s=a.pace_ms / 1e3)
+            state["stdio-paced"] = dist(qlat)
+            say("%-28s%s; %s" % (label + ":", fmt_dist(state["stdio-paced"]), cpu_txt(qcpu)))
+            if qerrs:
+                say("error: %d of %d calls failed (%s); first: %s" % (qerrs, len(qlat), label, qfirst))
         label = "ping"
         (plat, _, perrs, pfirst), = series([(c0, "ping", None, check_ping, 1)], a.stdio_n, a.stdio_max_s)
         pd = dist(plat)
@@ -458,6 +479,13 @@ def bench_stdio(a, common):
     ok = d["p50"] <= 2.0 and d["p99"] <= 10.0
     say("stdio list_hotspots: p50 %.3f ms (target <= 2 ms), p99 %.3f ms (target <= 10 ms), max %.3f ms: %s"
         % (d["p50"], d["p99"], d["max"], verdict(ok)))
+    q = state.get("stdio-paced")
+    if q:
+        q_ok = q["p50"] <= 2.0 and q["p99"] <= 10.0
+        say("stdio list_hotspots, paced %g ms: p50 %.3f ms (target <= 2 ms), p99 %.3f ms (target <= 10 ms), max %.3f ms: %s"
+            % (a.pace_ms, q["p50"], q["p99"], q["max"], verdict(q_ok)))
+    else:
+        say("skip: 1 paced series: --pace-ms 0 (BENCH_MCP_PACE_MS=0)")
     base = "-"
     nos = state.get("stdio-nosbx")
     if nos:
@@ -476,6 +504,9 @@ def bench_stdio(a, common):
     say("ping floor: p50 %.3f ms, p99 %.3f ms (the protocol and pipes alone)" % (state["ping"]["p50"], state["ping"]["p99"]))
     row("1 stdio list_hotspots", "p50 %.2f ms, p99 %.2f ms" % (d["p50"], d["p99"]), base,
         "p50 <= 2 ms, p99 <= 10 ms", verdict(ok))
+    if q:
+        row("1 stdio list_hotspots, paced %g ms" % a.pace_ms, "p50 %.2f ms, p99 %.2f ms" % (q["p50"], q["p99"]),
+            "back to back p50 %.2f ms" % d["p50"], "p50 <= 2 ms, p99 <= 10 ms", verdict(q_ok))
     row("1 stdio ping", "p50 %.3f ms, p99 %.3f ms" % (state["ping"]["p50"], state["ping"]["p99"]), "-", "-", "-")
     return state
 
@@ -625,6 +656,67 @@ def http_run(sess, pid, make_body, check, total, threads, max_s):
             "threads_max": threads_max}
 
 
+def http_run_c(client, url, pid, body, total, threads, max_s, errpath):
+    """The same run as http_run(), made by the C client (bench/http_load.c)
+    as a child process: it prints a JSON line when its timed part starts,
+    at every 10% of it and a last one with its figures; the server is
+    sampled at each.  The client's cpu comes from its own getrusage over
+    the timed part and, whole process, from wait4."""
+    argv = [client, "--url", url, "--body", body, "--calls", str(total),
+            "--concurrency", str(threads), "--max-s", "%g" % max_s, "--progress"]
+    rss_idle = proc_status(pid, "VmRSS")
+    err = open(errpath, "wb")
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                         preexec_fn=_pdeathsig, close_fds=True)
+    err.close()
+    SERVERS.append(p)                        # killed with the servers on a signal
+    dog = threading.Timer(max_s + STALL_S + 30, p.kill)   # it has its own caps too
+    dog.start()
+    rss, threads_max, final = [], 0, None
+    rss_start = cpu0 = cpu1 = rss_end = None
+    try:
+        for line in p.stdout:
+            m = json.loads(line)
+            if "progress" not in m:
+                final = m
+                cpu1, rss_end = proc_cpu_s(pid), proc_status(pid, "VmRSS")
+            elif m["progress"] == 0:
+                rss_start, cpu0 = proc_status(pid, "VmRSS"), proc_cpu_s(pid)
+            else:
+                rss.append((m["progress"], proc_status(pid, "VmRSS")))
+                threads_max = max(threads_max, proc_status(pid, "Threads") or 0)
+    except ValueError as e:
+        p.kill()
+        raise BenchError("http_load printed a line that is not JSON: %s" % e)
+    finally:
+        dog.cancel()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdout.close()
+        SERVERS.remove(p)
+    if p.returncode != 0 or final is None:
+        raise BenchError("http_load exited %d: %s" % (p.returncode, stderr_tail(errpath)))
+    n, ok = final["calls"], final["ok"]
+    return {"wall": final["elapsed_s"], "calls": n, "ok": ok,
+            "errors": final["failures"] + final["warmup_failures"], "first": final["first_failure"],
+            "stopped": final["stopped_by_cap"],
+            "dist": {"n": ok, "p50": final["p50_ms"], "p90": final["p90_ms"], "p99": final["p99_ms"],
+                     "max": final["max_ms"], "mean": final["mean_ms"]},
+            "rate": final["calls_per_s"], "rss_idle": rss_idle, "rss_start": rss_start, "rss": rss,
+            "rss_end": rss_end, "cpu": cpu_per_call(cpu0, cpu1, n),
+            "client_cpu": final["client_cpu_s"] / n if n else None,
+            "client_cpu_process": (ru.ru_utime + ru.ru_stime) / n if n else None,
+            "new_connections": final["new_connections"], "threads_max": threads_max}
+
+
+def client_cpu_txt(res):
+    """The client's cpu per call, and which client it is."""
+    if "client_cpu_process" in res:
+        return "client cpu %.3f ms/call (C http_load, timed part; whole process %.3f, with set-up and warm-up)" % (
+            (res["client_cpu"] or 0) * 1e3, (res["client_cpu_process"] or 0) * 1e3)
+    return "client cpu %.3f ms/call (python)" % ((res["client_cpu"] or 0) * 1e3)
+
+
 def http_checker(kind):
     def check(r, data):
         if r.status != 200:
@@ -642,7 +734,14 @@ def mib(kib):
 
 
 def bench_http(a, common, state):
-    section("2. Streamable HTTP: %d client threads, %d calls (keep-alive, one session)" % (a.threads, a.http_calls))
+    if a.http_client:
+        section("2. Streamable HTTP: %d concurrent calls, %d calls (keep-alive, a session per run)"
+                % (a.threads, a.http_calls))
+        say("client: %s (bench/http_load.c: one process, libcurl multi, %d keep-alive connections)"
+            % (a.http_client, a.threads))
+    else:
+        section("2. Streamable HTTP: %d client threads, %d calls (keep-alive, one session)" % (a.threads, a.http_calls))
+        say("client: python3 http.client, %d threads, each with its own connection (no --http-client)" % a.threads)
     errpath = os.path.join(a.tmp, "http.err")
     p = None
     try:
@@ -650,6 +749,18 @@ def bench_http(a, common, state):
         sess = HttpSession(port)
         sess.initialize()
         say("server: pid %d, http://127.0.0.1:%d/mcp, session %s" % (p.pid, port, sess.sid))
+
+        def run(make_body, kind, max_s):
+            if a.http_client:
+                res = http_run_c(a.http_client, "http://127.0.0.1:%d/mcp" % port, p.pid,
+                                 make_body(0).decode(), a.http_calls, a.threads, max_s,
+                                 os.path.join(a.tmp, "http_load.err"))
+                if res["new_connections"]:
+                    say("note: http_load opened %d new connections in the timed part (keep-alive lost)"
+                        % res["new_connections"])
+                return res
+            return http_run(sess, p.pid, make_body, http_checker(kind), a.http_calls, a.threads, max_s)
+
         aid, event = state.get("analysis_id"), state.get("event")
         if not aid:
             # Stdio failed: analyze through HTTP instead.
@@ -667,12 +778,11 @@ def bench_http(a, common, state):
         tool_body = lambda n: b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (n, args)
         ping_body = lambda n: b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % n
 
-        res = http_run(sess, p.pid, tool_body, http_checker("tool"), a.http_calls, a.threads, a.http_max_s)
+        res = run(tool_body, "tool", a.http_max_s)
         d = res["dist"]
         say("list_hotspots:            %d calls in %.2f s: %.0f calls/s; latency %s"
             % (res["ok"], res["wall"], res["rate"], fmt_dist(d)))
-        say("                          %s; client cpu %.3f ms/call (python)"
-            % (cpu_txt(res["cpu"]), (res["client_cpu"] or 0) * 1e3))
+        say("                          %s; %s" % (cpu_txt(res["cpu"]), client_cpu_txt(res)))
         if res["stopped"]:
             say("note: stopped by the time cap (%d s, BENCH_MCP_HTTP_MAX_S) after %d of %d calls"
                 % (a.http_max_s, res["calls"], a.http_calls))
@@ -694,12 +804,11 @@ def bench_http(a, common, state):
         say("http list_hotspots: %.0f calls/s (target >= 1,000/s), p50 %.3f ms, p99 %.3f ms: %s"
             % (res["rate"], d["p50"], d["p99"], verdict(ok_rate)))
 
-        pres = http_run(sess, p.pid, ping_body, http_checker("ping"), a.http_calls, a.threads, a.ping_max_s)
+        pres = run(ping_body, "ping", a.ping_max_s)
         pd = pres["dist"]
         say("ping (no worker):         %d calls in %.2f s: %.0f calls/s; latency %s"
             % (pres["ok"], pres["wall"], pres["rate"], fmt_dist(pd)))
-        say("                          %s; client cpu %.3f ms/call (python)"
-            % (cpu_txt(pres["cpu"]), (pres["client_cpu"] or 0) * 1e3))
+        say("                          %s; %s" % (cpu_txt(pres["cpu"]), client_cpu_txt(pres)))
         if pres["stopped"]:
             say("note: ping stopped by the time cap (%d s) after %d of %d calls" % (a.ping_max_s, pres["calls"], a.http_calls))
         if pres["errors"]:
@@ -709,6 +818,9 @@ def bench_http(a, common, state):
         row("2 http list_hotspots x%d" % a.threads, "%.0f calls/s" % res["rate"],
             "ping %.0f/s" % pres["rate"], ">= 1,000 calls/s", verdict(ok_rate))
         row("2 http latency", "p50 %.2f ms, p99 %.2f ms" % (d["p50"], d["p99"]), "ping p50 %.2f ms" % pd["p50"], "-", "-")
+        row("2 http client", "%s, cpu %.3f ms/call" % ("C http_load" if a.http_client else "python threads",
+                                                       (res["client_cpu"] or 0) * 1e3),
+            "ping %.3f ms/call" % ((pres["client_cpu"] or 0) * 1e3), "-", "-")
         if flat is not None:
             row("2 http server RSS", "%s -> %s (x%.3f)" % (mib(first), mib(last), last / first), "max %s" % mib(max(vals)),
                 "flat", "flat" if flat else "GROWING")
@@ -728,7 +840,7 @@ def summary(quick):
     w = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
         say("  ".join(r[i].ljust(w[i]) if i < 4 else r[i] for i in range(5)).rstrip())
-    say("(baseline = the same calls without the sandbox (1) or ping, which starts no worker (2))")
+    say("(baseline = the same calls without the sandbox (1), back to back for the paced row, or ping, which starts no worker (2))")
 
 
 def main():
@@ -744,6 +856,10 @@ def main():
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--http-max-s", type=float, default=180)
     ap.add_argument("--ping-max-s", type=float, default=60)
+    ap.add_argument("--pace-ms", type=float, default=5.0,
+                    help="pause before each call of the paced stdio series (0: no paced series)")
+    ap.add_argument("--http-client", default="",
+                    help="the C load client (bench/http_load.c, built); default: python threads")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["stdio", "http"], default=None)
     a = ap.parse_args()
