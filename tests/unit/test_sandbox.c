@@ -153,8 +153,9 @@ static int count_children(void)
 	return count_children_of(getpid());
 }
 
-/* The zygote's children less its spare, which is forked just after a
- * reply: give it a moment to appear. */
+/* The zygote's children less its spare, which is forked once a job ended
+ * (or just after a reply, for calls back to back): give it a moment to
+ * appear. */
 static int count_workers_of(pid_t zygote)
 {
 	usleep(20000);
@@ -1533,6 +1534,14 @@ END_TEST
 
 /* ------------------------------------------------------------ zygote */
 
+/* Set by the warm-up hook, which runs in each spare before its job. */
+static int warmed_up;
+
+static void t_warm_up(void)
+{
+	warmed_up = 1;
+}
+
 /* The one test job: its bytes name what to do. */
 static int j_test(const void *buf, size_t len, int out)
 {
@@ -1553,6 +1562,12 @@ static int j_test(const void *buf, size_t len, int out)
 		return w_sleep(NULL, out);
 	if (strcmp(cmd, "exit7") == 0)
 		return w_exit7(NULL, out);
+	if (strcmp(cmd, "warmed") == 0)
+		return putf(out, "warmed=%d", warmed_up);
+	if (strcmp(cmd, "nap") == 0) {
+		usleep(300 * 1000);
+		return putf(out, "napped");
+	}
 	if (strcmp(cmd, "fds") == 0)
 		return w_fds(NULL, out);
 	if (strncmp(cmd, "connect:", 8) == 0) {
@@ -1570,6 +1585,7 @@ static pid_t zstart(void)
 	pl_error_clear(&err);
 	ck_assert_int_eq(sbx_register("test", j_test, &err), PL_OK);
 	ck_assert_int_eq(sbx_register("test", j_test, &err), PL_OK);  /* again: harmless */
+	sbx_set_warm_up(t_warm_up);
 	ck_assert_msg(sbx_zygote_start(&err) == PL_OK, "zygote: %s", err.text);
 	ck_assert_int_gt(sbx_zygote_pid(), 0);
 	ck_assert_int_eq(count_children(), 1);
@@ -1619,6 +1635,44 @@ START_TEST(zygote_runs_a_job_by_value)
 	ck_assert_int_eq(res.exit_status, 7);
 	ck_assert_str_eq(res.data, "partial");
 	sbx_result_release(&res);
+	zstop();
+}
+END_TEST
+
+/* Calls one at a time with a pause between: the spare that takes a call
+ * ran the warm-up hook before it came, no spare is forked while the job
+ * runs (the worker is the zygote's only child), and one is once it ended. */
+START_TEST(zygote_forks_the_next_spare_once_the_job_ended)
+{
+	struct sbx_policy pol;
+	struct sbx_result res;
+	struct sbx_worker *w;
+	struct pl_error err;
+	pid_t z = zstart();
+	int during;
+
+	base_policy(&pol);
+	usleep(100 * 1000);  /* not back to back with the zygote's start */
+	zrun(&pol, "first", &res);  /* the first spare has no policy to prime */
+	sbx_result_release(&res);
+	usleep(100 * 1000);
+	zrun(&pol, "warmed", &res);
+	ck_assert_str_eq(res.data, "warmed=1");
+	sbx_result_release(&res);
+	usleep(100 * 1000);
+	pl_error_clear(&err);
+	ck_assert_msg(sbx_spawn_job(&pol, "test", "nap", 3, &w, &err) == PL_OK, "spawn: %s", err.text);
+	usleep(150 * 1000);
+	during = children_of(z, false);
+	drive(w);
+	sbx_finish(w, &res);
+	ck_assert_str_eq(res.data, "napped");
+	sbx_result_release(&res);
+	ck_assert_int_eq(during, 1);
+	for (int i = 0; i < 100 && !(children_of(z, false) == 1 && children_of(z, true) == 0); i++)
+		usleep(20 * 1000);
+	ck_assert_int_eq(children_of(z, false), 1);  /* the next spare */
+	ck_assert_int_eq(children_of(z, true), 0);
 	zstop();
 }
 END_TEST
@@ -1946,6 +2000,7 @@ Suite *suite_sandbox(void)
 	suite_add_tcase(s, life);
 
 	tcase_add_test(zyg, zygote_runs_a_job_by_value);
+	tcase_add_test(zyg, zygote_forks_the_next_spare_once_the_job_ended);
 	tcase_add_test(zyg, zygote_reports_crash_and_seccomp_kill);
 	tcase_add_test(zyg, zygote_timeout_kills_the_whole_group);
 	tcase_add_test(zyg, zygote_oversize_and_missing_root);
