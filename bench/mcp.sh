@@ -131,6 +131,15 @@ echo "machine:   $(nproc) CPUs, $(uname -r), load average$(cut -d' ' -f1-3 /proc
 echo "timing:    wall clock in the client (python3 perf_counter_ns; CLOCK_MONOTONIC in http_load), request written to response read;"
 echo "           stdio: $STDIO_N calls per series after 20 untimed (cap ${STDIO_MAX_S} s), paced series ${PACE_MS} ms apart; HTTP: $THREADS concurrent, $HTTP_CALLS calls, caps ${HTTP_MAX_S} s / ${PING_MAX_S} s"
 echo "HTTP load: $HTTP_CLIENT_TXT"
+# The floor under a forked worker per call: a bare fork+exit, measured now.
+if ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -o "$TMP/fork_floor" "$HERE/fork_floor.c" 2> "$TMP/fork_floor.err" &&
+	FLOOR=$("$TMP/fork_floor" 2000 8); then
+	_f() { printf '%s\n' "$FLOOR" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	echo "fork floor: a bare fork+exit+wait of an 8 MB process (bench/fork_floor.c): $(_f cpu_ms) ms cpu (parent $(_f parent_cpu_ms), child $(_f child_cpu_ms)),"
+	echo "           $(_f wall_ms) ms wall: at most $(_f max_per_s) per second on $(_f cpus) CPUs, before any work"
+else
+	echo "fork floor: not measured: $(head -n 3 "$TMP/fork_floor.err")"
+fi
 echo "scratch:   $TMP (artifact root; server logs)"
 
 # In the background with wait, so that a signal to this script reaches
