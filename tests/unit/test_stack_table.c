@@ -13,6 +13,9 @@
 
 #include <nettle/sha2.h>
 
+#include "testlib.h"
+
+#include "artifact.h"
 #include "export.h"
 #include "input.h"
 #include "parse.h"
@@ -241,6 +244,48 @@ START_TEST(folded_line_cache_gives_what_line_by_line_parsing_gives)
 }
 END_TEST
 
+/* A profile with enough unique stacks for the stack table to be written
+ * on its own thread beside the summary: the artifact loads back with
+ * every stack as parsed, and writing it again gives the same id. */
+START_TEST(artifacts_of_a_big_profile_load_back_the_same)
+{
+	enum { STACKS = 12000 };
+	char path[] = "/tmp/perflens-big-XXXXXX", root1[] = "/tmp/perflens-art1-XXXXXX";
+	char root2[] = "/tmp/perflens-art2-XXXXXX";
+	struct pl_parse_opts opts = {PL_FMT_FOLDED, NULL};
+	struct pl_artifact_ref ref1, ref2;
+	struct pl_error err;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+	for (int i = 0; i < STACKS; i++)
+		fprintf(f, "main;run_%d;step_%d;leaf_%d %d\n", i % 97, i % 13, i, 1 + i % 7);
+	fclose(f);
+	ck_assert_int_eq(pl_parse_path(&prof, path, &opts, &err), PL_OK);
+	unlink(path);
+	ck_assert_uint_eq(pl_nstacks(&prof), STACKS);
+	ck_assert_ptr_nonnull(mkdtemp(root1));
+	ck_assert_ptr_nonnull(mkdtemp(root2));
+	ck_assert_int_eq(pl_artifact_write(&prof, root1, &ref1, NULL, &err), PL_OK);
+	ck_assert_int_eq(pl_artifact_write(&prof, root2, &ref2, NULL, &err), PL_OK);
+	ck_assert_str_eq(ref1.id, ref2.id);
+	ck_assert(pl_artifact_id_valid(ref1.id));
+	ck_assert_int_eq(pl_artifact_load_profile(root1, ref1.id, &back, &err), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&back), pl_nstacks(&prof));
+	for (uint32_t s = 0; s < pl_nstacks(&prof); s++) {
+		ck_assert_uint_eq(back.stacks[s].depth, prof.stacks[s].depth);
+		ck_assert(memcmp(back.stacks[s].frames, prof.stacks[s].frames,
+				 prof.stacks[s].depth * sizeof(uint32_t)) == 0);
+		ck_assert_uint_eq(pl_stack_weight(&back, s, 0)->period,
+				  pl_stack_weight(&prof, s, 0)->period);
+	}
+	remove_tree(root1);
+	remove_tree(root2);
+}
+END_TEST
+
 START_TEST(folded_export_sorts_by_bytes_across_name_boundaries)
 {
 	/* '.' sorts before ';', and a line that ends sorts first. */
@@ -345,6 +390,7 @@ Suite *suite_stack_table(void)
 	tcase_add_test(tc, record_cache_gives_what_line_by_line_parsing_gives);
 	tcase_add_test(tc, folded_line_cache_gives_what_line_by_line_parsing_gives);
 	tcase_add_test(tc, folded_export_sorts_by_bytes_across_name_boundaries);
+	tcase_add_test(tc, artifacts_of_a_big_profile_load_back_the_same);
 	tcase_add_test(tc, plain_lines_run_across_read_blocks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,7 +1,9 @@
 /* artifact.c - writing and reading analysis artifacts (see artifact.h).
  *
- * Both documents go through one buffered writer that feeds every byte to
- * the SHA-256 of the id.  The stack table is streamed by stack_table.c.
+ * Each document goes through a buffered writer that feeds every byte to a
+ * SHA-256; the id hashes the two digests.  The stack table is streamed by
+ * stack_table.c, for a big profile on a thread of its own while the
+ * summary is built and dumped.
  * The summary is built as one jansson document (bounded by the number of
  * functions; its repeated values, such as equal amounts, are shared) and
  * dumped once, straight to its file, with a placeholder id of the same
@@ -19,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -562,16 +565,76 @@ static enum pl_err patch_id(struct hashed_out *o, json_t *summary, const char *i
  * objects); a little more than that is reserved. */
 #define SUMMARY_BYTES_PER_FUNCTION 1400
 
-/* The analysis id hashes the stack table and the summary as written, with
- * the placeholder id; the summary is dumped once, straight to its file. */
+/* From this many unique stacks on, the stack table is written on a
+ * thread of its own while the summary is built and dumped: below, starting
+ * the thread costs about what it saves. */
+#define STACKS_THREAD_FROM 10000
+
+/* The stack table, written through its own hashed output. */
+struct stacks_out {
+	const struct pl_profile *p;
+	struct hashed_out o;
+	pthread_t thread;
+	bool threaded;
+};
+
+static void *stacks_write(void *arg)
+{
+	struct stacks_out *s = arg;
+
+	if (!pl_stack_table_write(s->p, hashed_write, &s->o))
+		s->o.failed = true;
+	hashed_flush(&s->o);
+	return NULL;
+}
+
+static void stacks_start(struct stacks_out *s, const struct pl_profile *p, FILE *fp)
+{
+	s->p = p;
+	sha256_init(&s->o.sha);
+	s->o.buf = pl_xmalloc(HASHED_FLUSH);
+	hashed_next_file(&s->o, fp);
+	s->threaded = p->stack_keys.count >= STACKS_THREAD_FROM &&
+		      pthread_create(&s->thread, NULL, stacks_write, s) == 0;
+	if (!s->threaded)
+		stacks_write(s);
+}
+
+static void stacks_finish(struct stacks_out *s)
+{
+	if (s->threaded)
+		pthread_join(s->thread, NULL);
+	free(s->o.buf);
+}
+
+/* The analysis id: the SHA-256 of the two documents' SHA-256s (stack
+ * table, then summary as written, with the placeholder id). */
+static void analysis_id(struct hashed_out *stacks, struct hashed_out *summary, char id[32])
+{
+	unsigned char both[2 * SHA256_DIGEST_SIZE], digest[SHA256_DIGEST_SIZE];
+	struct sha256_ctx c;
+	char hex[65];
+
+	sha256_digest(&stacks->sha, SHA256_DIGEST_SIZE, both);
+	sha256_digest(&summary->sha, SHA256_DIGEST_SIZE, both + SHA256_DIGEST_SIZE);
+	sha256_init(&c);
+	sha256_update(&c, sizeof(both), both);
+	sha256_digest(&c, sizeof(digest), digest);
+	pl_hex(digest, sizeof(digest), hex);
+	snprintf(id, 32, "an-%.20s", hex);
+}
+
+/* The two documents are written side by side (see STACKS_THREAD_FROM);
+ * the summary is dumped once, straight to its file, and its id patched
+ * in once both are hashed. */
 enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err)
 {
 	struct pl_atomic_file stacks_file, summary_file;
+	struct stacks_out stacks = {0};
 	struct hashed_out o = {0};
-	unsigned char digest[SHA256_DIGEST_SIZE];
-	char hex[65], tmp_path[4096];
+	char tmp_path[4096];
 	json_t *summary = NULL;
 	enum pl_err rc;
 
@@ -584,29 +647,24 @@ enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
 		pl_atomic_abort(&stacks_file);
 		return rc;
 	}
+	stacks_start(&stacks, p, stacks_file.fp);
 	sha256_init(&o.sha);
 	o.buf = pl_xmalloc(HASHED_FLUSH);
-	hashed_next_file(&o, stacks_file.fp);
-	if (!pl_stack_table_write(p, hashed_write, &o))
+	hashed_next_file(&o, summary_file.fp);
+	pl_heap_reserve(pl_nfuncs(p) * SUMMARY_BYTES_PER_FUNCTION);
+	summary = summary_new(p);
+	if (json_dump_callback(summary, hashed_write, &o, PL_DUMP_FLAGS | JSON_INDENT(1)) != 0)
 		o.failed = true;
 	hashed_flush(&o);
-	if (!o.failed) {
-		pl_heap_reserve(pl_nfuncs(p) * SUMMARY_BYTES_PER_FUNCTION);
-		summary = summary_new(p);
-		hashed_next_file(&o, summary_file.fp);
-		if (json_dump_callback(summary, hashed_write, &o, PL_DUMP_FLAGS | JSON_INDENT(1)) != 0)
-			o.failed = true;
-		hashed_flush(&o);
-	}
+	stacks_finish(&stacks);
+	o.failed |= stacks.o.failed;
 	free(o.buf);
 	if (o.failed) {
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
 			     "cannot write the analysis under '%s'", root);
 		goto fail;
 	}
-	sha256_digest(&o.sha, sizeof(digest), digest);
-	pl_hex(digest, sizeof(digest), hex);
-	snprintf(ref->id, sizeof(ref->id), "an-%.20s", hex);
+	analysis_id(&stacks.o, &o, ref->id);
 	if ((rc = patch_id(&o, summary, ref->id, err)))
 		goto fail;
 	snprintf(ref->summary_path, sizeof(ref->summary_path), "%s/analyses/%s.json", root, ref->id);
