@@ -17,6 +17,7 @@
 #include <nettle/sha2.h>
 
 #include "input.h"
+#include "testlib.h"
 
 static const char text[] = "first line\nsecond line\r\n\nlast line without newline";
 
@@ -30,14 +31,6 @@ static char *temp_path(void)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	return path;
-}
-
-static void write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
-	fclose(f);
 }
 
 static void write_gzip(const char *path, const char *s, size_t n, int members)

@@ -98,15 +98,6 @@ static void make_tmpdir(char *out, size_t cap)
 	ck_assert_ptr_nonnull(mkdtemp(out));
 }
 
-static void write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 
 /* Number of processes whose parent is `parent`; with `less_spare`, less
  * one that is a zygote's spare waiting for the next request (named

@@ -22,6 +22,7 @@
 
 #include "symbolize.h"
 #include "symindex.h"
+#include "testlib.h"
 
 static struct pl_sym_cfg idx_cfg;
 
@@ -65,15 +66,6 @@ static void *read_all(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return p;
-}
-
-static void write_all(const char *path, const void *p, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(p, 1, len, f), len);
-	fclose(f);
 }
 
 /* A small index: two functions, lines, a two-deep chain used twice. */
@@ -221,9 +213,9 @@ START_TEST(files_are_checked_when_opened)
 	ck_assert_uint_eq(pl_symindex_bytes(x), len);
 	pl_symindex_free(x);
 	ck_assert_int_eq(pl_symindex_open(path, "beef", &x, &err), PL_ERR_UNSUPPORTED);
-	write_all(path, blob, len / 2);
+	write_file(path, blob, len / 2);
 	ck_assert_int_eq(pl_symindex_open(path, "abcd", &x, &err), PL_ERR_UNSUPPORTED);
-	write_all(path, blob, 10);
+	write_file(path, blob, 10);
 	ck_assert_int_eq(pl_symindex_open(path, "abcd", &x, &err), PL_ERR_UNSUPPORTED);
 	free(blob);
 	rm_rf(dir);
@@ -439,7 +431,7 @@ START_TEST(a_corrupt_or_stale_index_file_is_refused_and_rebuilt)
 	/* A flipped byte in the rows: refused, rebuilt, right answers. */
 	blob = read_all(idx, &len);
 	blob[len - 100] ^= 0x5a;
-	write_all(idx, blob, len);
+	write_file(idx, blob, len);
 	refused_and_rebuilt(copy, dir, offs, n);
 	free(blob);
 	blob = read_all(idx, &len);   /* rewritten whole */
@@ -448,7 +440,7 @@ START_TEST(a_corrupt_or_stale_index_file_is_refused_and_rebuilt)
 	pl_symbolizer_free(s);
 
 	/* Truncated: the same. */
-	write_all(idx, blob, len / 3);
+	write_file(idx, blob, len / 3);
 	refused_and_rebuilt(copy, dir, NULL, 0);
 
 	/* The module file changed (mtime): the index is stale. */

@@ -1,7 +1,7 @@
 /* testlib.h - helpers the unit tests share: a TCP listener on 127.0.0.1
  * (a port the kernel picks) whose accept loop, the test's own, runs in a
- * thread; and removing a test folder.  Header-only: each test file that
- * includes it gets its own copy. */
+ * thread; writing a whole test file; and removing a test folder.
+ * Header-only: each test file that includes it gets its own copy. */
 #ifndef PL_TESTLIB_H
 #define PL_TESTLIB_H
 
@@ -45,6 +45,16 @@ static inline void loopback_stop(struct loopback *l)
 	shutdown(l->lfd, SHUT_RDWR);
 	pthread_join(l->thread, NULL);
 	close(l->lfd);
+}
+
+/* Write `n` bytes of `p` as the whole file `path`. */
+static inline void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
 }
 
 /* Remove a test folder and everything in it (not following links). */
