@@ -264,7 +264,8 @@ struct zygote {
 	size_t nkids;
 	struct pollfd *pfds;    /* the socket, the signalfd, then busy kids' status_r */
 	long long idle_ns;      /* since when no job runs; 0 while one does */
-	bool eager;             /* calls come back to back: fork spares at once */
+	bool eager;             /* calls come back to back: fork spares at once,
+				 * and they skip the warm-up */
 	struct spare spare;
 	struct pl_buf expect;   /* policy_of() the last request: the next spare's */
 };
@@ -474,7 +475,7 @@ static enum pl_err pipes(int fds[3][2], struct pl_error *err)
  * confines itself after.  Either way the untrusted job runs confined
  * exactly as asked.  The zygote forks the next spare once the job ended
  * (a job's own core is worth more than a spare ready early), or at once
- * when calls come back to back (see spare_due). */
+ * when calls come back to back (see zygote_loop). */
 
 #define WARM_HEAP (512u << 10)   /* fresh heap made ready before the job comes */
 #define WARM_STACK (64u << 10)   /* stack made ready before the job comes */
@@ -797,10 +798,6 @@ static enum pl_err hand_to_spare(struct zygote *z, const struct zreq *h, const c
 		kill(-sp->pid, SIGKILL);  /* confined to another policy */
 		spare_drop(z);
 	}
-	/* A spare forked now has its request waiting: it skips the warm-up
-	 * that only pays while nobody waits (spare_due sets this again). */
-	if (!sp->pid)
-		z->eager = true;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if ((rc = spare_make(z, err)))
 			return rc;
@@ -965,32 +962,27 @@ static void note_idle(struct zygote *z, nfds_t n)
  * the end bought nothing. */
 #define BACK_TO_BACK_NS (4 * 1000 * 1000LL)
 
+/* Keep idle_ns: since when no job runs (0 while one does). */
+static void note_running(struct zygote *z)
+{
+	if (jobs_running(z))
+		z->idle_ns = 0;
+	else if (!z->idle_ns)
+		z->idle_ns = now_ns();
+}
+
 /* When to fork the next spare.  Calls one at a time with a pause between
  * (an agent thinking): once no job runs, since forking and warming it up
  * beside a running job would take a core from the job, and from the
  * server answering it, on a machine with few.  A job's end is seen on its
- * status pipe, before its exit.  Calls back to back: at once after the
- * reply, so that the spare gets ready while the job runs. */
-static bool spare_due(struct zygote *z, bool request)
-{
-	bool running = jobs_running(z);
-
-	if (request)
-		z->eager = z->idle_ns && now_ns() - z->idle_ns < BACK_TO_BACK_NS;
-	if (running)
-		z->idle_ns = 0;
-	else if (!z->idle_ns)
-		z->idle_ns = now_ns();
-	return !running || z->eager;
-}
-
+ * status pipe, before its exit.  Calls back to back (eager): at once after
+ * the reply, so that the spare gets ready while the job runs. */
 static void __attribute__((noreturn)) zygote_loop(struct zygote *z)
 {
 	spare_make(z, NULL);
 	z->idle_ns = now_ns();
 	for (;;) {
 		nfds_t n = watch_list(z);
-		bool request;
 
 		if (poll(z->pfds, n, draining(z) ? 1 : -1) < 0 && errno != EINTR)
 			zygote_exit(z);
@@ -999,20 +991,20 @@ static void __attribute__((noreturn)) zygote_loop(struct zygote *z)
 		note_idle(z, n);
 		reap_children(z);
 		report_done(z);
-		request = z->pfds[0].revents != 0;
-		if (request)
-			spare_due(z, false);  /* notes when the last job ended */
-		if (request && handle_request(z) < 0)
-			zygote_exit(z);
+		note_running(z);
+		if (z->pfds[0].revents) {
+			z->eager = z->idle_ns && now_ns() - z->idle_ns < BACK_TO_BACK_NS;
+			if (handle_request(z) < 0)
+				zygote_exit(z);
+			note_running(z);
+		}
 		/* After the reply, so the server does not wait for this fork.
 		 * A failure is reported with the next request, which tries again. */
-		if (spare_due(z, request))
+		if (z->idle_ns || z->eager)
 			spare_make(z, NULL);
 	}
 }
 
-/* Signals: SIGCHLD and SIGTERM through a signalfd, terminal signals
- * ignored (the server decides), SIGPIPE ignored (done pipes). */
 static int zygote_signals(void)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN};
