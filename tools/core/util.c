@@ -143,11 +143,12 @@ static void heap_grow_top(size_t top, size_t bytes)
  * that span is enough. */
 void pl_heap_reserve(size_t bytes)
 {
-	size_t top = mallinfo2().keepcost;  /* the free chunk at the top */
+	size_t top;
 	uintptr_t lo, hi;
 
 	if (bytes < HEAP_RESERVE_MIN)
-		return;
+		return;  /* before mallinfo2, which walks every bin */
+	top = mallinfo2().keepcost;  /* the free chunk at the top */
 	mallopt(M_TRIM_THRESHOLD, INT_MAX);
 	if (top < bytes) {
 		heap_grow_top(top, bytes);
