@@ -13,26 +13,25 @@
 #include <limits.h>
 #include <string.h>
 
-#define TOP_HOTSPOTS 5
+#define TOP_HOTSPOTS PL_ARTIFACT_TOP
 #define MAX_EVENTS_SHOWN 8
 
-static json_t *top_hotspots(json_t *summary, size_t view_index)
+/* The first hotspots of view `view_index`, from the writer's brief. */
+static json_t *top_hotspots(json_t *brief, size_t view_index)
 {
-	json_t *view = json_array_get(json_object_get(summary, "views"), view_index);
-	json_t *funcs = json_object_get(summary, "functions");
+	json_t *top = json_array_get(json_object_get(brief, "top_hotspots"), view_index);
 	json_t *out = json_array(), *h;
 	size_t i;
 
-	json_array_foreach(json_object_get(view, "hotspots"), i, h) {
+	json_array_foreach(top, i, h) {
 		json_int_t f = json_integer_value(json_object_get(h, "function"));
-		json_t *fn = json_array_get(funcs, (size_t)f);
 		char id[32];
 		if (i >= TOP_HOTSPOTS)
 			break;
 		snprintf(id, sizeof(id), "fn%lld", (long long)f);
 		json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:O}",
-			"hotspot_id", id, "symbol", json_object_get(fn, "symbol"),
-			"dso", json_object_get(fn, "dso"),
+			"hotspot_id", id, "symbol", json_object_get(h, "symbol"),
+			"dso", json_object_get(h, "dso"),
 			"self_percent", json_object_get(json_object_get(h, "self"), "percent"),
 			"inclusive_percent", json_object_get(json_object_get(h, "inclusive"), "percent")));
 	}
@@ -136,6 +135,9 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	opts.perf_data.kallsyms_shown = "/proc/kallsyms";
 	opts.perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts.folded_event = json_string_value(json_object_get(args, "folded_event"));
+	/* The artifact writer waits for the input's hash only where the
+	 * provenance needs it. */
+	opts.defer_hash = true;
 	pl_profile_init(&p, &ctx->limits);
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {

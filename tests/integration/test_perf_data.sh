@@ -110,9 +110,14 @@ else
 	else
 		notok "$name recovery: without the binary: $(recovery "$none") $(oneline "$WORK/err")"
 	fi
+	# A sample may land in start-up code linked in from crt objects built
+	# without -g: no line table row confirms its symbol, so it stays
+	# unknown, and says so.  Every other frame must be named.
 	set -- $(recovery "$bin")
 	if [ "${1:-0}" -gt 0 ] && [ "$1" = "$2" ]; then
 		ok "$name recovery: --binary with the recorded build-id names all $2 unknown frames"
+	elif [ "${2:-0}" -gt 0 ] && [ "$3" = no_line_table_row ] && [ -z "$4" ] && [ $(($1 - $2)) -le 2 ]; then
+		ok "$name recovery: --binary with the recorded build-id names $2 of $1 unknown frames; the rest have no line table row"
 	else
 		notok "$name recovery: with --binary: $(recovery "$bin")"
 	fi

@@ -1,8 +1,9 @@
 /* test_input.c - unit tests for input.c: plain, gzip (several members)
  * and zstd files give the same lines; truncated data, long lines, large
  * inputs and non-regular files fail with the right error codes; the
- * reader thread's digest is the file's even when it hashes ahead of a slow
- * parser, and a file changed under it fails the read.
+ * hashing thread's digest is the file's whether the parser is slower or
+ * faster than it, also when finished after the input is closed, and a
+ * file changed while it is read fails the hash.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -182,7 +183,7 @@ START_TEST(sha256_matches_a_known_digest)
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
 	while (pl_input_line(&in, &line, &n, &err) > 0)
 		;
-	pl_input_sha256(&in, hex);
+	ck_assert_int_eq(pl_input_sha256(&in, hex, &err), PL_OK);
 	/* FIPS 180-2 test vector for "abc". */
 	ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	pl_input_close(&in);
@@ -190,7 +191,7 @@ START_TEST(sha256_matches_a_known_digest)
 }
 END_TEST
 
-/* A file of `n` bytes of numbered lines, big enough for the reader
+/* A file of `n` bytes of numbered lines, big enough for the hashing
  * thread (input.c starts it from 4 MiB). */
 static char *big_text(size_t n)
 {
@@ -199,7 +200,7 @@ static char *big_text(size_t n)
 
 	ck_assert_ptr_nonnull(t);
 	for (unsigned i = 0; used < n; i++) {
-		int k = snprintf(t + used, n + 1 - used, "line %u of a file that the reader hashes\n", i);
+		int k = snprintf(t + used, n + 1 - used, "line %u of a file that a thread hashes\n", i);
 		used += (size_t)k < n - used ? (size_t)k : n - used;
 	}
 	t[n - 1] = '\n';
@@ -219,42 +220,62 @@ static void sha256_hex(const char *p, size_t n, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-/* The parser stalls at the start (the reader then hashes ahead of the
- * ring and checks those blocks again as they come through): the lines and
- * the digest are still exactly the file's. */
-START_TEST(hashing_ahead_of_a_slow_parser_gives_the_file_digest)
+/* Read every line of a big file, checking each against `t`; the parser
+ * pauses `pause_us` after the first line (then the hash runs ahead). */
+static void read_big(struct pl_input *in, const char *t, size_t size, useconds_t pause_us)
+{
+	struct pl_error err;
+	const char *line;
+	size_t n, got = 0, lines = 0;
+	int r;
+
+	while ((r = pl_input_line(in, &line, &n, &err)) > 0) {
+		ck_assert_int_eq(memcmp(line, t + got, n), 0);
+		got += n + 1;
+		if (++lines == 1 && pause_us)
+			usleep(pause_us);
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(got, size);
+}
+
+/* The parser stalls at the start (the hash runs ahead), or runs at its
+ * own speed and the hash is finished after the input is closed: either
+ * way the lines and the digest are exactly the file's. */
+START_TEST(a_big_file_gives_its_digest_whichever_side_is_faster)
 {
 	const size_t size = 12u << 20;
 	struct pl_limits lim;
 	struct pl_input in;
+	struct pl_input_hash *h;
 	struct pl_error err;
-	const char *line;
 	char hex[65], want[65], *path = temp_path(), *t = big_text(size);
-	size_t n, got = 0, lines = 0;
-	int r;
 
 	pl_limits_default(&lim);
 	write_file(path, t, size);
 	sha256_hex(t, size, want);
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	while ((r = pl_input_line(&in, &line, &n, &err)) > 0) {
-		ck_assert_int_eq(memcmp(line, t + got, n), 0);
-		got += n + 1;
-		if (++lines == 1)
-			usleep(200 * 1000);
-	}
-	ck_assert_int_eq(r, 0);
-	ck_assert_uint_eq(got, size);
-	pl_input_sha256(&in, hex);
+	read_big(&in, t, size, 200 * 1000);
+	ck_assert_int_eq(pl_input_sha256(&in, hex, &err), PL_OK);
 	ck_assert_str_eq(hex, want);
 	pl_input_close(&in);
+
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	read_big(&in, t, size, 0);
+	h = pl_input_detach_hash(&in);
+	pl_input_close(&in);
+	memset(hex, 0, sizeof(hex));
+	ck_assert_int_eq(pl_input_hash_finish(h, hex, &err), PL_OK);
+	ck_assert_str_eq(hex, want);
 	unlink(path);
 	free(t);
 }
 END_TEST
 
-/* A block the reader hashed ahead changes before the parser gets to it:
- * the read fails rather than give a digest of other bytes. */
+/* The file is written to while it is read (after the hash has read all
+ * of it, so the two reads may differ): the hash fails rather than give a
+ * digest of other bytes than were parsed.  A hash given up unfinished
+ * (the parser stopped early) costs nothing more. */
 START_TEST(a_file_changed_while_read_fails)
 {
 	const size_t size = 12u << 20;
@@ -262,25 +283,28 @@ START_TEST(a_file_changed_while_read_fails)
 	struct pl_input in;
 	struct pl_error err;
 	const char *line;
-	char *path = temp_path(), *t = big_text(size);
+	char hex[65], *path = temp_path(), *t = big_text(size);
 	size_t n;
-	int r, fd;
+	int fd;
 
 	pl_limits_default(&lim);
 	write_file(path, t, size);
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
 	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
-	/* Give the reader time to hash the whole file ahead. */
+	/* Give the hashing thread time to read the whole file. */
 	usleep(300 * 1000);
 	fd = open(path, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, 10u << 20), 7);
 	close(fd);
-	while ((r = pl_input_line(&in, &line, &n, &err)) > 0)
+	while (pl_input_line(&in, &line, &n, &err) > 0)
 		;
-	ck_assert_int_eq(r, -1);
-	ck_assert_int_eq(err.code, PL_ERR_INPUT);
+	ck_assert_int_eq(pl_input_sha256(&in, hex, &err), PL_ERR_INPUT);
 	ck_assert_ptr_nonnull(strstr(err.text, "changed while it was read"));
+	pl_input_close(&in);
+
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
 	pl_input_close(&in);
 	unlink(path);
 	free(t);
@@ -325,7 +349,7 @@ Suite *suite_input(void)
 	tcase_add_test(tc, long_lines_and_large_inputs_hit_limits);
 	tcase_add_test(tc, folders_and_fifos_are_refused);
 	tcase_add_test(tc, sha256_matches_a_known_digest);
-	tcase_add_test(tc, hashing_ahead_of_a_slow_parser_gives_the_file_digest);
+	tcase_add_test(tc, a_big_file_gives_its_digest_whichever_side_is_faster);
 	tcase_add_test(tc, a_file_changed_while_read_fails);
 	tcase_add_test(tc, buffered_lines_can_be_skipped);
 	tcase_set_timeout(tc, 30);

@@ -2,8 +2,9 @@
  * the compact stack table (version 2) round-trips a profile exactly and
  * its reader refuses malformed entries; the record and line caches of the
  * parsers give what line-by-line parsing gives; the fold compares lines
- * byte by byte across name boundaries; plain input hands out lines that
- * run across read blocks, and its reader threads hash exactly the file.
+ * byte by byte across name boundaries; the streamed summary is laid out
+ * exactly as jansson dumps it; plain input hands out lines that run
+ * across read blocks, and hashes exactly the file.
  */
 #include <check.h>
 #include <stdio.h>
@@ -286,6 +287,92 @@ START_TEST(artifacts_of_a_big_profile_load_back_the_same)
 }
 END_TEST
 
+static const char *file_sha256(const char *path, char *out);
+
+/* The summary, streamed piece by piece, is laid out byte for byte as
+ * jansson dumps the same document whole; the brief handed back holds
+ * each view's first hotspots as written, named by their functions. */
+static void check_summary_layout(struct pl_profile *p)
+{
+	char root[] = "/tmp/perflens-sum-XXXXXX";
+	struct pl_artifact_ref ref;
+	struct pl_error err;
+	json_t *brief = NULL, *doc, *views, *funcs;
+	char *text, *again;
+	size_t len, i;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(pl_artifact_write(p, root, &ref, &brief, &err), PL_OK);
+	ck_assert_ptr_nonnull(f = fopen(ref.summary_path, "rb"));
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	rewind(f);
+	text = malloc(len + 1);
+	ck_assert_uint_eq(fread(text, 1, len, f), len);
+	text[len] = '\0';
+	fclose(f);
+	ck_assert_ptr_nonnull(doc = json_loadb(text, len, 0, NULL));
+	again = json_dumps(doc, PL_DUMP_FLAGS | JSON_INDENT(1));
+	ck_assert_str_eq(again, text);
+	views = json_object_get(doc, "views");
+	funcs = json_object_get(doc, "functions");
+	ck_assert_uint_eq(json_array_size(json_object_get(brief, "top_hotspots")), json_array_size(views));
+	ck_assert(json_equal(json_object_get(brief, "events"), json_object_get(doc, "events")));
+	ck_assert(json_equal(json_object_get(brief, "quality"), json_object_get(doc, "quality")));
+	for (i = 0; i < json_array_size(views); i++) {
+		json_t *hot = json_object_get(json_array_get(views, i), "hotspots"), *h;
+		json_t *top = json_array_get(json_object_get(brief, "top_hotspots"), i);
+		size_t j;
+		ck_assert_uint_eq(json_array_size(top), json_array_size(hot) < PL_ARTIFACT_TOP ?
+				  json_array_size(hot) : PL_ARTIFACT_TOP);
+		json_array_foreach(top, j, h) {
+			json_t *fn = json_array_get(funcs, (size_t)json_integer_value(json_object_get(h, "function")));
+			ck_assert(json_equal(json_object_get(h, "symbol"), json_object_get(fn, "symbol")));
+			ck_assert(json_equal(json_object_get(h, "dso"), json_object_get(fn, "dso")));
+			json_object_del(h, "symbol");
+			json_object_del(h, "dso");
+			ck_assert(json_equal(h, json_array_get(hot, j)));
+		}
+	}
+	free(again);
+	free(text);
+	json_decref(doc);
+	json_decref(brief);
+	remove_tree(root);
+}
+
+START_TEST(the_summary_is_laid_out_as_jansson_dumps_it)
+{
+	struct pl_parse_opts opts = {PL_FMT_AUTO, NULL};
+	char root[] = "/tmp/perflens-sum-XXXXXX", want[65], *got;
+	struct pl_artifact_ref ref;
+	struct pl_error err;
+	json_t *doc;
+
+	/* Two events, srclines and an unknown frame, no input file. */
+	ck_assert_int_eq(feed(&prof, sample), PL_OK);
+	check_summary_layout(&prof);
+	/* A device session (perf script and perf stat, a gzip chunk) whose
+	 * hash is left to the writer. */
+	opts.defer_hash = true;
+	ck_assert_int_eq(pl_parse_path(&back, "fixtures/device-x86", &opts, &err), PL_OK);
+	ck_assert_ptr_nonnull(back.sources[0].pending_hash);
+	check_summary_layout(&back);
+	ck_assert_ptr_null(back.sources[0].pending_hash);
+	ck_assert_str_eq(back.sources[0].sha256, file_sha256("fixtures/device-x86/chunk_000.txt.gz", want));
+	/* The provenance written says so too. */
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(pl_artifact_write(&back, root, &ref, NULL, &err), PL_OK);
+	ck_assert_ptr_nonnull(doc = json_load_file(ref.summary_path, 0, NULL));
+	got = (char *)json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(doc, "provenance"), "inputs"), 0), "sha256"));
+	ck_assert_str_eq(got, want);
+	json_decref(doc);
+	remove_tree(root);
+}
+END_TEST
+
 START_TEST(folded_export_sorts_by_bytes_across_name_boundaries)
 {
 	/* '.' sorts before ';', and a line that ends sorts first. */
@@ -362,7 +449,7 @@ START_TEST(plain_lines_run_across_read_blocks)
 		k++;
 	}
 	ck_assert_uint_eq(k, sizeof(lens) / sizeof(lens[0]));
-	pl_input_sha256(&in, got);
+	ck_assert_int_eq(pl_input_sha256(&in, got, &err), PL_OK);
 	ck_assert_str_eq(got, file_sha256(path, want));
 	pl_input_close(&in);
 	/* A line longer than the limit (its CR counts) is an error however
@@ -391,6 +478,7 @@ Suite *suite_stack_table(void)
 	tcase_add_test(tc, folded_line_cache_gives_what_line_by_line_parsing_gives);
 	tcase_add_test(tc, folded_export_sorts_by_bytes_across_name_boundaries);
 	tcase_add_test(tc, artifacts_of_a_big_profile_load_back_the_same);
+	tcase_add_test(tc, the_summary_is_laid_out_as_jansson_dumps_it);
 	tcase_add_test(tc, plain_lines_run_across_read_blocks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,19 +3,22 @@
  * Each document goes through a buffered writer that feeds every byte to a
  * SHA-256; the id hashes the two digests.  The stack table is streamed by
  * stack_table.c, for a big profile on a thread of its own while the
- * summary is built and dumped.
- * The summary is built as one jansson document (bounded by the number of
- * functions; its repeated values, such as equal amounts, are shared) and
- * dumped once, straight to its file, with a placeholder id of the same
- * length that is overwritten in place once the hash is known.  Every list
- * is in id order or a total order, and reals are printed with 10
- * significant digits, which makes the output byte-identical for the same
- * input.  Artifacts are read whole into memory and parsed by jansson from
- * the buffer.
+ * summary is written.  The summary is streamed too (see struct sw): its
+ * values are made and encoded by jansson a piece at a time, so memory is
+ * bounded by the largest piece rather than by the number of functions,
+ * and it is written straight to its file, with a placeholder id of the
+ * same length that is overwritten in place once the hash is known.  Its
+ * provenance comes last, so the SHA-256 of a big input, which a thread of
+ * input.c may still be computing, is waited for only then.  Every list is
+ * in id order or a total order, and reals are printed with 10 significant
+ * digits, which makes the output byte-identical for the same input.
+ * Artifacts are read whole into memory and parsed by jansson from the
+ * buffer.
  */
 #include "artifact.h"
 #include "aggregate.h"
 #include "perf_stat.h"
+#include "parse.h"
 #include "stack_table.h"
 
 #include <dirent.h>
@@ -92,9 +95,17 @@ void pl_atomic_abort(struct pl_atomic_file *af)
 	af->tmp[0] = '\0';
 }
 
+int pl_atomic_sync(struct pl_atomic_file *af)
+{
+	if (fflush(af->fp) != 0 || ferror(af->fp) || fsync(fileno(af->fp)) != 0)
+		return -1;
+	af->synced = true;
+	return 0;
+}
+
 enum pl_err pl_atomic_commit(struct pl_atomic_file *af, struct pl_error *err)
 {
-	bool bad = fflush(af->fp) != 0 || ferror(af->fp) || fsync(fileno(af->fp)) != 0;
+	bool bad = !af->synced && pl_atomic_sync(af) != 0;
 
 	if (fclose(af->fp) != 0)
 		bad = true;
@@ -214,7 +225,7 @@ static json_t *amount_json(const struct pl_view *v, const struct pl_amount *a)
 /* Amount objects repeat a lot (every function seen once has the same
  * ones) and nothing changes them after they are built, so a view shares
  * each distinct one: (samples, period) -> object, open addressing.  The
- * table borrows the objects from the document it is building. */
+ * table holds a reference to each (amounts_release drops them). */
 struct amounts {
 	const struct pl_view *v;
 	struct amount_slot {
@@ -260,54 +271,29 @@ static json_t *amount_shared(struct amounts *t, const struct pl_amount *a)
 	t->slots[j] = (struct amount_slot){a->samples, a->period, o};
 	if (++t->count * 2 > t->mask)
 		amounts_grow(t);
-	return o;
+	return json_incref(o);
 }
 
-static json_t *hotspot_json(struct amounts *t, uint32_t f)
+static void amounts_release(struct amounts *t)
 {
-	json_t *o = json_object();
+	for (size_t i = 0; i <= t->mask; i++)
+		json_decref(t->slots[i].obj);
+	free(t->slots);
+}
 
+/* Hotspot `f` of the view, put into `o` (one object reused for every
+ * hotspot: its keys stay in place and only the values change, which
+ * costs a fraction of a new object each time). */
+static void hotspot_set(json_t *o, struct amounts *t, uint32_t f)
+{
 	set_new(o, "function", json_integer((json_int_t)f));
 	set_new(o, "self", amount_shared(t, &t->v->funcs[f].self));
 	set_new(o, "inclusive", amount_shared(t, &t->v->funcs[f].incl));
-	return o;
 }
 
 static json_t *opt_str(const struct pl_profile *p, uint32_t id)
 {
 	return id == PL_NOID ? json_null() : json_string(pl_str(p, id));
-}
-
-static json_t *view_json(const struct pl_profile *p, uint32_t event)
-{
-	struct pl_view v;
-	struct amounts am = {&v, pl_xcalloc(256, sizeof(struct amount_slot)), 255, 0};
-	json_t *hot = json_array(), *threads = json_array(), *dsos = json_array();
-	json_t *out;
-
-	pl_view_build(&v, p, event);
-	for (size_t i = 0; i < v.nhot; i++)
-		json_array_append_new(hot, hotspot_json(&am, v.hot_order[i]));
-	for (size_t i = 0; i < v.nthread_order; i++) {
-		uint32_t t = v.thread_order[i];
-		json_array_append_new(threads, json_pack("{s:I,s:o}", "thread", (json_int_t)t,
-			"weight", amount_shared(&am, &v.threads[t])));
-	}
-	for (size_t i = 0; i < v.ndsos; i++)
-		json_array_append_new(dsos, json_pack("{s:o,s:o,s:o}",
-			"dso", opt_str(p, v.dso_ids[i]),
-			"self", amount_shared(&am, &v.dsos[i].self),
-			"inclusive", amount_shared(&am, &v.dsos[i].incl)));
-	out = json_pack("{s:s,s:s,s:{s:I,s:I},s:I,s:f,s:o,s:o,s:o}",
-		"event", pl_str(p, p->events[event].name),
-		"unit", pl_event_unit(p, event),
-		"total", "samples", (json_int_t)v.total.samples, "period", (json_int_t)v.total.period,
-		"unique_stacks", (json_int_t)v.stacks,
-		"unknown_self_percent", pl_percent(&v, v.unknown_leaf.period),
-		"hotspots", hot, "threads", threads, "dsos", dsos);
-	free(am.slots);
-	pl_view_release(&v);
-	return out;
 }
 
 static json_t *stat_block_json(const struct pl_stat_block *b)
@@ -444,7 +430,8 @@ static json_t *quality_json(const struct pl_profile *p)
 }
 
 /* Strings every function entry repeats (kinds, DSOs), made once and
- * shared; NULL until first use.  Borrowed from the document. */
+ * shared; NULL until first use.  Each holds a reference of its own
+ * (shared_strs_release drops them). */
 struct shared_strs {
 	json_t *kind[PL_KIND_UNKNOWN + 1];
 	json_t **dso;         /* by string id */
@@ -453,10 +440,18 @@ struct shared_strs {
 static json_t *shared(json_t **slot, json_t *(*make)(const struct pl_profile *, uint32_t),
 		      const struct pl_profile *p, uint32_t id)
 {
-	if (*slot)
-		return json_incref(*slot);
-	*slot = make(p, id);
-	return *slot;
+	if (!*slot)
+		*slot = make(p, id);
+	return json_incref(*slot);
+}
+
+static void shared_strs_release(struct shared_strs *ss, size_t nstrs)
+{
+	for (size_t i = 0; i <= PL_KIND_UNKNOWN; i++)
+		json_decref(ss->kind[i]);
+	for (size_t i = 0; i < nstrs; i++)
+		json_decref(ss->dso[i]);
+	free(ss->dso);
 }
 
 static json_t *make_dso(const struct pl_profile *p, uint32_t id)
@@ -470,43 +465,226 @@ static json_t *make_kind(const struct pl_profile *p, uint32_t kind)
 	return json_string_nocheck(pl_kind_name((enum pl_kind)kind));
 }
 
-/* A function as the summary lists it; a symbol or DSO that is not UTF-8
+/* A function as the summary lists it, put into `o` (reused, as
+ * hotspot_set does); false when its symbol or DSO is not UTF-8, which
  * leaves the entry out, as json_pack always did. */
-static json_t *function_json(const struct pl_profile *p, const struct pl_func *f,
-			     struct shared_strs *ss)
+static bool function_set(json_t *o, const struct pl_profile *p, const struct pl_func *f,
+			 struct shared_strs *ss)
 {
-	json_t *o, *dso, *sym = json_string(pl_str(p, f->symbol));
+	json_t *dso, *sym = json_string(pl_str(p, f->symbol));
 
 	if (!sym)
-		return NULL;
+		return false;
 	dso = f->dso == PL_NOID ? json_null() : shared(&ss->dso[f->dso], make_dso, p, f->dso);
 	if (!dso) {
 		json_decref(sym);
-		return NULL;
+		return false;
 	}
-	o = json_object();
 	set_new(o, "symbol", sym);
 	set_new(o, "dso", dso);
 	set_new(o, "kind", shared(&ss->kind[f->kind], make_kind, p, f->kind));
 	set_new(o, "inlined", json_boolean(f->inlined));
-	return o;
+	return true;
 }
 
-static json_t *functions_json(const struct pl_profile *p)
+/* ------------------------------------------------------ summary stream */
+
+/* The summary is written as jansson dumps a whole document with
+ * PL_DUMP_FLAGS | JSON_INDENT(1), but piece by piece: the two lists that
+ * grow with the profile (functions, and each view's hotspots) are never
+ * held as a tree, which would cost about 1.2 KB per function, and the
+ * provenance, which needs the inputs' SHA-256, comes last, so a big
+ * file's hash is finished while the rest is written.  jansson encodes
+ * every value; only the punctuation and indentation of the containers
+ * opened here (the document, the views and those two lists) are written
+ * by hand, as jansson lays them out: an opening bracket, each member on a
+ * new line one space deeper, ',' between members, and the closing bracket
+ * on a line of its own (or right after the opening one when empty). */
+struct sw {
+	struct hashed_out *o;
+	int depth;            /* containers open */
+	bool first;           /* the innermost holds nothing yet */
+	json_t *brief;        /* see pl_artifact_write's summary_out */
+};
+
+static void sw_raw(struct sw *w, const char *s, size_t n)
+{
+	hashed_write(s, n, w->o);
+}
+
+static void sw_newline(struct sw *w, int depth)
+{
+	static const char spaces[] = "\n                                ";
+
+	sw_raw(w, spaces, 1);
+	for (int left = depth; left > 0; left -= 32)
+		sw_raw(w, spaces + 1, left < 32 ? (size_t)left : 32);
+}
+
+/* A dump of a value nested `depth` deep: each line jansson starts gets
+ * that much more indentation (JSON strings hold no raw newline). */
+struct sw_nested {
+	struct sw *w;
+	int depth;
+};
+
+static int sw_nested_write(const char *s, size_t n, void *data)
+{
+	struct sw_nested *d = data;
+	const char *nl;
+
+	/* Most tokens are a byte or two; those skip memchr's call. */
+	if (n == 1) {
+		if (*s == '\n')
+			sw_newline(d->w, d->depth);
+		else
+			sw_raw(d->w, s, 1);
+		return 0;
+	}
+	while ((nl = memchr(s, '\n', n))) {
+		sw_raw(d->w, s, (size_t)(nl - s));
+		sw_newline(d->w, d->depth);
+		n -= (size_t)(nl + 1 - s);
+		s = nl + 1;
+	}
+	sw_raw(d->w, s, n);
+	return 0;
+}
+
+/* Start the next member of the innermost container: its key (a plain
+ * identifier) in an object, nothing more in an array. */
+static void sw_member(struct sw *w, const char *key)
+{
+	if (!w->first)
+		sw_raw(w, ",", 1);
+	w->first = false;
+	sw_newline(w, w->depth);
+	if (key) {
+		sw_raw(w, "\"", 1);
+		sw_raw(w, key, strlen(key));
+		sw_raw(w, "\":", 2);
+	}
+}
+
+/* A member whose value jansson dumps; `v` is borrowed, and NULL (a value
+ * jansson could not make, such as a name that is not UTF-8) leaves the
+ * member out. */
+static void sw_value(struct sw *w, const char *key, json_t *v)
+{
+	struct sw_nested d = {w, w->depth};
+
+	if (!v)
+		return;
+	sw_member(w, key);
+	if (json_dump_callback(v, sw_nested_write, &d,
+			       PL_DUMP_FLAGS | JSON_INDENT(1) | JSON_ENCODE_ANY) != 0)
+		w->o->failed = true;
+}
+
+static void sw_value_new(struct sw *w, const char *key, json_t *v)
+{
+	sw_value(w, key, v);
+	json_decref(v);
+}
+
+/* Open a container ('{' or '[') as a member of the innermost one (`key`
+ * as in sw_member), or as the document when nothing is open. */
+static void sw_open(struct sw *w, const char *key, char bracket)
+{
+	if (w->depth > 0)
+		sw_member(w, key);
+	sw_raw(w, &bracket, 1);
+	w->depth++;
+	w->first = true;
+}
+
+static void sw_close(struct sw *w, char bracket)
+{
+	w->depth--;
+	if (!w->first)
+		sw_newline(w, w->depth);
+	sw_raw(w, &bracket, 1);
+	w->first = false;
+}
+
+/* The brief's entry for a hotspot just written (`hot`, reused). */
+static json_t *brief_hotspot(const struct pl_profile *p, json_t *hot, uint32_t f)
+{
+	const struct pl_func *fn = &p->funcs[f];
+	json_t *b = json_deep_copy(hot);
+
+	set_new(b, "symbol", json_string(pl_str(p, fn->symbol)));
+	set_new(b, "dso", opt_str(p, fn->dso));
+	return b;
+}
+
+static void sw_hotspots(struct sw *w, const struct pl_profile *p, struct amounts *am,
+			json_t *top)
+{
+	const struct pl_view *v = am->v;
+	json_t *hot = json_object();
+
+	sw_open(w, "hotspots", '[');
+	for (size_t i = 0; i < v->nhot; i++) {
+		hotspot_set(hot, am, v->hot_order[i]);
+		sw_value(w, NULL, hot);
+		if (i < PL_ARTIFACT_TOP)
+			json_array_append_new(top, brief_hotspot(p, hot, v->hot_order[i]));
+	}
+	sw_close(w, ']');
+	json_decref(hot);
+}
+
+static void sw_view(struct sw *w, const struct pl_profile *p, uint32_t event)
+{
+	struct pl_view v;
+	struct amounts am = {&v, pl_xcalloc(256, sizeof(struct amount_slot)), 255, 0};
+	json_t *threads = json_array(), *dsos = json_array(), *top = json_array();
+
+	pl_view_build(&v, p, event);
+	sw_open(w, NULL, '{');
+	sw_value_new(w, "event", json_string(pl_str(p, p->events[event].name)));
+	sw_value_new(w, "unit", json_string(pl_event_unit(p, event)));
+	sw_value_new(w, "total", json_pack("{s:I,s:I}", "samples", (json_int_t)v.total.samples,
+					   "period", (json_int_t)v.total.period));
+	sw_value_new(w, "unique_stacks", json_integer((json_int_t)v.stacks));
+	sw_value_new(w, "unknown_self_percent", json_real(pl_percent(&v, v.unknown_leaf.period)));
+	sw_hotspots(w, p, &am, top);
+	for (size_t i = 0; i < v.nthread_order; i++) {
+		uint32_t t = v.thread_order[i];
+		json_array_append_new(threads, json_pack("{s:I,s:o}", "thread", (json_int_t)t,
+			"weight", amount_shared(&am, &v.threads[t])));
+	}
+	for (size_t i = 0; i < v.ndsos; i++)
+		json_array_append_new(dsos, json_pack("{s:o,s:o,s:o}",
+			"dso", opt_str(p, v.dso_ids[i]),
+			"self", amount_shared(&am, &v.dsos[i].self),
+			"inclusive", amount_shared(&am, &v.dsos[i].incl)));
+	sw_value_new(w, "threads", threads);
+	sw_value_new(w, "dsos", dsos);
+	sw_close(w, '}');
+	json_array_append_new(json_object_get(w->brief, "top_hotspots"), top);
+	amounts_release(&am);
+	pl_view_release(&v);
+}
+
+static void sw_functions(struct sw *w, const struct pl_profile *p)
 {
 	struct shared_strs ss = {{0}, pl_xcalloc(p->strs.count + 1, sizeof(json_t *))};
-	json_t *funcs = json_array();
+	json_t *fn = json_object();
 
+	sw_open(w, "functions", '[');
 	for (size_t i = 0; i < pl_nfuncs(p); i++)
-		json_array_append_new(funcs, function_json(p, &p->funcs[i], &ss));
-	free(ss.dso);
-	return funcs;
+		if (function_set(fn, p, &p->funcs[i], &ss))
+			sw_value(w, NULL, fn);
+	sw_close(w, ']');
+	json_decref(fn);
+	shared_strs_release(&ss, p->strs.count + 1);
 }
 
-static json_t *summary_new(const struct pl_profile *p)
+static json_t *events_json(const struct pl_profile *p)
 {
-	json_t *events = json_array(), *funcs = functions_json(p), *threads = json_array();
-	json_t *views = json_array(), *stats = json_array();
+	json_t *events = json_array();
 
 	for (uint32_t e = 0; e < p->nevents; e++) {
 		const struct pl_event *ev = &p->events[e];
@@ -514,20 +692,58 @@ static json_t *summary_new(const struct pl_profile *p)
 			"name", pl_str(p, ev->name), "unit", pl_event_unit(p, e),
 			"samples", (json_int_t)ev->samples, "period", (json_int_t)ev->period,
 			"records_without_period", (json_int_t)ev->records_without_period));
-		json_array_append_new(views, view_json(p, e));
 	}
+	return events;
+}
+
+static json_t *threads_json(const struct pl_profile *p)
+{
+	json_t *threads = json_array();
+
 	for (size_t i = 0; i < pl_nthreads(p); i++) {
 		const struct pl_thread *t = &p->threads[i];
 		json_array_append_new(threads, json_pack("{s:o,s:o,s:o}",
 			"pid", opt_i64(t->pid), "tid", opt_i64(t->tid), "comm", opt_str(p, t->comm)));
 	}
+	return threads;
+}
+
+static json_t *stats_json(const struct pl_profile *p)
+{
+	json_t *stats = json_array();
+
 	for (size_t i = 0; i < p->nstats; i++)
 		json_array_append_new(stats, stat_block_json(p->stats[i]));
-	return json_pack("{s:s,s:i,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-		"schema", "perflens.analysis", "version", PL_ANALYSIS_SCHEMA_VERSION,
-		"id", ID_PLACEHOLDER, "provenance", provenance_json(p), "quality", quality_json(p),
-		"events", events, "functions", funcs, "threads", threads,
-		"views", views, "perf_stat", stats);
+	return stats;
+}
+
+/* The whole summary, with the placeholder id.  The inputs' hashes are
+ * waited for only before the provenance, the last member. */
+static enum pl_err sw_summary(struct sw *w, struct pl_profile *p, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	json_object_set_new(w->brief, "events", events_json(p));
+	json_object_set_new(w->brief, "quality", quality_json(p));
+	json_object_set_new(w->brief, "top_hotspots", json_array());
+	sw_open(w, NULL, '{');
+	sw_value_new(w, "schema", json_string("perflens.analysis"));
+	sw_value_new(w, "version", json_integer(PL_ANALYSIS_SCHEMA_VERSION));
+	sw_value_new(w, "id", json_string(ID_PLACEHOLDER));
+	sw_value(w, "quality", json_object_get(w->brief, "quality"));
+	sw_value(w, "events", json_object_get(w->brief, "events"));
+	sw_functions(w, p);
+	sw_value_new(w, "threads", threads_json(p));
+	sw_open(w, "views", '[');
+	for (uint32_t e = 0; e < p->nevents; e++)
+		sw_view(w, p, e);
+	sw_close(w, ']');
+	sw_value_new(w, "perf_stat", stats_json(p));
+	if ((rc = pl_parse_finish_hashes(p, err)))
+		return rc;
+	sw_value_new(w, "provenance", provenance_json(p));
+	sw_close(w, '}');
+	return PL_OK;
 }
 
 /* ------------------------------------------------------------- writing */
@@ -542,10 +758,9 @@ bool pl_artifact_id_valid(const char *id)
 	return true;
 }
 
-/* Put the id over its placeholder: in the file at the offset where the
- * dump wrote it (found in the kept head), and in the document. */
-static enum pl_err patch_id(struct hashed_out *o, json_t *summary, const char *id,
-			    struct pl_error *err)
+/* Put the id over its placeholder in the file, at the offset where it
+ * was written (found in the kept head). */
+static enum pl_err patch_id(struct hashed_out *o, const char *id, struct pl_error *err)
 {
 	static const char needle[] = "\"id\":\"" ID_PLACEHOLDER "\"";
 	const char *at = memmem(o->head, o->head_len, needle, sizeof(needle) - 1);
@@ -555,24 +770,21 @@ static enum pl_err patch_id(struct hashed_out *o, json_t *summary, const char *i
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "summary id placeholder not found");
 	off = (off_t)(at - o->head) + 6;
 	if (fflush(o->fp) != 0 || pwrite(fileno(o->fp), id, strlen(id), off) != (ssize_t)strlen(id))
-		o->failed = true;
-	json_object_set_new(summary, "id", json_string(id));
+		return pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
+			       "cannot write the analysis id: %s", strerror(errno));
 	return PL_OK;
 }
-
-/* What building the summary allocates per function, measured (about
- * 1.2 KB: its entry in the function list and its hotspot, as jansson
- * objects); a little more than that is reserved. */
-#define SUMMARY_BYTES_PER_FUNCTION 1400
 
 /* From this many unique stacks on, the stack table is written on a
  * thread of its own while the summary is built and dumped: below, starting
  * the thread costs about what it saves. */
 #define STACKS_THREAD_FROM 10000
 
-/* The stack table, written through its own hashed output. */
+/* The stack table, written through its own hashed output to its own
+ * file, which it also syncs to disk. */
 struct stacks_out {
 	const struct pl_profile *p;
+	struct pl_atomic_file *file;
 	struct hashed_out o;
 	pthread_t thread;
 	bool threaded;
@@ -585,15 +797,19 @@ static void *stacks_write(void *arg)
 	if (!pl_stack_table_write(s->p, hashed_write, &s->o))
 		s->o.failed = true;
 	hashed_flush(&s->o);
+	if (pl_atomic_sync(s->file) != 0)
+		s->o.failed = true;
 	return NULL;
 }
 
-static void stacks_start(struct stacks_out *s, const struct pl_profile *p, FILE *fp)
+static void stacks_start(struct stacks_out *s, const struct pl_profile *p,
+			 struct pl_atomic_file *file)
 {
 	s->p = p;
+	s->file = file;
 	sha256_init(&s->o.sha);
 	s->o.buf = pl_xmalloc(HASHED_FLUSH);
-	hashed_next_file(&s->o, fp);
+	hashed_next_file(&s->o, file->fp);
 	s->threaded = p->stack_keys.count >= STACKS_THREAD_FROM &&
 		      pthread_create(&s->thread, NULL, stacks_write, s) == 0;
 	if (!s->threaded)
@@ -624,68 +840,75 @@ static void analysis_id(struct hashed_out *stacks, struct hashed_out *summary, c
 	snprintf(id, 32, "an-%.20s", hex);
 }
 
+/* Both documents written: name them by the id and move them into place. */
+static enum pl_err commit_both(struct pl_atomic_file *stacks_file,
+			       struct pl_atomic_file *summary_file,
+			       struct pl_artifact_ref *ref, const char *root,
+			       struct pl_error *err)
+{
+	enum pl_err rc;
+
+	snprintf(ref->summary_path, sizeof(ref->summary_path), "%s/analyses/%s.json", root, ref->id);
+	snprintf(ref->stacks_path, sizeof(ref->stacks_path), "%s/analyses/%s.stacks.json", root, ref->id);
+	snprintf(stacks_file->path, sizeof(stacks_file->path), "%s", ref->stacks_path);
+	snprintf(summary_file->path, sizeof(summary_file->path), "%s", ref->summary_path);
+	if ((rc = pl_atomic_commit(stacks_file, err))) {
+		pl_atomic_abort(summary_file);
+		return rc;
+	}
+	return pl_atomic_commit(summary_file, err);
+}
+
 /* The two documents are written side by side (see STACKS_THREAD_FROM);
- * the summary is dumped once, straight to its file, and its id patched
- * in once both are hashed. */
-enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
+ * the summary is streamed straight to its file (see struct sw), and its
+ * id patched in once both are hashed. */
+enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err)
 {
 	struct pl_atomic_file stacks_file, summary_file;
 	struct stacks_out stacks = {0};
 	struct hashed_out o = {0};
+	struct sw w = {&o, 0, true, json_object()};
 	char tmp_path[4096];
-	json_t *summary = NULL;
 	enum pl_err rc;
 
 	memset(ref, 0, sizeof(*ref));
 	snprintf(tmp_path, sizeof(tmp_path), "%s/analyses/pending.stacks.json", root);
 	if ((rc = pl_atomic_open(&stacks_file, tmp_path, err)))
-		return rc;
+		goto out;
 	snprintf(tmp_path, sizeof(tmp_path), "%s/analyses/pending.json", root);
 	if ((rc = pl_atomic_open(&summary_file, tmp_path, err))) {
 		pl_atomic_abort(&stacks_file);
-		return rc;
+		goto out;
 	}
-	stacks_start(&stacks, p, stacks_file.fp);
+	stacks_start(&stacks, p, &stacks_file);
 	sha256_init(&o.sha);
 	o.buf = pl_xmalloc(HASHED_FLUSH);
 	hashed_next_file(&o, summary_file.fp);
-	pl_heap_reserve(pl_nfuncs(p) * SUMMARY_BYTES_PER_FUNCTION);
-	summary = summary_new(p);
-	if (json_dump_callback(summary, hashed_write, &o, PL_DUMP_FLAGS | JSON_INDENT(1)) != 0)
-		o.failed = true;
+	rc = sw_summary(&w, p, err);
 	hashed_flush(&o);
 	stacks_finish(&stacks);
 	o.failed |= stacks.o.failed;
 	free(o.buf);
-	if (o.failed) {
+	if (rc == PL_OK && o.failed)
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
 			     "cannot write the analysis under '%s'", root);
-		goto fail;
+	if (rc == PL_OK) {
+		analysis_id(&stacks.o, &o, ref->id);
+		rc = patch_id(&o, ref->id, err);
 	}
-	analysis_id(&stacks.o, &o, ref->id);
-	if ((rc = patch_id(&o, summary, ref->id, err)))
-		goto fail;
-	snprintf(ref->summary_path, sizeof(ref->summary_path), "%s/analyses/%s.json", root, ref->id);
-	snprintf(ref->stacks_path, sizeof(ref->stacks_path), "%s/analyses/%s.stacks.json", root, ref->id);
-	snprintf(stacks_file.path, sizeof(stacks_file.path), "%s", ref->stacks_path);
-	snprintf(summary_file.path, sizeof(summary_file.path), "%s", ref->summary_path);
-	if ((rc = pl_atomic_commit(&stacks_file, err))) {
+	if (rc == PL_OK) {
+		rc = commit_both(&stacks_file, &summary_file, ref, root, err);
+	} else {
+		pl_atomic_abort(&stacks_file);
 		pl_atomic_abort(&summary_file);
-		json_decref(summary);
-		return rc;
 	}
-	rc = pl_atomic_commit(&summary_file, err);
-	if (rc || !summary_out)
-		json_decref(summary);
+out:
+	if (rc == PL_OK && summary_out)
+		*summary_out = w.brief;
 	else
-		*summary_out = summary;
-	return rc;
-fail:
-	pl_atomic_abort(&stacks_file);
-	pl_atomic_abort(&summary_file);
-	json_decref(summary);
+		json_decref(w.brief);
 	return rc;
 }
 

@@ -1,9 +1,10 @@
 /* artifact.h - versioned, content-addressed analysis artifacts.
  *
  * An analysis is two JSON documents under ARTIFACT_ROOT/analyses/:
- *   ID.json         the summary (schemas/analysis.schema.json): provenance,
- *                   events, data quality, functions, threads, and per event
- *                   the hotspots, threads and DSOs, plus perf stat blocks;
+ *   ID.json         the summary (schemas/analysis.schema.json): data
+ *                   quality, events, functions, threads, and per event the
+ *                   hotspots, threads and DSOs, perf stat blocks, and the
+ *                   provenance;
  *   ID.stacks.json  the stack table (schemas/stacks.schema.json) from which
  *                   the whole profile can be rebuilt for call paths and
  *                   exports.
@@ -31,8 +32,14 @@ struct pl_artifact_ref {
 	char stacks_path[4096];
 };
 
-/* Build and write both documents; fills `ref`. */
-enum pl_err pl_artifact_write(const struct pl_profile *p, const char *root,
+/* Write both documents; fills `ref`.  Finishes the inputs' hashes left
+ * pending by the parser (pl_parse_finish_hashes), which may fail.  With
+ * `summary_out`, the summary's small parts come back for a quick answer:
+ * {"events", "quality"} as written, and "top_hotspots", per event in
+ * order, its first PL_ARTIFACT_TOP hotspots as written, each with its
+ * function's "symbol" and "dso" added. */
+#define PL_ARTIFACT_TOP 5
+enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err);
 
@@ -76,12 +83,15 @@ enum pl_err pl_write_file_atomic(const char *path, const void *data,
  * into place, abort removes it. */
 struct pl_atomic_file {
 	FILE *fp;
+	bool synced;          /* pl_atomic_sync ran: commit only renames */
 	char tmp[4096];
 	char path[4096];
 };
 enum pl_err pl_atomic_open(struct pl_atomic_file *af, const char *path,
 			   struct pl_error *err);
 enum pl_err pl_atomic_commit(struct pl_atomic_file *af, struct pl_error *err);
+/* Flush and fsync ahead of commit (from another thread, say); 0 or -1. */
+int pl_atomic_sync(struct pl_atomic_file *af);
 void pl_atomic_abort(struct pl_atomic_file *af);
 
 #endif

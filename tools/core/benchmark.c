@@ -762,7 +762,8 @@ static enum pl_err read_text(struct pl_bench_set *s, const char *path, const str
 		s->path = pl_xstrndup(path, strlen(path));
 		s->size = in.file_size;
 		s->compression = pl_codec_name(in.codec);
-		pl_input_sha256(&in, s->sha256);
+		if (pl_input_sha256(&in, s->sha256, err))
+			got = -1;
 	}
 	pl_input_close(&in);
 	return got == 0 ? PL_OK : err->code;

@@ -7,28 +7,27 @@
  * bounded whatever the input size.  Gzip members and zstd frames may be
  * concatenated (as a streaming agent writes them).
  *
- * Threading: for files of THREADS_FROM or more, a reader thread keeps the
- * read system calls and the SHA-256 off the parser's path.  It reads into
- * a ring of RING_SLOTS blocks, publishes each block, then hashes it; the
- * parser takes blocks in order and gives each back when it moves on, and
- * the reader refills only given-back slots (which it has hashed by then).
- * While the ring is full (the parser is the slower side) the reader hashes
- * ahead instead of waiting: it reads the next blocks a second time with
- * pread into a buffer of its own, hashes them and keeps a keyed 64-bit
- * fingerprint and the length of each; when such a block later comes
- * through the ring it is checked against both, and a difference (the file
- * changed in between) fails the read.  So the digest still covers exactly
- * the bytes that were parsed, and the hashing of a big file no longer
- * waits for the parser's slow stretches.  Only the reader touches the SHA
- * context until pl_input_sha256 waits for it to finish; one mutex guards
- * the counters and flags, and a side is woken only when it waits.  Small
- * files are read and hashed inline.
+ * Hashing: the SHA-256 of a small file is updated inline as each block is
+ * read.  A file of THREADS_FROM or more is hashed by a thread of its own
+ * that reads it a second time with pread, from the page cache the
+ * parser's reads fill, so neither side waits for the other: the parser
+ * runs at its own speed (folded text parses faster than SHA-256 hashes)
+ * and so does the hash (perf script text parses slower).  The two reads
+ * must have seen the same bytes: the hash is accepted only when both read
+ * the same number of bytes and the file's size, inode, modification and
+ * change times are what fstat said at open (the kernel gives a file that
+ * was looked at a fine-grained timestamp on its next change, so a write
+ * in between shows).  Otherwise the file changed while it was read, and
+ * the caller is told so.  The hash may be handed over and finished later
+ * (pl_input_detach_hash), so work that does not need it can go on while
+ * the hashing thread catches up.
  */
 #include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,46 +39,31 @@
 #include <zstd.h>
 
 #define RAW_BLOCK (1u << 18)
-#define RING_SLOTS 8
-/* Below this, reading and hashing inline costs less than starting and
- * feeding two threads. */
+/* Below this, hashing inline costs less than starting a thread and
+ * reading the file twice. */
 #define THREADS_FROM (16 * RAW_BLOCK)
 
-/* An error[] value: the block differs from what was hashed ahead. */
-#define READ_CHANGED (-1)
-
-/* The reading thread and the ring of blocks it shares with the parser.
- * Blocks are numbered from 0; block k lives in slot k % RING_SLOTS. */
-enum { W_READER, W_PARSER, W_ROLES };
-struct reader {
+/* The SHA-256 of one file, inline or on its thread (see the top). */
+struct pl_input_hash {
+	struct sha256_ctx sha;
+	char *path;
+	int fd;                    /* shared with the input until detached */
+	bool owns_fd;              /* detached: closing it is ours */
+	struct stat at_open;
+	bool threaded;             /* a thread hashes (else the parser does) */
 	pthread_t thread;
-	bool running;              /* the thread was started */
-	pthread_mutex_t mu;
-	pthread_cond_t cv[W_ROLES];  /* one per side */
-	bool waiting[W_ROLES];     /* a side waits on its condition */
-	unsigned char *slot[RING_SLOTS];
-	size_t len[RING_SLOTS];
-	int error[RING_SLOTS];     /* errno of a failed read, else 0 */
-	uint64_t filled;           /* blocks published (reader writes) */
-	uint64_t next;             /* blocks the parser took (parser writes) */
-	bool last;                 /* the block before `filled` ended the file */
-	bool done;                 /* the reader has hashed all it read */
-	bool stop;                 /* the parser closes the input */
-	/* Hashing ahead; the reader's alone. */
-	uint64_t hashed;           /* blocks fed to the SHA-256 */
-	bool ahead_end;            /* a block read ahead ended the file */
-	uint64_t ahead_cap;        /* blocks that may be hashed ahead */
-	uint64_t *ahead_fp;        /* [block] fingerprint of what was hashed */
-	uint32_t *ahead_len;       /* [block] its length */
-	unsigned char *ahead_buf;  /* RAW_BLOCK bytes */
-	uint64_t fp_key;           /* fingerprint seed, different every run */
+	atomic_bool stop;          /* the input was given up: stop early */
+	uint64_t hashed;           /* bytes hashed; the thread's until joined */
+	int read_errno;            /* the thread's pread failed */
+	uint64_t parsed;           /* bytes the parser read */
+	unsigned char *buf;        /* the thread's block */
 };
 
 struct pl_input_state {
 	int fd;
 	struct pl_limits lim;
-	struct sha256_ctx sha;
-	struct reader rd;
+	struct pl_input_hash *hash;
+	unsigned char *block;      /* the parser's read buffer */
 	unsigned char *raw;        /* the current block (plain text or compressed) */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
@@ -125,284 +109,122 @@ static ssize_t read_block_at(int fd, unsigned char *buf, int64_t off)
 	return (ssize_t)got;
 }
 
-static ssize_t read_block(int fd, unsigned char *buf)
+/* The hashing thread: the whole file, block by block, to its end. */
+static void *hash_main(void *arg)
 {
-	return read_block_at(fd, buf, -1);
-}
+	struct pl_input_hash *h = arg;
 
-/* Slots the reader may fill: those given back (the parser still holds
- * block next - 1). */
-static uint64_t free_slots(const struct reader *r)
-{
-	return RING_SLOTS - (r->filled - (r->next ? r->next - 1 : 0));
-}
-
-/* Wait as `role` (mutex held). */
-static void wait_as(struct reader *r, int role)
-{
-	r->waiting[role] = true;
-	pthread_cond_wait(&r->cv[role], &r->mu);
-	r->waiting[role] = false;
-}
-
-/* Wake a side if it waits (mutex held): a block handed over costs no
- * system call while the other side is busy. */
-static void wake(struct reader *r, int role)
-{
-	if (r->waiting[role])
-		pthread_cond_signal(&r->cv[role]);
-}
-
-static void wake_all(struct reader *r)
-{
-	for (int i = 0; i < W_ROLES; i++)
-		pthread_cond_broadcast(&r->cv[i]);
-}
-
-/* A keyed 64-bit fingerprint of a block: eight independent lanes, each
- * word xored in and multiplied by an odd constant (a bijection, so a
- * changed word changes its lane), the lanes folded with 128-bit multiplies
- * at the end.  About 20 GB/s on the project's VM, several times a single
- * chain of multiplies such as pl_hash: it runs on the reader thread, the
- * slower side when the parser is fast. */
-static uint64_t fingerprint(const unsigned char *p, size_t n, uint64_t key)
-{
-	const uint64_t k = 0xe7037ed1a0b428dbULL | 1;
-	uint64_t a = key, b = key + 1, c = key + 2, d = key + 3;
-	uint64_t e = key + 4, f = key + 5, g = key + 6, h = key + 7, t[8] = {0};
-
-	for (; n >= 64; p += 64, n -= 64) {
-		a = (a ^ pl_load_u64(p)) * k;
-		b = (b ^ pl_load_u64(p + 8)) * k;
-		c = (c ^ pl_load_u64(p + 16)) * k;
-		d = (d ^ pl_load_u64(p + 24)) * k;
-		e = (e ^ pl_load_u64(p + 32)) * k;
-		f = (f ^ pl_load_u64(p + 40)) * k;
-		g = (g ^ pl_load_u64(p + 48)) * k;
-		h = (h ^ pl_load_u64(p + 56)) * k;
-	}
-	memcpy(t, p, n);
-	return pl_mul_fold(a ^ t[0] ^ n, b ^ t[1]) ^ pl_mul_fold(c ^ t[2], d ^ t[3]) ^
-	       pl_mul_fold(e ^ t[4], f ^ t[5]) ^ pl_mul_fold(g ^ t[6], h ^ t[7] ^ k);
-}
-
-
-/* Hash the next block ahead of the ring (mutex not held); false when
- * there is nothing more to hash ahead. */
-static bool hash_ahead(struct pl_input_state *st)
-{
-	struct reader *r = &st->rd;
-	uint64_t b = r->hashed;
-	ssize_t n;
-
-	if (r->ahead_end || b >= r->ahead_cap)
-		return false;
-	n = read_block_at(st->fd, r->ahead_buf, (int64_t)(b * RAW_BLOCK));
-	if (n < 0) {
-		/* Leave the block to the ring, which reports the error. */
-		r->ahead_end = true;
-		return false;
-	}
-	sha256_update(&st->sha, (size_t)n, r->ahead_buf);
-	r->ahead_fp[b] = fingerprint(r->ahead_buf, (size_t)n, r->fp_key);
-	r->ahead_len[b] = (uint32_t)n;
-	r->hashed = b + 1;
-	r->ahead_end = n < (ssize_t)RAW_BLOCK;
-	return true;
-}
-
-/* A block read into the ring that was hashed ahead: 0 when it is what
- * was hashed, READ_CHANGED when the file changed in between. */
-static int check_ahead(const struct reader *r, uint64_t b, const unsigned char *buf,
-		       ssize_t n)
-{
-	if ((uint32_t)n != r->ahead_len[b] || fingerprint(buf, (size_t)n, r->fp_key) != r->ahead_fp[b])
-		return READ_CHANGED;
-	return 0;
-}
-
-static void *reader_main(void *arg)
-{
-	struct pl_input_state *st = arg;
-	struct reader *r = &st->rd;
-	bool last = false;
-
-	pthread_mutex_lock(&r->mu);
-	while (!last) {
-		uint64_t k, b;
-		ssize_t n;
-		bool pre;
-		int e;
-		/* A full ring hashes ahead while it can, then waits until half
-		 * of it is free: one wake-up for several blocks. */
-		if (!free_slots(r)) {
-			bool more = true;
-			while (!r->stop && free_slots(r) < RING_SLOTS / 2 && more) {
-				pthread_mutex_unlock(&r->mu);
-				more = hash_ahead(st);
-				pthread_mutex_lock(&r->mu);
-			}
-			while (!r->stop && free_slots(r) < RING_SLOTS / 2)
-				wait_as(r, W_READER);
-		}
-		if (r->stop)
+	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
+		ssize_t n = read_block_at(h->fd, h->buf, (int64_t)h->hashed);
+		if (n < 0) {
+			h->read_errno = errno;
 			break;
-		b = r->filled;
-		k = b % RING_SLOTS;
-		pthread_mutex_unlock(&r->mu);
-		n = read_block(st->fd, r->slot[k]);
-		e = n < 0 ? errno : 0;
-		pre = b < r->hashed;
-		if (pre && n >= 0)
-			e = check_ahead(r, b, r->slot[k], n);
-		pthread_mutex_lock(&r->mu);
-		r->error[k] = e;
-		r->len[k] = e ? 0 : (size_t)n;
-		r->last = last = e || n < (ssize_t)RAW_BLOCK;
-		r->filled++;
-		wake(r, W_PARSER);
-		pthread_mutex_unlock(&r->mu);
-		/* The parser may read the block meanwhile; the slot is not
-		 * refilled before this thread comes back for it. */
-		if (!pre && n > 0) {
-			sha256_update(&st->sha, (size_t)n, r->slot[k]);
-			r->hashed = b + 1;
 		}
-		pthread_mutex_lock(&r->mu);
+		sha256_update(&h->sha, (size_t)n, h->buf);
+		h->hashed += (uint64_t)n;
+		if (n < (ssize_t)RAW_BLOCK)
+			break;
 	}
-	r->done = true;
-	wake(r, W_PARSER);
-	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-/* A seed no file can be made for in advance: the fingerprints only have
- * to tell a changed block from the one hashed, within one run. */
-static uint64_t fingerprint_key(const void *addr)
+static struct pl_input_hash *hash_start(int fd, const char *path, const struct stat *sb)
 {
-	struct timespec ts;
+	struct pl_input_hash *h = pl_xcalloc(1, sizeof(*h));
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return pl_hash(&ts, sizeof(ts), (uint64_t)(uintptr_t)addr ^ (uint64_t)getpid());
-}
-
-/* Start the reader; without it (small file, or no thread could be made)
- * every block is read and hashed inline, in one buffer. */
-static void reader_start(struct pl_input_state *st, uint64_t file_size)
-{
-	struct reader *r = &st->rd;
-
-	r->slot[0] = pl_xmalloc(RAW_BLOCK);
-	if (file_size < THREADS_FROM)
-		return;
-	for (size_t i = 0; i < RING_SLOTS; i++) {
-		if (i)
-			r->slot[i] = pl_xmalloc(RAW_BLOCK);
-		pl_prefault(r->slot[i], RAW_BLOCK);
+	sha256_init(&h->sha);
+	h->path = pl_xstrndup(path, strlen(path));
+	h->fd = fd;
+	h->at_open = *sb;
+	atomic_init(&h->stop, false);
+	if (sb->st_size >= THREADS_FROM) {
+		h->buf = pl_xmalloc(RAW_BLOCK);
+		h->threaded = pthread_create(&h->thread, NULL, hash_main, h) == 0;
 	}
-	/* Hashing ahead covers the file as it was at open and what the input
-	 * limit lets the parser read (a grown file's tail goes through the
-	 * ring as before). */
-	r->ahead_cap = file_size / RAW_BLOCK + 1;
-	if (r->ahead_cap > st->lim.max_input_bytes / RAW_BLOCK + 2)
-		r->ahead_cap = st->lim.max_input_bytes / RAW_BLOCK + 2;
-	r->ahead_fp = pl_xmalloc(r->ahead_cap * sizeof(*r->ahead_fp));
-	r->ahead_len = pl_xmalloc(r->ahead_cap * sizeof(*r->ahead_len));
-	r->ahead_buf = pl_xmalloc(RAW_BLOCK);
-	r->fp_key = fingerprint_key(r);
-	pthread_mutex_init(&r->mu, NULL);
-	for (int i = 0; i < W_ROLES; i++)
-		pthread_cond_init(&r->cv[i], NULL);
-	r->running = pthread_create(&r->thread, NULL, reader_main, st) == 0;
-	if (r->running)
-		return;
-	pthread_mutex_destroy(&r->mu);
-	for (int i = 0; i < W_ROLES; i++)
-		pthread_cond_destroy(&r->cv[i]);
+	return h;
 }
 
-/* The next block from the reader thread (giving back the current one):
- * its bytes, or 0 bytes at the end, or -1 with errno set. */
-static ssize_t reader_take(struct reader *r, unsigned char **buf)
+/* Stop the thread early (the input is given up) and wait for it. */
+static void hash_stop(struct pl_input_hash *h)
 {
-	ssize_t n;
-	uint64_t k;
-	int e;
-
-	pthread_mutex_lock(&r->mu);
-	while (r->filled == r->next && !r->last)
-		wait_as(r, W_PARSER);
-	if (r->filled == r->next) {
-		pthread_mutex_unlock(&r->mu);
-		*buf = r->slot[0];
-		return 0;
+	if (h->threaded) {
+		atomic_store(&h->stop, true);
+		pthread_join(h->thread, NULL);
+		h->threaded = false;
+		h->read_errno = ECANCELED;
 	}
-	k = r->next++ % RING_SLOTS;
-	if (free_slots(r) >= RING_SLOTS / 2)
-		wake(r, W_READER);
-	*buf = r->slot[k];
-	e = r->error[k];
-	n = e ? -1 : (ssize_t)r->len[k];
-	pthread_mutex_unlock(&r->mu);
-	errno = e;
-	return n;
 }
 
-/* Wait until the reader has hashed everything (then the SHA context is
- * the parser's to look at). */
-static void reader_finish(struct reader *r)
+void pl_input_hash_free(struct pl_input_hash *h)
 {
-	if (!r->running)
+	if (!h)
 		return;
-	pthread_mutex_lock(&r->mu);
-	while (!r->done)
-		wait_as(r, W_PARSER);
-	pthread_mutex_unlock(&r->mu);
+	hash_stop(h);
+	if (h->owns_fd)
+		close(h->fd);
+	free(h->buf);
+	free(h->path);
+	free(h);
 }
 
-static void reader_stop(struct reader *r)
+static bool same_time(struct timespec a, struct timespec b)
 {
-	if (r->running) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = true;
-		wake_all(r);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->thread, NULL);
-		pthread_mutex_destroy(&r->mu);
-		for (int i = 0; i < W_ROLES; i++)
-			pthread_cond_destroy(&r->cv[i]);
-		r->running = false;
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Did the file stay as it was at open while both sides read it? */
+static bool unchanged(const struct pl_input_hash *h)
+{
+	struct stat now;
+
+	return fstat(h->fd, &now) == 0 && now.st_size == h->at_open.st_size &&
+	       now.st_ino == h->at_open.st_ino && now.st_dev == h->at_open.st_dev &&
+	       same_time(now.st_mtim, h->at_open.st_mtim) &&
+	       same_time(now.st_ctim, h->at_open.st_ctim) &&
+	       h->hashed == h->parsed;
+}
+
+enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
+				 struct pl_error *err)
+{
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	enum pl_err rc = PL_OK;
+
+	if (h->threaded) {
+		pthread_join(h->thread, NULL);
+		h->threaded = false;
+		if (h->read_errno)
+			rc = pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
+				     "cannot read '%s': %s", h->path, strerror(h->read_errno));
+		else if (!unchanged(h))
+			rc = pl_fail(err, PL_ERR_INPUT, "analyze it again once nothing writes to it",
+				     "'%s' changed while it was read", h->path);
 	}
-	for (size_t i = 0; i < RING_SLOTS; i++)
-		free(r->slot[i]);
-	free(r->ahead_fp);
-	free(r->ahead_len);
-	free(r->ahead_buf);
+	if (rc == PL_OK) {
+		sha256_digest(&h->sha, sizeof(digest), digest);
+		pl_hex(digest, sizeof(digest), out);
+	}
+	pl_input_hash_free(h);
+	return rc;
 }
 
 static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 {
 	struct pl_input_state *st = in->st;
-	unsigned char *buf = st->rd.slot[0];
+	struct pl_input_hash *h = st->hash;
 	ssize_t n;
 
 	if (st->raw_pos < st->raw_len || st->raw_eof)
 		return PL_OK;
-	if (st->rd.running) {
-		n = reader_take(&st->rd, &buf);
-	} else {
-		n = read_block(st->fd, buf);
-		if (n > 0)
-			sha256_update(&st->sha, (size_t)n, buf);
-	}
-	if (n < 0 && errno == READ_CHANGED)
-		return pl_fail(err, PL_ERR_INPUT, "analyze it again once nothing writes to it",
-			       "'%s' changed while it was read", in->path);
+	n = read_block_at(st->fd, st->block, -1);
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
 			       "cannot read '%s': %s", in->path, strerror(errno));
+	h->parsed += (uint64_t)n;
+	if (!h->threaded)
+		sha256_update(&h->sha, (size_t)n, st->block);
 	st->raw_eof = n < (ssize_t)RAW_BLOCK;
-	st->raw = buf;
+	st->raw = st->block;
 	st->raw_pos = 0;
 	st->raw_len = (size_t)n;
 	return PL_OK;
@@ -554,10 +376,10 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	fcntl(fd, F_SETFL, 0);
 	st = pl_xcalloc(1, sizeof(*st));
 	st->lim = *lim;
-	sha256_init(&st->sha);
 	st->fd = fd;
-	reader_start(st, (uint64_t)sb.st_size);
-	st->raw = st->rd.slot[0];
+	st->block = pl_xmalloc(RAW_BLOCK);
+	st->hash = hash_start(fd, path, &sb);
+	st->raw = st->block;
 	in->st = st;
 	in->path = pl_xstrndup(path, strlen(path));
 	in->file_size = (uint64_t)sb.st_size;
@@ -715,16 +537,19 @@ size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 	return avail;
 }
 
-void pl_input_sha256(struct pl_input *in, char out[65])
+struct pl_input_hash *pl_input_detach_hash(struct pl_input *in)
 {
-	unsigned char digest[SHA256_DIGEST_SIZE];
-	struct sha256_ctx copy;
+	struct pl_input_hash *h = in->st->hash;
 
-	reader_finish(&in->st->rd);
-	copy = in->st->sha;
+	in->st->hash = NULL;
+	h->owns_fd = true;
+	in->st->fd = -1;
+	return h;
+}
 
-	sha256_digest(&copy, sizeof(digest), digest);
-	pl_hex(digest, sizeof(digest), out);
+enum pl_err pl_input_sha256(struct pl_input *in, char out[65], struct pl_error *err)
+{
+	return pl_input_hash_finish(pl_input_detach_hash(in), out, err);
 }
 
 void pl_input_close(struct pl_input *in)
@@ -735,9 +560,10 @@ void pl_input_close(struct pl_input *in)
 		if (st->z_ready)
 			inflateEnd(&st->z);
 		ZSTD_freeDCtx(st->zs);
-		reader_stop(&st->rd);
+		pl_input_hash_free(st->hash);
 		if (st->fd >= 0)
 			close(st->fd);
+		free(st->block);
 		free(st->win);
 		free(st);
 	}

@@ -5,7 +5,8 @@
  * their newline.  Every byte read counts against the input limit and every
  * line against the line limit; passing either is a PL_ERR_LIMIT error,
  * never silent truncation.  The SHA-256 of the file's bytes as stored is
- * computed on the way (nettle) for provenance.
+ * computed on the way (nettle) for provenance, by a thread of its own for
+ * a big file.
  */
 #ifndef PL_INPUT_H
 #define PL_INPUT_H
@@ -54,9 +55,21 @@ void pl_input_skip(struct pl_input *in, size_t n, uint64_t nlines);
 size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 		     struct pl_error *err);
 
-/* Hex SHA-256 of the file's stored bytes; valid after input was read to
- * the end (pl_input_line returned 0). */
-void pl_input_sha256(struct pl_input *in, char out[65]);
+/* The SHA-256 of the file's stored bytes, as 64 hex digits; valid after
+ * input was read to the end (pl_input_line returned 0).  Fails with
+ * PL_ERR_INPUT when the file changed while it was read. */
+enum pl_err pl_input_sha256(struct pl_input *in, char out[65], struct pl_error *err);
+
+/* The same, finished later: pl_input_detach_hash hands the hash (and the
+ * open file it reads) over, so the input can be closed while a big file's
+ * hashing thread goes on; pl_input_hash_finish waits for it, gives the
+ * digest as pl_input_sha256 does and frees it.  pl_input_hash_free gives
+ * a hash up unfinished (NULL is ignored). */
+struct pl_input_hash;
+struct pl_input_hash *pl_input_detach_hash(struct pl_input *in);
+enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
+				 struct pl_error *err);
+void pl_input_hash_free(struct pl_input_hash *h);
 
 void pl_input_close(struct pl_input *in);
 

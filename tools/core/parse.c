@@ -514,7 +514,10 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	size_t stats_before = p->nstats;
 	enum pl_err rc;
 
-	if ((rc = pl_input_open(&in, path, &p->limits, err)))
+	/* One hash at most is left pending: an earlier file's is finished
+	 * before the next file is read. */
+	if ((rc = pl_parse_finish_hashes(p, err)) ||
+	    (rc = pl_input_open(&in, path, &p->limits, err)))
 		return rc;
 	nhead = pl_input_peek(&in, head, sizeof(head), err);
 	if (nhead >= 8 && memcmp(head, "PERFILE2", 8) == 0) {
@@ -536,7 +539,10 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 		src->path = pl_xstrndup(path, strlen(path));
 		src->size = in.file_size;
 		src->text_bytes = in.bytes_out;
-		pl_input_sha256(&in, src->sha256);
+		if (o->defer_hash)
+			src->pending_hash = pl_input_detach_hash(&in);
+		else
+			rc = pl_input_sha256(&in, src->sha256, err);
 		src->format = fmt;
 		src->codec = pl_codec_name(in.codec);
 		src->lines = in.line_no;
@@ -545,6 +551,23 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 			src->records += p->stats[i]->ncounters;
 	}
 	pl_input_close(&in);
+	return rc;
+}
+
+enum pl_err pl_parse_finish_hashes(struct pl_profile *p, struct pl_error *err)
+{
+	enum pl_err rc = PL_OK;
+
+	for (size_t i = 0; i < p->nsources; i++) {
+		struct pl_source *src = &p->sources[i];
+		if (!src->pending_hash)
+			continue;
+		if (rc == PL_OK)
+			rc = pl_input_hash_finish(src->pending_hash, src->sha256, err);
+		else
+			pl_input_hash_free(src->pending_hash);
+		src->pending_hash = NULL;
+	}
 	return rc;
 }
 

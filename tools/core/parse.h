@@ -29,10 +29,18 @@ struct pl_parse_opts {
 	enum pl_format format;     /* PL_FMT_AUTO to detect */
 	const char *folded_event;  /* event name for folded input; NULL: "unknown" */
 	struct pl_perf_data_opts perf_data;
+	/* Leave the last file's SHA-256 to be finished later (its source's
+	 * pending_hash), so a big file's hashing can overlap what comes
+	 * after parsing; pl_parse_finish_hashes then fills it in. */
+	bool defer_hash;
 };
 
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 			  const struct pl_parse_opts *opts, struct pl_error *err);
+
+/* Wait for the SHA-256 of every source parsed with defer_hash; fails
+ * (PL_ERR_INPUT) when a file changed while it was read. */
+enum pl_err pl_parse_finish_hashes(struct pl_profile *p, struct pl_error *err);
 
 /* Run perf script on a perf.data and parse its text into `p`, which must
  * be empty. */

@@ -7,6 +7,7 @@
  * read straight from its stored key (8-byte aligned by the string table).
  */
 #include "profile.h"
+#include "input.h"
 #include "perf_stat.h"
 
 #include <stdio.h>
@@ -78,6 +79,7 @@ void pl_profile_release(struct pl_profile *p)
 		pl_stat_block_free(p->stats[i]);
 	free(p->stats);
 	for (size_t i = 0; i < p->nsources; i++) {
+		pl_input_hash_free(p->sources[i].pending_hash);
 		free(p->sources[i].path);
 		free(p->sources[i].converted_by);
 	}

@@ -114,12 +114,15 @@ enum pl_format {
 };
 const char *pl_format_name(enum pl_format f);
 
+struct pl_input_hash;
+
 /* One input file, for provenance. */
 struct pl_source {
 	char *path;
 	uint64_t size;          /* bytes on disk */
 	uint64_t text_bytes;    /* decompressed bytes */
-	char sha256[65];
+	char sha256[65];        /* "" while pending_hash is */
+	struct pl_input_hash *pending_hash;  /* see pl_parse_opts.defer_hash */
 	enum pl_format format;
 	const char *codec;      /* "none", "gzip", "zstd" */
 	uint64_t lines;
