@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <nettle/sha2.h>
 
 #include "testlib.h"
 
@@ -287,8 +286,6 @@ START_TEST(artifacts_of_a_big_profile_load_back_the_same)
 }
 END_TEST
 
-static const char *file_sha256(const char *path, char *out);
-
 /* The summary, streamed piece by piece, is laid out byte for byte as
  * jansson dumps the same document whole; the brief handed back holds
  * each view's first hotspots as written, named by their functions. */
@@ -360,7 +357,7 @@ START_TEST(the_summary_is_laid_out_as_jansson_dumps_it)
 	ck_assert_ptr_nonnull(back.sources[0].pending_hash);
 	check_summary_layout(&back);
 	ck_assert_ptr_null(back.sources[0].pending_hash);
-	ck_assert_str_eq(back.sources[0].sha256, file_sha256("fixtures/device-x86/chunk_000.txt.gz", want));
+	ck_assert_str_eq(back.sources[0].sha256, sha256sum_of("fixtures/device-x86/chunk_000.txt.gz", want));
 	/* The provenance written says so too. */
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	ck_assert_int_eq(pl_artifact_write(&back, root, &ref, NULL, &err), PL_OK);
@@ -397,24 +394,6 @@ START_TEST(folded_export_sorts_by_bytes_across_name_boundaries)
 }
 END_TEST
 
-/* Hex SHA-256 of a file, into `out` (65 bytes or more). */
-static const char *file_sha256(const char *path, char *out)
-{
-	struct sha256_ctx c;
-	unsigned char buf[65536], digest[SHA256_DIGEST_SIZE];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	ck_assert_ptr_nonnull(f);
-	sha256_init(&c);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sha256_update(&c, n, buf);
-	fclose(f);
-	sha256_digest(&c, sizeof(digest), digest);
-	pl_hex(digest, sizeof(digest), out);
-	return out;
-}
-
 START_TEST(plain_lines_run_across_read_blocks)
 {
 	/* Lines of every length around the 256 KiB read block, CRLF too, in
@@ -450,7 +429,7 @@ START_TEST(plain_lines_run_across_read_blocks)
 	}
 	ck_assert_uint_eq(k, sizeof(lens) / sizeof(lens[0]));
 	ck_assert_int_eq(pl_input_sha256(&in, got, &err), PL_OK);
-	ck_assert_str_eq(got, file_sha256(path, want));
+	ck_assert_str_eq(got, sha256sum_of(path, want));
 	pl_input_close(&in);
 	/* A line longer than the limit (its CR counts) is an error however
 	 * blocks cut it. */

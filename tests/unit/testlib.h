@@ -1,6 +1,8 @@
 /* testlib.h - helpers the unit tests share: a TCP listener on 127.0.0.1
  * (a port the kernel picks) whose accept loop, the test's own, runs in a
- * thread; writing a whole test file; and removing a test folder.
+ * thread; writing a whole test file; removing a test folder; and the
+ * SHA-256 of a file as coreutils' sha256sum gives it (an oracle that
+ * shares no code with the project's).
  * Header-only: each test file that includes it gets its own copy. */
 #ifndef PL_TESTLIB_H
 #define PL_TESTLIB_H
@@ -78,6 +80,21 @@ static inline void remove_tree(const char *dir)
 	if (d)
 		closedir(d);
 	rmdir(dir);
+}
+
+/* The hex SHA-256 of the file at `path` (a test's own temporary file,
+ * whose name needs no quoting), by sha256sum; returns `out`. */
+static inline const char *sha256sum_of(const char *path, char out[65])
+{
+	char cmd[PATH_MAX + 32];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sha256sum -- '%s'", path);
+	ck_assert_ptr_nonnull(p = popen(cmd, "r"));
+	ck_assert_int_eq(fscanf(p, "%64s", out), 1);
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_uint_eq(strlen(out), 64);
+	return out;
 }
 
 #endif

@@ -16,6 +16,7 @@
  * buffer.
  */
 #include "artifact.h"
+#include "sha256.h"
 #include "stack_table.h"
 #include "summary.h"
 
@@ -28,7 +29,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nettle/sha2.h>
 
 /* ---------------------------------------------------------- atomic files */
 
@@ -141,7 +141,7 @@ enum pl_err pl_write_file_atomic(const char *path, const void *data,
  * placeholder can be found in them afterwards. */
 struct hashed_out {
 	FILE *fp;
-	struct sha256_ctx sha;
+	struct pl_sha256 sha;
 	bool failed;
 	char *buf;            /* HASHED_FLUSH bytes */
 	size_t len;
@@ -151,7 +151,7 @@ struct hashed_out {
 
 static void hashed_bytes(struct hashed_out *o, const char *s, size_t n)
 {
-	sha256_update(&o->sha, n, (const uint8_t *)s);
+	pl_sha256_update(&o->sha, s, n);
 	if (n && fwrite(s, 1, n, o->fp) != n)
 		o->failed = true;
 }
@@ -253,7 +253,7 @@ static void stacks_start(struct stacks_out *s, const struct pl_profile *p,
 {
 	s->p = p;
 	s->file = file;
-	sha256_init(&s->o.sha);
+	pl_sha256_init(&s->o.sha);
 	s->o.buf = pl_xmalloc(HASHED_FLUSH);
 	hashed_next_file(&s->o, file->fp);
 	s->threaded = p->stack_keys.count >= STACKS_THREAD_FROM &&
@@ -273,16 +273,12 @@ static void stacks_finish(struct stacks_out *s)
  * table, then summary as written, with the placeholder id). */
 static void analysis_id(struct hashed_out *stacks, struct hashed_out *summary, char id[32])
 {
-	unsigned char both[2 * SHA256_DIGEST_SIZE], digest[SHA256_DIGEST_SIZE];
-	struct sha256_ctx c;
+	unsigned char both[2 * PL_SHA256_SIZE];
 	char hex[65];
 
-	sha256_digest(&stacks->sha, SHA256_DIGEST_SIZE, both);
-	sha256_digest(&summary->sha, SHA256_DIGEST_SIZE, both + SHA256_DIGEST_SIZE);
-	sha256_init(&c);
-	sha256_update(&c, sizeof(both), both);
-	sha256_digest(&c, sizeof(digest), digest);
-	pl_hex(digest, sizeof(digest), hex);
+	pl_sha256_final(&stacks->sha, both);
+	pl_sha256_final(&summary->sha, both + PL_SHA256_SIZE);
+	pl_sha256_hex(both, sizeof(both), hex);
 	snprintf(id, 32, "an-%.20s", hex);
 }
 
@@ -329,7 +325,7 @@ enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 		goto out;
 	}
 	stacks_start(&stacks, p, &stacks_file);
-	sha256_init(&o.sha);
+	pl_sha256_init(&o.sha);
 	o.buf = pl_xmalloc(HASHED_FLUSH);
 	hashed_next_file(&o, summary_file.fp);
 	rc = pl_summary_write(p, hashed_write, &o, brief, err);

@@ -16,6 +16,7 @@
 #include "artifact.h"
 #include "bench_stats.h"
 #include "input.h"
+#include "sha256.h"
 #include "util.h"
 
 #include <errno.h>
@@ -24,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <nettle/sha2.h>
 
 #define ID_PLACEHOLDER "bm-00000000000000000000"
 #define BENCH_DUMP_FLAGS (JSON_COMPACT | JSON_INDENT(1) | JSON_REAL_PRECISION(17))
@@ -916,8 +916,6 @@ enum pl_err pl_bench_write(const struct pl_bench_set *s, const char *root,
 {
 	json_t *doc = document_new(s);
 	char *text = json_dumps(doc, BENCH_DUMP_FLAGS), *at, hex[65];
-	unsigned char digest[SHA256_DIGEST_SIZE];
-	struct sha256_ctx sha;
 	enum pl_err rc;
 
 	if (!text || !(at = strstr(text, ID_PLACEHOLDER))) {
@@ -925,10 +923,7 @@ enum pl_err pl_bench_write(const struct pl_bench_set *s, const char *root,
 		json_decref(doc);
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the benchmark artifact");
 	}
-	sha256_init(&sha);
-	sha256_update(&sha, strlen(text), (const uint8_t *)text);
-	sha256_digest(&sha, sizeof(digest), digest);
-	pl_hex(digest, sizeof(digest), hex);
+	pl_sha256_hex(text, strlen(text), hex);
 	snprintf(id, 32, "bm-%.20s", hex);
 	memcpy(at, id, strlen(id));
 	snprintf(path, path_cap, "%s/benchmarks/%s.json", root, id);

@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,7 @@
 #include "artifact.h"
 #include "collect.h"
 #include "run.h"
+#include "sha256.h"
 #include "util.h"
 
 #define MAX_ARGV (PL_COLLECT_MAX_ARGS + 2 * PL_COLLECT_MAX_EVENTS + 32)
@@ -634,15 +634,10 @@ static json_t *files_json(const char *dir)
 /* "co-" + 20 hex of the metadata's SHA-256. */
 static void make_id(const char *text, char id[32])
 {
-	struct sha256_ctx sha;
-	uint8_t d[SHA256_DIGEST_SIZE];
+	char hex[65];
 
-	sha256_init(&sha);
-	sha256_update(&sha, strlen(text), (const uint8_t *)text);
-	sha256_digest(&sha, sizeof(d), d);
-	memcpy(id, "co-", 3);
-	for (int i = 0; i < 10; i++)
-		snprintf(id + 3 + 2 * i, 3, "%02x", d[i]);
+	pl_sha256_hex(text, strlen(text), hex);
+	snprintf(id, 32, "co-%.20s", hex);
 }
 
 static void remove_tree(const char *dir)

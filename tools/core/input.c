@@ -23,6 +23,7 @@
  * the hashing thread catches up.
  */
 #include "input.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nettle/sha2.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -45,7 +45,7 @@
 
 /* The SHA-256 of one file, inline or on its thread (see the top). */
 struct pl_input_hash {
-	struct sha256_ctx sha;
+	struct pl_sha256 sha;
 	char *path;
 	int fd;                    /* shared with the input until detached */
 	bool owns_fd;              /* detached: closing it is ours */
@@ -120,7 +120,7 @@ static void *hash_main(void *arg)
 			h->read_errno = errno;
 			break;
 		}
-		sha256_update(&h->sha, (size_t)n, h->buf);
+		pl_sha256_update(&h->sha, h->buf, (size_t)n);
 		h->hashed += (uint64_t)n;
 		if (n < (ssize_t)RAW_BLOCK)
 			break;
@@ -132,7 +132,7 @@ static struct pl_input_hash *hash_start(int fd, const char *path, const struct s
 {
 	struct pl_input_hash *h = pl_xcalloc(1, sizeof(*h));
 
-	sha256_init(&h->sha);
+	pl_sha256_init(&h->sha);
 	h->path = pl_xstrndup(path, strlen(path));
 	h->fd = fd;
 	h->at_open = *sb;
@@ -187,7 +187,7 @@ static bool unchanged(const struct pl_input_hash *h)
 enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 				 struct pl_error *err)
 {
-	unsigned char digest[SHA256_DIGEST_SIZE];
+	unsigned char digest[PL_SHA256_SIZE];
 	enum pl_err rc = PL_OK;
 
 	if (h->threaded) {
@@ -201,7 +201,7 @@ enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 				     "'%s' changed while it was read", h->path);
 	}
 	if (rc == PL_OK) {
-		sha256_digest(&h->sha, sizeof(digest), digest);
+		pl_sha256_final(&h->sha, digest);
 		pl_hex(digest, sizeof(digest), out);
 	}
 	pl_input_hash_free(h);
@@ -222,7 +222,7 @@ static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 			       "cannot read '%s': %s", in->path, strerror(errno));
 	h->parsed += (uint64_t)n;
 	if (!h->threaded)
-		sha256_update(&h->sha, (size_t)n, st->block);
+		pl_sha256_update(&h->sha, st->block, (size_t)n);
 	st->raw_eof = n < (ssize_t)RAW_BLOCK;
 	st->raw = st->block;
 	st->raw_pos = 0;

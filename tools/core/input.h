@@ -5,7 +5,7 @@
  * their newline.  Every byte read counts against the input limit and every
  * line against the line limit; passing either is a PL_ERR_LIMIT error,
  * never silent truncation.  The SHA-256 of the file's bytes as stored is
- * computed on the way (nettle) for provenance, by a thread of its own for
+ * computed on the way (sha256.h) for provenance, by a thread of its own for
  * a big file.
  */
 #ifndef PL_INPUT_H

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "parse.h"
 #include "run.h"
+#include "sha256.h"
 #include "util.h"
 
 #define MAX_ARGS 16
@@ -41,8 +41,8 @@ static enum pl_err feed_line(void *arg, const char *line, size_t len, struct pl_
 static enum pl_err hash_file(const char *path, uint64_t max, char hex[65], uint64_t *size,
 			     struct pl_error *err)
 {
-	struct sha256_ctx sha;
-	uint8_t digest[SHA256_DIGEST_SIZE];
+	struct pl_sha256 sha;
+	unsigned char digest[PL_SHA256_SIZE];
 	char buf[1 << 16];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -50,7 +50,7 @@ static enum pl_err hash_file(const char *path, uint64_t max, char hex[65], uint6
 	if (fd < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", path,
 			       strerror(errno));
-	sha256_init(&sha);
+	pl_sha256_init(&sha);
 	*size = 0;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		*size += (uint64_t)n;
@@ -59,14 +59,13 @@ static enum pl_err hash_file(const char *path, uint64_t max, char hex[65], uint6
 			return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes",
 				       "'%s' is larger than %llu bytes", path, (unsigned long long)max);
 		}
-		sha256_update(&sha, (size_t)n, (const uint8_t *)buf);
+		pl_sha256_update(&sha, buf, (size_t)n);
 	}
 	close(fd);
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot read '%s': %s", path, strerror(errno));
-	sha256_digest(&sha, sizeof(digest), digest);
-	for (size_t i = 0; i < sizeof(digest); i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	pl_sha256_final(&sha, digest);
+	pl_hex(digest, sizeof(digest), hex);
 	return PL_OK;
 }
 
