@@ -282,6 +282,19 @@ static void analysis_id(struct hashed_out *stacks, struct hashed_out *summary, c
 	snprintf(id, 32, "an-%.20s", hex);
 }
 
+/* Everything but the summary's last lines is written: put it on disk
+ * while a big input's hash finishes, so that the fsync at commit has
+ * only those lines and the id to write (a 15 MB summary takes about
+ * 20 ms to sync on the project's VM). */
+static void summary_to_disk(void *data)
+{
+	struct hashed_out *o = data;
+
+	hashed_flush(o);
+	if (fflush(o->fp) != 0 || fdatasync(fileno(o->fp)) != 0)
+		o->failed = true;
+}
+
 /* Both documents written: name them by the id and move them into place. */
 static enum pl_err commit_both(struct pl_atomic_file *stacks_file,
 			       struct pl_atomic_file *summary_file,
@@ -328,7 +341,7 @@ enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 	pl_sha256_init(&o.sha);
 	o.buf = pl_xmalloc(HASHED_FLUSH);
 	hashed_next_file(&o, summary_file.fp);
-	rc = pl_summary_write(p, hashed_write, &o, brief, err);
+	rc = pl_summary_write(p, hashed_write, &o, summary_to_disk, brief, err);
 	hashed_flush(&o);
 	stacks_finish(&stacks);
 	o.failed |= stacks.o.failed;

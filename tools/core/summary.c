@@ -574,7 +574,8 @@ static void sw_view(struct sw *w, const struct pl_profile *p, uint32_t event, js
 /* ----------------------------------------------------------- document */
 
 enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, void *data,
-			     json_t *brief, struct pl_error *err)
+			     void (*before_hashes)(void *data), json_t *brief,
+			     struct pl_error *err)
 {
 	struct sw w = {emit, data, NULL, 0, true};
 	json_t *top = json_array();
@@ -599,6 +600,8 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 	}
 	sw_close(&w, ']');
 	sw_value_new(&w, "perf_stat", stats_json(p));
+	if (before_hashes)
+		before_hashes(data);
 	if ((rc = pl_parse_finish_hashes(p, err)))
 		return rc;
 	sw_value_new(&w, "provenance", provenance_json(p));

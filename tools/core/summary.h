@@ -8,7 +8,8 @@
  * the document is hashed.  The inputs' hashes left pending by the parser
  * are finished before the provenance is written (pl_parse_finish_hashes),
  * which is the one way this fails; a failing `emit` is the caller's to
- * notice.  `brief` (an object) receives the small parts, as artifact.h's
+ * notice.  `before_hashes`, when given, is called with `data` just before
+ * that wait: a writer can put what it has on disk meanwhile.  `brief` (an object) receives the small parts, as artifact.h's
  * pl_artifact_write describes them.
  */
 #ifndef PL_SUMMARY_H
@@ -24,6 +25,7 @@
 #define PL_SUMMARY_ID_PLACEHOLDER "an-00000000000000000000"
 
 enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, void *data,
-			     json_t *brief, struct pl_error *err);
+			     void (*before_hashes)(void *data), json_t *brief,
+			     struct pl_error *err);
 
 #endif
