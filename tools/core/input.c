@@ -151,7 +151,6 @@ static void hash_stop(struct pl_input_hash *h)
 		atomic_store(&h->stop, true);
 		pthread_join(h->thread, NULL);
 		h->threaded = false;
-		h->read_errno = ECANCELED;
 	}
 }
 
