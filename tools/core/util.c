@@ -23,6 +23,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 #define PREFAULT_MIN (64 * 1024)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 static void die_oom(size_t n)
 {
@@ -97,6 +98,19 @@ size_t pl_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Ask for huge pages where [p, p + n) covers whole ones: the range is
+ * about to be filled anyway, so they cost no memory, and on the project's
+ * VMs first touching a 2 MiB page costs several times less than touching
+ * its 512 small pages (0.02 s of a 0.47 s folded analysis). */
+static void advise_huge(void *p, size_t n)
+{
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
 void pl_prefault(void *p, size_t n)
 {
 	static uintptr_t page;
@@ -110,6 +124,7 @@ void pl_prefault(void *p, size_t n)
 	}
 	start = ((uintptr_t)p + page - 1) & ~(page - 1);
 	end = ((uintptr_t)p + n) & ~(page - 1);
+	advise_huge(p, n);
 	if (end > start)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }
@@ -119,7 +134,6 @@ void pl_prefault(void *p, size_t n)
 #define HEAP_PIECE ((size_t)30 << 20)
 #define HEAP_RESERVE_MIN ((size_t)8 << 20)
 #define HEAP_MAX_PIECES 16
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 /* Grow the heap's top by taking pieces and giving them back: freed next
  * to the top, they merge into it. */

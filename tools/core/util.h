@@ -27,7 +27,8 @@ size_t pl_utf8_len(const unsigned char *s, size_t n);
 
 /* Ask the kernel to map the pages of a fresh buffer that is about to be
  * filled, in one call: on the project's VMs a page faulted in one by one
- * costs about 20 times more.  Contents are unchanged; small buffers, and
+ * costs about 20 times more.  Whole 2 MiB pages inside the range are
+ * asked for as huge pages.  Contents are unchanged; small buffers, and
  * kernels without MADV_POPULATE_WRITE (before 5.14), are left alone. */
 void pl_prefault(void *p, size_t n);
 
