@@ -298,6 +298,44 @@ START_TEST(a_file_changed_while_read_fails)
 }
 END_TEST
 
+/* What happens to the file once both sides have read it to the end (a
+ * rewrite, a chmod) does not count as a change: the digest handed over
+ * and finished afterwards is the file's as it was read.  The hash can be
+ * taken once only. */
+START_TEST(a_change_after_both_reads_ended_does_not_count)
+{
+	const size_t size = 12u << 20;
+	struct pl_limits lim;
+	struct pl_input in;
+	struct pl_input_hash *h;
+	struct pl_error err;
+	char hex[65], want[65], *path = temp_path(), *t = big_text(size);
+	int fd;
+
+	pl_limits_default(&lim);
+	write_file(path, t, size);
+	sha256sum_of(path, want);
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	read_big(&in, t, size, 0);
+	h = pl_input_detach_hash(&in);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_ptr_null(pl_input_detach_hash(&in));
+	ck_assert_int_eq(pl_input_sha256(&in, hex, &err), PL_ERR_INTERNAL);
+	pl_input_close(&in);
+	while (pl_input_hash_busy(h))
+		usleep(1000);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, 10u << 20), 7);
+	close(fd);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(pl_input_hash_finish(h, hex, &err), PL_OK);
+	ck_assert_str_eq(hex, want);
+	unlink(path);
+	free(t);
+}
+END_TEST
+
 /* Buffered text is the rest of the block after the last line; skipping
  * part of it moves the next line and the line numbers on. */
 START_TEST(buffered_lines_can_be_skipped)
@@ -338,6 +376,7 @@ Suite *suite_input(void)
 	tcase_add_test(tc, sha256_matches_a_known_digest);
 	tcase_add_test(tc, a_big_file_gives_its_digest_whichever_side_is_faster);
 	tcase_add_test(tc, a_file_changed_while_read_fails);
+	tcase_add_test(tc, a_change_after_both_reads_ended_does_not_count);
 	tcase_add_test(tc, buffered_lines_can_be_skipped);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

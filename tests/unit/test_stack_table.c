@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "testlib.h"
 
 #include "artifact.h"

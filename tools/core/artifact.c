@@ -29,7 +29,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* ---------------------------------------------------------- atomic files */
 
 enum pl_err pl_make_dirs(const char *path, struct pl_error *err)

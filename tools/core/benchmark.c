@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #define ID_PLACEHOLDER "bm-00000000000000000000"
 #define BENCH_DUMP_FLAGS (JSON_COMPACT | JSON_INDENT(1) | JSON_REAL_PRECISION(17))
 

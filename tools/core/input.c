@@ -14,13 +14,18 @@
  * runs at its own speed (folded text parses faster than SHA-256 hashes)
  * and so does the hash (perf script text parses slower).  The two reads
  * must have seen the same bytes: the hash is accepted only when both read
- * the same number of bytes and the file's size, inode, modification and
- * change times are what fstat said at open (the kernel gives a file that
- * was looked at a fine-grained timestamp on its next change, so a write
- * in between shows).  Otherwise the file changed while it was read, and
- * the caller is told so.  The hash may be handed over and finished later
- * (pl_input_detach_hash), so work that does not need it can go on while
- * the hashing thread catches up.
+ * the same number of bytes, and the file's size and modification time,
+ * taken by each side where its read ended, are what fstat gave at open.
+ * Otherwise the file changed while it was read, and the caller is told so
+ * (a file still being appended to included; a small one, hashed inline,
+ * is exact whatever happens).  Since Linux 6.13 a local file system gives
+ * a file whose times were looked at a fine-grained timestamp on its next
+ * change, so any write in between shows; with coarser timestamps (older
+ * kernels, some network file systems) a same-size rewrite within one
+ * clock tick of the open could go unseen.  A chmod or rename in between
+ * changes only the change time, which is not compared.  The hash may be
+ * handed over and finished later (pl_input_detach_hash), so work that
+ * does not need it can go on while the hashing thread catches up.
  */
 #include "input.h"
 #include "sha256.h"
@@ -55,7 +60,12 @@ struct pl_input_hash {
 	atomic_bool stop;          /* the input was given up: stop early */
 	uint64_t hashed;           /* bytes hashed; the thread's until joined */
 	int read_errno;            /* the thread's pread failed */
+	struct stat thread_end;    /* fstat where the thread's read ended */
+	bool thread_end_ok;
+	atomic_bool done;          /* the thread has finished */
 	uint64_t parsed;           /* bytes the parser read */
+	struct stat parser_end;    /* fstat where the parser's read ended */
+	bool parser_end_ok;
 	unsigned char *buf;        /* the thread's block */
 };
 
@@ -122,9 +132,12 @@ static void *hash_main(void *arg)
 		}
 		pl_sha256_update(&h->sha, h->buf, (size_t)n);
 		h->hashed += (uint64_t)n;
-		if (n < (ssize_t)RAW_BLOCK)
+		if (n < (ssize_t)RAW_BLOCK) {
+			h->thread_end_ok = fstat(h->fd, &h->thread_end) == 0;
 			break;
+		}
 	}
+	atomic_store(&h->done, true);
 	return NULL;
 }
 
@@ -137,6 +150,7 @@ static struct pl_input_hash *hash_start(int fd, const char *path, const struct s
 	h->fd = fd;
 	h->at_open = *sb;
 	atomic_init(&h->stop, false);
+	atomic_init(&h->done, false);
 	if (sb->st_size >= THREADS_FROM) {
 		h->buf = pl_xmalloc(RAW_BLOCK);
 		h->threaded = pthread_create(&h->thread, NULL, hash_main, h) == 0;
@@ -166,21 +180,23 @@ void pl_input_hash_free(struct pl_input_hash *h)
 	free(h);
 }
 
-static bool same_time(struct timespec a, struct timespec b)
+bool pl_input_hash_busy(struct pl_input_hash *h)
 {
-	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+	return h && h->threaded && !atomic_load(&h->done);
+}
+
+/* The same content as at open, by size and modification time. */
+static bool same_content(const struct stat *a, const struct stat *b)
+{
+	return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /* Did the file stay as it was at open while both sides read it? */
 static bool unchanged(const struct pl_input_hash *h)
 {
-	struct stat now;
-
-	return fstat(h->fd, &now) == 0 && now.st_size == h->at_open.st_size &&
-	       now.st_ino == h->at_open.st_ino && now.st_dev == h->at_open.st_dev &&
-	       same_time(now.st_mtim, h->at_open.st_mtim) &&
-	       same_time(now.st_ctim, h->at_open.st_ctim) &&
-	       h->hashed == h->parsed;
+	return h->thread_end_ok && same_content(&h->thread_end, &h->at_open) &&
+	       same_content(&h->parser_end, &h->at_open) && h->hashed == h->parsed;
 }
 
 enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
@@ -189,7 +205,12 @@ enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 	unsigned char digest[PL_SHA256_SIZE];
 	enum pl_err rc = PL_OK;
 
-	if (h->threaded) {
+	if (!h)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "the input's hash was already taken");
+	if (!h->parser_end_ok) {
+		rc = pl_fail(err, PL_ERR_INTERNAL, NULL,
+			     "the hash of '%s' was asked for before the file was read to its end", h->path);
+	} else if (h->threaded) {
 		pthread_join(h->thread, NULL);
 		h->threaded = false;
 		if (h->read_errno)
@@ -219,10 +240,14 @@ static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
 			       "cannot read '%s': %s", in->path, strerror(errno));
-	h->parsed += (uint64_t)n;
-	if (!h->threaded)
-		pl_sha256_update(&h->sha, st->block, (size_t)n);
 	st->raw_eof = n < (ssize_t)RAW_BLOCK;
+	if (h) {  /* not handed over yet (see pl_input_detach_hash) */
+		h->parsed += (uint64_t)n;
+		if (!h->threaded)
+			pl_sha256_update(&h->sha, st->block, (size_t)n);
+		if (st->raw_eof)
+			h->parser_end_ok = fstat(st->fd, &h->parser_end) == 0;
+	}
 	st->raw = st->block;
 	st->raw_pos = 0;
 	st->raw_len = (size_t)n;
@@ -540,6 +565,8 @@ struct pl_input_hash *pl_input_detach_hash(struct pl_input *in)
 {
 	struct pl_input_hash *h = in->st->hash;
 
+	if (!h)
+		return NULL;  /* handed over before */
 	in->st->hash = NULL;
 	h->owns_fd = true;
 	in->st->fd = -1;

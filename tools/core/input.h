@@ -55,9 +55,10 @@ void pl_input_skip(struct pl_input *in, size_t n, uint64_t nlines);
 size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 		     struct pl_error *err);
 
-/* The SHA-256 of the file's stored bytes, as 64 hex digits; valid after
- * input was read to the end (pl_input_line returned 0).  Fails with
- * PL_ERR_INPUT when the file changed while it was read. */
+/* The SHA-256 of the file's stored bytes, as 64 hex digits; to be asked
+ * for once, after input was read to the end (pl_input_line returned 0).
+ * Fails with PL_ERR_INPUT when the file changed while it was read (see
+ * input.c: a big file's size or modification time moved). */
 enum pl_err pl_input_sha256(struct pl_input *in, char out[65], struct pl_error *err);
 
 /* The same, finished later: pl_input_detach_hash hands the hash (and the
@@ -70,6 +71,8 @@ struct pl_input_hash *pl_input_detach_hash(struct pl_input *in);
 enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 				 struct pl_error *err);
 void pl_input_hash_free(struct pl_input_hash *h);
+/* Is a thread still hashing (so that finishing would wait)? */
+bool pl_input_hash_busy(struct pl_input_hash *h);
 
 void pl_input_close(struct pl_input *in);
 

@@ -571,6 +571,14 @@ enum pl_err pl_parse_finish_hashes(struct pl_profile *p, struct pl_error *err)
 	return rc;
 }
 
+bool pl_parse_hashes_busy(const struct pl_profile *p)
+{
+	for (size_t i = 0; i < p->nsources; i++)
+		if (pl_input_hash_busy(p->sources[i].pending_hash))
+			return true;
+	return false;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -41,6 +41,8 @@ enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 /* Wait for the SHA-256 of every source parsed with defer_hash; fails
  * (PL_ERR_INPUT) when a file changed while it was read. */
 enum pl_err pl_parse_finish_hashes(struct pl_profile *p, struct pl_error *err);
+/* Would pl_parse_finish_hashes wait for a hashing thread? */
+bool pl_parse_hashes_busy(const struct pl_profile *p);
 
 /* Run perf script on a perf.data and parse its text into `p`, which must
  * be empty. */

@@ -214,6 +214,7 @@ struct sw {
 	struct pl_buf *capture;   /* when set, bytes go here instead */
 	int depth;                /* containers open */
 	bool first;               /* the innermost holds nothing yet */
+	bool failed;              /* jansson could not encode a value */
 };
 
 static void sw_raw(struct sw *w, const char *s, size_t n)
@@ -267,7 +268,9 @@ static void sw_dump(struct sw *w, json_t *v)
 {
 	struct sw_nested d = {w, w->depth};
 
-	json_dump_callback(v, sw_nested_write, &d, PL_DUMP_FLAGS | JSON_INDENT(1) | JSON_ENCODE_ANY);
+	if (!v || json_dump_callback(v, sw_nested_write, &d,
+				     PL_DUMP_FLAGS | JSON_INDENT(1) | JSON_ENCODE_ANY) != 0)
+		w->failed = true;
 }
 
 /* `v` as it would be written at the current depth, into `text`. */
@@ -577,7 +580,7 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 			     void (*before_hashes)(void *data), json_t *brief,
 			     struct pl_error *err)
 {
-	struct sw w = {emit, data, NULL, 0, true};
+	struct sw w = {emit, data, NULL, 0, true, false};
 	json_t *top = json_array();
 	enum pl_err rc;
 
@@ -600,11 +603,13 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 	}
 	sw_close(&w, ']');
 	sw_value_new(&w, "perf_stat", stats_json(p));
-	if (before_hashes)
+	if (before_hashes && pl_parse_hashes_busy(p))
 		before_hashes(data);
 	if ((rc = pl_parse_finish_hashes(p, err)))
 		return rc;
 	sw_value_new(&w, "provenance", provenance_json(p));
 	sw_close(&w, '}');
+	if (w.failed)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "a value of the summary could not be encoded");
 	return PL_OK;
 }

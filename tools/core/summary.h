@@ -7,9 +7,10 @@
  * Its id holds PL_SUMMARY_ID_PLACEHOLDER, for the caller to overwrite once
  * the document is hashed.  The inputs' hashes left pending by the parser
  * are finished before the provenance is written (pl_parse_finish_hashes),
- * which is the one way this fails; a failing `emit` is the caller's to
- * notice.  `before_hashes`, when given, is called with `data` just before
- * that wait: a writer can put what it has on disk meanwhile.  `brief` (an object) receives the small parts, as artifact.h's
+ * which may fail; so does a value jansson cannot encode (PL_ERR_INTERNAL).
+ * A failing `emit` is the caller's to notice.  `before_hashes`, when
+ * given, is called with `data` just before that wait, when there will be
+ * one: a writer can put what it has on disk meanwhile.  `brief` (an object) receives the small parts, as artifact.h's
  * pl_artifact_write describes them.
  */
 #ifndef PL_SUMMARY_H
