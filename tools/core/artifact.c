@@ -3,7 +3,7 @@
  * Each document goes through a buffered writer that feeds every byte to a
  * SHA-256; the id hashes the two digests.  The stack table is streamed by
  * stack_table.c, for a big profile on a thread of its own while the
- * summary is written.  The summary is streamed too (see struct sw): its
+ * summary is written.  The summary is streamed too, by summary.c: its
  * values are made and encoded by jansson a piece at a time, so memory is
  * bounded by the largest piece rather than by the number of functions,
  * and it is written straight to its file, with a placeholder id of the
@@ -184,11 +184,20 @@ static int hashed_write(const char *s, size_t n, void *data)
 	return o->failed ? -1 : 0;
 }
 
-/* Start writing a new file through `o`, keeping the hash running. */
-static void hashed_next_file(struct hashed_out *o, FILE *fp)
+/* Start writing `fp` through `o` (zeroed), with a hash of its own. */
+static void hashed_start(struct hashed_out *o, FILE *fp)
 {
 	o->fp = fp;
-	o->head_len = 0;
+	o->buf = pl_xmalloc(HASHED_FLUSH);
+	pl_sha256_init(&o->sha);
+}
+
+/* Write out what is buffered; the hash stays for the id. */
+static void hashed_end(struct hashed_out *o)
+{
+	hashed_flush(o);
+	free(o->buf);
+	o->buf = NULL;
 }
 
 /* ------------------------------------------------------------- writing */
@@ -221,7 +230,7 @@ static enum pl_err patch_id(struct hashed_out *o, const char *id, struct pl_erro
 }
 
 /* From this many unique stacks on, the stack table is written on a
- * thread of its own while the summary is built and dumped: below, starting
+ * thread of its own while the summary is written: below, starting
  * the thread costs about what it saves. */
 #define STACKS_THREAD_FROM 10000
 
@@ -241,7 +250,7 @@ static void *stacks_write(void *arg)
 
 	if (!pl_stack_table_write(s->p, hashed_write, &s->o))
 		s->o.failed = true;
-	hashed_flush(&s->o);
+	hashed_end(&s->o);
 	if (pl_atomic_sync(s->file) != 0)
 		s->o.failed = true;
 	return NULL;
@@ -252,9 +261,7 @@ static void stacks_start(struct stacks_out *s, const struct pl_profile *p,
 {
 	s->p = p;
 	s->file = file;
-	pl_sha256_init(&s->o.sha);
-	s->o.buf = pl_xmalloc(HASHED_FLUSH);
-	hashed_next_file(&s->o, file->fp);
+	hashed_start(&s->o, file->fp);
 	s->threaded = p->stack_keys.count >= STACKS_THREAD_FROM &&
 		      pthread_create(&s->thread, NULL, stacks_write, s) == 0;
 	if (!s->threaded)
@@ -265,7 +272,6 @@ static void stacks_finish(struct stacks_out *s)
 {
 	if (s->threaded)
 		pthread_join(s->thread, NULL);
-	free(s->o.buf);
 }
 
 /* The analysis id: the SHA-256 of the two documents' SHA-256s (stack
@@ -314,7 +320,7 @@ static enum pl_err commit_both(struct pl_atomic_file *stacks_file,
 }
 
 /* The two documents are written side by side (see STACKS_THREAD_FROM);
- * the summary is streamed straight to its file (see struct sw), and its
+ * the summary is streamed straight to its file (summary.c), and its
  * id patched in once both are hashed. */
 enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
@@ -337,14 +343,11 @@ enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 		goto out;
 	}
 	stacks_start(&stacks, p, &stacks_file);
-	pl_sha256_init(&o.sha);
-	o.buf = pl_xmalloc(HASHED_FLUSH);
-	hashed_next_file(&o, summary_file.fp);
+	hashed_start(&o, summary_file.fp);
 	rc = pl_summary_write(p, hashed_write, &o, summary_to_disk, brief, err);
-	hashed_flush(&o);
+	hashed_end(&o);
 	stacks_finish(&stacks);
 	o.failed |= stacks.o.failed;
-	free(o.buf);
 	if (rc == PL_OK && o.failed)
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space at the artifact root",
 			     "cannot write the analysis under '%s'", root);
