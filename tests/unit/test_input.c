@@ -190,10 +190,14 @@ START_TEST(sha256_matches_a_known_digest)
 }
 END_TEST
 
-/* A file of `n` bytes of numbered lines, big enough for the hashing
- * thread (input.c starts it from 4 MiB). */
-static char *big_text(size_t n)
+/* Big enough for the hashing thread (input.c starts it from 4 MiB). */
+#define BIG_SIZE ((size_t)12 << 20)
+
+/* A temporary file (*path) of BIG_SIZE bytes of numbered lines; returns
+ * its text, which the caller frees. */
+static char *big_file(char **path)
 {
+	const size_t n = BIG_SIZE;
 	char *t = malloc(n + 1);
 	size_t used = 0;
 
@@ -204,12 +208,14 @@ static char *big_text(size_t n)
 	}
 	t[n - 1] = '\n';
 	t[n] = '\0';
+	*path = temp_path();
+	write_file(*path, t, n);
 	return t;
 }
 
 /* Read every line of a big file, checking each against `t`; the parser
  * pauses `pause_us` after the first line (then the hash runs ahead). */
-static void read_big(struct pl_input *in, const char *t, size_t size, useconds_t pause_us)
+static void read_big(struct pl_input *in, const char *t, useconds_t pause_us)
 {
 	struct pl_error err;
 	const char *line;
@@ -223,7 +229,7 @@ static void read_big(struct pl_input *in, const char *t, size_t size, useconds_t
 			usleep(pause_us);
 	}
 	ck_assert_int_eq(r, 0);
-	ck_assert_uint_eq(got, size);
+	ck_assert_uint_eq(got, BIG_SIZE);
 }
 
 /* The parser stalls at the start (the hash runs ahead), or runs at its
@@ -231,24 +237,22 @@ static void read_big(struct pl_input *in, const char *t, size_t size, useconds_t
  * way the lines and the digest are exactly the file's. */
 START_TEST(a_big_file_gives_its_digest_whichever_side_is_faster)
 {
-	const size_t size = 12u << 20;
 	struct pl_limits lim;
 	struct pl_input in;
 	struct pl_input_hash *h;
 	struct pl_error err;
-	char hex[65], want[65], *path = temp_path(), *t = big_text(size);
+	char hex[65], want[65], *path, *t = big_file(&path);
 
 	pl_limits_default(&lim);
-	write_file(path, t, size);
 	sha256sum_of(path, want);
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	read_big(&in, t, size, 200 * 1000);
+	read_big(&in, t, 200 * 1000);
 	ck_assert_int_eq(pl_input_sha256(&in, hex, &err), PL_OK);
 	ck_assert_str_eq(hex, want);
 	pl_input_close(&in);
 
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	read_big(&in, t, size, 0);
+	read_big(&in, t, 0);
 	h = pl_input_detach_hash(&in);
 	pl_input_close(&in);
 	memset(hex, 0, sizeof(hex));
@@ -265,24 +269,22 @@ END_TEST
  * (the parser stopped early) costs nothing more. */
 START_TEST(a_file_changed_while_read_fails)
 {
-	const size_t size = 12u << 20;
 	struct pl_limits lim;
 	struct pl_input in;
 	struct pl_error err;
 	const char *line;
-	char hex[65], *path = temp_path(), *t = big_text(size);
+	char hex[65], *path, *t = big_file(&path);
 	size_t n;
 	int fd;
 
 	pl_limits_default(&lim);
-	write_file(path, t, size);
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
 	ck_assert_int_eq(pl_input_line(&in, &line, &n, &err), 1);
 	/* Give the hashing thread time to read the whole file. */
 	usleep(300 * 1000);
 	fd = open(path, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, 10u << 20), 7);
+	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, BIG_SIZE - 2048), 7);
 	close(fd);
 	while (pl_input_line(&in, &line, &n, &err) > 0)
 		;
@@ -304,19 +306,17 @@ END_TEST
  * taken once only. */
 START_TEST(a_change_after_both_reads_ended_does_not_count)
 {
-	const size_t size = 12u << 20;
 	struct pl_limits lim;
 	struct pl_input in;
 	struct pl_input_hash *h;
 	struct pl_error err;
-	char hex[65], want[65], *path = temp_path(), *t = big_text(size);
+	char hex[65], want[65], *path, *t = big_file(&path);
 	int fd;
 
 	pl_limits_default(&lim);
-	write_file(path, t, size);
 	sha256sum_of(path, want);
 	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	read_big(&in, t, size, 0);
+	read_big(&in, t, 0);
 	h = pl_input_detach_hash(&in);
 	ck_assert_ptr_nonnull(h);
 	ck_assert_ptr_null(pl_input_detach_hash(&in));
@@ -326,7 +326,7 @@ START_TEST(a_change_after_both_reads_ended_does_not_count)
 		usleep(1000);
 	fd = open(path, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, 10u << 20), 7);
+	ck_assert_int_eq(pwrite(fd, "CHANGED", 7, BIG_SIZE - 2048), 7);
 	close(fd);
 	ck_assert_int_eq(chmod(path, 0600), 0);
 	ck_assert_int_eq(pl_input_hash_finish(h, hex, &err), PL_OK);
