@@ -16,13 +16,13 @@ SAN ?=
 CC ?= cc
 
 PKGS := jansson libzstd libdw libelf libseccomp zlib nettle
-# libcurl: headers only; tools/core/debuginfod.c dlopen()s it when a fetch needs it.
+# libcurl: headers only; tools/core/symbols/debuginfod.c dlopen()s it when a fetch needs it.
 HDR_PKGS := libcurl
 
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -Itools/core -Itools -Itools/cli -Isandbox $(shell pkg-config --cflags $(PKGS) $(HDR_PKGS) 2>/dev/null)
+	-D_GNU_SOURCE -Itools/core -I. $(shell pkg-config --cflags $(PKGS) $(HDR_PKGS) 2>/dev/null)
 PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 PL_CFLAGS += $(EXTRA_CFLAGS)
 ifeq ($(SAN),1)
@@ -30,24 +30,56 @@ PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 PL_LDFLAGS += -fsanitize=address,undefined
 endif
 
-CORE_SRC := $(sort $(wildcard tools/core/*.c))
+# The engine's subsystems, lowest first; see LAYERS below for what each may use.
+ENGINE := base profile symbols store export evidence
+CORE_SRC := $(sort $(foreach d,$(ENGINE),$(wildcard tools/core/$(d)/*.c)))
+COLLECTOR_SRC := $(sort $(wildcard collectors/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
-LIB_SRC := $(CORE_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
+LIB_SRC := $(CORE_SRC) $(COLLECTOR_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
 SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/rules/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
-CLI_OBJ := $(BUILD)/obj/tools/cli/perflens.o $(BUILD)/obj/tools/cli/agent_setup.o
-UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+CLI_SRC := $(sort $(wildcard tools/cli/*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c tests/unit/*/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+
+# Layers: what the files of each folder may include ("FOLDER: ALLOWED...").
+# A quoted include names its folder ("symbols/symbolize.h"); a bare name is
+# a header of the including file's own folder.  tools/check-layers.sh reads
+# this table and fails the build on any other include, so a dependency that
+# points up (engine -> tools, tools -> mcp-server, anything -> sandbox
+# internals) is refused.  The README's layout table says the same.
+define LAYERS
+base:
+profile: base
+symbols: base profile
+store: base profile
+export: base profile
+evidence: base profile symbols store export
+collectors: base profile
+sandbox: base
+tools: base profile symbols store export evidence collectors sandbox/sandbox.h
+tools/cli: tools base profile symbols store export evidence collectors
+mcp-server: tools base profile symbols store sandbox/sandbox.h
+tests: *
+bench: *
+endef
+export LAYERS
 
 LIB := $(BUILD)/libperflens.a
 MCP_SRC := $(sort $(wildcard mcp-server/*.c))
 MCP_OBJ := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
 BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
-.PHONY: FORCE node-setup all setup demo test test-unit test-integration test-san check bench clean
+.PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean
 
-all: $(BINS)
+all: $(BUILD)/layers.ok $(BINS)
+
+# The layering check: cheap, so it runs on every build (see LAYERS).
+$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h mcp-server/*.h sandbox/*.h) tools/check-layers.sh Makefile
+	@mkdir -p $(BUILD)
+	@sh tools/check-layers.sh && touch $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -70,7 +102,7 @@ $(BUILD)/perflens: $(CLI_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(PL_LDLIBS)
 
 # libmicrohttpd: its header only; http.c dlopen()s the library (see there).
-$(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += -Imcp-server $(shell pkg-config --cflags libmicrohttpd)
+$(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += $(shell pkg-config --cflags libmicrohttpd)
 
 $(BUILD)/perflens-mcp: $(MCP_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(PL_LDLIBS) -lpthread
@@ -81,10 +113,16 @@ $(BUILD)/suites.h: $(UNIT_SRC)
 	@sed -n 's/^Suite \*\(suite_[a-z0-9_]*\)(void)$$/PL_SUITE(\1)/p' $(UNIT_SRC) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/tests/unit/main.o: $(BUILD)/suites.h
-$(BUILD)/obj/tests/unit/%.o: PL_CFLAGS += -I$(BUILD) $(shell pkg-config --cflags check)
+$(BUILD)/obj/tests/unit/%.o: PL_CFLAGS += -I$(BUILD) -Itests/unit $(shell pkg-config --cflags check)
 
 $(BUILD)/test_unit: $(UNIT_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(PL_LDLIBS)
+
+check-layers:
+	@sh tools/check-layers.sh && echo 'check-layers: every include follows LAYERS'
+
+print-layers:
+	@printf '%s\n' "$$LAYERS"
 
 setup:
 	@sh tests/setup.sh

@@ -54,7 +54,7 @@ for tool in addr2line objdump cc eu-readelf; do
 done
 BENCH=$TMP/symbolize_bench
 # shellcheck disable=SC2046  # pkg-config prints several words on purpose
-if ! cc -O2 -std=gnu11 -D_GNU_SOURCE -Itools/core -o "$BENCH" bench/symbolize_bench.c "$BUILD/libperflens.a" \
+if ! cc -O2 -std=gnu11 -D_GNU_SOURCE -Itools/core -I. -o "$BENCH" bench/symbolize_bench.c "$BUILD/libperflens.a" \
 	$(pkg-config --libs jansson libzstd libdw libelf libseccomp zlib nettle) -lm 2> "$TMP/cc.err"; then
 	echo "error: cannot build bench/symbolize_bench.c: $(head -c 300 "$TMP/cc.err")"
 	exit 0

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static double now(void)
 {

@@ -13,8 +13,8 @@
  * serving whatever happens to a worker.
  */
 #include "calls.h"
-#include "artifact.h"
-#include "sandbox.h"
+#include "store/artifact.h"
+#include "sandbox/sandbox.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * through the evidence-first workflow the Skill teaches.
  */
 #include "catalog.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 #include <stdlib.h>
 #include <string.h>

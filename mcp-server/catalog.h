@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "registry.h"
+#include "tools/registry.h"
 
 int catalog_list(const struct tool_ctx *ctx, const char *cursor, bool has_cursor,
 		 json_t **result, json_t **err_data);

@@ -13,9 +13,9 @@
  * the server, only slower.
  */
 #include "transports.h"
-#include "artifact.h"
-#include "debuginfod.h"
-#include "sandbox.h"
+#include "store/artifact.h"
+#include "symbols/debuginfod.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -10,7 +10,7 @@
 #include "server.h"
 #include "calls.h"
 #include "catalog.h"
-#include "version.h"
+#include "base/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>

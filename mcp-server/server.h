@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "registry.h"
+#include "tools/registry.h"
 
 #define MCP_LATEST_LEGACY "2025-11-25"
 #define MCP_STATELESS_VERSION "2026-07-28"

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define AUDIT_WAIT_MS 20
 

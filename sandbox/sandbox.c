@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define CHILD_OUT_FD 3
 #define CHILD_STATUS_FD 4

@@ -58,7 +58,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* Used when sbx_policy.max_result_bytes is 0. */
 #define SBX_DEFAULT_MAX_RESULT (64u << 20)

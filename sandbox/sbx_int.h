@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "sandbox.h"
 
 /* -------------------------------------------------------- sandbox.c */

@@ -47,7 +47,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum sc_rule {
 	SC_ALLOW,       /* allowed whatever the arguments */

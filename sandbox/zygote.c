@@ -60,7 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define MAX_JOBS 16
 #define ZREQ_MAGIC 0x5a594731u         /* "ZYG1" */

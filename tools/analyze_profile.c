@@ -6,9 +6,10 @@
  * counts, the data-quality warnings and the calls that come next.
  */
 #include "registry.h"
-#include "artifact.h"
-#include "parse.h"
-#include "recover.h"
+#include "collectors/perf_data.h"
+#include "profile/parse.h"
+#include "store/artifact.h"
+#include "symbols/recover.h"
 
 #include <limits.h>
 #include <string.h>
@@ -121,12 +122,14 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
 		return rc;
 	pl_format_from_name(fmt_name, &opts.format);
-	if (ctx->allow_process_execution)
+	if (ctx->allow_process_execution) {
+		opts.perf_data.read = coll_perf_data_read;
 		opts.perf_data.perf_path = ctx->sym.perf_path;
-	else
+	} else {
 		opts.perf_data.refusal = "perf.data is read by running perf script: start the server with "
 			"--allow-process-execution, or convert it yourself with perf script -F "
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
+	}
 	opts.perf_data.timeout_ms = ctx->sym.perf_timeout_ms;
 	/* The server's copy stands for /proc/kallsyms, which the CLI names
 	 * directly: both record the same command, so the same perf.data gives

@@ -14,9 +14,9 @@
  * control characters become spaces and long names are cut (and marked).
  */
 #include "registry.h"
-#include "aggregate.h"
-#include "artifact.h"
-#include "classify.h"
+#include "profile/aggregate.h"
+#include "store/artifact.h"
+#include "evidence/classify.h"
 
 #include <inttypes.h>
 #include <string.h>

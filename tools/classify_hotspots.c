@@ -9,9 +9,9 @@
  * with their reason, so "not found" and "could not be looked for" differ.
  */
 #include "registry.h"
-#include "aggregate.h"
-#include "artifact.h"
-#include "classify.h"
+#include "profile/aggregate.h"
+#include "store/artifact.h"
+#include "evidence/classify.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * phrase).  Nothing is run and nothing is written while one is closed.
  */
 #include "registry.h"
-#include "collect.h"
+#include "collectors/collect.h"
 
 #include <limits.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * replayed against another query is refused instead of paging wrongly.
  */
 #include "registry.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 #include <errno.h>
 #include <limits.h>

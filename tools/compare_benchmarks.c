@@ -14,8 +14,8 @@
  * page stops early (with a cursor) once PAGE_DRAW_BUDGET draws were used.
  */
 #include "registry.h"
-#include "bench_stats.h"
-#include "benchmark.h"
+#include "evidence/bench_stats.h"
+#include "evidence/benchmark.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,8 +14,8 @@
  * (pl_diff_run_pair); an analysis compared with itself is loaded once.
  */
 #include "registry.h"
-#include "artifact.h"
-#include "diff.h"
+#include "store/artifact.h"
+#include "evidence/diff.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
-#include "artifact.h"
-#include "export.h"
-#include "export_formats.h"
+#include "store/artifact.h"
+#include "export/fold.h"
+#include "export/formats.h"
 
 #include <stdlib.h>
 #include <string.h>

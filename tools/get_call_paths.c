@@ -4,8 +4,8 @@
  * elided in between, so a page stays small however deep the stacks are.
  */
 #include "registry.h"
-#include "aggregate.h"
-#include "artifact.h"
+#include "profile/aggregate.h"
+#include "store/artifact.h"
 
 #include <string.h>
 

@@ -9,8 +9,8 @@
  * (the samples landed in the function itself).
  */
 #include "registry.h"
-#include "aggregate.h"
-#include "artifact.h"
+#include "profile/aggregate.h"
+#include "store/artifact.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* get_perf_stat.c - the get_perf_stat tool: the typed perf stat blocks
  * stored in an analysis summary, one per stat section read. */
 #include "registry.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 enum pl_err tool_get_perf_stat(const struct tool_ctx *ctx, json_t *args,
 			       json_t **result, struct pl_error *err)

@@ -10,9 +10,9 @@
  * by the boot id and perf's path, size and modification time.
  */
 #include "registry.h"
-#include "artifact.h"
-#include "collect.h"
-#include "util.h"
+#include "store/artifact.h"
+#include "collectors/collect.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <stdio.h>

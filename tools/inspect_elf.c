@@ -7,7 +7,7 @@
  * Nothing is fetched: the debuginfod cache is only looked at.
  */
 #include "registry.h"
-#include "elfinfo.h"
+#include "symbols/elfinfo.h"
 
 #include <elf.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
  * the artifact root (analyses, their stack tables, exports), in path
  * order, each with its resource URI and size. */
 #include "registry.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 #include <string.h>
 

@@ -8,8 +8,8 @@
  * the next pages.  Both give the same bytes.
  */
 #include "registry.h"
-#include "artifact.h"
-#include "hotidx.h"
+#include "store/artifact.h"
+#include "store/hotidx.h"
 
 #include <stdlib.h>
 #include <string.h>

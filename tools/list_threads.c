@@ -1,7 +1,7 @@
 /* list_threads.c - the list_threads tool: one page of an event's threads,
  * heaviest first, read from the analysis summary (already sorted there). */
 #include "registry.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * same artifact (same id, same bytes).
  */
 #include "registry.h"
-#include "benchmark.h"
+#include "evidence/benchmark.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * one artifact's text, ending on a UTF-8 character boundary, with the
  * offset of the next slice. */
 #include "registry.h"
-#include "artifact.h"
+#include "store/artifact.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * caller gets names the property and what would be valid.
  */
 #include "registry.h"
-#include "schemas.h"
+#include "base/schemas.h"
 
 #include <pthread.h>
 #include <regex.h>
@@ -16,43 +16,35 @@
 #include <string.h>
 
 const struct tool_def tool_table[] = {
-	{"analyze_profile", "schemas/tools/analyze_profile.json", tool_analyze_profile, tool_table_analyze,
+	{"analyze_profile", "schemas/tools/analyze_profile.json", tool_analyze_profile,
 	 TOOL_RUNS_PERF | TOOL_USES_NETWORK},
-	{"list_hotspots", "schemas/tools/list_hotspots.json", tool_list_hotspots, tool_table_hotspots},
-	{"get_call_paths", "schemas/tools/get_call_paths.json", tool_get_call_paths, tool_table_call_paths},
-	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat, tool_table_perf_stat},
-	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile, NULL},
-	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot, NULL},
-	{"list_threads", "schemas/tools/list_threads.json", tool_list_threads, NULL},
-	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts, NULL},
-	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page, NULL},
-	{"source_context", "schemas/tools/source_context.json", tool_source_context, NULL},
-	{"collect_profile", "schemas/tools/collect_profile.json", tool_collect_profile, NULL,
+	{"list_hotspots", "schemas/tools/list_hotspots.json", tool_list_hotspots},
+	{"get_call_paths", "schemas/tools/get_call_paths.json", tool_get_call_paths},
+	{"get_perf_stat", "schemas/tools/get_perf_stat.json", tool_get_perf_stat},
+	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile},
+	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot},
+	{"list_threads", "schemas/tools/list_threads.json", tool_list_threads},
+	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts},
+	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page},
+	{"source_context", "schemas/tools/source_context.json", tool_source_context},
+	{"collect_profile", "schemas/tools/collect_profile.json", tool_collect_profile,
 	 TOOL_RUNS_PERF | TOOL_COLLECTS},
 	{"inspect_collection_capabilities", "schemas/tools/inspect_collection_capabilities.json",
-	 tool_inspect_collection_capabilities, NULL, TOOL_RUNS_PERF | TOOL_COLLECTS},
-	{"classify_hotspots", "schemas/tools/classify_hotspots.json", tool_classify_hotspots, NULL},
-	{"build_report", "schemas/tools/build_report.json", tool_build_report, NULL},
-	{"normalize_benchmark", "schemas/tools/normalize_benchmark.json", tool_normalize_benchmark, NULL},
-	{"compare_benchmarks", "schemas/tools/compare_benchmarks.json", tool_compare_benchmarks, NULL},
-	{"compare_profiles", "schemas/tools/compare_profiles.json", tool_compare_profiles, NULL},
-	{"inspect_elf", "schemas/tools/inspect_elf.json", tool_inspect_elf, NULL, TOOL_USES_NETWORK},
-	{"symbolize", "schemas/tools/symbolize.json", tool_symbolize, NULL, TOOL_USES_NETWORK},
+	 tool_inspect_collection_capabilities, TOOL_RUNS_PERF | TOOL_COLLECTS},
+	{"classify_hotspots", "schemas/tools/classify_hotspots.json", tool_classify_hotspots},
+	{"build_report", "schemas/tools/build_report.json", tool_build_report},
+	{"normalize_benchmark", "schemas/tools/normalize_benchmark.json", tool_normalize_benchmark},
+	{"compare_benchmarks", "schemas/tools/compare_benchmarks.json", tool_compare_benchmarks},
+	{"compare_profiles", "schemas/tools/compare_profiles.json", tool_compare_profiles},
+	{"inspect_elf", "schemas/tools/inspect_elf.json", tool_inspect_elf, TOOL_USES_NETWORK},
+	{"symbolize", "schemas/tools/symbolize.json", tool_symbolize, TOOL_USES_NETWORK},
 #ifdef PL_TEST_HOOKS
-	{"test_fault", "schemas/test/test_fault.json", tool_test_fault, NULL},
+	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},
 #endif
 };
 const size_t tool_count = PL_ARRAY_LEN(tool_table);
 
 static json_t *definitions[PL_ARRAY_LEN(tool_table)];
-
-const char *pl_schema_text(const char *path)
-{
-	for (const struct pl_schema_file *f = pl_schema_files; f->path; f++)
-		if (strcmp(f->path, path) == 0)
-			return f->text;
-	return NULL;
-}
 
 static pthread_mutex_t definitions_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -24,9 +24,9 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "profile.h"
-#include "symcfg.h"
+#include "base/error.h"
+#include "profile/profile.h"
+#include "symbols/symcfg.h"
 
 /* What a call may do, fixed by whoever started the process. */
 struct tool_ctx {
@@ -45,9 +45,6 @@ struct tool_ctx {
 typedef enum pl_err (*tool_fn)(const struct tool_ctx *ctx, json_t *args,
 			       json_t **result, struct pl_error *err);
 
-/* Optional human rendering for the CLI's --format table. */
-typedef void (*tool_table_fn)(json_t *result, FILE *out);
-
 /* What a tool's sandboxed worker needs beyond reading the allowed roots
  * and writing the artifact root; granted only when the operator's flags
  * allow it too (--allow-process-execution, a debuginfod URL). */
@@ -61,7 +58,6 @@ struct tool_def {
 	const char *name;        /* "list_hotspots" */
 	const char *schema_path; /* "schemas/tools/list_hotspots.json" */
 	tool_fn run;
-	tool_table_fn table;
 	unsigned needs;          /* enum tool_needs bits */
 };
 
@@ -150,10 +146,5 @@ enum pl_err tool_symbolize(const struct tool_ctx *, json_t *, json_t **, struct 
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 #endif
-
-void tool_table_hotspots(json_t *result, FILE *out);
-void tool_table_call_paths(json_t *result, FILE *out);
-void tool_table_perf_stat(json_t *result, FILE *out);
-void tool_table_analyze(json_t *result, FILE *out);
 
 #endif

@@ -12,10 +12,10 @@
  * the allowed roots is opened, and every path tried is reported.
  */
 #include "registry.h"
-#include "aggregate.h"
-#include "artifact.h"
-#include "srcfile.h"
-#include "util.h"
+#include "profile/aggregate.h"
+#include "store/artifact.h"
+#include "symbols/srcfile.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <stdio.h>

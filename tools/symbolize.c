@@ -9,8 +9,8 @@
  * the inline flag and a hash of the offsets list.
  */
 #include "registry.h"
-#include "debuginfod.h"
-#include "symbolize.h"
+#include "symbols/debuginfod.h"
+#include "symbols/symbolize.h"
 
 #include <limits.h>
 #include <stdio.h>

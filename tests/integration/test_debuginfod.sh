@@ -149,8 +149,8 @@ cat > "$WORK/src/fetch.c" <<'EOF'
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "debuginfod.h"
-#include "sandbox.h"
+#include "symbols/debuginfod.h"
+#include "sandbox/sandbox.h"
 
 struct job { struct pl_debuginfod d; const char *hex, *kind; int status_fd; };
 
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 EOF
 fetch="$WORK/bin/fetch"
 link_fetch() {
-	cc "$@" -D_GNU_SOURCE -I"$REPO/tools/core" -I"$REPO/sandbox" -o "$fetch" "$WORK/src/fetch.c" "$BUILD/libperflens.a" \
+	cc "$@" -D_GNU_SOURCE -I"$REPO/tools/core" -I"$REPO" -o "$fetch" "$WORK/src/fetch.c" "$BUILD/libperflens.a" \
 		$(pkg-config --libs jansson libzstd libdw libelf libseccomp zlib nettle) -lm \
 		2>>"$WORK/cc.err"
 }

@@ -17,10 +17,10 @@
 #define _GNU_SOURCE
 #endif
 #include "agent_setup.h"
-#include "artifact.h"
-#include "error.h"
-#include "schemas.h"
-#include "util.h"
+#include "store/artifact.h"
+#include "base/error.h"
+#include "base/schemas.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

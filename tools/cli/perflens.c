@@ -12,9 +12,10 @@
  * table with --format table); an error is one JSON object on stderr and
  * the exit code from error.c's table.
  */
-#include "registry.h"
+#include "tools/registry.h"
 #include "agent_setup.h"
-#include "artifact.h"
+#include "tables.h"
+#include "store/artifact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -386,8 +387,9 @@ static int emit(struct cli *c, const struct tool_def *t, json_t *result)
 		pl_fail(&err, PL_ERR_OUTPUT, "check the output path", "cannot write '%s'", c->output);
 		return fail(&err);
 	}
-	if (c->table && t->table) {
-		t->table(result, out);
+	cli_table_fn table = c->table ? cli_table_for(t->name) : NULL;
+	if (table) {
+		table(result, out);
 	} else {
 		text = json_dumps(result, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fprintf(out, "%s\n", text);

@@ -1,0 +1,74 @@
+/* collect.h - authorized collection with perf: record, stat, sched, lock
+ * and off-CPU, into a collection folder under the artifact root.
+ *
+ * The caller (tools/collect_profile.c) checks the gates; this runs perf
+ * through pl_run (no shell, LC_ALL=C, own process group, nice, timeout,
+ * capped output) into a staging folder, post-processes what the mode
+ * needs (sched timehist, lock report, off-CPU folding), writes
+ * metadata.json and renames the folder into collections/ID in one step.
+ * A run that fails or times out leaves nothing behind: the staging folder
+ * is removed, and the error says what perf printed.
+ */
+#ifndef PL_COLLECT_H
+#define PL_COLLECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+
+#define PL_COLLECT_PHRASE "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+#define PL_PID_ATTACH_PHRASE "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+#define PL_COLLECT_MAX_ARGS 64
+#define PL_COLLECT_MAX_EVENTS 16
+
+enum pl_collect_mode {
+	PL_COLLECT_RECORD,
+	PL_COLLECT_STAT,
+	PL_COLLECT_SCHED,
+	PL_COLLECT_LOCK,
+	PL_COLLECT_OFF_CPU,
+};
+
+struct pl_collect_req {
+	enum pl_collect_mode mode;
+	const char *executable;          /* absolute, or NULL with pid */
+	const char *args[PL_COLLECT_MAX_ARGS];
+	size_t nargs;
+	int64_t pid;                     /* > 0: attach for duration_ms */
+	uint32_t duration_ms;
+	uint32_t frequency_hz;
+	const char *call_graph;          /* "none", "fp", "dwarf", "lbr" */
+	const char *events[PL_COLLECT_MAX_EVENTS];
+	size_t nevents;
+	uint32_t repeat;                 /* stat only */
+	uint32_t timeout_ms;
+	const char *name;                /* a label kept in the metadata */
+};
+
+struct pl_collect_env {
+	const char *perf_path;
+	const char *artifact_root;
+	const char *kallsyms;            /* see symcfg.h; NULL: perf's own */
+	const volatile int *cancel;
+};
+
+/* Run it; on PL_OK *result describes the collection (id, folder, files,
+ * metadata, the analyze_profile call to make next). */
+enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
+		       json_t **result, struct pl_error *err);
+
+/* "perf version 6.1.187", or NULL when perf does not say. */
+char *pl_perf_version(const char *perf_path);
+
+/* Run perf once, collecting stdout (up to `cap` bytes) and stderr; for
+ * probes.  Returns the exit status, or -1 when it could not run or was
+ * killed (timeout). */
+int pl_perf_probe(const char *const *argv, uint32_t timeout_ms, char **out, char **err_text);
+
+bool pl_collect_mode_from_name(const char *name, enum pl_collect_mode *mode);
+const char *pl_collect_mode_name(enum pl_collect_mode mode);
+
+#endif

@@ -1,0 +1,294 @@
+/* run.c - fork, exec and watch one external program (see run.h).
+ *
+ * The parent polls the child's stdout and stderr with the remaining time
+ * as the poll timeout, splits stdout into lines for the callback and keeps
+ * a capped copy of stderr.  A failed execve is reported through a third,
+ * close-on-exec pipe, so "could not start" is told apart from "exited
+ * 127".  The child asks for its own process group; inside the sandbox the
+ * seccomp guard refuses that (workers keep their descendants in the
+ * worker's group, which the server kills as a whole), and the child then
+ * stays in the worker's group: only the child itself is killed here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "base/util.h"
+
+#define DEFAULT_MAX_LINE (1u << 20)
+#define DEFAULT_MAX_STDERR (16u << 10)
+#define MAX_ENV 32
+
+struct line_buf {
+	char *data;
+	size_t len, cap, max_line;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------- child */
+
+/* Everything above 3 (the exec-error pipe) goes. */
+static void close_other_fds(void)
+{
+	if (syscall(SYS_close_range, 4, ~0U, 0) == 0)
+		return;
+	for (int fd = 4; fd < 4096; fd++)
+		close(fd);
+}
+
+static void child(const struct pl_run_opts *o, int in_fd, int out_fd, int err_fd, int exec_fd)
+{
+	const char *envp[MAX_ENV + 2];
+	size_t n = 0;
+	int e;
+
+	envp[n++] = "LC_ALL=C";
+	for (size_t i = 0; o->env && o->env[i] && n < MAX_ENV + 1; i++)
+		envp[n++] = o->env[i];
+	envp[n] = NULL;
+	(void)setpgid(0, 0);
+	if (o->nice)
+		(void)setpriority(PRIO_PROCESS, 0, o->nice);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+		_exit(127);
+	/* exec_fd is close-on-exec: keep it above the three. */
+	if (exec_fd < 3 || dup2(exec_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+		_exit(127);
+	close_other_fds();
+	signal(SIGPIPE, SIG_DFL);
+	execve(o->argv[0], (char *const *)o->argv, (char *const *)envp);
+	e = errno;
+	(void)!write(3, &e, sizeof(e));
+	_exit(127);
+}
+
+/* ------------------------------------------------------------ parent */
+
+static enum pl_err feed(const struct pl_run_opts *o, struct line_buf *lb, const char *p,
+			size_t n, struct pl_run_result *res, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '\n') {
+			if (lb->len == lb->max_line)
+				return pl_fail(err, PL_ERR_LIMIT, "lower what the program prints, or raise --max-line",
+					       "'%s' printed a line longer than %zu bytes", o->argv[0], lb->max_line);
+			/* one byte more for the NUL that callers may rely on */
+			if (lb->len + 1 >= lb->cap)
+				PL_GROW(lb->data, lb->cap, lb->len + 2);
+			lb->data[lb->len++] = p[i];
+			continue;
+		}
+		if (lb->data)
+			lb->data[lb->len] = '\0';
+		res->stdout_lines++;
+		if (o->on_line && (rc = o->on_line(o->arg, lb->data ? lb->data : "", lb->len, err)))
+			return rc;
+		lb->len = 0;
+	}
+	return PL_OK;
+}
+
+static void keep_stderr(struct pl_run_result *res, size_t cap, size_t *kept, const char *p,
+			size_t n)
+{
+	size_t room = cap - *kept;
+
+	if (n > room) {
+		res->stderr_truncated = true;
+		n = room;
+	}
+	memcpy(res->stderr_text + *kept, p, n);
+	*kept += n;
+	res->stderr_text[*kept] = '\0';
+}
+
+static void kill_child(pid_t pid, bool own_group)
+{
+	if (own_group)
+		kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
+/* Read both pipes until they close, the deadline passes, or a limit or
+ * the callback stops us. */
+static enum pl_err watch(const struct pl_run_opts *o, pid_t pid, int out_fd, int err_fd,
+			 struct pl_run_result *res, double deadline, struct pl_error *err)
+{
+	double interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0;
+	struct line_buf lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE};
+	uint64_t max_out = o->max_stdout ? o->max_stdout : (4ULL << 30);
+	size_t err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR, kept = 0;
+	struct pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+	char buf[65536];
+	enum pl_err rc = PL_OK;
+
+	res->stderr_text = pl_xcalloc(1, err_cap + 1);
+	while (rc == PL_OK && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
+		int timeout = -1;
+		if (deadline > 0) {
+			double left = deadline - now_s();
+			if (left <= 0) {
+				res->timed_out = true;
+				rc = pl_fail(err, PL_ERR_TIMEOUT, "raise the timeout or give a smaller input",
+					     "'%s' did not finish within %.1f s", o->argv[0],
+					     o->timeout_ms / 1000.0);
+				break;
+			}
+			timeout = (int)(left * 1000) + 1;
+		}
+		if (o->cancel && *o->cancel)
+			return pl_fail(err, PL_ERR_INTERNAL, NULL, "cancelled");
+		if (interrupt_at > 0 && now_s() >= interrupt_at) {
+			kill(pid, SIGINT);
+			res->interrupted = true;
+			interrupt_at = 0;
+		}
+		if (interrupt_at > 0) {
+			int until = (int)((interrupt_at - now_s()) * 1000) + 1;
+			if (timeout < 0 || until < timeout)
+				timeout = until;
+		}
+		if (o->cancel && (timeout < 0 || timeout > 100))
+			timeout = 100;
+		if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+			rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "poll: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < 2 && rc == PL_OK; i++) {
+			ssize_t n;
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			n = read(fds[i].fd, buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				continue;
+			}
+			if (i == 1) {
+				keep_stderr(res, err_cap, &kept, buf, (size_t)n);
+				continue;
+			}
+			res->stdout_bytes += (uint64_t)n;
+			if (res->stdout_bytes > max_out)
+				rc = pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes or give a smaller input",
+					     "'%s' printed more than %llu bytes", o->argv[0],
+					     (unsigned long long)max_out);
+			else
+				rc = feed(o, &lb, buf, (size_t)n, res, err);
+		}
+	}
+	/* A last line without its newline still counts. */
+	if (rc == PL_OK && lb.len) {
+		lb.data[lb.len] = '\0';
+		res->stdout_lines++;
+		if (o->on_line)
+			rc = o->on_line(o->arg, lb.data, lb.len, err);
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	free(lb.data);
+	return rc;
+}
+
+static int exec_errno(int fd)
+{
+	int e = 0;
+	ssize_t n;
+
+	do
+		n = read(fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(e) ? e : 0;
+}
+
+enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
+		   struct pl_error *err)
+{
+	int in[2], out[2], errp[2], ex[2], status = 0, e;
+	double start = now_s(), deadline = o->timeout_ms ? start + o->timeout_ms / 1000.0 : 0;
+	enum pl_err rc;
+	bool own_group;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (!o->argv || !o->argv[0] || o->argv[0][0] != '/')
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "pl_run needs an absolute program path");
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "pipe: %s", strerror(errno));
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0)
+		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "pipe: %s", strerror(errno));
+	close(in[1]); /* the child's stdin reads end-of-file at once */
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(in[0]), close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+		close(ex[0]), close(ex[1]);
+		return pl_fail(err, PL_ERR_EXTERNAL, "the system is out of processes", "fork: %s",
+			       strerror(e));
+	}
+	if (pid == 0)
+		child(o, in[0], out[1], errp[1], ex[1]);
+	close(in[0]), close(out[1]), close(errp[1]), close(ex[1]);
+	/* Also from here, so the group exists before we may have to kill it
+	 * (whichever call runs first wins; both fail in the sandbox). */
+	(void)setpgid(pid, pid);
+	own_group = getpgid(pid) == pid;
+	rc = watch(o, pid, out[0], errp[0], res, deadline, err);
+	if (rc)
+		kill_child(pid, own_group);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	/* Anything it started in its own group goes with it. */
+	if (own_group)
+		kill(-pid, SIGKILL);
+	res->seconds = now_s() - start;
+	if ((e = exec_errno(ex[0])) != 0 && rc == PL_OK)
+		rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path and that the file is executable",
+			     "cannot run '%s': %s", o->argv[0], strerror(e));
+	close(ex[0]);
+	if (WIFSIGNALED(status))
+		res->signal = WTERMSIG(status);
+	else
+		res->exit_status = WEXITSTATUS(status);
+	return rc;
+}
+
+void pl_run_result_release(struct pl_run_result *res)
+{
+	free(res->stderr_text);
+	res->stderr_text = NULL;
+}
+
+void pl_run_stderr_tail(const struct pl_run_result *res, char *out, size_t cap)
+{
+	const char *s = res->stderr_text ? res->stderr_text : "", *end = s + strlen(s), *start;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	snprintf(out, cap, "%.*s", (int)(end - start), start);
+}

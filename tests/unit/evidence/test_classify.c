@@ -1,0 +1,262 @@
+/* test_classify.c - unit tests for the classification engine: the embedded
+ * rules compile, broken rule documents are refused with the rule named,
+ * and rules fire or stay quiet on small folded profiles whose shares are
+ * known by construction.  Real captures are checked in
+ * tests/integration/test_classify.sh.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "profile/aggregate.h"
+#include "evidence/classify.h"
+#include "profile/parse.h"
+
+static struct pl_profile prof;
+
+static void setup(void)
+{
+	pl_profile_init(&prof, NULL);
+}
+
+static void teardown(void)
+{
+	pl_profile_release(&prof);
+}
+
+/* Folded lines "a;b;c N", one per line, under `event`. */
+static void feed_folded(const char *event, const char *text)
+{
+	struct pl_error err;
+	uint32_t ev = pl_intern_event(&prof, event, strlen(event));
+	uint64_t line_no = 0;
+
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		ck_assert_int_eq(pl_folded_line(&prof, ev, text, n, ++line_no, &err), PL_OK);
+		text += n + (nl ? 1 : 0);
+	}
+}
+
+/* Classify event 0 with the embedded rules; new reference. */
+static json_t *classify_first(void)
+{
+	const struct pl_rules *rules;
+	struct pl_classifier c;
+	struct pl_error err;
+	struct pl_view v;
+	json_t *out;
+
+	ck_assert_int_eq(pl_rules_builtin(&rules, &err), PL_OK);
+	pl_classifier_init(&c, rules, &prof, "an-00000000000000000000");
+	pl_view_build(&v, &prof, 0);
+	out = pl_classify_event(&c, &v);
+	pl_view_release(&v);
+	pl_classifier_release(&c);
+	return out;
+}
+
+static json_t *candidate(json_t *res, const char *rule)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "candidates"), i, c)
+		if (strcmp(json_string_value(json_object_get(json_object_get(c, "rule"), "id")), rule) == 0)
+			return c;
+	return NULL;
+}
+
+static double figure(json_t *c)
+{
+	return json_number_value(json_object_get(json_object_get(c, "figure"), "value"));
+}
+
+START_TEST(embedded_rules_compile_once_and_are_versioned)
+{
+	const struct pl_rules *a, *b;
+	struct pl_error err;
+
+	ck_assert_int_eq(pl_rules_builtin(&a, &err), PL_OK);
+	ck_assert_int_eq(pl_rules_builtin(&b, &err), PL_OK);
+	ck_assert_ptr_eq(a, b);
+	ck_assert_int_ge(pl_rules_version(a), 1);
+	ck_assert_uint_ge(pl_rules_count(a), 11);
+	ck_assert_uint_gt(json_array_size(pl_rules_forbidden(a)), 0);
+}
+END_TEST
+
+static enum pl_err compile_text(const char *text, struct pl_error *err)
+{
+	json_error_t je;
+	json_t *doc = json_loads(text, 0, &je);
+	struct pl_rules *r = NULL;
+	enum pl_err rc;
+
+	ck_assert_ptr_nonnull(doc);
+	rc = pl_rules_compile(doc, &r, err);
+	pl_rules_free(r);
+	json_decref(doc);
+	return rc;
+}
+
+#define DOC_HEAD "{\"version\": 1, \"evidence_texts\": {\"call_graph\": \"x\", \"source_lines\": \"y\"}," \
+	"\"event_sets\": {\"cpu\": {\"pattern\": \"^cpu-clock$\", \"not_matched\": \"z\"}}, \"rules\": ["
+#define RULE(id, match) "{\"id\": \"" id "\", \"label\": \"L\", \"group\": \"hotspot\", \"match\": " match "}"
+
+START_TEST(broken_rule_documents_are_refused_naming_the_rule)
+{
+	struct pl_error err;
+
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("ok", "{\"functions\": [{\"symbol\": \"^a$\"}], \"weight\": \"self\", \"min_percent\": 5}") "]}", &err), PL_OK);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("badre", "{\"functions\": [{\"symbol\": \"(a\"}], \"weight\": \"self\", \"min_percent\": 5}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(err.text, "badre"));
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("noset", "{\"events\": [\"gpu\"], \"functions\": [{\"symbol\": \"a\"}], \"weight\": \"self\", \"min_percent\": 5}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(err.text, "noset"));
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("twice", "{\"metric\": \"samples\", \"below\": 5}") ","
+				  RULE("twice", "{\"metric\": \"samples\", \"below\": 5}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("both", "{\"metric\": \"samples\", \"below\": 5, \"at_least\": 1}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("noroots", "{\"metric\": \"truncated_stack_percent\", \"at_least\": 1}") "]}", &err), PL_ERR_INTERNAL);
+}
+END_TEST
+
+START_TEST(allocation_is_counted_once_per_stack_and_compute_is_not_allocation)
+{
+	json_t *res, *c;
+
+	/* 80 compute, 20 in malloc -> _int_malloc (nested matches: 20%, not 40%). */
+	feed_folded("cpu-clock", "_start;main;work 1600\n_start;main;malloc;_int_malloc 300\n_start;main;malloc 100\n");
+	res = classify_first();
+	c = candidate(res, "memory_allocation");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 20.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "candidate");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(c, "hotspots"), 0), "symbol")), "malloc");
+	ck_assert_ptr_null(candidate(res, "too_few_samples"));
+	ck_assert_ptr_null(candidate(res, "frame_pointer_loss"));
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(pure_compute_gets_no_hotspot_candidate)
+{
+	json_t *res, *c;
+	size_t i;
+
+	feed_folded("cpu-clock", "_start;main;mix 2000\n_start;main;mix;checkpoint 50\n");
+	res = classify_first();
+	json_array_foreach(json_object_get(res, "candidates"), i, c)
+		ck_abort_msg("unexpected candidate %s", json_string_value(json_object_get(c, "candidate_id")));
+	/* I/O wait cannot be asked of an on-CPU event: said so, not "no". */
+	json_array_foreach(json_object_get(res, "quiet"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "rule")), "io_wait") == 0)
+			ck_assert_str_eq(json_string_value(json_object_get(c, "outcome")), "not_applicable");
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(folded_kernel_marks_count_as_kernel_frames)
+{
+	json_t *res, *c;
+
+	feed_folded("unknown", "main;write;entry_SYSCALL_64_[k];do_syscall_64_[k];vfs_write_[k] 600\nmain;work 1400\n");
+	res = classify_first();
+	c = candidate(res, "system_calls");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+	c = candidate(res, "kernel_time");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(truncated_stacks_and_few_samples_are_data_quality_flags)
+{
+	json_t *res, *c, *steps, *s;
+	size_t i;
+	bool command_seen = false;
+
+	/* 30 of 100 samples stop in a leaf that is not an entry point. */
+	feed_folded("cpu-clock", "_int_free 30\n_start;main;work 60\nmain 10\n");
+	res = classify_first();
+	c = candidate(res, "frame_pointer_loss");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(c, "hotspots"), 0), "symbol")), "_int_free");
+	c = candidate(res, "too_few_samples");
+	ck_assert_ptr_nonnull(c);
+	/* Data-quality candidates come first. */
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_array_get(json_object_get(res, "candidates"), 0), "rule"), "group")), "data_quality");
+	/* No hotspot for "too few samples": steps needing one are dropped,
+	 * the command (which needs only the event) is kept, filled in. */
+	steps = json_object_get(c, "next_steps");
+	json_array_foreach(steps, i, s) {
+		ck_assert_str_eq(json_string_value(json_object_get(s, "kind")), "command");
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(s, "command")), "-e cpu-clock"));
+		command_seen = true;
+	}
+	ck_assert(command_seen);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(events_outside_a_rules_sets_are_not_applicable)
+{
+	json_t *res, *q;
+	size_t i;
+	int na = 0;
+
+	feed_folded("cache-misses", "main;malloc;_int_malloc 5000\n");
+	res = classify_first();
+	ck_assert_ptr_null(candidate(res, "memory_allocation"));
+	json_array_foreach(json_object_get(res, "quiet"), i, q)
+		if (strcmp(json_string_value(json_object_get(q, "rule")), "memory_allocation") == 0) {
+			ck_assert_str_eq(json_string_value(json_object_get(q, "outcome")), "not_applicable");
+			ck_assert(json_is_null(json_object_get(q, "value")));
+			na++;
+		}
+	ck_assert_int_eq(na, 1);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(classification_is_deterministic)
+{
+	json_t *a, *b;
+	char *sa, *sb;
+
+	feed_folded("cpu-clock", "main;memcpy 500\nmain;malloc 500\nmain;pthread_mutex_lock;__lll_lock_wait 500\nmain;x 500\n");
+	a = classify_first();
+	b = classify_first();
+	sa = json_dumps(a, JSON_COMPACT);
+	sb = json_dumps(b, JSON_COMPACT);
+	ck_assert_str_eq(sa, sb);
+	/* Ties on the figure (25% each) keep the rules' order. */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(a, "candidates"), 0), "candidate_id")),
+			 "memory_allocation@cpu-clock");
+	free(sa);
+	free(sb);
+	json_decref(a);
+	json_decref(b);
+}
+END_TEST
+
+Suite *suite_classify(void)
+{
+	Suite *s = suite_create("classify");
+	TCase *tc = tcase_create("classify");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, embedded_rules_compile_once_and_are_versioned);
+	tcase_add_test(tc, broken_rule_documents_are_refused_naming_the_rule);
+	tcase_add_test(tc, allocation_is_counted_once_per_stack_and_compute_is_not_allocation);
+	tcase_add_test(tc, pure_compute_gets_no_hotspot_candidate);
+	tcase_add_test(tc, folded_kernel_marks_count_as_kernel_frames);
+	tcase_add_test(tc, truncated_stacks_and_few_samples_are_data_quality_flags);
+	tcase_add_test(tc, events_outside_a_rules_sets_are_not_applicable);
+	tcase_add_test(tc, classification_is_deterministic);
+	suite_add_tcase(s, tc);
+	return s;
+}

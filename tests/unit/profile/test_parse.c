@@ -1,0 +1,397 @@
+/* test_parse.c - unit tests for the perf script and folded parsers and
+ * for the aggregator, driven line by line through the public parser API.
+ *
+ * Inputs are perf script forms listed in shared/guides/profiles.md: comms
+ * with spaces and digits, pid/tid, [cpu], no time, PMU-qualified events,
+ * DSOs with spaces, [unknown], kernel frames, srcline and inlined frames.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile/aggregate.h"
+#include "profile/parse.h"
+#include "profile/perf_stat.h"
+#include "store/stack_table.h"
+
+static struct pl_profile prof;
+
+static void setup(void)
+{
+	pl_profile_init(&prof, NULL);
+}
+
+static void teardown(void)
+{
+	pl_profile_release(&prof);
+}
+
+/* Feed a whole text through the perf script parser. */
+static enum pl_err feed(const char *text)
+{
+	struct pl_ps_parser *ps = pl_ps_new(&prof, "test");
+	struct pl_error err;
+	uint64_t line_no = 0;
+	enum pl_err rc = PL_OK;
+
+	while (*text && rc == PL_OK) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		rc = pl_ps_line(ps, text, n, ++line_no, &err);
+		text += n + (nl ? 1 : 0);
+	}
+	if (rc) {
+		pl_ps_finish(ps, &err);
+		return rc;
+	}
+	return pl_ps_finish(ps, &err);
+}
+
+static const struct pl_thread *thread_of_stack(uint32_t s)
+{
+	return &prof.threads[prof.stacks[s].thread];
+}
+
+static const char *leaf_symbol(uint32_t s)
+{
+	const struct pl_stack *st = &prof.stacks[s];
+	return pl_str(&prof, prof.funcs[prof.frames[st->frames[st->depth - 1]].func].symbol);
+}
+
+static const char *frame_dso(uint32_t s, uint32_t d)
+{
+	const struct pl_stack *st = &prof.stacks[s];
+	return pl_str(&prof, prof.funcs[prof.frames[st->frames[d]].func].dso);
+}
+
+START_TEST(header_comm_with_spaces_and_digits_keeps_whole_comm)
+{
+	ck_assert_int_eq(feed("pool 2  7824 [001] 123.456789:    1001001 cpu-clock: \n"
+			      "\t 4005d0 main+0x10 (/usr/bin/app)\n\n"), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&prof), 1);
+	ck_assert_str_eq(pl_str(&prof, thread_of_stack(0)->comm), "pool 2");
+	ck_assert_int_eq(thread_of_stack(0)->tid, 7824);
+	ck_assert_int_eq(thread_of_stack(0)->pid, -1);
+	ck_assert_uint_eq(prof.events[0].period, 1001001);
+	ck_assert_str_eq(leaf_symbol(0), "main");
+}
+END_TEST
+
+START_TEST(header_pid_tid_and_no_time_forms)
+{
+	ck_assert_int_eq(feed("java 24636/25607 [000] 94564.109216: 100 cycles:\n"
+			      "\tffffffff8103ce3b native_safe_halt ([kernel.kallsyms])\n\n"
+			      "func_ab 15294 cpu-clock: \n"
+			      "\t 400570 func_b (/root/func_ab)\n\n"
+			      "V8 WorkerThread 1/2 7 cpu-clock:\n"
+			      "\t 400570 f (/x)\n\n"), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&prof), 3);
+	ck_assert_int_eq(thread_of_stack(0)->pid, 24636);
+	ck_assert_int_eq(thread_of_stack(0)->tid, 25607);
+	ck_assert_uint_eq(prof.funcs[prof.frames[prof.stacks[0].frames[0]].func].kind, PL_KIND_KERNEL);
+	ck_assert_int_eq(thread_of_stack(1)->tid, 15294);
+	/* No period given: counted as 1 and noted. */
+	ck_assert_uint_eq(prof.events[pl_find_event(&prof, "cpu-clock")].records_without_period, 1);
+	ck_assert_str_eq(pl_str(&prof, thread_of_stack(2)->comm), "V8 WorkerThread");
+	ck_assert_uint_eq(pl_stack_weight(&prof, 2, pl_find_event(&prof, "cpu-clock"))->period, 7);
+}
+END_TEST
+
+START_TEST(events_stay_apart_and_pmu_names_are_kept)
+{
+	ck_assert_int_eq(feed("app 10 1.0: 5 cpu_core/cycles/:\n\t1 a (/x)\n\n"
+			      "app 10 1.1: 7 cpu_atom/cycles/:\n\t1 a (/x)\n\n"
+			      "app 10 1.2: 9 cycles:u:\n\t1 a (/x)\n\n"), PL_OK);
+	ck_assert_uint_eq(prof.nevents, 3);
+	ck_assert_str_eq(pl_str(&prof, prof.events[0].name), "cpu_core/cycles/");
+	ck_assert_str_eq(pl_str(&prof, prof.events[2].name), "cycles:u");
+	/* One unique stack, three separate weights. */
+	ck_assert_uint_eq(pl_nstacks(&prof), 1);
+	ck_assert_uint_eq(pl_stack_weight(&prof, 0, 1)->period, 7);
+}
+END_TEST
+
+START_TEST(frames_with_spaces_parens_unknown_and_offsets)
+{
+	ck_assert_int_eq(feed("a 1 1.0: 1 cpu-clock:\n"
+			      "\t7f1 foo(int, char) (/tmp/my dir/lib x.so)\n"
+			      "\t7f2 (anonymous namespace)::bar+0x1f ([JIT app cache])\n"
+			      "\t7f3 [unknown] ([unknown])\n"
+			      "\t7f4 [unknown] (/usr/lib/libm.so.6)\n\n"), PL_OK);
+	ck_assert_str_eq(frame_dso(0, 3), "/tmp/my dir/lib x.so");
+	ck_assert_str_eq(leaf_symbol(0), "foo(int, char)");
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[2]].func].symbol),
+			 "(anonymous namespace)::bar");
+	ck_assert_uint_eq(prof.funcs[prof.frames[prof.stacks[0].frames[2]].func].kind, PL_KIND_JIT);
+	/* Unknown symbols keep their address for later symbolization. */
+	ck_assert(prof.frames[prof.stacks[0].frames[0]].has_addr);
+	ck_assert_uint_eq(prof.frames[prof.stacks[0].frames[0]].addr, 0x7f4);
+	ck_assert(!prof.frames[prof.stacks[0].frames[3]].has_addr);
+}
+END_TEST
+
+START_TEST(srcline_and_inlined_frames_are_attached)
+{
+	ck_assert_int_eq(feed("a 1 1.0: 1 cpu-clock:\n"
+			      "\t 408ebb some_method+0x8b (/a.out)\n"
+			      "  uniform_int_dist.h:300\n"
+			      "\t 27304 __libc_start_main_impl+0x84 (inlined)\n"
+			      "\t 4069f5 main+0x935 (/a.out)\n"
+			      "  file.cpp:137\n\n"), PL_OK);
+	ck_assert_uint_eq(prof.stacks[0].depth, 3);
+	ck_assert_uint_eq(prof.srclines, 2);
+	ck_assert_str_eq(pl_str(&prof, prof.frames[prof.stacks[0].frames[2]].srcline), "uniform_int_dist.h:300");
+	ck_assert(prof.funcs[prof.frames[prof.stacks[0].frames[1]].func].inlined);
+	ck_assert_uint_eq(prof.records_malformed, 0);
+}
+END_TEST
+
+START_TEST(malformed_lines_are_counted_previewed_and_skipped)
+{
+	ck_assert_int_eq(feed("this is not a header\n"
+			      "\t1 orphan (/x)\n\n"
+			      "a 1 1.0: 1 cpu-clock:\n\t1 ok (/x)\n\n"), PL_OK);
+	ck_assert_uint_eq(prof.records_malformed, 1);
+	ck_assert_uint_eq(prof.npreviews, 1);
+	ck_assert_uint_eq(prof.previews[0].line_no, 1);
+	ck_assert_str_eq(prof.previews[0].text, "this is not a header");
+	ck_assert_uint_eq(prof.records_parsed, 1);
+}
+END_TEST
+
+START_TEST(unterminated_last_record_is_kept_and_marked)
+{
+	ck_assert_int_eq(feed("a 1 1.0: 5 cpu-clock:\n\t1 x (/x)\n\na 1 1.1: 5 cpu-clock:\n\t1 y (/x)"), PL_OK);
+	ck_assert_uint_eq(prof.records_parsed, 2);
+	ck_assert_uint_eq(prof.ntails, 1);
+	ck_assert_uint_eq(prof.tails[0].period, 5);
+}
+END_TEST
+
+START_TEST(depth_limit_is_an_error_not_a_truncation)
+{
+	struct pl_limits lim;
+	pl_profile_release(&prof);
+	pl_limits_default(&lim);
+	lim.max_depth = 2;
+	pl_profile_init(&prof, &lim);
+	ck_assert_int_eq(feed("a 1 1.0: 1 cpu-clock:\n\t1 x (/x)\n\t2 y (/x)\n\t3 z (/x)\n\n"), PL_ERR_LIMIT);
+}
+END_TEST
+
+START_TEST(agent_chunk_switches_to_perf_stat)
+{
+	ck_assert_int_eq(feed("a 1 1.0: 1 cycles:\n\t1 x (/x)\n\n"
+			      "### PERF_STAT ###\n\n"
+			      " Performance counter stats for process id '44774':\n\n"
+			      "    24,673,883,923      cycles\n"), PL_OK);
+	ck_assert_uint_eq(prof.records_parsed, 1);
+	ck_assert_uint_eq(prof.nstats, 1);
+}
+END_TEST
+
+START_TEST(folded_lines_and_bad_counts)
+{
+	struct pl_error err;
+	uint32_t ev = pl_intern_event(&prof, "unknown", 7);
+	ck_assert_int_eq(pl_folded_line(&prof, ev, "main;a;b 12", 11, 1, &err), PL_OK);
+	ck_assert_int_eq(pl_folded_line(&prof, ev, "main;a;b 3", 10, 2, &err), PL_OK);
+	ck_assert_int_eq(pl_folded_line(&prof, ev, "main;a;c x12", 12, 3, &err), PL_OK);
+	ck_assert_int_eq(pl_folded_line(&prof, ev, "nocount", 7, 4, &err), PL_OK);
+	ck_assert_int_eq(pl_folded_line(&prof, ev, "main;a 1.5", 10, 5, &err), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&prof), 1);
+	ck_assert_uint_eq(pl_stack_weight(&prof, 0, ev)->samples, 15);
+	ck_assert_uint_eq(prof.records_malformed, 3);
+	ck_assert_str_eq(prof.previews[0].reason, "count is not a whole number");
+	ck_assert_str_eq(prof.previews[1].reason, "no count after the stack");
+}
+END_TEST
+
+START_TEST(names_that_are_not_utf8_are_repaired_and_counted)
+{
+	ck_assert_int_eq(feed("a 1 1.0: 1 cpu-clock:\n\t1 bad\xff\xfe (/x)\n\t2 caf\xc3\xa9 (/x)\n\n"), PL_OK);
+	ck_assert_str_eq(leaf_symbol(0), "bad\xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[0]].func].symbol), "caf\xc3\xa9");
+	ck_assert_uint_eq(prof.names_repaired, 1);
+}
+END_TEST
+
+START_TEST(detect_format_from_first_lines)
+{
+	ck_assert_int_eq(pl_detect_format("# comment\na;b 3\n", 16), PL_FMT_FOLDED);
+	ck_assert_int_eq(pl_detect_format("app 1 1.0: 1 cpu-clock:\n", 24), PL_FMT_PERF_SCRIPT);
+	ck_assert_int_eq(pl_detect_format("\n Performance counter stats for 'ls':\n", 38), PL_FMT_PERF_STAT);
+}
+END_TEST
+
+START_TEST(inclusive_counts_recursion_once_per_stack)
+{
+	struct pl_view v;
+	ck_assert_int_eq(feed("a 1 1.0: 10 cpu-clock:\n\t1 fib (/x)\n\t2 fib (/x)\n\t3 fib (/x)\n\t4 main (/x)\n\n"
+			      "a 1 1.1: 30 cpu-clock:\n\t5 work (/x)\n\t4 main (/x)\n\n"), PL_OK);
+	pl_view_build(&v, &prof, 0);
+	ck_assert_uint_eq(v.total.period, 40);
+	/* fib: self 10, inclusive 10 (not 30); main: inclusive 40 = 100%. */
+	ck_assert_uint_eq(v.funcs[0].self.period, 10);
+	ck_assert_uint_eq(v.funcs[0].incl.period, 10);
+	ck_assert(pl_percent(&v, v.funcs[1].incl.period) == 100.0);
+	/* Sorted by self: work (30) before fib (10). */
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[v.hot_order[0]].symbol), "work");
+	pl_view_sort(&v, PL_SORT_INCLUSIVE);
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[v.hot_order[0]].symbol), "main");
+	pl_view_release(&v);
+}
+END_TEST
+
+/* Feed a text as parse.c does for a file (input.c drops a line's '\r'):
+ * with `bodies`, after each line, the frame lines that follow are offered
+ * to pl_ps_body, which takes them at once. */
+static enum pl_err feed_file(struct pl_profile *p, const char *text, bool bodies)
+{
+	struct pl_ps_parser *ps = pl_ps_new(p, "test");
+	struct pl_error err;
+	uint64_t line_no = 0, nlines;
+	enum pl_err rc = PL_OK;
+
+	while (*text && rc == PL_OK) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text), used;
+		if (n && text[n - 1] == '\r')
+			n--;   /* as input.c hands lines out */
+		rc = pl_ps_line(ps, text, n, ++line_no, &err);
+		text = nl ? nl + 1 : text + n;
+		if (rc == PL_OK && *text && bodies &&
+		    (used = pl_ps_body(ps, text, strlen(text), line_no + 1, 40, &nlines, &rc, &err))) {
+			text += used;
+			line_no += nlines;
+		}
+	}
+	if (rc) {
+		pl_ps_finish(ps, &err);
+		return rc;
+	}
+	return pl_ps_finish(ps, &err);
+}
+
+static int add_text(const char *s, size_t n, void *data)
+{
+	pl_buf_add(data, s, n);
+	return 0;
+}
+
+/* Two profiles are the same: stack tables byte for byte, and the counts. */
+static void assert_same_profile(const struct pl_profile *a, const struct pl_profile *b)
+{
+	struct pl_buf ta = {0}, tb = {0};
+
+	ck_assert(pl_stack_table_write(a, add_text, &ta));
+	ck_assert(pl_stack_table_write(b, add_text, &tb));
+	ck_assert_str_eq(ta.data, tb.data);
+	ck_assert_uint_eq(a->lines, b->lines);
+	ck_assert_uint_eq(a->records_parsed, b->records_parsed);
+	ck_assert_uint_eq(a->records_skipped, b->records_skipped);
+	ck_assert_uint_eq(a->records_malformed, b->records_malformed);
+	ck_assert_uint_eq(a->srclines, b->srclines);
+	ck_assert_uint_eq(a->npreviews, b->npreviews);
+	for (size_t i = 0; i < a->npreviews; i++)
+		ck_assert_uint_eq(a->previews[i].line_no, b->previews[i].line_no);
+	pl_buf_release(&ta);
+	pl_buf_release(&tb);
+}
+
+/* Frame lines taken a record at a time give what line by line gives: with
+ * srclines, a malformed frame line, CRLF lines, blank lines of spaces, a
+ * frame line longer than the limit given to pl_ps_body (40), records that
+ * repeat (in the same order, which pl_ps_body guesses), and an
+ * unterminated last record. */
+START_TEST(frame_lines_taken_at_once_match_line_by_line)
+{
+	static const char text[] =
+		"# header\n"
+		"a 1 1.0: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.1: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n   \n"
+		"b 2 1.2: 5 cpu-clock:\n\t1 fib (/x)\n  fib.c:12\n\t4 main (/x)\n\n"
+		"b 2 1.3: 5 cpu-clock:\n\t1 fib (/x)\r\n\t4 main (/x)\r\n\r\n"
+		"c 3 1.4: 7 cpu-clock:\n\tzz not a frame\n\t4 main (/x)\n\n"
+		"c 3 1.5: 7 cpu-clock:\n\t5 a_symbol_name_long_enough_to_pass_the_limit (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.6: 10 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		/* A sequence that repeats: the second round is guessed; the
+		 * last one starts like a guess but has one frame more. */
+		"a 1 1.8: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\n"
+		"a 1 1.9: 1 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.0: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.1: 1 cpu-clock:\n\t1 fib (/x)\n\t4 main (/x)\n\n"
+		"d 4 2.2: 1 cpu-clock:\n\t7 zed (/x)\n\t4 main (/x)\n\t8 start (/x)\n\n"
+		"a 1 2.3: 3 cpu-clock:\n\t6 tail (/x)\n\t4 main (/x)\n";
+	struct pl_profile other;
+
+	pl_profile_init(&other, NULL);
+	ck_assert_int_eq(feed_file(&prof, text, false), PL_OK);
+	ck_assert_int_eq(feed_file(&other, text, true), PL_OK);
+	assert_same_profile(&prof, &other);
+	ck_assert_uint_eq(prof.srclines, 1);
+	ck_assert_uint_eq(prof.records_malformed, 1);
+	ck_assert_uint_eq(prof.ntails, 1);
+	pl_profile_release(&other);
+}
+END_TEST
+
+/* Folded lines read from a file (through the caches: whole lines, the
+ * line after the last, and a known stack but for its leaf) give what the
+ * one-line entry point, which has no caches, gives. */
+START_TEST(folded_caches_match_line_by_line)
+{
+	static const char text[] =
+		"a;b;c 1\na;b;d 2\na;b 3\na;b;c 4\nx;b;d 1\na;b;d;e 5\n"
+		"a;b;c 1\na;b;d 2\na;;d 1\na;b;e 2\nc 1\na;b;c;d;f 1\na;b;c;d;g 1\n";
+	char path[] = "/tmp/perflens-folded-XXXXXX";
+	struct pl_parse_opts opts = {PL_FMT_FOLDED, "cycles", {0}};
+	struct pl_profile other;
+	struct pl_error err;
+	uint32_t ev;
+	uint64_t line_no = 0;
+	const char *t = text;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	pl_profile_init(&other, NULL);
+	ck_assert_int_eq(pl_parse_path(&prof, path, &opts, &err), PL_OK);
+	ev = pl_intern_event(&other, "cycles", 6);
+	while (*t) {
+		const char *nl = strchr(t, '\n');
+		ck_assert_int_eq(pl_folded_line(&other, ev, t, (size_t)(nl - t), ++line_no, &err), PL_OK);
+		t = nl + 1;
+	}
+	assert_same_profile(&prof, &other);
+	ck_assert_uint_eq(pl_nstacks(&prof), 10);
+	pl_profile_release(&other);
+	unlink(path);
+}
+END_TEST
+
+Suite *suite_parse(void)
+{
+	Suite *s = suite_create("parse");
+	TCase *tc = tcase_create("perf_script");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, header_comm_with_spaces_and_digits_keeps_whole_comm);
+	tcase_add_test(tc, header_pid_tid_and_no_time_forms);
+	tcase_add_test(tc, events_stay_apart_and_pmu_names_are_kept);
+	tcase_add_test(tc, frames_with_spaces_parens_unknown_and_offsets);
+	tcase_add_test(tc, srcline_and_inlined_frames_are_attached);
+	tcase_add_test(tc, malformed_lines_are_counted_previewed_and_skipped);
+	tcase_add_test(tc, unterminated_last_record_is_kept_and_marked);
+	tcase_add_test(tc, depth_limit_is_an_error_not_a_truncation);
+	tcase_add_test(tc, agent_chunk_switches_to_perf_stat);
+	tcase_add_test(tc, folded_lines_and_bad_counts);
+	tcase_add_test(tc, names_that_are_not_utf8_are_repaired_and_counted);
+	tcase_add_test(tc, detect_format_from_first_lines);
+	tcase_add_test(tc, inclusive_counts_recursion_once_per_stack);
+	tcase_add_test(tc, frame_lines_taken_at_once_match_line_by_line);
+	tcase_add_test(tc, folded_caches_match_line_by_line);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,905 @@
+/* classify.c - the classification engine (classify.h).
+ *
+ * Compiling: every pattern of the rules document is compiled once with
+ * regcomp(REG_EXTENDED | REG_NOSUB); event sets become bits.  Matching:
+ * each function of a profile is tested once against every rule, giving a
+ * 64-bit mask per function (a folded "_[k]"/"_[j]" suffix is read as the
+ * frame's kind and stripped before matching).  Per event, one pass over
+ * the stacks ORs the masks of a stack's frames: a rule's inclusive weight
+ * is the weight of the stacks it touches (counted once per stack, so
+ * nested matches such as malloc -> _int_malloc never add up twice), its
+ * self weight that of the stacks whose leaf it matches.  Metric rules
+ * read figures computed in the same pass or in one of their own.
+ *
+ * Everything is sorted with explicit tie-breaks (weight, then samples,
+ * then function id; rule order), so the same analysis always gives the
+ * same candidates in the same order.
+ */
+#include "classify.h"
+#include "base/schemas.h"
+
+#include <pthread.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SETS_MAX 16
+#define MATCHERS_MAX 16
+
+enum need { NEED_NO = 0, NEED_HELPFUL, NEED_NEEDED };
+enum metric {
+	METRIC_NONE = 0,
+	METRIC_SAMPLES,
+	METRIC_TRUNCATED,
+	METRIC_UNKNOWN_LEAF,
+	METRIC_UNKNOWN_FRAME
+};
+
+static const char *const metric_names[] = {
+	[METRIC_NONE] = "", [METRIC_SAMPLES] = "samples",
+	[METRIC_TRUNCATED] = "truncated_stack_percent",
+	[METRIC_UNKNOWN_LEAF] = "unknown_leaf_percent",
+	[METRIC_UNKNOWN_FRAME] = "unknown_frame_percent",
+};
+
+struct event_set {
+	const char *name;
+	const char *not_matched;
+	regex_t re;
+	bool compiled;
+};
+
+struct matcher {
+	regex_t sym, dso;
+	bool has_sym, has_dso;
+	unsigned kinds;          /* 1 << enum pl_kind; 0 = any */
+};
+
+struct rule {
+	json_t *doc;             /* borrowed from the rules document */
+	const char *id;
+	bool data_quality;
+	uint32_t events, skip, whole;  /* event-set bits; events 0 = all */
+	struct matcher m[MATCHERS_MAX];
+	size_t nm;
+	bool inclusive;
+	enum metric metric;
+	bool below;
+	double threshold;
+	regex_t roots;
+	bool has_roots;
+	enum need call_graph, source_lines;
+};
+
+struct pl_rules {
+	json_t *doc;
+	int version;
+	struct event_set sets[SETS_MAX];
+	size_t nsets;
+	struct rule rules[PL_RULES_MAX];
+	size_t n;
+};
+
+/* ------------------------------------------------------------ compiling */
+
+static enum pl_err bad_rules(struct pl_error *err, const char *where, const char *what)
+{
+	return pl_fail(err, PL_ERR_INTERNAL,
+		       "fix " PL_RULES_PATH " (check it against schemas/classify-rules.schema.json)",
+		       "classification rules: %s: %s", where, what);
+}
+
+static enum pl_err compile_re(regex_t *re, const char *pattern, const char *where,
+			      struct pl_error *err)
+{
+	int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+	char msg[128];
+
+	if (rc == 0)
+		return PL_OK;
+	regerror(rc, re, msg, sizeof(msg));
+	return bad_rules(err, where, msg);
+}
+
+static enum pl_err compile_sets(struct pl_rules *r, json_t *sets, struct pl_error *err)
+{
+	const char *name;
+	json_t *s;
+	enum pl_err rc;
+
+	if (!json_is_object(sets) || json_object_size(sets) > SETS_MAX)
+		return bad_rules(err, "event_sets", "must be an object of at most 16 sets");
+	json_object_foreach(sets, name, s) {
+		struct event_set *es = &r->sets[r->nsets];
+		const char *pat = json_string_value(json_object_get(s, "pattern"));
+		es->name = name;
+		es->not_matched = json_string_value(json_object_get(s, "not_matched"));
+		if (!pat || !es->not_matched)
+			return bad_rules(err, name, "an event set needs pattern and not_matched");
+		if ((rc = compile_re(&es->re, pat, name, err)))
+			return rc;
+		es->compiled = true;
+		r->nsets++;
+	}
+	return PL_OK;
+}
+
+static enum pl_err set_bits(const struct pl_rules *r, json_t *names, const char *where,
+			    uint32_t *bits, struct pl_error *err)
+{
+	json_t *n;
+	size_t i;
+
+	*bits = 0;
+	json_array_foreach(names, i, n) {
+		size_t k = 0;
+		while (k < r->nsets && strcmp(r->sets[k].name, json_string_value(n) ? json_string_value(n) : "") != 0)
+			k++;
+		if (k == r->nsets)
+			return bad_rules(err, where, "names an event set that event_sets does not define");
+		*bits |= 1u << k;
+	}
+	return PL_OK;
+}
+
+static enum need parse_need(json_t *requires, const char *key)
+{
+	const char *v = json_string_value(json_object_get(requires, key));
+
+	if (v && strcmp(v, "needed") == 0)
+		return NEED_NEEDED;
+	if (v && strcmp(v, "helpful") == 0)
+		return NEED_HELPFUL;
+	return NEED_NO;
+}
+
+static enum pl_err compile_matcher(struct matcher *m, json_t *spec, const char *id,
+				   struct pl_error *err)
+{
+	const char *sym = json_string_value(json_object_get(spec, "symbol"));
+	const char *dso = json_string_value(json_object_get(spec, "dso"));
+	json_t *kinds = json_object_get(spec, "kinds"), *k;
+	enum pl_err rc;
+	size_t i;
+
+	if (sym && (rc = compile_re(&m->sym, sym, id, err)))
+		return rc;
+	m->has_sym = sym != NULL;
+	if (dso && (rc = compile_re(&m->dso, dso, id, err)))
+		return rc;
+	m->has_dso = dso != NULL;
+	json_array_foreach(kinds, i, k) {
+		for (unsigned kind = PL_KIND_USER; kind <= PL_KIND_UNKNOWN; kind++)
+			if (json_string_value(k) && strcmp(json_string_value(k), pl_kind_name((enum pl_kind)kind)) == 0)
+				m->kinds |= 1u << kind;
+	}
+	if (!m->has_sym && !m->has_dso && !m->kinds)
+		return bad_rules(err, id, "a function matcher needs symbol, dso or kinds");
+	return PL_OK;
+}
+
+static enum pl_err compile_metric(struct rule *ru, json_t *match, struct pl_error *err)
+{
+	const char *name = json_string_value(json_object_get(match, "metric"));
+	json_t *below = json_object_get(match, "below"), *at_least = json_object_get(match, "at_least");
+	const char *roots = json_string_value(json_object_get(match, "roots"));
+
+	for (size_t i = 1; i < PL_ARRAY_LEN(metric_names); i++)
+		if (strcmp(metric_names[i], name) == 0)
+			ru->metric = (enum metric)i;
+	if (ru->metric == METRIC_NONE)
+		return bad_rules(err, ru->id, "unknown metric");
+	if (!json_is_number(below) == !json_is_number(at_least))
+		return bad_rules(err, ru->id, "a metric rule needs exactly one of below and at_least");
+	ru->below = json_is_number(below);
+	ru->threshold = json_number_value(ru->below ? below : at_least);
+	if ((ru->metric == METRIC_TRUNCATED) != (roots != NULL))
+		return bad_rules(err, ru->id, "roots belongs to truncated_stack_percent, which needs it");
+	if (roots) {
+		enum pl_err rc = compile_re(&ru->roots, roots, ru->id, err);
+		if (rc)
+			return rc;
+		ru->has_roots = true;
+	}
+	return PL_OK;
+}
+
+static enum pl_err compile_rule(struct pl_rules *r, struct rule *ru, json_t *doc,
+				struct pl_error *err)
+{
+	json_t *match = json_object_get(doc, "match"), *fns = json_object_get(match, "functions"), *f;
+	const char *group = json_string_value(json_object_get(doc, "group"));
+	const char *weight = json_string_value(json_object_get(match, "weight"));
+	enum pl_err rc;
+	size_t i;
+
+	ru->doc = doc;
+	ru->id = json_string_value(json_object_get(doc, "id"));
+	if (!ru->id || !json_is_object(match) || !group || !json_string_value(json_object_get(doc, "label")))
+		return bad_rules(err, ru->id ? ru->id : "a rule", "needs id, label, group and match");
+	ru->data_quality = strcmp(group, "data_quality") == 0;
+	if ((rc = set_bits(r, json_object_get(match, "events"), ru->id, &ru->events, err)) ||
+	    (rc = set_bits(r, json_object_get(match, "skip_events"), ru->id, &ru->skip, err)) ||
+	    (rc = set_bits(r, json_object_get(match, "whole_event"), ru->id, &ru->whole, err)))
+		return rc;
+	ru->call_graph = parse_need(json_object_get(doc, "requires"), "call_graph");
+	ru->source_lines = parse_need(json_object_get(doc, "requires"), "source_lines");
+	if (json_object_get(match, "metric"))
+		return compile_metric(ru, match, err);
+	if (json_array_size(fns) == 0 || json_array_size(fns) > MATCHERS_MAX || !weight ||
+	    !json_is_number(json_object_get(match, "min_percent")))
+		return bad_rules(err, ru->id, "a function rule needs 1 to 16 functions, weight and min_percent");
+	ru->inclusive = strcmp(weight, "inclusive") == 0;
+	ru->threshold = json_number_value(json_object_get(match, "min_percent"));
+	json_array_foreach(fns, i, f) {
+		if ((rc = compile_matcher(&ru->m[i], f, ru->id, err)))
+			return rc;
+		ru->nm++;
+	}
+	return PL_OK;
+}
+
+static void free_rule(struct rule *ru)
+{
+	for (size_t i = 0; i < ru->nm; i++) {
+		if (ru->m[i].has_sym)
+			regfree(&ru->m[i].sym);
+		if (ru->m[i].has_dso)
+			regfree(&ru->m[i].dso);
+	}
+	if (ru->has_roots)
+		regfree(&ru->roots);
+}
+
+void pl_rules_free(struct pl_rules *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nsets; i++)
+		if (r->sets[i].compiled)
+			regfree(&r->sets[i].re);
+	for (size_t i = 0; i < r->n; i++)
+		free_rule(&r->rules[i]);
+	json_decref(r->doc);
+	free(r);
+}
+
+enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out, struct pl_error *err)
+{
+	struct pl_rules *r = pl_xcalloc(1, sizeof(*r));
+	json_t *rules = json_object_get(doc, "rules"), *ru;
+	enum pl_err rc;
+	size_t i;
+
+	*out = NULL;
+	r->doc = json_incref(doc);
+	r->version = (int)json_integer_value(json_object_get(doc, "version"));
+	if (r->version < 1 || !json_is_array(rules) || json_array_size(rules) == 0 ||
+	    json_array_size(rules) > PL_RULES_MAX || !json_is_object(json_object_get(doc, "evidence_texts"))) {
+		rc = bad_rules(err, "document", "needs version >= 1, evidence_texts and 1 to 64 rules");
+		goto fail;
+	}
+	if ((rc = compile_sets(r, json_object_get(doc, "event_sets"), err)))
+		goto fail;
+	json_array_foreach(rules, i, ru) {
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(r->rules[k].id, json_string_value(json_object_get(ru, "id")) ?
+				   json_string_value(json_object_get(ru, "id")) : "") == 0) {
+				rc = bad_rules(err, r->rules[k].id, "two rules have this id");
+				goto fail;
+			}
+		r->n++;
+		if ((rc = compile_rule(r, &r->rules[i], ru, err)))
+			goto fail;
+	}
+	*out = r;
+	return PL_OK;
+fail:
+	pl_rules_free(r);
+	return rc;
+}
+
+static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pl_rules *builtin;
+
+enum pl_err pl_rules_builtin(const struct pl_rules **out, struct pl_error *err)
+{
+	enum pl_err rc = PL_OK;
+
+	pthread_mutex_lock(&builtin_lock);
+	if (!builtin) {
+		const char *text = pl_schema_text(PL_RULES_PATH);
+		json_error_t je;
+		json_t *doc = text ? json_loads(text, 0, &je) : NULL;
+		if (!doc)
+			rc = bad_rules(err, PL_RULES_PATH, text ? je.text : "not embedded in this build");
+		else
+			rc = pl_rules_compile(doc, &builtin, err);
+		json_decref(doc);
+	}
+	pthread_mutex_unlock(&builtin_lock);
+	*out = builtin;
+	return rc;
+}
+
+int pl_rules_version(const struct pl_rules *r)
+{
+	return r->version;
+}
+
+size_t pl_rules_count(const struct pl_rules *r)
+{
+	return r->n;
+}
+
+json_t *pl_rules_forbidden(const struct pl_rules *r)
+{
+	return json_object_get(r->doc, "forbidden_conclusions");
+}
+
+/* ------------------------------------------------------------- matching */
+
+static bool rule_re_match(const regex_t *re, const char *s)
+{
+	return regexec(re, s ? s : "", 0, NULL, 0) == 0;
+}
+
+static bool matcher_hits(const struct matcher *m, const char *sym, const char *dso,
+			 enum pl_kind kind)
+{
+	if (m->kinds && !(m->kinds & (1u << kind)))
+		return false;
+	if (m->has_sym && !rule_re_match(&m->sym, sym))
+		return false;
+	return !m->has_dso || (dso && rule_re_match(&m->dso, dso));
+}
+
+/* Folded input marks kernel and JIT frames with "_[k]" and "_[j]": read
+ * the kind from the mark and match the bare name. */
+static char *folded_name(const char *sym, enum pl_kind *kind)
+{
+	size_t n = sym ? strlen(sym) : 0;
+
+	if (n > 4 && sym[n - 4] == '_' && sym[n - 3] == '[' && sym[n - 1] == ']' &&
+	    (sym[n - 2] == 'k' || sym[n - 2] == 'j')) {
+		*kind = sym[n - 2] == 'k' ? PL_KIND_KERNEL : PL_KIND_JIT;
+		return pl_xstrndup(sym, n - 4);
+	}
+	return NULL;
+}
+
+static uint64_t func_mask(const struct pl_rules *r, const struct pl_profile *p, uint32_t f)
+{
+	const struct pl_func *fn = &p->funcs[f];
+	enum pl_kind kind = (enum pl_kind)fn->kind;
+	const char *sym = pl_str(p, fn->symbol), *dso = pl_str(p, fn->dso);
+	char *bare = kind == PL_KIND_UNKNOWN ? folded_name(sym, &kind) : NULL;
+	uint64_t mask = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rule *ru = &r->rules[i];
+		for (size_t k = 0; k < ru->nm; k++)
+			if (matcher_hits(&ru->m[k], bare ? bare : sym, dso, kind)) {
+				mask |= UINT64_C(1) << i;
+				break;
+			}
+	}
+	free(bare);
+	return mask;
+}
+
+void pl_classifier_init(struct pl_classifier *c, const struct pl_rules *r,
+			const struct pl_profile *p, const char *analysis_id)
+{
+	size_t n = pl_nfuncs(p);
+
+	c->rules = r;
+	c->p = p;
+	c->analysis_id = analysis_id;
+	c->func_mask = pl_xcalloc(n ? n : 1, sizeof(uint64_t));
+	for (uint32_t f = 0; f < n; f++)
+		c->func_mask[f] = func_mask(r, p, f);
+}
+
+void pl_classifier_release(struct pl_classifier *c)
+{
+	free(c->func_mask);
+	c->func_mask = NULL;
+}
+
+/* ------------------------------------------------------ per-event pass */
+
+static void add_w(struct pl_amount *a, const struct pl_weight *w)
+{
+	a->samples += w->samples;
+	a->period += w->period;
+}
+
+/* What one pass over an event's stacks learns. */
+struct event_facts {
+	struct pl_amount self[PL_RULES_MAX];   /* leaf matched */
+	struct pl_amount incl[PL_RULES_MAX];   /* any frame matched */
+	struct pl_amount deep;                 /* stacks of depth >= 2 */
+	struct pl_amount unknown_frame;        /* stacks with an [unknown] frame */
+	bool source_lines;
+};
+
+static void scan_event(const struct pl_classifier *c, uint32_t event, struct event_facts *ef)
+{
+	const struct pl_profile *p = c->p;
+
+	memset(ef, 0, sizeof(*ef));
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		uint64_t any = 0, leaf;
+		bool unknown = false;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			const struct pl_frame *fr = &p->frames[st->frames[d]];
+			any |= c->func_mask[fr->func];
+			unknown |= p->funcs[fr->func].unknown;
+			ef->source_lines |= fr->srcline != PL_NOID;
+		}
+		leaf = c->func_mask[p->frames[st->frames[st->depth - 1]].func];
+		for (size_t i = 0; i < c->rules->n; i++) {
+			if (any & (UINT64_C(1) << i))
+				add_w(&ef->incl[i], w);
+			if (leaf & (UINT64_C(1) << i))
+				add_w(&ef->self[i], w);
+		}
+		if (st->depth >= 2)
+			add_w(&ef->deep, w);
+		if (unknown)
+			add_w(&ef->unknown_frame, w);
+	}
+}
+
+static bool unknown_place(const struct pl_profile *p, uint32_t func)
+{
+	const struct pl_func *f = &p->funcs[func];
+	const char *dso = pl_str(p, f->dso);
+
+	return f->unknown && (!dso || strcmp(dso, "[unknown]") == 0);
+}
+
+/* Stacks the unwinder cut short: one frame that is not an entry point,
+ * or a root frame outside any mapping.  Fills the per-leaf weights. */
+static struct pl_amount truncated_stacks(const struct pl_classifier *c, const struct rule *ru,
+					 uint32_t event, struct pl_amount *per_leaf)
+{
+	const struct pl_profile *p = c->p;
+	size_t n = pl_nfuncs(p);
+	signed char *is_root = pl_xmalloc(n ? n : 1);
+	struct pl_amount total = {0};
+
+	memset(is_root, -1, n ? n : 1);
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		uint32_t root, leaf;
+		bool cut;
+
+		if (!w || st->depth == 0)
+			continue;
+		root = p->frames[st->frames[0]].func;
+		leaf = p->frames[st->frames[st->depth - 1]].func;
+		if (st->depth == 1 && is_root[leaf] < 0)
+			is_root[leaf] = rule_re_match(&ru->roots, pl_str(p, p->funcs[leaf].symbol));
+		cut = (st->depth == 1 && !is_root[leaf]) || unknown_place(p, root);
+		if (cut) {
+			add_w(&total, w);
+			add_w(&per_leaf[leaf], w);
+		}
+	}
+	free(is_root);
+	return total;
+}
+
+/* ------------------------------------------------------------- results */
+
+static json_t *amount_json(const struct pl_view *v, struct pl_amount a)
+{
+	return json_pack("{s:I,s:I,s:f}", "samples", (json_int_t)a.samples,
+			 "period", (json_int_t)a.period, "percent", pl_percent(v, a.period));
+}
+
+static const struct pl_amount *sort_w;
+
+static int cmp_func_weight(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_w[x].period != sort_w[y].period)
+		return sort_w[x].period > sort_w[y].period ? -1 : 1;
+	if (sort_w[x].samples != sort_w[y].samples)
+		return sort_w[x].samples > sort_w[y].samples ? -1 : 1;
+	return x < y ? -1 : (x > y);
+}
+
+/* The matched hotspots, heaviest `measure` first: the top ones as JSON,
+ * their count in *total, the heaviest id in *top (PL_NOID when none). */
+static json_t *hotspots_json(const struct pl_classifier *c, const struct pl_view *v,
+			     const struct pl_amount *measure, size_t *total, uint32_t *top)
+{
+	const struct pl_profile *p = c->p;
+	size_t n = pl_nfuncs(p), k = 0;
+	uint32_t *order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	json_t *out = json_array();
+
+	for (uint32_t f = 0; f < n; f++)
+		if (measure[f].samples)
+			order[k++] = f;
+	sort_w = measure;
+	qsort(order, k, sizeof(uint32_t), cmp_func_weight);
+	*total = k;
+	*top = k ? order[0] : PL_NOID;
+	for (size_t i = 0; i < k && i < PL_CLASSIFY_TOP; i++) {
+		const struct pl_func *fn = &p->funcs[order[i]];
+		json_array_append_new(out, json_pack("{s:o,s:s,s:o,s:s,s:o,s:o,s:o}",
+			"hotspot_id", json_sprintf("fn%u", order[i]),
+			"symbol", pl_str(p, fn->symbol),
+			"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(p, fn->dso)),
+			"kind", pl_kind_name((enum pl_kind)fn->kind),
+			"self", amount_json(v, v->funcs[order[i]].self),
+			"inclusive", amount_json(v, v->funcs[order[i]].incl),
+			"matched", amount_json(v, measure[order[i]])));
+	}
+	free(order);
+	return out;
+}
+
+/* Replace {name} placeholders; NULL when one has no value here. */
+static char *fill(const char *tmpl, const char *const *keys, const char *const *vals, size_t nk)
+{
+	struct pl_buf b = {0};
+	const char *s = tmpl;
+
+	pl_buf_adds(&b, "");
+	while (*s) {
+		const char *close = *s == '{' ? strchr(s, '}') : NULL;
+		size_t i = 0;
+		if (close) {
+			for (; i < nk; i++)
+				if (strlen(keys[i]) == (size_t)(close - s - 1) && strncmp(keys[i], s + 1, (size_t)(close - s - 1)) == 0)
+					break;
+		}
+		if (!close || i == nk) {
+			pl_buf_addc(&b, *s++);
+			continue;
+		}
+		if (!vals[i]) {
+			pl_buf_release(&b);
+			return NULL;
+		}
+		pl_buf_adds(&b, vals[i]);
+		s = close + 1;
+	}
+	return b.data;
+}
+
+/* One next step made concrete: {"kind": "tool", "tool", "arguments",
+ * "call", "why"} or {"kind": "command", "command", "why"}; NULL when a
+ * placeholder it needs has no value. */
+static json_t *next_step_json(json_t *spec, const char *const *keys, const char *const *vals, size_t nk)
+{
+	const char *tool = json_string_value(json_object_get(spec, "tool"));
+	const char *why = json_string_value(json_object_get(spec, "why"));
+	json_t *args, *v, *out;
+	struct pl_buf call = {0};
+	const char *key;
+	char *cmd;
+
+	if (!tool) {
+		cmd = fill(json_string_value(json_object_get(spec, "command")), keys, vals, nk);
+		if (!cmd)
+			return NULL;
+		out = json_pack("{s:s,s:s,s:s}", "kind", "command", "command", cmd, "why", why);
+		free(cmd);
+		return out;
+	}
+	args = json_object();
+	pl_buf_addf(&call, "%s(", tool);
+	json_object_foreach(json_object_get(spec, "arguments"), key, v) {
+		json_t *val = json_incref(v);
+		char *text;
+		if (json_is_string(v)) {
+			char *s = fill(json_string_value(v), keys, vals, nk);
+			json_decref(val);
+			if (!s) {
+				json_decref(args);
+				pl_buf_release(&call);
+				return NULL;
+			}
+			val = json_string(s);
+			free(s);
+		}
+		text = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
+		pl_buf_addf(&call, "%s%s=%s", json_object_size(args) ? ", " : "", key, text);
+		free(text);
+		json_object_set_new(args, key, val);
+	}
+	pl_buf_adds(&call, ")");
+	out = json_pack("{s:s,s:s,s:o,s:s,s:s}", "kind", "tool", "tool", tool, "arguments", args,
+			"call", call.data, "why", why);
+	pl_buf_release(&call);
+	return out;
+}
+
+static json_t *next_steps_json(const struct pl_classifier *c, const struct rule *ru,
+			       const char *event, uint32_t top)
+{
+	const struct pl_profile *p = c->p;
+	char top_id[24];
+	const char *keys[] = {"analysis_id", "event", "top_symbol", "top_hotspot_id", "top_dso"};
+	const char *vals[5];
+	json_t *out = json_array(), *spec;
+	size_t i;
+
+	snprintf(top_id, sizeof(top_id), "fn%u", top);
+	vals[0] = c->analysis_id;
+	vals[1] = event;
+	vals[2] = top == PL_NOID ? NULL : pl_str(p, p->funcs[top].symbol);
+	vals[3] = top == PL_NOID ? NULL : top_id;
+	vals[4] = top == PL_NOID ? NULL : pl_str(p, p->funcs[top].dso);
+	json_array_foreach(json_object_get(ru->doc, "next_steps"), i, spec) {
+		json_t *step = next_step_json(spec, keys, vals, PL_ARRAY_LEN(keys));
+		if (step)
+			json_array_append_new(out, step);
+	}
+	return out;
+}
+
+struct evidence {
+	bool call_graph, source_lines;
+};
+
+static json_t *evidence_json(struct evidence e, const struct pl_view *v, const struct event_facts *ef)
+{
+	const char *level = e.call_graph ? (e.source_lines ? "call_graph_with_source_lines" : "call_graph")
+					 : (e.source_lines ? "flat_with_source_lines" : "flat");
+
+	return json_pack("{s:s,s:b,s:f,s:b}", "level", level, "call_graph", e.call_graph,
+			 "call_graph_percent", pl_percent(v, ef->deep.period), "source_lines", e.source_lines);
+}
+
+static json_t *missing_json(const struct pl_rules *r, const struct rule *ru, struct evidence e)
+{
+	json_t *out = json_deep_copy(json_object_get(ru->doc, "missing_evidence"));
+	json_t *texts = json_object_get(r->doc, "evidence_texts");
+
+	if (!e.call_graph && ru->call_graph != NEED_NO)
+		json_array_append(out, json_object_get(texts, "call_graph"));
+	if (!e.source_lines && ru->source_lines != NEED_NO)
+		json_array_append(out, json_object_get(texts, "source_lines"));
+	return out;
+}
+
+/* Which event sets `name` belongs to. */
+static uint32_t event_bits(const struct pl_rules *r, const char *name)
+{
+	uint32_t bits = 0;
+
+	for (size_t i = 0; i < r->nsets; i++)
+		if (rule_re_match(&r->sets[i].re, name))
+			bits |= 1u << i;
+	return bits;
+}
+
+static const char *set_reason(const struct pl_rules *r, uint32_t bits)
+{
+	for (size_t i = 0; i < r->nsets; i++)
+		if (bits & (1u << i))
+			return r->sets[i].not_matched;
+	return "";
+}
+
+/* One rule's verdict on one event. */
+struct verdict {
+	const struct rule *ru;
+	size_t index;
+	const char *not_applicable;  /* reason, or NULL */
+	bool whole;
+	double value;
+	struct pl_amount amount;
+	const char *figure;
+	bool fired;
+};
+
+static void judge(const struct pl_classifier *c, const struct pl_view *v, const struct event_facts *ef,
+		  uint32_t ev_bits, struct evidence e, struct verdict *vd)
+{
+	const struct rule *ru = vd->ru;
+	json_t *texts = json_object_get(c->rules->doc, "evidence_texts");
+
+	vd->whole = (ru->whole & ev_bits) != 0;
+	if (!vd->whole && ru->events && !(ru->events & ev_bits))
+		vd->not_applicable = set_reason(c->rules, ru->events);
+	else if (!vd->whole && (ru->skip & ev_bits))
+		vd->not_applicable = set_reason(c->rules, ru->skip & ev_bits);
+	else if (ru->call_graph == NEED_NEEDED && !e.call_graph)
+		vd->not_applicable = json_string_value(json_object_get(texts, "call_graph"));
+	else if (ru->source_lines == NEED_NEEDED && !e.source_lines)
+		vd->not_applicable = json_string_value(json_object_get(texts, "source_lines"));
+	if (vd->not_applicable)
+		return;
+	switch (ru->metric) {
+	case METRIC_NONE:
+		vd->amount = vd->whole ? v->total : ru->inclusive ? ef->incl[vd->index] : ef->self[vd->index];
+		vd->value = pl_percent(v, vd->amount.period);
+		vd->figure = vd->whole ? "event_percent" : ru->inclusive ? "inclusive_percent" : "self_percent";
+		break;
+	case METRIC_SAMPLES:
+		vd->amount = v->total;
+		vd->value = (double)v->total.samples;
+		break;
+	case METRIC_UNKNOWN_LEAF:
+		vd->amount = v->unknown_leaf;
+		vd->value = pl_percent(v, vd->amount.period);
+		break;
+	case METRIC_UNKNOWN_FRAME:
+		vd->amount = ef->unknown_frame;
+		vd->value = pl_percent(v, vd->amount.period);
+		break;
+	case METRIC_TRUNCATED:
+		break;  /* filled by the caller, which keeps the per-leaf weights */
+	}
+	if (ru->metric != METRIC_NONE)
+		vd->figure = metric_names[ru->metric];
+}
+
+static bool fires(const struct verdict *vd)
+{
+	if (vd->not_applicable)
+		return false;
+	if (vd->ru->below)
+		return vd->value < vd->ru->threshold;
+	return vd->amount.samples > 0 && vd->value >= vd->ru->threshold;
+}
+
+/* The weight behind each function for a candidate's hotspot list. */
+static void rule_measure(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd,
+			 struct pl_amount *measure)
+{
+	const struct pl_profile *p = c->p;
+	uint64_t bit = UINT64_C(1) << vd->index;
+
+	for (uint32_t f = 0; f < pl_nfuncs(p); f++) {
+		switch (vd->ru->metric) {
+		case METRIC_NONE:
+			if (vd->whole)
+				measure[f] = v->funcs[f].self;
+			else if (c->func_mask[f] & bit)
+				measure[f] = vd->ru->inclusive ? v->funcs[f].incl : v->funcs[f].self;
+			break;
+		case METRIC_UNKNOWN_LEAF:
+			if (p->funcs[f].unknown)
+				measure[f] = v->funcs[f].self;
+			break;
+		case METRIC_UNKNOWN_FRAME:
+			if (p->funcs[f].unknown)
+				measure[f] = v->funcs[f].incl;
+			break;
+		case METRIC_SAMPLES:
+		case METRIC_TRUNCATED:
+			break;
+		}
+	}
+}
+
+static json_t *candidate_json(const struct pl_classifier *c, const struct pl_view *v,
+			      const struct event_facts *ef, const struct verdict *vd,
+			      struct evidence e, const struct pl_amount *measure)
+{
+	const struct rule *ru = vd->ru;
+	const char *event = pl_str(c->p, c->p->events[v->event].name);
+	size_t total = 0;
+	uint32_t top = PL_NOID;
+	json_t *hot = json_array();
+
+	if (ru->metric != METRIC_SAMPLES) {
+		json_decref(hot);
+		hot = hotspots_json(c, v, measure, &total, &top);
+	}
+	return json_pack("{s:o,s:s,s:{s:s,s:O,s:O,s:O},s:s,s:s,s:{s:s,s:f,s:s,s:f,s:I,s:I},"
+			 "s:o,s:I,s:o,s:o,s:o,s:O,s:O}",
+		"candidate_id", json_sprintf("%s@%s", ru->id, event),
+		"status", "candidate",
+		"rule", "id", ru->id, "label", json_object_get(ru->doc, "label"),
+		"group", json_object_get(ru->doc, "group"), "description", json_object_get(ru->doc, "description"),
+		"event", event, "unit", pl_event_unit(c->p, v->event),
+		"figure", "name", vd->figure, "value", vd->value, "op", ru->below ? "below" : "at_least",
+		"threshold", ru->threshold, "samples", (json_int_t)vd->amount.samples,
+		"period", (json_int_t)vd->amount.period,
+		"hotspots", hot, "hotspots_total", (json_int_t)total,
+		"evidence", evidence_json(e, v, ef),
+		"missing_evidence", missing_json(c->rules, ru, e),
+		"next_steps", next_steps_json(c, ru, event, top),
+		"experiment", json_object_get(ru->doc, "experiment"),
+		"forbidden_conclusions", json_object_get(ru->doc, "forbidden_conclusions"));
+}
+
+static json_t *quiet_json(const struct verdict *vd)
+{
+	return json_pack("{s:s,s:s,s:o,s:s,s:f,s:o}", "rule", vd->ru->id,
+		"outcome", vd->not_applicable ? "not_applicable" : "below_threshold",
+		"value", vd->not_applicable ? json_null() : json_real(vd->value),
+		"op", vd->ru->below ? "below" : "at_least", "threshold", vd->ru->threshold,
+		"reason", vd->not_applicable ? json_string(vd->not_applicable) : json_null());
+}
+
+static int cmp_verdicts(const void *a, const void *b)
+{
+	const struct verdict *x = *(const struct verdict *const *)a, *y = *(const struct verdict *const *)b;
+
+	if (x->ru->data_quality != y->ru->data_quality)
+		return x->ru->data_quality ? -1 : 1;
+	if (!x->ru->data_quality && x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+static json_t *quality_json(const struct pl_view *v, const struct event_facts *ef,
+			    struct evidence e, json_t *truncated)
+{
+	return json_pack("{s:I,s:I,s:b,s:f,s:b,s:f,s:f,s:o}",
+		"samples", (json_int_t)v->total.samples, "period", (json_int_t)v->total.period,
+		"call_graph", e.call_graph, "call_graph_percent", pl_percent(v, ef->deep.period),
+		"source_lines", e.source_lines,
+		"unknown_leaf_percent", pl_percent(v, v->unknown_leaf.period),
+		"unknown_frame_percent", pl_percent(v, ef->unknown_frame.period),
+		"truncated_stack_percent", truncated);
+}
+
+json_t *pl_classify_event(struct pl_classifier *c, const struct pl_view *v)
+{
+	const struct pl_rules *r = c->rules;
+	const char *event = pl_str(c->p, c->p->events[v->event].name);
+	size_t n = pl_nfuncs(c->p), nfired = 0;
+	struct event_facts *ef = pl_xmalloc(sizeof(*ef));
+	struct verdict vds[PL_RULES_MAX], *fired[PL_RULES_MAX];
+	struct pl_amount *measures[PL_RULES_MAX] = {0};
+	json_t *cands = json_array(), *quiet = json_array(), *truncated = json_null(), *out;
+	uint32_t ev_bits = event_bits(r, event);
+	struct evidence e;
+
+	scan_event(c, v->event, ef);
+	e.call_graph = ef->deep.samples > 0;
+	e.source_lines = ef->source_lines;
+	for (size_t i = 0; i < r->n; i++) {
+		struct verdict *vd = &vds[i];
+		memset(vd, 0, sizeof(*vd));
+		vd->ru = &r->rules[i];
+		vd->index = i;
+		judge(c, v, ef, ev_bits, e, vd);
+		if (vd->ru->metric == METRIC_TRUNCATED && !vd->not_applicable) {
+			measures[i] = pl_xcalloc(n ? n : 1, sizeof(struct pl_amount));
+			vd->amount = truncated_stacks(c, vd->ru, v->event, measures[i]);
+			vd->value = pl_percent(v, vd->amount.period);
+			if (json_is_null(truncated))
+				truncated = json_real(vd->value);
+		}
+		vd->fired = fires(vd);
+		if (vd->fired)
+			fired[nfired++] = vd;
+		else
+			json_array_append_new(quiet, quiet_json(vd));
+	}
+	qsort(fired, nfired, sizeof(fired[0]), cmp_verdicts);
+	for (size_t i = 0; i < nfired; i++) {
+		size_t k = fired[i]->index;
+		if (!measures[k]) {
+			measures[k] = pl_xcalloc(n ? n : 1, sizeof(struct pl_amount));
+			rule_measure(c, v, fired[i], measures[k]);
+		}
+		json_array_append_new(cands, candidate_json(c, v, ef, fired[i], e, measures[k]));
+	}
+	out = json_pack("{s:s,s:s,s:o,s:o,s:o}", "event", event, "unit", pl_event_unit(c->p, v->event),
+			"quality", quality_json(v, ef, e, truncated), "candidates", cands, "quiet", quiet);
+	for (size_t i = 0; i < r->n; i++)
+		free(measures[i]);
+	free(ef);
+	return out;
+}

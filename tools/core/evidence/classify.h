@@ -1,0 +1,67 @@
+/* classify.h - rule-based candidate labels for the hotspots of an event.
+ *
+ * The rules are data, not code: schemas/rules/classify-rules.json
+ * (validated by schemas/classify-rules.schema.json, versioned by its
+ * "version" field) is embedded at build time and compiled once per
+ * process.  A rule either matches functions (POSIX extended regexes on the
+ * symbol and DSO, frame kinds) and sums their self or inclusive weight, or
+ * reads a profile-wide metric computed here (samples, truncated stacks,
+ * unknown frames).  Each event is classified on its own: events are never
+ * merged.  Whatever fires is a "candidate", never a finding: it carries the
+ * matched hotspots with their figures, the evidence level, the missing
+ * evidence, next steps and the conclusions it does not support.
+ *
+ * Ownership: compiled rules own their regexes and hold a reference to the
+ * document; pl_rules_builtin's rules live for the process.  A classifier
+ * borrows its rules and profile.
+ */
+#ifndef PL_CLASSIFY_H
+#define PL_CLASSIFY_H
+
+#include <jansson.h>
+
+#include "profile/aggregate.h"
+#include "base/error.h"
+#include "profile/profile.h"
+
+#define PL_RULES_PATH "schemas/rules/classify-rules.json"
+#define PL_RULES_MAX 64          /* rules in one document (a bit each) */
+#define PL_CLASSIFY_TOP 10       /* matched hotspots listed per candidate */
+
+struct pl_rules;
+
+/* Compile a rules document (borrowed; a reference is kept).  A bad
+ * document or pattern is PL_ERR_INTERNAL naming the rule and field. */
+enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out,
+			     struct pl_error *err);
+void pl_rules_free(struct pl_rules *r);
+
+/* The embedded rules, compiled on first use (thread-safe); borrowed. */
+enum pl_err pl_rules_builtin(const struct pl_rules **out, struct pl_error *err);
+
+int pl_rules_version(const struct pl_rules *r);
+size_t pl_rules_count(const struct pl_rules *r);
+/* The document's global forbidden conclusions (borrowed array). */
+json_t *pl_rules_forbidden(const struct pl_rules *r);
+
+/* Per-profile matching state: which rules match which function. */
+struct pl_classifier {
+	const struct pl_rules *rules;
+	const struct pl_profile *p;
+	const char *analysis_id;
+	uint64_t *func_mask;     /* [nfuncs] bit i: rule i matches */
+};
+
+void pl_classifier_init(struct pl_classifier *c, const struct pl_rules *r,
+			const struct pl_profile *p, const char *analysis_id);
+void pl_classifier_release(struct pl_classifier *c);
+
+/* Classify the event of view `v` (built on c->p).  Returns a new object:
+ *   {"event", "unit", "quality": {...}, "candidates": [...],
+ *    "quiet": [...]}
+ * candidates ordered data-quality rules first (rule order), then by their
+ * figure, largest first (ties by rule order); quiet lists every rule that
+ * did not fire, with its outcome (below_threshold or not_applicable). */
+json_t *pl_classify_event(struct pl_classifier *c, const struct pl_view *v);
+
+#endif

@@ -1,0 +1,362 @@
+/* profile.c - interning and weights for the profile model (see profile.h).
+ *
+ * Composite keys (a function's symbol and DSO, a stack's thread and frame
+ * ids...) are packed into small byte strings and interned in their own
+ * pl_strtab, which doubles as the id map: the key's id is the object's id
+ * and the parallel array holds its attributes.  A stack's frame ids are
+ * read straight from its stored key (8-byte aligned by the string table).
+ */
+#include "profile.h"
+#include "base/input.h"
+#include "perf_stat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pl_format_name(enum pl_format f)
+{
+	switch (f) {
+	case PL_FMT_FOLDED: return "folded";
+	case PL_FMT_PERF_SCRIPT: return "perf_script";
+	case PL_FMT_AGENT_CHUNKS: return "agent_chunks";
+	case PL_FMT_PERF_STAT: return "perf_stat";
+	case PL_FMT_PERF_DATA: return "perf_data";
+	default: return "auto";
+	}
+}
+
+const char *pl_kind_name(enum pl_kind k)
+{
+	switch (k) {
+	case PL_KIND_USER: return "user";
+	case PL_KIND_KERNEL: return "kernel";
+	case PL_KIND_JIT: return "jit";
+	default: return "unknown";
+	}
+}
+
+void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim)
+{
+	memset(p, 0, sizeof(*p));
+	if (lim)
+		p->limits = *lim;
+	else
+		pl_limits_default(&p->limits);
+	pl_strtab_init(&p->strs);
+	pl_strtab_init(&p->thread_keys);
+	pl_strtab_init(&p->func_keys);
+	pl_strtab_init(&p->frame_keys);
+	pl_strtab_init(&p->stack_keys);
+}
+
+void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
+			size_t nframes, size_t nstacks)
+{
+	pl_strtab_reserve(&p->strs, nstrs);
+	pl_strtab_reserve(&p->func_keys, nfuncs);
+	pl_strtab_reserve(&p->frame_keys, nframes);
+	pl_strtab_reserve(&p->stack_keys, nstacks);
+	PL_GROW(p->funcs, p->funcs_cap, nfuncs);
+	PL_GROW(p->frames, p->frames_cap, nframes);
+	PL_GROW(p->stacks, p->stacks_cap, nstacks);
+	PL_GROW(p->weights, p->weights_cap, nstacks);
+}
+
+void pl_profile_release(struct pl_profile *p)
+{
+	for (size_t i = 0; i < p->nstats; i++)
+		pl_stat_block_free(p->stats[i]);
+	free(p->stats);
+	for (size_t i = 0; i < p->nsources; i++) {
+		pl_input_hash_free(p->sources[i].pending_hash);
+		free(p->sources[i].path);
+		free(p->sources[i].converted_by);
+	}
+	free(p->sources);
+	free(p->mappings);
+	free(p->build_ids);
+	pl_strtab_release(&p->strs);
+	pl_strtab_release(&p->thread_keys);
+	pl_strtab_release(&p->func_keys);
+	pl_strtab_release(&p->frame_keys);
+	pl_strtab_release(&p->stack_keys);
+	free(p->events);
+	free(p->threads);
+	free(p->funcs);
+	free(p->frames);
+	free(p->stacks);
+	free(p->weights);
+	free(p->tails);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Names must be UTF-8 to be stored as JSON: each bad byte (or NUL)
+ * becomes U+FFFD, and the profile counts the names it repaired. */
+static uint32_t intern_repaired(struct pl_profile *p, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = pl_utf8_len(u + i, n - i);
+		if (len) {
+			pl_buf_add(&b, s + i, len);
+			i += len;
+		} else {
+			pl_buf_add(&b, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	p->names_repaired++;
+	id = pl_strtab_intern(&p->strs, b.data, b.len);
+	pl_buf_release(&b);
+	return id;
+}
+
+uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == 0 || c >= 0x80) {
+			/* Only a name that is not plain ASCII needs the check. */
+			const unsigned char *u = (const unsigned char *)s;
+			size_t k = i;
+			while (k < n) {
+				size_t len = pl_utf8_len(u + k, n - k);
+				if (!len)
+					return intern_repaired(p, s, n);
+				k += len;
+			}
+			break;
+		}
+	}
+	return pl_strtab_intern(&p->strs, s, n);
+}
+
+uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n)
+{
+	uint32_t sid = pl_intern_str(p, name, n);
+
+	for (size_t i = 0; i < p->nevents; i++)
+		if (p->events[i].name == sid)
+			return (uint32_t)i;
+	PL_GROW(p->events, p->events_cap, p->nevents + 1);
+	memset(&p->events[p->nevents], 0, sizeof(p->events[0]));
+	p->events[p->nevents].name = sid;
+	return (uint32_t)p->nevents++;
+}
+
+uint32_t pl_find_event(const struct pl_profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		if (strcmp(pl_str(p, p->events[i].name), name) == 0)
+			return (uint32_t)i;
+	return PL_NOID;
+}
+
+const char *pl_event_unit(const struct pl_profile *p, uint32_t event)
+{
+	const struct pl_event *e = &p->events[event];
+	const char *name = pl_str(p, e->name);
+
+	/* Off-CPU folded stacks from collect_profile weigh blocked time. */
+	if (strlen(name) > 3 && strcmp(name + strlen(name) - 3, "-us") == 0)
+		return "us";
+	/* No record carried a period: the weights are sample counts. */
+	if (e->samples && e->records_without_period == e->samples && strcmp(name, "unknown") != 0)
+		return "samples";
+
+	if (strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0 ||
+	    strncmp(name, "cpu-clock:", 10) == 0 ||
+	    strncmp(name, "task-clock:", 11) == 0)
+		return "ns";
+	if (strcmp(name, "unknown") == 0)
+		return "count";
+	return "events";
+}
+
+uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
+			  uint32_t comm)
+{
+	unsigned char key[20];
+	size_t before = p->thread_keys.count;
+	uint32_t id;
+
+	memcpy(key, &pid, 8);
+	memcpy(key + 8, &tid, 8);
+	memcpy(key + 16, &comm, 4);
+	id = pl_strtab_intern(&p->thread_keys, (const char *)key, sizeof(key));
+	if (p->thread_keys.count != before) {
+		PL_GROW(p->threads, p->threads_cap, p->thread_keys.count);
+		p->threads[id] = (struct pl_thread){pid, tid, comm};
+	}
+	return id;
+}
+
+enum pl_kind pl_classify_dso(const char *dso, size_t n)
+{
+	if (!dso || n == 0)
+		return PL_KIND_UNKNOWN;
+	if (n >= 7 && memcmp(dso + n - 7, "vmlinux", 7) == 0)
+		return PL_KIND_KERNEL;
+	if (n >= 10 && memcmp(dso, "/tmp/perf-", 10) == 0 &&
+	    n >= 4 && memcmp(dso + n - 4, ".map", 4) == 0)
+		return PL_KIND_JIT;
+	if (dso[0] == '[') {
+		if (n >= 4 && memcmp(dso, "[JIT", 4) == 0)
+			return PL_KIND_JIT;
+		if (strncmp(dso, "[unknown]", n) == 0 && n == 9)
+			return PL_KIND_UNKNOWN;
+		/* [vdso], [vsyscall], [heap], [stack], [anon...] are user
+		 * mappings; any other bracketed name is the kernel or one of
+		 * its modules, as perf prints them. */
+		static const char *const user_maps[] = {
+			"[vdso]", "[vsyscall]", "[heap]", "[stack]", "[anon", "[uprobes]",
+			"[vectors]", "[sigpage]",
+		};
+		for (size_t i = 0; i < PL_ARRAY_LEN(user_maps); i++) {
+			size_t m = strlen(user_maps[i]);
+			if (n >= m && memcmp(dso, user_maps[i], m) == 0)
+				return PL_KIND_USER;
+		}
+		return PL_KIND_KERNEL;
+	}
+	return PL_KIND_USER;
+}
+
+uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso)
+{
+	uint32_t key[2] = {symbol, dso};
+	size_t before = p->func_keys.count;
+	uint32_t id = pl_strtab_intern(&p->func_keys, (const char *)key, sizeof(key));
+
+	if (p->func_keys.count != before) {
+		const char *d = pl_str(p, dso);
+		const char *s = pl_str(p, symbol);
+		struct pl_func *f;
+
+		PL_GROW(p->funcs, p->funcs_cap, p->func_keys.count);
+		f = &p->funcs[id];
+		f->symbol = symbol;
+		f->dso = dso;
+		f->kind = (uint8_t)pl_classify_dso(d, d ? strlen(d) : 0);
+		f->inlined = d && strcmp(d, "inlined") == 0;
+		f->unknown = s && (strcmp(s, "[unknown]") == 0 || s[0] == '\0');
+	}
+	return id;
+}
+
+uint32_t pl_intern_frame(struct pl_profile *p, uint32_t func, bool has_addr,
+			 uint64_t addr, uint32_t srcline, struct pl_error *err)
+{
+	unsigned char key[16];
+	uint32_t id;
+	size_t before = p->frame_keys.count;
+
+	if (!has_addr)
+		addr = 0;
+	memcpy(key, &func, 4);
+	memcpy(key + 4, &srcline, 4);
+	memcpy(key + 8, &addr, 8);
+	id = pl_strtab_intern(&p->frame_keys, (const char *)key, sizeof(key));
+	if (p->frame_keys.count == before)
+		return id;
+	if (p->frame_keys.count > p->limits.max_frames) {
+		pl_fail(err, PL_ERR_LIMIT,
+			"raise --max-frames, or analyze a shorter capture",
+			"more than %u unique frames", p->limits.max_frames);
+		return PL_NOID;
+	}
+	PL_GROW(p->frames, p->frames_cap, p->frame_keys.count);
+	p->frames[id] = (struct pl_frame){func, srcline, addr, has_addr};
+	return id;
+}
+
+uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
+			 const uint32_t *frames, uint32_t depth,
+			 struct pl_error *err)
+{
+	size_t before = p->stack_keys.count;
+	size_t n = (size_t)(depth + 1) * 4;
+	uint32_t small[256];
+	uint32_t *key = depth < 255 ? small : pl_xmalloc(n);
+	uint32_t id;
+
+	key[0] = thread;
+	memcpy(key + 1, frames, (size_t)depth * 4);
+	id = pl_strtab_intern(&p->stack_keys, (const char *)key, n);
+	if (key != small)
+		free(key);
+	if (p->stack_keys.count == before)
+		return id;
+	if (p->stack_keys.count > p->limits.max_stacks) {
+		pl_fail(err, PL_ERR_LIMIT,
+			"raise --max-stacks, or filter the capture to fewer threads",
+			"more than %u unique call paths", p->limits.max_stacks);
+		return PL_NOID;
+	}
+	PL_GROW(p->stacks, p->stacks_cap, p->stack_keys.count);
+	p->stacks[id].thread = thread;
+	p->stacks[id].depth = depth;
+	p->stacks[id].frames = (const uint32_t *)p->stack_keys.strs[id] + 1;
+	p->stacks[id].first_weight = PL_NOID;
+	return id;
+}
+
+void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
+		   uint64_t samples, uint64_t period, bool has_period)
+{
+	struct pl_stack *s = &p->stacks[stack];
+	struct pl_event *e = &p->events[event];
+	uint32_t *link;
+	struct pl_weight *w;
+
+	/* Grow first: `link` may point into the weights array. */
+	PL_GROW(p->weights, p->weights_cap, p->nweights + 1);
+	link = &s->first_weight;
+	while (*link != PL_NOID) {
+		w = &p->weights[*link];
+		if (w->event == event)
+			goto add;
+		link = &w->next;
+	}
+	*link = (uint32_t)p->nweights;
+	w = &p->weights[p->nweights++];
+	*w = (struct pl_weight){event, PL_NOID, 0, 0};
+add:
+	w->samples += samples;
+	w->period += period;
+	e->samples += samples;
+	e->period += period;
+	if (!has_period)
+		e->records_without_period += samples;
+}
+
+const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
+					uint32_t stack, uint32_t event)
+{
+	for (uint32_t i = p->stacks[stack].first_weight; i != PL_NOID;
+	     i = p->weights[i].next)
+		if (p->weights[i].event == event)
+			return &p->weights[i];
+	return NULL;
+}
+
+void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
+		       const char *reason, const char *text, size_t n)
+{
+	struct pl_bad_line *b;
+
+	p->records_malformed++;
+	if (p->npreviews >= PL_MAX_PREVIEWS)
+		return;
+	b = &p->previews[p->npreviews++];
+	b->line_no = line_no;
+	snprintf(b->reason, sizeof(b->reason), "%s", reason);
+	if (n > sizeof(b->text) - 1)
+		n = sizeof(b->text) - 1;
+	memcpy(b->text, text, n);
+	b->text[n] = '\0';
+}

@@ -1,0 +1,270 @@
+/* profile.h - the profile model every parser fills and every view reads.
+ *
+ * A profile is a set of unique stacks.  Each stack belongs to one thread,
+ * lists frame ids root to leaf, and carries one weight entry per event it
+ * was sampled under (samples and summed period), so different events are
+ * never merged.  Frames are interned by (function, unknown-symbol address,
+ * source line); functions by (symbol, DSO).  Every table gives dense ids in
+ * order of first appearance, so the same input always yields the same ids
+ * and byte-identical output.
+ *
+ * What the input does not say stays unknown: a thread without a pid has
+ * pid -1, a frame without a DSO has dso PL_NOID, a folded profile has the
+ * event "unknown" with unit "count".
+ *
+ * Ownership: the profile owns every string and table; pointers returned by
+ * the accessors are borrowed and live until pl_profile_release().
+ */
+#ifndef PL_PROFILE_H
+#define PL_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/limits.h"
+#include "base/util.h"
+
+enum pl_kind {
+	PL_KIND_USER = 0,  /* a user-space DSO or executable */
+	PL_KIND_KERNEL,    /* [kernel.kallsyms], a [module] or vmlinux */
+	PL_KIND_JIT,       /* /tmp/perf-PID.map or a [JIT ...] region */
+	PL_KIND_UNKNOWN    /* the input did not say where the code lives */
+};
+const char *pl_kind_name(enum pl_kind k);
+
+struct pl_event {
+	uint32_t name;      /* string id */
+	uint64_t samples;   /* records seen */
+	uint64_t period;    /* summed period (1 per record when none given) */
+	uint64_t records_without_period;
+};
+
+struct pl_thread {
+	int64_t pid;        /* -1: the input did not say */
+	int64_t tid;        /* -1: the input did not say */
+	uint32_t comm;      /* string id, PL_NOID when unknown */
+};
+
+struct pl_func {
+	uint32_t symbol;    /* string id, e.g. "memcpy" or "[unknown]" */
+	uint32_t dso;       /* string id as printed, PL_NOID when unknown */
+	uint8_t kind;       /* enum pl_kind */
+	uint8_t inlined;    /* perf printed "(inlined)" for the DSO */
+	uint8_t unknown;    /* the symbol is "[unknown]" */
+};
+
+struct pl_frame {
+	uint32_t func;
+	uint32_t srcline;   /* string id of the srcline line, or PL_NOID */
+	uint64_t addr;      /* kept for unknown symbols only (has_addr) */
+	uint8_t has_addr;
+};
+
+struct pl_stack {
+	uint32_t thread;
+	uint32_t depth;
+	const uint32_t *frames;  /* depth frame ids, root to leaf; borrowed */
+	uint32_t first_weight;   /* index into weights, PL_NOID ends */
+};
+
+struct pl_weight {
+	uint32_t event;
+	uint32_t next;      /* next weight of the same stack, PL_NOID ends */
+	uint64_t samples;
+	uint64_t period;
+};
+
+/* A malformed line kept for the provenance preview. */
+struct pl_bad_line {
+	uint64_t line_no;
+	char reason[64];
+	char text[161];     /* the first 160 bytes */
+};
+#define PL_MAX_PREVIEWS 5
+
+/* A record that a peer collapser would have dropped: perf script text
+ * whose last sample is not followed by a blank line. */
+struct pl_tail {
+	uint32_t stack;
+	uint32_t event;
+	uint64_t period;
+};
+
+struct pl_stat_block;  /* perf_stat.h */
+
+/* Input formats; "auto" is resolved per file before parsing. */
+enum pl_format {
+	PL_FMT_AUTO = 0,
+	PL_FMT_FOLDED,
+	PL_FMT_PERF_SCRIPT,
+	PL_FMT_AGENT_CHUNKS,
+	PL_FMT_PERF_STAT,
+	PL_FMT_PERF_DATA   /* read through `perf script` (perf_data.c) */
+};
+const char *pl_format_name(enum pl_format f);
+
+struct pl_input_hash;
+
+/* One input file, for provenance. */
+struct pl_source {
+	char *path;
+	uint64_t size;          /* bytes on disk */
+	uint64_t text_bytes;    /* decompressed bytes */
+	char sha256[65];        /* "" while pending_hash is */
+	struct pl_input_hash *pending_hash;  /* see pl_parse_opts.defer_hash */
+	enum pl_format format;
+	const char *codec;      /* "none", "gzip", "zstd" */
+	uint64_t lines;
+	uint64_t records;       /* samples (or stat counters) it contributed */
+	char *converted_by;     /* the command that turned it into text, or NULL */
+};
+
+/* A file mapping from a PERF_RECORD_MMAP/MMAP2 line: where a module was
+ * loaded in a process, which verifies the load base of its frames. */
+struct pl_mapping {
+	int64_t pid;            /* -1: every process (the kernel) */
+	uint64_t start, len;    /* runtime addresses */
+	uint64_t pgoff;         /* file offset of `start` */
+	uint32_t path;          /* string id */
+};
+#define PL_MAX_MAPPINGS (1u << 20)
+
+/* A module's build-id as the recording states it (perf buildid-list). */
+struct pl_build_id {
+	uint32_t dso;           /* string id of the path as the profile names it */
+	char hex[129];          /* lowercase hex */
+};
+#define PL_MAX_BUILD_IDS 4096
+
+/* Frames perf left "[unknown]" in user modules, and what naming them from
+ * local binaries achieved (recover.c).  Counts are of unique frames. */
+enum pl_recover_reason {
+	PL_RR_NO_BASE,          /* no mmap record verifies the load base */
+	PL_RR_NO_BUILD_ID,      /* the recording gives no build-id for the module */
+	PL_RR_NO_BINARY,        /* no local file with that build-id */
+	PL_RR_NO_SYMBOL,        /* the symbol table names nothing there */
+	PL_RR_NO_LINE,          /* no line table row confirms it */
+	PL_RR_DISAGREE,         /* symbol table and DWARF name different functions */
+	PL_RR_CONFLICT,         /* the same frame resolves differently in two processes */
+	PL_RR_COUNT
+};
+extern const char *const pl_recover_reason_names[PL_RR_COUNT];
+
+struct pl_recovery {
+	bool attempted;
+	uint64_t user_frames_unknown; /* unique unknown user frames with an address */
+	uint64_t recovered;
+	uint64_t not_recovered[PL_RR_COUNT];
+};
+
+struct pl_profile {
+	struct pl_limits limits;
+	struct pl_strtab strs;        /* every name: symbols, DSOs, comms... */
+
+	struct pl_event *events;
+	size_t nevents, events_cap;
+
+	struct pl_strtab thread_keys; /* (pid, tid, comm) -> thread id */
+	struct pl_thread *threads;
+	size_t threads_cap;
+
+	struct pl_strtab func_keys;   /* (symbol, dso) -> func id */
+	struct pl_func *funcs;
+	size_t funcs_cap;
+
+	struct pl_strtab frame_keys;  /* (func, addr, srcline) -> frame id */
+	struct pl_frame *frames;
+	size_t frames_cap;
+
+	struct pl_strtab stack_keys;  /* (thread, frames...) -> stack id */
+	struct pl_stack *stacks;
+	size_t stacks_cap;
+
+	struct pl_weight *weights;
+	size_t nweights, weights_cap;
+
+	/* Provenance counters, filled by the parsers. */
+	uint64_t lines;
+	uint64_t records_parsed;
+	uint64_t records_skipped;     /* comments and lines we ignore */
+	uint64_t records_malformed;
+	uint64_t srclines;            /* srcline lines attached to frames */
+	uint64_t names_repaired;      /* names with bytes that were not UTF-8 */
+	struct pl_bad_line previews[PL_MAX_PREVIEWS];
+	size_t npreviews;
+
+	struct pl_tail *tails;        /* unterminated last records */
+	size_t ntails, tails_cap;
+
+	struct pl_stat_block **stats; /* perf stat sections, in input order */
+	size_t nstats, stats_cap;
+
+	struct pl_source *sources;    /* input files, in the order read */
+	size_t nsources, sources_cap;
+
+	/* Side-band records (perf script --show-mmap-events and the like). */
+	uint64_t sideband_records;
+	struct pl_mapping *mappings;  /* in input order */
+	size_t nmappings, mappings_cap;
+	uint64_t mappings_dropped;    /* past PL_MAX_MAPPINGS */
+	struct pl_build_id *build_ids;
+	size_t nbuild_ids, build_ids_cap;
+	struct pl_recovery recovery;
+};
+
+void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
+/* Size the tables for about this many entries (hints; a reader that knows
+ * the counts saves the growing). */
+void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
+			size_t nframes, size_t nstacks);
+void pl_profile_release(struct pl_profile *p);
+
+static inline size_t pl_nthreads(const struct pl_profile *p) { return p->thread_keys.count; }
+static inline size_t pl_nfuncs(const struct pl_profile *p) { return p->func_keys.count; }
+static inline size_t pl_nframes(const struct pl_profile *p) { return p->frame_keys.count; }
+static inline size_t pl_nstacks(const struct pl_profile *p) { return p->stack_keys.count; }
+static inline const char *pl_str(const struct pl_profile *p, uint32_t id)
+{
+	return pl_strtab_get(&p->strs, id);
+}
+
+/* Interning.  Each returns a dense id, or PL_NOID after filling `err`
+ * with PL_ERR_LIMIT when a limit would be passed. */
+uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n);
+uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n);
+uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
+			  uint32_t comm);
+uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso);
+uint32_t pl_intern_frame(struct pl_profile *p, uint32_t func, bool has_addr,
+			 uint64_t addr, uint32_t srcline, struct pl_error *err);
+uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
+			 const uint32_t *frames_root_first, uint32_t depth,
+			 struct pl_error *err);
+
+/* Add one record (or `samples` records, for folded input) of `period`
+ * total weight under `event` to `stack`.  `has_period` false means the
+ * input gave no period and `period` is the sample count. */
+void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
+		   uint64_t samples, uint64_t period, bool has_period);
+
+/* The weight entry of `stack` for `event`, or NULL. */
+const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
+					uint32_t stack, uint32_t event);
+
+/* Event id by name, PL_NOID when absent. */
+uint32_t pl_find_event(const struct pl_profile *p, const char *name);
+
+/* Unit of an event's period: "samples" when no record carried a period,
+ * "ns" for cpu-clock and task-clock, "count" for folded input whose event
+ * is unknown, "events" otherwise. */
+const char *pl_event_unit(const struct pl_profile *p, uint32_t event);
+
+/* Remember a malformed line for the provenance preview (first few only). */
+void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
+		       const char *reason, const char *text, size_t n);
+
+/* Classify a DSO string as printed by perf. */
+enum pl_kind pl_classify_dso(const char *dso, size_t n);
+
+#endif

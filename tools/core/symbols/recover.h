@@ -1,0 +1,26 @@
+/* recover.h - name the user frames perf left "[unknown]", from local
+ * binaries that are verifiably the ones profiled.
+ *
+ * A frame is named only when every link holds: an mmap record of its
+ * module (in its process) verifies the load base, so the address becomes
+ * a module offset without guessing; the recording gives the module's
+ * build-id and a local file has the same one (--binary, --module-map,
+ * --sysroot, the path itself, /usr/lib/debug, debuginfod); and the
+ * symbol table and the line table agree on the function there.  Every
+ * frame that stays unknown is counted under the first link that failed,
+ * in p->recovery, which the analysis reports.
+ */
+#ifndef PL_RECOVER_H
+#define PL_RECOVER_H
+
+#include "debuginfod.h"
+#include "base/error.h"
+#include "profile/profile.h"
+#include "symcfg.h"
+
+/* Rename what can be renamed; `dbg` may be NULL.  Errors only for limits
+ * (the profile is then unchanged in meaning: unnamed frames stay so). */
+enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
+			      const struct pl_debuginfod *dbg, struct pl_error *err);
+
+#endif
