@@ -1,12 +1,23 @@
 /* classify_hotspots.c - the classify_hotspots tool: one page of the
  * candidates the versioned rules (schemas/rules/classify-rules.json, see
- * tools/core/classify.h) find in an analysis, each event on its own.
+ * evidence/classify.h) find in an analysis, each event on its own.
  *
  * The whole profile is rebuilt from the stack table (the rules need every
  * stack), every event (or the one asked for) is classified, and the
  * candidates are paged in a fixed order: event order, then data-quality
  * rules, then the largest figure first.  Rules that stayed quiet are listed
- * with their reason, so "not found" and "could not be looked for" differ.
+ * with their reason on the first page, so "not found" and "could not be
+ * looked for" differ.
+ *
+ * A page is sized for an agent's context (a few KB for a typical
+ * profile): the engine's candidates are reshaped here so that nothing is
+ * said twice.  Sentences the page repeats (missing evidence, quiet
+ * reasons) go once in texts, which candidates and quiet rules name by
+ * key; a candidate lists its PAGE_HOTSPOTS heaviest matched hotspots as
+ * percentages and its evidence level (events[] holds the facts behind
+ * it).  The rest is one call away: candidate_id=... gives one candidate
+ * with every matched hotspot (up to PL_CLASSIFY_TOP) and its rule's
+ * description, experiment and forbidden conclusions (rule_texts).
  */
 #include "registry.h"
 #include "profile/aggregate.h"
@@ -16,6 +27,7 @@
 #include <string.h>
 
 #define QUIET_MAX 256
+#define PAGE_HOTSPOTS 3          /* matched hotspots per candidate on a page */
 
 /* Classify the events of `p` (only `event` when it is not PL_NOID);
  * returns a new array of pl_classify_event objects. */
@@ -38,26 +50,238 @@ static json_t *classify_all(const struct pl_rules *r, const struct pl_profile *p
 	return events;
 }
 
-enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
-				   json_t **result, struct pl_error *err)
+/* ------------------------------------------------------- shared texts */
+
+/* The key of `text` (borrowed) in `texts`, added as "tN" when new: a new
+ * string. */
+static json_t *text_ref(json_t *texts, json_t *text)
 {
-	const char *id = json_string_value(json_object_get(args, "analysis_id"));
-	const char *event_name = json_string_value(json_object_get(args, "event"));
-	const char *cursor = json_string_value(json_object_get(args, "cursor"));
-	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t offset = 0, end, i, k;
-	const struct pl_rules *rules;
+	const char *key;
+	json_t *v;
+	char name[24];
+
+	json_object_foreach(texts, key, v)
+		if (json_equal(v, text))
+			return json_string(key);
+	snprintf(name, sizeof(name), "t%zu", json_object_size(texts) + 1);
+	json_object_set(texts, name, text);
+	return json_string(name);
+}
+
+/* The keys of an array of texts (borrowed): a new array. */
+static json_t *text_refs(json_t *texts, json_t *list)
+{
+	json_t *out = json_array(), *t;
+	size_t i;
+
+	json_array_foreach(list, i, t)
+		json_array_append_new(out, text_ref(texts, t));
+	return out;
+}
+
+/* A rule's own texts, once per page under its id. */
+static void note_rule(json_t *rule_texts, json_t *cand)
+{
+	json_t *rule = json_object_get(cand, "rule");
+	const char *id = json_string_value(json_object_get(rule, "id"));
+
+	if (json_object_get(rule_texts, id))
+		return;
+	json_object_set_new(rule_texts, id, json_pack("{s:O,s:O,s:O,s:O}",
+		"label", json_object_get(rule, "label"),
+		"description", json_object_get(rule, "description"),
+		"experiment", json_object_get(cand, "experiment"),
+		"forbidden_conclusions", json_object_get(cand, "forbidden_conclusions")));
+}
+
+/* ----------------------------------------------------- candidate shape */
+
+static json_t *percent_of(json_t *hotspot, const char *amount)
+{
+	return json_object_get(json_object_get(hotspot, amount), "percent");
+}
+
+/* A matched hotspot as shares of the event, with the matched samples. */
+static json_t *hotspot_brief(json_t *h)
+{
+	return json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
+		"hotspot_id", json_object_get(h, "hotspot_id"), "symbol", json_object_get(h, "symbol"),
+		"dso", json_object_get(h, "dso"), "kind", json_object_get(h, "kind"),
+		"self_percent", percent_of(h, "self"), "inclusive_percent", percent_of(h, "inclusive"),
+		"matched_percent", percent_of(h, "matched"),
+		"matched_samples", json_object_get(json_object_get(h, "matched"), "samples"));
+}
+
+/* A next step as a tool call: {"tool", "arguments", "why"}; a step the
+ * rules give as a command keeps {"command", "why"}. */
+static json_t *step_brief(json_t *s)
+{
+	json_t *tool = json_object_get(s, "tool");
+
+	if (!tool)
+		return json_pack("{s:O,s:O}", "command", json_object_get(s, "command"),
+				 "why", json_object_get(s, "why"));
+	return json_pack("{s:O,s:O,s:O}", "tool", tool, "arguments", json_object_get(s, "arguments"),
+			 "why", json_object_get(s, "why"));
+}
+
+static json_t *map_array(json_t *list, size_t max, json_t *(*fn)(json_t *))
+{
+	json_t *out = json_array(), *x;
+	size_t i;
+
+	json_array_foreach(list, i, x) {
+		if (i >= max)
+			break;
+		json_array_append_new(out, fn(x));
+	}
+	return out;
+}
+
+/* The engine's candidate (borrowed) as a page shows it: the evidence
+ * level only (events[] has the event's call-graph and source-line facts
+ * it derives from), the rule's own texts in rule_texts when `detail`. */
+static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_t *texts)
+{
+	json_t *rule = json_object_get(c, "rule");
+
+	if (detail)
+		note_rule(rule_texts, c);
+	return json_pack("{s:O,s:O,s:{s:O,s:O,s:O},s:O,s:O,s:O,s:o,s:O,s:O,s:o,s:o}",
+		"candidate_id", json_object_get(c, "candidate_id"), "status", json_object_get(c, "status"),
+		"rule", "id", json_object_get(rule, "id"), "label", json_object_get(rule, "label"),
+		"group", json_object_get(rule, "group"),
+		"event", json_object_get(c, "event"), "unit", json_object_get(c, "unit"),
+		"figure", json_object_get(c, "figure"),
+		"hotspots", map_array(json_object_get(c, "hotspots"), detail ? PL_CLASSIFY_TOP : PAGE_HOTSPOTS,
+				      hotspot_brief),
+		"hotspots_total", json_object_get(c, "hotspots_total"),
+		"evidence", json_object_get(json_object_get(c, "evidence"), "level"),
+		"missing_evidence", text_refs(texts, json_object_get(c, "missing_evidence")),
+		"next_steps", map_array(json_object_get(c, "next_steps"), SIZE_MAX, step_brief));
+}
+
+/* An event's quiet rules (borrowed) with their reasons named by key. */
+static json_t *quiet_brief(json_t *group, json_t *texts)
+{
+	json_t *out = json_deep_copy(group), *na = json_object_get(out, "not_applicable"), *reason;
+	const char *rule;
+
+	json_object_foreach(na, rule, reason)
+		json_object_set_new(na, rule, text_ref(texts, reason));
+	return out;
+}
+
+/* ------------------------------------------------------------ the page */
+
+struct classified {
+	json_t *all;         /* every candidate, in page order */
+	json_t *quiet;       /* per event, the rules that did not fire (up to QUIET_MAX) */
+	json_t *quality;     /* per event: samples, call graph, unknown shares */
+	size_t quiet_total;
+};
+
+/* An event's quiet rules as {"event", "below_threshold": {rule: value},
+ * "not_applicable": {rule: reason}}: a rule's operator and threshold
+ * are in the rules document; counted in *total, kept up to QUIET_MAX. */
+static json_t *quiet_group(json_t *ev, size_t *total)
+{
+	json_t *below = json_object(), *na = json_object(), *q;
+	size_t k;
+
+	json_array_foreach(json_object_get(ev, "quiet"), k, q) {
+		const char *rule = json_string_value(json_object_get(q, "rule"));
+		if ((*total)++ >= QUIET_MAX)
+			continue;
+		if (json_is_null(json_object_get(q, "value")))
+			json_object_set(na, rule, json_object_get(q, "reason"));
+		else
+			json_object_set(below, rule, json_object_get(q, "value"));
+	}
+	return json_pack("{s:O,s:o,s:o}", "event", json_object_get(ev, "event"),
+			 "below_threshold", below, "not_applicable", na);
+}
+
+static void collect_events(json_t *events, struct classified *cl)
+{
+	json_t *ev;
+	size_t i;
+
+	json_array_foreach(events, i, ev) {
+		json_array_extend(cl->all, json_object_get(ev, "candidates"));
+		json_array_append_new(cl->quiet, quiet_group(ev, &cl->quiet_total));
+		json_array_append_new(cl->quality, json_pack("{s:O,s:O}", "event", json_object_get(ev, "event"),
+							     "unit", json_object_get(ev, "unit")));
+		json_object_update(json_array_get(cl->quality, i), json_object_get(ev, "quality"));
+	}
+}
+
+/* The index of candidate `want` in `all`, or an error listing them. */
+static enum pl_err find_candidate(json_t *all, const char *want, size_t *at, struct pl_error *err)
+{
+	struct pl_buf ids = {0};
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(all, i, c) {
+		const char *id = json_string_value(json_object_get(c, "candidate_id"));
+		if (strcmp(id, want) == 0) {
+			pl_buf_release(&ids);
+			*at = i;
+			return PL_OK;
+		}
+		pl_buf_addf(&ids, "%s'%s'", i ? ", " : "", id);
+	}
+	pl_fail(err, PL_ERR_USAGE, "pass a candidate_id from a page of classify_hotspots",
+		"no candidate '%s' in this analysis (candidates: %s)", want, ids.data ? ids.data : "none");
+	pl_buf_release(&ids);
+	return PL_ERR_USAGE;
+}
+
+/* Candidates [offset, end) of `cl`, reshaped, with their shared texts;
+ * quiet rules only on the first page of the list.  Returns new values. */
+static json_t *page_body(const struct classified *cl, size_t offset, size_t end, bool detail,
+			 bool with_quiet)
+{
+	json_t *rule_texts = json_object(), *texts = json_object(), *cands = json_array();
+	json_t *quiet = json_array(), *q;
+	size_t i;
+
+	for (i = offset; i < end; i++)
+		json_array_append_new(cands, candidate_brief(json_array_get(cl->all, i), detail,
+							     rule_texts, texts));
+	if (with_quiet)
+		json_array_foreach(cl->quiet, i, q)
+			json_array_append_new(quiet, quiet_brief(q, texts));
+	return json_pack("{s:o,s:o,s:o,s:o}", "candidates", cands, "rule_texts", rule_texts,
+			 "texts", texts, "quiet", quiet);
+}
+
+/* The call that fetches the next page, arguments quoted as JSON. */
+static json_t *next_call(const char *id, const char *event_name, const char *cursor)
+{
+	json_t *ev = event_name ? json_string(event_name) : NULL;
+	char *evq = ev ? json_dumps(ev, JSON_ENCODE_ANY) : NULL;
+	json_t *call = json_sprintf("classify_hotspots(analysis_id=\"%s\"%s%s, cursor=\"%s\")", id,
+				    evq ? ", event=" : "", evq ? evq : "", cursor);
+
+	free(evq);
+	json_decref(ev);
+	return call;
+}
+
+/* Load, classify and gather every candidate of the analysis. */
+static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id, const char *event_name,
+				     const struct pl_rules *rules, struct classified *cl,
+				     struct pl_error *err)
+{
 	struct pl_profile p;
-	struct pl_buf query = {0};
 	uint32_t event = PL_NOID;
-	json_t *events, *ev, *all = json_array(), *quiet = json_array(), *quality = json_array(), *page;
-	size_t quiet_total = 0;
-	char next[64], call[512];
+	json_t *events;
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
-	if ((rc = pl_rules_builtin(&rules, err)) ||
-	    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
+	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (event_name && (rc = tool_pick_event(&p, event_name, false, &event, err))))
 		goto out;
 	if (p.nevents == 0) {
@@ -66,46 +290,79 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 		goto out;
 	}
 	events = classify_all(rules, &p, id, event);
-	json_array_foreach(events, i, ev) {
-		json_t *x;
-		json_array_extend(all, json_object_get(ev, "candidates"));
-		json_array_foreach(json_object_get(ev, "quiet"), k, x) {
-			if (quiet_total++ < QUIET_MAX) {
-				json_object_set(x, "event", json_object_get(ev, "event"));
-				json_array_append(quiet, x);
-			}
-		}
-		json_array_append_new(quality, json_pack("{s:O,s:O}", "event", json_object_get(ev, "event"),
-							 "unit", json_object_get(ev, "unit")));
-		json_object_update(json_array_get(quality, i), json_object_get(ev, "quality"));
-	}
+	collect_events(events, cl);
 	json_decref(events);
-	pl_buf_addf(&query, "%s|%s|%d", id, event_name ? event_name : "", pl_rules_version(rules));
-	if (cursor && (rc = tool_cursor_parse(cursor, query.data, &offset, err)))
+out:
+	pl_profile_release(&p);
+	return rc;
+}
+
+/* Which candidates this call shows: [*offset, *end) of the list, or the
+ * one named by candidate_id (then *total is 1 and the page is complete). */
+static enum pl_err choose_page(json_t *args, const char *query, const struct classified *cl,
+			       size_t *offset, size_t *end, size_t *total, struct pl_error *err)
+{
+	const char *cursor = json_string_value(json_object_get(args, "cursor"));
+	const char *want = json_string_value(json_object_get(args, "candidate_id"));
+	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
+	size_t n = json_array_size(cl->all);
+	enum pl_err rc;
+
+	*offset = 0;
+	*total = n;
+	if (want) {
+		if ((rc = find_candidate(cl->all, want, offset, err)))
+			return rc;
+		*end = *offset + 1;
+		*total = 1;
+		return PL_OK;
+	}
+	if (cursor && (rc = tool_cursor_parse(cursor, query, offset, err)))
+		return rc;
+	if (*offset > n)
+		*offset = n;
+	*end = *offset + limit < n ? *offset + limit : n;
+	return PL_OK;
+}
+
+enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
+				   json_t **result, struct pl_error *err)
+{
+	const char *id = json_string_value(json_object_get(args, "analysis_id"));
+	const char *event_name = json_string_value(json_object_get(args, "event"));
+	bool one = json_object_get(args, "candidate_id") != NULL;
+	struct classified cl = {json_array(), json_array(), json_array(), 0};
+	const struct pl_rules *rules;
+	struct pl_buf query = {0};
+	size_t offset, end, total;
+	char next[64];
+	json_t *body;
+	enum pl_err rc;
+
+	if ((rc = pl_rules_builtin(&rules, err)) ||
+	    (rc = classify_analysis(ctx, id, event_name, rules, &cl, err)))
 		goto out;
-	if (offset > json_array_size(all))
-		offset = json_array_size(all);
-	end = offset + limit < json_array_size(all) ? offset + limit : json_array_size(all);
-	page = json_array();
-	for (i = offset; i < end; i++)
-		json_array_append(page, json_array_get(all, i));
+	pl_buf_addf(&query, "%s|%s|%d", id, event_name ? event_name : "", pl_rules_version(rules));
+	if ((rc = choose_page(args, query.data, &cl, &offset, &end, &total, err)))
+		goto out;
+	body = page_body(&cl, offset, end, one, !one && offset == 0);
 	tool_cursor_make(next, sizeof(next), end, query.data);
-	snprintf(call, sizeof(call), "classify_hotspots(analysis_id=\"%s\"%s%s%s, cursor=\"%s\")", id,
-		 event_name ? ", event=\"" : "", event_name ? event_name : "", event_name ? "\"" : "", next);
-	*result = json_pack("{s:s,s:{s:i,s:s,s:I},s:s,s:o,s:o,s:o,s:I,s:O,s:o}",
+	*result = json_pack("{s:s,s:{s:i,s:s,s:I},s:s,s:O,s:O,s:O,s:O,s:O,s:I,s:O,s:o}",
 		"analysis_id", id,
 		"rules", "version", pl_rules_version(rules), "source", PL_RULES_PATH,
 		"count", (json_int_t)pl_rules_count(rules),
 		"note", "Every item is a candidate to test, not a finding: confirm one only with an A/B measurement of the metric that matters.",
-		"events", quality, "candidates", page, "quiet", quiet, "quiet_total", (json_int_t)quiet_total,
+		"events", cl.quality, "candidates", json_object_get(body, "candidates"),
+		"rule_texts", json_object_get(body, "rule_texts"), "texts", json_object_get(body, "texts"),
+		"quiet", json_object_get(body, "quiet"), "quiet_total", (json_int_t)cl.quiet_total,
 		"forbidden_conclusions", pl_rules_forbidden(rules),
-		"page", tool_page_new(offset, end, json_array_size(all), next, json_string(call)));
-	quality = quiet = NULL;
+		"page", one ? tool_page_new(0, 1, 1, NULL, NULL)
+			    : tool_page_new(offset, end, total, next, next_call(id, event_name, next)));
+	json_decref(body);
 out:
-	json_decref(all);
-	json_decref(quiet);
-	json_decref(quality);
+	json_decref(cl.all);
+	json_decref(cl.quiet);
+	json_decref(cl.quality);
 	pl_buf_release(&query);
-	pl_profile_release(&p);
 	return rc;
 }

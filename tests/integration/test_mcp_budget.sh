@@ -6,8 +6,16 @@
 #    schemas, which clients use to check results, are printed beside it and
 #    stay complete (every one is a valid JSON Schema 2020-12, checked with
 #    python3-jsonschema, the oracle here).
-# Both sizes are printed on the ok lines, so a run shows where they stand.
+#  - classify_hotspots: a first page (default limit) of a typical profile
+#    (the peers' single-event captures, up to 5 candidates) within 8 KB of
+#    structuredContent, the bundled device capture and session as printed;
+#    every candidate on every page still carries its evidence (figure,
+#    evidence level, matched hotspots, missing evidence whose keys resolve,
+#    next steps), one candidate_id call gives it in full, and the figures of
+#    the pages agree with classify_oracle.py (its own perf script parser).
+# Sizes are printed on the ok lines, so a run shows where they stand.
 . tests/integration/lib.sh
+need_shared "MCP budget"
 PY=/usr/bin/python3
 if ! $PY -c 'import jsonschema' 2>/dev/null; then
 	skip "MCP budget: python3-jsonschema is not installed (apt-get install python3-jsonschema)"
@@ -15,16 +23,18 @@ if ! $PY -c 'import jsonschema' 2>/dev/null; then
 fi
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
 
-WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" $PY - "$server" "$REPO" <<'PY'
-import json, os, sys
+WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" $PY - "$server" "$REPO" "$SHARED" <<'PY'
+import glob, json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "integration"))
 from mcp_client import *  # the shared MCP test client (mcp_client.py)
 import jsonschema
 
-SERVER, REPO = sys.argv[1:3]
+SERVER, REPO, SHARED = sys.argv[1:4]
 MODEL_READ_MAX = 20 * 1024
+CLASSIFY_MAX = 8 * 1024
 ART = os.path.join(WORK, "art")
-s = Stdio([SERVER, "--allowed-root", REPO, "--artifact-root", ART, "--allow-writes"], "budget")
+s = Stdio([SERVER, "--allowed-root", REPO, "--allowed-root", SHARED, "--artifact-root", ART,
+           "--allow-writes"], "budget")
 s.initialize()
 
 
@@ -68,6 +78,93 @@ check("budget: every input property still says what it means (a description)", n
 short_desc = [t["name"] for t in tools if len(t.get("description", "")) < 60]
 check("budget: every tool still has a description that says when to call it", not short_desc, short_desc)
 print("# tools/list: model-read %d bytes, output schemas %d bytes, answer %d bytes" % (read, out, raw))
+
+# ------------------------------------------------------ classify_hotspots
+schema = {t["name"]: t["outputSchema"] for t in tools}.get("classify_hotspots")
+
+
+def result(name, args):
+    r = s.call(name, args, timeout=60)
+    res = (r or {}).get("result", {})
+    return None if res.get("isError") else res.get("structuredContent"), r
+
+
+def evidence_gaps(page):
+    """What a candidate of this page lacks to stand on its own."""
+    gaps = []
+    for c in page["candidates"]:
+        cid = c["candidate_id"]
+        if c["hotspots_total"] and not c["hotspots"]:
+            gaps.append(cid + ": matched hotspots not listed")
+        if not c["next_steps"]:
+            gaps.append(cid + ": no next step")
+        gaps += ["%s: missing_evidence key %s has no text" % (cid, k)
+                 for k in c["missing_evidence"] if k not in page["texts"]]
+        if c["event"] not in [e["event"] for e in page["events"]]:
+            gaps.append(cid + ": its event has no data-quality entry")
+    for g in page["quiet"]:
+        gaps += ["quiet %s: reason key %s has no text" % (r, k)
+                 for r, k in g["not_applicable"].items() if k not in page["texts"]]
+    return gaps
+
+
+peers = os.path.join(SHARED, "peers")
+typical = sorted(glob.glob(os.path.join(peers, "flamegraph/test/perf-*.txt")))
+others = [os.path.join(REPO, "fixtures/device-x86/chunk_000.txt.gz"),
+          os.path.join(peers, "device-sessions/session-x86-baseline")]
+for path in typical + others:
+    name = os.path.basename(path)
+    sc, r = result("analyze_profile", {"path": path})
+    if not check("budget classify %s: analyzes" % name, sc, short(r)):
+        continue
+    aid = sc["analysis_id"]
+    first, r = result("classify_hotspots", {"analysis_id": aid})
+    if not check("budget classify %s: a first page" % name, first, short(r)):
+        continue
+    size = compact(first)
+    pages, page, bad = [first], first, []
+    while page["page"]["next_cursor"] and len(pages) < 50:
+        page, r = result("classify_hotspots", {"analysis_id": aid, "cursor": page["page"]["next_cursor"]})
+        if not page:
+            bad.append("next page: " + short(r))
+            break
+        pages.append(page)
+    for p in pages:
+        try:
+            jsonschema.validate(p, schema)
+        except jsonschema.ValidationError as e:
+            bad.append("schema: " + str(e)[:200])
+        bad += evidence_gaps(p)
+    cands = [c for p in pages for c in p["candidates"]]
+    if path in typical and len(cands) <= 5:
+        check("budget classify %s: first page %d bytes (<= %d) for %d candidates"
+              % (name, size, CLASSIFY_MAX, len(cands)), size <= CLASSIFY_MAX, size)
+    else:
+        print("# budget classify %s: first page %d bytes, %d candidates over %d pages of %s"
+              % (name, size, len(cands), len(pages), [compact(p) for p in pages]))
+    check("budget classify %s: %d candidate(s) over %d page(s) valid against the outputSchema, "
+          "each with its figure, evidence, hotspots, missing evidence and next steps"
+          % (name, len(cands), len(pages)), not bad and len(cands) == first["page"]["total_items"], bad)
+    if cands:
+        c = max(cands, key=lambda x: x["hotspots_total"])
+        one, r = result("classify_hotspots", {"analysis_id": aid, "candidate_id": c["candidate_id"]})
+        full = one["candidates"][0] if one and one["candidates"] else {}
+        rt = (one or {}).get("rule_texts", {}).get(c["rule"]["id"], {})
+        check("budget classify %s: candidate_id %s gives it in full (%d of %d hotspots, rule texts)"
+              % (name, c["candidate_id"], len(full.get("hotspots", [])), c["hotspots_total"]),
+              full.get("figure") == c["figure"] and len(full["hotspots"]) == min(c["hotspots_total"], 10)
+              and rt.get("description") and rt.get("experiment") and rt.get("forbidden_conclusions"),
+              short(one or r))
+    if path in typical:
+        merged = dict(first, candidates=cands)
+        with open(os.path.join(WORK, "cl.json"), "w") as f:
+            json.dump(merged, f)
+        o = subprocess.run([sys.executable, os.path.join(REPO, "tests/integration/classify_oracle.py"),
+                            os.path.join(REPO, "schemas/rules/classify-rules.json"), path,
+                            os.path.join(WORK, "cl.json")], capture_output=True, text=True)
+        check("budget classify %s: the pages' figures agree with classify_oracle.py (%s)"
+              % (name, o.stdout.strip().splitlines()[-1:] or "?"), o.returncode == 0,
+              o.stdout + o.stderr)
 rc = s.close()
 check("budget: the server exits 0 at end of input", rc == 0, rc)
 sys.exit(0)
