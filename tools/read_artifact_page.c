@@ -1,6 +1,8 @@
 /* read_artifact_page.c - the read_artifact_page tool: a bounded slice of
  * one artifact's text, ending on a UTF-8 character boundary, with the
- * offset of the next slice. */
+ * offset of the next slice.  The artifact is named by its path under the
+ * artifact root, its perflens://artifacts/ uri, or the absolute path a
+ * tool returned (the root's prefix is dropped; the rest is checked alike). */
 #include "registry.h"
 #include "store/artifact.h"
 
@@ -28,6 +30,19 @@ static size_t utf8_boundary(const unsigned char *p, size_t n, bool at_eof)
 	return n - (i - 1) >= want ? n : i - 1;
 }
 
+/* An absolute path under the artifact root, as export_profile and
+ * build_report return it, names the artifact its relative path does. */
+static const char *under_root(const char *root, const char *which)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (which[0] == '/' && strncmp(which, root, n) == 0 && which[n] == '/')
+		return which + n + 1;
+	return which;
+}
+
 enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 				    json_t **result, struct pl_error *err)
 {
@@ -41,8 +56,10 @@ enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 	size_t n;
 	int fd;
 
-	if (!ctx->artifact_root || !pl_artifact_rel_path(which, rel, sizeof(rel)))
-		return pl_fail(err, PL_ERR_USAGE, "pass a path or uri exactly as list_artifacts shows it",
+	if (!ctx->artifact_root ||
+	    !pl_artifact_rel_path(under_root(ctx->artifact_root, which), rel, sizeof(rel)))
+		return pl_fail(err, PL_ERR_USAGE,
+			       "pass a path or uri as list_artifacts shows it (exports/NAME, perflens://artifacts/exports/NAME), or the absolute path under the artifact root that a tool returned",
 			       "'%s' is not an artifact path", which);
 	if ((fd = pl_artifact_open(ctx->artifact_root, rel, &size, err)) < 0)
 		return err->code;

@@ -13,6 +13,9 @@
 #    evidence level, matched hotspots, missing evidence whose keys resolve,
 #    next steps), one candidate_id call gives it in full, and the figures of
 #    the pages agree with classify_oracle.py (its own perf script parser).
+#  - export_profile returns its file's uri beside the absolute path, and
+#    read_artifact_page reads it by either (and by the relative path) with
+#    the file's own bytes; an absolute path outside the root is refused.
 # Sizes are printed on the ok lines, so a run shows where they stand.
 . tests/integration/lib.sh
 need_shared "MCP budget"
@@ -165,6 +168,25 @@ for path in typical + others:
         check("budget classify %s: the pages' figures agree with classify_oracle.py (%s)"
               % (name, o.stdout.strip().splitlines()[-1:] or "?"), o.returncode == 0,
               o.stdout + o.stderr)
+# ------------------------------------------------- export_profile's file
+capture = os.path.join(peers, "flamegraph/test/perf-numa-stacks-01.txt")
+sc, r = result("analyze_profile", {"path": capture})
+ex, r = result("export_profile", {"analysis_id": sc["analysis_id"], "format": "folded"}) if sc else (None, r)
+if check("export: export_profile returns path and uri", ex and ex.get("uri", "").startswith(
+        "perflens://artifacts/exports/") and os.path.isabs(ex.get("path", "")), short(ex or r)):
+    disk = open(ex["path"], "rb").read()
+    rel = ex["uri"][len("perflens://artifacts/"):]
+    for how, name in (("uri", ex["uri"]), ("absolute path", ex["path"]), ("relative path", rel)):
+        page, r = result("read_artifact_page", {"artifact": name, "limit_bytes": 32768})
+        check("export: read_artifact_page reads the export by its %s, the file's bytes" % how,
+              page and page["text"].encode() == disk[:page["returned_bytes"]] and page["returned_bytes"] > 0
+              and page["total_bytes"] == len(disk), short(page or r))
+    for bad in (os.path.join(os.path.dirname(ART), "elsewhere", rel),
+                os.path.join(ART, "exports", "..", "..", rel)):
+        r = s.call("read_artifact_page", {"artifact": bad})
+        check("export: read_artifact_page refuses %s, naming the forms it takes" % bad,
+              is_tool_error(r, "absolute path under the artifact root"), short(r))
+
 rc = s.close()
 check("budget: the server exits 0 at end of input", rc == 0, rc)
 sys.exit(0)
