@@ -683,26 +683,40 @@ static enum pl_err post_process(const struct pl_collect_env *env, const struct p
 	return PL_OK;
 }
 
+/* One next step as a tool call, {"tool", "arguments" (stolen), "why"}:
+ * the form every tool's next_steps take (tools/registry.h). */
+static json_t *step(const char *tool, json_t *arguments, const char *why)
+{
+	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments, "why", why);
+}
+
 static json_t *next_steps(const struct pl_collect_req *r, const char *id)
 {
 	json_t *n = json_array();
 
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
-		json_array_append_new(n, json_sprintf("analyze_profile(path=\"perflens://artifacts/collections/%s/perf.data\")", id));
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/perf.data", id)), "analyze the samples"));
 		break;
 	case PL_COLLECT_STAT:
-		json_array_append_new(n, json_sprintf("analyze_profile(path=\"perflens://artifacts/collections/%s/stat.csv\", format=\"perf_stat\") then get_perf_stat", id));
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o,s:s}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/stat.csv", id), "format", "perf_stat"),
+			"read the counters, then get_perf_stat on the analysis"));
 		break;
 	case PL_COLLECT_OFF_CPU:
-		json_array_append_new(n, json_sprintf(
-			"analyze_profile(path=\"perflens://artifacts/collections/%s/offcpu.folded\", format=\"folded\", folded_event=\"off-cpu-us\"): weights are blocked microseconds", id));
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o,s:s,s:s}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/offcpu.folded", id), "format", "folded",
+			"folded_event", "off-cpu-us"), "weights are blocked microseconds"));
 		break;
 	case PL_COLLECT_SCHED:
-		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"collections/%s/timehist.txt\") for per-task wait, scheduling delay and run time", id));
+		json_array_append_new(n, step("read_artifact_page", json_pack("{s:o}", "artifact",
+			json_sprintf("collections/%s/timehist.txt", id)),
+			"per-task wait, scheduling delay and run time"));
 		break;
 	case PL_COLLECT_LOCK:
-		json_array_append_new(n, json_sprintf("read_artifact_page(artifact=\"collections/%s/lock.txt\")", id));
+		json_array_append_new(n, step("read_artifact_page", json_pack("{s:o}", "artifact",
+			json_sprintf("collections/%s/lock.txt", id)), "perf lock's report"));
 		break;
 	}
 	return n;

@@ -69,25 +69,30 @@ static json_t *inputs_json(const struct pl_profile *p)
 	return out;
 }
 
+/* Tool calls to make next, with this analysis' values filled in. */
 static json_t *next_steps(const char *id, const struct pl_profile *p)
 {
 	json_t *out = json_array();
 	const char *ev = p->nevents ? pl_str(p, p->events[0].name) : NULL;
+	bool several = p->nevents > 1;
 
-	if (ev && p->nevents > 1)
-		json_array_append_new(out, json_sprintf(
-			"list_hotspots(analysis_id=\"%s\", event=\"%s\"): this profile holds %zu events; name one per call",
-			id, ev, p->nevents));
-	else if (ev)
-		json_array_append_new(out, json_sprintf("list_hotspots(analysis_id=\"%s\")", id));
-	if (ev)
-		json_array_append_new(out, json_sprintf(
-			"get_call_paths(analysis_id=\"%s\", symbol=\"<a hotspot's symbol>\")", id));
+	if (ev) {
+		json_array_append_new(out, tool_next_step("classify_hotspots", json_pack("{s:s}", "analysis_id", id),
+			"candidate causes per event, each with its evidence and what is missing"));
+		json_array_append_new(out, tool_next_step("list_hotspots",
+			several ? json_pack("{s:s,s:s}", "analysis_id", id, "event", ev)
+				: json_pack("{s:s}", "analysis_id", id),
+			several ? "the heaviest functions of one event (this profile holds several: name one per call)"
+				: "the heaviest functions, by self weight"));
+	}
 	if (p->nstats)
-		json_array_append_new(out, json_sprintf("get_perf_stat(analysis_id=\"%s\")", id));
+		json_array_append_new(out, tool_next_step("get_perf_stat", json_pack("{s:s}", "analysis_id", id),
+			"the perf stat counters, block by block"));
 	if (ev)
-		json_array_append_new(out, json_sprintf(
-			"export_profile(analysis_id=\"%s\", format=\"svg\")", id));
+		json_array_append_new(out, tool_next_step("export_profile",
+			several ? json_pack("{s:s,s:s,s:s}", "analysis_id", id, "format", "svg", "event", ev)
+				: json_pack("{s:s,s:s}", "analysis_id", id, "format", "svg"),
+			"a flame graph for a person to look at"));
 	return out;
 }
 

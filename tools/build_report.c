@@ -600,13 +600,14 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 		json_array_append_new(heads, json_string(sections[i]));
 	{
 		const char *rel = path.data + strlen(ctx->artifact_root) + 1;
-		*result = json_pack("{s:s,s:s,s:o,s:I,s:i,s:o,s:o,s:[o,s]}",
+		*result = json_pack("{s:s,s:s,s:o,s:I,s:i,s:o,s:o,s:[o]}",
 			"analysis_id", r.id, "path", path.data,
 			"uri", json_sprintf("perflens://artifacts/%s", rel),
 			"bytes", (json_int_t)r.md.len, "rules_version", pl_rules_version(rules),
 			"sections", heads, "summary", summary_json(&r, nmissing),
-			"next_steps", json_sprintf("read_artifact_page(artifact=\"perflens://artifacts/%s\")", rel),
-			"follow each candidate's next steps, then run the A/B validation plan");
+			"next_steps", tool_next_step("read_artifact_page",
+				json_pack("{s:o}", "artifact", json_sprintf("perflens://artifacts/%s", rel)),
+				"read the report; then follow each candidate's next steps and run its A/B validation plan"));
 	}
 out:
 	for (size_t i = 0; i < r.nviews; i++)

@@ -201,3 +201,8 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 	memcpy(resolved, real, strlen(real) + 1);
 	return PL_OK;
 }
+
+json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why)
+{
+	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
+}

@@ -381,11 +381,12 @@ static const char interpretation[] =
 	"compare_profiles). no_material_change is not proof of equality: it says no change beyond the "
 	"threshold was shown with this many repeats.";
 
-static json_t *advice(const size_t counts[5], const struct comparability *env, const char *base_id,
-		      const char *cand_id)
+/* What to do about these statuses, added to `out` (the warnings): none of
+ * it is a call PerfLens can make (re-running benchmarks is the user's), so
+ * next_steps stays empty and interpretation says how to confirm. */
+static void advise(json_t *out, const size_t counts[5], const struct comparability *env,
+		   const char *base_id, const char *cand_id)
 {
-	json_t *out = json_array();
-
 	if (counts[0])
 		json_array_append_new(out, json_string(
 			"insufficient_data: re-run with at least 9 repeats a side (hyperfine --runs 10 or more; "
@@ -412,7 +413,6 @@ static json_t *advice(const size_t counts[5], const struct comparability *env, c
 	if (strcmp(base_id, cand_id) == 0)
 		json_array_append_new(out, json_string(
 			"baseline_id equals candidate_id: pass the other side's benchmark_id as candidate_id"));
-	return out;
 }
 
 /* ----------------------------------------------------------------- tool */
@@ -489,9 +489,10 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *ctx, json_t *args,
 		json_array_append_new(warnings, json_sprintf(
 			"%zu baseline and %zu candidate benchmark(s) have no partner of the same name and were not compared",
 			pairs.base_only, pairs.cand_only));
+	advise(warnings, counts, &env, base_id, cand_id);
 	tool_cursor_make(next, sizeof(next), end, query.data);
 	*result = json_pack("{s:s,s:s,s:f,s:f,s:{s:b,s:O,s:O,s:O},s:o,s:{s:I,s:I,s:I,s:I,s:I},"
-			    "s:{s:I,s:I,s:O,s:O},s:s,s:O,s:o,s:o}",
+			    "s:{s:I,s:I,s:O,s:O},s:s,s:O,s:[],s:o}",
 		"baseline_id", base_id, "candidate_id", cand_id, "practical_threshold_percent", threshold,
 		"alpha", ALPHA,
 		"comparability", "comparable", env.comparable, "differences", env.differences,
@@ -503,7 +504,7 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *ctx, json_t *args,
 		"unmatched", "baseline_only", (json_int_t)pairs.base_only, "candidate_only", (json_int_t)pairs.cand_only,
 		"baseline_only_names", pairs.base_only_names, "candidate_only_names", pairs.cand_only_names,
 		"interpretation", interpretation, "warnings", warnings,
-		"next_steps", advice(counts, &env, base_id, cand_id),
+		"next_steps",
 		"page", tool_page_new(offset, end, pairs.n, next, json_sprintf(
 			"compare_benchmarks(baseline_id=\"%s\", candidate_id=\"%s\", cursor=\"%s\") with the same other arguments",
 			base_id, cand_id, next)));

@@ -357,15 +357,18 @@ static json_t *next_steps_json(const struct compare_args *a, const struct pl_dif
 	if (nf) {
 		const struct pl_diff_func *f = &d->funcs[forder[0]];
 		int s = f->func[1] != PL_NOID ? 1 : 0;
-		json_array_append_new(steps, json_sprintf(
-			"get_hotspot(analysis_id=\"%s\", hotspot_id=\"fn%u\") shows who calls '%s' and what it calls",
-			s ? a->cand_id : a->base_id, f->func[s], f->symbol));
-		json_array_append_new(steps, json_sprintf(
-			"get_call_paths(analysis_id=\"%s\", symbol=\"%s\") shows its whole paths",
-			s ? a->cand_id : a->base_id, f->symbol));
+		const char *aid = s ? a->cand_id : a->base_id;
+		const char *event = pl_str(d->p[s], d->p[s]->events[d->event[s]].name);
+		json_array_append_new(steps, tool_next_step("get_hotspot",
+			json_pack("{s:s,s:o,s:s}", "analysis_id", aid, "hotspot_id", json_sprintf("fn%u", f->func[s]),
+				  "event", event),
+			"who calls the function that moved most and what it calls; a share that grew may cost the "
+			"same time while others shrank: confirm a speed change with timed runs "
+			"(normalize_benchmark, compare_benchmarks), not with a profile delta"));
+		json_array_append_new(steps, tool_next_step("get_call_paths",
+			json_pack("{s:s,s:s,s:s}", "analysis_id", aid, "event", event, "symbol", f->symbol),
+			"its whole call paths"));
 	}
-	json_array_append_new(steps, json_string(
-		"a share that grew may cost the same time while others shrank: confirm a speed change with repeated timed runs (benchmarks), not with a profile delta"));
 	return steps;
 }
 

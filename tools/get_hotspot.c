@@ -133,7 +133,10 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			"period", (json_int_t)v.funcs[func].incl.period, "percent", pl_percent(&v, v.funcs[func].incl.period),
 			"callers", jcallers, "callers_total", (json_int_t)ncallers,
 			"callees", jcallees, "callees_total", (json_int_t)ncallees,
-			"next_steps", json_pack("[s]", "get_call_paths(analysis_id, symbol=<this symbol>) shows whole paths"));
+			"next_steps", json_pack("[o]", tool_next_step("get_call_paths",
+				json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", pl_str(&p, p.events[event].name),
+					  "symbol", pl_str(&p, f->symbol)),
+				"whole call paths through this function")));
 	}
 out:
 	free(callers.w);

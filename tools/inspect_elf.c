@@ -80,7 +80,9 @@ static void summarize(const struct debug_state *d, struct pl_buf *b)
 	}
 }
 
-static json_t *next_steps(const struct debug_state *d, const char *path)
+/* What to do next.  No call can be filled in here (symbolize needs the
+ * offsets the agent holds), so this is advice, not next_steps. */
+static json_t *advice(const struct debug_state *d, const char *path)
 {
 	const struct pl_elf_facts *f = &d->f;
 	json_t *a = json_array();
@@ -144,14 +146,14 @@ enum pl_err tool_inspect_elf(const struct tool_ctx *ctx, json_t *args, json_t **
 		d.tried.len = NOT_FOUND_MAX;
 	}
 	summarize(&d, &sentence);
-	*result = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:b,s:b,s:{s:I,s:I},s:o,s:s,s:o}",
+	*result = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:b,s:b,s:{s:I,s:I},s:o,s:s,s:o,s:[]}",
 		"path", path, "class", d.f.elf_class == ELFCLASS32 ? "ELF32" : "ELF64",
 		"machine", pl_elf_machine_name(d.f.machine, mbuf, sizeof(mbuf)),
 		"type", pl_elf_type_name(d.f.type), "build_id", *d.f.build_id ? d.f.build_id : NULL,
 		"stripped", !d.f.has_symtab, "is_debug_file", d.f.text_nobits,
 		"symbols", "symtab", (json_int_t)d.f.symtab_entries, "dynsym", (json_int_t)d.f.dynsym_entries,
 		"debug", debug_json(&d), "symbolization", sentence.data,
-		"next_steps", next_steps(&d, path));
+		"advice", advice(&d, path), "next_steps");
 	pl_buf_release(&sentence);
 	pl_buf_release(&d.tried);
 	return *result ? PL_OK : pl_fail(err, PL_ERR_UNSUPPORTED, "rename the file or its folders to UTF-8 names",

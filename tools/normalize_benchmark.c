@@ -34,14 +34,13 @@ static json_t *unknown_keys(json_t *env)
 	return out;
 }
 
-static json_t *next_steps(const char *id, const struct pl_bench_set *s, json_t *unknown)
+/* The artifact's warnings (borrowed) with what to fix before a
+ * comparison: a new array. */
+static json_t *warnings_json(json_t *recorded, const struct pl_bench_set *s, json_t *unknown)
 {
-	json_t *out = json_array();
+	json_t *out = json_deep_copy(recorded);
 	size_t few = 0;
 
-	json_array_append_new(out, json_sprintf(
-		"normalize_benchmark(path=\"<the other side's file>\") then compare_benchmarks(baseline_id=\"%s\", "
-		"candidate_id=\"<its benchmark_id>\") (or this id as the candidate)", id));
 	for (size_t i = 0; i < s->n; i++)
 		few += s->items[i].nvalues < 9;
 	if (few)
@@ -53,9 +52,16 @@ static json_t *next_steps(const char *id, const struct pl_bench_set *s, json_t *
 			"the environment is mostly unknown: call again with environment={\"cpu_model\": ..., "
 			"\"kernel\": ..., \"compiler\": ..., \"compiler_flags\": ..., \"governor\": ..., "
 			"\"build_type\": ..., \"git_commit\": ..., \"git_dirty\": ...} so comparability can be checked"));
-	json_array_append_new(out, json_sprintf(
-		"read_artifact_page(artifact=\"benchmarks/%s.json\") for every value and the producer's metadata", id));
 	return out;
+}
+
+/* The call to make next, filled in; comparing needs the other side's id. */
+static json_t *next_steps(const char *id)
+{
+	return json_pack("[o]", tool_next_step("read_artifact_page",
+		json_pack("{s:o}", "artifact", json_sprintf("benchmarks/%s.json", id)),
+		"every value and the producer's metadata; then normalize the other side's file and call "
+		"compare_benchmarks with this benchmark_id as baseline_id (or candidate_id) and its id as the other"));
 }
 
 static enum pl_err parse(const struct tool_ctx *ctx, json_t *args, struct pl_bench_set *s,
@@ -123,7 +129,7 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 	tool_cursor_make(next, sizeof(next), end, query.data);
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
 	unknown = unknown_keys(s.environment);
-	*result = json_pack("{s:s,s:{s:s,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:O,s:o,s:o}",
+	*result = json_pack("{s:s,s:{s:s,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:o,s:o,s:o}",
 		"benchmark_id", id, "artifact", "path", path, "uri", uri,
 		"format", pl_bench_format_name(s.format),
 		"source", "path", json_object_get(json_object_get(doc, "source"), "path"),
@@ -133,8 +139,9 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 		"producer_version", s.producer_version,
 		"environment", s.environment, "environment_unknown", unknown,
 		"benchmarks_total", (json_int_t)n, "benchmarks", page,
-		"skipped", json_object_get(doc, "skipped"), "warnings", json_object_get(doc, "warnings"),
-		"next_steps", next_steps(id, &s, unknown),
+		"skipped", json_object_get(doc, "skipped"),
+		"warnings", warnings_json(json_object_get(doc, "warnings"), &s, unknown),
+		"next_steps", next_steps(id),
 		"page", tool_page_new(offset, end, n, next,
 			json_sprintf("normalize_benchmark(path=\"%s\", cursor=\"%s\") with the same other arguments",
 				     json_string_value(json_object_get(args, "path")), next)));

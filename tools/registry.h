@@ -122,6 +122,11 @@ enum pl_err tool_cursor_parse(const char *cursor, const char *query,
 json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_cursor,
 		      json_t *next_call_new);
 
+/* One entry of a result's next_steps: a tool call an agent can send as
+ * it is, {"tool", "arguments" (stolen), "why"}; a new reference.  A step
+ * that needs a value only the agent has is advice, not a next step. */
+json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why);
+
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

@@ -369,6 +369,21 @@ static void counts_release(struct counts *c)
 	free(c->src_line);
 }
 
+/* Callers and callees of the function (when one was asked for), then the
+ * candidate causes: tool calls with this analysis' values. */
+static json_t *source_next_steps(const char *id, const char *event, const char *hid)
+{
+	json_t *out = json_array();
+
+	if (hid)
+		json_array_append_new(out, tool_next_step("get_hotspot",
+			json_pack("{s:s,s:s,s:s}", "analysis_id", id, "hotspot_id", hid, "event", event),
+			"who calls this function and what it calls"));
+	json_array_append_new(out, tool_next_step("classify_hotspots", json_pack("{s:s}", "analysis_id", id),
+		"candidate causes with their missing evidence"));
+	return out;
+}
+
 static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_profile *p,
 				struct counts *c, json_t *args, uint32_t event, json_t **result,
 				struct pl_error *err)
@@ -427,14 +442,13 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 	json_decref(tried);
 	if (hid)
 		tool_parse_hotspot_id(p, hid, &func, err);
-	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:[s,s]}", "analysis_id", id, "event",
+	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:o}", "analysis_id", id, "event",
 		pl_str(p, p->events[event].name), "hotspot_id", hid ? json_string(hid) : json_null(),
 		"symbol", hid ? json_string(pl_str(p, p->funcs[func].symbol)) : json_null(),
 		"samples_with_lines", (json_int_t)c->with_lines,
 		"samples_without_lines", (json_int_t)c->without_lines, "files", files,
 		"files_omitted", (json_int_t)(c->nfiles > nshown ? c->nfiles - nshown : 0),
-		"next_steps", "get_hotspot(analysis_id, hotspot_id) for callers and callees",
-		"classify_hotspots(analysis_id) for candidate causes with their missing evidence");
+		"next_steps", source_next_steps(id, pl_str(p, p->events[event].name), hid));
 	return PL_OK;
 }
 

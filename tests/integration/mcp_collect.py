@@ -40,7 +40,8 @@ check("collect MCP: record in the sandboxed worker writes perf.data", ok1, short
 if ok1:
     # By its artifact name, as next_steps say: the artifact root is not an allowed root.
     uri = "perflens://artifacts/collections/%s/perf.data" % sc["collection_id"]
-    check("collect MCP: next_steps name the collection by its artifact URI", uri in " ".join(sc["next_steps"]), sc.get("next_steps"))
+    check("collect MCP: next_steps name the collection by its artifact URI",
+          uri in [st["arguments"].get("path") for st in sc["next_steps"]], sc.get("next_steps"))
     outside = s.call("analyze_profile", {"path": sc["folder"] + "/perf.data"}, timeout=60)["result"]
     check("collect MCP: the same file by its path outside the allowed root is refused",
           outside.get("isError") and "path_refused" in outside["content"][0]["text"], short(outside))

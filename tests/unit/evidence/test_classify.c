@@ -190,11 +190,15 @@ START_TEST(truncated_stacks_and_few_samples_are_data_quality_flags)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
 		json_array_get(json_object_get(res, "candidates"), 0), "rule"), "group")), "data_quality");
 	/* No hotspot for "too few samples": steps needing one are dropped,
-	 * the command (which needs only the event) is kept, filled in. */
+	 * the collect_profile call (which needs only the event) is kept,
+	 * filled in, inside its events array too. */
 	steps = json_object_get(c, "next_steps");
 	json_array_foreach(steps, i, s) {
-		ck_assert_str_eq(json_string_value(json_object_get(s, "kind")), "command");
-		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(s, "command")), "-e cpu-clock"));
+		ck_assert_str_eq(json_string_value(json_object_get(s, "kind")), "tool");
+		ck_assert_str_eq(json_string_value(json_object_get(s, "tool")), "collect_profile");
+		ck_assert_str_eq(json_string_value(json_array_get(json_object_get(json_object_get(s, "arguments"),
+			"events"), 0)), "cpu-clock");
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(s, "call")), "events=[\"cpu-clock\"]"));
 		command_seen = true;
 	}
 	ck_assert(command_seen);

@@ -580,6 +580,35 @@ static char *fill(const char *tmpl, const char *const *keys, const char *const *
 	return b.data;
 }
 
+/* An argument's value with its placeholders filled (strings, and the
+ * strings of an array); NULL when a placeholder has no value here. */
+static json_t *fill_value(json_t *v, const char *const *keys, const char *const *vals, size_t nk)
+{
+	json_t *out, *x;
+	size_t i;
+	char *s;
+
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, x) {
+			json_t *f = fill_value(x, keys, vals, nk);
+			if (!f) {
+				json_decref(out);
+				return NULL;
+			}
+			json_array_append_new(out, f);
+		}
+		return out;
+	}
+	if (!json_is_string(v))
+		return json_incref(v);
+	if (!(s = fill(json_string_value(v), keys, vals, nk)))
+		return NULL;
+	out = json_string(s);
+	free(s);
+	return out;
+}
+
 /* One next step made concrete: {"kind": "tool", "tool", "arguments",
  * "call", "why"} or {"kind": "command", "command", "why"}; NULL when a
  * placeholder it needs has no value. */
@@ -603,18 +632,12 @@ static json_t *next_step_json(json_t *spec, const char *const *keys, const char 
 	args = json_object();
 	pl_buf_addf(&call, "%s(", tool);
 	json_object_foreach(json_object_get(spec, "arguments"), key, v) {
-		json_t *val = json_incref(v);
+		json_t *val = fill_value(v, keys, vals, nk);
 		char *text;
-		if (json_is_string(v)) {
-			char *s = fill(json_string_value(v), keys, vals, nk);
-			json_decref(val);
-			if (!s) {
-				json_decref(args);
-				pl_buf_release(&call);
-				return NULL;
-			}
-			val = json_string(s);
-			free(s);
+		if (!val) {
+			json_decref(args);
+			pl_buf_release(&call);
+			return NULL;
 		}
 		text = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
 		pl_buf_addf(&call, "%s%s=%s", json_object_size(args) ? ", " : "", key, text);
