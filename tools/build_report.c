@@ -18,6 +18,7 @@
 #include "store/artifact.h"
 #include "evidence/classify.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -46,17 +47,58 @@ static size_t cut_len(const char *s, size_t max)
 	return max;
 }
 
-/* Prose: control characters become spaces, Markdown punctuation gets a
- * backslash (CommonMark lets any ASCII punctuation be escaped). */
+static bool alnum_at(const char *s, size_t i, size_t n)
+{
+	return i < n && ((unsigned char)s[i] >= 0x80 || isalnum((unsigned char)s[i]));
+}
+
+/* Where the text, taken to start a line, holds what would open a block
+ * (heading, quote, list item, thematic break, setext underline, link
+ * reference definition; an ordered list's '.' or ')'): that byte's
+ * index, or n when nothing there does. */
+static size_t block_marker(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	while (i < n && i < 3 && s[i] == ' ')
+		i++;
+	if (i < n && strchr("#>-+=_[*", s[i]))
+		return i;
+	for (d = i; d < n && isdigit((unsigned char)s[d]); d++)
+		;
+	return d > i && d < n && (s[d] == '.' || s[d] == ')') ? d : n;
+}
+
+/* Whether s[i] opens inline markup wherever it stands: code, emphasis,
+ * HTML, tables, strikethrough, entities, the ']' of a link. */
+static bool inline_markup(const char *s, size_t i, size_t n)
+{
+	char ch = s[i];
+
+	if (strchr("\\`*<|~", ch))
+		return true;
+	if (ch == '_')
+		return !(i > 0 && alnum_at(s, i - 1, n) && alnum_at(s, i + 1, n));
+	if (ch == '&')
+		return alnum_at(s, i + 1, n) || (i + 1 < n && s[i + 1] == '#');
+	if (ch == ']')
+		return i + 1 < n && strchr("([:", s[i + 1]);
+	return false;
+}
+
+/* Prose that reads well as raw text: control characters become spaces and
+ * a backslash goes only before what CommonMark (with GitHub's tables and
+ * strikethrough) would take as markup, so `--call-graph` or `fn12.c` stay
+ * as they are. */
 static void md_text(struct pl_buf *b, const char *s, size_t max)
 {
-	size_t n = cut_len(s, max);
+	size_t n = cut_len(s, max), marker = block_marker(s, n);
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (ch < 0x20 || ch == 0x7f)
 			ch = ' ';
-		if (strchr("\\`*_{}[]<>()#+-.!|~&=$", ch) && ch)
+		else if (i == marker || inline_markup(s, i, n))
 			pl_buf_addc(b, '\\');
 		pl_buf_addc(b, (char)ch);
 	}

@@ -16,6 +16,14 @@
 #  - export_profile returns its file's uri beside the absolute path, and
 #    read_artifact_page reads it by either (and by the relative path) with
 #    the file's own bytes; an absolute path outside the root is refused.
+#  - next_steps: a whole investigation of the bundled device capture (and
+#    of the bundled benchmark files) through every analysis tool; every
+#    next_steps entry of every result, at any depth, is a call of a listed
+#    tool whose arguments validate against that tool's inputSchema, and
+#    those of the read-only tools, sent as they are, answer without error.
+#  - build_report's Markdown reads as raw text (no backslash before '-',
+#    '.', '(' and the like outside the quoted problem) and still renders
+#    literally with cmark-gfm (GitHub's parser, with its extensions).
 # Sizes are printed on the ok lines, so a run shows where they stand.
 . tests/integration/lib.sh
 need_shared "MCP budget"
@@ -27,7 +35,7 @@ fi
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
 
 WORK="$WORK" timeout "${MCP_TEST_TIMEOUT:-170}" $PY - "$server" "$REPO" "$SHARED" <<'PY'
-import glob, json, os, subprocess, sys
+import glob, json, os, re, subprocess, sys
 sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "integration"))
 from mcp_client import *  # the shared MCP test client (mcp_client.py)
 import jsonschema
@@ -186,6 +194,119 @@ if check("export: export_profile returns path and uri", ex and ex.get("uri", "")
         r = s.call("read_artifact_page", {"artifact": bad})
         check("export: read_artifact_page refuses %s, naming the forms it takes" % bad,
               is_tool_error(r, "absolute path under the artifact root"), short(r))
+
+# ---------------------------------------------- next_steps as tool calls
+inputs = {t["name"]: t["inputSchema"] for t in tools}
+steps = []      # (where, step)
+
+
+def gather(where, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "next_steps" and isinstance(x, list):
+                steps.extend((where, st) for st in x)
+            else:
+                gather(where, x)
+    elif isinstance(v, list):
+        for x in v:
+            gather(where, x)
+
+
+def step(name, args):
+    sc, r = result(name, args)
+    check("investigation: %s answers" % name, sc, short(r))
+    gather(name, sc or {})
+    return sc or {}
+
+
+fixture = os.path.join(REPO, "fixtures/device-x86/chunk_000.txt.gz")
+an = step("analyze_profile", {"path": fixture})
+aid = an.get("analysis_id", "an-00000000000000000000")
+ev = an["events"][0]["name"] if an.get("events") else "cycles"
+hs = step("list_hotspots", {"analysis_id": aid, "event": ev, "limit": 5})
+top = (hs.get("hotspots") or [{}])[0]
+step("get_hotspot", {"analysis_id": aid, "event": ev, "hotspot_id": top.get("hotspot_id", "fn0")})
+step("get_call_paths", {"analysis_id": aid, "event": ev, "symbol": top.get("symbol", "main"), "limit": 3})
+step("list_threads", {"analysis_id": aid, "event": ev, "limit": 3})
+step("get_perf_stat", {"analysis_id": aid})
+page = step("classify_hotspots", {"analysis_id": aid})
+while page.get("page", {}).get("next_cursor"):
+    page = step("classify_hotspots", {"analysis_id": aid, "cursor": page["page"]["next_cursor"]})
+for c in page.get("candidates", [])[:2]:
+    step("classify_hotspots", {"analysis_id": aid, "candidate_id": c["candidate_id"]})
+rep = step("build_report", {"analysis_id": aid, "problem": "the agent is slow", "metric": "chunks/s, higher is better"})
+step("export_profile", {"analysis_id": aid, "format": "svg", "event": ev})
+step("compare_profiles", {"baseline_id": aid, "candidate_id": aid, "event": ev, "exports": False})
+elf = os.path.join(WORK, "true")
+subprocess.run(["cp", "/bin/true", elf])
+s2 = Stdio([SERVER, "--allowed-root", WORK, "--allowed-root", REPO, "--artifact-root", ART, "--allow-writes"], "budget2")
+s2.initialize()
+for name, args in (("inspect_elf", {"path": elf}),
+                   ("normalize_benchmark", {"path": os.path.join(REPO, "fixtures/benchmarks/pyperf-baseline.json")}),
+                   ("normalize_benchmark", {"path": os.path.join(REPO, "fixtures/benchmarks/pyperf-candidate.json")})):
+    r = s2.call(name, args, timeout=60)
+    sc = (r or {}).get("result", {}).get("structuredContent")
+    check("investigation: %s answers" % name, sc and not r["result"].get("isError"), short(r))
+    gather(name, sc or {})
+    if name == "normalize_benchmark" and sc:
+        args["id"] = sc["benchmark_id"]
+ids = [st[1]["arguments"].get("artifact", "") for st in steps if st[0] == "normalize_benchmark"]
+bids = [i.split("/")[-1][:-5] for i in ids if i.startswith("benchmarks/")]
+if len(bids) == 2:
+    r = s2.call("compare_benchmarks", {"baseline_id": bids[0], "candidate_id": bids[1]}, timeout=60)
+    sc = (r or {}).get("result", {}).get("structuredContent")
+    check("investigation: compare_benchmarks answers", sc, short(r))
+    gather("compare_benchmarks", sc or {})
+s2.close()
+bad, sent = [], 0
+for where, st in steps:
+    name, args = st.get("tool"), st.get("arguments")
+    if set(st) != {"tool", "arguments", "why"}:
+        bad.append("%s: %s is not {tool, arguments, why}" % (where, short(st, 200)))
+        continue
+    if name not in inputs:
+        bad.append("%s: %s names no listed tool" % (where, short(st, 200)))
+        continue
+    try:
+        jsonschema.validate(args, inputs[name])
+    except jsonschema.ValidationError as e:
+        bad.append("%s: %s: %s" % (where, short(st, 200), str(e).splitlines()[0]))
+        continue
+    if name in ("list_hotspots", "get_hotspot", "get_call_paths", "list_threads", "get_perf_stat",
+                "classify_hotspots", "read_artifact_page", "list_artifacts"):
+        r = s.call(name, args, timeout=60)
+        sent += 1
+        if not r or r.get("result", {}).get("isError"):
+            bad.append("%s: %s sent as it is fails: %s" % (where, short(st, 200), short(r, 200)))
+check("investigation: all %d next_steps are calls of listed tools whose arguments validate against "
+      "their inputSchema (%d read-only ones sent as they are answer); tools: %s"
+      % (len(steps), sent, sorted({st.get("tool") for _, st in steps})), steps and not bad, bad[:5])
+
+# ------------------------------------------------- the report as raw text
+md_path = rep.get("path")
+if md_path and os.path.exists(md_path):
+    md = open(md_path, encoding="utf-8").read()
+    body = md.split("## Data quality", 1)[-1]
+    needless = re.findall(r".{0,20}\\[-.(){}=$!+#:/'\"].{0,20}", body)
+    check("report: the Markdown reads as raw text (no needless backslash outside the problem)",
+          not needless, needless[:5])
+    if subprocess.run(["sh", "-c", "command -v cmark-gfm"], capture_output=True).returncode:
+        print("skip - report rendering: cmark-gfm is not installed (apt-get install cmark-gfm)")
+    else:
+        problem = "A *slow* _start | <b>x</b> [l](http://x) ~~y~~ &amp; `c`\n# h\n1. item\n- dash\n  [d]: /u"
+        r2, r = result("build_report", {"analysis_id": aid, "problem": problem, "metric": "ops/s & p99 < 5 ms"})
+        raw = open(r2["path"], encoding="utf-8").read() if r2 else ""
+        html = subprocess.run(["cmark-gfm", "-e", "table", "-e", "strikethrough", "-e", "autolink",
+                               "-e", "tagfilter"], input=raw, capture_output=True, text=True).stdout
+        import html as htmlmod
+        quote = re.search(r"<blockquote>\s*<p>(.*?)</p>\s*</blockquote>", html, re.S)
+        text = htmlmod.unescape(re.sub(r"<[^>]+>", "", quote.group(1))) if quote else ""
+        marks = [m for m in ("<em>", "<strong>", "<b>", "<del>", "<code>", "<h1>", "<ol>", "<ul>", "<a ")
+                 if m in (quote.group(1) if quote else html)]
+        check("report: cmark-gfm renders the problem literally (%d bytes of Markdown)" % len(raw),
+              r2 and text.split() == problem.split() and not marks and
+              htmlmod.escape("ops/s & p99 < 5 ms", quote=False) in html and html.count("<h2>") == 8,
+              "text %r marks %s" % (text, marks))
 
 rc = s.close()
 check("budget: the server exits 0 at end of input", rc == 0, rc)
