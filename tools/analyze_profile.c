@@ -63,8 +63,8 @@ static json_t *inputs_json(const struct pl_profile *p)
 	json_t *out = json_array();
 
 	for (size_t i = 0; i < p->nsources; i++)
-		json_array_append_new(out, json_pack("{s:s,s:s,s:I,s:s}",
-			"path", p->sources[i].path, "format", pl_format_name(p->sources[i].format),
+		json_array_append_new(out, json_pack("{s:o,s:s,s:I,s:s}",
+			"path", pl_json_bytes(p->sources[i].path), "format", pl_format_name(p->sources[i].format),
 			"size", (json_int_t)p->sources[i].size, "sha256", p->sources[i].sha256));
 	return out;
 }
@@ -158,9 +158,10 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
 	if (rc == PL_OK) {
 		snprintf(uri, sizeof(uri), "perflens://artifacts/analyses/%s.json", ref.id);
-		*result = json_pack("{s:s,s:{s:s,s:s,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o}",
+		*result = json_pack("{s:s,s:{s:o,s:o,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o}",
 			"analysis_id", ref.id,
-			"artifact", "summary_path", ref.summary_path, "stacks_path", ref.stacks_path, "uri", uri,
+			"artifact", "summary_path", pl_json_bytes(ref.summary_path),
+			"stacks_path", pl_json_bytes(ref.stacks_path), "uri", uri,
 			"inputs", inputs_json(&p),
 			"records", "parsed", (json_int_t)p.records_parsed,
 			"skipped", (json_int_t)p.records_skipped, "malformed", (json_int_t)p.records_malformed,

@@ -2,11 +2,14 @@
  * choice and page cursors (see registry.h).
  *
  * Paths are resolved with realpath() before the root check, so ".." and
- * symlinks are judged by where they really lead.  Cursors are
+ * symlinks are judged by where they really lead.  A path argument is in
+ * the escaped form of docs/paths.md and is decoded to its bytes first;
+ * messages quote it as given, and a resolved path escaped.  Cursors are
  * "OFFSET.CHECK" where CHECK hashes the query that made them: a cursor
  * replayed against another query is refused instead of paging wrongly.
  */
 #include "registry.h"
+#include "base/escape.h"
 #include "store/artifact.h"
 
 #include <errno.h>
@@ -24,15 +27,29 @@ static bool under_root(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* `path` as the argument gave it (the escaped form of docs/paths.md) in
+ * bytes: what a result printed, passed back, names the same file. */
+static enum pl_err decode_path(const char *path, char *bytes, size_t cap, struct pl_error *err)
+{
+	if (pl_esc_decode(path, bytes, cap))
+		return PL_OK;
+	return pl_fail(err, PL_ERR_PATH,
+		       "pass the path as a result printed it; \\x00 cannot be part of a path",
+		       "path too long or holding NUL: '%s'", path);
+}
+
 enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 			       char *resolved, size_t cap, struct pl_error *err)
 {
-	char real[PATH_MAX];
+	char bytes[PATH_MAX], real[PATH_MAX], shown[PATH_MAX];
 	struct stat sb;
+	enum pl_err rc;
 
 	if (strncmp(path, "perflens://artifacts/", 21) == 0)
 		return tool_resolve_collection(ctx, path, resolved, cap, err);
-	if (!realpath(path, real))
+	if ((rc = decode_path(path, bytes, sizeof(bytes), err)))
+		return rc;
+	if (!realpath(bytes, real))
 		return pl_fail(err, PL_ERR_INPUT, "check the path; it must exist under an allowed root",
 			       "cannot resolve '%s': %s", path, strerror(errno));
 	for (size_t i = 0; i < ctx->nroots; i++) {
@@ -49,7 +66,8 @@ enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,
 	return pl_fail(err, PL_ERR_PATH,
 		       ctx->nroots ? "pass a path under an allowed root (the server's --allowed-root)"
 				   : "start the server with --allowed-root DIR",
-		       "'%s' resolves to '%s', outside the allowed roots", path, real);
+		       "'%s' resolves to '%s', outside the allowed roots", path,
+		       pl_esc_str(shown, sizeof(shown), real));
 }
 
 enum pl_err tool_require_writes(const struct tool_ctx *ctx, struct pl_error *err)

@@ -215,7 +215,7 @@ static void load_build_ids(const struct tool_ctx *ctx, const char *id, struct pl
 		    p->nbuild_ids == PL_MAX_BUILD_IDS)
 			continue;
 		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
-		p->build_ids[p->nbuild_ids].dso = pl_intern_str(p, dso, strlen(dso));
+		p->build_ids[p->nbuild_ids].dso = pl_intern_text(p, dso, strlen(dso));
 		snprintf(p->build_ids[p->nbuild_ids++].hex, sizeof(p->build_ids[0].hex), "%s", hex);
 	}
 	json_decref(summary);

@@ -83,7 +83,8 @@ enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 /* ------------------------------------------------ helpers for handlers */
 
 /* Resolve `path` and refuse it unless it lies under an allowed root (no
- * escape through ".." or symlinks).  `resolved` gets the real path.  A
+ * escape through ".." or symlinks).  `path` is in the escaped form of
+ * docs/paths.md (decoded first); `resolved` gets the real path, bytes.  A
  * perflens://artifacts/collections/... name goes to
  * tool_resolve_collection instead. */
 enum pl_err tool_resolve_input(const struct tool_ctx *ctx, const char *path,

@@ -339,7 +339,7 @@ static json_t *file_json(const struct tool_ctx *ctx, const struct pl_profile *p,
 	free(hot);
 	free(wanted);
 	return json_pack("{s:s,s:o,s:o,s:o,s:I,s:I,s:o,s:o,s:I}", "recorded_path", sf->recorded,
-		"read_path", fd.reason ? json_null() : json_string(fd.path), "tried", fd.tried,
+		"read_path", fd.reason ? json_null() : pl_json_bytes(fd.path), "tried", fd.tried,
 		"not_read_reason", fd.reason ? json_string(fd.reason) : json_null(),
 		"self_samples", (json_int_t)sf->self, "total_samples", (json_int_t)sf->total,
 		"hot_lines", jhot, "lines", lines, "lines_omitted", (json_int_t)omitted);

@@ -15,6 +15,7 @@
 #include "tools/registry.h"
 #include "agent_setup.h"
 #include "tables.h"
+#include "base/escape.h"
 #include "store/artifact.h"
 
 #include <errno.h>
@@ -136,6 +137,35 @@ static bool parse_limit(const char *v, uint64_t max, uint64_t *out)
 	return true;
 }
 
+/* Arguments are bytes, and tools take paths in the escaped form of
+ * docs/paths.md: bytes that are not UTF-8 (a Latin-1 name from the shell)
+ * are escaped, backslashes stay as typed, so an escaped path copied from
+ * a result works as well.  The new strings live as long as the process. */
+static void escape_args(int argc, char **argv, int from)
+{
+	for (int k = from; k < argc; k++) {
+		struct pl_buf b = {0};
+
+		if (!pl_esc_needed(argv[k], strlen(argv[k])))
+			continue;
+		pl_esc_add_text(&b, argv[k], strlen(argv[k]));
+		argv[k] = b.data;
+	}
+}
+
+/* A path the CLI opens itself, back to its bytes (a new string that lives
+ * as long as the process); `value` itself when it cannot be decoded. */
+static const char *path_bytes(const char *value)
+{
+	size_t cap = strlen(value) + 1;
+	char *bytes = pl_xmalloc(cap);
+
+	if (pl_esc_decode(value, bytes, cap))
+		return bytes;
+	free(bytes);
+	return value;
+}
+
 /* Global options; returns 1 when `name` was one (consuming *value), 0
  * when not, -1 on a bad value. */
 static int global_option(struct cli *c, const char *name, const char *value)
@@ -161,15 +191,15 @@ static int global_option(struct cli *c, const char *name, const char *value)
 	if (!value)
 		return 0;
 	if (strcmp(name, "artifact-root") == 0)
-		c->artifact_root = value;
+		c->artifact_root = path_bytes(value);
 	else if (strcmp(name, "allowed-root") == 0) {
 		if (c->ctx.nroots >= PL_ARRAY_LEN(c->roots) ||
-		    !realpath(value, c->root_bufs[c->ctx.nroots]))
+		    !realpath(path_bytes(value), c->root_bufs[c->ctx.nroots]))
 			return -1;
 		c->roots[c->ctx.nroots] = c->root_bufs[c->ctx.nroots];
 		c->ctx.nroots++;
 	} else if (strcmp(name, "output") == 0)
-		c->output = value;
+		c->output = path_bytes(value);
 	else if (strcmp(name, "input") == 0)
 		c->input = value;
 	else if (strcmp(name, "input-format") == 0)
@@ -379,7 +409,7 @@ static int emit(struct cli *c, const struct tool_def *t, json_t *result)
 	char *text;
 
 	if (strcmp(t->name, "export_profile") == 0 && c->output) {
-		if (copy_file(json_string_value(json_object_get(result, "path")), c->output, &err))
+		if (copy_file(path_bytes(json_string_value(json_object_get(result, "path"))), c->output, &err))
 			return fail(&err);
 		return 0;
 	}
@@ -451,6 +481,7 @@ int main(int argc, char **argv)
 		if (argc < 4 || !(t = tool_find(argv[2])))
 			return usage_error("perflens call TOOL '{json}'; see perflens --help for tools",
 					   "unknown tool '%s'", argc > 2 ? argv[2] : "");
+		escape_args(argc, argv, 4);
 		args = json_loads(argv[3], 0, &je);
 		if (!args)
 			return usage_error("pass the arguments as one JSON object", "bad JSON arguments: %s", je.text);
@@ -459,6 +490,7 @@ int main(int argc, char **argv)
 		json_decref(args);
 		return rc;
 	}
+	escape_args(argc, argv, 1);
 	t = tool_find(argv[1]);
 	if (!t)
 		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);

@@ -108,12 +108,12 @@ START_TEST(message_form_is_cut_on_a_sequence_boundary)
 }
 END_TEST
 
-START_TEST(arguments_keep_backslashes_and_escape_other_bytes)
+START_TEST(text_form_keeps_backslashes_and_escapes_other_bytes)
 {
 	struct pl_buf b = {0};
 	char out[64];
 
-	pl_esc_add_arg(&b, "caf\xe9\\x41\\\\z");
+	pl_esc_add_text(&b, "caf\xe9\\x41\\\\z", strlen("caf\xe9\\x41\\\\z"));
 	ck_assert_str_eq(b.data, "caf\\xe9\\x41\\\\z");
 	ck_assert(pl_esc_decode(b.data, out, sizeof(out)));
 	ck_assert_str_eq(out, "caf\xe9" "A\\z");
@@ -121,7 +121,7 @@ START_TEST(arguments_keep_backslashes_and_escape_other_bytes)
 	{
 		/* What a result printed, passed back, names the same bytes. */
 		char *e = escaped("d\xe9j\xe0\\vu", 7);
-		pl_esc_add_arg(&b, e);
+		pl_esc_add_text(&b, e, strlen(e));
 		ck_assert(pl_esc_decode(b.data, out, sizeof(out)));
 		ck_assert_str_eq(out, "d\xe9j\xe0\\vu");
 		free(e);
@@ -138,7 +138,7 @@ Suite *suite_escape(void)
 	tcase_add_test(tc, escape_round_trips_every_short_string);
 	tcase_add_test(tc, decode_gives_back_paths_and_refuses_nul);
 	tcase_add_test(tc, message_form_is_cut_on_a_sequence_boundary);
-	tcase_add_test(tc, arguments_keep_backslashes_and_escape_other_bytes);
+	tcase_add_test(tc, text_form_keeps_backslashes_and_escapes_other_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

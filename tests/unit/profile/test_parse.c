@@ -208,12 +208,17 @@ START_TEST(folded_lines_and_bad_counts)
 }
 END_TEST
 
-START_TEST(names_that_are_not_utf8_are_repaired_and_counted)
+START_TEST(names_that_are_not_utf8_are_escaped_and_counted)
 {
-	ck_assert_int_eq(feed("a 1 1.0: 1 cpu-clock:\n\t1 bad\xff\xfe (/x)\n\t2 caf\xc3\xa9 (/x)\n\n"), PL_OK);
-	ck_assert_str_eq(leaf_symbol(0), "bad\xef\xbf\xbd\xef\xbf\xbd");
-	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[0]].func].symbol), "caf\xc3\xa9");
-	ck_assert_uint_eq(prof.names_repaired, 1);
+	/* docs/paths.md: other bytes read \xHH, a backslash \\, UTF-8 stays. */
+	ck_assert_int_eq(feed("a\xe9 1 1.0: 1 cpu-clock:\n\t1 bad\xff\xfe (/x)\n\t2 caf\xc3\xa9 (/x)\n"
+			      "\t3 a\\b (/lib\xe9/x.so)\n\n"), PL_OK);
+	ck_assert_str_eq(leaf_symbol(0), "bad\\xff\\xfe");
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[1]].func].symbol), "caf\xc3\xa9");
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[0]].func].symbol), "a\\\\b");
+	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[0]].func].dso), "/lib\\xe9/x.so");
+	ck_assert_str_eq(pl_str(&prof, prof.threads[prof.stacks[0].thread].comm), "a\\xe9");
+	ck_assert_uint_eq(prof.names_escaped, 4);
 }
 END_TEST
 
@@ -387,7 +392,7 @@ Suite *suite_parse(void)
 	tcase_add_test(tc, depth_limit_is_an_error_not_a_truncation);
 	tcase_add_test(tc, agent_chunk_switches_to_perf_stat);
 	tcase_add_test(tc, folded_lines_and_bad_counts);
-	tcase_add_test(tc, names_that_are_not_utf8_are_repaired_and_counted);
+	tcase_add_test(tc, names_that_are_not_utf8_are_escaped_and_counted);
 	tcase_add_test(tc, detect_format_from_first_lines);
 	tcase_add_test(tc, inclusive_counts_recursion_once_per_stack);
 	tcase_add_test(tc, frame_lines_taken_at_once_match_line_by_line);

@@ -89,9 +89,9 @@ void pl_esc_add(struct pl_buf *out, const char *s, size_t n)
 	esc_add(out, s, n, false);
 }
 
-void pl_esc_add_arg(struct pl_buf *out, const char *s)
+void pl_esc_add_text(struct pl_buf *out, const char *s, size_t n)
 {
-	esc_add(out, s, strlen(s), true);
+	esc_add(out, s, n, true);
 }
 
 char *pl_esc_dup(const char *s)

@@ -35,11 +35,14 @@ char *pl_esc_dup(const char *s);
  * stays valid UTF-8.  For messages: "cannot open '%s'".  Returns `out`. */
 const char *pl_esc_str(char *out, size_t cap, const char *s);
 
-/* Turn a command-line argument into the escaped form: bytes that are not
- * UTF-8 (a Latin-1 file name typed in a shell) are escaped, while
- * backslashes stay as typed, so an escaped path copied from a result
- * keeps its meaning.  Appends to `out`. */
-void pl_esc_add_arg(struct pl_buf *out, const char *s);
+/* The text form: bytes that are not UTF-8 are escaped (`\xHH`) while
+ * backslashes stay as they are.  For a command-line argument (a Latin-1
+ * file name typed in a shell; an escaped path copied from a result keeps
+ * its meaning), for a message that may quote both kinds, and for exports
+ * meant to be read (SVG, speedscope, pprof), where a JIT frame such as
+ * "RegExp:\bFoo" should read as perf printed it.  Escaped text goes
+ * through unchanged.  Appends to `out`. */
+void pl_esc_add_text(struct pl_buf *out, const char *s, size_t n);
 
 /* Decode the escaped form `s` into `out` (`cap` bytes): the original bytes
  * and a NUL.  False (out unspecified) when the result does not fit or

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "base/util.h"
 
 typedef unsigned __int128 fg_u128;
@@ -379,8 +380,8 @@ static size_t fg_utf8_step(const unsigned char *s, size_t len, bool *ok)
 }
 
 /* Append `len` bytes of `s` as XML character data: markup characters
- * escaped, invalid UTF-8 as U+FFFD, control characters as '?' (tab and
- * line breaks as spaces). */
+ * escaped, bytes that are not UTF-8 as `\xHH` (base/escape.h's text
+ * form), control characters as '?' (tab and line breaks as spaces). */
 static void fg_add_xml(struct pl_buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -392,7 +393,7 @@ static void fg_add_xml(struct pl_buf *b, const char *s, size_t len)
 		unsigned char c = p[i];
 
 		if (!ok)
-			pl_buf_adds(b, "\xef\xbf\xbd");
+			pl_esc_add_text(b, s + i, 1);
 		else if (c == '&')
 			pl_buf_adds(b, "&amp;");
 		else if (c == '<')
@@ -428,11 +429,13 @@ static void fg_add_fitted(struct pl_buf *b, const char *name, long max_chars)
 		return;
 	while (i < len) {
 		bool ok;
+		size_t step = fg_utf8_step(p + i, len - i, &ok);
+		long shown = ok ? 1 : 4;  /* an escaped byte shows as 4 */
 
-		if (chars == max_chars - 2)
-			cut = i;
-		i += fg_utf8_step(p + i, len - i, &ok);
-		chars++;
+		if (chars + shown <= max_chars - 2)
+			cut = i + step;
+		i += step;
+		chars += shown;
 	}
 	if (chars <= max_chars) {
 		fg_add_xml(b, name, len);

@@ -16,6 +16,7 @@
  */
 #include "export/fold.h"
 #include "flamegraph.h"
+#include "base/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,7 @@ struct fold_ctx {
 	const struct pl_fold_opts *o;
 	struct pl_folded *out;
 	struct pl_buf tmp;        /* one name being rendered */
+	struct pl_buf raw_sym, raw_dso;  /* decoded names (raw_bytes) */
 	uint32_t *parts;          /* name ids, in runs */
 	size_t nparts, parts_cap;
 	uint32_t *frame_run;      /* [2 * nframes]: run start per (frame, java), PL_NOID unset */
@@ -116,6 +118,18 @@ struct fold_ctx {
 	size_t src_cap;
 	bool track_src;
 };
+
+/* The bytes the profile's name `s` stands for (profile.h keeps names
+ * that are not UTF-8 escaped): the folded text is bytes, as the peer's.
+ * `s` itself when it holds no escape, else decoded into `b`. */
+static const char *raw_bytes(struct pl_buf *b, const char *s)
+{
+	if (!strchr(s, '\\'))
+		return s;
+	pl_buf_reset(b);
+	pl_esc_decode_add(b, s, strlen(s));
+	return b->data;
+}
 
 static uint32_t name_id(struct fold_ctx *c, const char *s, size_t n)
 {
@@ -168,8 +182,8 @@ static const uint32_t *frame_names(struct fold_ctx *c, uint32_t f, bool java,
 		const struct pl_profile *p = c->p;
 		const struct pl_frame *fr = &p->frames[f];
 		const struct pl_func *fn = &p->funcs[fr->func];
-		const char *sym = pl_str(p, fn->symbol);
-		const char *dso = fn->dso == PL_NOID ? "[unknown]" : pl_str(p, fn->dso);
+		const char *sym = raw_bytes(&c->raw_sym, pl_str(p, fn->symbol));
+		const char *dso = fn->dso == PL_NOID ? "[unknown]" : raw_bytes(&c->raw_dso, pl_str(p, fn->dso));
 
 		c->frame_run[slot] = (uint32_t)c->nparts;
 		/* The peer reads an empty symbol ("ADDR  (DSO)") as one space. */
@@ -197,7 +211,8 @@ static void add_pname(struct pl_buf *b, const struct pl_profile *p,
 	const char *comm = pl_str(p, t->comm);
 	size_t start = b->len;
 
-	pl_buf_adds(b, comm ? comm : "");
+	if (comm)
+		pl_esc_decode_add(b, comm, strlen(comm));
 	if (o->tid || o->pid) {
 		if (t->pid < 0)
 			pl_buf_adds(b, "-?");
@@ -336,6 +351,8 @@ static void fold_ctx_init(struct fold_ctx *c, const struct pl_profile *p,
 static void fold_ctx_release(struct fold_ctx *c)
 {
 	pl_buf_release(&c->tmp);
+	pl_buf_release(&c->raw_sym);
+	pl_buf_release(&c->raw_dso);
 	free(c->parts);
 	free(c->frame_run);
 	free(c->frame_len);

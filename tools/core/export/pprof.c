@@ -11,6 +11,7 @@
  * Field numbers are those of github.com/google/pprof proto/profile.proto.
  */
 #include "export/formats.h"
+#include "base/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,21 @@ static uint32_t str_index(struct pp_ctx *c, const char *s, size_t n)
 	return pl_strtab_intern(&c->strings, s, n);
 }
 
+/* A folded name is bytes (fold.h); pprof's strings are text, which
+ * holds bytes that are not UTF-8 as \xHH (base/escape.h's text form). */
+static uint32_t str_index_bytes(struct pp_ctx *c, const char *s, size_t n)
+{
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	if (!pl_esc_needed(s, n))
+		return str_index(c, s, n);
+	pl_esc_add_text(&b, s, n);
+	id = str_index(c, b.data, b.len);
+	pl_buf_release(&b);
+	return id;
+}
+
 static uint32_t str_index0(struct pp_ctx *c, const char *s)
 {
 	return str_index(c, s, strlen(s));
@@ -233,7 +249,7 @@ static struct loc_line name_line(struct pp_ctx *c, uint32_t name, const struct p
 {
 	const struct pl_frame *fr = &c->p->frames[src->frame];
 	const struct pl_func *fn = &c->p->funcs[fr->func];
-	uint32_t key[3] = {str_index(c, c->names->strs[name], c->names->lens[name]), 0, 0};
+	uint32_t key[3] = {str_index_bytes(c, c->names->strs[name], c->names->lens[name]), 0, 0};
 	struct loc_line l = {0, 0};
 	size_t n, flen;
 

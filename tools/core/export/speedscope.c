@@ -11,6 +11,7 @@
  * pointer, not an allocation; the size bound is checked first.
  */
 #include "export/formats.h"
+#include "base/escape.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -119,9 +120,14 @@ static void name_source(struct ss_ctx *c, const struct pl_fold_src *src,
 static enum pl_err new_frame(struct ss_ctx *c, uint32_t name, uint32_t file, uint32_t line,
 			     size_t index, struct pl_error *err)
 {
-	json_t *f = json_object(),
-	       *s = json_stringn(c->names->strs[name], c->names->lens[name]);
+	struct pl_buf escaped = {0};
+	json_t *f = json_object(), *s;
 
+	/* A folded name is bytes (fold.h): the document holds bytes that are
+	 * not UTF-8 as \xHH (base/escape.h's text form). */
+	pl_esc_add_text(&escaped, c->names->strs[name], c->names->lens[name]);
+	s = json_stringn(escaped.data ? escaped.data : "", escaped.len);
+	pl_buf_release(&escaped);
 	if (!s) {
 		json_decref(f);
 		return pl_fail(err, PL_ERR_INTERNAL, "report this as a bug",

@@ -7,6 +7,7 @@
  * read straight from its stored key (8-byte aligned by the string table).
  */
 #include "profile.h"
+#include "base/escape.h"
 #include "base/input.h"
 #include "perf_stat.h"
 
@@ -91,25 +92,18 @@ void pl_profile_release(struct pl_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Names must be UTF-8 to be stored as JSON: each bad byte (or NUL)
- * becomes U+FFFD, and the profile counts the names it repaired. */
-static uint32_t intern_repaired(struct pl_profile *p, const char *s, size_t n)
+/* Names must be UTF-8 to be stored as JSON: a name holding other bytes
+ * (or a backslash) is kept in the escaped form of base/escape.h, which
+ * gives the same bytes back where they are needed (the folded export, a
+ * DSO path opened again), and the profile counts the names it escaped. */
+static uint32_t intern_escaped(struct pl_profile *p, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	struct pl_buf b = {0};
 	uint32_t id;
 
-	for (size_t i = 0; i < n;) {
-		size_t len = pl_utf8_len(u + i, n - i);
-		if (len) {
-			pl_buf_add(&b, s + i, len);
-			i += len;
-		} else {
-			pl_buf_add(&b, "\xef\xbf\xbd", 3);
-			i++;
-		}
-	}
-	p->names_repaired++;
+	pl_esc_add(&b, s, n);
+	if (pl_esc_needed(s, n) && pl_strtab_find(&p->strs, b.data, b.len) == PL_NOID)
+		p->names_escaped++;
 	id = pl_strtab_intern(&p->strs, b.data, b.len);
 	pl_buf_release(&b);
 	return id;
@@ -119,19 +113,19 @@ uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c == 0 || c >= 0x80) {
-			/* Only a name that is not plain ASCII needs the check. */
-			const unsigned char *u = (const unsigned char *)s;
-			size_t k = i;
-			while (k < n) {
-				size_t len = pl_utf8_len(u + k, n - k);
-				if (!len)
-					return intern_repaired(p, s, n);
-				k += len;
-			}
+		/* Only a name that is not plain ASCII, or holds a backslash,
+		 * needs the check. */
+		if (c == 0 || c >= 0x80 || c == '\\') {
+			if (pl_esc_needed(s + i, n - i))
+				return intern_escaped(p, s, n);
 			break;
 		}
 	}
+	return pl_strtab_intern(&p->strs, s, n);
+}
+
+uint32_t pl_intern_text(struct pl_profile *p, const char *s, size_t n)
+{
 	return pl_strtab_intern(&p->strs, s, n);
 }
 

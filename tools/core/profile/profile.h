@@ -190,7 +190,7 @@ struct pl_profile {
 	uint64_t records_skipped;     /* comments and lines we ignore */
 	uint64_t records_malformed;
 	uint64_t srclines;            /* srcline lines attached to frames */
-	uint64_t names_repaired;      /* names with bytes that were not UTF-8 */
+	uint64_t names_escaped;       /* distinct names kept escaped (base/escape.h) */
 	struct pl_bad_line previews[PL_MAX_PREVIEWS];
 	size_t npreviews;
 
@@ -232,6 +232,13 @@ static inline const char *pl_str(const struct pl_profile *p, uint32_t id)
 /* Interning.  Each returns a dense id, or PL_NOID after filling `err`
  * with PL_ERR_LIMIT when a limit would be passed. */
 uint32_t pl_intern_str(struct pl_profile *p, const char *s, size_t n);
+/* pl_intern_str takes outside bytes (a frame name, a DSO path, a comm)
+ * and keeps them in the escaped form of base/escape.h when they are not
+ * UTF-8 or hold a backslash: every string of the profile is UTF-8 and
+ * what the input held can be had back (pl_esc_decode_add).
+ * pl_intern_text takes text already in that form (a stored artifact, the
+ * symbolizer's names) as it is. */
+uint32_t pl_intern_text(struct pl_profile *p, const char *s, size_t n);
 uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n);
 uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
 			  uint32_t comm);

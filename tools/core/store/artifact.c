@@ -16,6 +16,7 @@
  * buffer.
  */
 #include "artifact.h"
+#include "base/escape.h"
 #include "base/sha256.h"
 #include "stack_table.h"
 #include "summary.h"
@@ -100,6 +101,21 @@ static void hashed_end(struct hashed_out *o)
 }
 
 /* ------------------------------------------------------------- writing */
+
+json_t *pl_json_bytes(const char *s)
+{
+	char *escaped;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	if (!pl_esc_needed(s, strlen(s)))
+		return json_string(s);
+	escaped = pl_esc_dup(s);
+	j = json_string(escaped);
+	free(escaped);
+	return j;
+}
 
 bool pl_artifact_id_valid(const char *id)
 {

@@ -44,6 +44,12 @@ enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err);
 
+/* A new JSON string of outside bytes `s` (a path, a line of the input,
+ * perf's words) in the escaped form of base/escape.h, which jansson always
+ * takes (json_string refuses bytes that are not UTF-8); null for NULL.
+ * Text already in that form (the profile's strings) goes to json_string. */
+json_t *pl_json_bytes(const char *s);
+
 /* Is `id` well formed ("an-" + 20 lower-case hex)? */
 bool pl_artifact_id_valid(const char *id);
 

@@ -55,8 +55,9 @@ static int add_to_buf(const char *s, size_t n, void *data)
 	return 0;
 }
 
-/* Append `v` as jansson encodes it; steals `v`.  jansson refuses bytes
- * that are not UTF-8: such a value is left out, as it always was. */
+/* Append `v` as jansson encodes it; steals `v`.  The profile's strings
+ * are UTF-8 (names that were not are kept escaped, profile.h), so jansson
+ * refuses none of them; were it to, the value would be left out. */
 static void tw_value_new(struct tw *w, json_t *v)
 {
 	size_t mark = w->out.len;
@@ -573,7 +574,7 @@ static enum pl_err read_strings(struct rd *r, json_t *strings)
 		r->index = i;
 		if (!json_is_string(v))
 			return rd_bad(r, "not a string");
-		if (pl_intern_str(r->p, json_string_value(v), json_string_length(v)) != i)
+		if (pl_intern_text(r->p, json_string_value(v), json_string_length(v)) != i)
 			return rd_bad(r, "repeats an earlier string");
 	}
 	return PL_OK;

@@ -44,21 +44,23 @@ static json_t *stat_block_json(const struct pl_stat_block *b)
 
 	for (size_t i = 0; i < b->ncounters; i++) {
 		const struct pl_stat_counter *c = &b->counters[i];
-		json_t *o = json_pack("{s:s,s:s}", "event", c->event, "status", pl_stat_status_name(c->status));
+		json_t *o = json_pack("{s:o,s:s}", "event", pl_json_bytes(c->event),
+				      "status", pl_stat_status_name(c->status));
 		if (c->status == PL_STAT_COUNTED)
 			/* Counts beyond json_int_t's range stay reals. */
 			json_object_set_new(o, "value", c->is_integer && c->value < 9.2e18 && c->value > -9.2e18 ?
 					    json_integer((json_int_t)c->value) : json_real(c->value));
 		else
 			json_object_set_new(o, "value", json_null());
-		json_object_set_new(o, "unit", json_string(c->unit ? c->unit : ""));
+		json_object_set_new(o, "unit", pl_json_bytes(c->unit ? c->unit : ""));
 		json_object_set_new(o, "run_percent", c->run_percent >= 0 ? json_real(c->run_percent) : json_null());
 		json_object_set_new(o, "variance_percent", c->variance_percent >= 0 ? json_real(c->variance_percent) : json_null());
-		json_object_set_new(o, "comment", json_string(c->comment ? c->comment : ""));
+		json_object_set_new(o, "comment", pl_json_bytes(c->comment ? c->comment : ""));
 		json_array_append_new(counters, o);
 	}
-	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:I}",
-		"source", b->source ? b->source : "", "target", b->target ? b->target : "",
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I}",
+		"source", pl_json_bytes(b->source ? b->source : ""),
+		"target", pl_json_bytes(b->target ? b->target : ""),
 		"counters", counters,
 		"elapsed_seconds", b->elapsed_seconds >= 0 ? json_real(b->elapsed_seconds) : json_null(),
 		"user_seconds", b->user_seconds >= 0 ? json_real(b->user_seconds) : json_null(),
@@ -67,25 +69,28 @@ static json_t *stat_block_json(const struct pl_stat_block *b)
 		"lines_skipped", (json_int_t)b->lines_skipped);
 }
 
+/* Paths, commands and lines of the input are outside bytes: each goes
+ * in the escaped form (pl_json_bytes), so an input whose name is not
+ * UTF-8 is listed, never left out. */
 static json_t *provenance_json(const struct pl_profile *p)
 {
 	json_t *inputs = json_array(), *preview = json_array();
 
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct pl_source *s = &p->sources[i];
-		json_t *in = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:I,s:I}",
-			"path", s->path, "size", (json_int_t)s->size,
+		json_t *in = json_pack("{s:o,s:I,s:I,s:s,s:s,s:s,s:I,s:I}",
+			"path", pl_json_bytes(s->path), "size", (json_int_t)s->size,
 			"text_bytes", (json_int_t)s->text_bytes, "sha256", s->sha256,
 			"format", pl_format_name(s->format), "compression", s->codec,
 			"lines", (json_int_t)s->lines, "records", (json_int_t)s->records);
 		if (s->converted_by)
-			json_object_set_new(in, "converted_by", json_string(s->converted_by));
+			json_object_set_new(in, "converted_by", pl_json_bytes(s->converted_by));
 		json_array_append_new(inputs, in);
 	}
 	for (size_t i = 0; i < p->npreviews; i++)
-		json_array_append_new(preview, json_pack("{s:I,s:s,s:s}",
+		json_array_append_new(preview, json_pack("{s:I,s:s,s:o}",
 			"line", (json_int_t)p->previews[i].line_no,
-			"reason", p->previews[i].reason, "text", p->previews[i].text));
+			"reason", p->previews[i].reason, "text", pl_json_bytes(p->previews[i].text)));
 	return json_pack("{s:s,s:s,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
 		"tool", "perflens", "tool_version", PL_VERSION, "inputs", inputs,
 		"counts", "lines", (json_int_t)p->lines, "records_parsed", (json_int_t)p->records_parsed,
@@ -151,10 +156,11 @@ static json_t *quality_json(const struct pl_profile *p)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu malformed lines were skipped (see provenance.malformed_preview)",
 			(unsigned long long)p->records_malformed));
-	if (p->names_repaired)
+	if (p->names_escaped)
 		json_array_append_new(warnings, json_sprintf(
-			"%llu names held bytes that are not UTF-8 (or NUL); each such byte reads U+FFFD",
-			(unsigned long long)p->names_repaired));
+			"%llu names held bytes that are not UTF-8 (or a backslash): they read in the escaped "
+			"form of docs/paths.md (\\xHH for such a byte, \\\\ for a backslash)",
+			(unsigned long long)p->names_escaped));
 	if (p->ntails)
 		json_array_append_new(warnings, json_sprintf(
 			"%zu last record(s) had no closing blank line: kept here, though stackcollapse-perf.pl drops them",

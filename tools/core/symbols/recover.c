@@ -12,6 +12,7 @@
  * function; nothing else of the profile changes.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "recover.h"
 #include "symbolize.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 const char *const pl_recover_reason_names[PL_RR_COUNT] = {
@@ -137,12 +139,16 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 	const struct pl_sym_answer *a;
 	struct pl_sym_module *m;
 	struct pl_error ignored;
+	char path[PATH_MAX];
 	uint64_t vaddr;
 	uint32_t sym;
 
 	if (!hex)
 		return PL_RR_NO_BUILD_ID;
-	if (pl_symbolizer_open_dso(s, pl_str(p, dso), hex, &m, &ignored) ||
+	/* The profile keeps a path that is not UTF-8 escaped (profile.h). */
+	if (!pl_esc_decode(pl_str(p, dso), path, sizeof(path)))
+		return PL_RR_NO_BINARY;
+	if (pl_symbolizer_open_dso(s, path, hex, &m, &ignored) ||
 	    !offset_to_vaddr(pl_sym_module_path(m), off, &vaddr))
 		return PL_RR_NO_BINARY;
 	if (pl_sym_lookup(s, m, vaddr, false, &a, err))
@@ -153,7 +159,7 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 		return PL_RR_NO_LINE;
 	if (a->dwarf_subprogram && !names_agree(a->function, a->dwarf_subprogram))
 		return PL_RR_DISAGREE;
-	sym = pl_intern_str(p, a->function, strlen(a->function));
+	sym = pl_intern_text(p, a->function, strlen(a->function));  /* escaped already */
 	p->frames[f].func = pl_intern_func(p, sym, dso);
 	return PL_RR_COUNT;
 }

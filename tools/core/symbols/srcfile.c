@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "srcfile.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 #define MAX_CUS 200000
@@ -46,9 +47,13 @@ static size_t cu_matches(Dwarf_Die *cu, const char *name, char **out, size_t n, 
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 		return n;
 	for (size_t i = 0; i < nfiles && n < cap; i++) {
-		const char *path = dwarf_filesrc(files, i, NULL, NULL);
-		if (path && path[0] == '/' && ends_with_name(path, name) && !seen(out, n, path))
-			out[n++] = pl_xstrdup(path);
+		const char *raw = dwarf_filesrc(files, i, NULL, NULL);
+		/* DWARF paths are bytes; names and answers are escaped text. */
+		char *path = raw && raw[0] == '/' ? pl_esc_dup(raw) : NULL;
+		if (path && ends_with_name(path, name) && !seen(out, n, path))
+			out[n++] = path;
+		else
+			free(path);
 	}
 	return n;
 }

@@ -15,7 +15,8 @@
 
 /* Fill `out` (each a new string; free them) with up to `cap` full paths
  * from `elf_path`'s DWARF that end in "/name" (or equal it); returns how
- * many, 0 when none or when the file has no DWARF. */
+ * many, 0 when none or when the file has no DWARF.  `name` and the paths
+ * are in the escaped form of base/escape.h (DWARF paths are bytes). */
 size_t pl_srcfile_candidates(const char *elf_path, const char *name, char **out, size_t cap);
 
 #endif

@@ -24,6 +24,7 @@
  * PL_SYM_MAX_NAME bytes.
  */
 #include "symbolize.h"
+#include "base/escape.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -139,9 +140,25 @@ struct pl_symbolizer {
 
 /* ------------------------------------------------------------ strings */
 
+/* The length of `str` (n bytes, cut by the size bound) without a
+ * character the cut split: the bytes after n complete it. */
+static size_t uncut_length(const unsigned char *u, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		size_t lead = n - back;
+		if ((u[lead] & 0xc0) == 0x80)
+			continue;
+		if (u[lead] >= 0xc2 && pl_utf8_len(u + lead, strnlen((const char *)u + lead, 4)) > back)
+			return lead;
+		break;
+	}
+	return n;
+}
+
 /* Interned copy of `str`, cut at PL_SYM_MAX_NAME bytes (*cut set then);
- * bytes that are not UTF-8 become U+FFFD (ELF names are bytes, answers
- * end up in JSON) and are counted. */
+ * a name with bytes that are not UTF-8 (ELF names and DWARF paths are
+ * bytes, answers end up in JSON), or a backslash, is kept in the escaped
+ * form of base/escape.h and counted. */
 static const char *intern(struct pl_symbolizer *s, const char *str, bool *cut)
 {
 	const unsigned char *u = (const unsigned char *)str;
@@ -153,27 +170,16 @@ static const char *intern(struct pl_symbolizer *s, const char *str, bool *cut)
 		return NULL;
 	n = strnlen(str, PL_SYM_MAX_NAME + 1);
 	if (n > PL_SYM_MAX_NAME) {
-		n = PL_SYM_MAX_NAME;
+		n = uncut_length(u, PL_SYM_MAX_NAME);
 		*cut = true;
 	}
-	for (i = 0; i < n && u[i] < 0x80; i++)
+	for (i = 0; i < n && u[i] < 0x80 && u[i] != '\\'; i++)
 		;
-	if (i == n)
+	if (i == n || !pl_esc_needed(str + i, n - i))
 		return pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, str, n));
-	for (i = 0; i < n;) {
-		size_t len = pl_utf8_len(u + i, n - i);
-		if (len) {
-			pl_buf_add(&b, str + i, len);
-			i += len;
-		} else if (i + 4 > n && *cut) {
-			break;  /* a character cut by the size bound */
-		} else {
-			pl_buf_add(&b, "\xef\xbf\xbd", 3);
-			s->stats.names_repaired++;
-			i++;
-		}
-	}
-	r = pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, b.data ? b.data : "", b.len));
+	pl_esc_add(&b, str, n);
+	s->stats.names_escaped++;
+	r = pl_strtab_get(&s->strings, pl_strtab_intern(&s->strings, b.data, b.len));
 	pl_buf_release(&b);
 	return r;
 }

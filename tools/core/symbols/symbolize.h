@@ -84,7 +84,7 @@ struct pl_sym_stats {
 	uint64_t table_hits;       /* symbol found in the sorted table */
 	uint64_t linear_fallbacks; /* symbol left to dwfl_module_addrinfo (sizeless
 				    * labels, odd tables) */
-	uint64_t names_repaired;   /* bytes that were not UTF-8, replaced by U+FFFD */
+	uint64_t names_escaped;    /* names kept escaped (base/escape.h) */
 	uint64_t index_hits;       /* answered from a module's symbol index */
 	uint64_t indexes_loaded;   /* symbol indexes mapped from the cache folder */
 	uint64_t indexes_built;    /* symbol indexes built from libdw */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "symcfg.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 const char *const pl_perf_default_paths[] = {
@@ -41,11 +42,14 @@ static char *keep(char *s)
 	return s;
 }
 
+/* `path` is in the escaped form of docs/paths.md, as a result prints it. */
 static char *resolved(const char *path)
 {
-	char buf[PATH_MAX];
+	char bytes[PATH_MAX], buf[PATH_MAX];
 
-	return realpath(path, buf) ? keep(pl_xstrdup(buf)) : NULL;
+	if (!pl_esc_decode(path, bytes, sizeof(bytes)))
+		return NULL;
+	return realpath(bytes, buf) ? keep(pl_xstrdup(buf)) : NULL;
 }
 
 static bool is_executable_file(const char *path)
