@@ -7,18 +7,12 @@
  *   sched    perf sched record -o perf.data; perf sched timehist -s
  *   lock     perf lock record -o perf.data; perf lock report
  *   off_cpu  perf record -a -e sched:sched_switch -g -N -o perf.data;
- *            perf script, folded here into blocked microseconds per stack
+ *            perf script, turned into blocked time per task and stack
+ *            (offcpu.c: event "offcpu-time", unit ns, in offcpu.txt)
  * A command is either `-- EXECUTABLE ARGS` (perf starts it, so perf and
  * the target share the process group that a timeout kills) or `-p PID`,
  * stopped with SIGINT after the duration.  -N keeps perf from writing
  * its build-id cache outside the artifact root.
- *
- * Off-CPU: sched_switch fires in the context of the task leaving the CPU,
- * so its call chain is where that task blocked, and prev_state says how
- * (S sleeping, D uninterruptible, R preempted).  The same task's next
- * switch-in (next_pid, on any CPU: hence -a) ends the blocked interval.
- * Tasks are those of the target: the executable's exec, its forks and
- * their threads, or the attached pid's threads.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,14 +27,12 @@
 #include <dirent.h>
 
 #include "base/fsatomic.h"
-#include "collect.h"
-#include "run.h"
+#include "coll_int.h"
 #include "base/sha256.h"
 #include "base/util.h"
 
 #define MAX_ARGV (PL_COLLECT_MAX_ARGS + 2 * PL_COLLECT_MAX_EVENTS + 32)
 #define MAX_POST_OUTPUT (64ULL << 20)
-#define MAX_TRACKED 65536
 
 static const char *const mode_names[] = {"record", "stat", "sched", "lock", "off_cpu"};
 
@@ -61,8 +53,7 @@ const char *pl_collect_mode_name(enum pl_collect_mode mode)
 
 /* --------------------------------------------------------- command lines */
 
-/* DIR/NAME into out (cut to fit; paths here are far below PATH_MAX). */
-static void join(char *out, size_t cap, const char *dir, const char *name)
+void coll_join(char *out, size_t cap, const char *dir, const char *name)
 {
 	size_t nd = strlen(dir), nn = strlen(name);
 
@@ -131,7 +122,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 	add(a, env->perf_path);
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
-		join(out, cap, dir, "perf.data");
+		coll_join(out, cap, dir, "perf.data");
 		add(a, "record");
 		add_events(a, r, "cpu-clock");
 		add(a, "-F");
@@ -148,7 +139,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add_target(a, r, false);
 		break;
 	case PL_COLLECT_STAT:
-		join(out, cap, dir, "stat.csv");
+		coll_join(out, cap, dir, "stat.csv");
 		add(a, "stat");
 		add(a, "-x");
 		add(a, ",");
@@ -163,7 +154,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		break;
 	case PL_COLLECT_SCHED:
 	case PL_COLLECT_LOCK:
-		join(out, cap, dir, "perf.data");
+		coll_join(out, cap, dir, "perf.data");
 		add(a, r->mode == PL_COLLECT_SCHED ? "sched" : "lock");
 		add(a, "record");
 		add(a, "-o");
@@ -171,7 +162,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add_target(a, r, r->mode == PL_COLLECT_SCHED && r->pid > 0);
 		break;
 	case PL_COLLECT_OFF_CPU:
-		join(out, cap, dir, "perf.data");
+		coll_join(out, cap, dir, "perf.data");
 		add(a, "record");
 		add(a, "-e");
 		add(a, "sched:sched_switch");
@@ -213,7 +204,7 @@ static enum pl_err to_file(void *arg, const char *line, size_t len, struct pl_er
 
 /* Run perf; PL_OK only when it exited 0 (a target's own failure shows
  * in perf's status too, and is reported as such). */
-static enum pl_err run_perf(const struct pl_collect_env *env, const char *const *argv,
+enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
 			    uint32_t timeout_ms, uint32_t interrupt_ms, pl_run_line_fn on_line,
 			    void *arg, struct pl_run_result *res, struct pl_error *err)
 {
@@ -253,279 +244,10 @@ static enum pl_err post_to_file(const struct pl_collect_env *env, const char *co
 
 	if (!s.fp)
 		return pl_fail(err, PL_ERR_OUTPUT, NULL, "cannot write '%s': %s", path, strerror(errno));
-	rc = run_perf(env, argv, timeout_ms, 0, to_file, &s, &res, err);
+	rc = coll_run_perf(env, argv, timeout_ms, 0, to_file, &s, &res, err);
 	pl_run_result_release(&res);
 	if (fclose(s.fp) != 0 && rc == PL_OK)
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
-	return rc;
-}
-
-/* ------------------------------------------------------------ off-CPU */
-
-struct pending {
-	int64_t tid;
-	double t0;
-	uint32_t key;        /* folded stack, in `stacks` */
-};
-
-struct offcpu {
-	int64_t root_pid;    /* the attached pid, or the target's exec'd pid */
-	const char *exe_comm;/* the executable's comm (15 bytes), to find its exec */
-	int64_t tracked[MAX_TRACKED];
-	size_t ntracked;
-	struct pending *pend;
-	size_t npend, pend_cap;
-	struct pl_strtab stacks;
-	uint64_t *ns;        /* per stack */
-	size_t ns_cap;
-	uint64_t intervals, untracked_switches;
-	/* the record being read */
-	bool in_switch;
-	int64_t prev_tid, next_tid;
-	double t;
-	char state[8];
-	char comm[64];
-	struct pl_buf frames;   /* "leaf;...;root" collected in order */
-	char **frame_list;
-	size_t nframes, frames_cap;
-};
-
-static bool tracked(const struct offcpu *o, int64_t pid)
-{
-	for (size_t i = 0; i < o->ntracked; i++)
-		if (o->tracked[i] == pid)
-			return true;
-	return false;
-}
-
-static void track(struct offcpu *o, int64_t pid)
-{
-	if (!tracked(o, pid) && o->ntracked < MAX_TRACKED)
-		o->tracked[o->ntracked++] = pid;
-}
-
-/* "key=value" from a tracepoint line. */
-static bool field(const char *line, const char *key, char *out, size_t cap)
-{
-	const char *p = strstr(line, key);
-	size_t n = 0;
-
-	if (!p)
-		return false;
-	p += strlen(key);
-	while (p[n] && p[n] != ' ' && n + 1 < cap)
-		n++;
-	memcpy(out, p, n);
-	out[n] = '\0';
-	return true;
-}
-
-static void free_frames(struct offcpu *o)
-{
-	for (size_t i = 0; i < o->nframes; i++)
-		free(o->frame_list[i]);
-	o->nframes = 0;
-}
-
-/* The folded key of the record just read: comm;state;root..leaf. */
-static uint32_t stack_key(struct offcpu *o)
-{
-	struct pl_buf b = {0};
-	uint32_t id;
-
-	pl_buf_addf(&b, "%s;[state %s]", o->comm, o->state);
-	for (size_t i = o->nframes; i-- > 0;)
-		pl_buf_addf(&b, ";%s", o->frame_list[i]);
-	id = pl_strtab_intern(&o->stacks, b.data, b.len);
-	if (o->stacks.count > o->ns_cap) {
-		size_t old = o->ns_cap;
-		PL_GROW(o->ns, o->ns_cap, o->stacks.count);
-		memset(o->ns + old, 0, (o->ns_cap - old) * sizeof(*o->ns));
-	}
-	pl_buf_release(&b);
-	return id;
-}
-
-/* Task `tid` runs again at o->t: its blocked interval, if one is open,
- * ends there.  A switch-in ends it exactly; any later event of the task
- * (its next switch-out, its exit) bounds it when the switch-in was lost. */
-static void runs_again(struct offcpu *o, int64_t tid)
-{
-	for (size_t i = 0; i < o->npend; i++)
-		if (o->pend[i].tid == tid) {
-			double dt = o->t - o->pend[i].t0;
-			if (dt > 0)
-				o->ns[o->pend[i].key] += (uint64_t)(dt * 1e9 + 0.5);
-			o->intervals++;
-			o->pend[i] = o->pend[--o->npend];
-			return;
-		}
-}
-
-static void end_switch(struct offcpu *o)
-{
-	if (!o->in_switch)
-		return;
-	o->in_switch = false;
-	runs_again(o, o->next_tid);
-	if (!tracked(o, o->prev_tid)) {
-		o->untracked_switches++;
-		free_frames(o);
-		return;
-	}
-	runs_again(o, o->prev_tid);
-	uint32_t key = stack_key(o);
-	PL_GROW(o->pend, o->pend_cap, o->npend + 1);
-	o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key};
-	free_frames(o);
-}
-
-/* "comm PID/TID TIME: ..." -> pid, tid, time. */
-static bool header(const char *line, int64_t *pid, int64_t *tid, double *t)
-{
-	const char *colon = strstr(line, ": ");
-	const char *p = colon;
-
-	if (!colon)
-		return false;
-	while (p > line && p[-1] != ' ')
-		p--;
-	*t = strtod(p, NULL);
-	while (p > line && p[-1] == ' ')
-		p--;
-	while (p > line && p[-1] != ' ')
-		p--;
-	return sscanf(p, "%lld/%lld", (long long *)pid, (long long *)tid) == 2;
-}
-
-static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct pl_error *err)
-{
-	struct offcpu *o = arg;
-	int64_t pid, tid, child, parent;
-	char buf[96];
-	const char *p;
-
-	(void)err;
-	(void)len;
-	if (line[0] == '\t' || line[0] == ' ') {
-		/* a frame: "ADDR SYM (DSO)" */
-		const char *s = line;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		s = strchr(s, ' ');
-		if (!o->in_switch || !s || o->nframes >= 512)
-			return PL_OK;
-		s++;
-		const char *e = strstr(s, " (");
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		PL_GROW(o->frame_list, o->frames_cap, o->nframes + 1);
-		o->frame_list[o->nframes] = pl_xstrndup(s, n);
-		for (char *c = o->frame_list[o->nframes]; *c; c++)
-			if (*c == ';')
-				*c = ':';
-		o->nframes++;
-		return PL_OK;
-	}
-	end_switch(o);
-	if (!*line || !header(line, &pid, &tid, &o->t))
-		return PL_OK;
-	if (!strstr(line, "sched:sched_switch:"))
-		runs_again(o, tid);
-	if ((p = strstr(line, "PERF_RECORD_FORK(")) &&
-	    sscanf(p, "PERF_RECORD_FORK(%lld:%*d):(%lld:%*d)", (long long *)&child, (long long *)&parent) == 2) {
-		if (tracked(o, parent))
-			track(o, child);
-		return PL_OK;
-	}
-	if ((p = strstr(line, "PERF_RECORD_COMM exec: "))) {
-		snprintf(buf, sizeof(buf), "%s:", o->exe_comm ? o->exe_comm : "");
-		if (o->root_pid <= 0 && o->exe_comm && strncmp(p + 23, buf, strlen(buf)) == 0) {
-			o->root_pid = pid;
-			track(o, pid);
-		}
-		return PL_OK;
-	}
-	if (!strstr(line, "sched:sched_switch:"))
-		return PL_OK;
-	/* Threads of a tracked process are tracked. */
-	if (tracked(o, pid))
-		track(o, tid);
-	o->in_switch = field(line, "prev_pid=", buf, sizeof(buf)) && (o->prev_tid = strtoll(buf, NULL, 10), true) &&
-		       field(line, "next_pid=", buf, sizeof(buf)) && (o->next_tid = strtoll(buf, NULL, 10), true) &&
-		       field(line, "prev_state=", o->state, sizeof(o->state)) &&
-		       field(line, "prev_comm=", o->comm, sizeof(o->comm));
-	for (char *c = o->comm; *c; c++)
-		if (*c == ';')
-			*c = ':';
-	return PL_OK;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* perf script over the switches, folded into offcpu.folded. */
-static enum pl_err off_cpu_fold(const struct pl_collect_env *env, const struct pl_collect_req *r,
-				const char *dir, const char *data, json_t *meta, struct pl_error *err)
-{
-	const char *argv[] = {env->perf_path, "script", "-i", data, "-F",
-			      "comm,pid,tid,time,event,trace,ip,sym,dso", "--show-task-events", NULL,
-			      NULL, NULL};
-	struct offcpu *o = pl_xcalloc(1, sizeof(*o));
-	struct pl_run_result res;
-	char path[PATH_MAX], comm[16];
-	const char *base = r->executable ? strrchr(r->executable, '/') : NULL;
-	const char **keys;
-	uint64_t under_1us = 0;
-	enum pl_err rc;
-	FILE *fp;
-
-	if (env->kallsyms) {
-		argv[7] = "--kallsyms";
-		argv[8] = env->kallsyms;
-	}
-	o->root_pid = r->pid;
-	if (r->pid > 0)
-		track(o, r->pid);
-	if (base) {
-		snprintf(comm, sizeof(comm), "%s", base + 1);
-		o->exe_comm = comm;
-	}
-	pl_strtab_init(&o->stacks);
-	rc = run_perf(env, argv, r->timeout_ms, 0, offcpu_line, o, &res, err);
-	pl_run_result_release(&res);
-	end_switch(o);
-	join(path, sizeof(path), dir, "offcpu.folded");
-	if (rc == PL_OK && !(fp = fopen(path, "w")))
-		rc = pl_fail(err, PL_ERR_OUTPUT, NULL, "cannot write '%s'", path);
-	if (rc == PL_OK) {
-		keys = pl_xcalloc(o->stacks.count + 1, sizeof(*keys));
-		for (uint32_t i = 0; i < o->stacks.count; i++)
-			keys[i] = pl_strtab_get(&o->stacks, i);
-		qsort(keys, o->stacks.count, sizeof(*keys), cmp_str);
-		for (uint32_t i = 0; i < o->stacks.count; i++) {
-			uint64_t us = (o->ns[pl_strtab_find(&o->stacks, keys[i], strlen(keys[i]))] + 500) / 1000;
-			if (us == 0)
-				under_1us++;
-			else
-				fprintf(fp, "%s %llu\n", keys[i], (unsigned long long)us);
-		}
-		free(keys);
-		if (fclose(fp) != 0)
-			rc = pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
-	}
-	json_object_set_new(meta, "off_cpu", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "unit", "microseconds",
-		"root_pid", (json_int_t)o->root_pid, "tracked_tasks", (json_int_t)o->ntracked,
-		"blocked_intervals", (json_int_t)o->intervals, "stacks", (json_int_t)o->stacks.count,
-		"stacks_under_1us_left_out", (json_int_t)under_1us));
-	free_frames(o);
-	free(o->frame_list);
-	free(o->pend);
-	free(o->ns);
-	pl_buf_release(&o->frames);
-	pl_strtab_release(&o->stacks);
-	free(o);
 	return rc;
 }
 
@@ -619,7 +341,7 @@ static json_t *files_json(const char *dir)
 
 	for (int i = 0; i < n; i++) {
 		if (names[i]->d_name[0] != '.') {
-			join(path, sizeof(path), dir, names[i]->d_name);
+			coll_join(path, sizeof(path), dir, names[i]->d_name);
 			if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 				json_array_append_new(files, json_pack("{s:s,s:I}", "name", names[i]->d_name,
 								       "bytes", (json_int_t)st.st_size));
@@ -648,7 +370,7 @@ static void remove_tree(const char *dir)
 
 	for (int i = 0; i < n; i++) {
 		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-			join(path, sizeof(path), dir, names[i]->d_name);
+			coll_join(path, sizeof(path), dir, names[i]->d_name);
 			unlink(path);
 		}
 		free(names[i]);
@@ -668,18 +390,18 @@ static enum pl_err post_process(const struct pl_collect_env *env, const struct p
 
 	if (r->mode == PL_COLLECT_SCHED) {
 		const char *argv[] = {env->perf_path, "sched", "timehist", "-i", data, "-s", NULL};
-		join(out, sizeof(out), dir, "timehist.txt");
+		coll_join(out, sizeof(out), dir, "timehist.txt");
 		json_object_set_new(meta, "post_command", argv_json(argv));
 		return post_to_file(env, argv, out, r->timeout_ms, err);
 	}
 	if (r->mode == PL_COLLECT_LOCK) {
 		const char *argv[] = {env->perf_path, "lock", "report", "-i", data, NULL};
-		join(out, sizeof(out), dir, "lock.txt");
+		coll_join(out, sizeof(out), dir, "lock.txt");
 		json_object_set_new(meta, "post_command", argv_json(argv));
 		return post_to_file(env, argv, out, r->timeout_ms, err);
 	}
 	if (r->mode == PL_COLLECT_OFF_CPU)
-		return off_cpu_fold(env, r, dir, data, meta, err);
+		return coll_off_cpu(env, r, dir, data, meta, err);
 	return PL_OK;
 }
 
@@ -705,9 +427,9 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *id)
 			"read the counters, then get_perf_stat on the analysis"));
 		break;
 	case PL_COLLECT_OFF_CPU:
-		json_array_append_new(n, step("analyze_profile", json_pack("{s:o,s:s,s:s}", "path",
-			json_sprintf("perflens://artifacts/collections/%s/offcpu.folded", id), "format", "folded",
-			"folded_event", "off-cpu-us"), "weights are blocked microseconds"));
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/offcpu.txt", id)),
+			"the event offcpu-time: blocked nanoseconds per task, state and stack"));
 		break;
 	case PL_COLLECT_SCHED:
 		json_array_append_new(n, step("read_artifact_page", json_pack("{s:o}", "artifact",
@@ -734,7 +456,7 @@ static void remove_stale_staging(const char *parent)
 
 	for (int i = 0; i < n; i++) {
 		if (strncmp(names[i]->d_name, ".staging-", 9) == 0) {
-			join(path, sizeof(path), parent, names[i]->d_name);
+			coll_join(path, sizeof(path), parent, names[i]->d_name);
 			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > 3600)
 				remove_tree(path);
 		}
@@ -760,13 +482,13 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	if ((rc = pl_make_dirs(parent, err)))
 		return rc;
 	remove_stale_staging(parent);
-	join(staging, sizeof(staging), parent, ".staging-XXXXXX");
+	coll_join(staging, sizeof(staging), parent, ".staging-XXXXXX");
 	if (!mkdtemp(staging))
 		return pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
 			       "cannot create a folder in '%s': %s", parent, strerror(errno));
 	main_command(&a, env, r, staging, data, sizeof(data));
 	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	rc = run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, NULL, NULL, &res, err);
+	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, NULL, NULL, &res, err);
 	pl_run_stderr_tail(&res, tail, sizeof(tail));
 	version = perf_version(env);
 	meta = json_pack("{s:s,s:i,s:s,s:s?,s:o,s:s?,s:o,s:s,s:f,s:i,s:i,s:b,s:s}",
@@ -788,11 +510,11 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	json_object_set_new(meta, "files", files_json(staging));
 	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
 	make_id(text, id);
-	join(final, sizeof(final), parent, id);
+	coll_join(final, sizeof(final), parent, id);
 	json_object_set_new(meta, "collection_id", json_string(id));
 	free(text);
 	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
-	join(data, sizeof(data), staging, "metadata.json");
+	coll_join(data, sizeof(data), staging, "metadata.json");
 	rc = pl_write_file_atomic(data, text, strlen(text), err);
 	free(text);
 	if (rc == PL_OK && rename(staging, final) != 0)

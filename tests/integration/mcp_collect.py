@@ -56,9 +56,27 @@ check("collect MCP: stat in the sandboxed worker", not r.get("isError") and sc.g
 r, sc = collect({"mode": "off_cpu", "executable": work + "/bin/blk"})
 us = 0
 if not r.get("isError"):
-    us = sum(int(line.rsplit(" ", 1)[1]) for line in open(sc["folder"] + "/offcpu.folded") if "[state S]" in line)
+    for block in open(sc["folder"] + "/offcpu.txt").read().split("\n\n"):
+        head = block.strip("\n").split("\n")
+        if len(head) > 1 and head[1] == "\t0 [state S]":
+            us += int(head[0].rsplit(" ", 2)[1]) // 1000
 check("collect MCP: off_cpu in the sandboxed worker, %d us blocked (the workload blocks ~250 ms)" % us,
       not r.get("isError") and 200e3 <= us <= 1000e3, short(r))
+if not r.get("isError"):
+    # The next step as given, then the threads: one event, offcpu-time in
+    # ns, from collection to analysis; both tasks keep pid, tid and comm.
+    nxt = sc["next_steps"][0]
+    a = s.call(nxt["tool"], nxt["arguments"], timeout=60)["result"]
+    ev = ((a.get("structuredContent") or {}).get("events") or [{}])[0]
+    check("collect MCP: off_cpu's next step analyzes to offcpu-time in ns (%s, %s)" % (ev.get("name"), ev.get("unit")),
+          ev.get("name") == "offcpu-time" and ev.get("unit") == "ns" and ev.get("period", 0) >= 200e6, short(a))
+    aid = (a.get("structuredContent") or {}).get("analysis_id")
+    t = s.call("list_threads", {"analysis_id": aid, "event": "offcpu-time"}, timeout=60)["result"]
+    th = (t.get("structuredContent") or {}).get("threads", [])
+    root = sc["metadata"]["off_cpu"]["root_pid"]
+    check("collect MCP: the off-CPU threads keep pid, tid and comm (parent %d and its child)" % root,
+          len(th) == 2 and all(x["comm"] == "blk" and x["pid"] == x["tid"] for x in th) and
+          root in [x["pid"] for x in th], short(t))
 
 r, sc = collect({"mode": "sched", "executable": work + "/bin/blk"})
 page = {}

@@ -162,7 +162,10 @@ const char *pl_event_unit(const struct pl_profile *p, uint32_t event)
 	if (e->samples && e->records_without_period == e->samples && strcmp(name, "unknown") != 0)
 		return "samples";
 
+	/* offcpu-time (perf record --off-cpu, collect_profile's off_cpu
+	 * mode) weighs blocked nanoseconds in its period. */
 	if (strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0 ||
+	    strcmp(name, "offcpu-time") == 0 ||
 	    strncmp(name, "cpu-clock:", 10) == 0 ||
 	    strncmp(name, "task-clock:", 11) == 0)
 		return "ns";

@@ -1,0 +1,405 @@
+/* offcpu.c - off-CPU time per task and stack, from sched_switch records.
+ *
+ * sched:sched_switch fires in the context of the task leaving the CPU, so
+ * its call chain is where that task blocked, and prev_state says how (S
+ * sleeping, D uninterruptible, R preempted, ...).  The same task's next
+ * switch-in (next_pid, on any CPU: the recording is system-wide) ends the
+ * blocked interval; any later event of the task bounds it when the
+ * switch-in was lost.  Tasks are those of the target: the executable's
+ * exec, its forks and their threads, or the attached pid's threads.
+ *
+ * The output, offcpu.txt, is `perf script` text of one event,
+ * "offcpu-time" (the name perf record --off-cpu gives the same thing),
+ * whose period is blocked time in nanoseconds (unit "ns").  There is one
+ * record per (comm, pid, tid, state, stack), aggregated as perf's own
+ * off-CPU recording does, with the task state as the leaf pseudo-frame
+ * "[state S]" above __schedule, so a self view reads "blocked in state S"
+ * and the threads keep their pid, tid and comm.  Records are sorted by
+ * their text: the same recording gives the same bytes.  Nothing is lost
+ * silently: intervals still open when the recording ended, switches of
+ * other tasks and frames past the cap are counted in the metadata.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+#include "base/util.h"
+
+#define MAX_TRACKED 65536
+#define MAX_FRAMES 512
+#define OFFCPU_EVENT "offcpu-time"
+
+struct pending {
+	int64_t tid;
+	uint64_t t0;         /* ns */
+	uint32_t key;        /* the record text, in `keys` */
+};
+
+struct offcpu {
+	int64_t root_pid;    /* the attached pid, or the target's exec'd pid */
+	const char *exe_comm;/* the executable's comm (15 bytes), to find its exec */
+	int64_t *tracked;
+	size_t ntracked, tracked_cap;
+	struct pending *pend;
+	size_t npend, pend_cap;
+	struct pl_strtab keys;  /* "COMM PID/TID\x1fSTATE\x1fFRAMES" */
+	uint64_t *ns;           /* per key */
+	size_t ns_cap;
+	uint64_t intervals, blocked_ns, untracked_switches, frames_cut, tracked_full, task_exits;
+	/* the switch being read */
+	bool in_switch;
+	int64_t pid, prev_tid, next_tid;
+	uint64_t t;
+	char state[16];
+	struct pl_buf comm;
+	struct pl_buf frames;   /* "\tADDR SYM (DSO)\n" lines, leaf first */
+	size_t nframes;
+};
+
+static bool tracked(const struct offcpu *o, int64_t id)
+{
+	for (size_t i = 0; i < o->ntracked; i++)
+		if (o->tracked[i] == id)
+			return true;
+	return false;
+}
+
+static void track(struct offcpu *o, int64_t id)
+{
+	if (tracked(o, id))
+		return;
+	if (o->ntracked == MAX_TRACKED) {
+		o->tracked_full++;
+		return;
+	}
+	PL_GROW(o->tracked, o->tracked_cap, o->ntracked + 1);
+	o->tracked[o->ntracked++] = id;
+}
+
+/* "key=value" of a tracepoint's text. */
+static bool field(const char *text, const char *key, char *out, size_t cap)
+{
+	const char *p = text;
+	size_t n = 0, nk = strlen(key);
+
+	while ((p = strstr(p, key)) && p != text && p[-1] != ' ')
+		p += nk;
+	if (!p)
+		return false;
+	p += nk;
+	while (p[n] && p[n] != ' ' && n + 1 < cap)
+		n++;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n > 0;
+}
+
+static bool field_int(const char *text, const char *key, int64_t *v)
+{
+	char buf[32];
+
+	if (!field(text, key, buf, sizeof(buf)))
+		return false;
+	*v = strtoll(buf, NULL, 10);
+	return true;
+}
+
+/* "812.424498161:" -> ns (perf script --ns prints nine digits). */
+static bool parse_time(const char *s, size_t n, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+
+	if (n < 4 || s[n - 1] != ':')
+		return false;
+	for (; i < n - 1 && s[i] >= '0' && s[i] <= '9'; i++)
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	if (i == 0 || i >= n - 1 || s[i++] != '.')
+		return false;
+	for (; i < n - 1 && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		if (digits < 9)
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+	if (i != n - 1 || digits == 0)
+		return false;
+	for (; digits < 9; digits++)
+		frac *= 10;
+	*ns = sec * 1000000000ull + frac;
+	return true;
+}
+
+struct head {
+	const char *comm;
+	size_t comm_n;
+	int64_t pid, tid;
+	uint64_t t;
+	const char *rest;    /* after "TIME: " */
+};
+
+/* "COMM PID/TID TIME: REST": the first PID/TID token followed by a time
+ * anchors it, so a comm may hold spaces and digits. */
+static bool parse_head(const char *line, struct head *h)
+{
+	for (const char *p = strchr(line, ' '); p; p = strchr(p + 1, ' ')) {
+		const char *tok = p + 1, *tt;
+		long long pid, tid;
+		int used = 0;
+
+		while (*tok == ' ')
+			tok++;
+		if (sscanf(tok, "%lld/%lld%n", &pid, &tid, &used) != 2 || tok[used] != ' ')
+			continue;
+		for (tt = tok + used; *tt == ' '; tt++)
+			;
+		const char *end = strchr(tt, ' ');
+		if (!end || !parse_time(tt, (size_t)(end - tt), &h->t))
+			continue;
+		h->comm = line;
+		for (h->comm_n = (size_t)(p - line); h->comm_n && line[h->comm_n - 1] == ' ';)
+			h->comm_n--;
+		h->pid = pid;
+		h->tid = tid;
+		h->rest = end + 1;
+		return true;
+	}
+	return false;
+}
+
+/* Task `tid` runs again at `t`: its blocked interval, if one is open,
+ * ends there. */
+static void runs_again(struct offcpu *o, int64_t tid, uint64_t t)
+{
+	for (size_t i = 0; i < o->npend; i++)
+		if (o->pend[i].tid == tid) {
+			uint64_t dt = t > o->pend[i].t0 ? t - o->pend[i].t0 : 0;
+			o->ns[o->pend[i].key] += dt;
+			o->blocked_ns += dt;
+			o->intervals++;
+			o->pend[i] = o->pend[--o->npend];
+			return;
+		}
+}
+
+/* The record text of the switch just read. */
+static uint32_t record_key(struct offcpu *o)
+{
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	pl_buf_add(&b, o->comm.data, o->comm.len);
+	pl_buf_addf(&b, " %lld/%lld\x1f%s\x1f", (long long)o->pid, (long long)o->prev_tid, o->state);
+	pl_buf_add(&b, o->frames.data, o->frames.len);
+	id = pl_strtab_intern(&o->keys, b.data, b.len);
+	if (o->keys.count > o->ns_cap) {
+		size_t old = o->ns_cap;
+		PL_GROW(o->ns, o->ns_cap, o->keys.count);
+		memset(o->ns + old, 0, (o->ns_cap - old) * sizeof(*o->ns));
+	}
+	pl_buf_release(&b);
+	return id;
+}
+
+static void end_switch(struct offcpu *o)
+{
+	if (!o->in_switch)
+		return;
+	o->in_switch = false;
+	runs_again(o, o->next_tid, o->t);
+	if (tracked(o, o->prev_tid) && (o->state[0] == 'X' || o->state[0] == 'Z')) {
+		/* A dead task's last switch: it never runs again, nor waits. */
+		runs_again(o, o->prev_tid, o->t);
+		o->task_exits++;
+	} else if (tracked(o, o->prev_tid)) {
+		runs_again(o, o->prev_tid, o->t);
+		uint32_t key = record_key(o);
+		PL_GROW(o->pend, o->pend_cap, o->npend + 1);
+		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key};
+	} else {
+		o->untracked_switches++;
+	}
+	pl_buf_reset(&o->frames);
+	o->nframes = 0;
+}
+
+static void frame_line(struct offcpu *o, const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!o->in_switch || !*line)
+		return;
+	if (o->nframes == MAX_FRAMES) {
+		o->frames_cut++;
+		return;
+	}
+	pl_buf_addc(&o->frames, '\t');
+	pl_buf_adds(&o->frames, line);
+	pl_buf_addc(&o->frames, '\n');
+	o->nframes++;
+}
+
+/* The comm as the record's header carries it: control bytes (which would
+ * break the line structure of perf script text) become '?'. */
+static void set_comm(struct offcpu *o, const struct head *h)
+{
+	pl_buf_reset(&o->comm);
+	pl_buf_add(&o->comm, h->comm, h->comm_n);
+	for (size_t i = 0; i < o->comm.len; i++)
+		if ((unsigned char)o->comm.data[i] < 0x20 || o->comm.data[i] == 0x7f)
+			o->comm.data[i] = '?';
+	if (!o->comm.len)
+		pl_buf_adds(&o->comm, "?");
+}
+
+/* Side-band records: forks of tracked tasks are tracked, and the
+ * target's exec names its pid. */
+static bool task_event(struct offcpu *o, const struct head *h)
+{
+	long long cpid, ctid, ppid;
+	char want[32];
+
+	if (sscanf(h->rest, "PERF_RECORD_FORK(%lld:%lld):(%lld:", &cpid, &ctid, &ppid) == 3) {
+		if (tracked(o, ppid)) {
+			track(o, cpid);
+			track(o, ctid);
+		}
+		return true;
+	}
+	if (strncmp(h->rest, "PERF_RECORD_COMM exec: ", 23) == 0) {
+		snprintf(want, sizeof(want), "%s:", o->exe_comm ? o->exe_comm : "");
+		if (o->root_pid <= 0 && o->exe_comm && strncmp(h->rest + 23, want, strlen(want)) == 0) {
+			o->root_pid = h->pid;
+			track(o, h->pid);
+		}
+		return true;
+	}
+	return false;
+}
+
+static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct pl_error *err)
+{
+	struct offcpu *o = arg;
+	const char *text;
+	struct head h;
+
+	(void)err;
+	(void)len;
+	if (line[0] == '\t' || line[0] == ' ') {
+		frame_line(o, line);
+		return PL_OK;
+	}
+	end_switch(o);
+	if (!*line || !parse_head(line, &h) || task_event(o, &h))
+		return PL_OK;
+	if (strncmp(h.rest, "sched:sched_switch:", 19) != 0) {
+		runs_again(o, h.tid, h.t);
+		return PL_OK;
+	}
+	/* Threads of a tracked process are tracked. */
+	if (tracked(o, h.pid))
+		track(o, h.tid);
+	text = h.rest + 19;
+	o->t = h.t;
+	o->pid = h.pid;
+	o->in_switch = field_int(text, "prev_pid=", &o->prev_tid) &&
+		       field_int(text, "next_pid=", &o->next_tid) &&
+		       field(text, "prev_state=", o->state, sizeof(o->state));
+	if (o->in_switch)
+		set_comm(o, &h);
+	return PL_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One record: "COMM PID/TID NS offcpu-time:", the state frame, the stack. */
+static void write_record(FILE *fp, const char *key, uint64_t ns)
+{
+	const char *s1 = strchr(key, '\x1f'), *s2 = s1 ? strchr(s1 + 1, '\x1f') : NULL;
+
+	if (!s2)
+		return;
+	fprintf(fp, "%.*s %llu " OFFCPU_EVENT ":\n\t0 [state %.*s]\n%s\n", (int)(s1 - key), key,
+		(unsigned long long)ns, (int)(s2 - s1 - 1), s1 + 1, s2 + 1);
+}
+
+static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct pl_error *err)
+{
+	FILE *fp = fopen(path, "w");
+	const char **keys;
+
+	if (!fp)
+		return pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
+			       "cannot write '%s'", path);
+	keys = pl_xcalloc(o->keys.count + 1, sizeof(*keys));
+	for (uint32_t i = 0; i < o->keys.count; i++)
+		keys[i] = pl_strtab_get(&o->keys, i);
+	qsort(keys, o->keys.count, sizeof(*keys), cmp_str);
+	for (uint32_t i = 0; i < o->keys.count; i++)
+		write_record(fp, keys[i], o->ns[pl_strtab_find(&o->keys, keys[i], strlen(keys[i]))]);
+	free(keys);
+	if (fclose(fp) != 0)
+		return pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
+	return PL_OK;
+}
+
+static json_t *offcpu_meta(const struct offcpu *o)
+{
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"event", OFFCPU_EVENT, "unit", "ns", "file", "offcpu.txt",
+		"root_pid", (json_int_t)o->root_pid, "tracked_tasks", (json_int_t)o->ntracked,
+		"tasks_not_tracked_past_limit", (json_int_t)o->tracked_full,
+		"blocked_intervals", (json_int_t)o->intervals, "blocked_ns", (json_int_t)o->blocked_ns,
+		"records", (json_int_t)o->keys.count,
+		"intervals_open_at_end", (json_int_t)o->npend, "task_exits", (json_int_t)o->task_exits,
+		"switches_of_other_tasks", (json_int_t)o->untracked_switches,
+		"frames_past_cap", (json_int_t)o->frames_cut);
+}
+
+static void offcpu_release(struct offcpu *o)
+{
+	free(o->tracked);
+	free(o->pend);
+	free(o->ns);
+	pl_buf_release(&o->comm);
+	pl_buf_release(&o->frames);
+	pl_strtab_release(&o->keys);
+	free(o);
+}
+
+enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			 const char *dir, const char *data, json_t *meta, struct pl_error *err)
+{
+	const char *argv[] = {env->perf_path, "script", "-i", data, "--ns", "-F",
+			      "comm,pid,tid,time,event,trace,ip,sym,dso", "--show-task-events",
+			      NULL, NULL, NULL};
+	struct offcpu *o = pl_xcalloc(1, sizeof(*o));
+	const char *base = r->executable ? strrchr(r->executable, '/') : NULL;
+	struct pl_run_result res;
+	char path[PATH_MAX], comm[16];
+	enum pl_err rc;
+
+	if (env->kallsyms) {
+		argv[8] = "--kallsyms";
+		argv[9] = env->kallsyms;
+	}
+	o->root_pid = r->pid;
+	if (r->pid > 0)
+		track(o, r->pid);
+	if (base) {
+		snprintf(comm, sizeof(comm), "%s", base + 1);
+		o->exe_comm = comm;
+	}
+	pl_strtab_init(&o->keys);
+	rc = coll_run_perf(env, argv, r->timeout_ms, 0, offcpu_line, o, &res, err);
+	pl_run_result_release(&res);
+	end_switch(o);
+	coll_join(path, sizeof(path), dir, "offcpu.txt");
+	if (rc == PL_OK)
+		rc = write_offcpu(o, path, err);
+	json_object_set_new(meta, "off_cpu", offcpu_meta(o));
+	offcpu_release(o);
+	return rc;
+}

@@ -1,0 +1,71 @@
+"""offcpu_oracle.py - check collect_profile's offcpu.txt against the workload
+and against perf sched timehist run on the same perf.data.
+
+Usage: offcpu_oracle.py OFFCPU_TXT RESULT_JSON TIMEHIST_TXT
+
+The workload (blk, test_collect.sh) is a parent that blocks ~100 ms reading
+a pipe and then sleeps 50 ms, and a child that sleeps 5 x 20 ms writing to
+it.  offcpu.txt must hold perf script records "COMM PID/TID NS offcpu-time:"
+whose leaf frame is "[state X]"; both tasks must be there with their own
+pid and tid; the records must add up to the metadata's blocked_ns; and each
+task's blocked time must agree with the wait time perf sched timehist
+reports for it (which pairs the same switches itself).
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+
+text, result, timehist = sys.argv[1:4]
+meta = json.load(open(result))["metadata"]["off_cpu"]
+bad = []
+records = []
+for block in open(text).read().split("\n\n"):
+    lines = [line for line in block.split("\n") if line]
+    if not lines:
+        continue
+    m = re.match(r"^(.+) (\d+)/(\d+) (\d+) offcpu-time:$", lines[0])
+    st = re.match(r"^\t0 \[state (\S+)\]$", lines[1]) if len(lines) > 1 else None
+    if not m or not st:
+        bad.append("bad record: %r" % lines[:2])
+        continue
+    records.append((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), st.group(1), "\n".join(lines[2:])))
+
+per_tid = defaultdict(int)
+read = sleep = 0
+for comm, pid, tid, ns, state, stack in records:
+    per_tid[tid] += ns
+    if "pipe_read" in stack and state == "S":
+        read += ns
+    if "nanosleep" in stack and state == "S":
+        sleep += ns
+tids = sorted(per_tid)
+root = meta["root_pid"]
+if not 80e6 <= read <= 400e6:
+    bad.append("pipe read blocked %d ns, the workload blocks ~100 ms" % read)
+if not 130e6 <= sleep <= 600e6:
+    bad.append("nanosleep blocked %d ns, the workload sleeps 50 + 100 ms" % sleep)
+if len(tids) != 2 or root not in tids or any(c != "blk" for c, *_ in records):
+    bad.append("tasks %s (root %d), comms %s" % (tids, root, sorted({r[0] for r in records})))
+if any(pid != tid for _, pid, tid, *_ in records):
+    bad.append("a single-threaded task with pid != tid")
+if sum(per_tid.values()) != meta["blocked_ns"]:
+    bad.append("records add up to %d ns, metadata says %d" % (sum(per_tid.values()), meta["blocked_ns"]))
+
+theirs = defaultdict(float)
+row = re.compile(r"^\s*\d+\.\d+\s+\[\d+\]\s+(.*?)\[(\d+)(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+for line in open(timehist):
+    m = row.match(line)
+    if m:
+        theirs[int(m.group(2))] += float(m.group(3)) * 1e6
+for tid in tids:
+    diff = abs(per_tid[tid] - theirs.get(tid, 0))
+    # timehist also counts the wait before the exec, which PerfLens, tracking
+    # the target from its exec, does not: a few ms at most.
+    if diff > 5e6 + 0.05 * theirs.get(tid, 0):
+        bad.append("tid %d: %d ns blocked, perf sched timehist says %d ns" % (tid, per_tid[tid], theirs.get(tid, 0)))
+for b in bad:
+    print(b)
+print("pipe read %.1f ms, nanosleep %.1f ms; per task %s ms, timehist %s ms" % (
+    read / 1e6, sleep / 1e6, [round(per_tid[t] / 1e6, 1) for t in tids], [round(theirs.get(t, 0) / 1e6, 1) for t in tids]))
+sys.exit(1 if bad else 0)
