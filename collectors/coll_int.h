@@ -8,12 +8,44 @@
 
 #include "collect.h"
 #include "run.h"
+#include "base/util.h"
 
-/* Run perf; PL_OK only when it exited 0 or ended by the SIGINT asked for
- * (interrupt_ms).  `res` is filled in every case: release it. */
+/* Run perf; PL_OK only when it exited 0, ended by the SIGINT asked for
+ * (interrupt_ms), or, with `target_status`, wrote its recording and then
+ * ended as the target it started did (see target.c).  `res` is filled in
+ * every case: release it. */
 enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
-			  uint32_t timeout_ms, uint32_t interrupt_ms, pl_run_line_fn on_line,
-			  void *arg, struct pl_run_result *res, struct pl_error *err);
+			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
+			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
+			  struct pl_error *err);
+
+/* The last few KiB of the target's stdout (target.c): feed it to pl_run
+ * as on_line; release buf. */
+struct coll_tail {
+	struct pl_buf buf;
+	uint64_t bytes;
+};
+enum pl_err coll_tail_line(void *arg, const char *line, size_t len, struct pl_error *err);
+
+/* How the target ended (exit status or signal, or why that is unknown)
+ * and the tails of its stdout and stderr; *failed when it ended with a
+ * non-zero status or a signal.  New reference. */
+json_t *coll_target_json(const struct pl_collect_req *r, const struct pl_run_result *res,
+			 const struct coll_tail *out, bool *failed);
+
+/* A JSON string of n bytes of text, invalid UTF-8 replaced by U+FFFD.
+ * New reference. */
+json_t *coll_text_json(const char *s, size_t n);
+
+/* The lock mode's second step: perf lock contention (or report) over
+ * `data` into DIR/lock.txt, its rows into meta["lock"], and a warning
+ * when it saw nothing (see lock.c). */
+enum pl_err coll_lock(const struct pl_collect_env *env, const struct pl_collect_req *r,
+		      const char *dir, const char *data, json_t *meta, json_t *warnings,
+		      struct pl_error *err);
+
+/* argv as a JSON array of strings.  New reference. */
+json_t *coll_argv_json(const char *const *v);
 
 /* DIR/NAME into out (cut to fit; paths here are far below PATH_MAX). */
 void coll_join(char *out, size_t cap, const char *dir, const char *name);

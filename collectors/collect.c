@@ -144,6 +144,10 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add(a, "-x");
 		add(a, ",");
 		add_events(a, r, "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions");
+		/* perf stat -x prints no elapsed, user and sys lines: its tool
+		 * events give them (perf_stat.c reads them back). */
+		add(a, "-e");
+		add(a, "duration_time,user_time,system_time");
 		if (r->repeat > 1) {
 			add(a, "-r");
 			add(a, num(a, r->repeat));
@@ -175,12 +179,12 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 	}
 }
 
-static json_t *argv_json(const char *const *v)
+json_t *coll_argv_json(const char *const *v)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; v[i]; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, coll_text_json(v[i], strlen(v[i])));
 	return a;
 }
 
@@ -202,15 +206,17 @@ static enum pl_err to_file(void *arg, const char *line, size_t len, struct pl_er
 	return PL_OK;
 }
 
-/* Run perf; PL_OK only when it exited 0 (a target's own failure shows
- * in perf's status too, and is reported as such). */
 enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
-			    uint32_t timeout_ms, uint32_t interrupt_ms, pl_run_line_fn on_line,
-			    void *arg, struct pl_run_result *res, struct pl_error *err)
+			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
+			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
+			  struct pl_error *err)
 {
+	/* The main run keeps 1 MiB of stderr, the target's included, for the
+	 * tail in the metadata. */
 	struct pl_run_opts o = {
 		.argv = argv, .timeout_ms = timeout_ms, .interrupt_ms = interrupt_ms,
-		.max_stdout = MAX_POST_OUTPUT, .max_line = 1u << 20, .max_stderr = 16u << 10,
+		.max_stdout = MAX_POST_OUTPUT, .max_line = 1u << 20,
+		.max_stderr = target_status ? 1u << 20 : 16u << 10,
 		.nice = 5, .on_line = on_line, .arg = arg, .cancel = env->cancel,
 	};
 	char tail[512];
@@ -221,10 +227,11 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 	/* perf record exits 0 after our SIGINT, or, having written its file
 	 * and said so, raises that SIGINT again to end by it: both are the
 	 * end we asked for.  Any other signal or status is a failure. */
-	bool asked_end = res->signal == SIGINT && res->interrupted && res->stderr_text &&
-			 strstr(res->stderr_text, "Captured and wrote");
+	bool wrote = res->stderr_text && strstr(res->stderr_text, "Captured and wrote");
+	bool asked_end = res->signal == SIGINT && res->interrupted && wrote;
+	bool targets_end = target_status && wrote && !res->interrupted;
 
-	if ((res->signal && !asked_end) || (!res->signal && res->exit_status != 0)) {
+	if (!targets_end && ((res->signal && !asked_end) || (!res->signal && res->exit_status != 0))) {
 		pl_run_stderr_tail(res, tail, sizeof(tail));
 		return pl_fail(err, PL_ERR_EXTERNAL,
 			       "read the message: a missing event, permission (perf_event_paranoid) or a target that failed",
@@ -244,7 +251,7 @@ static enum pl_err post_to_file(const struct pl_collect_env *env, const char *co
 
 	if (!s.fp)
 		return pl_fail(err, PL_ERR_OUTPUT, NULL, "cannot write '%s': %s", path, strerror(errno));
-	rc = coll_run_perf(env, argv, timeout_ms, 0, to_file, &s, &res, err);
+	rc = coll_run_perf(env, argv, timeout_ms, 0, false, to_file, &s, &res, err);
 	pl_run_result_release(&res);
 	if (fclose(s.fp) != 0 && rc == PL_OK)
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
@@ -384,22 +391,19 @@ static void remove_tree(const char *dir)
 
 /* The second perf run of sched, lock and off_cpu. */
 static enum pl_err post_process(const struct pl_collect_env *env, const struct pl_collect_req *r,
-				const char *dir, const char *data, json_t *meta, struct pl_error *err)
+				const char *dir, const char *data, json_t *meta, json_t *warnings,
+				struct pl_error *err)
 {
 	char out[PATH_MAX];
 
 	if (r->mode == PL_COLLECT_SCHED) {
 		const char *argv[] = {env->perf_path, "sched", "timehist", "-i", data, "-s", NULL};
 		coll_join(out, sizeof(out), dir, "timehist.txt");
-		json_object_set_new(meta, "post_command", argv_json(argv));
+		json_object_set_new(meta, "post_command", coll_argv_json(argv));
 		return post_to_file(env, argv, out, r->timeout_ms, err);
 	}
-	if (r->mode == PL_COLLECT_LOCK) {
-		const char *argv[] = {env->perf_path, "lock", "report", "-i", data, NULL};
-		coll_join(out, sizeof(out), dir, "lock.txt");
-		json_object_set_new(meta, "post_command", argv_json(argv));
-		return post_to_file(env, argv, out, r->timeout_ms, err);
-	}
+	if (r->mode == PL_COLLECT_LOCK)
+		return coll_lock(env, r, dir, data, meta, warnings, err);
 	if (r->mode == PL_COLLECT_OFF_CPU)
 		return coll_off_cpu(env, r, dir, data, meta, err);
 	return PL_OK;
@@ -412,9 +416,32 @@ static json_t *step(const char *tool, json_t *arguments, const char *why)
 	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments, "why", why);
 }
 
-static json_t *next_steps(const struct pl_collect_req *r, const char *id)
+/* When perf lock saw nothing: the off-CPU collection of the same target,
+ * whose futex_wait stacks show user-space lock waits.  The authorization
+ * is left to the caller: it is the user's to give for each collection. */
+static json_t *lock_fallback_step(const struct pl_collect_req *r)
+{
+	json_t *args = json_pack("{s:s}", "mode", "off_cpu"), *list;
+
+	if (r->pid > 0) {
+		json_object_set_new(args, "pid", json_integer(r->pid));
+		json_object_set_new(args, "duration_seconds", json_integer(r->duration_ms / 1000));
+	} else {
+		json_object_set_new(args, "executable", coll_text_json(r->executable, strlen(r->executable)));
+		list = json_array();
+		for (size_t i = 0; i < r->nargs; i++)
+			json_array_append_new(list, coll_text_json(r->args[i], strlen(r->args[i])));
+		json_object_set_new(args, "arguments", list);
+	}
+	return step("collect_profile", args,
+		    "perf lock sees kernel locks only: pthread mutex waits show in off-CPU stacks; add the "
+		    "authorization, analyze its offcpu.txt and get_call_paths(event=offcpu-time, symbol=futex_wait)");
+}
+
+static json_t *next_steps(const struct pl_collect_req *r, const char *id, json_t *meta)
 {
 	json_t *n = json_array();
+	json_t *lock_rows = json_object_get(json_object_get(meta, "lock"), "rows");
 
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
@@ -437,6 +464,8 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *id)
 			"per-task wait, scheduling delay and run time"));
 		break;
 	case PL_COLLECT_LOCK:
+		if (json_integer_value(lock_rows) == 0)
+			json_array_append_new(n, lock_fallback_step(r));
 		json_array_append_new(n, step("read_artifact_page", json_pack("{s:o}", "artifact",
 			json_sprintf("collections/%s/lock.txt", id)), "perf lock's report"));
 		break;
@@ -466,66 +495,98 @@ static void remove_stale_staging(const char *parent)
 		free(names);
 }
 
+/* The main perf run, and the metadata of what it did. */
+static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			    const char *staging, char *data, size_t cap, json_t **meta,
+			    json_t *warnings, struct pl_error *err)
+{
+	struct argv_buf a = {0};
+	struct pl_run_result res;
+	struct coll_tail out = {{0}};
+	char started[32], tail[512], *version;
+	time_t now = time(NULL);
+	bool target_failed;
+	enum pl_err rc;
+
+	main_command(&a, env, r, staging, data, cap);
+	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, r->pid <= 0,
+			   coll_tail_line, &out, &res, err);
+	pl_run_stderr_tail(&res, tail, sizeof(tail));
+	version = perf_version(env);
+	*meta = json_pack("{s:s,s:i,s:s,s:s?,s:o,s:s?,s:o,s:o,s:s,s:f,s:i,s:i,s:b,s:o,s:o}",
+		"schema", "perflens.collection", "version", 1, "mode", pl_collect_mode_name(r->mode),
+		"name", r->name, "command", coll_argv_json(a.v), "perf_version", version,
+		"kernel", kernel_json(), "cpus", coll_cpus_json(), "started_at", started,
+		"duration_seconds", res.seconds, "exit_status", res.exit_status, "signal", res.signal,
+		"timed_out", res.timed_out, "stderr_tail", coll_text_json(tail, strlen(tail)),
+		"target", coll_target_json(r, &res, &out, &target_failed));
+	if (rc == PL_OK && target_failed)
+		json_array_append_new(warnings, json_sprintf(
+			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
+			res.signal ? "signal" : "status", res.signal ? res.signal : res.exit_status));
+	free(version);
+	pl_buf_release(&out.buf);
+	pl_run_result_release(&res);
+	return rc;
+}
+
+/* metadata.json into the staging folder, which then becomes
+ * collections/ID in one rename; *id is the metadata's hash. */
+static enum pl_err commit(const char *parent, const char *staging, json_t *meta, char id[32],
+			  char *final, size_t cap, struct pl_error *err)
+{
+	char path[PATH_MAX], *text;
+	enum pl_err rc;
+
+	json_object_set_new(meta, "files", files_json(staging));
+	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
+	make_id(text, id);
+	coll_join(final, cap, parent, id);
+	json_object_set_new(meta, "collection_id", json_string(id));
+	free(text);
+	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
+	coll_join(path, sizeof(path), staging, "metadata.json");
+	rc = pl_write_file_atomic(path, text, strlen(text), err);
+	free(text);
+	if (rc == PL_OK && rename(staging, final) != 0)
+		rc = pl_fail(err, PL_ERR_OUTPUT, NULL, "cannot rename '%s': %s", staging, strerror(errno));
+	return rc;
+}
+
 enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		       json_t **result, struct pl_error *err)
 {
-	char parent[PATH_MAX], staging[PATH_MAX], final[PATH_MAX], data[PATH_MAX], id[32], tail[512];
-	struct argv_buf a = {0};
-	struct pl_run_result res;
-	json_t *meta;
-	char *text, *version;
-	time_t now = time(NULL);
-	char started[32];
+	char parent[PATH_MAX], staging[PATH_MAX], final[PATH_MAX], data[PATH_MAX], id[32];
+	json_t *meta = NULL, *warnings = json_array();
 	enum pl_err rc;
 
 	snprintf(parent, sizeof(parent), "%s/collections", env->artifact_root);
 	if ((rc = pl_make_dirs(parent, err)))
-		return rc;
+		goto fail;
 	remove_stale_staging(parent);
 	coll_join(staging, sizeof(staging), parent, ".staging-XXXXXX");
-	if (!mkdtemp(staging))
-		return pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
-			       "cannot create a folder in '%s': %s", parent, strerror(errno));
-	main_command(&a, env, r, staging, data, sizeof(data));
-	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, NULL, NULL, &res, err);
-	pl_run_stderr_tail(&res, tail, sizeof(tail));
-	version = perf_version(env);
-	meta = json_pack("{s:s,s:i,s:s,s:s?,s:o,s:s?,s:o,s:s,s:f,s:i,s:i,s:b,s:s}",
-		"schema", "perflens.collection", "version", 1, "mode", pl_collect_mode_name(r->mode),
-		"name", r->name, "command", argv_json(a.v), "perf_version", version,
-		"kernel", kernel_json(), "started_at", started, "duration_seconds", res.seconds,
-		"exit_status", res.exit_status, "signal", res.signal, "timed_out", res.timed_out,
-		"stderr_tail", tail);
-	free(version);
-	pl_run_result_release(&res);
+	if (!mkdtemp(staging)) {
+		rc = pl_fail(err, PL_ERR_OUTPUT, "check that the artifact root is writable",
+			     "cannot create a folder in '%s': %s", parent, strerror(errno));
+		goto fail;
+	}
+	rc = run_main(env, r, staging, data, sizeof(data), &meta, warnings, err);
 	if (rc == PL_OK)
-		rc = post_process(env, r, staging, data, meta, err);
+		rc = post_process(env, r, staging, data, meta, warnings, err);
+	if (rc == PL_OK)
+		rc = commit(parent, staging, meta, id, final, sizeof(final), err);
 	if (rc) {
 		/* Nothing half-made stays: a timeout or failure removes it all. */
 		remove_tree(staging);
-		json_decref(meta);
-		return rc;
+		goto fail;
 	}
-	json_object_set_new(meta, "files", files_json(staging));
-	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
-	make_id(text, id);
-	coll_join(final, sizeof(final), parent, id);
-	json_object_set_new(meta, "collection_id", json_string(id));
-	free(text);
-	text = json_dumps(meta, JSON_SORT_KEYS | JSON_INDENT(1));
-	coll_join(data, sizeof(data), staging, "metadata.json");
-	rc = pl_write_file_atomic(data, text, strlen(text), err);
-	free(text);
-	if (rc == PL_OK && rename(staging, final) != 0)
-		rc = pl_fail(err, PL_ERR_OUTPUT, NULL, "cannot rename '%s': %s", staging, strerror(errno));
-	if (rc) {
-		remove_tree(staging);
-		json_decref(meta);
-		return rc;
-	}
-	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "collection_id", id, "folder", final,
+	*result = json_pack("{s:s,s:s,s:O,s:o,s:o,s:o}", "collection_id", id, "folder", final,
 			    "files", json_object_get(meta, "files"), "metadata", meta,
-			    "next_steps", next_steps(r, id));
+			    "warnings", warnings, "next_steps", next_steps(r, id, meta));
 	return PL_OK;
+fail:
+	json_decref(meta);
+	json_decref(warnings);
+	return rc;
 }

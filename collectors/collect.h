@@ -68,6 +68,10 @@ char *pl_perf_version(const char *perf_path);
  * killed (timeout). */
 int pl_perf_probe(const char *const *argv, uint32_t timeout_ms, char **out, char **err_text);
 
+/* The machine's CPUs: {"online", "configured", "online_list"} (null
+ * where the system does not say).  New reference. */
+json_t *coll_cpus_json(void);
+
 bool pl_collect_mode_from_name(const char *name, enum pl_collect_mode *mode);
 const char *pl_collect_mode_name(enum pl_collect_mode mode);
 

@@ -393,7 +393,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 		o->exe_comm = comm;
 	}
 	pl_strtab_init(&o->keys);
-	rc = coll_run_perf(env, argv, r->timeout_ms, 0, offcpu_line, o, &res, err);
+	rc = coll_run_perf(env, argv, r->timeout_ms, 0, false, offcpu_line, o, &res, err);
 	pl_run_result_release(&res);
 	end_switch(o);
 	coll_join(path, sizeof(path), dir, "offcpu.txt");

@@ -34,7 +34,7 @@ def remember(pid):
 def proc_stat(pid):
     """(state, ppid, pgid) of a process, or None when it is gone."""
     try:
-        s = open("/proc/%d/stat" % pid).read()
+        s = open("/proc/%d/stat" % pid, errors="replace").read()
     except OSError:
         return None
     f = s[s.rindex(")") + 2:].split()

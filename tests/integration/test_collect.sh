@@ -55,6 +55,8 @@ int main(void)
 EOF
 gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/bin/blk" "$WORK/blk.c" 2>"$WORK/err" ||
 	notok "$name: gcc blk failed: $(oneline "$WORK/err")"
+gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/contend" "$REPO/tests/workloads/contend.c" 2>"$WORK/err" ||
+	notok "$name: gcc contend failed: $(oneline "$WORK/err")"
 
 # ------------------------------------------------------------- gates
 collect() { "$PERFLENS" collect --artifact-root "$WORK/art" "$@" >"$WORK/out.json" 2>"$WORK/err"; }
@@ -151,13 +153,19 @@ if collect --mode stat --repeat 3 --events task-clock --events page-faults --exe
 	if /usr/bin/python3 - "$csv" "$WORK/stat.json" <<'EOF'
 import json, sys
 csv, res = sys.argv[1:3]
-theirs = {}
+theirs, statuses = {}, {}
 for line in open(csv):
     f = line.strip().split(",")
     if len(f) > 3 and not line.startswith("#"):
-        theirs[f[2]] = float(f[0])
-ours = {c["event"]: c["value"] for b in json.load(open(res))["blocks"] for c in b["counters"]}
+        if f[0].startswith("<"):
+            statuses[f[2]] = f[0].strip("<>").replace(" ", "_")
+        else:
+            theirs[f[2]] = float(f[0])
+counters = [c for b in json.load(open(res))["blocks"] for c in b["counters"]]
+ours = {c["event"]: c["value"] for c in counters}
+status = {c["event"]: c["status"] for c in counters}
 bad = [e for e in theirs if abs(ours.get(e, -1) - theirs[e]) > 1e-6 * max(1, theirs[e])]
+bad += [e for e in statuses if status.get(e) != statuses[e]]
 sys.exit(1 if bad or not theirs else 0)
 EOF
 	then
@@ -229,9 +237,10 @@ EOF
 gcc -O1 -o "$WORK/bin/spin" "$WORK/spin.c" 2>/dev/null
 "$WORK/bin/spin" &
 spin=$!
-if collect --mode record --pid $spin --duration-seconds 1 --authorize-target $P --allow-pid-attach --pid-authorization $PP; then
+# 3 s: on a loaded machine perf itself may take most of a second to start.
+if collect --mode record --pid $spin --duration-seconds 3 --authorize-target $P --allow-pid-attach --pid-authorization $PP; then
 	n=$(perf script -i "$(jget "$WORK/out.json" folder)/perf.data" -F pid 2>/dev/null | grep -c "^ *$spin *$")
-	[ "$n" -gt 0 ] && ok "$name pid: 1 s attached to a running pid: $n samples of it" ||
+	[ "$n" -gt 0 ] && ok "$name pid: 3 s attached to a running pid: $n samples of it" ||
 		notok "$name pid: no samples of $spin"
 else
 	notok "$name pid: $(oneline "$WORK/err")"
@@ -268,6 +277,8 @@ fi
 # The same collections in perflens-mcp's sandboxed worker.
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/bin/$marker" \
 	/usr/bin/python3 "$here/mcp_collect.py"
+# What each mode finds, in the sandboxed worker, against the workloads.
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$here/mcp_collect_modes.py"
 for p in $(pgrep -f "$marker"); do kill "$p" 2>/dev/null; done
 for p in $(pgrep -fx "sleep 419"); do kill "$p" 2>/dev/null; done
 exit 0

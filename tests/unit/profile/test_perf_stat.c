@@ -636,6 +636,23 @@ START_TEST(csv_not_supported_becomes_status)
 }
 END_TEST
 
+/* perf stat -x prints no seconds lines; the tool events say the same. */
+START_TEST(csv_tool_events_give_elapsed_user_and_sys)
+{
+	struct pl_stat_block *b = parse_text(
+		"291.59,msec,task-clock,291593279,100.00,0.138,CPUs utilized\n"
+		"2106580693,ns,duration_time,2106580693,100.00,7.224,G/sec\n"
+		"288731000,ns,user_time,288731000,100.00,990.184,M/sec\n"
+		"<not counted>,ns,system_time,0,100.00,,\n");
+
+	ck_assert_double_eq_tol(b->elapsed_seconds, 2.106580693, 1e-12);
+	ck_assert_double_eq_tol(b->user_seconds, 0.288731, 1e-12);
+	/* Not counted stays unknown, never a zero. */
+	ck_assert(b->sys_seconds < 0);
+	pl_stat_block_free(b);
+}
+END_TEST
+
 START_TEST(csv_semicolon_separator_is_detected)
 {
 	struct pl_stat_block *b = parse_file(FIX "csv-semicolon.txt");
@@ -1065,6 +1082,7 @@ Suite *suite_perf_stat(void)
 
 	tcase_add_test(csv, csv_comma_fixture_reads_every_field);
 	tcase_add_test(csv, csv_not_supported_becomes_status);
+	tcase_add_test(csv, csv_tool_events_give_elapsed_user_and_sys);
 	tcase_add_test(csv, csv_semicolon_separator_is_detected);
 	tcase_add_test(csv, csv_repeat_reads_variance_field);
 	tcase_add_test(csv, csv_de_locale_comma_is_decimal_never_grouping);

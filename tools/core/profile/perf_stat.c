@@ -1071,6 +1071,25 @@ enum pl_err pl_stat_parser_line(struct pl_stat_parser *sp, const char *line,
 	return human_line(sp, s, err);
 }
 
+/* perf stat -x prints no "seconds time elapsed / user / sys" lines; its
+ * tool events duration_time, user_time and system_time (in ns, which
+ * collect_profile's stat mode always asks for) say the same, so they fill
+ * whichever of the three the text did not give.  A tool event perf did not
+ * count leaves its figure unknown. */
+static void seconds_from_tool_events(struct pl_stat_block *b)
+{
+	static const char *const names[] = {"duration_time", "user_time", "system_time"};
+	double *slots[] = {&b->elapsed_seconds, &b->user_seconds, &b->sys_seconds};
+
+	for (size_t i = 0; i < b->ncounters; i++) {
+		const struct pl_stat_counter *c = &b->counters[i];
+		for (size_t k = 0; k < PL_ARRAY_LEN(names); k++)
+			if (*slots[k] < 0 && c->status == PL_STAT_COUNTED &&
+			    strcmp(c->event, names[k]) == 0 && strcmp(c->unit, "ns") == 0)
+				*slots[k] = c->value / 1e9;
+	}
+}
+
 struct pl_stat_block *pl_stat_parser_finish(struct pl_stat_parser *sp)
 {
 	struct pl_stat_block *b;
@@ -1079,6 +1098,7 @@ struct pl_stat_block *pl_stat_parser_finish(struct pl_stat_parser *sp)
 		return NULL;
 	b = sp->b;
 	compute_ipc(b);
+	seconds_from_tool_events(b);
 	free(sp);
 	return b;
 }

@@ -44,7 +44,10 @@ struct pl_stat_block {
 	char *target;          /* "process id '44774'", "'./app'"... or "" */
 	struct pl_stat_counter *counters;
 	size_t ncounters;
-	double elapsed_seconds;  /* "seconds time elapsed"; < 0 when absent */
+	/* From the "seconds time elapsed / user / sys" lines, or else from the
+	 * tool events duration_time, user_time, system_time (-x prints no such
+	 * lines); < 0 when neither says. */
+	double elapsed_seconds;
 	double user_seconds;     /* < 0 when absent */
 	double sys_seconds;      /* < 0 when absent */
 	bool has_ipc;

@@ -1,0 +1,92 @@
+"""mcp_collect_modes.py - what each collection mode finds, through
+perflens-mcp's sandboxed worker, against what the workload was built to do.
+
+Run by test_collect.sh with HERE, BUILD_DIR and WORK set ($WORK/bin holds
+fib and contend, built from tests/workloads/).  contend runs three threads
+on one pthread mutex, prints "ops_per_second N" and ends with the status
+it is given (or SIGSEGV).  Checks:
+  - the target's exit status or signal and the tail of its own stdout are
+    kept in metadata.target, the collection is kept, a warning says so;
+  - metadata.cpus.online is the machine's (os.sysconf, the oracle);
+  - stat: get_perf_stat gives elapsed, user and sys seconds, and user + sys
+    agrees with the task-clock counter perf measured apart from them;
+  - lock: perf lock sees no pthread mutex, says so, and its next step is
+    the off-CPU collection, which, followed, shows the three workers
+    blocked in futex_wait.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *  # noqa: E402,F401,F403
+
+build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
+P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+contend = work + "/bin/contend"
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work + "/bin", "--artifact-root", work + "/art-modes",
+           "--allow-writes", "--allow-process-execution", "--allow-collection"], "collect-modes")
+s.initialize()
+
+
+def call(tool, args, timeout=120):
+    r = s.call(tool, args, timeout=timeout)["result"]
+    return r, r.get("structuredContent") or {}
+
+
+def collect(args):
+    return call("collect_profile", dict(args, authorization=P))
+
+
+# ------------------------------------------------ the target's own end
+r, sc = collect({"mode": "record", "executable": contend, "arguments": ["3"]})
+t = (sc.get("metadata") or {}).get("target", {})
+check("collect MCP modes: a target ending with status 3 keeps its collection, the status and its own metric",
+      not r.get("isError") and t.get("exit_status") == 3 and t.get("signal") is None and
+      t.get("stdout_tail", "").startswith("ops_per_second ") and "done" in t.get("stderr_tail", "") and
+      any("status 3" in w for w in sc.get("warnings", [])), short(r))
+cpus = (sc.get("metadata") or {}).get("cpus", {})
+check("collect MCP modes: metadata.cpus.online is the machine's (%s)" % cpus.get("online"),
+      cpus.get("online") == os.sysconf("SC_NPROCESSORS_ONLN") and cpus.get("online_list"), cpus)
+r, sc = collect({"mode": "record", "executable": contend, "arguments": ["0", "segv"]})
+t = (sc.get("metadata") or {}).get("target", {})
+check("collect MCP modes: a target killed by SIGSEGV is recorded as signal 11 (SEGV)",
+      not r.get("isError") and t.get("signal") == 11 and t.get("signal_name") == "SEGV" and
+      t.get("exit_status") is None, short(r))
+
+# ---------------------------------------------------------------- stat
+r, sc = collect({"mode": "stat", "executable": work + "/bin/fib"})
+blocks = []
+if not r.get("isError"):
+    a, asc = call("analyze_profile", {"path": "perflens://artifacts/collections/%s/stat.csv" % sc["collection_id"],
+                                      "format": "perf_stat"})
+    g, gsc = call("get_perf_stat", {"analysis_id": asc.get("analysis_id")})
+    blocks = gsc.get("blocks", [])
+b = blocks[0] if blocks else {}
+clock = [c["value"] for c in b.get("counters", []) if c["event"] == "task-clock" and c["status"] == "counted"]
+cpu = (b.get("user_seconds") or 0) + (b.get("sys_seconds") or 0)
+check("collect MCP modes: stat gives elapsed, user and sys; user+sys %.3f s vs task-clock %s ms" % (cpu, clock),
+      b.get("elapsed_seconds") and b.get("user_seconds") is not None and clock and
+      abs(cpu - clock[0] / 1e3) <= 0.05 + 0.2 * clock[0] / 1e3 and b["elapsed_seconds"] >= cpu * 0.5, short(b))
+
+# ---------------------------------------------------------------- lock
+r, sc = collect({"mode": "lock", "executable": contend})
+lock = (sc.get("metadata") or {}).get("lock", {})
+steps = sc.get("next_steps", [])
+check("collect MCP modes: perf lock sees no pthread mutex and says why, pointing to off_cpu",
+      not r.get("isError") and lock.get("rows") == 0 and
+      any("pthread" in w and "futex_wait" in w for w in sc.get("warnings", [])) and
+      steps and steps[0]["tool"] == "collect_profile" and
+      steps[0]["arguments"] == {"mode": "off_cpu", "executable": contend, "arguments": []}, short(r))
+# Followed as given, with the authorization added.
+r, sc = collect(steps[0]["arguments"] if steps else {"mode": "off_cpu", "executable": contend})
+paths = []
+if not r.get("isError"):
+    a, asc = call("analyze_profile", {"path": "perflens://artifacts/collections/%s/offcpu.txt" % sc["collection_id"]})
+    g, gsc = call("get_call_paths", {"analysis_id": asc.get("analysis_id"), "event": "offcpu-time", "symbol": "futex_wait"})
+    paths = gsc.get("paths", [])
+    th, thsc = call("list_threads", {"analysis_id": asc.get("analysis_id"), "event": "offcpu-time"})
+blocked = [p for p in paths if any("pthread_mutex_lock" in f.get("symbol", "") or "lll_lock_wait" in f.get("symbol", "")
+                                   for f in p.get("frames", []))]
+check("collect MCP modes: followed, off_cpu shows the workers blocked in futex_wait under pthread_mutex_lock (%d paths)" % len(blocked),
+      blocked, short(gsc if paths else r))
+s.close()
