@@ -2,7 +2,7 @@
 
 Run by test_collect.sh with HERE, BUILD_DIR, WORK and HANG set: record,
 stat and off_cpu of the test's workloads, the capabilities probe, then a
-hanging target (HANG, which starts `sleep 419`) that must be killed at its
+hanging target (HANG, which starts `sleep $NAPS`) that must be killed at its
 2 s timeout together with perf, leaving no process and no staging folder.
 """
 import os
@@ -97,7 +97,7 @@ t0 = time.time()
 r, sc = collect({"mode": "record", "executable": hang, "timeout_seconds": 2}, timeout=60)
 took = time.time() - t0
 time.sleep(0.5)
-left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep 419 "]
+left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep %s " % os.environ["NAPS"]]
 staging = [n for n in os.listdir(work + "/art-col/collections") if n.startswith(".staging")]
 check("collect MCP: a hanging target is killed at 2 s with perf (%.1f s), no orphan, nothing kept" % took,
       r.get("isError") and took < 15 and not left and not staging,

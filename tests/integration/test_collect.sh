@@ -250,24 +250,27 @@ wait $spin 2>/dev/null
 
 # ------------------------------------------------------------ timeout
 marker="perflens-collect-hang-$$"
+# The grandchild sleeps a time of this run's own, so that counting (and
+# killing) what is left never touches another run's processes.
+naps="4$$"
 cat >"$WORK/hang.c" <<'EOF'
 #include <unistd.h>
 int main(void)
 {
-	char *const argv[] = {"sleep", "419", 0};
+	char *const argv[] = {"sleep", NAPS, 0};
 	if (fork() == 0)
 		execv("/bin/sleep", argv);
 	for (;;)
 		sleep(1);
 }
 EOF
-gcc -o "$WORK/bin/$marker" "$WORK/hang.c" 2>/dev/null
+gcc -DNAPS="\"$naps\"" -o "$WORK/bin/$marker" "$WORK/hang.c" 2>/dev/null
 before=$(ls -A "$WORK/art/collections" | wc -l)
 start=$(date +%s)
 collect --mode record --executable "$WORK/bin/$marker" --timeout-seconds 2 --authorize-target $P
 rc=$? took=$(($(date +%s) - start))
 sleep 0.5
-left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep 419" | wc -l)))
+left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep $naps" | wc -l)))
 after=$(ls -A "$WORK/art/collections" | wc -l)
 if [ $rc -eq 6 ] && [ "$took" -le 8 ] && [ "$left" -eq 0 ] && [ "$after" -eq "$before" ]; then
 	ok "$name timeout: perf and the workload it started are killed at 2 s (exit 6), no orphan, nothing kept"
@@ -275,10 +278,10 @@ else
 	notok "$name timeout: exit $rc after ${took}s, $left processes left, collections $before -> $after: $(oneline "$WORK/err")"
 fi
 # The same collections in perflens-mcp's sandboxed worker.
-HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/bin/$marker" \
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/bin/$marker" NAPS="$naps" \
 	/usr/bin/python3 "$here/mcp_collect.py"
 # What each mode finds, in the sandboxed worker, against the workloads.
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$here/mcp_collect_modes.py"
 for p in $(pgrep -f "$marker"); do kill "$p" 2>/dev/null; done
-for p in $(pgrep -fx "sleep 419"); do kill "$p" 2>/dev/null; done
+for p in $(pgrep -fx "sleep $naps"); do kill "$p" 2>/dev/null; done
 exit 0
