@@ -19,6 +19,7 @@
 
 #include "perf_data.h"
 #include "run.h"
+#include "base/escape.h"
 #include "base/sha256.h"
 #include "base/util.h"
 
@@ -48,7 +49,7 @@ static enum pl_err hash_file(const char *path, uint64_t max, char hex[65], uint6
 	ssize_t n;
 
 	if (fd < 0)
-		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", path,
+		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", PL_ESC_MSG(path),
 			       strerror(errno));
 	pl_sha256_init(&sha);
 	*size = 0;
@@ -57,13 +58,13 @@ static enum pl_err hash_file(const char *path, uint64_t max, char hex[65], uint6
 		if (*size > max) {
 			close(fd);
 			return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes",
-				       "'%s' is larger than %llu bytes", path, (unsigned long long)max);
+				       "'%s' is larger than %llu bytes", PL_ESC_MSG(path), (unsigned long long)max);
 		}
 		pl_sha256_update(&sha, buf, (size_t)n);
 	}
 	close(fd);
 	if (n < 0)
-		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot read '%s': %s", path, strerror(errno));
+		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot read '%s': %s", PL_ESC_MSG(path), strerror(errno));
 	pl_sha256_final(&sha, digest);
 	pl_hex(digest, sizeof(digest), hex);
 	return PL_OK;
@@ -193,7 +194,7 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 	if (!o->perf_path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
 			       "install linux-perf or start with --perf-path FILE",
-			       "'%s' is perf.data and no perf was found", path);
+			       "'%s' is perf.data and no perf was found", PL_ESC_MSG(path));
 	if ((rc = hash_file(path, p->limits.max_input_bytes, sha, &size, err)))
 		return rc;
 	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,ip,sym,symoff,dso%s",
@@ -228,7 +229,7 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			pl_run_stderr_tail(&res, tail, sizeof(tail));
 			rc = pl_fail(err, PL_ERR_EXTERNAL,
 				     "check that the file is a complete perf.data that this perf reads",
-				     "perf script on '%s' %s %d: %s", path,
+				     "perf script on '%s' %s %d: %s", PL_ESC_MSG(path),
 				     res.signal ? "was killed by signal" : "exited with status",
 				     res.signal ? res.signal : res.exit_status, tail);
 		}

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 #define DEFAULT_MAX_LINE (1u << 20)
@@ -290,5 +291,6 @@ void pl_run_stderr_tail(const struct pl_run_result *res, char *out, size_t cap)
 	start = end;
 	while (start > s && start[-1] != '\n')
 		start--;
-	snprintf(out, cap, "%.*s", (int)(end - start), start);
+	/* perf's words are bytes (a path, a comm): messages are UTF-8. */
+	pl_esc_text_str(out, cap, start, (size_t)(end - start));
 }

@@ -59,7 +59,8 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 
 void pl_run_result_release(struct pl_run_result *res);
 
-/* The last line of stderr (trimmed, at most `cap` bytes), for messages. */
+/* The last line of stderr (trimmed, at most `cap` bytes), for messages;
+ * bytes that are not UTF-8 read \xHH (base/escape.h's text form). */
 void pl_run_stderr_tail(const struct pl_run_result *res, char *out, size_t cap);
 
 #endif

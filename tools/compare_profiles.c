@@ -191,10 +191,11 @@ static json_t *path_json(const struct pl_diff *d, uint32_t id, size_t rank,
 		head = max_frames / 2;
 		tail = max_frames - head;
 	}
+	/* Folded names are bytes (fold.h): escaped here, as in every result. */
 	for (uint32_t k = 0; k < head; k++)
-		json_array_append_new(frames, json_stringn(names->strs[seq[k]], names->lens[seq[k]]));
+		json_array_append_new(frames, pl_json_bytesn(names->strs[seq[k]], names->lens[seq[k]]));
 	for (uint32_t k = depth - tail; k < depth && tail; k++)
-		json_array_append_new(frames, json_stringn(names->strs[seq[k]], names->lens[seq[k]]));
+		json_array_append_new(frames, pl_json_bytesn(names->strs[seq[k]], names->lens[seq[k]]));
 	return json_pack("{s:I,s:s,s:I,s:I,s:o,s:{s:I,s:f},s:{s:I,s:f},s:f}",
 		"rank", (json_int_t)rank, "status", pl_diff_status_name(p->status),
 		"depth", (json_int_t)depth, "elided_frames", (json_int_t)(depth - head - tail),

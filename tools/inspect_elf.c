@@ -7,11 +7,14 @@
  * Nothing is fetched: the debuginfod cache is only looked at.
  */
 #include "registry.h"
+#include "base/escape.h"
+#include "store/artifact.h"
 #include "symbols/elfinfo.h"
 
 #include <elf.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NOT_FOUND_MAX 1000   /* bytes of the refused-candidates list kept */
@@ -90,7 +93,7 @@ static json_t *advice(const struct debug_state *d, const char *path)
 	struct pl_buf b = {0};
 
 	pl_buf_addf(&b, "symbolize(binary=\"%s\", offsets=[\"0x...\"]) names module offsets (ELF addresses as nm prints them)", path);
-	json_array_append_new(a, json_string(b.data));
+	json_array_append_new(a, pl_json_text(b.data));
 	if (!full && !d->have_cache && *f->build_id) {
 		pl_buf_reset(&b);
 		pl_buf_addf(&b, "for source lines: install the debug package that provides /usr/lib/debug/.build-id/%.2s/%s.debug, pass the unstripped binary with --binary, or set DEBUGINFOD_URLS",
@@ -109,28 +112,29 @@ static json_t *debug_json(const struct debug_state *d)
 	char crc[16];
 	json_t *link = json_null(), *sep = json_null();
 
+	/* Paths and the debuglink name are bytes: escaped (docs/paths.md). */
 	if (f->has_debuglink) {
 		snprintf(crc, sizeof(crc), "0x%08x", f->debuglink_crc);
-		link = json_pack("{s:s,s:s}", "file", f->debuglink, "crc", crc);
+		link = json_pack("{s:o,s:s}", "file", pl_json_bytes(f->debuglink), "crc", crc);
 	}
 	if (d->sep_source != PL_DEBUG_NONE)
-		sep = json_pack("{s:s,s:s}", "path", d->sep, "found_by",
+		sep = json_pack("{s:o,s:s}", "path", pl_json_bytes(d->sep), "found_by",
 				pl_debug_source_name(d->sep_source));
-	return json_pack("{s:b,s:b,s:b,s:o,s:o,s:s?,s:s?,s:s?,s:s?}",
+	return json_pack("{s:b,s:b,s:b,s:o,s:o,s:o,s:o,s:s?,s:o}",
 			 "debug_info", f->has_debug_info, "debug_line", f->has_debug_line,
 			 "gnu_debugdata", f->has_debugdata, "gnu_debuglink", link, "separate_file", sep,
-			 "build_id_dir", d->have_build_id_dir ? d->build_id_dir : NULL,
-			 "debuginfod_cache", d->have_cache ? d->cache : NULL,
+			 "build_id_dir", pl_json_bytes(d->have_build_id_dir ? d->build_id_dir : NULL),
+			 "debuginfod_cache", pl_json_bytes(d->have_cache ? d->cache : NULL),
 			 "debuginfod_servers", d->servers,
-			 "not_found", d->sep_source == PL_DEBUG_NONE && d->tried.len && !f->has_debug_info
-					 ? d->tried.data : NULL);
+			 "not_found", pl_json_text(d->sep_source == PL_DEBUG_NONE && d->tried.len &&
+						   !f->has_debug_info ? d->tried.data : NULL));
 }
 
 enum pl_err tool_inspect_elf(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			     struct pl_error *err)
 {
 	const char *arg = json_string_value(json_object_get(args, "path"));
-	char path[PATH_MAX], mbuf[32];
+	char path[PATH_MAX], mbuf[32], *shown;
 	struct debug_state d;
 	struct pl_buf sentence = {0};
 	enum pl_err rc;
@@ -146,16 +150,18 @@ enum pl_err tool_inspect_elf(const struct tool_ctx *ctx, json_t *args, json_t **
 		d.tried.len = NOT_FOUND_MAX;
 	}
 	summarize(&d, &sentence);
-	*result = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:b,s:b,s:{s:I,s:I},s:o,s:s,s:o,s:[]}",
-		"path", path, "class", d.f.elf_class == ELFCLASS32 ? "ELF32" : "ELF64",
+	shown = pl_esc_dup(path);  /* as a result prints it, to be passed back */
+	*result = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:b,s:b,s:{s:I,s:I},s:o,s:o,s:o,s:[]}",
+		"path", shown, "class", d.f.elf_class == ELFCLASS32 ? "ELF32" : "ELF64",
 		"machine", pl_elf_machine_name(d.f.machine, mbuf, sizeof(mbuf)),
 		"type", pl_elf_type_name(d.f.type), "build_id", *d.f.build_id ? d.f.build_id : NULL,
 		"stripped", !d.f.has_symtab, "is_debug_file", d.f.text_nobits,
 		"symbols", "symtab", (json_int_t)d.f.symtab_entries, "dynsym", (json_int_t)d.f.dynsym_entries,
-		"debug", debug_json(&d), "symbolization", sentence.data,
-		"advice", advice(&d, path), "next_steps");
+		"debug", debug_json(&d), "symbolization", pl_json_text(sentence.data),
+		"advice", advice(&d, shown), "next_steps");
+	free(shown);
 	pl_buf_release(&sentence);
 	pl_buf_release(&d.tried);
-	return *result ? PL_OK : pl_fail(err, PL_ERR_UNSUPPORTED, "rename the file or its folders to UTF-8 names",
-					      "a path or name of '%s' is not UTF-8", arg);
+	return *result ? PL_OK : pl_fail(err, PL_ERR_INTERNAL, "report this as a bug",
+					      "the facts of '%s' could not be encoded", arg);
 }

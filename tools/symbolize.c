@@ -9,6 +9,7 @@
  * the inline flag and a hash of the offsets list.
  */
 #include "registry.h"
+#include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "symbols/symbolize.h"
 
@@ -188,9 +189,10 @@ static json_t *module_json(struct pl_sym_module *m)
 
 	if (note)
 		json_object_set_new(lookup, "note", json_string(note));
-	return json_pack("{s:s,s:s?,s:s?,s:s,s:I,s:o}", "path", pl_sym_module_path(m),
+	/* The module's paths are bytes: escaped (docs/paths.md). */
+	return json_pack("{s:o,s:s?,s:o,s:s,s:I,s:o}", "path", pl_json_bytes(pl_sym_module_path(m)),
 			 "build_id", pl_sym_module_build_id(m), "debug_file",
-			 pl_sym_module_debug_file(m), "debug_source",
+			 pl_json_bytes(pl_sym_module_debug_file(m)), "debug_source",
 			 pl_debug_source_name(pl_sym_module_debug_source(m)), "symbols",
 			 (json_int_t)pl_sym_module_symbol_count(m), "lookup", lookup);
 }
@@ -297,8 +299,8 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 			    tool_page_new(r.start, end, r.n, next,
 					  json_sprintf("symbolize with the same binary/build_id, offsets and inline, and cursor=\"%s\"", next)));
 	if (!*result)
-		rc = pl_fail(err, PL_ERR_UNSUPPORTED, "rename the file or its folders to UTF-8 names",
-			     "the module's path is not UTF-8");
+		rc = pl_fail(err, PL_ERR_INTERNAL, "report this as a bug",
+			     "the module's answers could not be encoded");
 out:
 	json_decref(answers);
 	pl_symbolizer_free(s);

@@ -217,7 +217,24 @@ if sc:
     check("MCP: the summary's provenance lists both chunks",
           provenance_paths(mart, sc["analysis_id"]) == want, provenance_paths(mart, sc["analysis_id"]))
 
+empty = root + b"/empty\xe9"
+os.makedirs(empty)
+sc, bad, text = call("analyze_profile", {"path": esc(empty)})
+check("MCP: a Latin-1 folder without chunks is an error result naming it escaped",
+      bad and esc(os.path.realpath(empty)) in text, text)
+with open(root + b"/bad\xe9.data", "wb") as f:
+    f.write(b"PERFILE2" + bytes(200))
+check("MCP: the server still answers", s.ping_ms() is not None)
 check("MCP: the server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
+# perf's own words about a file with such a name reach the message escaped.
+s = Stdio([SERVER, b"--allowed-root", root, b"--artifact-root", mart, b"--allow-writes",
+           b"--allow-process-execution"], "paths-perf")
+s.initialize()
+sc, bad, text = call("analyze_profile", {"path": esc(root + b"/bad\xe9.data")})
+check("MCP: a broken perf.data named in Latin-1: perf's failure is an error result naming it escaped",
+      bad and esc(os.path.realpath(root + b"/bad\xe9.data")) in text, text)
+check("MCP: the server still answers after it", s.ping_ms() is not None)
+check("MCP: that server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
 
 # ------------------------------------------------ a real perf capture
 cid = None
@@ -260,6 +277,28 @@ if CAPTURE and cid:
             names = [f["name"] for f in doc["shared"]["frames"]]
             check("capture: speedscope names are text (escaped comm among them)",
                   esc(b"f\xe9b") in names, names[:5])
+    nm = subprocess.run([b"nm", binary], capture_output=True).stdout.decode(errors="replace")
+    addr = [l.split()[0] for l in nm.splitlines() if l.endswith(" leaf_work")]
+    el, bad, text = call("inspect_elf", {"path": esc(binary)})
+    valid("capture: inspect_elf on the binary named by its escaped path", el, tool_out("inspect_elf"))
+    check("capture: inspect_elf names the binary escaped, and its advice too",
+          (el or {}).get("path") == esc(binary) and esc(binary) in " ".join(el.get("advice", [])),
+          text[:300])
+    sy, bad, text = call("symbolize", {"binary": esc(binary), "offsets": ["0x" + a for a in addr[:1]]})
+    valid("capture: symbolize on that binary", sy, tool_out("symbolize"))
+    check("capture: symbolize reads the binary by its escaped path: leaf_work, module path escaped",
+          addr and (sy or {}).get("module", {}).get("path") == esc(binary) and
+          sy["answers"][0].get("function") == "leaf_work", text[:300])
+    # A candidate of the same run: every third record dropped.
+    records = open(CAPTURE, "rb").read().split(b"\n\n")
+    with open(cap_root + b"/fewer.txt", "wb") as f:
+        f.write(b"\n\n".join(r for i, r in enumerate(records) if i % 3))
+    fewer, bad, text = call("analyze_profile", {"path": (cap_root + b"/fewer.txt").decode()})
+    cmp_, bad, text = call("compare_profiles", {"baseline_id": cid,
+                                                "candidate_id": (fewer or {}).get("analysis_id")})
+    frames = [f for p in (cmp_ or {}).get("call_paths", []) for f in p.get("frames", [])]
+    check("capture: compare_profiles' folded paths keep the comm, escaped", esc(b"f\xe9b") in frames,
+          text[:300])
     if PEER:
         for opts in ([], ["pid"], ["tid"], ["all"], ["addrs"]):
             args = {"analysis_id": cid, "format": "folded", "compat": "stackcollapse"}

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,19 @@ START_TEST(text_form_keeps_backslashes_and_escapes_other_bytes)
 }
 END_TEST
 
+START_TEST(message_forms_quote_bytes_and_keep_escaped_text)
+{
+	char out[16];
+	char msg[300];
+
+	/* The text form leaves a backslash, and so escaped text, as it is. */
+	ck_assert_str_eq(pl_esc_text_str(out, sizeof(out), "a\\xe9\xff", 6), "a\\xe9\\xff");
+	ck_assert_str_eq(pl_esc_text_str(out, 6, "ab\xff", 3), "ab");
+	snprintf(msg, sizeof(msg), "cannot open '%s'", PL_ESC_MSG("/tmp/caf\xe9"));
+	ck_assert_str_eq(msg, "cannot open '/tmp/caf\\xe9'");
+}
+END_TEST
+
 Suite *suite_escape(void)
 {
 	Suite *s = suite_create("escape");
@@ -139,6 +153,7 @@ Suite *suite_escape(void)
 	tcase_add_test(tc, decode_gives_back_paths_and_refuses_nul);
 	tcase_add_test(tc, message_form_is_cut_on_a_sequence_boundary);
 	tcase_add_test(tc, text_form_keeps_backslashes_and_escapes_other_bytes);
+	tcase_add_test(tc, message_forms_quote_bytes_and_keep_escaped_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

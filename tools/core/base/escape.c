@@ -104,14 +104,14 @@ char *pl_esc_dup(const char *s)
 	return b.data;
 }
 
-const char *pl_esc_str(char *out, size_t cap, const char *s)
+static const char *esc_str(char *out, size_t cap, const char *s, size_t n, bool keep_backslash)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s), used = 0;
+	size_t used = 0;
 
 	for (size_t i = 0; i < n;) {
 		char seq[8];
-		size_t seq_len, step = esc_step(u + i, n - i, false, seq, &seq_len);
+		size_t seq_len, step = esc_step(u + i, n - i, keep_backslash, seq, &seq_len);
 
 		if (used + seq_len + 1 > cap)
 			break;
@@ -121,6 +121,16 @@ const char *pl_esc_str(char *out, size_t cap, const char *s)
 	}
 	out[used] = '\0';
 	return out;
+}
+
+const char *pl_esc_str(char *out, size_t cap, const char *s)
+{
+	return esc_str(out, cap, s, strlen(s), false);
+}
+
+const char *pl_esc_text_str(char *out, size_t cap, const char *s, size_t n)
+{
+	return esc_str(out, cap, s, n, true);
 }
 
 static int hex_value(unsigned char c)

@@ -35,6 +35,11 @@ char *pl_esc_dup(const char *s);
  * stays valid UTF-8.  For messages: "cannot open '%s'".  Returns `out`. */
 const char *pl_esc_str(char *out, size_t cap, const char *s);
 
+/* The escaped form of `s` for a '%s' of a message: cut to fit 256 bytes,
+ * in storage (a compound literal) that lives until the end of the
+ * enclosing block:  pl_fail(err, ..., "cannot open '%s'", PL_ESC_MSG(path)). */
+#define PL_ESC_MSG(s) pl_esc_str((char[256]){0}, 256, (s))
+
 /* The text form: bytes that are not UTF-8 are escaped (`\xHH`) while
  * backslashes stay as they are.  For a command-line argument (a Latin-1
  * file name typed in a shell; an escaped path copied from a result keeps
@@ -43,6 +48,11 @@ const char *pl_esc_str(char *out, size_t cap, const char *s);
  * "RegExp:\bFoo" should read as perf printed it.  Escaped text goes
  * through unchanged.  Appends to `out`. */
 void pl_esc_add_text(struct pl_buf *out, const char *s, size_t n);
+
+/* The text form of `n` bytes at `s` into `out` (`cap` > 0 bytes), cut as
+ * pl_esc_str cuts: for another program's words (perf's stderr) quoted in
+ * a message.  Returns `out`. */
+const char *pl_esc_text_str(char *out, size_t cap, const char *s, size_t n);
 
 /* Decode the escaped form `s` into `out` (`cap` bytes): the original bytes
  * and a NUL.  False (out unspecified) when the result does not fit or

@@ -28,6 +28,7 @@
  * does not need it can go on while the hashing thread catches up.
  */
 #include "input.h"
+#include "escape.h"
 #include "sha256.h"
 
 #include <errno.h>
@@ -209,16 +210,16 @@ enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "the input's hash was already taken");
 	if (!h->parser_end_ok) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL,
-			     "the hash of '%s' was asked for before the file was read to its end", h->path);
+			     "the hash of '%s' was asked for before the file was read to its end", PL_ESC_MSG(h->path));
 	} else if (h->threaded) {
 		pthread_join(h->thread, NULL);
 		h->threaded = false;
 		if (h->read_errno)
 			rc = pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
-				     "cannot read '%s': %s", h->path, strerror(h->read_errno));
+				     "cannot read '%s': %s", PL_ESC_MSG(h->path), strerror(h->read_errno));
 		else if (!unchanged(h))
 			rc = pl_fail(err, PL_ERR_INPUT, "analyze it again once nothing writes to it",
-				     "'%s' changed while it was read", h->path);
+				     "'%s' changed while it was read", PL_ESC_MSG(h->path));
 	}
 	if (rc == PL_OK) {
 		pl_sha256_final(&h->sha, digest);
@@ -239,7 +240,7 @@ static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 	n = read_block_at(st->fd, st->block, -1);
 	if (n < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the file and its permissions",
-			       "cannot read '%s': %s", in->path, strerror(errno));
+			       "cannot read '%s': %s", PL_ESC_MSG(in->path), strerror(errno));
 	st->raw_eof = n < (ssize_t)RAW_BLOCK;
 	if (h) {  /* not handed over yet (see pl_input_detach_hash) */
 		h->parsed += (uint64_t)n;
@@ -259,7 +260,7 @@ static enum pl_err count_out(struct pl_input *in, size_t n, struct pl_error *err
 	in->bytes_out += n;
 	if (in->bytes_out > in->st->lim.max_input_bytes)
 		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes, or split the capture",
-			       "'%s' holds more than %llu bytes of profile text", in->path,
+			       "'%s' holds more than %llu bytes of profile text", PL_ESC_MSG(in->path),
 			       (unsigned long long)in->st->lim.max_input_bytes);
 	return PL_OK;
 }
@@ -289,11 +290,11 @@ static enum pl_err fill_gzip(struct pl_input *in, struct pl_error *err)
 	}
 	if (rc != Z_OK && rc != Z_BUF_ERROR)
 		return pl_fail(err, PL_ERR_MALFORMED, "the file is not valid gzip; decompress it and check it",
-			       "gzip data in '%s' is corrupt: %s", in->path,
+			       "gzip data in '%s' is corrupt: %s", PL_ESC_MSG(in->path),
 			       st->z.msg ? st->z.msg : "inflate failed");
 	if (st->raw_eof && st->raw_pos == st->raw_len && rc == Z_BUF_ERROR)
 		return pl_fail(err, PL_ERR_MALFORMED, "the file was cut short; copy it again",
-			       "gzip data in '%s' is truncated", in->path);
+			       "gzip data in '%s' is truncated", PL_ESC_MSG(in->path));
 	return PL_OK;
 }
 
@@ -306,7 +307,7 @@ static enum pl_err fill_zstd(struct pl_input *in, struct pl_error *err)
 
 	if (ZSTD_isError(rc))
 		return pl_fail(err, PL_ERR_MALFORMED, "the file is not valid zstd; decompress it and check it",
-			       "zstd data in '%s' is corrupt: %s", in->path,
+			       "zstd data in '%s' is corrupt: %s", PL_ESC_MSG(in->path),
 			       ZSTD_getErrorName(rc));
 	if (ib.pos > st->raw_pos || ob.pos > st->win_end)
 		st->zs_between_frames = rc == 0;
@@ -315,7 +316,7 @@ static enum pl_err fill_zstd(struct pl_input *in, struct pl_error *err)
 	if (st->raw_eof && st->raw_pos == st->raw_len && ob.pos < ob.size) {
 		if (!st->zs_between_frames)
 			return pl_fail(err, PL_ERR_MALFORMED, "the file was cut short; copy it again",
-				       "zstd data in '%s' is truncated", in->path);
+				       "zstd data in '%s' is truncated", PL_ESC_MSG(in->path));
 		st->out_eof = true;
 	}
 	return PL_OK;
@@ -391,11 +392,11 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the path; list the folder to see what is there",
-			       "cannot open '%s': %s", path, strerror(errno));
+			       "cannot open '%s': %s", PL_ESC_MSG(path), strerror(errno));
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
 		close(fd);
 		return pl_fail(err, PL_ERR_INPUT, "pass a regular file (not a folder, FIFO or device)",
-			       "'%s' is not a regular file", path);
+			       "'%s' is not a regular file", PL_ESC_MSG(path));
 	}
 	fcntl(fd, F_SETFL, 0);
 	st = pl_xcalloc(1, sizeof(*st));
@@ -420,7 +421,7 @@ static int line_too_long(struct pl_input *in, struct pl_error *err)
 {
 	pl_fail(err, PL_ERR_LIMIT, "raise --max-line, or check that this is a text profile",
 		"line %llu of '%s' is longer than %llu bytes",
-		(unsigned long long)in->line_no + 1, in->path,
+		(unsigned long long)in->line_no + 1, PL_ESC_MSG(in->path),
 		(unsigned long long)in->st->lim.max_line);
 	return -1;
 }

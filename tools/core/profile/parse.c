@@ -12,6 +12,7 @@
  * one-line entry point, parses without them.
  */
 #include "parse.h"
+#include "base/escape.h"
 #include "base/input.h"
 #include "perf_stat.h"
 
@@ -495,10 +496,10 @@ static enum pl_err parse_perf_data(struct pl_profile *p, const char *path,
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
 			       o->perf_data.refusal ? o->perf_data.refusal :
 			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
-			       "'%s' is perf.data, which is read by running perf", path);
+			       "'%s' is perf.data, which is read by running perf", PL_ESC_MSG(path));
 	if (p->nsources || p->records_parsed)
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "analyze the perf.data on its own",
-			       "'%s' is perf.data inside a session folder", path);
+			       "'%s' is perf.data inside a session folder", PL_ESC_MSG(path));
 	return o->perf_data.read(p, path, &o->perf_data, err);
 }
 
@@ -527,7 +528,7 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	if (fmt == PL_FMT_PERF_DATA) {
 		pl_input_close(&in);
 		return pl_fail(err, PL_ERR_MALFORMED, "use format \"auto\" to detect what it is",
-			       "'%s' is not perf.data (no PERFILE2 magic)", path);
+			       "'%s' is not perf.data (no PERFILE2 magic)", PL_ESC_MSG(path));
 	}
 	if (fmt == PL_FMT_AUTO)
 		fmt = pl_detect_format(head, nhead);
@@ -597,7 +598,7 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 
 	if (!d)
 		return pl_fail(err, PL_ERR_INPUT, "check the path",
-			       "cannot open folder '%s': %s", dir, strerror(errno));
+			       "cannot open folder '%s': %s", PL_ESC_MSG(dir), strerror(errno));
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, "chunk_", 6) != 0)
 			continue;
@@ -609,7 +610,7 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 		free(names);
 		return pl_fail(err, PL_ERR_INPUT,
 			       "pass a profile file, or a device session folder holding chunk_000.txt[.gz|.zst]...",
-			       "folder '%s' holds no chunk_* files", dir);
+			       "folder '%s' holds no chunk_* files", PL_ESC_MSG(dir));
 	}
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
@@ -634,7 +635,7 @@ enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 		if (o->format != PL_FMT_AUTO && o->format != PL_FMT_AGENT_CHUNKS)
 			return pl_fail(err, PL_ERR_USAGE, "use format auto or agent_chunks for a session folder",
 				       "'%s' is a folder but format '%s' reads one file",
-				       path, pl_format_name(o->format));
+				       PL_ESC_MSG(path), pl_format_name(o->format));
 		return parse_session(p, path, o, err);
 	}
 	return parse_file(p, path, o, o->format, err);
