@@ -1,0 +1,309 @@
+/* capabilities.c - what perf can collect here (see capabilities.h).
+ *
+ * Every probe uses perf itself as the workload (`perf bench` for load,
+ * `perf version` for a short run), so nothing but the allowlisted perf is
+ * ever executed.  Counting: perf stat -x, on stderr, read per event.
+ * Sampling: perf record into a scratch folder under the artifact root.
+ * Call graphs: a recording per mode whose samples are read back with
+ * perf script and their frames counted: a mode "works" only when frames
+ * come out.  The answer is cached in collections/capabilities.json, keyed
+ * by the boot id and perf's path, size and modification time.
+ */
+#include "capabilities.h"
+#include "collect.h"
+#include "base/fsatomic.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROBE_TIMEOUT_MS 20000
+
+static const char *const probe_events[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches",
+	"cycles", "instructions", "cache-misses", "branch-misses",
+};
+static const char *const sampled_events[] = {"cpu-clock", "cycles"};
+static const char *const graph_modes[] = {"fp", "dwarf", "lbr"};
+static const struct {
+	const char *name, *path, *used_by;
+} tracepoints[] = {
+	{"sched:sched_switch", "events/sched/sched_switch", "off_cpu, sched"},
+	{"sched:sched_wakeup", "events/sched/sched_wakeup", "sched"},
+	{"lock:contention_begin", "events/lock/contention_begin", "lock"},
+};
+
+static char *read_small(const char *path)
+{
+	char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	return pl_xstrndup(buf, n);
+}
+
+/* The cache key: boot id + perf's identity. */
+static json_t *cache_key(const char *perf)
+{
+	struct stat st;
+	char *boot = read_small("/proc/sys/kernel/random/boot_id");
+	json_t *k;
+
+	if (stat(perf, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	k = json_pack("{s:s?,s:s,s:I,s:I}", "boot_id", boot, "perf", perf, "size",
+		      (json_int_t)st.st_size, "mtime", (json_int_t)st.st_mtime);
+	free(boot);
+	return k;
+}
+
+/* "VALUE,UNIT,EVENT,..." lines of perf stat -x, for `event`. */
+static const char *count_status(const char *stderr_text, const char *event, int status)
+{
+	const char *line = stderr_text ? stderr_text : "";
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (memmem(line, n, event, strlen(event))) {
+			if (memmem(line, n, "<not supported>", 15))
+				return "not_supported";
+			if (memmem(line, n, "<not counted>", 13))
+				return "not_counted";
+			return status == 0 ? "counted" : "failed";
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return "failed";
+}
+
+static json_t *probe_event(const char *perf, const char *scratch, const char *event)
+{
+	const char *stat_argv[] = {perf, "stat", "-x", ",", "-e", event, "--", perf, "version", NULL};
+	char data[4200], *out = NULL, *errt = NULL;
+	const char *count, *record = "not_tried";
+	int st = pl_perf_probe(stat_argv, PROBE_TIMEOUT_MS, &out, &errt);
+	json_t *j;
+
+	count = count_status(errt, event, st);
+	free(out);
+	free(errt);
+	for (size_t i = 0; i < PL_ARRAY_LEN(sampled_events); i++) {
+		if (strcmp(event, sampled_events[i]) != 0)
+			continue;
+		snprintf(data, sizeof(data), "%.4000s/%s.data", scratch, event);
+		const char *rec_argv[] = {perf, "record", "-e", event, "-N", "-o", data, "--", perf,
+					  "bench", "mem", "memset", "-s", "4MB", "-l", "20", NULL};
+		out = errt = NULL;
+		st = pl_perf_probe(rec_argv, PROBE_TIMEOUT_MS, &out, &errt);
+		free(out);
+		free(errt);
+		record = st == 0 ? "works" : "failed";
+		if (st == 0) {
+			/* perf record silently falls back (cycles -> cpu-clock):
+			 * it works only if the file holds the event asked for. */
+			const char *ev_argv[] = {perf, "evlist", "-i", data, NULL};
+			out = errt = NULL;
+			pl_perf_probe(ev_argv, PROBE_TIMEOUT_MS, &out, &errt);
+			if (!out || strncmp(out, event, strlen(event)) != 0)
+				record = "failed";
+			free(out);
+			free(errt);
+		}
+		unlink(data);
+	}
+	j = json_pack("{s:s,s:s,s:s,s:s}", "event", event, "count", count, "record", record,
+		      "detail", strcmp(count, "counted") == 0 ? "counts with perf stat" :
+		      "perf stat could not count it here (VMs often lack hardware events: use cpu-clock, task-clock)");
+	return j;
+}
+
+/* Samples and frames of a recording, from perf script -F ip. */
+static void count_frames(const char *perf, const char *data, uint64_t *samples, uint64_t *frames)
+{
+	const char *argv[] = {perf, "script", "-i", data, "-F", "ip", NULL};
+	char *out = NULL, *errt = NULL;
+	bool in = false;
+
+	*samples = *frames = 0;
+	pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
+	for (char *line = out; line && *line;) {
+		char *nl = strchr(line, '\n');
+		bool blank = line[0] == '\n' || line[0] == '\0';
+		if (!blank && !in) {
+			(*samples)++;
+			in = true;
+		}
+		if (!blank)
+			(*frames)++;
+		else
+			in = false;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(out);
+	free(errt);
+}
+
+static json_t *probe_graph(const char *perf, const char *scratch, const char *mode)
+{
+	char data[4200], *out = NULL, *errt = NULL, tail[200] = "";
+	const char *argv[] = {perf, "record", "-e", "cpu-clock", "-F", "2000", "--call-graph", mode, "-N",
+			      "-o", data, "--", perf, "bench", "mem", "memset", "-s", "4MB", "-l", "40", NULL};
+	uint64_t samples = 0, frames = 0;
+	double mean = 0;
+	int st;
+
+	snprintf(data, sizeof(data), "%.4000s/graph-%s.data", scratch, mode);
+	st = pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
+	if (st == 0)
+		count_frames(perf, data, &samples, &frames);
+	else if (errt)
+		snprintf(tail, sizeof(tail), "%.190s", errt);
+	free(out);
+	free(errt);
+	unlink(data);
+	mean = samples ? (double)frames / (double)samples : 0;
+	return json_pack("{s:s,s:s,s:I,s:f,s:s}", "mode", mode, "status",
+		st != 0 ? "failed" : mean >= 3 ? "real_chains" : "shallow_chains",
+		"samples", (json_int_t)samples, "mean_frames", mean, "detail",
+		st != 0 ? tail : mean >= 3 ? "frames come out of the samples" :
+		"perf ran but samples carry almost no caller frames (with perf as the probe; a binary built with frame pointers may do better)");
+}
+
+static json_t *probe_tracepoints(void)
+{
+	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	json_t *out = json_array();
+	char path[512];
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(tracepoints); i++) {
+		bool found = false;
+		for (size_t r = 0; r < PL_ARRAY_LEN(roots) && !found; r++) {
+			snprintf(path, sizeof(path), "%s/%s", roots[r], tracepoints[i].path);
+			found = access(path, F_OK) == 0;
+		}
+		json_array_append_new(out, json_pack("{s:s,s:b,s:s}", "name", tracepoints[i].name,
+						     "available", found, "used_by", tracepoints[i].used_by));
+	}
+	return out;
+}
+
+static json_t *advice(json_t *events, json_t *graphs)
+{
+	json_t *a = json_array(), *e;
+	size_t i;
+	bool hw = false;
+
+	json_array_foreach(events, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "event")), "cycles") == 0)
+			hw = strcmp(json_string_value(json_object_get(e, "count")), "counted") == 0;
+	json_array_append_new(a, json_string(hw ? "hardware events count here: cycles and instructions give IPC"
+					     : "hardware events are not available: sample cpu-clock and count task-clock"));
+	json_array_foreach(graphs, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "status")), "real_chains") == 0) {
+			json_array_append_new(a, json_sprintf("call_graph=\"%s\" yields real chains",
+				json_string_value(json_object_get(e, "mode"))));
+			break;
+		}
+	return a;
+}
+
+static json_t *probe_all(const char *perf, const char *scratch)
+{
+	json_t *events = json_array(), *graphs = json_array();
+	char *par = read_small("/proc/sys/kernel/perf_event_paranoid");
+	char *version = pl_perf_version(perf);
+	json_t *r;
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(probe_events); i++)
+		json_array_append_new(events, probe_event(perf, scratch, probe_events[i]));
+	for (size_t i = 0; i < PL_ARRAY_LEN(graph_modes); i++)
+		json_array_append_new(graphs, probe_graph(perf, scratch, graph_modes[i]));
+	r = json_pack("{s:s,s:s?,s:o,s:b,s:o,s:o,s:o,s:o}", "perf_path", perf, "perf_version", version,
+		      "perf_event_paranoid", par ? json_integer(atoi(par)) : json_null(), "cached", false,
+		      "events", events, "call_graphs", graphs, "tracepoints", probe_tracepoints(),
+		      "advice", advice(events, graphs));
+	free(par);
+	free(version);
+	return r;
+}
+
+/* The cached answer when its key matches `key`, else NULL (new). */
+static json_t *cached_answer(const char *cache, json_t *key)
+{
+	json_t *old = json_load_file(cache, 0, NULL), *r = NULL;
+
+	if (old && json_equal(json_object_get(old, "key"), key)) {
+		r = json_deep_copy(json_object_get(old, "answer"));
+		json_object_set_new(r, "cached", json_true());
+	}
+	json_decref(old);
+	return r;
+}
+
+/* Probe in a scratch folder under `collections`; on PL_OK *result is new. */
+static enum pl_err probe_in_scratch(const char *perf, const char *collections, json_t **result,
+				    struct pl_error *err)
+{
+	char scratch[4200];
+	enum pl_err rc;
+
+	if ((rc = pl_make_dirs(collections, err)))
+		return rc;
+	snprintf(scratch, sizeof(scratch), "%.4000s/.probe-XXXXXX", collections);
+	if (!mkdtemp(scratch))
+		return pl_fail(err, PL_ERR_OUTPUT, "check the artifact root", "cannot create '%s'", scratch);
+	*result = probe_all(perf, scratch);
+	rmdir(scratch);
+	return PL_OK;
+}
+
+/* Store {key, answer} atomically in `cache`; `key` is stolen. */
+static enum pl_err store_answer(const char *cache, json_t *key, json_t *answer, struct pl_error *err)
+{
+	json_t *store = json_pack("{s:o,s:O}", "key", key, "answer", answer);
+	char *text = json_dumps(store, JSON_SORT_KEYS | JSON_INDENT(1));
+	enum pl_err rc = pl_write_file_atomic(cache, text, strlen(text), err);
+
+	json_decref(store);
+	free(text);
+	return rc;
+}
+
+enum pl_err coll_capabilities(const char *perf_path, const char *artifact_root, bool refresh,
+			      json_t **result, struct pl_error *err)
+{
+	char cache[4200], collections[4200];
+	json_t *key = cache_key(perf_path), *r = NULL;
+	enum pl_err rc;
+
+	snprintf(collections, sizeof(collections), "%.4000s/collections", artifact_root);
+	snprintf(cache, sizeof(cache), "%.4000s/capabilities.json", collections);
+	if (!refresh && (r = cached_answer(cache, key))) {
+		json_decref(key);
+		*result = r;
+		return PL_OK;
+	}
+	if ((rc = probe_in_scratch(perf_path, collections, &r, err))) {
+		json_decref(key);
+		return rc;
+	}
+	json_object_set_new(r, "boot_id", json_is_string(json_object_get(key, "boot_id")) ?
+			    json_incref(json_object_get(key, "boot_id")) : json_null());
+	if ((rc = store_answer(cache, key, r, err))) {
+		json_decref(r);
+		return rc;
+	}
+	*result = r;
+	return PL_OK;
+}

@@ -1,0 +1,25 @@
+/* capabilities.h - what perf can collect on this machine, probed once per
+ * boot and cached under the artifact root.
+ *
+ * Events are counted (perf stat) and sampled (perf record), each call
+ * graph mode is recorded and its frames counted, and the tracepoints the
+ * sched, lock and off-CPU modes need are looked up.  The caller checks
+ * that collection is allowed; this only runs the allowlisted perf.
+ */
+#ifndef PL_CAPABILITIES_H
+#define PL_CAPABILITIES_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+
+/* Probe with `perf_path`, scratch files and the cache in
+ * ARTIFACT_ROOT/collections/; the cached answer is returned (with
+ * "cached": true) while the boot id and perf's path, size and mtime are
+ * unchanged, unless `refresh`.  On PL_OK *result is a new reference. */
+enum pl_err coll_capabilities(const char *perf_path, const char *artifact_root, bool refresh,
+			      json_t **result, struct pl_error *err);
+
+#endif

@@ -1,0 +1,607 @@
+/* report.c - the Markdown evidence report of an analysis (see report.h).
+ *
+ * Sections, in order: Problem, Data quality, Observations, Top hotspots,
+ * Candidates, Missing evidence, A/B validation plan, Conclusion.  Numbers
+ * come from the analysis and from the classification rules
+ * (classify.h); nothing is inferred beyond them, and the conclusion
+ * leaves every candidate unconfirmed and says what A/B evidence would
+ * settle it.  Caller text and names from the profile are escaped: prose
+ * with backslashes before Markdown punctuation, names as code spans;
+ * control characters become spaces and long names are cut (and marked).
+ */
+#include "report.h"
+#include "classify.h"
+#include "profile/aggregate.h"
+#include "base/util.h"
+#include "base/version.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPORT_EVENTS_MAX 16     /* events given a full section each */
+#define REPORT_TOP 10            /* hotspots per event */
+#define REPORT_MATCHED 5         /* matched hotspots per candidate */
+#define NAME_MAX_BYTES 200       /* longer symbols and paths are cut */
+
+const char *const pl_report_sections[PL_REPORT_NSECTIONS] = {
+	"Problem", "Data quality", "Observations", "Top hotspots", "Candidates",
+	"Missing evidence", "A/B validation plan", "Conclusion",
+};
+
+/* ------------------------------------------------------ Markdown escaping */
+
+/* Bytes of `s` to keep so that at most `max` bytes remain and no UTF-8
+ * sequence is split. */
+static size_t cut_len(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+static bool alnum_at(const char *s, size_t i, size_t n)
+{
+	return i < n && ((unsigned char)s[i] >= 0x80 || isalnum((unsigned char)s[i]));
+}
+
+/* Where the text, taken to start a line, holds what would open a block
+ * (heading, quote, list item, thematic break, setext underline, link
+ * reference definition; an ordered list's '.' or ')'): that byte's
+ * index, or n when nothing there does. */
+static size_t block_marker(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	while (i < n && i < 3 && s[i] == ' ')
+		i++;
+	if (i < n && strchr("#>-+=_[*", s[i]))
+		return i;
+	for (d = i; d < n && isdigit((unsigned char)s[d]); d++)
+		;
+	return d > i && d < n && (s[d] == '.' || s[d] == ')') ? d : n;
+}
+
+/* Whether s[i] opens inline markup wherever it stands: code, emphasis,
+ * HTML, tables, strikethrough, entities, the ']' of a link. */
+static bool inline_markup(const char *s, size_t i, size_t n)
+{
+	char ch = s[i];
+
+	if (strchr("\\`*<|~", ch))
+		return true;
+	if (ch == '_')
+		return !(i > 0 && alnum_at(s, i - 1, n) && alnum_at(s, i + 1, n));
+	if (ch == '&')
+		return alnum_at(s, i + 1, n) || (i + 1 < n && s[i + 1] == '#');
+	if (ch == ']')
+		return i + 1 < n && strchr("([:", s[i + 1]);
+	return false;
+}
+
+/* Prose that reads well as raw text: control characters become spaces and
+ * a backslash goes only before what CommonMark (with GitHub's tables and
+ * strikethrough) would take as markup, so `--call-graph` or `fn12.c` stay
+ * as they are. */
+static void md_text(struct pl_buf *b, const char *s, size_t max)
+{
+	size_t n = cut_len(s, max), marker = block_marker(s, n);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch == 0x7f)
+			ch = ' ';
+		else if (i == marker || inline_markup(s, i, n))
+			pl_buf_addc(b, '\\');
+		pl_buf_addc(b, (char)ch);
+	}
+	if (n < strlen(s))
+		pl_buf_addf(b, " \\[cut: %zu more bytes\\]", strlen(s) - n);
+}
+
+/* A name as a code span: a fence longer than any backtick run inside,
+ * padded when the name starts or ends with a backtick; '|' escaped for
+ * tables (GitHub tables honour \| inside code spans). */
+static void md_code(struct pl_buf *b, const char *s)
+{
+	size_t n = cut_len(s ? s : "", NAME_MAX_BYTES), run = 0, longest = 0;
+	bool pad;
+
+	if (!s || !*s) {
+		pl_buf_adds(b, "(none)");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		run = s[i] == '`' ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	pad = s[0] == '`' || s[n - 1] == '`' || s[0] == ' ';
+	for (size_t i = 0; i <= longest; i++)
+		pl_buf_addc(b, '`');
+	if (pad)
+		pl_buf_addc(b, ' ');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '|')
+			pl_buf_addc(b, '\\');
+		pl_buf_addc(b, (char)(ch < 0x20 || ch == 0x7f ? ' ' : ch));
+	}
+	if (pad)
+		pl_buf_addc(b, ' ');
+	for (size_t i = 0; i <= longest; i++)
+		pl_buf_addc(b, '`');
+	if (n < strlen(s))
+		pl_buf_adds(b, " (cut)");
+}
+
+/* Texts from our own rules: trusted, but still escaped the same way. */
+static void md_rule_text(struct pl_buf *b, json_t *s)
+{
+	md_text(b, json_string_value(s) ? json_string_value(s) : "", 4096);
+}
+
+static void heading(struct pl_buf *b, size_t section)
+{
+	pl_buf_addf(b, "\n## %s\n\n", pl_report_sections[section]);
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+static double num_of(json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+/* ------------------------------------------------------------- sections */
+
+struct report {
+	struct pl_buf md;
+	const struct pl_profile *p;
+	const char *id, *problem, *metric;
+	json_t *summary;
+	json_t *classified;      /* array of pl_classify_event objects */
+	struct pl_view *views;   /* parallel to classified */
+	size_t nviews;
+	size_t events_left_out;
+};
+
+static void problem_section(struct report *r)
+{
+	const char *s = r->problem;
+
+	heading(&r->md, 0);
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		char *line = pl_xstrndup(s, n);
+		pl_buf_adds(&r->md, "> ");
+		md_text(&r->md, line, 2000);
+		pl_buf_adds(&r->md, "\n");
+		free(line);
+		s += n + (nl != NULL);
+	}
+	pl_buf_adds(&r->md, "\nMetric that decides success: ");
+	md_text(&r->md, r->metric, 200);
+	pl_buf_adds(&r->md, "\n");
+}
+
+static void time_text(struct pl_buf *b, const char *unit, uint64_t period)
+{
+	if (strcmp(unit, "ns") == 0)
+		pl_buf_addf(b, "%.3f s", (double)period / 1e9);
+	else
+		pl_buf_adds(b, "n/a (not a time event)");
+}
+
+static void inputs_list(struct report *r)
+{
+	json_t *prov = json_object_get(r->summary, "provenance"), *in, *counts, *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(prov, "inputs"), i, in) {
+		pl_buf_adds(&r->md, "- Input: ");
+		md_code(&r->md, str_of(in, "path"));
+		pl_buf_addf(&r->md, " (%s, %s, sha256 %s)\n", str_of(in, "format"),
+			    str_of(in, "compression"), str_of(in, "sha256"));
+	}
+	counts = json_object_get(prov, "counts");
+	pl_buf_addf(&r->md, "- Records: %" JSON_INTEGER_FORMAT " parsed, %" JSON_INTEGER_FORMAT
+		    " skipped, %" JSON_INTEGER_FORMAT " malformed\n",
+		    json_integer_value(json_object_get(counts, "records_parsed")),
+		    json_integer_value(json_object_get(counts, "records_skipped")),
+		    json_integer_value(json_object_get(counts, "records_malformed")));
+	pl_buf_adds(&r->md, "- Wall-clock duration: not recorded in the analysis; the sampled time below is "
+			    "the sum of sample periods (for cpu-clock and task-clock, CPU time across all CPUs)\n");
+	json_array_foreach(json_object_get(json_object_get(r->summary, "quality"), "warnings"), i, w) {
+		pl_buf_adds(&r->md, "- Warning: ");
+		md_rule_text(&r->md, w);
+		pl_buf_adds(&r->md, "\n");
+	}
+}
+
+static void data_quality_section(struct report *r)
+{
+	json_t *ev;
+	size_t i;
+
+	heading(&r->md, 1);
+	inputs_list(r);
+	pl_buf_adds(&r->md, "\n| Event | Unit | Samples | Total weight | Sampled time | Call graph | "
+			    "Source lines | Unknown leaf | Stacks with unknown frames | Truncated stacks |\n"
+			    "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |\n");
+	json_array_foreach(r->classified, i, ev) {
+		json_t *q = json_object_get(ev, "quality"), *t = json_object_get(q, "truncated_stack_percent");
+		pl_buf_adds(&r->md, "| ");
+		md_code(&r->md, str_of(ev, "event"));
+		pl_buf_addf(&r->md, " | %s | %" JSON_INTEGER_FORMAT " | %" JSON_INTEGER_FORMAT " | ",
+			    str_of(ev, "unit"), json_integer_value(json_object_get(q, "samples")),
+			    json_integer_value(json_object_get(q, "period")));
+		time_text(&r->md, str_of(ev, "unit"), (uint64_t)json_integer_value(json_object_get(q, "period")));
+		pl_buf_addf(&r->md, " | %s (%.2f%% of weight) | %s | %.2f%% | %.2f%% | ",
+			    json_is_true(json_object_get(q, "call_graph")) ? "yes" : "no",
+			    num_of(q, "call_graph_percent"),
+			    json_is_true(json_object_get(q, "source_lines")) ? "yes" : "no",
+			    num_of(q, "unknown_leaf_percent"), num_of(q, "unknown_frame_percent"));
+		if (json_is_number(t))
+			pl_buf_addf(&r->md, "%.2f%% |\n", json_number_value(t));
+		else
+			pl_buf_adds(&r->md, "n/a |\n");
+	}
+	if (r->events_left_out)
+		pl_buf_addf(&r->md, "\n%zu more event(s) are in the analysis but not in this report.\n",
+			    r->events_left_out);
+	pl_buf_adds(&r->md, "\nEvents are never added together: each row is its own profile with its own total.\n");
+}
+
+static void kind_shares(const struct pl_view *v, double share[PL_KIND_UNKNOWN + 1])
+{
+	uint64_t w[PL_KIND_UNKNOWN + 1] = {0};
+
+	for (uint32_t f = 0; f < pl_nfuncs(v->p); f++)
+		w[v->p->funcs[f].kind] += v->funcs[f].self.period;
+	for (int k = 0; k <= PL_KIND_UNKNOWN; k++)
+		share[k] = pl_percent(v, w[k]);
+}
+
+static void observations_section(struct report *r)
+{
+	heading(&r->md, 2);
+	pl_buf_adds(&r->md, "Measured figures only; none of them is a cause.\n\n");
+	for (size_t i = 0; i < r->nviews; i++) {
+		const struct pl_view *v = &r->views[i];
+		const char *event = pl_str(r->p, r->p->events[v->event].name);
+		double share[PL_KIND_UNKNOWN + 1];
+		size_t best_dso = SIZE_MAX;
+
+		kind_shares(v, share);
+		pl_buf_adds(&r->md, "- ");
+		md_code(&r->md, event);
+		pl_buf_addf(&r->md, ": %" PRIu64 " samples; self weight by where the code lives: user space %.2f%%, "
+			    "kernel %.2f%%, JIT %.2f%%, no known mapping %.2f%%.", v->total.samples, share[PL_KIND_USER],
+			    share[PL_KIND_KERNEL], share[PL_KIND_JIT], share[PL_KIND_UNKNOWN]);
+		if (v->nhot) {
+			uint32_t f = v->hot_order[0];
+			pl_buf_adds(&r->md, " Heaviest function by self weight: ");
+			md_code(&r->md, pl_str(r->p, r->p->funcs[f].symbol));
+			pl_buf_adds(&r->md, " in ");
+			md_code(&r->md, pl_str(r->p, r->p->funcs[f].dso));
+			pl_buf_addf(&r->md, ", %.2f%% self, %.2f%% inclusive.", pl_percent(v, v->funcs[f].self.period),
+				    pl_percent(v, v->funcs[f].incl.period));
+		}
+		for (size_t d = 0; d < v->ndsos; d++)
+			if (v->dsos[d].self.period && (best_dso == SIZE_MAX ||
+			    v->dsos[d].self.period > v->dsos[best_dso].self.period))
+				best_dso = d;
+		if (best_dso != SIZE_MAX) {
+			pl_buf_adds(&r->md, " Heaviest DSO by self weight: ");
+			md_code(&r->md, pl_str(r->p, v->dso_ids[best_dso]));
+			pl_buf_addf(&r->md, ", %.2f%%.", pl_percent(v, v->dsos[best_dso].self.period));
+		}
+		pl_buf_adds(&r->md, "\n");
+	}
+}
+
+static void hotspots_section(struct report *r)
+{
+	heading(&r->md, 3);
+	for (size_t i = 0; i < r->nviews; i++) {
+		const struct pl_view *v = &r->views[i];
+
+		pl_buf_adds(&r->md, "### Event ");
+		md_code(&r->md, pl_str(r->p, r->p->events[v->event].name));
+		pl_buf_addf(&r->md, " (by self weight, top %d of %zu)\n\n"
+				    "| Rank | Hotspot | Symbol | DSO | Kind | Self | Inclusive | Samples (self) |\n"
+				    "| ---: | --- | --- | --- | --- | ---: | ---: | ---: |\n",
+			    v->nhot < REPORT_TOP ? (int)v->nhot : REPORT_TOP, v->nhot);
+		for (size_t k = 0; k < v->nhot && k < REPORT_TOP; k++) {
+			uint32_t f = v->hot_order[k];
+			pl_buf_addf(&r->md, "| %zu | fn%u | ", k + 1, f);
+			md_code(&r->md, pl_str(r->p, r->p->funcs[f].symbol));
+			pl_buf_adds(&r->md, " | ");
+			md_code(&r->md, pl_str(r->p, r->p->funcs[f].dso));
+			pl_buf_addf(&r->md, " | %s | %.2f%% | %.2f%% | %" PRIu64 " |\n",
+				    pl_kind_name((enum pl_kind)r->p->funcs[f].kind),
+				    pl_percent(v, v->funcs[f].self.period), pl_percent(v, v->funcs[f].incl.period),
+				    v->funcs[f].self.samples);
+		}
+		pl_buf_adds(&r->md, "\n");
+	}
+}
+
+static void figure_text(struct pl_buf *b, json_t *fig)
+{
+	const char *name = str_of(fig, "name");
+
+	if (strcmp(name, "samples") == 0)
+		pl_buf_addf(b, "%.0f samples (rule: below %.0f)", num_of(fig, "value"), num_of(fig, "threshold"));
+	else
+		pl_buf_addf(b, "%s %.2f%% (rule: %s %.2f%%)", name, num_of(fig, "value"),
+			    strcmp(str_of(fig, "op"), "below") == 0 ? "below" : "at least", num_of(fig, "threshold"));
+}
+
+static void candidate_block(struct report *r, json_t *c, size_t n)
+{
+	json_t *rule = json_object_get(c, "rule"), *h, *s;
+	size_t i;
+
+	pl_buf_addf(&r->md, "### %zu. ", n);
+	md_rule_text(&r->md, json_object_get(rule, "label"));
+	pl_buf_adds(&r->md, " on ");
+	md_code(&r->md, str_of(c, "event"));
+	pl_buf_adds(&r->md, "\n\n- Status: candidate (unconfirmed hypothesis)\n- Rule: ");
+	md_code(&r->md, str_of(rule, "id"));
+	pl_buf_adds(&r->md, ": ");
+	md_rule_text(&r->md, json_object_get(rule, "description"));
+	pl_buf_adds(&r->md, "\n- Figure: ");
+	figure_text(&r->md, json_object_get(c, "figure"));
+	pl_buf_addf(&r->md, "\n- Evidence level: %s\n", str_of(json_object_get(c, "evidence"), "level"));
+	if (json_array_size(json_object_get(c, "hotspots")))
+		pl_buf_addf(&r->md, "- Matched hotspots (%" JSON_INTEGER_FORMAT " in all):\n",
+			    json_integer_value(json_object_get(c, "hotspots_total")));
+	json_array_foreach(json_object_get(c, "hotspots"), i, h) {
+		if (i >= REPORT_MATCHED)
+			break;
+		pl_buf_addf(&r->md, "  - %s ", str_of(h, "hotspot_id"));
+		md_code(&r->md, str_of(h, "symbol"));
+		pl_buf_adds(&r->md, " in ");
+		md_code(&r->md, str_of(h, "dso"));
+		pl_buf_addf(&r->md, ": matched %.2f%%, self %.2f%%, inclusive %.2f%%\n",
+			    num_of(json_object_get(h, "matched"), "percent"), num_of(json_object_get(h, "self"), "percent"),
+			    num_of(json_object_get(h, "inclusive"), "percent"));
+	}
+	if (json_array_size(json_object_get(c, "next_steps")))
+		pl_buf_adds(&r->md, "- Next steps:\n");
+	json_array_foreach(json_object_get(c, "next_steps"), i, s) {
+		pl_buf_adds(&r->md, "  - ");
+		md_code(&r->md, json_object_get(s, "call") ? str_of(s, "call") : str_of(s, "command"));
+		pl_buf_adds(&r->md, ": ");
+		md_rule_text(&r->md, json_object_get(s, "why"));
+		pl_buf_adds(&r->md, "\n");
+	}
+	pl_buf_adds(&r->md, "- Does not support:\n");
+	json_array_foreach(json_object_get(c, "forbidden_conclusions"), i, s) {
+		pl_buf_adds(&r->md, "  - ");
+		md_rule_text(&r->md, s);
+		pl_buf_adds(&r->md, "\n");
+	}
+	pl_buf_adds(&r->md, "\n");
+}
+
+static size_t candidates_section(struct report *r)
+{
+	json_t *ev, *c;
+	size_t i, k, n = 0;
+
+	heading(&r->md, 4);
+	pl_buf_adds(&r->md, "Each candidate is a rule of the versioned classification rules that matched "
+			    "this profile: a hypothesis to test, not a finding.\n\n");
+	json_array_foreach(r->classified, i, ev)
+		json_array_foreach(json_object_get(ev, "candidates"), k, c)
+			candidate_block(r, c, ++n);
+	if (n == 0)
+		pl_buf_adds(&r->md, "No rule fired. That is not evidence of no problem: see the rules that could "
+				    "not be evaluated under Missing evidence.\n");
+	return n;
+}
+
+/* Append `s` to `seen` unless it is there already; true when added. */
+static bool add_once(json_t *seen, json_t *s)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(seen, i, x)
+		if (json_equal(x, s))
+			return false;
+	json_array_append(seen, s);
+	return true;
+}
+
+static size_t missing_section(struct report *r)
+{
+	json_t *seen = json_array(), *ev, *c, *m, *q;
+	size_t i, k, j, n;
+
+	heading(&r->md, 5);
+	json_array_foreach(r->classified, i, ev) {
+		json_array_foreach(json_object_get(ev, "candidates"), k, c)
+			json_array_foreach(json_object_get(c, "missing_evidence"), j, m)
+				if (add_once(seen, m)) {
+					pl_buf_adds(&r->md, "- ");
+					md_rule_text(&r->md, m);
+					pl_buf_adds(&r->md, "\n");
+				}
+	}
+	json_array_foreach(r->classified, i, ev) {
+		json_array_foreach(json_object_get(ev, "quiet"), k, q) {
+			json_t *key;
+			if (strcmp(str_of(q, "outcome"), "not_applicable") != 0)
+				continue;
+			key = json_sprintf("%s|%s", str_of(q, "rule"), str_of(q, "reason"));
+			if (add_once(seen, key)) {
+				pl_buf_adds(&r->md, "- Rule ");
+				md_code(&r->md, str_of(q, "rule"));
+				pl_buf_adds(&r->md, " could not be evaluated on ");
+				md_code(&r->md, str_of(ev, "event"));
+				pl_buf_adds(&r->md, ": ");
+				md_rule_text(&r->md, json_object_get(q, "reason"));
+				pl_buf_adds(&r->md, "\n");
+			}
+			json_decref(key);
+		}
+	}
+	pl_buf_adds(&r->md, "- A baseline measurement of the metric (");
+	md_text(&r->md, r->metric, 200);
+	pl_buf_adds(&r->md, ") with repeated runs: without it no change can be judged\n");
+	n = json_array_size(seen) + 1;
+	json_decref(seen);
+	return n;
+}
+
+static void plan_section(struct report *r)
+{
+	json_t *seen = json_array(), *ev, *c;
+	size_t i, k;
+
+	heading(&r->md, 6);
+	pl_buf_adds(&r->md, "1. Fix the measurement: the metric is ");
+	md_text(&r->md, r->metric, 200);
+	pl_buf_adds(&r->md, ". Measure it on the unchanged program (A) at least 10 times on the same machine, "
+			    "input and build flags, e.g. `hyperfine --warmup 3 --runs 10 --export-json a.json '<command>'` "
+			    "or Google Benchmark with `--benchmark_repetitions=10 --benchmark_format=json`.\n"
+			    "2. Make one change aimed at one candidate (B); keep everything else equal.\n"
+			    "3. Measure B the same way, interleaving A and B runs so that drift hits both.\n"
+			    "4. Compare with `normalize_benchmark` and `compare_benchmarks` (a Mann-Whitney test and a "
+			    "confidence interval for the ratio of medians); a difference smaller than the run-to-run "
+			    "spread is no difference.\n"
+			    "5. Re-profile B with the same event and compare the two analyses (`compare_profiles`) to check "
+			    "that the matched hotspots moved as the candidate predicts.\n\n"
+			    "Experiments per candidate:\n\n");
+	json_array_foreach(r->classified, i, ev)
+		json_array_foreach(json_object_get(ev, "candidates"), k, c) {
+			json_t *rule = json_object_get(c, "rule");
+			if (!add_once(seen, json_object_get(rule, "id")))
+				continue;
+			pl_buf_adds(&r->md, "- ");
+			md_rule_text(&r->md, json_object_get(rule, "label"));
+			pl_buf_adds(&r->md, ": ");
+			md_rule_text(&r->md, json_object_get(c, "experiment"));
+			pl_buf_adds(&r->md, "\n");
+		}
+	if (json_array_size(seen) == 0)
+		pl_buf_adds(&r->md, "- No candidate to test; collect the missing evidence first.\n");
+	json_decref(seen);
+}
+
+static void conclusion_section(struct report *r, size_t ncand, json_t *forbidden)
+{
+	json_t *s;
+	size_t i;
+
+	heading(&r->md, 7);
+	if (ncand)
+		pl_buf_addf(&r->md, "This report establishes no cause. Its %zu candidate(s) are unconfirmed "
+				    "hypotheses drawn from where samples land; none of them shows what would change "
+				    "the metric (", ncand);
+	else
+		pl_buf_adds(&r->md, "This report establishes no cause, and no rule produced a candidate; the "
+				    "observations above say where samples land, not what would change the metric (");
+	md_text(&r->md, r->metric, 200);
+	pl_buf_adds(&r->md, "). A candidate becomes a supported explanation only when the A/B plan above shows "
+			    "a change aimed at it moving the metric by more than the run-to-run spread, and a "
+			    "second profile shows its hotspots moving as predicted.\n\nNot concluded here:\n\n");
+	json_array_foreach(forbidden, i, s) {
+		pl_buf_adds(&r->md, "- ");
+		md_rule_text(&r->md, s);
+		pl_buf_adds(&r->md, "\n");
+	}
+}
+
+/* ------------------------------------------------------------ the report */
+
+static void header(struct report *r, int rules_version)
+{
+	pl_buf_adds(&r->md, "# PerfLens evidence report\n\n");
+	pl_buf_addf(&r->md, "- Analysis: `%s`\n- Written by: PerfLens %s, classification rules version %d\n"
+			    "- Status of every candidate below: unconfirmed\n",
+		    r->id, PL_VERSION, rules_version);
+}
+
+static void classify_events(struct report *r, const struct pl_rules *rules, uint32_t only)
+{
+	struct pl_classifier c;
+	size_t n = 0;
+
+	r->views = pl_xcalloc(r->p->nevents, sizeof(struct pl_view));
+	r->classified = json_array();
+	pl_classifier_init(&c, rules, r->p, r->id);
+	for (uint32_t e = 0; e < r->p->nevents; e++) {
+		if (only != PL_NOID && e != only)
+			continue;
+		if (n == REPORT_EVENTS_MAX) {
+			r->events_left_out++;
+			continue;
+		}
+		pl_view_build(&r->views[n], r->p, e);
+		json_array_append_new(r->classified, pl_classify_event(&c, &r->views[n]));
+		n++;
+	}
+	r->nviews = n;
+	pl_classifier_release(&c);
+}
+
+static json_t *summary_json(struct report *r, size_t nmissing)
+{
+	json_t *cands = json_array(), *dq = json_array(), *ev, *c;
+	size_t i, k;
+
+	json_array_foreach(r->classified, i, ev)
+		json_array_foreach(json_object_get(ev, "candidates"), k, c) {
+			json_array_append(cands, json_object_get(c, "candidate_id"));
+			if (strcmp(str_of(json_object_get(c, "rule"), "group"), "data_quality") == 0)
+				json_array_append(dq, json_object_get(c, "candidate_id"));
+		}
+	return json_pack("{s:I,s:I,s:o,s:o,s:I}", "events", (json_int_t)r->nviews,
+			 "events_left_out", (json_int_t)r->events_left_out, "candidates", cands,
+			 "data_quality_flags", dq, "missing_evidence", (json_int_t)nmissing);
+}
+
+enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, json_t **summary,
+			    struct pl_error *err)
+{
+	struct report r = {
+		.p = in->p, .id = in->analysis_id, .problem = in->problem, .metric = in->metric,
+		.summary = in->summary,
+	};
+	size_t ncand, nmissing;
+
+	if (in->p->nevents == 0)
+		return pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
+			       "the analysis holds no samples");
+	classify_events(&r, in->rules, in->only_event);
+	header(&r, pl_rules_version(in->rules));
+	problem_section(&r);
+	data_quality_section(&r);
+	observations_section(&r);
+	hotspots_section(&r);
+	ncand = candidates_section(&r);
+	nmissing = missing_section(&r);
+	plan_section(&r);
+	conclusion_section(&r, ncand, pl_rules_forbidden(in->rules));
+	*summary = summary_json(&r, nmissing);
+	for (size_t i = 0; i < r.nviews; i++)
+		pl_view_release(&r.views[i]);
+	free(r.views);
+	json_decref(r.classified);
+	*md = r.md;
+	return PL_OK;
+}

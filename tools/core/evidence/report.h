@@ -1,0 +1,40 @@
+/* report.h - the Markdown evidence report of one analysis.
+ *
+ * Eight sections (pl_report_sections): the problem as the caller put it,
+ * data quality, observations, top hotspots, the classification rules'
+ * candidates, missing evidence, an A/B validation plan and a conclusion
+ * that confirms nothing.  The same inputs give the same bytes.
+ */
+#ifndef PL_REPORT_H
+#define PL_REPORT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "base/util.h"
+#include "profile/profile.h"
+
+struct pl_rules;
+
+#define PL_REPORT_NSECTIONS 8
+extern const char *const pl_report_sections[PL_REPORT_NSECTIONS];
+
+struct pl_report_in {
+	const char *analysis_id;
+	const char *problem, *metric;     /* the caller's words, escaped */
+	const struct pl_profile *p;       /* the analysis' profile */
+	json_t *summary;                  /* its summary artifact (borrowed) */
+	const struct pl_rules *rules;     /* the classification rules */
+	uint32_t only_event;              /* one event, or PL_NOID: all */
+};
+
+/* Write the report into *md (initialised here; the caller releases it)
+ * and its summary (events, candidates, data-quality flags, missing
+ * evidence; a new reference) into *summary.  A profile without events is
+ * an error. */
+enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, json_t **summary,
+			    struct pl_error *err);
+
+#endif
