@@ -257,19 +257,6 @@ static json_t *page_body(const struct classified *cl, size_t offset, size_t end,
 			 "texts", texts, "quiet", quiet);
 }
 
-/* The call that fetches the next page, arguments quoted as JSON. */
-static json_t *next_call(const char *id, const char *event_name, const char *cursor)
-{
-	json_t *ev = event_name ? json_string(event_name) : NULL;
-	char *evq = ev ? json_dumps(ev, JSON_ENCODE_ANY) : NULL;
-	json_t *call = json_sprintf("classify_hotspots(analysis_id=\"%s\"%s%s, cursor=\"%s\")", id,
-				    evq ? ", event=" : "", evq ? evq : "", cursor);
-
-	free(evq);
-	json_decref(ev);
-	return call;
-}
-
 /* Load, classify and gather every candidate of the analysis. */
 static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id, const char *event_name,
 				     const struct pl_rules *rules, struct classified *cl,
@@ -297,31 +284,25 @@ out:
 	return rc;
 }
 
-/* Which candidates this call shows: [*offset, *end) of the list, or the
- * one named by candidate_id (then *total is 1 and the page is complete). */
+/* Which candidates this call shows: those of the page `pg`, or the one
+ * named by candidate_id at *at (then the page is 0..1 of 1). */
 static enum pl_err choose_page(json_t *args, const char *query, const struct classified *cl,
-			       size_t *offset, size_t *end, size_t *total, struct pl_error *err)
+			       struct tool_page *pg, size_t *at, struct pl_error *err)
 {
 	const char *cursor = json_string_value(json_object_get(args, "cursor"));
 	const char *want = json_string_value(json_object_get(args, "candidate_id"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t n = json_array_size(cl->all);
 	enum pl_err rc;
 
-	*offset = 0;
-	*total = n;
 	if (want) {
-		if ((rc = find_candidate(cl->all, want, offset, err)))
-			return rc;
-		*end = *offset + 1;
-		*total = 1;
-		return PL_OK;
+		tool_page_open(pg, query, NULL, 0, 1, err);
+		tool_page_bound(pg, 1);
+		return find_candidate(cl->all, want, at, err);
 	}
-	if (cursor && (rc = tool_cursor_parse(cursor, query, offset, err)))
+	if ((rc = tool_page_open(pg, query, cursor, 0, limit, err)))
 		return rc;
-	if (*offset > n)
-		*offset = n;
-	*end = *offset + limit < n ? *offset + limit : n;
+	tool_page_bound(pg, json_array_size(cl->all));
+	*at = pg->start;
 	return PL_OK;
 }
 
@@ -334,8 +315,8 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 	struct classified cl = {json_array(), json_array(), json_array(), 0};
 	const struct pl_rules *rules;
 	struct pl_buf query = {0};
-	size_t offset, end, total;
-	char next[64];
+	struct tool_page pg;
+	size_t at = 0;
 	json_t *body;
 	enum pl_err rc;
 
@@ -343,10 +324,9 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 	    (rc = classify_analysis(ctx, id, event_name, rules, &cl, err)))
 		goto out;
 	pl_buf_addf(&query, "%s|%s|%d", id, event_name ? event_name : "", pl_rules_version(rules));
-	if ((rc = choose_page(args, query.data, &cl, &offset, &end, &total, err)))
+	if ((rc = choose_page(args, query.data, &cl, &pg, &at, err)))
 		goto out;
-	body = page_body(&cl, offset, end, one, !one && offset == 0);
-	tool_cursor_make(next, sizeof(next), end, query.data);
+	body = page_body(&cl, at, at + (pg.end - pg.start), one, !one && at == 0);
 	*result = json_pack("{s:s,s:{s:i,s:s,s:I},s:s,s:O,s:O,s:O,s:O,s:O,s:I,s:O,s:o}",
 		"analysis_id", id,
 		"rules", "version", pl_rules_version(rules), "source", PL_RULES_PATH,
@@ -356,8 +336,7 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 		"rule_texts", json_object_get(body, "rule_texts"), "texts", json_object_get(body, "texts"),
 		"quiet", json_object_get(body, "quiet"), "quiet_total", (json_int_t)cl.quiet_total,
 		"forbidden_conclusions", pl_rules_forbidden(rules),
-		"page", one ? tool_page_new(0, 1, 1, NULL, NULL)
-			    : tool_page_new(offset, end, total, next, next_call(id, event_name, next)));
+		"page", tool_page_json(&pg, one ? NULL : tool_page_call(&pg, "classify_hotspots", args, NULL)));
 	json_decref(body);
 out:
 	json_decref(cl.all);

@@ -12,8 +12,11 @@
 #include "base/escape.h"
 #include "store/artifact.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,69 +82,69 @@ enum pl_err tool_require_writes(const struct tool_ctx *ctx, struct pl_error *err
 	return PL_OK;
 }
 
-static enum pl_err no_such_event(const char *name, const char *choices, bool named,
-				 struct pl_error *err)
+/* ------------------------------------------------------------ events */
+
+enum pl_err tool_pick_name(const char *const *names, size_t n, const char *name, bool first_ok,
+			   const char *holder, size_t *index, struct pl_error *err)
 {
-	if (named)
-		return pl_fail(err, PL_ERR_USAGE, "pass one of the listed events",
-			       "event '%s' is not in this profile; choices: %s", name, choices);
-	return pl_fail(err, PL_ERR_USAGE, "pass event=NAME with one of the listed events; events are never merged",
-		       "this profile holds several events; choices: %s", choices);
+	struct pl_buf choices = {0};
+	enum pl_err rc;
+
+	if (n == 0)
+		return pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
+			       "the %s holds no samples", holder);
+	for (size_t i = 0; name && i < n; i++)
+		if (names[i] && strcmp(names[i], name) == 0) {
+			*index = i;
+			return PL_OK;
+		}
+	if (!name && (n == 1 || first_ok)) {
+		*index = 0;
+		return PL_OK;
+	}
+	for (size_t i = 0; i < n; i++)
+		pl_buf_addf(&choices, "%s%s", i ? ", " : "", names[i] ? names[i] : "?");
+	if (name)
+		rc = pl_fail(err, PL_ERR_USAGE, "pass one of the listed events",
+			     "event '%s' is not in this profile; choices: %s", name, choices.data);
+	else
+		rc = pl_fail(err, PL_ERR_USAGE, "pass event=NAME with one of the listed events; events are never merged",
+			     "this profile holds several events; choices: %s", choices.data);
+	pl_buf_release(&choices);
+	return rc;
 }
 
 enum pl_err tool_pick_event(const struct pl_profile *p, const char *name,
 			    bool first_ok, uint32_t *event, struct pl_error *err)
 {
-	struct pl_buf choices = {0};
+	const char **names = pl_xmalloc((p->nevents + 1) * sizeof(*names));
+	size_t i = 0;
 	enum pl_err rc;
 
-	if (p->nevents == 0)
-		return pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
-			       "the profile holds no samples");
-	if (name) {
-		*event = pl_find_event(p, name);
-		if (*event != PL_NOID)
-			return PL_OK;
-	} else if (p->nevents == 1 || first_ok) {
-		*event = 0;
-		return PL_OK;
-	}
-	for (size_t i = 0; i < p->nevents; i++)
-		pl_buf_addf(&choices, "%s%s", i ? ", " : "", pl_str(p, p->events[i].name));
-	rc = no_such_event(name, choices.data, name != NULL, err);
-	pl_buf_release(&choices);
+	for (size_t e = 0; e < p->nevents; e++)
+		names[e] = pl_str(p, p->events[e].name);
+	rc = tool_pick_name(names, p->nevents, name, first_ok, "profile", &i, err);
+	free(names);
+	*event = (uint32_t)i;
 	return rc;
 }
 
 enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 				    size_t *index, struct pl_error *err)
 {
-	json_t *events = json_object_get(summary, "events"), *e;
-	struct pl_buf choices = {0};
+	json_t *events = json_object_get(summary, "events");
+	size_t n = json_array_size(events);
+	const char **names = pl_xmalloc((n + 1) * sizeof(*names));
 	enum pl_err rc;
-	size_t i;
 
-	if (json_array_size(events) == 0)
-		return pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
-			       "the analysis holds no samples");
-	json_array_foreach(events, i, e) {
-		const char *n = json_string_value(json_object_get(e, "name"));
-		if (name && n && strcmp(n, name) == 0) {
-			pl_buf_release(&choices);
-			*index = i;
-			return PL_OK;
-		}
-		pl_buf_addf(&choices, "%s%s", i ? ", " : "", n ? n : "?");
-	}
-	if (!name && json_array_size(events) == 1) {
-		pl_buf_release(&choices);
-		*index = 0;
-		return PL_OK;
-	}
-	rc = no_such_event(name, choices.data, name != NULL, err);
-	pl_buf_release(&choices);
+	for (size_t i = 0; i < n; i++)
+		names[i] = json_string_value(json_object_get(json_array_get(events, i), "name"));
+	rc = tool_pick_name(names, n, name, false, "analysis", index, err);
+	free(names);
 	return rc;
 }
+
+/* ------------------------------------------------------------- pages */
 
 static unsigned query_check(const char *query)
 {
@@ -174,17 +177,108 @@ bad:
 		       "invalid cursor '%s'", cursor);
 }
 
-json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_cursor,
-		      json_t *next_call_new)
+enum pl_err tool_page_open(struct tool_page *pg, const char *query, const char *cursor,
+			  size_t offset, size_t limit, struct pl_error *err)
 {
-	bool more = end < total;
-	json_t *page = json_pack("{s:I,s:I,s:I,s:o,s:o}", "offset", (json_int_t)offset,
-				 "returned", (json_int_t)(end - offset), "total_items", (json_int_t)total,
-				 "next_cursor", more ? json_string(next_cursor) : json_null(),
-				 "next_call", more && next_call_new ? json_incref(next_call_new) : json_null());
+	memset(pg, 0, sizeof(*pg));
+	pg->query = query;
+	pg->cursor_key = "cursor";
+	pg->limit = limit;
+	pg->start = pg->end = offset;
+	return cursor ? tool_cursor_parse(cursor, query, &pg->start, err) : PL_OK;
+}
 
+void tool_page_bound(struct tool_page *pg, size_t total)
+{
+	pg->total = total;
+	if (pg->start > total)
+		pg->start = total;
+	pg->end = total - pg->start > pg->limit ? pg->start + pg->limit : total;
+	tool_cursor_make(pg->next, sizeof(pg->next), pg->end, pg->query);
+}
+
+void tool_page_stop(struct tool_page *pg, size_t end)
+{
+	assert(pg->start <= end && end <= pg->end);
+	pg->end = end;
+	tool_cursor_make(pg->next, sizeof(pg->next), pg->end, pg->query);
+}
+
+json_t *tool_page_json(const struct tool_page *pg, json_t *next_call_new)
+{
+	bool more = pg->end < pg->total;
+	json_t *page;
+
+	assert(pg->start <= pg->end && pg->end <= pg->total);
+	page = json_pack("{s:I,s:I,s:I,s:o,s:o}", "offset", (json_int_t)pg->start,
+			 "returned", (json_int_t)(pg->end - pg->start), "total_items", (json_int_t)pg->total,
+			 "next_cursor", more ? json_string(pg->next) : json_null(),
+			 "next_call", more && next_call_new ? json_incref(next_call_new) : json_null());
 	json_decref(next_call_new);
 	return page;
+}
+
+/* A real as the shortest text that reads back as the same double. */
+static char *real_text(double d)
+{
+	char buf[40];
+	double back;
+
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		back = strtod(buf, NULL);
+		if (back == d)
+			break;
+	}
+	if (!strpbrk(buf, ".eEn"))
+		strcat(buf, ".0");
+	return pl_xstrdup(buf);
+}
+
+json_t *tool_call_text(const char *tool, json_t *args)
+{
+	struct pl_buf b = {0};
+	const char *key;
+	json_t *v, *out;
+	bool first = true;
+
+	pl_buf_addf(&b, "%s(", tool);
+	json_object_foreach(args, key, v) {
+		char *text = json_is_real(v) && isfinite(json_real_value(v)) ? real_text(json_real_value(v)) :
+			json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+		pl_buf_addf(&b, "%s%s=%s", first ? "" : ", ", key, text ? text : "null");
+		free(text);
+		first = false;
+	}
+	pl_buf_adds(&b, ")");
+	out = json_stringn(b.data, b.len);
+	pl_buf_release(&b);
+	return out;
+}
+
+json_t *tool_page_call(const struct tool_page *pg, const char *tool, json_t *args, json_t *set_new)
+{
+	json_t *call, *v, *text;
+	const char *key;
+
+	if (pg->end >= pg->total) {
+		json_decref(set_new);
+		return NULL;
+	}
+	call = json_copy(args);
+	json_object_del(call, "offset");
+	json_object_del(call, pg->cursor_key);
+	json_object_foreach(set_new, key, v) {
+		if (json_is_null(v))
+			json_object_del(call, key);
+		else
+			json_object_set(call, key, v);
+	}
+	json_object_set_new(call, pg->cursor_key, json_string(pg->next));
+	text = tool_call_text(tool, call);
+	json_decref(call);
+	json_decref(set_new);
+	return text;
 }
 
 enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,

@@ -25,23 +25,23 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *ctx, json_t *args,
 	const char *cursor = json_string_value(json_object_get(args, "cursor"));
 	json_t *base = NULL, *cand = NULL;
 	struct pl_buf query = {0};
+	struct tool_page pg;
 	size_t end = 0, total = 0;
-	char next[64];
 	enum pl_err rc;
 
 	pl_buf_addf(&query, "cmpbench|%s|%s|%g|%s", q.baseline_id, q.candidate_id, q.threshold_percent,
 		    q.name ? q.name : "");
-	if ((cursor && (rc = tool_cursor_parse(cursor, query.data, &q.offset, err))) ||
-	    (rc = pl_bench_load(ctx->artifact_root, q.baseline_id, &base, err)) ||
+	if ((rc = tool_page_open(&pg, query.data, cursor, 0, q.limit, err)))
+		goto out;
+	q.offset = pg.start;
+	if ((rc = pl_bench_load(ctx->artifact_root, q.baseline_id, &base, err)) ||
 	    (rc = pl_bench_load(ctx->artifact_root, q.candidate_id, &cand, err)) ||
 	    (rc = pl_bench_compare(base, cand, &q, result, &end, &total, err)))
 		goto out;
-	if (q.offset > total)
-		q.offset = total;
-	tool_cursor_make(next, sizeof(next), end, query.data);
-	json_object_set_new(*result, "page", tool_page_new(q.offset, end, total, next, json_sprintf(
-		"compare_benchmarks(baseline_id=\"%s\", candidate_id=\"%s\", cursor=\"%s\") with the same other arguments",
-		q.baseline_id, q.candidate_id, next)));
+	tool_page_bound(&pg, total);
+	tool_page_stop(&pg, end);
+	json_object_set_new(*result, "page", tool_page_json(&pg, tool_page_call(&pg, "compare_benchmarks",
+										args, NULL)));
 out:
 	json_decref(base);
 	json_decref(cand);

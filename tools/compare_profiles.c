@@ -238,26 +238,49 @@ static json_t *status_counts_json(const struct pl_diff *d)
 
 /* ----------------------------------------------------------- pages */
 
-/* The page bounds from a cursor (or offset) for a list of n items. */
-static enum pl_err page_bounds(const char *cursor, const char *query, size_t offset,
-			       size_t limit, size_t n, size_t *start, size_t *end,
-			       struct pl_error *err)
+/* The two lists a comparison pages, each with its own cursor: functions
+ * (cursor) and call paths (path_cursor). */
+struct pages {
+	struct pl_buf fquery, pquery;
+	struct tool_page f, p;
+	size_t *forder;
+	uint32_t *porder;
+};
+
+static enum pl_err pages_open(struct pages *pg, const struct compare_args *a, const struct pl_diff *d,
+			      const char *event, struct pl_error *err)
 {
+	size_t nf = pl_diff_func_order(d, strcmp(a->sort, "inclusive") == 0, a->min_delta, &pg->forder);
+	size_t np = pl_diff_path_order(d, a->min_delta, &pg->porder);
 	enum pl_err rc;
 
-	if (cursor && (rc = tool_cursor_parse(cursor, query, &offset, err)))
+	pl_buf_addf(&pg->fquery, "f|%s|%s|%s|%s|%g", a->base_id, a->cand_id, event, a->sort, a->min_delta);
+	pl_buf_addf(&pg->pquery, "p|%s|%s|%s|%g|%u", a->base_id, a->cand_id, event, a->min_delta,
+		    a->max_frames);
+	if ((rc = tool_page_open(&pg->f, pg->fquery.data, a->cursor, a->offset, a->limit, err)) ||
+	    (rc = tool_page_open(&pg->p, pg->pquery.data, a->path_cursor, 0, a->path_limit, err)))
 		return rc;
-	*start = offset < n ? offset : n;
-	*end = *start + limit < n ? *start + limit : n;
+	pg->p.cursor_key = "path_cursor";
+	tool_page_bound(&pg->f, nf);
+	tool_page_bound(&pg->p, np);
 	return PL_OK;
 }
 
-static json_t *next_call(const struct compare_args *a, const char *event,
-			 const char *cursor_key, const char *cursor)
+static void pages_release(struct pages *pg)
 {
-	return json_sprintf("compare_profiles(baseline_id=\"%s\", candidate_id=\"%s\", event=\"%s\", sort=\"%s\", min_delta_percent=%g%s, exports=false, %s=\"%s\")",
-			    a->base_id, a->cand_id, event, a->sort, a->min_delta,
-			    a->normalize ? ", normalize=true" : "", cursor_key, cursor);
+	pl_buf_release(&pg->fquery);
+	pl_buf_release(&pg->pquery);
+	free(pg->forder);
+	free(pg->porder);
+}
+
+/* The next call of one list: the same comparison, without exports, the
+ * other list's cursor dropped. */
+static json_t *page_json(const struct tool_page *pg, json_t *args, const char *event,
+			 const char *other_cursor)
+{
+	return tool_page_json(pg, tool_page_call(pg, "compare_profiles", args,
+		json_pack("{s:s,s:b,s:n}", "event", event, "exports", false, other_cursor)));
 }
 
 /* ------------------------------------------------------------ exports */
@@ -413,6 +436,29 @@ static enum pl_err load_both(const struct tool_ctx *ctx, const struct compare_ar
 	return PL_OK;
 }
 
+static json_t *result_json(json_t *args, const struct compare_args *a, const struct pl_diff *d,
+			   const struct pages *pg, const char *event, const char *unit, json_t *exports)
+{
+	json_t *funcs = json_array(), *paths = json_array();
+
+	for (size_t i = pg->f.start; i < pg->f.end; i++)
+		json_array_append_new(funcs, func_json(d, pg->forder[i], i + 1));
+	for (size_t i = pg->p.start; i < pg->p.end; i++)
+		json_array_append_new(paths, path_json(d, pg->porder[i], i + 1, a->max_frames));
+	return json_pack("{s:o,s:o,s:{s:b,s:s,s:s,s:o},s:{s:o,s:o},s:s,s:f,s:I,s:o,s:o,s:o,s:I,s:o,s:o,s:O,s:o}",
+		"baseline", side_json(d, 0, a->base_id), "candidate", side_json(d, 1, a->cand_id),
+		"comparability", "comparable", 1, "event", event, "unit", unit,
+		"warnings", warnings_json(a, d, event),
+		"unknown_share", "leaf", share_change_json(d, d->unknown_self),
+		"any_frame", share_change_json(d, d->unknown_any),
+		"sort", a->sort, "min_delta_percent", a->min_delta,
+		"functions_compared", (json_int_t)d->nfuncs, "status_counts", status_counts_json(d),
+		"functions", funcs, "page", page_json(&pg->f, args, event, "path_cursor"),
+		"call_paths_compared", (json_int_t)d->npaths, "call_paths", paths,
+		"call_paths_page", page_json(&pg->p, args, event, "cursor"),
+		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total));
+}
+
 enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 				  json_t **result, struct pl_error *err)
 {
@@ -421,12 +467,10 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	const struct pl_profile *cand = &cp;
 	struct pl_diff d = {0};
 	struct pl_fold_opts fo = {0};
-	struct pl_buf query = {0}, pquery = {0};
-	uint32_t be = 0, ce = 0, *porder = NULL;
-	size_t *forder = NULL, nf, np, fstart, fend, pstart, pend;
-	char next[64], pnext[64];
+	struct pages pg = {0};
+	uint32_t be = 0, ce = 0;
 	const char *event, *unit;
-	json_t *funcs, *paths, *exports = json_null();
+	json_t *exports = json_null();
 	enum pl_err rc;
 
 	read_args(args, &a);
@@ -445,44 +489,13 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 		goto out;
 	event = pl_str(&bp, bp.events[be].name);
 	unit = pl_event_unit(&bp, be);
-
-	nf = pl_diff_func_order(&d, strcmp(a.sort, "inclusive") == 0, a.min_delta, &forder);
-	np = pl_diff_path_order(&d, a.min_delta, &porder);
-	pl_buf_addf(&query, "f|%s|%s|%s|%s|%g", a.base_id, a.cand_id, event, a.sort, a.min_delta);
-	pl_buf_addf(&pquery, "p|%s|%s|%s|%g|%u", a.base_id, a.cand_id, event, a.min_delta, a.max_frames);
-	if ((rc = page_bounds(a.cursor, query.data, a.offset, a.limit, nf, &fstart, &fend, err)) ||
-	    (rc = page_bounds(a.path_cursor, pquery.data, 0, a.path_limit, np, &pstart, &pend, err)))
+	if ((rc = pages_open(&pg, &a, &d, event, err)) ||
+	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &exports, err))))
 		goto out;
-	if (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &exports, err)))
-		goto out;
-
-	funcs = json_array();
-	for (size_t i = fstart; i < fend; i++)
-		json_array_append_new(funcs, func_json(&d, forder[i], i + 1));
-	paths = json_array();
-	for (size_t i = pstart; i < pend; i++)
-		json_array_append_new(paths, path_json(&d, porder[i], i + 1, a.max_frames));
-	tool_cursor_make(next, sizeof(next), fend, query.data);
-	tool_cursor_make(pnext, sizeof(pnext), pend, pquery.data);
-	*result = json_pack("{s:o,s:o,s:{s:b,s:s,s:s,s:o},s:{s:o,s:o},s:s,s:f,s:I,s:o,s:o,s:o,s:I,s:o,s:o,s:O,s:o}",
-		"baseline", side_json(&d, 0, a.base_id), "candidate", side_json(&d, 1, a.cand_id),
-		"comparability", "comparable", 1, "event", event, "unit", unit,
-		"warnings", warnings_json(&a, &d, event),
-		"unknown_share", "leaf", share_change_json(&d, d.unknown_self),
-		"any_frame", share_change_json(&d, d.unknown_any),
-		"sort", a.sort, "min_delta_percent", a.min_delta,
-		"functions_compared", (json_int_t)d.nfuncs, "status_counts", status_counts_json(&d),
-		"functions", funcs,
-		"page", tool_page_new(fstart, fend, nf, next, next_call(&a, event, "cursor", next)),
-		"call_paths_compared", (json_int_t)d.npaths, "call_paths", paths,
-		"call_paths_page", tool_page_new(pstart, pend, np, pnext, next_call(&a, event, "path_cursor", pnext)),
-		"exports", exports, "next_steps", next_steps_json(&a, &d, forder, nf));
+	*result = result_json(args, &a, &d, &pg, event, unit, exports);
 out:
 	json_decref(exports);
-	free(forder);
-	free(porder);
-	pl_buf_release(&query);
-	pl_buf_release(&pquery);
+	pages_release(&pg);
 	pl_diff_release(&d);
 	pl_profile_release(&bp);
 	pl_profile_release(&cp);

@@ -68,10 +68,9 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	struct pl_callpaths cps = {0};
 	struct pl_view v = {0};
 	struct pl_buf query = {0};
+	struct tool_page pg;
 	uint32_t event, func = PL_NOID;
-	char next[64], call[512];
 	json_t *paths;
-	size_t end;
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
@@ -96,22 +95,17 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 		cps.n = kept;
 	}
 	pl_buf_addf(&query, "%s|%s|%s|%u", id, pl_str(&p, p.events[event].name), symbol ? symbol : "", max_frames);
-	if (cursor && (rc = tool_cursor_parse(cursor, query.data, &offset, err)))
+	if ((rc = tool_page_open(&pg, query.data, cursor, offset, limit, err)))
 		goto out;
-	if (offset > cps.n)
-		offset = cps.n;
-	end = offset + limit < cps.n ? offset + limit : cps.n;
+	tool_page_bound(&pg, cps.n);
 	paths = json_array();
-	for (size_t i = offset; i < end; i++)
+	for (size_t i = pg.start; i < pg.end; i++)
 		json_array_append_new(paths, path_json(&p, &v, &cps.paths[i], i + 1, max_frames));
-	tool_cursor_make(next, sizeof(next), end, query.data);
-	snprintf(call, sizeof(call), "get_call_paths(analysis_id=\"%s\", event=\"%s\"%s%s%s, cursor=\"%s\")",
-		 id, pl_str(&p, p.events[event].name), symbol ? ", symbol=\"" : "",
-		 symbol ? symbol : "", symbol ? "\"" : "", next);
 	*result = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}",
 		"analysis_id", id, "event", pl_str(&p, p.events[event].name),
 		"unit", pl_event_unit(&p, event), "symbol", symbol ? json_string(symbol) : json_null(),
-		"paths", paths, "page", tool_page_new(offset, end, cps.n, next, json_string(call)));
+		"paths", paths, "page", tool_page_json(&pg, tool_page_call(&pg, "get_call_paths", args,
+			json_pack("{s:s}", "event", pl_str(&p, p.events[event].name)))));
 out:
 	pl_buf_release(&query);
 	pl_callpaths_release(&cps);

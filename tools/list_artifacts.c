@@ -12,32 +12,31 @@ enum pl_err tool_list_artifacts(const struct tool_ctx *ctx, json_t *args,
 	const char *kind = json_string_value(json_object_get(args, "kind"));
 	const char *cursor = json_string_value(json_object_get(args, "cursor"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t offset = 0, n = 0, end, i;
-	json_t *all, *kept = json_array(), *page = json_array(), *v;
-	char query[64], next[64];
+	struct pl_buf query = {0};
+	struct tool_page pg;
+	json_t *all, *kept, *page, *v;
+	enum pl_err rc;
+	size_t i;
 
-	snprintf(query, sizeof(query), "artifacts|%s", kind);
-	if (cursor && tool_cursor_parse(cursor, query, &offset, err)) {
-		json_decref(kept);
-		json_decref(page);
-		return err->code;
+	pl_buf_addf(&query, "artifacts|%s", kind);
+	if ((rc = tool_page_open(&pg, query.data, cursor, 0, limit, err))) {
+		pl_buf_release(&query);
+		return rc;
 	}
 	all = pl_artifact_list(ctx->artifact_root ? ctx->artifact_root : "/nonexistent");
+	kept = json_array();
 	json_array_foreach(all, i, v)
 		if (strcmp(kind, "all") == 0 ||
 		    strcmp(kind, json_string_value(json_object_get(v, "kind"))) == 0)
 			json_array_append(kept, v);
-	n = json_array_size(kept);
-	if (offset > n)
-		offset = n;
-	end = offset + limit < n ? offset + limit : n;
-	for (i = offset; i < end; i++)
+	tool_page_bound(&pg, json_array_size(kept));
+	page = json_array();
+	for (i = pg.start; i < pg.end; i++)
 		json_array_append(page, json_array_get(kept, i));
-	tool_cursor_make(next, sizeof(next), end, query);
 	*result = json_pack("{s:o,s:o}", "artifacts", page, "page",
-		tool_page_new(offset, end, n, next,
-			      json_sprintf("list_artifacts(kind=\"%s\", cursor=\"%s\")", kind, next)));
+		tool_page_json(&pg, tool_page_call(&pg, "list_artifacts", args, NULL)));
 	json_decref(all);
 	json_decref(kept);
+	pl_buf_release(&query);
 	return PL_OK;
 }

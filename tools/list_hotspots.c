@@ -11,6 +11,7 @@
 #include "store/artifact.h"
 #include "store/hotidx.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,108 +39,145 @@ struct query {
 	size_t limit, offset;
 	double min_pct;
 	bool by_incl;
+	json_t *args;   /* the call's own arguments, for next_call */
 };
 
-/* The page (new), from offset on, and *n, from the summary's view `vi`. */
-static json_t *summary_page(json_t *summary, size_t vi, const struct query *q, size_t *n)
-{
-	json_t *view = json_array_get(json_object_get(summary, "views"), vi);
-	json_t *hot = json_object_get(view, "hotspots");
-	json_t *funcs = json_object_get(summary, "functions");
-	json_t **order = pl_xmalloc((json_array_size(hot) + 1) * sizeof(*order));
-	json_t *page = json_array(), *h;
-	size_t i, end;
+/* The hotspots a call lists, filtered and in order, from the index (x)
+ * or from a summary's view; one pager serves both. */
+struct hot_list {
+	size_t n;
+	const struct pl_hotidx *x;
+	size_t view, *pos;
+	json_t *funcs, **order;
+	bool by_incl;
+};
 
-	*n = 0;
-	json_array_foreach(hot, i, h)
-		if (percent_of(h, q->by_incl ? "inclusive" : "self") >= q->min_pct)
-			order[(*n)++] = h;
-	if (q->by_incl)
-		pl_hotidx_sort_inclusive(funcs, order, *n);
-	end = q->offset + q->limit < *n ? q->offset + q->limit : *n;
-	for (i = q->offset; i < end; i++)
-		json_array_append_new(page, hotspot_json(funcs, order[i], i + 1));
-	free(order);
+/* The entry ranked i + 1 (new), or NULL when the index is malformed. */
+static json_t *hot_at(const struct hot_list *l, size_t i)
+{
+	assert(i < l->n);
+	if (l->x)
+		return pl_hotidx_hotspot(l->x, l->view, l->by_incl, l->pos[i], i + 1);
+	return hotspot_json(l->funcs, l->order[i], i + 1);
+}
+
+static json_t *page_of(const struct hot_list *l, const struct tool_page *pg)
+{
+	json_t *page = json_array(), *h;
+
+	for (size_t i = pg->start; i < pg->end; i++) {
+		if (!(h = hot_at(l, i))) {
+			json_decref(page);
+			return NULL;
+		}
+		json_array_append_new(page, h);
+	}
 	return page;
 }
 
-/* The result around a page: the event's name, unit and total, the page,
- * and how to get the next one. */
-static json_t *result_of(const struct query *q, const char *event, json_t *unit, json_t *total,
-			 json_t *page, size_t offset, size_t n, const char *query)
+/* The result for the hotspots `l` of `event` into *result, *rc the call's
+ * outcome (a bad cursor is an error of its own); false when the index
+ * turned out malformed on the way. */
+static bool answer(const struct query *q, const char *event, json_t *unit, json_t *total,
+		   const struct hot_list *l, json_t **result, enum pl_err *rc, struct pl_error *err)
 {
-	size_t end = offset + q->limit < n ? offset + q->limit : n;
-	char next[64], call[256];
-
-	tool_cursor_make(next, sizeof(next), end, query);
-	snprintf(call, sizeof(call), "list_hotspots(analysis_id=\"%s\", event=\"%s\", sort=\"%s\", cursor=\"%s\")",
-		 q->id, event, q->sort, next);
-	return json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:o}",
-		"analysis_id", q->id, "event", event, "unit", unit, "sort", q->sort, "total", total,
-		"hotspots", page, "page", tool_page_new(offset, end, n, next, json_string(call)));
-}
-
-/* The cursor, checked against this query, into q->offset. */
-static enum pl_err apply_cursor(struct query *q, const char *event, struct pl_buf *query,
-				struct pl_error *err)
-{
-	pl_buf_addf(query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
-	return q->cursor ? tool_cursor_parse(q->cursor, query->data, &q->offset, err) : PL_OK;
-}
-
-/* The call answered from the index: PL_OK or an error of the call's own
- * (a wrong event, a bad cursor); -1 when the index cannot serve it. */
-static int from_index(struct pl_hotidx *x, struct query q, json_t **result, struct pl_error *err)
-{
-	json_t *events = pl_hotidx_events(x), *event = NULL, *unit = NULL, *total = NULL, *page = NULL;
 	struct pl_buf query = {0};
-	size_t vi, n;
-	int rc = tool_pick_summary_event(events, q.event, &vi, err);
+	struct tool_page pg;
+	json_t *page = NULL;
 
-	if (rc == PL_OK && !pl_hotidx_view(x, vi, &event, &unit, &total))
-		rc = -1;
-	if (rc == PL_OK)
-		rc = apply_cursor(&q, json_string_value(event), &query, err);
-	if (rc == PL_OK && !pl_hotidx_page(x, vi, q.by_incl, q.min_pct, q.offset, q.limit, &n, &page))
-		rc = -1;
-	if (rc == PL_OK)
-		*result = result_of(&q, json_string_value(event), unit, total, page,
-				    q.offset > n ? n : q.offset, n, query.data);
-	json_decref(events);
+	pl_buf_addf(&query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
+	if (!(*rc = tool_page_open(&pg, query.data, q->cursor, q->offset, q->limit, err))) {
+		tool_page_bound(&pg, l->n);
+		if ((page = page_of(l, &pg)))
+			*result = json_pack("{s:s,s:s,s:O,s:s,s:O,s:o,s:o}",
+				"analysis_id", q->id, "event", event, "unit", unit, "sort", q->sort,
+				"total", total, "hotspots", page, "page", tool_page_json(&pg,
+					tool_page_call(&pg, "list_hotspots", q->args, json_pack("{s:s}", "event", event))));
+	}
+	pl_buf_release(&query);
+	return *rc || page;
+}
+
+/* The event asked for among the index's views. */
+static enum pl_err pick_view(const struct pl_hotidx *x, const char *event, size_t *view,
+			     struct pl_error *err)
+{
+	size_t n = pl_hotidx_nviews(x);
+	char **names = pl_xmalloc((n + 1) * sizeof(*names));
+	enum pl_err rc;
+
+	for (size_t i = 0; i < n; i++)
+		names[i] = pl_hotidx_event_name(x, i);
+	rc = tool_pick_name((const char *const *)names, n, event, false, "analysis", view, err);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* The call answered from the index: true with *rc its outcome (PL_OK or
+ * an error of the call's own: a wrong event, a bad cursor); false when
+ * the index cannot serve it. */
+static bool from_index(const struct pl_hotidx *x, const struct query *q, json_t **result,
+		       enum pl_err *rc, struct pl_error *err)
+{
+	struct hot_list l = {.x = x, .by_incl = q->by_incl};
+	json_t *event, *unit, *total;
+	bool served;
+
+	if ((*rc = pick_view(x, q->event, &l.view, err)))
+		return true;
+	if (!pl_hotidx_view(x, l.view, &event, &unit, &total))
+		return false;
+	l.n = pl_hotidx_select(x, l.view, q->by_incl, q->min_pct, &l.pos);
+	served = answer(q, json_string_value(event), unit, total, &l, result, rc, err);
+	free(l.pos);
 	json_decref(event);
 	json_decref(unit);
 	json_decref(total);
-	pl_buf_release(&query);
-	return rc;
+	return served;
+}
+
+/* The hotspots of summary view `vi` at or above the filter, in order. */
+static void summary_list(json_t *summary, size_t vi, const struct query *q, struct hot_list *l)
+{
+	json_t *hot = json_object_get(json_array_get(json_object_get(summary, "views"), vi), "hotspots");
+	json_t *h;
+	size_t i;
+
+	l->funcs = json_object_get(summary, "functions");
+	l->order = pl_xmalloc((json_array_size(hot) + 1) * sizeof(*l->order));
+	l->n = 0;
+	json_array_foreach(hot, i, h)
+		if (percent_of(h, q->by_incl ? "inclusive" : "self") >= q->min_pct)
+			l->order[l->n++] = h;
+	if (q->by_incl)
+		pl_hotidx_sort_inclusive(l->funcs, l->order, l->n);
 }
 
 /* The call answered from the summary; with writes allowed, the index is
  * built for the next calls (a failure there changes nothing). */
-static enum pl_err from_summary(const struct tool_ctx *ctx, struct query q, json_t **result,
+static enum pl_err from_summary(const struct tool_ctx *ctx, const struct query *q, json_t **result,
 				struct pl_error *err)
 {
-	struct pl_buf query = {0};
 	struct pl_error ignored;
-	json_t *summary, *view, *page;
-	const char *event;
-	size_t vi, n;
+	struct hot_list l = {0};
+	json_t *summary, *view;
+	size_t vi;
 	enum pl_err rc;
 
-	if ((rc = pl_artifact_load_summary(ctx->artifact_root, q.id, &summary, err)))
+	if ((rc = pl_artifact_load_summary(ctx->artifact_root, q->id, &summary, err)))
 		return rc;
 	if (ctx->allow_writes)
-		pl_hotidx_write(ctx->artifact_root, q.id, summary, &ignored);
-	if ((rc = tool_pick_summary_event(summary, q.event, &vi, err)))
+		pl_hotidx_write(ctx->artifact_root, q->id, summary, &ignored);
+	if ((rc = tool_pick_summary_event(summary, q->event, &vi, err)))
 		goto out;
 	view = json_array_get(json_object_get(summary, "views"), vi);
-	event = json_string_value(json_object_get(view, "event"));
-	if ((rc = apply_cursor(&q, event, &query, err)))
-		goto out;
-	page = summary_page(summary, vi, &q, &n);
-	*result = result_of(&q, event, json_object_get(view, "unit"), json_object_get(view, "total"),
-			    page, q.offset > n ? n : q.offset, n, query.data);
+	summary_list(summary, vi, q, &l);
+	answer(q, json_string_value(json_object_get(view, "event")), json_object_get(view, "unit"),
+	       json_object_get(view, "total"), &l, result, &rc, err);
+	free(l.order);
 out:
-	pl_buf_release(&query);
 	json_decref(summary);
 	return rc;
 }
@@ -155,13 +193,14 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 		.limit = (size_t)json_integer_value(json_object_get(args, "limit")),
 		.offset = (size_t)json_integer_value(json_object_get(args, "offset")),
 		.min_pct = json_number_value(json_object_get(args, "min_percent")),
+		.args = args,
 	};
 	struct pl_hotidx *x = pl_hotidx_open(ctx->artifact_root, q.id);
-	int rc = -1;
+	enum pl_err rc = PL_OK;
+	bool served;
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
-	if (x)
-		rc = from_index(x, q, result, err);
+	served = x && from_index(x, &q, result, &rc, err);
 	pl_hotidx_close(x);
-	return rc >= 0 ? (enum pl_err)rc : from_summary(ctx, q, result, err);
+	return served ? rc : from_summary(ctx, &q, result, err);
 }

@@ -23,9 +23,10 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 	const char *event = json_string_value(json_object_get(args, "event"));
 	const char *cursor = json_string_value(json_object_get(args, "cursor"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t vi, offset = 0, n, end;
+	struct pl_buf query = {0};
+	struct tool_page pg;
 	json_t *summary, *view, *list, *page;
-	char query[128], next[64];
+	size_t vi;
 	enum pl_err rc;
 
 	if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &summary, err)))
@@ -34,25 +35,21 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		goto out;
 	view = json_array_get(json_object_get(summary, "views"), vi);
 	event = json_string_value(json_object_get(view, "event"));
-	snprintf(query, sizeof(query), "threads|%s|%s", id, event);
-	if (cursor && (rc = tool_cursor_parse(cursor, query, &offset, err)))
+	pl_buf_addf(&query, "threads|%s|%s", id, event);
+	if ((rc = tool_page_open(&pg, query.data, cursor, 0, limit, err)))
 		goto out;
 	list = json_object_get(view, "threads");
-	n = json_array_size(list);
-	if (offset > n)
-		offset = n;
-	end = offset + limit < n ? offset + limit : n;
+	tool_page_bound(&pg, json_array_size(list));
 	page = json_array();
-	for (size_t i = offset; i < end; i++)
+	for (size_t i = pg.start; i < pg.end; i++)
 		json_array_append_new(page, thread_json(json_object_get(summary, "threads"),
 							json_array_get(list, i), i + 1));
-	tool_cursor_make(next, sizeof(next), end, query);
 	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "analysis_id", id,
 		"event", event, "unit", json_object_get(view, "unit"), "threads", page,
-		"page", tool_page_new(offset, end, n, next,
-				      json_sprintf("list_threads(analysis_id=\"%s\", event=\"%s\", cursor=\"%s\")",
-						   id, event, next)));
+		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
+			json_pack("{s:s}", "event", event))));
 out:
+	pl_buf_release(&query);
 	json_decref(summary);
 	return rc;
 }

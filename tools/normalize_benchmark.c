@@ -102,15 +102,15 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 {
 	const char *cursor = json_string_value(json_object_get(args, "cursor"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	size_t offset = 0, n, end;
 	struct pl_bench_set s;
 	struct pl_buf query = {0};
-	char id[32], path[4096], next[64], uri[128];
+	struct tool_page pg;
+	char id[32], path[4096], uri[128];
 	json_t *doc = NULL, *benches, *page, *unknown;
 	enum pl_err rc;
 
 	cursor_query(args, &query);
-	if (cursor && (rc = tool_cursor_parse(cursor, query.data, &offset, err))) {
+	if ((rc = tool_page_open(&pg, query.data, cursor, 0, limit, err))) {
 		pl_buf_release(&query);
 		return rc;
 	}
@@ -119,14 +119,10 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 	    (rc = pl_bench_write(&s, ctx->artifact_root, id, path, sizeof(path), &doc, err)))
 		goto out;
 	benches = json_object_get(doc, "benchmarks");
-	n = json_array_size(benches);
-	if (offset > n)
-		offset = n;
-	end = offset + limit < n ? offset + limit : n;
+	tool_page_bound(&pg, json_array_size(benches));
 	page = json_array();
-	for (size_t i = offset; i < end; i++)
+	for (size_t i = pg.start; i < pg.end; i++)
 		json_array_append_new(page, summary_json(json_array_get(benches, i)));
-	tool_cursor_make(next, sizeof(next), end, query.data);
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
 	unknown = unknown_keys(s.environment);
 	*result = json_pack("{s:s,s:{s:s,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:o,s:o,s:o}",
@@ -138,13 +134,11 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 		"compression", json_object_get(json_object_get(doc, "source"), "compression"),
 		"producer_version", s.producer_version,
 		"environment", s.environment, "environment_unknown", unknown,
-		"benchmarks_total", (json_int_t)n, "benchmarks", page,
+		"benchmarks_total", (json_int_t)pg.total, "benchmarks", page,
 		"skipped", json_object_get(doc, "skipped"),
 		"warnings", warnings_json(json_object_get(doc, "warnings"), &s, unknown),
 		"next_steps", next_steps(id),
-		"page", tool_page_new(offset, end, n, next,
-			json_sprintf("normalize_benchmark(path=\"%s\", cursor=\"%s\") with the same other arguments",
-				     json_string_value(json_object_get(args, "path")), next)));
+		"page", tool_page_json(&pg, tool_page_call(&pg, "normalize_benchmark", args, NULL)));
 	json_decref(unknown);
 out:
 	json_decref(doc);

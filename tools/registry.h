@@ -99,13 +99,17 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 /* Refuse unless writes are allowed. */
 enum pl_err tool_require_writes(const struct tool_ctx *ctx, struct pl_error *err);
 
-/* Pick the event of a profile: `name` when given (error listing the
- * choices when absent from it), else the only event, else an error that
- * lists the choices (or, with `first_ok`, the first event). */
+/* The one rule for choosing an event among `n` names (NULL names never
+ * match): `name` when given (an error listing the choices when absent),
+ * else the only one, else the first with `first_ok`, else an error that
+ * lists the choices; no names is "the HOLDER holds no samples". */
+enum pl_err tool_pick_name(const char *const *names, size_t n, const char *name, bool first_ok,
+			   const char *holder, size_t *index, struct pl_error *err);
+
+/* That rule over a profile's events, and over an analysis summary's
+ * "events" array. */
 enum pl_err tool_pick_event(const struct pl_profile *p, const char *name,
 			    bool first_ok, uint32_t *event, struct pl_error *err);
-
-/* The same choice made on an analysis summary's "events" array. */
 enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 				    size_t *index, struct pl_error *err);
 
@@ -113,15 +117,44 @@ enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,
 				  struct pl_error *err);
 
-/* Opaque page cursors bound to the query that made them. */
+/* Opaque page cursors ("OFFSET.CHECK") bound to the query that made them. */
 void tool_cursor_make(char *out, size_t cap, size_t offset, const char *query);
 enum pl_err tool_cursor_parse(const char *cursor, const char *query,
 			      size_t *offset, struct pl_error *err);
 
-/* The "page" object every paged result carries: next_cursor and
- * next_call (stolen; may be NULL) are kept only when more items remain. */
-json_t *tool_page_new(size_t offset, size_t end, size_t total, const char *next_cursor,
-		      json_t *next_call_new);
+/* The one pager of every paged tool: items [start, end) of `total`.
+ *   1. tool_page_open: the cursor (checked against `query`) or `offset`;
+ *   2. tool_page_bound once the list is known: start clamped to total,
+ *      end = min(start + limit, total); tool_page_stop may end it sooner
+ *      (a work budget spent);
+ *   3. tool_page_json for the result's "page" object, with
+ *      tool_page_call as its next_call. */
+struct tool_page {
+	const char *query;        /* borrowed: what the cursors are bound to */
+	const char *cursor_key;   /* the argument the next call passes: "cursor" */
+	size_t start, end, total;
+	size_t limit;
+	char next[32];            /* the next page's cursor, once bound */
+};
+enum pl_err tool_page_open(struct tool_page *pg, const char *query, const char *cursor,
+			  size_t offset, size_t limit, struct pl_error *err);
+void tool_page_bound(struct tool_page *pg, size_t total);
+void tool_page_stop(struct tool_page *pg, size_t end);
+
+/* {offset, returned, total_items, next_cursor, next_call} (new);
+ * next_cursor and next_call (stolen; may be NULL) are null on the last page. */
+json_t *tool_page_json(const struct tool_page *pg, json_t *next_call_new);
+
+/* The next page's call as text (new), or NULL on the last page: `tool`
+ * with `args` (borrowed) less "offset", the keys of `set_new` (stolen;
+ * may be NULL; a null value removes the key) laid over them, and
+ * cursor_key set to the next cursor. */
+json_t *tool_page_call(const struct tool_page *pg, const char *tool, json_t *args, json_t *set_new);
+
+/* "tool(key=VALUE, ...)" with every value as JSON text (strings quoted
+ * and escaped, reals as the shortest text that reads back the same), in
+ * the order of `args` (borrowed); a new string. */
+json_t *tool_call_text(const char *tool, json_t *args);
 
 /* One entry of a result's next_steps: a tool call an agent can send as
  * it is, {"tool", "arguments" (stolen), "why"}; a new reference.  A step

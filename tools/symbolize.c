@@ -206,6 +206,7 @@ struct request {
 	uint64_t *offsets;
 	char resolved[PATH_MAX];
 	struct pl_buf query;
+	struct tool_page pg;
 };
 
 static enum pl_err read_request(const struct tool_ctx *ctx, json_t *args, struct request *r,
@@ -229,10 +230,10 @@ static enum pl_err read_request(const struct tool_ctx *ctx, json_t *args, struct
 	pl_buf_addf(&r->query, "symbolize|%s|%s|%d|%zu|%016llx", r->binary ? r->resolved : "",
 		    r->build_id ? r->build_id : "", r->inlines, r->n,
 		    (unsigned long long)pl_hash(r->offsets, r->n * sizeof(*r->offsets), 11));
-	if (r->cursor && (rc = tool_cursor_parse(r->cursor, r->query.data, &r->start, err)))
+	if ((rc = tool_page_open(&r->pg, r->query.data, r->cursor, 0, r->limit, err)))
 		return rc;
-	if (r->start > r->n)
-		r->start = r->n;
+	tool_page_bound(&r->pg, r->n);
+	r->start = r->pg.start;
 	return PL_OK;
 }
 
@@ -273,7 +274,6 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	struct pl_sym_module *m;
 	json_t *answers = NULL;
 	size_t end = 0, nresolved = 0;
-	char next[64];
 	enum pl_err rc;
 
 	if ((rc = read_request(ctx, args, &r, err)))
@@ -293,11 +293,14 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	answers = json_array();
 	if ((rc = answer_page(s, m, &r, answers, &end, &nresolved, err)))
 		goto out;
-	tool_cursor_make(next, sizeof(next), end, r.query.data);
+	tool_page_stop(&r.pg, end);
+	/* Not a call: the offsets (up to PL_SYM_MAX_BATCH) would make it
+	 * bigger than the answers. */
 	*result = json_pack("{s:o,s:O,s:I,s:o}", "module", module_json(m), "answers", answers,
 			    "resolved", (json_int_t)nresolved, "page",
-			    tool_page_new(r.start, end, r.n, next,
-					  json_sprintf("symbolize with the same binary/build_id, offsets and inline, and cursor=\"%s\"", next)));
+			    tool_page_json(&r.pg, json_sprintf(
+				"symbolize with the same binary/build_id, offsets and inline, and cursor=\"%s\"",
+				r.pg.next)));
 	if (!*result)
 		rc = pl_fail(err, PL_ERR_INTERNAL, "report this as a bug",
 			     "the module's answers could not be encoded");

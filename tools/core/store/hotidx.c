@@ -19,6 +19,7 @@
 #include "artifact.h"
 #include "base/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -379,16 +380,18 @@ void pl_hotidx_close(struct pl_hotidx *x)
 	free(x);
 }
 
-json_t *pl_hotidx_events(const struct pl_hotidx *x)
+size_t pl_hotidx_nviews(const struct pl_hotidx *x)
 {
-	json_t *events = json_array();
+	return x->h->nviews;
+}
 
-	for (uint32_t i = 0; i < x->h->nviews; i++) {
-		const struct hi_view *v = &x->views[i];
-		json_array_append_new(events, json_pack("{s:s%}", "name", x->pool + v->name.off,
-							(size_t)v->name.len));
-	}
-	return json_pack("{s:o}", "events", events);
+char *pl_hotidx_event_name(const struct pl_hotidx *x, size_t view)
+{
+	const struct hi_view *v;
+
+	assert(view < x->h->nviews);
+	v = &x->views[view];
+	return pl_xstrndup(x->pool + v->name.off, v->name.len);
 }
 
 /* The JSON value stored at `s`, or NULL when it does not parse. */
@@ -444,36 +447,33 @@ bool pl_hotidx_view(const struct pl_hotidx *x, size_t view, json_t **event, json
 	return false;
 }
 
-bool pl_hotidx_page(const struct pl_hotidx *x, size_t view, bool by_inclusive, double min_pct,
-		    size_t offset, size_t limit, size_t *total_n, json_t **page)
+static const struct hi_entry *first_entry(const struct pl_hotidx *x, size_t view, bool by_inclusive)
 {
 	const struct hi_view *v;
-	const struct hi_entry *first;
-	size_t k = 0;
 
-	*page = NULL;
-	if (view >= x->h->nviews)
-		return false;
+	assert(view < x->h->nviews);
 	v = &x->views[view];
-	first = x->entries + (by_inclusive ? v->incl_first : v->self_first);
+	return x->entries + (by_inclusive ? v->incl_first : v->self_first);
+}
+
+size_t pl_hotidx_select(const struct pl_hotidx *x, size_t view, bool by_inclusive, double min_pct,
+			size_t **pos)
+{
+	const struct hi_entry *first = first_entry(x, view, by_inclusive);
+	size_t nhot = (size_t)x->views[view].nhot, n = 0;
+
 	/* The filter as the summary path applies it: every entry at or above
 	 * min_pct, in order (not assuming that the percents descend). */
-	*page = json_array();
-	for (size_t i = 0; i < v->nhot; i++) {
-		const struct hi_entry *e = &first[i];
-		json_t *h;
-		if ((by_inclusive ? e->incl_pct : e->self_pct) < min_pct)
-			continue;
-		if (k >= offset && k - offset < limit) {
-			if (!(h = hotspot(x, e, k + 1))) {
-				json_decref(*page);
-				*page = NULL;
-				return false;
-			}
-			json_array_append_new(*page, h);
-		}
-		k++;
-	}
-	*total_n = k;
-	return true;
+	*pos = pl_xmalloc((nhot + 1) * sizeof(**pos));
+	for (size_t i = 0; i < nhot; i++)
+		if ((by_inclusive ? first[i].incl_pct : first[i].self_pct) >= min_pct)
+			(*pos)[n++] = i;
+	return n;
+}
+
+json_t *pl_hotidx_hotspot(const struct pl_hotidx *x, size_t view, bool by_inclusive, size_t pos,
+			  size_t rank)
+{
+	assert(pos < x->views[view].nhot);
+	return hotspot(x, &first_entry(x, view, by_inclusive)[pos], rank);
 }

@@ -37,20 +37,26 @@ enum pl_err pl_hotidx_write(const char *root, const char *id, json_t *summary,
 struct pl_hotidx *pl_hotidx_open(const char *root, const char *id);
 void pl_hotidx_close(struct pl_hotidx *x);
 
-/* {"events": [{"name": ...}, ...]} of the indexed analysis, for
- * tool_pick_summary_event (new reference). */
-json_t *pl_hotidx_events(const struct pl_hotidx *x);
+/* The number of views (events) of the index, and view `view`'s event
+ * name as the summary's events[view].name holds it (new string). */
+size_t pl_hotidx_nviews(const struct pl_hotidx *x);
+char *pl_hotidx_event_name(const struct pl_hotidx *x, size_t view);
 
 /* View `view`'s "event" (a string), "unit" and "total" values (new);
  * false when the index turns out malformed (then parse the summary). */
 bool pl_hotidx_view(const struct pl_hotidx *x, size_t view, json_t **event, json_t **unit,
 		    json_t **total);
 
-/* One page of view `view`, as list_hotspots gives it: of the hotspots at
- * or above min_pct in the order asked (*total_n gets their number), those
- * from `offset` on, at most `limit`, ranked from offset + 1 (*page, new).
- * False when the index turns out malformed (then parse the summary). */
-bool pl_hotidx_page(const struct pl_hotidx *x, size_t view, bool by_inclusive, double min_pct,
-		    size_t offset, size_t limit, size_t *total_n, json_t **page);
+/* The hotspots of view `view` at or above min_pct, in the order asked
+ * (self or inclusive): their number, and their positions in that order in
+ * *pos (new, free() it).  The caller pages them. */
+size_t pl_hotidx_select(const struct pl_hotidx *x, size_t view, bool by_inclusive, double min_pct,
+			size_t **pos);
+
+/* The list_hotspots entry of the hotspot at position `pos` of that order,
+ * ranked `rank` (new), or NULL when the index turns out malformed (then
+ * parse the summary). */
+json_t *pl_hotidx_hotspot(const struct pl_hotidx *x, size_t view, bool by_inclusive, size_t pos,
+			  size_t rank);
 
 #endif
