@@ -129,87 +129,119 @@ static void kill_child(pid_t pid, bool own_group)
 	kill(pid, SIGKILL);
 }
 
-/* Read both pipes until they close, the deadline passes, or a limit or
- * the callback stops us. */
-static enum pl_err watch(const struct pl_run_opts *o, pid_t pid, int out_fd, int err_fd,
-			 struct pl_run_result *res, double deadline, struct pl_error *err)
-{
-	double interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0;
-	struct line_buf lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE};
-	uint64_t max_out = o->max_stdout ? o->max_stdout : (4ULL << 30);
-	size_t err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR, kept = 0;
-	struct pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-	char buf[65536];
-	enum pl_err rc = PL_OK;
+/* What pump_output keeps between polls. */
+struct pump {
+	const struct pl_run_opts *o;
+	pid_t pid;
+	struct pollfd fds[2];      /* stdout, stderr; fd -1 once closed */
+	struct line_buf lb;
+	struct pl_run_result *res;
+	double deadline, interrupt_at;
+	uint64_t max_out;
+	size_t err_cap, kept;
+};
 
-	res->stderr_text = pl_xcalloc(1, err_cap + 1);
-	while (rc == PL_OK && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
-		int timeout = -1;
-		if (deadline > 0) {
-			double left = deadline - now_s();
-			if (left <= 0) {
-				res->timed_out = true;
-				rc = pl_fail(err, PL_ERR_TIMEOUT, "raise the timeout or give a smaller input",
-					     "'%s' did not finish within %.1f s", o->argv[0],
-					     o->timeout_ms / 1000.0);
-				break;
-			}
-			timeout = (int)(left * 1000) + 1;
+/* The poll timeout (ms, -1: none) until the deadline, the interrupt or
+ * the next cancel check; an error once the deadline passed or the run
+ * was cancelled.  Sends the interrupt when its time has come. */
+static enum pl_err next_timeout(struct pump *p, int *timeout, struct pl_error *err)
+{
+	const struct pl_run_opts *o = p->o;
+
+	*timeout = -1;
+	if (p->deadline > 0) {
+		double left = p->deadline - now_s();
+		if (left <= 0) {
+			p->res->timed_out = true;
+			return pl_fail(err, PL_ERR_TIMEOUT, "raise the timeout or give a smaller input",
+				       "'%s' did not finish within %.1f s", o->argv[0], o->timeout_ms / 1000.0);
 		}
-		if (o->cancel && *o->cancel)
-			return pl_fail(err, PL_ERR_INTERNAL, NULL, "cancelled");
-		if (interrupt_at > 0 && now_s() >= interrupt_at) {
-			kill(pid, SIGINT);
-			res->interrupted = true;
-			interrupt_at = 0;
-		}
-		if (interrupt_at > 0) {
-			int until = (int)((interrupt_at - now_s()) * 1000) + 1;
-			if (timeout < 0 || until < timeout)
-				timeout = until;
-		}
-		if (o->cancel && (timeout < 0 || timeout > 100))
-			timeout = 100;
-		if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+		*timeout = (int)(left * 1000) + 1;
+	}
+	if (o->cancel && *o->cancel)
+		return pl_fail(err, PL_ERR_TIMEOUT, "the caller stopped it; run it again if still needed",
+			       "'%s' was cancelled", o->argv[0]);
+	if (p->interrupt_at > 0 && now_s() >= p->interrupt_at) {
+		kill(p->pid, SIGINT);
+		p->res->interrupted = true;
+		p->interrupt_at = 0;
+	}
+	if (p->interrupt_at > 0) {
+		int until = (int)((p->interrupt_at - now_s()) * 1000) + 1;
+		if (*timeout < 0 || until < *timeout)
+			*timeout = until;
+	}
+	if (o->cancel && (*timeout < 0 || *timeout > 100))
+		*timeout = 100;
+	return PL_OK;
+}
+
+/* Read what pipe i has: stderr is kept up to its cap, stdout counted,
+ * capped and split into lines. */
+static enum pl_err read_pipe(struct pump *p, int i, struct pl_error *err)
+{
+	char buf[65536];
+	ssize_t n = read(p->fds[i].fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return PL_OK;
+	if (n <= 0) {
+		close(p->fds[i].fd);
+		p->fds[i].fd = -1;
+		return PL_OK;
+	}
+	if (i == 1) {
+		keep_stderr(p->res, p->err_cap, &p->kept, buf, (size_t)n);
+		return PL_OK;
+	}
+	p->res->stdout_bytes += (uint64_t)n;
+	if (p->res->stdout_bytes > p->max_out)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes or give a smaller input",
+			       "'%s' printed more than %llu bytes", p->o->argv[0],
+			       (unsigned long long)p->max_out);
+	return feed(p->o, &p->lb, buf, (size_t)n, p->res, err);
+}
+
+/* Read both pipes until they close, the deadline passes, the run is
+ * cancelled, or a limit or the callback stops us; both pipes are closed
+ * and the line buffer freed on every way out. */
+static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_fd, int err_fd,
+			       struct pl_run_result *res, double deadline, struct pl_error *err)
+{
+	struct pump p = {
+		.o = o, .pid = pid, .res = res, .deadline = deadline,
+		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}},
+		.lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE},
+		.interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0,
+		.max_out = o->max_stdout ? o->max_stdout : (4ULL << 30),
+		.err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR,
+	};
+	enum pl_err rc = PL_OK;
+	int timeout;
+
+	res->stderr_text = pl_xcalloc(1, p.err_cap + 1);
+	while (rc == PL_OK && (p.fds[0].fd >= 0 || p.fds[1].fd >= 0)) {
+		if ((rc = next_timeout(&p, &timeout, err)))
+			break;
+		if (poll(p.fds, 2, timeout) < 0 && errno != EINTR) {
 			rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "poll: %s", strerror(errno));
 			break;
 		}
-		for (int i = 0; i < 2 && rc == PL_OK; i++) {
-			ssize_t n;
-			if (fds[i].fd < 0 || !fds[i].revents)
-				continue;
-			n = read(fds[i].fd, buf, sizeof(buf));
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (n <= 0) {
-				close(fds[i].fd);
-				fds[i].fd = -1;
-				continue;
-			}
-			if (i == 1) {
-				keep_stderr(res, err_cap, &kept, buf, (size_t)n);
-				continue;
-			}
-			res->stdout_bytes += (uint64_t)n;
-			if (res->stdout_bytes > max_out)
-				rc = pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes or give a smaller input",
-					     "'%s' printed more than %llu bytes", o->argv[0],
-					     (unsigned long long)max_out);
-			else
-				rc = feed(o, &lb, buf, (size_t)n, res, err);
-		}
+		for (int i = 0; i < 2 && rc == PL_OK; i++)
+			if (p.fds[i].fd >= 0 && p.fds[i].revents)
+				rc = read_pipe(&p, i, err);
 	}
 	/* A last line without its newline still counts. */
-	if (rc == PL_OK && lb.len) {
-		lb.data[lb.len] = '\0';
+	if (rc == PL_OK && p.lb.len) {
+		p.lb.data[p.lb.len] = '\0';
 		res->stdout_lines++;
 		if (o->on_line)
-			rc = o->on_line(o->arg, lb.data, lb.len, err);
+			rc = o->on_line(o->arg, p.lb.data, p.lb.len, err);
 	}
 	for (int i = 0; i < 2; i++)
-		if (fds[i].fd >= 0)
-			close(fds[i].fd);
-	free(lb.data);
+		if (p.fds[i].fd >= 0)
+			close(p.fds[i].fd);
+	free(p.lb.data);
 	return rc;
 }
 
@@ -224,10 +256,26 @@ static int exec_errno(int fd)
 	return n == (ssize_t)sizeof(e) ? e : 0;
 }
 
+/* The four pipes pl_run needs (stdin, stdout, stderr, exec errors), all
+ * close-on-exec; on a failure the ones already opened are closed. */
+static enum pl_err open_pipes(int *pipes[4], struct pl_error *err)
+{
+	for (int i = 0; i < 4; i++) {
+		if (pipe2(pipes[i], O_CLOEXEC) == 0)
+			continue;
+		int e = errno;
+		while (i-- > 0)
+			close(pipes[i][0]), close(pipes[i][1]);
+		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "pipe: %s", strerror(e));
+	}
+	return PL_OK;
+}
+
 enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 		   struct pl_error *err)
 {
 	int in[2], out[2], errp[2], ex[2], status = 0, e;
+	int *pipes[] = {in, out, errp, ex};
 	double start = now_s(), deadline = o->timeout_ms ? start + o->timeout_ms / 1000.0 : 0;
 	enum pl_err rc;
 	bool own_group;
@@ -236,10 +284,8 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	memset(res, 0, sizeof(*res));
 	if (!o->argv || !o->argv[0] || o->argv[0][0] != '/')
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "pl_run needs an absolute program path");
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "pipe: %s", strerror(errno));
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0)
-		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "pipe: %s", strerror(errno));
+	if (open_pipes(pipes, err))
+		return err->code;
 	close(in[1]); /* the child's stdin reads end-of-file at once */
 	pid = fork();
 	if (pid < 0) {
@@ -256,7 +302,7 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	 * (whichever call runs first wins; both fail in the sandbox). */
 	(void)setpgid(pid, pid);
 	own_group = getpgid(pid) == pid;
-	rc = watch(o, pid, out[0], errp[0], res, deadline, err);
+	rc = pump_output(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -1,0 +1,131 @@
+/* test_run.c - unit tests for the bounded runner (collectors/run.c): it
+ * leaves no descriptor open on any way out (a pipe2 that fails halfway,
+ * a cancelled run with a partial line buffered), a cancelled run is
+ * stopped within its poll interval and said so, and lines, exit status
+ * and stderr come through from a real /bin/sh. */
+#include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/run.h"
+
+/* Open descriptors of this process, as /proc lists them. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;   /* the one opendir holds */
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum pl_err count_line(void *arg, const char *line, size_t len, struct pl_error *err)
+{
+	(void)line, (void)len, (void)err;
+	(*(int *)arg)++;
+	return PL_OK;
+}
+
+START_TEST(lines_status_and_stderr_come_through)
+{
+	const char *argv[] = {"/bin/sh", "-c", "printf 'a\\nb\\nlast'; echo oops >&2; exit 3", NULL};
+	int lines = 0, before = open_fds();
+	struct pl_run_opts o = {.argv = argv, .timeout_ms = 10000, .on_line = count_line, .arg = &lines};
+	struct pl_run_result res;
+	struct pl_error err;
+
+	ck_assert_int_eq(pl_run(&o, &res, &err), PL_OK);
+	ck_assert_int_eq(res.exit_status, 3);
+	ck_assert_int_eq(lines, 3);
+	ck_assert_str_eq(res.stderr_text, "oops\n");
+	ck_assert_int_eq(open_fds(), before);
+	pl_run_result_release(&res);
+}
+END_TEST
+
+START_TEST(a_pipe_that_cannot_be_made_leaks_no_descriptor)
+{
+	const char *argv[] = {"/bin/true", NULL};
+	struct pl_run_opts o = {.argv = argv, .timeout_ms = 10000};
+	struct pl_run_result res;
+	struct pl_error err;
+	struct rlimit old, low;
+	int before = open_fds();
+
+	/* Room for one pipe and a half: the second pipe2 fails. */
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)before + 3;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ck_assert_int_eq(pl_run(&o, &res, &err), PL_ERR_EXTERNAL);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_str_eq(err.text, "pipe: Too many open files");
+	ck_assert_int_eq(open_fds(), before);
+	pl_run_result_release(&res);
+}
+END_TEST
+
+static volatile int cancel_flag;
+
+static void *cancel_soon(void *arg)
+{
+	(void)arg;
+	usleep(300 * 1000);
+	cancel_flag = 1;
+	return NULL;
+}
+
+START_TEST(a_cancelled_run_stops_and_closes_everything)
+{
+	/* A partial line is buffered when the cancel comes. */
+	const char *argv[] = {"/bin/sh", "-c", "printf partial; exec sleep 20", NULL};
+	int lines = 0, before = open_fds();
+	struct pl_run_opts o = {.argv = argv, .timeout_ms = 30000, .on_line = count_line, .arg = &lines,
+				.cancel = &cancel_flag};
+	struct pl_run_result res;
+	struct pl_error err;
+	pthread_t t;
+	double t0 = now_s();
+
+	cancel_flag = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, cancel_soon, NULL), 0);
+	ck_assert_int_eq(pl_run(&o, &res, &err), PL_ERR_TIMEOUT);
+	pthread_join(t, NULL);
+	ck_assert_str_eq(err.text, "'/bin/sh' was cancelled");
+	ck_assert_double_lt(now_s() - t0, 5.0);
+	ck_assert_int_eq(lines, 0);
+	ck_assert_int_eq(res.signal, SIGKILL);
+	ck_assert_int_eq(open_fds(), before);
+	pl_run_result_release(&res);
+}
+END_TEST
+
+Suite *suite_run(void)
+{
+	Suite *s = suite_create("run");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, lines_status_and_stderr_come_through);
+	tcase_add_test(tc, a_pipe_that_cannot_be_made_leaks_no_descriptor);
+	tcase_add_test(tc, a_cancelled_run_stops_and_closes_everything);
+	suite_add_tcase(s, tc);
+	return s;
+}
