@@ -10,6 +10,7 @@
 #include "export/fold.h"
 #include "export/formats.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,6 +242,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)))
 		return rc;
 	pl_profile_init(&p, &ctx->limits);
+	assert(id && format && compat);   /* required, or defaulted by the input schema */
 	fo.peer_compat = strcmp(compat, "stackcollapse") == 0;
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)))

@@ -1,5 +1,6 @@
-/* test_parse.c - unit tests for the perf script and folded parsers and
- * for the aggregator, driven line by line through the public parser API.
+/* test_parse.c - unit tests for the perf script and folded parsers,
+ * driven line by line through the public parser API, and their record
+ * and line caches against line-by-line parsing.
  *
  * Inputs are perf script forms listed in shared/guides/profiles.md: comms
  * with spaces and digits, pid/tid, [cpu], no time, PMU-qualified events,
@@ -230,22 +231,22 @@ START_TEST(detect_format_from_first_lines)
 }
 END_TEST
 
-START_TEST(inclusive_counts_recursion_once_per_stack)
+/* A record without frames (found by mutating a FlameGraph capture) is
+ * a sample of the empty stack: the interner gets no frames (NULL) and
+ * must not hand NULL to memcpy (UBSan aborts the sanitizer build). */
+START_TEST(a_record_without_frames_is_an_empty_stack)
 {
-	struct pl_view v;
-	ck_assert_int_eq(feed("a 1 1.0: 10 cpu-clock:\n\t1 fib (/x)\n\t2 fib (/x)\n\t3 fib (/x)\n\t4 main (/x)\n\n"
-			      "a 1 1.1: 30 cpu-clock:\n\t5 work (/x)\n\t4 main (/x)\n\n"), PL_OK);
-	pl_view_build(&v, &prof, 0);
-	ck_assert_uint_eq(v.total.period, 40);
-	/* fib: self 10, inclusive 10 (not 30); main: inclusive 40 = 100%. */
-	ck_assert_uint_eq(v.funcs[0].self.period, 10);
-	ck_assert_uint_eq(v.funcs[0].incl.period, 10);
-	ck_assert(pl_percent(&v, v.funcs[1].incl.period) == 100.0);
-	/* Sorted by self: work (30) before fib (10). */
-	ck_assert_str_eq(pl_str(&prof, prof.funcs[v.hot_order[0]].symbol), "work");
-	pl_view_sort(&v, PL_SORT_INCLUSIVE);
-	ck_assert_str_eq(pl_str(&prof, prof.funcs[v.hot_order[0]].symbol), "main");
-	pl_view_release(&v);
+	struct pl_error err;
+	uint32_t s;
+
+	ck_assert_int_eq(feed("app 1 [000] 1.0: 10 cycles:\n\n"
+			      "app 1 [000] 1.1: 5 cycles:\n\tabc main (/x)\n\n"), PL_OK);
+	ck_assert_uint_eq(prof.records_parsed, 2);
+	ck_assert_uint_eq(pl_nstacks(&prof), 2);
+	ck_assert_uint_eq(prof.stacks[0].depth, 0);
+	ck_assert_uint_eq(pl_stack_weight(&prof, 0, 0)->period, 10);
+	s = pl_intern_stack(&prof, prof.stacks[0].thread, NULL, 0, &err);
+	ck_assert_uint_eq(s, 0);
 }
 END_TEST
 
@@ -377,6 +378,74 @@ START_TEST(folded_caches_match_line_by_line)
 }
 END_TEST
 
+/* Records for the record cache: repeats, a srcline, an unknown frame. */
+static const char cache_sample[] =
+	"app 10/11 [000] 1.0: 100 cycles:\n"
+	"\t    1 leaf+0x1 (/bin/a)\n\t    2 mid (/bin/a)\n\t    3 main (/bin/a)\n\n"
+	"app 10/12 [000] 1.1: 200 cycles:\n"
+	"\t    1 leaf+0x1 (/bin/a)\n\t    2 mid (/bin/a)\n\t    3 main (/bin/a)\n\n"
+	"app 10/11 [000] 1.2: 50 cycles:\n"
+	"\t    4 other (/bin/a)\n  src.c:7\n\t    2 mid (/bin/a)\n\t    3 main (/bin/a)\n\n"
+	"app 10/11 [000] 1.3: 7 instructions:\n"
+	"\t    dead [unknown] ([unknown])\n\t    3 main (/bin/a)\n\n"
+	"app 10/11 [000] 1.4: 9 cycles:\n"
+	"\t    1 leaf+0x1 (/bin/a)\n\t    2 mid (/bin/a)\n\t    3 main (/bin/a)\n";
+
+START_TEST(record_cache_gives_what_line_by_line_parsing_gives)
+{
+	/* The same records again: the second time their frames come from
+	 * the record cache; srclines and bad lines still count each time. */
+	struct pl_profile once;
+	char twice[sizeof(cache_sample) * 2 + 2];
+
+	snprintf(twice, sizeof(twice), "%s\n%s", cache_sample, cache_sample);
+	pl_profile_init(&once, NULL);
+	ck_assert_int_eq(feed_file(&once, cache_sample, false), PL_OK);
+	ck_assert_int_eq(feed_file(&prof, twice, false), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&prof), pl_nstacks(&once));
+	ck_assert_uint_eq(prof.srclines, 2 * once.srclines);
+	ck_assert_uint_eq(prof.events[0].period, 2 * once.events[0].period);
+	for (uint32_t s = 0; s < pl_nstacks(&once); s++)
+		ck_assert(memcmp(prof.stacks[s].frames, once.stacks[s].frames,
+				 once.stacks[s].depth * sizeof(uint32_t)) == 0);
+	pl_profile_release(&once);
+}
+END_TEST
+
+START_TEST(folded_line_cache_gives_what_line_by_line_parsing_gives)
+{
+	/* pl_parse_path caches whole lines; pl_folded_line does not. */
+	static const char text[] = "a;b;c 5\nx;y 1\na;b;c 2\na;b 3\nx;y 4\n;; 1\n;; 2\n";
+	char path[] = "/tmp/perflens-folded-XXXXXX";
+	struct pl_parse_opts opts = {PL_FMT_FOLDED, NULL};
+	struct pl_profile back;
+	struct pl_error err;
+	uint32_t ev;
+	int fd = mkstemp(path);
+	const char *s = text;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	ck_assert_int_eq(pl_parse_path(&prof, path, &opts, &err), PL_OK);
+	unlink(path);
+	pl_profile_init(&back, NULL);
+	ev = pl_intern_event(&back, "unknown", 7);
+	for (uint64_t line = 1; *s; line++) {
+		const char *nl = strchr(s, '\n');
+		ck_assert_int_eq(pl_folded_line(&back, ev, s, (size_t)(nl - s), line, &err), PL_OK);
+		s = nl + 1;
+	}
+	ck_assert_uint_eq(pl_nstacks(&prof), pl_nstacks(&back));
+	for (uint32_t st = 0; st < pl_nstacks(&back); st++) {
+		ck_assert_uint_eq(prof.stacks[st].depth, back.stacks[st].depth);
+		ck_assert_uint_eq(pl_stack_weight(&prof, st, 0)->period,
+				  pl_stack_weight(&back, st, 0)->period);
+	}
+	pl_profile_release(&back);
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -394,9 +463,11 @@ Suite *suite_parse(void)
 	tcase_add_test(tc, folded_lines_and_bad_counts);
 	tcase_add_test(tc, names_that_are_not_utf8_are_escaped_and_counted);
 	tcase_add_test(tc, detect_format_from_first_lines);
-	tcase_add_test(tc, inclusive_counts_recursion_once_per_stack);
+	tcase_add_test(tc, a_record_without_frames_is_an_empty_stack);
 	tcase_add_test(tc, frame_lines_taken_at_once_match_line_by_line);
 	tcase_add_test(tc, folded_caches_match_line_by_line);
+	tcase_add_test(tc, record_cache_gives_what_line_by_line_parsing_gives);
+	tcase_add_test(tc, folded_line_cache_gives_what_line_by_line_parsing_gives);
 	suite_add_tcase(s, tc);
 	return s;
 }

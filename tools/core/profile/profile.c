@@ -11,6 +11,7 @@
 #include "base/input.h"
 #include "perf_stat.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,8 +282,10 @@ uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
 	uint32_t *key = depth < 255 ? small : pl_xmalloc(n);
 	uint32_t id;
 
+	assert(frames || depth == 0);
 	key[0] = thread;
-	memcpy(key + 1, frames, (size_t)depth * 4);
+	if (depth)   /* a sample without frames may come with frames NULL */
+		memcpy(key + 1, frames, (size_t)depth * 4);
 	id = pl_strtab_intern(&p->stack_keys, (const char *)key, n);
 	if (key != small)
 		free(key);
@@ -305,10 +308,14 @@ uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
 void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
 		   uint64_t samples, uint64_t period, bool has_period)
 {
-	struct pl_stack *s = &p->stacks[stack];
-	struct pl_event *e = &p->events[event];
+	struct pl_stack *s;
+	struct pl_event *e;
 	uint32_t *link;
 	struct pl_weight *w;
+
+	assert(stack < pl_nstacks(p) && event < p->nevents);  /* ids the interners gave */
+	s = &p->stacks[stack];
+	e = &p->events[event];
 
 	/* Grow first: `link` may point into the weights array. */
 	PL_GROW(p->weights, p->weights_cap, p->nweights + 1);
