@@ -365,6 +365,57 @@ START_TEST(buffered_lines_can_be_skipped)
 }
 END_TEST
 
+START_TEST(plain_lines_run_across_read_blocks)
+{
+	/* Lines of every length around the 256 KiB read block, CRLF too, in
+	 * a file big enough to be read by the reader and hasher threads. */
+	char path[] = "/tmp/perflens-blocks-XXXXXX";
+	size_t lens[] = {1, 262142, 262143, 262144, 262145, 3, 524290, 0, 17,
+			 1000000, 1000000, 1000000, 1000000, 5};
+	struct pl_limits lim;
+	struct pl_input in;
+	struct pl_error err;
+	const char *line;
+	size_t n, k = 0;
+	char want[128], got[65];
+	FILE *f;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "wb");
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (size_t j = 0; j < lens[i]; j++)
+			fputc('a' + (int)((i + j) % 26), f);
+		fputs(i % 2 ? "\r\n" : "\n", f);
+	}
+	fclose(f);
+	pl_limits_default(&lim);
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	while (pl_input_line(&in, &line, &n, &err) > 0) {
+		bool same = n == lens[k];
+		for (size_t j = 0; j < n && same; j++)
+			same = line[j] == 'a' + (int)((k + j) % 26);
+		ck_assert_msg(same, "line %zu differs", k + 1);
+		k++;
+	}
+	ck_assert_uint_eq(k, sizeof(lens) / sizeof(lens[0]));
+	ck_assert_int_eq(pl_input_sha256(&in, got, &err), PL_OK);
+	ck_assert_str_eq(got, sha256sum_of(path, want));
+	pl_input_close(&in);
+	/* A line longer than the limit (its CR counts) is an error however
+	 * blocks cut it. */
+	lim.max_line = 262144;
+	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
+	while (pl_input_line(&in, &line, &n, &err) > 0)
+		;
+	ck_assert_int_eq(err.code, PL_ERR_LIMIT);
+	snprintf(want, sizeof(want), "line 4 of '%s' is longer than 262144 bytes", path);
+	ck_assert_str_eq(err.text, want);
+	pl_input_close(&in);
+	unlink(path);
+}
+END_TEST
+
 Suite *suite_input(void)
 {
 	Suite *s = suite_create("input");
@@ -378,6 +429,7 @@ Suite *suite_input(void)
 	tcase_add_test(tc, a_file_changed_while_read_fails);
 	tcase_add_test(tc, a_change_after_both_reads_ended_does_not_count);
 	tcase_add_test(tc, buffered_lines_can_be_skipped);
+	tcase_add_test(tc, plain_lines_run_across_read_blocks);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,10 +1,7 @@
-/* test_stack_table.c - unit tests for the speed-minded parts of the engine:
- * the compact stack table (version 2) round-trips a profile exactly and
- * its reader refuses malformed entries; the record and line caches of the
- * parsers give what line-by-line parsing gives; the fold compares lines
- * byte by byte across name boundaries; the streamed summary is laid out
- * exactly as jansson dumps it; plain input hands out lines that run
- * across read blocks, and hashes exactly the file.
+/* test_stack_table.c - unit tests for the stack table: the compact table
+ * (version 2) round-trips a profile exactly and its reader refuses
+ * malformed entries; a big profile's artifacts (the table written on its
+ * own thread) load back the same and give the same id.
  */
 #include <check.h>
 #include <stdio.h>
@@ -15,8 +12,6 @@
 #include "testlib.h"
 
 #include "store/artifact.h"
-#include "export/fold.h"
-#include "base/input.h"
 #include "profile/parse.h"
 #include "store/stack_table.h"
 
@@ -191,58 +186,6 @@ START_TEST(stack_table_reader_refuses_malformed_entries)
 }
 END_TEST
 
-START_TEST(record_cache_gives_what_line_by_line_parsing_gives)
-{
-	/* The same records again: the second time their frames come from
-	 * the record cache; srclines and bad lines still count each time. */
-	struct pl_profile once;
-	char twice[sizeof(sample) * 2 + 2];
-
-	snprintf(twice, sizeof(twice), "%s\n%s", sample, sample);
-	pl_profile_init(&once, NULL);
-	ck_assert_int_eq(feed(&once, sample), PL_OK);
-	ck_assert_int_eq(feed(&prof, twice), PL_OK);
-	ck_assert_uint_eq(pl_nstacks(&prof), pl_nstacks(&once));
-	ck_assert_uint_eq(prof.srclines, 2 * once.srclines);
-	ck_assert_uint_eq(prof.events[0].period, 2 * once.events[0].period);
-	for (uint32_t s = 0; s < pl_nstacks(&once); s++)
-		ck_assert(memcmp(prof.stacks[s].frames, once.stacks[s].frames,
-				 once.stacks[s].depth * sizeof(uint32_t)) == 0);
-	pl_profile_release(&once);
-}
-END_TEST
-
-START_TEST(folded_line_cache_gives_what_line_by_line_parsing_gives)
-{
-	/* pl_parse_path caches whole lines; pl_folded_line does not. */
-	static const char text[] = "a;b;c 5\nx;y 1\na;b;c 2\na;b 3\nx;y 4\n;; 1\n;; 2\n";
-	char path[] = "/tmp/perflens-folded-XXXXXX";
-	struct pl_parse_opts opts = {PL_FMT_FOLDED, NULL};
-	struct pl_error err;
-	uint32_t ev;
-	int fd = mkstemp(path);
-	const char *s = text;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
-	close(fd);
-	ck_assert_int_eq(pl_parse_path(&prof, path, &opts, &err), PL_OK);
-	unlink(path);
-	ev = pl_intern_event(&back, "unknown", 7);
-	for (uint64_t line = 1; *s; line++) {
-		const char *nl = strchr(s, '\n');
-		ck_assert_int_eq(pl_folded_line(&back, ev, s, (size_t)(nl - s), line, &err), PL_OK);
-		s = nl + 1;
-	}
-	ck_assert_uint_eq(pl_nstacks(&prof), pl_nstacks(&back));
-	for (uint32_t st = 0; st < pl_nstacks(&back); st++) {
-		ck_assert_uint_eq(prof.stacks[st].depth, back.stacks[st].depth);
-		ck_assert_uint_eq(pl_stack_weight(&prof, st, 0)->period,
-				  pl_stack_weight(&back, st, 0)->period);
-	}
-}
-END_TEST
-
 /* A profile with enough unique stacks for the stack table to be written
  * on its own thread beside the summary: the artifact loads back with
  * every stack as parsed, and writing it again gives the same id. */
@@ -285,165 +228,6 @@ START_TEST(artifacts_of_a_big_profile_load_back_the_same)
 }
 END_TEST
 
-/* The summary, streamed piece by piece, is laid out byte for byte as
- * jansson dumps the same document whole; the brief handed back holds
- * each view's first hotspots as written, named by their functions. */
-static void check_summary_layout(struct pl_profile *p)
-{
-	char root[] = "/tmp/perflens-sum-XXXXXX";
-	struct pl_artifact_ref ref;
-	struct pl_error err;
-	json_t *brief = NULL, *doc, *views, *funcs;
-	char *text, *again;
-	size_t len, i;
-	FILE *f;
-
-	ck_assert_ptr_nonnull(mkdtemp(root));
-	ck_assert_int_eq(pl_artifact_write(p, root, &ref, &brief, &err), PL_OK);
-	ck_assert_ptr_nonnull(f = fopen(ref.summary_path, "rb"));
-	fseek(f, 0, SEEK_END);
-	len = (size_t)ftell(f);
-	rewind(f);
-	text = malloc(len + 1);
-	ck_assert_uint_eq(fread(text, 1, len, f), len);
-	text[len] = '\0';
-	fclose(f);
-	ck_assert_ptr_nonnull(doc = json_loadb(text, len, 0, NULL));
-	again = json_dumps(doc, PL_DUMP_FLAGS | JSON_INDENT(1));
-	ck_assert_str_eq(again, text);
-	views = json_object_get(doc, "views");
-	funcs = json_object_get(doc, "functions");
-	ck_assert_uint_eq(json_array_size(json_object_get(brief, "top_hotspots")), json_array_size(views));
-	ck_assert(json_equal(json_object_get(brief, "events"), json_object_get(doc, "events")));
-	ck_assert(json_equal(json_object_get(brief, "quality"), json_object_get(doc, "quality")));
-	for (i = 0; i < json_array_size(views); i++) {
-		json_t *hot = json_object_get(json_array_get(views, i), "hotspots"), *h;
-		json_t *top = json_array_get(json_object_get(brief, "top_hotspots"), i);
-		size_t j;
-		ck_assert_uint_eq(json_array_size(top), json_array_size(hot) < PL_ARTIFACT_TOP ?
-				  json_array_size(hot) : PL_ARTIFACT_TOP);
-		json_array_foreach(top, j, h) {
-			json_t *fn = json_array_get(funcs, (size_t)json_integer_value(json_object_get(h, "function")));
-			ck_assert(json_equal(json_object_get(h, "symbol"), json_object_get(fn, "symbol")));
-			ck_assert(json_equal(json_object_get(h, "dso"), json_object_get(fn, "dso")));
-			json_object_del(h, "symbol");
-			json_object_del(h, "dso");
-			ck_assert(json_equal(h, json_array_get(hot, j)));
-		}
-	}
-	free(again);
-	free(text);
-	json_decref(doc);
-	json_decref(brief);
-	remove_tree(root);
-}
-
-START_TEST(the_summary_is_laid_out_as_jansson_dumps_it)
-{
-	struct pl_parse_opts opts = {PL_FMT_AUTO, NULL};
-	char root[] = "/tmp/perflens-sum-XXXXXX", want[65], *got;
-	struct pl_artifact_ref ref;
-	struct pl_error err;
-	json_t *doc;
-
-	/* Two events, srclines and an unknown frame, no input file. */
-	ck_assert_int_eq(feed(&prof, sample), PL_OK);
-	check_summary_layout(&prof);
-	/* A device session (perf script and perf stat, a gzip chunk) whose
-	 * hash is left to the writer. */
-	opts.defer_hash = true;
-	ck_assert_int_eq(pl_parse_path(&back, "fixtures/device-x86", &opts, &err), PL_OK);
-	ck_assert_ptr_nonnull(back.sources[0].pending_hash);
-	check_summary_layout(&back);
-	ck_assert_ptr_null(back.sources[0].pending_hash);
-	ck_assert_str_eq(back.sources[0].sha256, sha256sum_of("fixtures/device-x86/chunk_000.txt.gz", want));
-	/* The provenance written says so too. */
-	ck_assert_ptr_nonnull(mkdtemp(root));
-	ck_assert_int_eq(pl_artifact_write(&back, root, &ref, NULL, &err), PL_OK);
-	ck_assert_ptr_nonnull(doc = json_load_file(ref.summary_path, 0, NULL));
-	got = (char *)json_string_value(json_object_get(json_array_get(json_object_get(
-		json_object_get(doc, "provenance"), "inputs"), 0), "sha256"));
-	ck_assert_str_eq(got, want);
-	json_decref(doc);
-	remove_tree(root);
-}
-END_TEST
-
-START_TEST(folded_export_sorts_by_bytes_across_name_boundaries)
-{
-	/* '.' sorts before ';', and a line that ends sorts first. */
-	static const char *lines[] = {"a;x 1", "a.b;y 1", "a 1"};
-	struct pl_fold_opts o = {0};
-	struct pl_folded f;
-	struct pl_error err;
-	char *out = NULL;
-	size_t n = 0;
-	FILE *mem;
-	uint32_t ev = pl_intern_event(&prof, "unknown", 7);
-
-	for (size_t i = 0; i < 3; i++)
-		ck_assert_int_eq(pl_folded_line(&prof, ev, lines[i], strlen(lines[i]), i + 1, &err), PL_OK);
-	ck_assert_int_eq(pl_fold(&f, &prof, &o, &err), PL_OK);
-	mem = open_memstream(&out, &n);
-	ck_assert_int_eq(pl_write_folded(mem, &f, &err), PL_OK);
-	fclose(mem);
-	ck_assert_str_eq(out, "a 1\na.b;y 1\na;x 1\n");
-	free(out);
-	pl_folded_release(&f);
-}
-END_TEST
-
-START_TEST(plain_lines_run_across_read_blocks)
-{
-	/* Lines of every length around the 256 KiB read block, CRLF too, in
-	 * a file big enough to be read by the reader and hasher threads. */
-	char path[] = "/tmp/perflens-blocks-XXXXXX";
-	size_t lens[] = {1, 262142, 262143, 262144, 262145, 3, 524290, 0, 17,
-			 1000000, 1000000, 1000000, 1000000, 5};
-	struct pl_limits lim;
-	struct pl_input in;
-	struct pl_error err;
-	const char *line;
-	size_t n, k = 0;
-	char want[128], got[65];
-	FILE *f;
-	int fd = mkstemp(path);
-
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "wb");
-	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		for (size_t j = 0; j < lens[i]; j++)
-			fputc('a' + (int)((i + j) % 26), f);
-		fputs(i % 2 ? "\r\n" : "\n", f);
-	}
-	fclose(f);
-	pl_limits_default(&lim);
-	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	while (pl_input_line(&in, &line, &n, &err) > 0) {
-		bool same = n == lens[k];
-		for (size_t j = 0; j < n && same; j++)
-			same = line[j] == 'a' + (int)((k + j) % 26);
-		ck_assert_msg(same, "line %zu differs", k + 1);
-		k++;
-	}
-	ck_assert_uint_eq(k, sizeof(lens) / sizeof(lens[0]));
-	ck_assert_int_eq(pl_input_sha256(&in, got, &err), PL_OK);
-	ck_assert_str_eq(got, sha256sum_of(path, want));
-	pl_input_close(&in);
-	/* A line longer than the limit (its CR counts) is an error however
-	 * blocks cut it. */
-	lim.max_line = 262144;
-	ck_assert_int_eq(pl_input_open(&in, path, &lim, &err), PL_OK);
-	while (pl_input_line(&in, &line, &n, &err) > 0)
-		;
-	ck_assert_int_eq(err.code, PL_ERR_LIMIT);
-	snprintf(want, sizeof(want), "line 4 of '%s' is longer than 262144 bytes", path);
-	ck_assert_str_eq(err.text, want);
-	pl_input_close(&in);
-	unlink(path);
-}
-END_TEST
-
 Suite *suite_stack_table(void)
 {
 	Suite *s = suite_create("stack_table");
@@ -452,12 +236,7 @@ Suite *suite_stack_table(void)
 	tcase_add_test(tc, stack_table_round_trips_a_profile);
 	tcase_add_test(tc, stack_records_share_prefixes_with_earlier_stacks);
 	tcase_add_test(tc, stack_table_reader_refuses_malformed_entries);
-	tcase_add_test(tc, record_cache_gives_what_line_by_line_parsing_gives);
-	tcase_add_test(tc, folded_line_cache_gives_what_line_by_line_parsing_gives);
-	tcase_add_test(tc, folded_export_sorts_by_bytes_across_name_boundaries);
 	tcase_add_test(tc, artifacts_of_a_big_profile_load_back_the_same);
-	tcase_add_test(tc, the_summary_is_laid_out_as_jansson_dumps_it);
-	tcase_add_test(tc, plain_lines_run_across_read_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }
