@@ -33,8 +33,9 @@ enum pl_err coll_tail_line(void *arg, const char *line, size_t len, struct pl_er
 json_t *coll_target_json(const struct pl_collect_req *r, const struct pl_run_result *res,
 			 const struct coll_tail *out, bool *failed);
 
-/* A JSON string of n bytes of text, invalid UTF-8 replaced by U+FFFD.
- * New reference. */
+/* A JSON string of n bytes of text (a program's output), bytes that are
+ * not UTF-8 as \xHH (base/escape.h's text form: nothing is lost, and
+ * backslashes read as printed).  New reference. */
 json_t *coll_text_json(const char *s, size_t n);
 
 /* The lock mode's second step: perf lock contention (or report) over

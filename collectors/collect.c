@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "base/escape.h"
 #include "base/fsatomic.h"
 #include "coll_int.h"
 #include "base/sha256.h"
@@ -179,12 +180,17 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 	}
 }
 
+/* The command as run; its words are bytes (the target's path may not be
+ * UTF-8), so each is in the escaped form of docs/paths.md. */
 json_t *coll_argv_json(const char *const *v)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; v[i]; i++)
-		json_array_append_new(a, coll_text_json(v[i], strlen(v[i])));
+	for (size_t i = 0; v[i]; i++) {
+		char *word = pl_esc_dup(v[i]);
+		json_array_append_new(a, json_string(word));
+		free(word);
+	}
 	return a;
 }
 
@@ -427,7 +433,10 @@ static json_t *lock_fallback_step(const struct pl_collect_req *r)
 		json_object_set_new(args, "pid", json_integer(r->pid));
 		json_object_set_new(args, "duration_seconds", json_integer(r->duration_ms / 1000));
 	} else {
-		json_object_set_new(args, "executable", coll_text_json(r->executable, strlen(r->executable)));
+		/* A path to pass back: the escaped form (docs/paths.md). */
+		char *exe = pl_esc_dup(r->executable);
+		json_object_set_new(args, "executable", json_string(exe));
+		free(exe);
 		list = json_array();
 		for (size_t i = 0; i < r->nargs; i++)
 			json_array_append_new(list, coll_text_json(r->args[i], strlen(r->args[i])));

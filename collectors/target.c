@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "coll_int.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 #define TAIL_BYTES 4096
@@ -44,16 +45,7 @@ json_t *coll_text_json(const char *s, size_t n)
 	struct pl_buf b = {0};
 	json_t *j;
 
-	for (size_t i = 0; i < n;) {
-		size_t k = pl_utf8_len((const unsigned char *)s + i, n - i);
-		if (k) {
-			pl_buf_add(&b, s + i, k);
-			i += k;
-		} else {
-			pl_buf_adds(&b, "\xef\xbf\xbd");
-			i++;
-		}
-	}
+	pl_esc_add_text(&b, s, n);
 	j = json_stringn(b.data ? b.data : "", b.len);
 	pl_buf_release(&b);
 	return j;

@@ -224,6 +224,13 @@ check("MCP: a Latin-1 folder without chunks is an error result naming it escaped
       bad and esc(os.path.realpath(empty)) in text, text)
 with open(root + b"/bad\xe9.data", "wb") as f:
     f.write(b"PERFILE2" + bytes(200))
+bench = root + b"/bench-\xe9.json"
+with open(bench, "wb") as f:
+    f.write(open(os.path.join(REPO, b"fixtures/benchmarks/pyperf-baseline.json"), "rb").read())
+nb, bad, text = call("normalize_benchmark", {"path": esc(bench)})
+valid("MCP: normalize_benchmark of a Latin-1 file named escaped", nb, tool_out("normalize_benchmark"))
+check("MCP: its source path reads escaped", (nb or {}).get("source", {}).get("path") == esc(os.path.realpath(bench)),
+      text[:300])
 check("MCP: the server still answers", s.ping_ms() is not None)
 check("MCP: the server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
 # perf's own words about a file with such a name reach the message escaped.
@@ -313,5 +320,16 @@ if CAPTURE and cid:
                   text if not got else "differs: %r vs %r" % (got[:120], p.stdout[:120]))
 if CAPTURE:
     check("capture: the server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
+    # Collection of that binary named by its escaped path: the command kept.
+    s = Stdio([SERVER, b"--allowed-root", cap_root, b"--artifact-root", cap_root + b"/art",
+               b"--allow-writes", b"--allow-process-execution", b"--allow-collection"], "paths-collect")
+    s.initialize()
+    co, bad, text = call("collect_profile", {"mode": "stat", "executable": esc(binary),
+                                             "events": ["task-clock"],
+                                             "authorization": "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"})
+    valid("capture: collect_profile of the binary named escaped", co, tool_out("collect_profile"))
+    check("capture: collect_profile runs it; the metadata's command names it escaped",
+          esc(binary) in (co or {}).get("metadata", {}).get("command", []), text[:300])
+    check("capture: the collecting server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
 sys.exit(0)
 PY

@@ -898,10 +898,11 @@ static json_t *document_new(const struct pl_bench_set *s)
 
 	for (size_t i = 0; i < s->n; i++)
 		json_array_append_new(benches, bench_json(&s->items[i]));
-	return json_pack("{s:s,s:i,s:s,s:{s:s,s:I,s:s,s:s,s:s,s:O},s:O,s:O,s:O,s:o,s:o,s:o}",
+	/* The input's path is bytes: escaped (docs/paths.md), never dropped. */
+	return json_pack("{s:s,s:i,s:s,s:{s:o,s:I,s:s,s:s,s:s,s:O},s:O,s:O,s:O,s:o,s:o,s:o}",
 		"schema", "perflens.benchmark", "version", PL_BENCH_SCHEMA_VERSION,
 		"id", ID_PLACEHOLDER,
-		"source", "path", s->path ? s->path : "", "size", (json_int_t)s->size,
+		"source", "path", pl_json_bytes(s->path ? s->path : ""), "size", (json_int_t)s->size,
 		"sha256", s->sha256, "compression", s->compression,
 		"format", pl_bench_format_name(s->format), "producer_version", s->producer_version,
 		"environment", s->environment, "environment_source", s->environment_source,
