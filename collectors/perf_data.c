@@ -7,7 +7,8 @@
  * pl_run (no shell, LC_ALL=C, own process group, timeout, capped output).
  * A field the file's samples lack makes perf refuse the whole list; it is
  * dropped and perf asked again, and the command that worked is recorded in
- * the provenance.
+ * the provenance.  perf buildid-list and perf evlist -v then give the
+ * modules' build-ids and how each event unwound its stacks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +162,34 @@ static void read_build_ids(struct pl_profile *p, const char *path, const struct 
 	pl_run_result_release(&res);
 }
 
+/* "NAME: type: 1, ..., sample_type: IP|TID|CALLCHAIN|..., ..." lines of
+ * perf evlist -v. */
+static enum pl_err event_attr_line(void *arg, const char *line, size_t len, struct pl_error *err)
+{
+	const char *sep = memmem(line, len, ": type: ", 8);
+
+	(void)err;
+	if (sep && sep > line)
+		pl_note_event_attr(arg, line, (size_t)(sep - line), sep, len - (size_t)(sep - line));
+	return PL_OK;
+}
+
+/* How each event unwound its stacks (only frame-pointer chains get the
+ * caller check); a failure leaves the events unsaid, hence unchecked. */
+static void read_event_attrs(struct pl_profile *p, const char *path, const struct pl_perf_data_opts *o)
+{
+	const char *argv[] = {o->perf_path, "evlist", "-v", "-i", path, NULL};
+	struct pl_run_opts ro = {
+		.argv = argv, .timeout_ms = o->timeout_ms, .max_stdout = 1u << 20,
+		.max_line = 1u << 16, .nice = 5, .on_line = event_attr_line, .arg = p,
+	};
+	struct pl_run_result res;
+	struct pl_error ignored;
+
+	pl_run(&ro, &res, &ignored);
+	pl_run_result_release(&res);
+}
+
 /* One run of perf script into a fresh profile (so a refused field leaves
  * nothing half-parsed behind). */
 static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const char *path,
@@ -253,5 +282,6 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 	src->records = p->records_parsed;
 	src->converted_by = command_text(argv, o);
 	read_build_ids(p, path, o);
+	read_event_attrs(p, path, o);
 	return PL_OK;
 }

@@ -9,6 +9,7 @@
 #include "collectors/perf_data.h"
 #include "profile/parse.h"
 #include "store/artifact.h"
+#include "symbols/cfi.h"
 #include "symbols/recover.h"
 
 #include <limits.h>
@@ -97,17 +98,20 @@ static json_t *next_steps(const char *id, const struct pl_profile *p)
 }
 
 /* Name the user frames perf left [unknown] where a local binary is
- * verifiably the profiled one (recover.h); debuginfod when configured. */
+ * verifiably the profiled one (recover.h), then mark the frame-pointer
+ * edges that may skip a caller (cfi.h); debuginfod when configured. */
 static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile *p,
 				  struct pl_error *err)
 {
 	char cache[PATH_MAX];
 	struct pl_debuginfod dbg = {ctx->sym.debuginfod_urls, ctx->sym.debuginfod_timeout_ms, NULL, 0};
+	enum pl_err rc;
 
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(cache, sizeof(cache), "%s/debuginfod-cache", ctx->artifact_root) < (int)sizeof(cache))
 		dbg.cache_dir = cache;
-	return pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	return rc ? rc : pl_cfi_check_callers(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
 }
 
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,

@@ -29,6 +29,10 @@
  * in a repeating order.  A (record entry, thread) pair leads to its stack
  * through a memo.  Records with srclines or bad lines are never cached,
  * so counts, previews and errors come out as line by line.
+ *
+ * Every frame's printed address travels with it (through both caches):
+ * once the input has given mmap records, each record's addresses, root
+ * first, become a site of its stack for the caller check (profile.h).
  */
 #include "parse.h"
 #include "perf_stat.h"
@@ -63,12 +67,17 @@ struct pl_ps_parser {
 	bool has_period;
 	uint32_t *frames;     /* leaf first, as printed */
 	size_t nframes, frames_cap;
+	uint64_t *pcs;        /* each frame's address as printed, parallel to frames */
+	size_t pcs_cap;
+	uint64_t *rev_pcs;    /* root first, for the record's site */
+	size_t rev_pcs_cap;
 	uint32_t *rev;        /* root first, for interning */
 	size_t rev_cap;
 	struct pl_stat_parser *stat;
 	uint64_t records;
 	struct pl_strtab line_cache;  /* trimmed frame line -> index */
 	uint32_t *line_frame;         /* index -> frame id */
+	uint64_t *line_pc;            /* index -> the line's address */
 	size_t line_frame_cap;
 	struct pl_buf body;           /* the record's indented lines, each + '\n' */
 	uint64_t body_first;          /* the line number of the first */
@@ -80,6 +89,7 @@ struct pl_ps_parser {
 	size_t rec_cap;
 	uint32_t last_rec;            /* the entry of the last record, or PL_NOID */
 	uint32_t *rec_frames;         /* frame ids, leaf first, back to back */
+	uint64_t *rec_pcs;            /* their addresses, parallel to rec_frames */
 	size_t nrec_frames, rec_frames_cap;
 	uint32_t rec_hit;             /* the record's frames are exactly this entry's,
 				       * or PL_NOID (any other change to them clears it) */
@@ -406,6 +416,16 @@ static uint32_t memo_stack(struct pl_ps_parser *ps, struct pl_error *err)
 	return stack;
 }
 
+/* With mmap records in the input, the record's addresses become a site
+ * for the caller check (profile.h, enum pl_edge). */
+static void add_site(struct pl_ps_parser *ps, uint32_t stack)
+{
+	PL_GROW(ps->rev_pcs, ps->rev_pcs_cap, ps->nframes + 1);
+	for (size_t i = 0; i < ps->nframes; i++)
+		ps->rev_pcs[i] = ps->pcs[ps->nframes - 1 - i];
+	pl_add_site(ps->p, stack, ps->event, ps->rev_pcs, (uint32_t)ps->nframes, ps->period);
+}
+
 static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 			      struct pl_error *err)
 {
@@ -422,6 +442,8 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	if (stack == PL_NOID)
 		return err->code;
 	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
+	if (p->nmappings)
+		add_site(ps, stack);
 	p->records_parsed++;
 	ps->records++;
 	if (!terminated) {
@@ -434,14 +456,18 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	return PL_OK;
 }
 
-static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame,
+static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame, uint64_t pc,
 			      struct pl_error *err)
 {
 	if (ps->nframes >= ps->p->limits.max_depth)
 		return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
 			       "a stack in '%s' is deeper than %u frames", ps->source,
 			       ps->p->limits.max_depth);
-	PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
+	if (ps->nframes >= ps->frames_cap) {
+		PL_GROW(ps->frames, ps->frames_cap, ps->nframes + 1);
+		ps->pcs = pl_xrealloc(ps->pcs, ps->frames_cap * sizeof(uint64_t));
+	}
+	ps->pcs[ps->nframes] = pc;
 	ps->frames[ps->nframes++] = frame;
 	ps->last_was_frame = true;
 	ps->rec_hit = PL_NOID;
@@ -465,7 +491,7 @@ static enum pl_err add_frame(struct pl_ps_parser *ps, const struct frame_text *f
 {
 	uint32_t frame = intern_frame_text(ps, f, err);
 
-	return frame == PL_NOID ? err->code : push_frame(ps, frame, err);
+	return frame == PL_NOID ? err->code : push_frame(ps, frame, f->addr, err);
 }
 
 /* An indented frame line, through the line cache. */
@@ -481,10 +507,14 @@ static enum pl_err add_frame_line(struct pl_ps_parser *ps, const char *line,
 		return err->code;
 	if (before < LINE_CACHE_MAX) {
 		idx = pl_strtab_intern(&ps->line_cache, line, n);
-		PL_GROW(ps->line_frame, ps->line_frame_cap, ps->line_cache.count);
+		if (ps->line_cache.count > ps->line_frame_cap) {
+			PL_GROW(ps->line_frame, ps->line_frame_cap, ps->line_cache.count);
+			ps->line_pc = pl_xrealloc(ps->line_pc, ps->line_frame_cap * sizeof(uint64_t));
+		}
 		ps->line_frame[idx] = frame;
+		ps->line_pc[idx] = f->addr;
 	}
-	return push_frame(ps, frame, err);
+	return push_frame(ps, frame, f->addr, err);
 }
 
 /* Re-intern the last frame with its source line attached. */
@@ -556,7 +586,7 @@ static enum pl_err frame_line(struct pl_ps_parser *ps, const char *line, size_t 
 		end--;
 	hit = pl_strtab_find(&ps->line_cache, line + i, end - i);
 	if (hit != PL_NOID)
-		return push_frame(ps, ps->line_frame[hit], err);
+		return push_frame(ps, ps->line_frame[hit], ps->line_pc[hit], err);
 	if (parse_frame(line, n, &f))
 		return add_frame_line(ps, line + i, end - i, &f, err);
 	if (ps->last_was_frame)
@@ -618,12 +648,16 @@ static uint32_t body_remember(struct pl_ps_parser *ps, const char *body, size_t 
 	}
 	for (const char *q = body; (q = memchr(q, '\n', (size_t)(body + len - q))); q++)
 		lines++;
-	PL_GROW(ps->rec_frames, ps->rec_frames_cap, ps->nrec_frames + depth);
+	if (ps->nrec_frames + depth > ps->rec_frames_cap) {
+		PL_GROW(ps->rec_frames, ps->rec_frames_cap, ps->nrec_frames + depth);
+		ps->rec_pcs = pl_xrealloc(ps->rec_pcs, ps->rec_frames_cap * sizeof(uint64_t));
+	}
 	ps->rec_start[idx] = (uint32_t)ps->nrec_frames;
 	ps->rec_depth[idx] = (uint32_t)depth;
 	ps->rec_lines[idx] = lines;
 	ps->rec_next[idx] = PL_NOID;
 	memcpy(ps->rec_frames + ps->nrec_frames, ps->frames + first, depth * sizeof(uint32_t));
+	memcpy(ps->rec_pcs + ps->nrec_frames, ps->pcs + first, depth * sizeof(uint64_t));
 	ps->nrec_frames += depth;
 	return idx;
 }
@@ -632,11 +666,12 @@ static uint32_t body_remember(struct pl_ps_parser *ps, const char *body, size_t 
 static enum pl_err take_cached(struct pl_ps_parser *ps, uint32_t idx, struct pl_error *err)
 {
 	const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
+	const uint64_t *pcs = ps->rec_pcs + ps->rec_start[idx];
 	size_t first = ps->nframes;
 	enum pl_err rc = PL_OK;
 
 	for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
-		rc = push_frame(ps, fr[d], err);
+		rc = push_frame(ps, fr[d], pcs[d], err);
 	if (first == 0)
 		ps->rec_hit = idx;
 	return rc;
@@ -819,6 +854,19 @@ static bool sideband_line(struct pl_profile *p, const char *line, size_t n)
 	return true;
 }
 
+/* perf script --header: "# event : name = NAME, , id = {...}, ...,
+ * sample_type = IP|TID|CALLCHAIN..., ..." says how NAME was unwound. */
+static void event_attr_line(struct pl_profile *p, const char *line, size_t n)
+{
+	static const char head[] = "# event : name = ";
+	const char *name = line + sizeof(head) - 1, *end;
+
+	if (n < sizeof(head) || memcmp(line, head, sizeof(head) - 1) != 0 ||
+	    !(end = memchr(name, ',', n - (size_t)(name - line))) || end == name)
+		return;
+	pl_note_event_attr(p, name, (size_t)(end - name), end, n - (size_t)(end - line));
+}
+
 enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		       uint64_t line_no, struct pl_error *err)
 {
@@ -845,6 +893,7 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		return end_record(ps, true, err);
 	}
 	if (line[0] == '#') {
+		event_attr_line(p, line, n);
 		if (n >= sizeof(STAT_MARKER) - 1 &&
 		    memcmp(line, STAT_MARKER, sizeof(STAT_MARKER) - 1) == 0) {
 			rc = end_record(ps, true, err);
@@ -893,6 +942,9 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	free(ps->source);
 	pl_strtab_release(&ps->line_cache);
 	free(ps->line_frame);
+	free(ps->line_pc);
+	free(ps->pcs);
+	free(ps->rev_pcs);
 	pl_buf_release(&ps->body);
 	pl_strtab_release(&ps->rec_cache);
 	free(ps->rec_start);
@@ -900,6 +952,7 @@ enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 	free(ps->rec_lines);
 	free(ps->rec_next);
 	free(ps->rec_frames);
+	free(ps->rec_pcs);
 	free(ps->memo);
 	free(ps);
 	return rc;

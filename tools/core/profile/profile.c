@@ -50,6 +50,8 @@ void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim)
 	pl_strtab_init(&p->func_keys);
 	pl_strtab_init(&p->frame_keys);
 	pl_strtab_init(&p->stack_keys);
+	pl_strtab_init(&p->site_keys);
+	pl_strtab_init(&p->mark_keys);
 }
 
 void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
@@ -90,6 +92,9 @@ void pl_profile_release(struct pl_profile *p)
 	free(p->stacks);
 	free(p->weights);
 	free(p->tails);
+	pl_drop_sites(p);
+	pl_strtab_release(&p->mark_keys);
+	free(p->marked);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -363,4 +368,158 @@ void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
 		n = sizeof(b->text) - 1;
 	memcpy(b->text, text, n);
 	b->text[n] = '\0';
+}
+
+/* ------------------------------------------------------- caller checks */
+
+void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
+		 uint32_t depth, uint64_t period)
+{
+	size_t n = 8 + (size_t)depth * 8, before = p->site_keys.count;
+	uint64_t small[64];
+	uint64_t *key = depth < 63 ? small : pl_xmalloc(n);
+	uint32_t id = PL_NOID;
+
+	key[0] = (uint64_t)stack | (uint64_t)event << 32;
+	memcpy(key + 1, pcs, (size_t)depth * 8);
+	if (p->site_keys.bytes + n <= PL_MAX_SITE_BYTES ||
+	    (id = pl_strtab_find(&p->site_keys, (const char *)key, n)) != PL_NOID) {
+		if (id == PL_NOID)
+			id = pl_strtab_intern(&p->site_keys, (const char *)key, n);
+		if (p->site_keys.count != before) {
+			pl_grow((void **)&p->site_samples, &p->sites_cap, p->site_keys.count,
+				sizeof(uint64_t));
+			p->site_period = pl_xrealloc(p->site_period, p->sites_cap * sizeof(uint64_t));
+			p->site_samples[id] = p->site_period[id] = 0;
+		}
+		p->site_samples[id]++;
+		p->site_period[id] += period;
+	} else {
+		p->caller_check.records_unchecked++;
+	}
+	if (key != small)
+		free(key);
+}
+
+void pl_drop_sites(struct pl_profile *p)
+{
+	pl_strtab_release(&p->site_keys);
+	free(p->site_samples);
+	free(p->site_period);
+	p->site_samples = p->site_period = NULL;
+	p->sites_cap = 0;
+	pl_strtab_init(&p->site_keys);
+}
+
+uint32_t pl_intern_mark(struct pl_profile *p, const uint32_t *words, size_t n)
+{
+	return pl_strtab_intern(&p->mark_keys, (const char *)words, n * 4);
+}
+
+const uint32_t *pl_mark_words(const struct pl_profile *p, uint32_t id, size_t *n)
+{
+	*n = p->mark_keys.lens[id] / 4;
+	return (const uint32_t *)p->mark_keys.strs[id];
+}
+
+enum pl_edge pl_mark_edge(const struct pl_profile *p, uint32_t id, uint32_t index)
+{
+	size_t n;
+	const uint32_t *w = pl_mark_words(p, id, &n);
+
+	for (size_t i = 0; i < n && PL_MARK_INDEX(w[i]) <= index; i++)
+		if (PL_MARK_INDEX(w[i]) == index)
+			return PL_MARK_EDGE(w[i]);
+	return PL_EDGE_KEPT;
+}
+
+void pl_add_marked(struct pl_profile *p, uint32_t stack, uint32_t event, uint32_t mark,
+		   uint64_t samples, uint64_t period)
+{
+	PL_GROW(p->marked, p->marked_cap, p->nmarked + 1);
+	p->marked[p->nmarked++] = (struct pl_marked){stack, event, mark, samples, period};
+}
+
+static int cmp_marked(const void *a, const void *b)
+{
+	const struct pl_marked *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	return x->mark < y->mark ? -1 : (x->mark > y->mark);
+}
+
+void pl_marked_finish(struct pl_profile *p)
+{
+	size_t k = 0;
+
+	qsort(p->marked, p->nmarked, sizeof(*p->marked), cmp_marked);
+	for (size_t i = 0; i < p->nmarked; i++) {
+		if (k && cmp_marked(&p->marked[k - 1], &p->marked[i]) == 0) {
+			p->marked[k - 1].samples += p->marked[i].samples;
+			p->marked[k - 1].period += p->marked[i].period;
+		} else {
+			p->marked[k++] = p->marked[i];
+		}
+	}
+	p->nmarked = k;
+}
+
+size_t pl_marked_first(const struct pl_profile *p, uint32_t stack)
+{
+	size_t lo = 0, hi = p->nmarked;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->marked[mid].stack < stack)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, const char *reason)
+{
+	struct pl_caller_check *c = &p->caller_check;
+	uint32_t why = pl_intern_str(p, reason, strlen(reason));
+
+	for (size_t i = 0; i < c->nunknown; i++)
+		if (c->unknown[i].dso == dso && c->unknown[i].reason == why)
+			return;
+	if (c->nunknown == PL_MAX_UNKNOWN_MODULES) {
+		c->unknown_modules_more++;
+		return;
+	}
+	c->unknown[c->nunknown++] = (struct pl_unknown_module){dso, why};
+}
+
+void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
+			size_t attrs_n)
+{
+	struct pl_caller_check *c = &p->caller_check;
+	uint32_t id = pl_intern_str(p, name, n);
+	bool fp = memmem(attrs, attrs_n, "CALLCHAIN", 9) && !memmem(attrs, attrs_n, "STACK_USER", 10) &&
+		  !memmem(attrs, attrs_n, "BRANCH_STACK", 12) &&
+		  !memmem(attrs, attrs_n, "exclude_callchain_user", 22);
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == id) {
+			c->attrs[i].fp_chain = fp;
+			return;
+		}
+	if (c->nattrs < PL_MAX_EVENT_ATTRS)
+		c->attrs[c->nattrs++] = (struct pl_event_attr){id, fp};
+}
+
+bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == p->events[event].name)
+			return c->attrs[i].fp_chain;
+	return false;
 }

@@ -158,6 +158,60 @@ struct pl_recovery {
 	uint64_t not_recovered[PL_RR_COUNT];
 };
 
+/* Caller checks (symbols/cfi.h judges them).  With frame-pointer
+ * unwinding, a frame whose function has not made rbp its frame pointer at
+ * the sampled pc (a frameless function, a prologue or an epilogue) makes
+ * the unwinder read the next return address out of an older frame: the
+ * frame printed above it may not be its caller, which is then missing.
+ * Such edges are marked per sample.  While the perf script parser reads
+ * text with mmap records it keeps each distinct (stack, event, sampled
+ * pcs) as a site with its weight; the check judges every user frame of a
+ * site (but the root, whose missing callers are a truncated stack) and
+ * turns the sites into marked weights, then drops them.  A mark lists the
+ * frames whose edge to the frame above is not known to be kept, as words
+ * (frame index << 2 | enum pl_edge), index ascending; a stack's weight
+ * that no marked entry holds had every edge kept (or was not checked:
+ * see caller_check). */
+enum pl_edge {
+	PL_EDGE_KEPT = 0,       /* rbp was the frame pointer: the caller above is the real one */
+	PL_EDGE_MAY_SKIP = 1,   /* the CFA is not rbp-based there: a caller may be missing */
+	PL_EDGE_UNKNOWN = 2     /* no module or no CFI to say (unknown_modules says why) */
+};
+#define PL_MARK_INDEX(w) ((w) >> 2)
+#define PL_MARK_EDGE(w) ((enum pl_edge)((w) & 3))
+#define PL_MAX_SITE_BYTES (64u << 20)  /* site keys kept while parsing */
+#define PL_MAX_UNKNOWN_MODULES 16
+
+struct pl_marked {
+	uint32_t stack, event, mark;
+	uint64_t samples, period;
+};
+
+/* Why a frame's edge stays unknown (counted once per module). */
+struct pl_unknown_module {
+	uint32_t dso;           /* string id, PL_NOID for a frame without one */
+	uint32_t reason;        /* string id */
+};
+
+/* How the recording unwound an event's user stacks, from its attributes
+ * (perf evlist -v, or perf script --header's "# event :" lines). */
+struct pl_event_attr {
+	uint32_t name;          /* string id of the event name */
+	bool fp_chain;          /* CALLCHAIN without DWARF (STACK_USER,
+				 * exclude_callchain_user) or LBR (BRANCH_STACK) */
+};
+#define PL_MAX_EVENT_ATTRS 64
+
+struct pl_caller_check {
+	bool attempted;         /* the sites of frame-pointer events were judged */
+	uint64_t records_unchecked;  /* records past PL_MAX_SITE_BYTES, not judged */
+	struct pl_event_attr attrs[PL_MAX_EVENT_ATTRS];
+	size_t nattrs;
+	struct pl_unknown_module unknown[PL_MAX_UNKNOWN_MODULES];
+	size_t nunknown;
+	uint64_t unknown_modules_more; /* past PL_MAX_UNKNOWN_MODULES */
+};
+
 struct pl_profile {
 	struct pl_limits limits;
 	struct pl_strtab strs;        /* every name: symbols, DSOs, comms... */
@@ -211,6 +265,15 @@ struct pl_profile {
 	struct pl_build_id *build_ids;
 	size_t nbuild_ids, build_ids_cap;
 	struct pl_recovery recovery;
+
+	/* Caller checks (see enum pl_edge). */
+	struct pl_strtab site_keys;   /* (stack, event, pcs root first) -> site id */
+	uint64_t *site_samples, *site_period;
+	size_t sites_cap;
+	struct pl_strtab mark_keys;   /* mark words -> mark id */
+	struct pl_marked *marked;     /* sorted by stack, event, mark once finished */
+	size_t nmarked, marked_cap;
+	struct pl_caller_check caller_check;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
@@ -270,6 +333,43 @@ const char *pl_event_unit(const struct pl_profile *p, uint32_t event);
 /* Remember a malformed line for the provenance preview (first few only). */
 void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
 		       const char *reason, const char *text, size_t n);
+
+/* Caller checks.  pl_add_site adds one record of `period` to the site
+ * (stack, event, pcs), `pcs` root first as the stack's frames; a site
+ * past PL_MAX_SITE_BYTES is counted in records_unchecked instead.
+ * pl_add_marked appends; pl_marked_finish sorts the entries and merges
+ * equal keys (call it once all are in).  pl_marked_first gives the index
+ * of the first entry of `stack` (nmarked when none); entries of a stack
+ * are contiguous after pl_marked_finish.  pl_drop_sites frees the sites. */
+void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
+		 uint32_t depth, uint64_t period);
+static inline size_t pl_nsites(const struct pl_profile *p) { return p->site_keys.count; }
+uint32_t pl_intern_mark(struct pl_profile *p, const uint32_t *words, size_t n);
+static inline size_t pl_nmarks(const struct pl_profile *p) { return p->mark_keys.count; }
+/* The words of mark `id` (borrowed) and their count. */
+const uint32_t *pl_mark_words(const struct pl_profile *p, uint32_t id, size_t *n);
+/* The edge of frame `index` in mark `id`. */
+enum pl_edge pl_mark_edge(const struct pl_profile *p, uint32_t id, uint32_t index);
+void pl_add_marked(struct pl_profile *p, uint32_t stack, uint32_t event, uint32_t mark,
+		   uint64_t samples, uint64_t period);
+void pl_marked_finish(struct pl_profile *p);
+size_t pl_marked_first(const struct pl_profile *p, uint32_t stack);
+void pl_drop_sites(struct pl_profile *p);
+/* Remember how event `name` was recorded, from the text of its attributes
+ * (either form perf prints); only a frame-pointer event's sites are
+ * judged.  pl_event_fp_chain: was event `event` (an id) so recorded? */
+void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
+			size_t attrs_n);
+bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event);
+/* Were event `event`'s edges judged? */
+static inline bool pl_caller_checked(const struct pl_profile *p, uint32_t event)
+{
+	return p->caller_check.attempted && pl_event_fp_chain(p, event);
+}
+
+/* Remember why a module's edges stay unknown (once per dso and reason,
+ * which is interned). */
+void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, const char *reason);
 
 /* Classify a DSO string as printed by perf. */
 enum pl_kind pl_classify_dso(const char *dso, size_t n);

@@ -10,6 +10,11 @@
  * tree stops growing at TREE_MAX_NODES; later stacks still share what is
  * there and list the rest of their frames, so memory stays bounded.
  *
+ * A caller check (profile.h, enum pl_edge), when the analysis made one,
+ * follows the tails: its unknown modules, the marks and the marked
+ * weights, the last two as record chunks; a document without them is a
+ * profile that was not checked.
+ *
  * Reading unpacks the document strictly with jansson, then reads each
  * table in id order, checking every id against the tables read before it.
  * Re-interning must give back the same dense ids, so a duplicate entry is
@@ -24,6 +29,7 @@
 #define STACK_TABLE_CHUNK 64        /* records per JSON string */
 #define OUT_FLUSH (64 * 1024)       /* bytes buffered before emitting */
 #define TREE_MAX_NODES (1u << 20)   /* call-tree nodes kept by the writer */
+#define PL_MAX_DEPTH_WORDS 4096     /* edges one mark may hold */
 
 /* ------------------------------------------------------------ writing */
 
@@ -306,6 +312,58 @@ static void write_stacks(struct tw *w, const struct pl_profile *p)
 					     (json_int_t)p->tails[i].event, (json_int_t)p->tails[i].period));
 }
 
+/* The caller check (profile.h), when one was made: "marks" records are
+ * "INDEX:EDGE,INDEX:EDGE...", "marked" ones "STACK:EVENT:MARK:SAMPLES:PERIOD". */
+static void write_caller_check(struct tw *w, const struct pl_profile *p)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+	json_t *unknown, *fp_events;
+
+	if (!c->attempted)
+		return;
+	unknown = json_array();
+	fp_events = json_array();
+	for (size_t i = 0; i < c->nunknown; i++)
+		json_array_append_new(unknown, json_pack("[o,I]", opt_id(c->unknown[i].dso),
+							 (json_int_t)c->unknown[i].reason));
+	for (uint32_t e = 0; e < p->nevents; e++)
+		if (pl_event_fp_chain(p, e))
+			json_array_append_new(fp_events, json_integer(e));
+	tw_raw(w, "],\"caller_check\":");
+	tw_value_new(w, json_pack("{s:o,s:I,s:o,s:I}", "fp_events", fp_events,
+				  "records_unchecked", (json_int_t)c->records_unchecked,
+				  "unknown_modules", unknown,
+				  "unknown_modules_more", (json_int_t)c->unknown_modules_more));
+	table_begin(w, ",\"marks\":[");
+	for (uint32_t m = 0; m < pl_nmarks(p); m++) {
+		size_t n;
+		const uint32_t *words = pl_mark_words(p, m, &n);
+		rec_begin(w);
+		for (size_t k = 0; k < n; k++) {
+			if (k)
+				pl_buf_addc(&w->rec, ',');
+			rec_u64(w, PL_MARK_INDEX(words[k]));
+			pl_buf_addc(&w->rec, ':');
+			rec_u64(w, PL_MARK_EDGE(words[k]));
+		}
+		rec_end(w);
+	}
+	chunk_flush(w);
+	table_begin(w, "],\"marked\":[");
+	for (size_t i = 0; i < p->nmarked; i++) {
+		const struct pl_marked *m = &p->marked[i];
+		uint64_t f[5] = {m->stack, m->event, m->mark, m->samples, m->period};
+		rec_begin(w);
+		for (int k = 0; k < 5; k++) {
+			if (k)
+				pl_buf_addc(&w->rec, ':');
+			rec_u64(w, f[k]);
+		}
+		rec_end(w);
+	}
+	chunk_flush(w);
+}
+
 bool pl_stack_table_write(const struct pl_profile *p, json_dump_callback_t emit,
 			  void *data)
 {
@@ -317,6 +375,7 @@ bool pl_stack_table_write(const struct pl_profile *p, json_dump_callback_t emit,
 	write_functions(&w, p);
 	write_frames(&w, p);
 	write_stacks(&w, p);
+	write_caller_check(&w, p);
 	tw_raw(&w, "]}\n");
 	tw_flush(&w);
 	pl_buf_release(&w.out);
@@ -564,6 +623,89 @@ static enum pl_err read_stack(struct rd *r, struct cur *c)
 	return read_weights(r, c, s);
 }
 
+static bool opt_int(json_t *v, json_int_t limit, int64_t *out);
+
+static enum pl_err read_mark(struct rd *r, struct cur *c)
+{
+	struct pl_profile *p = r->p;
+	uint32_t words[PL_MAX_DEPTH_WORDS];
+	size_t n = 0;
+	uint64_t index, edge;
+
+	do {
+		if (n == PL_MAX_DEPTH_WORDS || !cur_u64(c, &index) || !cur_eat(c, ':') ||
+		    !cur_u64(c, &edge) || edge < PL_EDGE_MAY_SKIP || edge > PL_EDGE_UNKNOWN ||
+		    index >= p->limits.max_depth || (n && index <= PL_MARK_INDEX(words[n - 1])))
+			return rd_bad(r, "not INDEX:EDGE pairs, indexes ascending, edges 1 or 2");
+		words[n++] = (uint32_t)index << 2 | (uint32_t)edge;
+	} while (cur_eat(c, ','));
+	if (pl_intern_mark(p, words, n) != r->index)
+		return rd_bad(r, "repeats an earlier mark");
+	return PL_OK;
+}
+
+static enum pl_err read_marked(struct rd *r, struct cur *c)
+{
+	struct pl_profile *p = r->p;
+	uint32_t stack, event, mark;
+	uint64_t samples, period;
+	const struct pl_marked *last = p->nmarked ? &p->marked[p->nmarked - 1] : NULL;
+
+	if (!cur_id(c, pl_nstacks(p), &stack) || !cur_eat(c, ':') ||
+	    !cur_id(c, p->nevents, &event) || !cur_eat(c, ':') ||
+	    !cur_id(c, pl_nmarks(p), &mark) || !cur_eat(c, ':') || !cur_u64(c, &samples) ||
+	    !cur_eat(c, ':') || !cur_u64(c, &period))
+		return rd_bad(r, "not STACK:EVENT:MARK:SAMPLES:PERIOD");
+	if (last && (last->stack > stack || (last->stack == stack && (last->event > event ||
+		     (last->event == event && last->mark >= mark)))))
+		return rd_bad(r, "out of order");
+	pl_add_marked(p, stack, event, mark, samples, period);
+	return PL_OK;
+}
+
+static enum pl_err read_caller_check(struct rd *r, json_t *cc, json_t *marks, json_t *marked)
+{
+	struct pl_caller_check *c = &r->p->caller_check;
+	json_t *unknown, *u, *fp_events;
+	json_int_t unchecked, more;
+	enum pl_err rc;
+	size_t i;
+
+	r->table = "caller_check";
+	r->index = 0;
+	if (!cc && !marks && !marked)
+		return PL_OK;
+	if (!cc || !json_is_array(marks) || !json_is_array(marked) ||
+	    json_unpack(cc, "{s:o,s:I,s:o,s:I!}", "fp_events", &fp_events, "records_unchecked", &unchecked,
+			"unknown_modules", &unknown, "unknown_modules_more", &more) ||
+	    !json_is_array(unknown) || !json_is_array(fp_events) || json_array_size(unknown) > PL_MAX_UNKNOWN_MODULES ||
+	    unchecked < 0 || more < 0)
+		return rd_bad(r, "not {fp_events, records_unchecked, unknown_modules, unknown_modules_more} with marks and marked");
+	c->attempted = true;
+	json_array_foreach(fp_events, i, u) {
+		json_int_t e = json_integer_value(u);
+		r->index = i;
+		if (!json_is_integer(u) || e < 0 || (size_t)e >= r->p->nevents || c->nattrs == PL_MAX_EVENT_ATTRS)
+			return rd_bad(r, "fp_events holds something that is not an event id");
+		c->attrs[c->nattrs++] = (struct pl_event_attr){r->p->events[e].name, true};
+	}
+	c->records_unchecked = (uint64_t)unchecked;
+	c->unknown_modules_more = (uint64_t)more;
+	json_array_foreach(unknown, i, u) {
+		int64_t dso, why;
+		r->index = i;
+		if (!json_is_array(u) || json_array_size(u) != 2 ||
+		    !opt_int(json_array_get(u, 0), (json_int_t)r->p->strs.count, &dso) ||
+		    !opt_int(json_array_get(u, 1), (json_int_t)r->p->strs.count, &why) || why < 0)
+			return rd_bad(r, "an unknown module is not [dso string id or null, reason string id]");
+		c->unknown[c->nunknown++] = (struct pl_unknown_module){
+			dso < 0 ? PL_NOID : (uint32_t)dso, (uint32_t)why};
+	}
+	if ((rc = read_records(r, marks, "marks", read_mark)))
+		return rc;
+	return read_records(r, marked, "marked", read_marked);
+}
+
 static enum pl_err read_strings(struct rd *r, json_t *strings)
 {
 	size_t i;
@@ -667,15 +809,17 @@ enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 {
 	struct rd r = {p, id, err, "document", 0, NULL, 0};
 	json_t *strings, *events, *funcs, *threads, *frames, *stacks, *tails;
+	json_t *cc = NULL, *marks = NULL, *marked = NULL;
 	json_error_t je;
 	const char *schema;
 	json_int_t version;
 	enum pl_err rc;
 
-	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s?o,s?o,s?o}",
 			   "schema", &schema, "version", &version, "strings", &strings,
 			   "events", &events, "functions", &funcs, "threads", &threads,
-			   "frames", &frames, "stacks", &stacks, "tails", &tails))
+			   "frames", &frames, "stacks", &stacks, "tails", &tails,
+			   "caller_check", &cc, "marks", &marks, "marked", &marked))
 		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
 			       "stack table of '%s' is malformed: %s", id, je.text);
 	if (strcmp(schema, "perflens.stacks") != 0 || version != PL_STACKS_SCHEMA_VERSION)
@@ -694,7 +838,7 @@ enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 	    !(rc = read_threads(&r, threads)) &&
 	    !(rc = read_records(&r, frames, "frames", read_frame)) &&
 	    !(rc = read_records(&r, stacks, "stacks", read_stack)) &&
-	    !(rc = read_tails(&r, tails)))
+	    !(rc = read_tails(&r, tails)) && !(rc = read_caller_check(&r, cc, marks, marked)))
 		restore_without_period(p, events);
 	free(r.frames);
 	return rc;

@@ -23,6 +23,7 @@
 #include "profile/parse.h"
 #include "profile/perf_stat.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,68 @@ static json_t *build_ids_json(const struct pl_profile *p)
 	return out;
 }
 
+/* Per event, the weight of the samples with an edge that may skip a
+ * caller, and of those whose only doubt is an unknown edge. */
+static void caller_check_amounts(const struct pl_profile *p, uint32_t event, uint64_t may[2],
+				 uint64_t unknown[2])
+{
+	may[0] = may[1] = unknown[0] = unknown[1] = 0;
+	for (size_t i = 0; i < p->nmarked; i++) {
+		const struct pl_marked *m = &p->marked[i];
+		size_t n;
+		const uint32_t *w;
+		bool skip = false;
+		if (m->event != event)
+			continue;
+		w = pl_mark_words(p, m->mark, &n);
+		for (size_t k = 0; k < n && !skip; k++)
+			skip = PL_MARK_EDGE(w[k]) == PL_EDGE_MAY_SKIP;
+		(skip ? may : unknown)[0] += m->samples;
+		(skip ? may : unknown)[1] += m->period;
+	}
+}
+
+static double period_percent(uint64_t part, uint64_t whole)
+{
+	return whole ? round((double)part * 100.0 / (double)whole * 1e4) / 1e4 : 0.0;
+}
+
+/* Frame-pointer edges that may skip a caller (profile.h, symbols/cfi.h);
+ * a warning per event that has some. */
+static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+	json_t *events = json_array(), *unknown = json_array();
+
+	for (uint32_t e = 0; e < p->nevents; e++) {
+		const struct pl_event *ev = &p->events[e];
+		uint64_t may[2], unk[2];
+		caller_check_amounts(p, e, may, unk);
+		json_array_append_new(events, json_pack("{s:s,s:b,s:I,s:f,s:I,s:f}",
+			"event", pl_str(p, ev->name), "checked", pl_caller_checked(p, e),
+			"samples_caller_may_be_missing", (json_int_t)may[0],
+			"percent_caller_may_be_missing", period_percent(may[1], ev->period),
+			"samples_unknown", (json_int_t)unk[0],
+			"percent_unknown", period_percent(unk[1], ev->period)));
+		if (may[0])
+			json_array_append_new(warnings, json_sprintf(
+				"event '%s': %.4g%% of the weight has a frame-pointer edge that may skip a caller "
+				"(a frameless function, prologue or epilogue at the sampled pc; quality.caller_check): "
+				"call paths and callers mark it caller_may_be_missing; "
+				"collect_profile(call_graph=\"dwarf\") records the real callers",
+				pl_str(p, ev->name), period_percent(may[1], ev->period)));
+	}
+	for (size_t i = 0; i < c->nunknown; i++)
+		json_array_append_new(unknown, json_pack("{s:o,s:s}", "dso", opt_str(p, c->unknown[i].dso),
+							 "reason", pl_str(p, c->unknown[i].reason)));
+	return json_pack("{s:s,s:o,s:I,s:o,s:I,s:s}",
+		"method", "the CFA rule (libdw CFI of .eh_frame/.debug_frame) at each user frame's pc, "
+		"return address minus one for callers: not rbp-based means the frame printed above may not be its caller",
+		"events", events, "records_unchecked", (json_int_t)c->records_unchecked,
+		"unknown_modules", unknown, "unknown_modules_more", (json_int_t)c->unknown_modules_more,
+		"remedy", "collect_profile(call_graph=\"dwarf\")");
+}
+
 static json_t *quality_json(const struct pl_profile *p)
 {
 	json_t *warnings = json_array();
@@ -172,9 +235,14 @@ static json_t *quality_json(const struct pl_profile *p)
 			"%llu unique user frames stay [unknown] (quality.frame_recovery says why); "
 			"do not read their share as any function's",
 			(unsigned long long)(p->recovery.user_frames_unknown - p->recovery.recovered)));
-	return json_pack("{s:I,s:o,s:o,s:o}", "unterminated_records", (json_int_t)p->ntails,
-			 "warnings", warnings, "frame_recovery", recovery_json(p),
-			 "build_ids", build_ids_json(p));
+	json_t *caller_check = p->caller_check.attempted ? caller_check_json(p, warnings) : NULL;
+	json_t *q = json_pack("{s:I,s:o,s:o,s:o}", "unterminated_records", (json_int_t)p->ntails,
+			      "warnings", warnings, "frame_recovery", recovery_json(p),
+			      "build_ids", build_ids_json(p));
+
+	if (caller_check)
+		json_object_set_new(q, "caller_check", caller_check);
+	return q;
 }
 
 static json_t *events_json(const struct pl_profile *p)

@@ -48,8 +48,7 @@ static bool candidate(const struct pl_profile *p, const struct pl_frame *f)
 	       pl_str(p, fn->dso)[0] == '/';
 }
 
-/* The file offset of `addr` in module `dso` for process `pid`. */
-static bool file_offset(const struct pl_profile *p, int64_t pid, uint32_t dso, uint64_t addr,
+bool pl_module_file_offset(const struct pl_profile *p, int64_t pid, uint32_t dso, uint64_t addr,
 			uint64_t *off)
 {
 	bool relative = false;
@@ -182,7 +181,7 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 			uint64_t off;
 			if (!candidate(p, f))
 				continue;
-			if (file_offset(p, pid, p->funcs[f->func].dso, f->addr, &off))
+			if (pl_module_file_offset(p, pid, p->funcs[f->func].dso, f->addr, &off))
 				note(&c[st->frames[d]], ST_OFFSET, off);
 			else
 				note(&c[st->frames[d]], ST_NO_BASE, 0);

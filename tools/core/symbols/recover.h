@@ -23,4 +23,10 @@
 enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
 			      const struct pl_debuginfod *dbg, struct pl_error *err);
 
+/* The file offset of `addr` (as perf printed it) in module `dso` (string
+ * id) for process `pid`, from the profile's mappings; false when no
+ * mapping verifies it.  Shared with the caller check (cfi.c). */
+bool pl_module_file_offset(const struct pl_profile *p, int64_t pid, uint32_t dso, uint64_t addr,
+			   uint64_t *off);
+
 #endif
