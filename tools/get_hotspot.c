@@ -7,6 +7,12 @@
  * most the function's inclusive weight.  "[root]" stands for "nothing
  * above" (the function starts the stack) and "[self]" for "nothing below"
  * (the samples landed in the function itself).
+ *
+ * When the analysis made a caller check (profile.h, enum pl_edge), each
+ * caller says in how many samples it may not be the function's real
+ * caller (caller_may_be_missing: a frame-pointer edge that may skip one),
+ * each callee in how many a function may be missing between the two, and
+ * both in how many that cannot be told (caller_unknown).
  */
 #include "registry.h"
 #include "profile/aggregate.h"
@@ -23,7 +29,66 @@ struct edge_set {
 	struct pl_amount *w;   /* slot 0 root/self marker, 2.. func + 2 */
 	uint32_t *stamp;
 	size_t n;
+	uint64_t *may, *unk;   /* samples of the slot's edge that may skip a caller, or unknown */
+	uint32_t *mark_stamp;  /* the marked entry last counted, + 1 */
 };
+
+static void edge_set_init(struct edge_set *e, size_t n)
+{
+	e->n = n;
+	e->w = pl_xcalloc(n, sizeof(struct pl_amount));
+	e->stamp = pl_xcalloc(n, sizeof(uint32_t));
+	e->may = pl_xcalloc(n, sizeof(uint64_t));
+	e->unk = pl_xcalloc(n, sizeof(uint64_t));
+	e->mark_stamp = pl_xcalloc(n, sizeof(uint32_t));
+}
+
+static void edge_set_release(struct edge_set *e)
+{
+	free(e->w);
+	free(e->stamp);
+	free(e->may);
+	free(e->unk);
+	free(e->mark_stamp);
+}
+
+static void edge_mark(struct edge_set *e, size_t slot, uint32_t stamp, enum pl_edge edge,
+		      uint64_t samples)
+{
+	if (edge == PL_EDGE_KEPT || e->mark_stamp[slot] == stamp)
+		return;
+	e->mark_stamp[slot] = stamp;
+	(edge == PL_EDGE_MAY_SKIP ? e->may : e->unk)[slot] += samples;
+}
+
+/* The caller check's marks on the edges of `func` (event `event`); the
+ * samples in which the edge above it may skip a caller, or is unknown. */
+static void mark_edges(const struct pl_profile *p, uint32_t event, uint32_t func,
+		       struct edge_set *callers, struct edge_set *callees, uint64_t totals[2])
+{
+	for (size_t i = 0; i < p->nmarked; i++) {
+		const struct pl_marked *m = &p->marked[i];
+		const struct pl_stack *st = &p->stacks[m->stack];
+		enum pl_edge above = PL_EDGE_KEPT;
+		if (m->event != event)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			enum pl_edge e;
+			if (p->frames[st->frames[d]].func != func)
+				continue;
+			e = pl_mark_edge(p, m->mark, d);
+			if (e != PL_EDGE_KEPT && above != PL_EDGE_MAY_SKIP)
+				above = e;
+			edge_mark(callers, d == 0 ? ROOT_SLOT : p->frames[st->frames[d - 1]].func + 2,
+				  (uint32_t)i + 1, e, m->samples);
+			if (d + 1 < st->depth)
+				edge_mark(callees, p->frames[st->frames[d + 1]].func + 2, (uint32_t)i + 1,
+					  pl_mark_edge(p, m->mark, d + 1), m->samples);
+		}
+		if (above != PL_EDGE_KEPT)
+			totals[above == PL_EDGE_MAY_SKIP ? 0 : 1] += m->samples;
+	}
+}
 
 static void edge_add(struct edge_set *e, size_t slot, uint32_t stamp,
 		     const struct pl_weight *w)
@@ -69,16 +134,39 @@ static json_t *edges_json(const struct pl_profile *p, const struct pl_view *v,
 	for (size_t i = 0; i < k && i < limit; i++) {
 		size_t slot = order[i];
 		const struct pl_func *f = slot >= 2 ? &p->funcs[slot - 2] : NULL;
-		json_array_append_new(out, json_pack("{s:s,s:o,s:o,s:I,s:I,s:f,s:f}",
+		json_t *edge = json_pack("{s:s,s:o,s:o,s:I,s:I,s:f,s:f}",
 			"symbol", f ? pl_str(p, f->symbol) : (slot == ROOT_SLOT ? "[root]" : "[self]"),
 			"dso", f && f->dso != PL_NOID ? json_string(pl_str(p, f->dso)) : json_null(),
 			"hotspot_id", f ? json_sprintf("fn%zu", slot - 2) : json_null(),
 			"samples", (json_int_t)e->w[slot].samples, "period", (json_int_t)e->w[slot].period,
 			"percent_of_total", pl_percent(v, e->w[slot].period),
-			"percent_of_hotspot", share(e->w[slot].period, incl_period)));
+			"percent_of_hotspot", share(e->w[slot].period, incl_period));
+		if (e->may[slot])
+			json_object_set_new(edge, "caller_may_be_missing", json_integer((json_int_t)e->may[slot]));
+		if (e->unk[slot])
+			json_object_set_new(edge, "caller_unknown", json_integer((json_int_t)e->unk[slot]));
+		json_array_append_new(out, edge);
 	}
 	free(order);
 	return out;
+}
+
+/* The hotspot's own caller check, and the remedy when a caller may be
+ * missing above it. */
+static void add_caller_check(const struct pl_profile *p, uint32_t event, json_t *result,
+			     const uint64_t marked[2])
+{
+	if (!pl_caller_checked(p, event))
+		return;
+	json_object_set_new(result, "caller_check", json_pack("{s:I,s:I}",
+		"samples_caller_may_be_missing", (json_int_t)marked[0],
+		"samples_unknown", (json_int_t)marked[1]));
+	if (marked[0])
+		json_array_append_new(json_object_get(result, "next_steps"), tool_next_step("collect_profile",
+			json_pack("{s:s,s:[s],s:s}", "mode", "record", "events", pl_str(p, p->events[event].name),
+				  "call_graph", "dwarf"),
+			"in caller_check.samples_caller_may_be_missing samples a frame-pointer edge may skip "
+			"this function's real caller; DWARF unwinding records it"));
 }
 
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
@@ -93,6 +181,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	struct pl_view v = {0};
 	uint32_t event = 0, func = 0;
 	size_t ncallers = 0, ncallees = 0;
+	uint64_t marked[2] = {0, 0};
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
@@ -101,11 +190,8 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)))
 		goto out;
 	pl_view_build(&v, &p, event);
-	callers.n = callees.n = pl_nfuncs(&p) + 2;
-	callers.w = pl_xcalloc(callers.n, sizeof(struct pl_amount));
-	callees.w = pl_xcalloc(callees.n, sizeof(struct pl_amount));
-	callers.stamp = pl_xcalloc(callers.n, sizeof(uint32_t));
-	callees.stamp = pl_xcalloc(callees.n, sizeof(uint32_t));
+	edge_set_init(&callers, pl_nfuncs(&p) + 2);
+	edge_set_init(&callees, pl_nfuncs(&p) + 2);
 	for (uint32_t s = 0; s < pl_nstacks(&p); s++) {
 		const struct pl_stack *st = &p.stacks[s];
 		const struct pl_weight *w = pl_stack_weight(&p, s, event);
@@ -118,6 +204,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			edge_add(&callees, d + 1 == st->depth ? SELF_SLOT : p.frames[st->frames[d + 1]].func + 2, s + 1, w);
 		}
 	}
+	mark_edges(&p, event, func, &callers, &callees, marked);
 	{
 		const struct pl_func *f = &p.funcs[func];
 		json_t *jcallers = edges_json(&p, &v, &callers, true, limit, v.funcs[func].incl.period, &ncallers);
@@ -137,12 +224,11 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 				json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", pl_str(&p, p.events[event].name),
 					  "symbol", pl_str(&p, f->symbol)),
 				"whole call paths through this function")));
+		add_caller_check(&p, event, *result, marked);
 	}
 out:
-	free(callers.w);
-	free(callers.stamp);
-	free(callees.w);
-	free(callees.stamp);
+	edge_set_release(&callers);
+	edge_set_release(&callees);
 	pl_view_release(&v);
 	pl_profile_release(&p);
 	return rc;

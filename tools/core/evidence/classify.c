@@ -465,8 +465,30 @@ static bool unknown_place(const struct pl_profile *p, uint32_t func)
 	return f->unknown && (!dso || strcmp(dso, "[unknown]") == 0);
 }
 
+/* The weight of `stack`'s samples (event `event`) whose frame-pointer
+ * chain may skip a caller at some frame (the caller check, profile.h). */
+static struct pl_amount skipped_caller(const struct pl_profile *p, uint32_t stack, uint32_t event)
+{
+	struct pl_amount a = {0};
+
+	for (size_t i = pl_marked_first(p, stack); i < p->nmarked && p->marked[i].stack == stack; i++) {
+		size_t n;
+		const uint32_t *w = pl_mark_words(p, p->marked[i].mark, &n);
+		bool skip = false;
+		for (size_t k = 0; k < n && !skip; k++)
+			skip = PL_MARK_EDGE(w[k]) == PL_EDGE_MAY_SKIP;
+		if (skip && p->marked[i].event == event) {
+			a.samples += p->marked[i].samples;
+			a.period += p->marked[i].period;
+		}
+	}
+	return a;
+}
+
 /* Stacks the unwinder cut short: one frame that is not an entry point,
- * or a root frame outside any mapping.  Fills the per-leaf weights. */
+ * or a root frame outside any mapping; and the samples of other stacks
+ * whose frame-pointer chain may skip a caller.  Fills the per-leaf
+ * weights. */
 static struct pl_amount truncated_stacks(const struct pl_classifier *c, const struct rule *ru,
 					 uint32_t event, struct pl_amount *per_leaf)
 {
@@ -492,6 +514,12 @@ static struct pl_amount truncated_stacks(const struct pl_classifier *c, const st
 		if (cut) {
 			add_w(&total, w);
 			add_w(&per_leaf[leaf], w);
+		} else if (p->nmarked) {
+			struct pl_amount a = skipped_caller(p, s, event);
+			total.samples += a.samples;
+			total.period += a.period;
+			per_leaf[leaf].samples += a.samples;
+			per_leaf[leaf].period += a.period;
 		}
 	}
 	free(is_root);
