@@ -183,6 +183,10 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
 				"collect_profile(call_graph=\"dwarf\") records the real callers",
 				pl_str(p, ev->name), period_percent(may[1], ev->period)));
 	}
+	if (c->records_unchecked)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu records were not caller-checked: their distinct addresses passed what the check keeps",
+			(unsigned long long)c->records_unchecked));
 	for (size_t i = 0; i < c->nunknown; i++)
 		json_array_append_new(unknown, json_pack("{s:o,s:s}", "dso", opt_str(p, c->unknown[i].dso),
 							 "reason", pl_str(p, c->unknown[i].reason)));
