@@ -70,6 +70,20 @@ static json_t *inputs_json(const struct pl_profile *p)
 	return out;
 }
 
+/* The first event with a frame-pointer edge that may skip a caller (the
+ * caller check), or PL_NOID. */
+static uint32_t event_missing_callers(const struct pl_profile *p)
+{
+	for (size_t i = 0; i < p->nmarked; i++) {
+		size_t n;
+		const uint32_t *w = pl_mark_words(p, p->marked[i].mark, &n);
+		for (size_t k = 0; k < n; k++)
+			if (PL_MARK_EDGE(w[k]) == PL_EDGE_MAY_SKIP)
+				return p->marked[i].event;
+	}
+	return PL_NOID;
+}
+
 /* Tool calls to make next, with this analysis' values filled in. */
 static json_t *next_steps(const char *id, const struct pl_profile *p)
 {
@@ -86,6 +100,11 @@ static json_t *next_steps(const char *id, const struct pl_profile *p)
 			several ? "the heaviest functions of one event (this profile holds several: name one per call)"
 				: "the heaviest functions, by self weight"));
 	}
+	if (event_missing_callers(p) != PL_NOID)
+		json_array_append_new(out, tool_next_step("collect_profile",
+			json_pack("{s:s,s:[s],s:s}", "mode", "record",
+				  "events", pl_str(p, p->events[event_missing_callers(p)].name), "call_graph", "dwarf"),
+			"frame-pointer stacks may skip callers (quality.caller_check): DWARF unwinding records them"));
 	if (p->nstats)
 		json_array_append_new(out, tool_next_step("get_perf_stat", json_pack("{s:s}", "analysis_id", id),
 			"the perf stat counters, block by block"));

@@ -114,9 +114,11 @@ check("caller check: data quality counts the frameless leaves' samples (%d of %d
       % (in_frameless, total, flagged),
       ev.get("checked") and in_frameless > total / 4 and in_frameless <= flagged <= in_frameless + total * 0.05,
       json.dumps(cc)[:600])
-check("caller check: the analysis warns and names collect_profile(call_graph=\"dwarf\")",
-      any("may skip a caller" in w and 'collect_profile(call_graph="dwarf")' in w for w in an.get("warnings", [])),
-      an.get("warnings"))
+check("caller check: the analysis warns and names collect_profile(call_graph=\"dwarf\"), also as a next step",
+      any("may skip a caller" in w and 'collect_profile(call_graph="dwarf")' in w for w in an.get("warnings", []))
+      and any(n.get("tool") == "collect_profile" and n["arguments"].get("call_graph") == "dwarf"
+              for n in an.get("next_steps", [])),
+      short({"warnings": an.get("warnings"), "next_steps": an.get("next_steps")}, 600))
 
 
 def frame_flags(symbol, want):
