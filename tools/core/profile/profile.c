@@ -481,19 +481,32 @@ size_t pl_marked_first(const struct pl_profile *p, uint32_t stack)
 	return lo;
 }
 
-void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, const char *reason)
+const char *const pl_unknown_why_text[PL_UW_COUNT] = {
+	[PL_UW_NOT_A_FILE] = "not a module file (vdso, JIT code or no mapping)",
+	[PL_UW_NO_BUILD_ID] = "no build-id recorded for the module",
+	[PL_UW_NO_LOCAL_FILE] = "no local file has the recorded build-id (pass --binary FILE, --sysroot or --module-map)",
+	[PL_UW_NO_LOAD_BASE] = "no mmap record verifies the load base",
+	[PL_UW_CANNOT_OPEN] = "the module file cannot be opened",
+	[PL_UW_NOT_ELF] = "the module file is not ELF",
+	[PL_UW_NOT_X86_64] = "the module is not x86-64, whose frame-pointer layout this check knows",
+	[PL_UW_NO_CFI] = "the module has no CFI (.eh_frame or .debug_frame)",
+	[PL_UW_NO_SEGMENT] = "no segment of the module holds the address",
+	[PL_UW_NO_ROW] = "no CFI row covers the address",
+	[PL_UW_TOO_MANY_MODULES] = "too many modules for one check",
+};
+
+void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, enum pl_unknown_why why)
 {
 	struct pl_caller_check *c = &p->caller_check;
-	uint32_t why = pl_intern_str(p, reason, strlen(reason));
 
 	for (size_t i = 0; i < c->nunknown; i++)
-		if (c->unknown[i].dso == dso && c->unknown[i].reason == why)
+		if (c->unknown[i].dso == dso && c->unknown[i].why == why)
 			return;
 	if (c->nunknown == PL_MAX_UNKNOWN_MODULES) {
 		c->unknown_modules_more++;
 		return;
 	}
-	c->unknown[c->nunknown++] = (struct pl_unknown_module){dso, why};
+	c->unknown[c->nunknown++] = (struct pl_unknown_module){dso, (uint32_t)why};
 }
 
 void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,

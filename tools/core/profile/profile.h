@@ -187,10 +187,16 @@ struct pl_marked {
 	uint64_t samples, period;
 };
 
-/* Why a frame's edge stays unknown (counted once per module). */
+/* Why a frame's edge stays unknown (noted once per module and reason). */
+enum pl_unknown_why {
+	PL_UW_NOT_A_FILE, PL_UW_NO_BUILD_ID, PL_UW_NO_LOCAL_FILE, PL_UW_NO_LOAD_BASE,
+	PL_UW_CANNOT_OPEN, PL_UW_NOT_ELF, PL_UW_NOT_X86_64, PL_UW_NO_CFI, PL_UW_NO_SEGMENT,
+	PL_UW_NO_ROW, PL_UW_TOO_MANY_MODULES, PL_UW_COUNT
+};
+extern const char *const pl_unknown_why_text[PL_UW_COUNT];
 struct pl_unknown_module {
 	uint32_t dso;           /* string id, PL_NOID for a frame without one */
-	uint32_t reason;        /* string id */
+	uint32_t why;           /* enum pl_unknown_why */
 };
 
 /* How the recording unwound an event's user stacks, from its attributes
@@ -367,9 +373,8 @@ static inline bool pl_caller_checked(const struct pl_profile *p, uint32_t event)
 	return p->caller_check.attempted && pl_event_fp_chain(p, event);
 }
 
-/* Remember why a module's edges stay unknown (once per dso and reason,
- * which is interned). */
-void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, const char *reason);
+/* Remember why a module's edges stay unknown (once per dso and reason). */
+void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, enum pl_unknown_why why);
 
 /* Classify a DSO string as printed by perf. */
 enum pl_kind pl_classify_dso(const char *dso, size_t n);

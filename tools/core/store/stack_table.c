@@ -325,7 +325,7 @@ static void write_caller_check(struct tw *w, const struct pl_profile *p)
 	fp_events = json_array();
 	for (size_t i = 0; i < c->nunknown; i++)
 		json_array_append_new(unknown, json_pack("[o,I]", opt_id(c->unknown[i].dso),
-							 (json_int_t)c->unknown[i].reason));
+							 (json_int_t)c->unknown[i].why));
 	for (uint32_t e = 0; e < p->nevents; e++)
 		if (pl_event_fp_chain(p, e))
 			json_array_append_new(fp_events, json_integer(e));
@@ -696,8 +696,8 @@ static enum pl_err read_caller_check(struct rd *r, json_t *cc, json_t *marks, js
 		r->index = i;
 		if (!json_is_array(u) || json_array_size(u) != 2 ||
 		    !opt_int(json_array_get(u, 0), (json_int_t)r->p->strs.count, &dso) ||
-		    !opt_int(json_array_get(u, 1), (json_int_t)r->p->strs.count, &why) || why < 0)
-			return rd_bad(r, "an unknown module is not [dso string id or null, reason string id]");
+		    !opt_int(json_array_get(u, 1), PL_UW_COUNT, &why) || why < 0)
+			return rd_bad(r, "an unknown module is not [dso string id or null, reason code]");
 		c->unknown[c->nunknown++] = (struct pl_unknown_module){
 			dso < 0 ? PL_NOID : (uint32_t)dso, (uint32_t)why};
 	}

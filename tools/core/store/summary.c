@@ -189,7 +189,7 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
 			(unsigned long long)c->records_unchecked));
 	for (size_t i = 0; i < c->nunknown; i++)
 		json_array_append_new(unknown, json_pack("{s:o,s:s}", "dso", opt_str(p, c->unknown[i].dso),
-							 "reason", pl_str(p, c->unknown[i].reason)));
+							 "reason", pl_unknown_why_text[c->unknown[i].why]));
 	return json_pack("{s:s,s:o,s:I,s:o,s:I,s:s}",
 		"method", "the CFA rule (libdw CFI of .eh_frame/.debug_frame) at each user frame's pc, "
 		"return address minus one for callers: not rbp-based means the frame printed above may not be its caller",

@@ -34,7 +34,7 @@ struct range {
 
 struct cfi_module {
 	char *path;
-	const char *fail;      /* why nothing can be said, or NULL */
+	int fail;              /* enum pl_unknown_why: nothing can be said; -1 */
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
@@ -98,17 +98,17 @@ static void module_open(struct cfi_module *m, const char *path)
 	m->path = pl_xstrdup(path);
 	m->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (m->fd < 0) {
-		m->fail = "the module file cannot be opened";
+		m->fail = PL_UW_CANNOT_OPEN;
 		return;
 	}
 	elf_version(EV_CURRENT);
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf || !gelf_getehdr(m->elf, &eh)) {
-		m->fail = "the module file is not ELF";
+		m->fail = PL_UW_NOT_ELF;
 		return;
 	}
 	if (eh.e_machine != EM_X86_64) {
-		m->fail = "the module is not x86-64, whose frame-pointer layout this check knows";
+		m->fail = PL_UW_NOT_X86_64;
 		return;
 	}
 	module_load_segments(m);
@@ -116,7 +116,7 @@ static void module_open(struct cfi_module *m, const char *path)
 	m->dw = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
 	m->dbg = m->dw ? dwarf_getcfi(m->dw) : NULL;
 	if (!m->eh && !m->dbg)
-		m->fail = "the module has no CFI (.eh_frame or .debug_frame)";
+		m->fail = PL_UW_NO_CFI;
 }
 
 static struct cfi_module *module_of(struct pl_cfi *c, const char *path)
@@ -128,6 +128,7 @@ static struct cfi_module *module_of(struct pl_cfi *c, const char *path)
 		return NULL;
 	memset(&c->mods[c->nmods], 0, sizeof(c->mods[0]));
 	c->mods[c->nmods].fd = -1;
+	c->mods[c->nmods].fail = -1;
 	module_open(&c->mods[c->nmods], path);
 	return &c->mods[c->nmods++];
 }
@@ -202,24 +203,23 @@ static bool row_edge(struct cfi_module *m, Dwarf_CFI *cfi, uint64_t vaddr, enum 
 }
 
 enum pl_edge pl_cfi_edge(struct pl_cfi *c, const char *path, uint64_t offset,
-			 const char **why)
+			 enum pl_unknown_why *why)
 {
 	struct cfi_module *m = module_of(c, path);
 	uint64_t vaddr;
 	enum pl_edge edge;
 	size_t at;
 
-	*why = NULL;
 	if (!m) {
-		*why = "too many modules for one check";
+		*why = PL_UW_TOO_MANY_MODULES;
 		return PL_EDGE_UNKNOWN;
 	}
-	if (m->fail) {
-		*why = m->fail;
+	if (m->fail >= 0) {
+		*why = (enum pl_unknown_why)m->fail;
 		return PL_EDGE_UNKNOWN;
 	}
 	if (!segment_vaddr(m, offset, &vaddr)) {
-		*why = "no segment of the module holds the address";
+		*why = PL_UW_NO_SEGMENT;
 		return PL_EDGE_UNKNOWN;
 	}
 	at = range_search(m, vaddr);
@@ -227,7 +227,7 @@ enum pl_edge pl_cfi_edge(struct pl_cfi *c, const char *path, uint64_t offset,
 		return (enum pl_edge)m->ranges[at].edge;
 	if (row_edge(m, m->eh, vaddr, &edge) || row_edge(m, m->dbg, vaddr, &edge))
 		return edge;
-	*why = "no CFI row covers the address";
+	*why = PL_UW_NO_ROW;
 	return PL_EDGE_UNKNOWN;
 }
 
@@ -276,14 +276,13 @@ static const char *dso_path(struct pass *ps, uint32_t dso)
 		return d->path;
 	d->state = 2;
 	if (!(hex = build_id_of(ps->p, dso))) {
-		pl_note_unknown_module(ps->p, dso, "no build-id recorded for the module");
+		pl_note_unknown_module(ps->p, dso, PL_UW_NO_BUILD_ID);
 		return NULL;
 	}
 	if (!ps->sym)
 		ps->sym = pl_symbolizer_new(ps->cfg, ps->dbg);
 	if (pl_symbolizer_open_dso(ps->sym, pl_str(ps->p, dso), hex, &m, &ignored)) {
-		pl_note_unknown_module(ps->p, dso, "no local file has the recorded build-id "
-				       "(pass --binary FILE, --sysroot or --module-map)");
+		pl_note_unknown_module(ps->p, dso, PL_UW_NO_LOCAL_FILE);
 		return NULL;
 	}
 	d->state = 1;
@@ -294,18 +293,19 @@ static const char *dso_path(struct pass *ps, uint32_t dso)
 /* The edge above one user frame, before the memo. */
 static enum pl_edge judge(struct pass *ps, int64_t pid, uint32_t dso, uint64_t pc, bool leaf)
 {
-	const char *path, *why = NULL;
+	enum pl_unknown_why why = PL_UW_NO_ROW;
+	const char *path;
 	uint64_t off;
 	enum pl_edge edge;
 
 	if (dso == PL_NOID || dso >= ps->ndsos || pl_str(ps->p, dso)[0] != '/') {
-		pl_note_unknown_module(ps->p, dso, "not a module file (vdso, JIT code or no mapping)");
+		pl_note_unknown_module(ps->p, dso, PL_UW_NOT_A_FILE);
 		return PL_EDGE_UNKNOWN;
 	}
 	if (!(path = dso_path(ps, dso)))
 		return PL_EDGE_UNKNOWN;
 	if (!pl_module_file_offset(ps->p, pid, dso, pc, &off)) {
-		pl_note_unknown_module(ps->p, dso, "no mmap record verifies the load base");
+		pl_note_unknown_module(ps->p, dso, PL_UW_NO_LOAD_BASE);
 		return PL_EDGE_UNKNOWN;
 	}
 	/* A caller frame's address is where its call returns to: the call
@@ -313,7 +313,7 @@ static enum pl_edge judge(struct pass *ps, int64_t pid, uint32_t dso, uint64_t p
 	if (!leaf && off > 0)
 		off--;
 	edge = pl_cfi_edge(ps->cfi, path, off, &why);
-	if (edge == PL_EDGE_UNKNOWN && why)
+	if (edge == PL_EDGE_UNKNOWN)
 		pl_note_unknown_module(ps->p, dso, why);
 	return edge;
 }

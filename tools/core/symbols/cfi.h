@@ -47,10 +47,10 @@ void pl_cfi_free(struct pl_cfi *c);
 /* The edge above a frame whose code is at file offset `offset` of the ELF
  * file `path` (for a caller frame, its return address minus one): KEPT
  * when the CFA rule there is rbp-based, MAY_SKIP when it is not, UNKNOWN
- * with `*why` (static text) when the file cannot be read, is not x86-64,
+ * with `*why` set when the file cannot be read, is not x86-64,
  * maps no segment there or has no CFI row for it. */
 enum pl_edge pl_cfi_edge(struct pl_cfi *c, const char *path, uint64_t offset,
-			 const char **why);
+			 enum pl_unknown_why *why);
 
 /* Judge every site of `p` (profile.h) and turn them into marked weights;
  * modules are found by their recorded build-id through a symbolizer
