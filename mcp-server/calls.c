@@ -63,18 +63,26 @@ static json_t *run_tool(const struct worker_arg *a)
 	struct pl_error err;
 	json_t *result = NULL;
 
+	json_t *doc;
+
 	/* The server checked the arguments and filled their defaults. */
-	pl_error_clear(&err);
-	if (a->tool->run(a->ctx, a->args, &result, &err))
-		return json_pack("{s:{s:s,s:s,s:s}}", "error", "code", pl_err_name(err.code),
-				 "message", err.text, "hint", err.hint);
-	return json_pack("{s:o}", "ok", result);
+	if (tool_run(a->tool, a->ctx, a->args, &result, &err) == PL_OK &&
+	    (doc = json_pack("{s:o}", "ok", result)))
+		return doc;
+	if (!err.code)
+		pl_fail(&err, PL_ERR_INTERNAL, "report the call: this is a bug",
+			"'%s' succeeded without a result", a->tool->name);
+	return json_pack("{s:o}", "error", tool_error_json_new(&err));
 }
 
 static int write_doc(json_t *doc, int out_fd)
 {
-	char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
-	size_t n = strlen(text), off = 0;
+	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+	size_t n, off = 0;
+
+	if (!text)
+		return 5;  /* a result jansson cannot encode: the parent says so */
+	n = strlen(text);
 
 	while (off < n) {
 		ssize_t w = write(out_fd, text + off, n - off);
@@ -229,25 +237,26 @@ static void progress(struct mcp_call *c, int done, const char *message)
 
 static void send_result(struct mcp_call *c, json_t *result_new)
 {
-	if (c->stateless)
-		json_object_set_new(result_new, "resultType", json_string("complete"));
-	send_msg_new(&c->sink, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", c->id,
-					 "result", result_new));
+	mcp_send_result_new(&c->sink, c->id, c->stateless, result_new);
 }
 
-static void send_tool_error(struct mcp_call *c, const char *code, const char *message,
-			    const char *hint)
+static void send_tool_error(struct mcp_call *c, const struct pl_error *err)
 {
-	char text[1024];
-
-	snprintf(text, sizeof(text), "error (%s): %s%s%s", code, message,
-		 hint && *hint ? "\nhint: " : "", hint ? hint : "");
 	/* Notifications go before the response: over HTTP the response
 	 * ends the exchange. */
 	mcp_log(&c->log_session, &c->sink, MCP_LOG_WARNING, "perflens", "%s failed: %s",
-		c->tool->name, message);
-	send_result(c, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
-				 "isError", 1));
+		c->tool->name, err->text);
+	send_result(c, mcp_tool_error_new(err));
+}
+
+/* The error of code `code` made here, in the parent. */
+static void send_new_error(struct mcp_call *c, enum pl_err code, const char *message,
+			   const char *hint)
+{
+	struct pl_error err;
+
+	pl_fail(&err, code, hint, "%s", message);
+	send_tool_error(c, &err);
 }
 
 static void send_tool_ok(struct mcp_call *c, json_t *result)
@@ -256,7 +265,7 @@ static void send_tool_ok(struct mcp_call *c, json_t *result)
 
 	if (strlen(text) > MAX_TEXT_BYTES) {
 		free(text);
-		send_tool_error(c, "limit_exceeded", "the answer is too large for a model to read",
+		send_new_error(c, PL_ERR_LIMIT, "the answer is too large for a model to read",
 				"ask for a smaller page (limit) or use read_artifact_page");
 		return;
 	}
@@ -276,33 +285,34 @@ static void answer(struct mcp_call *c, const struct sbx_result *res, unsigned ti
 	if (res->outcome == SBX_TIMEOUT) {
 		snprintf(msg, sizeof(msg), "%s did not finish within %.1f s and was stopped",
 			 c->tool->name, timeout_ms / 1000.0);
-		send_tool_error(c, "timeout", msg,
+		send_new_error(c, PL_ERR_TIMEOUT, msg,
 				"analyze a smaller input, or restart the server with a larger --tool-timeout");
 		return;
 	}
 	if (res->outcome == SBX_OVERSIZE) {
-		send_tool_error(c, "limit_exceeded", res->detail, "ask for a smaller page (limit)");
+		send_new_error(c, PL_ERR_LIMIT, res->detail, "ask for a smaller page (limit)");
 		return;
 	}
 	if (res->outcome != SBX_OK) {
 		snprintf(msg, sizeof(msg), "the %s worker failed: %s (%s)", c->tool->name,
 			 res->detail, sbx_outcome_name(res->outcome));
 		mcp_log(&c->log_session, &c->sink, MCP_LOG_ERROR, "perflens.sandbox", "%s", msg);
-		send_tool_error(c, "internal", msg,
-				"the server is still running; retry once, and report the call if it fails again");
+		send_new_error(c, PL_ERR_INTERNAL, msg,
+			       "the server is still running; retry once, and report the call if it fails again");
 		return;
 	}
 	doc = json_loadb(res->data ? res->data : "", res->len, 0, &je);
 	err = json_object_get(doc, "error");
-	if (err)
-		send_tool_error(c, json_string_value(json_object_get(err, "code")),
-				json_string_value(json_object_get(err, "message")),
-				json_string_value(json_object_get(err, "hint")));
-	else if (json_object_get(doc, "ok"))
+	if (err) {
+		struct pl_error e;
+		tool_error_from_json(err, &e);
+		send_tool_error(c, &e);
+	} else if (json_object_get(doc, "ok")) {
 		send_tool_ok(c, json_object_get(doc, "ok"));
-	else
-		send_tool_error(c, "internal", "the worker's answer could not be read",
-				"retry once, and report the call if it fails again");
+	} else {
+		send_new_error(c, PL_ERR_INTERNAL, "the worker's answer could not be read",
+			       "retry once, and report the call if it fails again");
+	}
 	json_decref(doc);
 }
 
@@ -450,8 +460,8 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 		/* Test builds only (--no-sandbox): the same call in-process,
 		 * to measure what the sandbox costs. */
 		json_t *doc = run_tool(&arg);
-		char *text = json_dumps(doc, JSON_COMPACT);
-		struct sbx_result res = {.outcome = SBX_OK, .data = text, .len = strlen(text)};
+		char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		struct sbx_result res = {.outcome = SBX_OK, .data = text, .len = text ? strlen(text) : 0};
 		answer(c, &res, s->cfg.tool_timeout_ms);
 		free(text);
 		json_decref(doc);
@@ -463,7 +473,8 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 	rc = sbx_spawn_job(&pol, JOB_NAME, job, job_len, &c->w, &err);
 	free(job);
 	if (rc) {
-		send_tool_error(c, "internal", err.text, "the server could not start a worker; check its resource limits");
+		send_new_error(c, PL_ERR_INTERNAL, err.text,
+			       "the server could not start a worker; check its resource limits");
 		call_free(c);
 		return NULL;
 	}

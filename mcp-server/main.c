@@ -18,6 +18,7 @@
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,12 +81,29 @@ static void start_zygote(const struct options *o)
 		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);
 }
 
-static int fail(const char *fmt, const char *what)
+/* A startup error: its text (pl_error_text) on stderr, and the exit code
+ * of its code, as every PerfLens error leaves. */
+static int fail_error(const struct pl_error *err)
 {
-	fprintf(stderr, "perflens-mcp: ");
-	fprintf(stderr, fmt, what);
-	fprintf(stderr, "\n");
-	return 2;
+	char *text = pl_error_text(err);
+
+	fprintf(stderr, "perflens-mcp: %s\n", text);
+	free(text);
+	return pl_err_exit_code(err->code);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(enum pl_err code, const char *hint, const char *fmt, ...)
+{
+	struct pl_error err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err.text, sizeof(err.text), fmt, ap);
+	va_end(ap);
+	err.code = code;
+	snprintf(err.hint, sizeof(err.hint), "%s", hint ? hint : "");
+	return fail_error(&err);
 }
 
 static bool parse_u64_max(const char *v, uint64_t max, uint64_t *out)
@@ -107,7 +125,7 @@ static int limit_option(struct options *o, const char *name, const char *v)
 #define LIMIT(flag, field)                                              \
 	if (strcmp(name, flag) == 0) {                                  \
 		if (!parse_u64_max(v, def.field, &x))                   \
-			return fail("bad value for %s (1 up to the default)", flag); \
+			return fail(PL_ERR_USAGE, "limits can only be lowered from their defaults", "bad value for '%s': '%s'", flag, v ? v : "");  \
 		o->cfg.ctx.limits.field = x;                            \
 		return 0;                                               \
 	}
@@ -129,14 +147,14 @@ static int parse_http(struct options *o, const char *spec)
 	size_t n;
 
 	if (!colon || !pl_parse_u64(colon + 1, strlen(colon + 1), &port) || port > 65535)
-		return fail("--http takes ADDR:PORT, e.g. 127.0.0.1:8765; got '%s'", spec);
+		return fail(PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765", "--http takes ADDR:PORT; got '%s'", spec);
 	n = (size_t)(colon - spec);
 	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
 		spec++;
 		n -= 2;
 	}
 	if (n == 0 || n >= sizeof(addr))
-		return fail("--http takes ADDR:PORT; got '%s'", spec);
+		return fail(PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765", "--http takes ADDR:PORT; got '%s'", spec);
 	memcpy(addr, spec, n);
 	addr[n] = '\0';
 	o->http_opts.bind_addr = addr;
@@ -172,18 +190,18 @@ static int parse_options(struct options *o, int argc, char **argv)
 			o->cfg.no_sandbox = true;
 #endif
 		} else if (!v) {
-			return fail("unknown option or missing value: '%s' (see --help)", a);
+			return fail(PL_ERR_USAGE, "see perflens-mcp --help", "unknown option or missing value: '%s'", a);
 		} else if (strcmp(a, "--allowed-root") == 0) {
 			if (o->nroots == MAX_ROOTS || !realpath(v, o->root_bufs[o->nroots]))
-				return fail("--allowed-root '%s' does not exist", v);
+				return fail(PL_ERR_USAGE, "pass an existing folder (at most 16)", "--allowed-root '%s' does not exist", v);
 			o->roots[o->nroots] = o->root_bufs[o->nroots];
 			o->nroots++;
 			i++;
 		} else if (strcmp(a, "--artifact-root") == 0) {
 			if (mkdir(v, 0755) < 0 && errno != EEXIST)
-				return fail("cannot create --artifact-root '%s'", v);
+				return fail(PL_ERR_OUTPUT, "pass a folder you can write", "cannot create --artifact-root '%s': %s", v, strerror(errno));
 			if (!realpath(v, o->artifact_root))
-				return fail("cannot resolve --artifact-root '%s'", v);
+				return fail(PL_ERR_OUTPUT, "pass a folder you can write", "cannot resolve --artifact-root '%s': %s", v, strerror(errno));
 			o->have_artifact_root = true;
 			i++;
 		} else if (strcmp(a, "--http") == 0) {
@@ -197,20 +215,20 @@ static int parse_options(struct options *o, int argc, char **argv)
 		} else if (strcmp(a, "--tool-timeout") == 0) {
 			uint64_t s;
 			if (!parse_u64_max(v, 3600, &s))
-				return fail("--tool-timeout takes 1 to 3600 seconds; got '%s'", v);
+				return fail(PL_ERR_USAGE, "e.g. --tool-timeout 55", "--tool-timeout takes 1 to 3600 seconds; got '%s'", v);
 			o->cfg.tool_timeout_ms = (unsigned)s * 1000;
 			i++;
 		} else if (strncmp(a, "--", 2) == 0 &&
 			   (rc = pl_sym_cfg_option(&o->cfg.ctx.sym, a + 2, v, &err)) != 0) {
 			if (rc < 0)
-				return fail("%s", err.text);
+				return fail_error(&err);
 			i++;
 		} else if ((rc = limit_option(o, a, v)) >= 0) {
 			if (rc)
 				return rc;
 			i++;
 		} else {
-			return fail("unknown option '%s' (see --help)", a);
+			return fail(PL_ERR_USAGE, "see perflens-mcp --help", "unknown option '%s'", a);
 		}
 	}
 	return 0;
@@ -221,7 +239,7 @@ static int finish_options(struct options *o)
 {
 	if (o->nroots == 0) {
 		if (!getcwd(o->root_bufs[0], PATH_MAX))
-			return fail("cannot read the working folder%s", "");
+			return fail(PL_ERR_INPUT, "pass --allowed-root DIR", "cannot read the working folder: %s", strerror(errno));
 		o->roots[0] = o->root_bufs[0];
 		o->nroots = 1;
 	}
@@ -230,11 +248,11 @@ static int finish_options(struct options *o)
 	pl_sym_cfg_finish(&o->cfg.ctx.sym);
 	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;
 	if (o->cfg.ctx.allow_writes && !o->have_artifact_root)
-		return fail("--allow-writes needs --artifact-root DIR%s", "");
+		return fail(PL_ERR_USAGE, "add --artifact-root DIR", "--allow-writes needs --artifact-root DIR");
 	if (o->http && !o->http_opts.no_auth && !o->http_opts.token) {
 		o->http_opts.token = getenv("PERFLENS_TOKEN");
 		if (!o->http_opts.token || !*o->http_opts.token)
-			return fail("HTTP needs a bearer token: set PERFLENS_TOKEN or pass --token%s", "");
+			return fail(PL_ERR_USAGE, "set PERFLENS_TOKEN or pass --token TOKEN (or --no-auth on loopback)", "HTTP needs a bearer token");
 	}
 	fprintf(stderr, "perflens-mcp %s: reading under", PL_VERSION);
 	for (size_t i = 0; i < o->nroots; i++)

@@ -102,11 +102,28 @@ struct request {
 	bool stateless;      /* 2026-07-28 request: add resultType */
 };
 
+void mcp_send_result_new(const struct mcp_sink *sink, json_t *id, bool stateless,
+			 json_t *result_new)
+{
+	if (stateless)
+		json_object_set_new(result_new, "resultType", json_string("complete"));
+	send_result_new(sink, id, result_new);
+}
+
 static void reply(struct request *r, json_t *result_new)
 {
-	if (r->stateless)
-		json_object_set_new(result_new, "resultType", json_string("complete"));
-	send_result_new(r->sink, r->id, result_new);
+	mcp_send_result_new(r->sink, r->id, r->stateless, result_new);
+}
+
+json_t *mcp_tool_error_new(const struct pl_error *err)
+{
+	char *text = pl_error_text(err);
+	json_t *result = json_pack("{s:[{s:s,s:s}],s:b,s:{s:o}}", "content", "type", "text",
+				   "text", text, "isError", 1, "_meta", "perflens/error",
+				   tool_error_json_new(err));
+
+	free(text);
+	return result;
 }
 
 static json_t *capabilities(void)
@@ -217,12 +234,7 @@ static void do_tools_list(struct request *r)
  * error), so the model reads the message and can fix its arguments. */
 static void reply_tool_error(struct request *r, const struct pl_error *err)
 {
-	char text[800];
-
-	snprintf(text, sizeof(text), "error (%s): %s%s%s", pl_err_name(err->code), err->text,
-		 err->hint[0] ? "\nhint: " : "", err->hint);
-	reply(r, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
-			   "isError", 1));
+	reply(r, mcp_tool_error_new(err));
 }
 
 static struct mcp_call *do_tools_call(struct request *r)
@@ -234,7 +246,7 @@ static struct mcp_call *do_tools_call(struct request *r)
 	json_t *copy;
 	struct mcp_call *c;
 
-	if (!t || strcmp(t->name, name) != 0) {
+	if (!t) {
 		struct pl_buf names = {0};
 		for (size_t i = 0; i < tool_count; i++)
 			pl_buf_addf(&names, "%s%s", i ? ", " : "", tool_table[i].name);

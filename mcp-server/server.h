@@ -82,6 +82,19 @@ json_t *mcp_parse(const char *text, size_t len, const struct mcp_sink *sink);
 void mcp_send_error(const struct mcp_sink *sink, json_t *id, int code,
 		    const char *message, json_t *data_new);
 
+/* Send the response of request `id` (borrowed) with `result_new`
+ * (stolen); a stateless (2026-07-28) request's result says
+ * resultType "complete". */
+void mcp_send_result_new(const struct mcp_sink *sink, json_t *id, bool stateless,
+			 json_t *result_new);
+
+/* The CallToolResult of a tool that failed (new): isError true, one text
+ * block (pl_error_text) and, in _meta "perflens/error", the error object
+ * the CLI prints (tool_error_json_new).  Not in structuredContent: clients
+ * (the TypeScript SDK) check that against the tool's outputSchema even
+ * for an error. */
+json_t *mcp_tool_error_new(const struct pl_error *err);
+
 /* Handle a raw message text: mcp_parse, then mcp_handle. */
 struct mcp_call *mcp_handle_text(struct mcp_server *s, struct mcp_session *sess,
 				 const char *text, size_t len,

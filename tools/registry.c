@@ -68,13 +68,22 @@ json_t *tool_definition(const struct tool_def *t)
 
 const struct tool_def *tool_find(const char *name)
 {
-	for (size_t i = 0; i < tool_count; i++) {
-		json_t *cli = json_object_get(tool_definition(&tool_table[i]), "cli");
-		if (strcmp(tool_table[i].name, name) == 0 ||
-		    (json_is_string(cli) && strcmp(json_string_value(cli), name) == 0))
+	for (size_t i = 0; name && i < tool_count; i++)
+		if (strcmp(tool_table[i].name, name) == 0)
 			return &tool_table[i];
-	}
 	return NULL;
+}
+
+const struct tool_def *tool_find_cli(const char *name)
+{
+	const struct tool_def *t = tool_find(name);
+
+	for (size_t i = 0; !t && name && i < tool_count; i++) {
+		const char *cli = json_string_value(json_object_get(tool_definition(&tool_table[i]), "cli"));
+		if (cli && strcmp(cli, name) == 0)
+			t = &tool_table[i];
+	}
+	return t;
 }
 
 /* ------------------------------------------------------ argument checks */
@@ -266,6 +275,21 @@ enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 	return PL_OK;
 }
 
+enum pl_err tool_run(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
+		     json_t **result, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	*result = NULL;
+	pl_error_clear(err);
+	rc = t->run(ctx, args, result, err);
+	if (rc && *result) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	return rc;
+}
+
 enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 		      json_t *args, json_t **result, struct pl_error *err)
 {
@@ -274,5 +298,36 @@ enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 	*result = NULL;
 	if ((rc = tool_check_args(t, args, err)))
 		return rc;
-	return t->run(ctx, args, result, err);
+	return tool_run(t, ctx, args, result, err);
+}
+
+/* ------------------------------------------------------- the error exit */
+
+/* A JSON string of `s`, escaped when it is not valid UTF-8 (new). */
+static json_t *safe_string(const char *s)
+{
+	char *text = pl_err_text_safe(s);
+	json_t *j = json_string(text);
+
+	free(text);
+	return j;
+}
+
+json_t *tool_error_json_new(const struct pl_error *e)
+{
+	return json_pack("{s:s,s:o,s:o,s:i}", "code", pl_err_name(e->code),
+			 "message", safe_string(e->text), "hint", safe_string(e->hint),
+			 "exit_code", pl_err_exit_code(e->code));
+}
+
+enum pl_err tool_error_from_json(json_t *obj, struct pl_error *e)
+{
+	const char *message = json_string_value(json_object_get(obj, "message"));
+	const char *hint = json_string_value(json_object_get(obj, "hint"));
+
+	enum pl_err code = pl_err_from_name(json_string_value(json_object_get(obj, "code")));
+
+	/* An error object that says "ok" is no error we can name. */
+	return pl_fail(e, code == PL_OK ? PL_ERR_INTERNAL : code, hint, "%s",
+		       message ? message : "the error could not be read");
 }

@@ -64,8 +64,13 @@ struct tool_def {
 extern const struct tool_def tool_table[];
 extern const size_t tool_count;
 
-/* Find by tool name or by CLI name ("hotspots"); NULL when unknown. */
+/* The row of tool `name` ("list_hotspots"), exactly; NULL when unknown
+ * (or NULL).  Reads only the table, so a fresh worker parses nothing. */
 const struct tool_def *tool_find(const char *name);
+
+/* The row a command line names: a CLI name ("hotspots", from the
+ * definition's "cli") or a tool name; NULL when neither. */
+const struct tool_def *tool_find_cli(const char *name);
 
 /* The parsed definition (borrowed, cached for the process lifetime). */
 json_t *tool_definition(const struct tool_def *t);
@@ -76,9 +81,29 @@ json_t *tool_definition(const struct tool_def *t);
 enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 			    struct pl_error *err);
 
-/* Check and run: the single entry point for every surface. */
+/* Run the handler on `args` that tool_check_args() accepted (and
+ * filled); *result is NULL unless PL_OK (then a new reference). */
+enum pl_err tool_run(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
+		     json_t **result, struct pl_error *err);
+
+/* tool_check_args() then tool_run().  Every surface goes through these
+ * two: the CLI calls tool_call(); the MCP server calls tool_check_args()
+ * in the server (a bad argument never costs a worker) and tool_run() in
+ * the sandboxed worker. */
 enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 		      json_t *args, json_t **result, struct pl_error *err);
+
+/* ------------------------------------------------------- the error exit */
+
+/* `e` as the JSON object every surface gives (the CLI on stderr inside
+ * {"error": ...}, MCP tool errors, a worker's answer): {"code": NAME,
+ * "message", "hint", "exit_code"}; a text that is not valid UTF-8 is
+ * escaped (base/escape.h).  New reference. */
+json_t *tool_error_json_new(const struct pl_error *e);
+
+/* The error such an object holds, back into `e` (the code by its name,
+ * pl_err_from_name); returns e->code.  Borrows `obj`. */
+enum pl_err tool_error_from_json(json_t *obj, struct pl_error *e);
 
 /* ------------------------------------------------ helpers for handlers */
 

@@ -58,6 +58,17 @@ expect 4 "input size limit stops with exit 4" -- analyze --input "$peers/perf-ve
 expect 2 "limits can only be lowered" -- analyze --input "$multi" --max-depth 99999
 mkdir -p "$WORK/root" && ln -s "$multi" "$WORK/root/link.txt"
 expect 5 "symlink out of the allowed root is refused" -- analyze --input "$WORK/root/link.txt" --allowed-root "$WORK/root"
+# An error naming bytes that are not UTF-8 (the Latin-1 name the link
+# resolves to) keeps its message, escaped as base/escape.h says; it used
+# to print "(null)".
+latin1=$(printf '%s/caf\351.txt' "$WORK")
+cp "$multi" "$latin1" && ln -s "$latin1" "$WORK/root/latin1-link.txt"
+expect 5 "a refused path with a Latin-1 name is one JSON error" -- analyze --input "$WORK/root/latin1-link.txt" --allowed-root "$WORK/root"
+python3 -c '
+import json,sys
+e=json.load(open(sys.argv[1]))["error"]
+assert e["message"].endswith("caf\\xe9.txt'"'"', outside the allowed roots"), e' "$WORK/err" 2>/dev/null &&
+	ok "the error message keeps the Latin-1 byte as \\xe9" || notok "Latin-1 error: $(head -c 300 "$WORK/err")"
 cp "$multi" "$WORK/outside.txt"
 expect 5 "dot-dot out of the allowed root is refused" -- analyze --input "$WORK/root/../outside.txt" --allowed-root "$WORK/root"
 cp "$multi" "$WORK/root/in.txt"

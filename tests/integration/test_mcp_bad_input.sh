@@ -143,6 +143,22 @@ for uri in ["perflens://artifacts/../../etc/passwd", "file:///etc/passwd", "perf
     r = s.request("resources/read", {"uri": uri})
     check("stdio: resources/read of %s is a JSON-RPC error" % uri, (r or {}).get("error", {}).get("code") in (-32602, -32002), short(r))
 
+# An error whose message holds bytes that are not UTF-8 (the Latin-1 name
+# a symlink resolves to) is answered, escaped as base/escape.h says; it
+# used to kill the worker (SIGSEGV) and answer "the worker failed".
+os.makedirs(os.path.join(WORK, "outside"))
+latin1 = os.path.join(WORK, "outside").encode() + b"/caf\xe9.txt"
+with open(latin1, "wb") as f:
+    f.write(b"main;work 1\n")
+os.symlink(latin1, os.path.join(ROOT, "latin1-link.txt").encode())
+r = s.call("analyze_profile", {"path": os.path.join(ROOT, "latin1-link.txt")})
+obj = (r or {}).get("result", {}).get("_meta", {}).get("perflens/error", {})
+check("stdio: a path_refused message naming a Latin-1 file is answered with its bytes escaped",
+      is_tool_error(r, "path_refused", "outside/caf\\xe9.txt") and "worker failed" not in result_text(r), short(r))
+check("stdio: the tool error carries the CLI's error object in _meta (code, message, hint, exit_code)",
+      obj.get("code") == "path_refused" and obj.get("exit_code") == 5 and "caf\\xe9" in obj.get("message", "")
+      and obj.get("hint"), short(r))
+
 check("stdio: after all of that the server still answers ping", s.ping_ms() is not None, s.stderr()[-300:])
 
 # ================================================================== HTTP

@@ -40,38 +40,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* A new JSON string of `s`; bytes of invalid UTF-8 (a path can hold
- * them) become '?' rather than losing the whole error. */
-static json_t *text_value(const char *s)
-{
-	json_t *j = json_string(s);
-	char *copy;
-
-	if (j)
-		return j;
-	copy = pl_xstrndup(s, strlen(s));
-	for (char *c = copy; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
-/* Print `e` as one JSON object on stderr; returns its exit code. */
-static int report(const struct pl_error *e)
-{
-	json_t *o = json_pack("{s:{s:s,s:o,s:o,s:i}}", "error", "code", pl_err_name(e->code),
-			      "message", text_value(e->text), "hint", text_value(e->hint),
-			      "exit_code", pl_err_exit_code(e->code));
-	char *s = json_dumps(o, JSON_COMPACT);
-
-	fprintf(stderr, "%s\n", s);
-	free(s);
-	json_decref(o);
-	return pl_err_exit_code(e->code);
-}
-
 /* Match argv[*i] against `--name VALUE` or `--name=VALUE`.  Returns 1 and
  * sets *value (borrowed from argv) on a match, 0 when argv[*i] is another
  * flag, -1 when the flag has no value. */
@@ -247,7 +215,7 @@ int cli_codex_config(int argc, char **argv)
 
 	pl_error_clear(&err);
 	if (parse_flags(argc, argv, "usage: " CODEX_USAGE, names, values, 2, &help, &err))
-		return report(&err);
+		return cli_fail(&err);
 	if (help) {
 		codex_usage(stdout);
 		return 0;
@@ -255,19 +223,19 @@ int cli_codex_config(int argc, char **argv)
 	if (!values[0]) {
 		pl_fail(&err, PL_ERR_USAGE, "name the folder the agent works in: " CODEX_USAGE,
 			"'--workspace' is required");
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (resolve_dir("workspace", values[0], "pass an existing folder: " CODEX_USAGE, ws, &err) ||
 	    server_path(values[1], server, &err))
-		return report(&err);
+		return cli_fail(&err);
 	if (!join_path(results, sizeof(results), ws, RESULTS_DIR)) {
 		pl_fail(&err, PL_ERR_USAGE, "use a shorter workspace path", "workspace '%s' is too long", ws);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (!valid_utf8(ws) || !valid_utf8(server)) {
 		pl_fail(&err, PL_ERR_USAGE, "use paths that are valid UTF-8 (TOML cannot hold others)",
 			"'%s' is not valid UTF-8", valid_utf8(ws) ? server : ws);
-		return report(&err);
+		return cli_fail(&err);
 	}
 
 	pl_buf_adds(&b,
@@ -296,7 +264,7 @@ int cli_codex_config(int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		pl_fail(&err, PL_ERR_OUTPUT, "check where stdout goes", "cannot write the configuration: %s",
 			strerror(errno));
-		return report(&err);
+		return cli_fail(&err);
 	}
 	return 0;
 }
@@ -419,38 +387,38 @@ int cli_install_skill(int argc, char **argv)
 
 	pl_error_clear(&err);
 	if (parse_flags(argc, argv, "usage: " SKILL_USAGE, names, values, 1, &help, &err))
-		return report(&err);
+		return cli_fail(&err);
 	if (help) {
 		skill_usage(stdout);
 		return 0;
 	}
 	if (!values[0]) {
 		pl_fail(&err, PL_ERR_USAGE, "name the project root: " SKILL_USAGE, "'--project' is required");
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (resolve_dir("project", values[0], "pass an existing folder: " SKILL_USAGE, proj, &err))
-		return report(&err);
+		return cli_fail(&err);
 	if (!valid_utf8(proj)) {
 		pl_fail(&err, PL_ERR_USAGE, "use a project path that is valid UTF-8",
 			"'%s' is not valid UTF-8", proj);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (!join_path(skills, sizeof(skills), proj, ".agents/skills") ||
 	    !join_path(dest, sizeof(dest), skills, PL_SKILL_NAME) ||
 	    !join_path(stage, sizeof(stage), skills, "." PL_SKILL_NAME ".tmp-XXXXXX")) {
 		pl_fail(&err, PL_ERR_OUTPUT, "use a shorter project path", "project path '%s' is too long", proj);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (lstat(dest, &st) == 0) {
 		refuse_existing(dest, &err);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (pl_make_dirs(skills, &err))
-		return report(&err);
+		return cli_fail(&err);
 	if (!mkdtemp(stage)) {
 		pl_fail(&err, PL_ERR_OUTPUT, "check that the project folder is writable",
 			"cannot create a staging folder in '%s': %s", skills, strerror(errno));
-		return report(&err);
+		return cli_fail(&err);
 	}
 	if (write_skill_files(stage, &nfiles, &err) == PL_OK && chmod(stage, 0755) < 0)
 		pl_fail(&err, PL_ERR_OUTPUT, "check that the project folder is writable",
@@ -459,7 +427,7 @@ int cli_install_skill(int argc, char **argv)
 		rename_noreplace(stage, dest, &err);
 	if (err.code != PL_OK) {
 		nftw(stage, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	/* Make the rename durable, as the files inside already are. */
 	fd = open(skills, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -473,7 +441,7 @@ int cli_install_skill(int argc, char **argv)
 	json_decref(out);
 	if (!text) {
 		pl_fail(&err, PL_ERR_INTERNAL, NULL, "cannot encode the installed path '%s'", dest);
-		return report(&err);
+		return cli_fail(&err);
 	}
 	printf("%s\n", text);
 	free(text);

@@ -20,7 +20,13 @@
 #define PL_SKILL_NAME "perflens-performance-analysis"
 #define PL_SKILL_PREFIX "skill/" PL_SKILL_NAME "/"
 
+#include "base/error.h"
+
 int cli_codex_config(int argc, char **argv);
 int cli_install_skill(int argc, char **argv);
+
+/* Print `e` as {"error": tool_error_json_new(e)} on stderr, the one error
+ * exit of every perflens command (perflens.c); returns its exit code. */
+int cli_fail(const struct pl_error *e);
 
 #endif

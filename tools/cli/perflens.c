@@ -39,10 +39,9 @@ struct cli {
 	struct pl_error err;        /* a symbol flag's error */
 };
 
-static int fail(const struct pl_error *e)
+int cli_fail(const struct pl_error *e)
 {
-	json_t *o = json_pack("{s:{s:s,s:s,s:s,s:i}}", "error", "code", pl_err_name(e->code),
-			      "message", e->text, "hint", e->hint, "exit_code", pl_err_exit_code(e->code));
+	json_t *o = json_pack("{s:o}", "error", tool_error_json_new(e));
 	char *s = json_dumps(o, JSON_COMPACT);
 
 	fprintf(stderr, "%s\n", s);
@@ -55,7 +54,7 @@ static int usage_error(const char *hint, const char *fmt, const char *what)
 {
 	struct pl_error e;
 	pl_fail(&e, PL_ERR_USAGE, hint, fmt, what);
-	return fail(&e);
+	return cli_fail(&e);
 }
 
 static void print_usage(FILE *out)
@@ -410,12 +409,12 @@ static int emit(struct cli *c, const struct tool_def *t, json_t *result)
 
 	if (strcmp(t->name, "export_profile") == 0 && c->output) {
 		if (copy_file(path_bytes(json_string_value(json_object_get(result, "path"))), c->output, &err))
-			return fail(&err);
+			return cli_fail(&err);
 		return 0;
 	}
 	if (c->output && strcmp(c->output, "-") != 0 && !(out = fopen(c->output, "w"))) {
 		pl_fail(&err, PL_ERR_OUTPUT, "check the output path", "cannot write '%s'", c->output);
-		return fail(&err);
+		return cli_fail(&err);
 	}
 	cli_table_fn table = c->table ? cli_table_for(t->name) : NULL;
 	if (table) {
@@ -439,17 +438,17 @@ static int run_tool(struct cli *c, const struct tool_def *t, json_t *args)
 
 	pl_error_clear(&err);
 	if (setup_ctx(c, &err))
-		return fail(&err);
+		return cli_fail(&err);
 	if (c->input) {
 		if (json_object_get(props, "path") && !json_object_get(args, "path"))
 			json_object_set_new(args, "path", json_string(c->input));
 		else if (json_object_get(props, "analysis_id") && analyze_first(c, args, &err))
-			return fail(&err);
+			return cli_fail(&err);
 	}
 	if (c->input_format && json_object_get(props, "path") && !json_object_get(args, "format"))
 		json_object_set_new(args, "format", json_string(c->input_format));
 	if (tool_call(t, &c->ctx, args, &result, &err))
-		return fail(&err);
+		return cli_fail(&err);
 	code = emit(c, t, result);
 	json_decref(result);
 	return code;
@@ -478,7 +477,7 @@ int main(int argc, char **argv)
 		return cli_install_skill(argc - 1, argv + 1);
 	if (strcmp(argv[1], "call") == 0) {
 		json_error_t je;
-		if (argc < 4 || !(t = tool_find(argv[2])))
+		if (argc < 4 || !(t = tool_find_cli(argv[2])))
 			return usage_error("perflens call TOOL '{json}'; see perflens --help for tools",
 					   "unknown tool '%s'", argc > 2 ? argv[2] : "");
 		escape_args(argc, argv, 4);
@@ -491,7 +490,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	escape_args(argc, argv, 1);
-	t = tool_find(argv[1]);
+	t = tool_find_cli(argv[1]);
 	if (!t)
 		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);
 	for (int k = 2; k < argc; k++)

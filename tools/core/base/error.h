@@ -4,8 +4,14 @@
  * `struct pl_error` (like jansson's json_error_t): a stable code, a message
  * that says what is wrong first (git style: lower case, no full stop, the
  * subject in quotes) and a hint that names the fix.  One table in error.c
- * maps each code to its stable name, its CLI exit code and its JSON-RPC
- * code; nothing else in the tree decides those numbers.
+ * maps each code to its stable name and its CLI exit code; nothing else in
+ * the tree decides those numbers.  (JSON-RPC codes are the protocol's, not
+ * an error's: mcp-server/server.h names them.)
+ *
+ * An error leaves the program one way: pl_error_text() here for text, and
+ * tool_error_json_new() (tools/registry.h: base/ links no jansson) for the
+ * JSON object {code, message, hint, exit_code}; both escape bytes that are
+ * not UTF-8 in the one form of base/escape.h.
  */
 #ifndef PL_ERROR_H
 #define PL_ERROR_H
@@ -47,7 +53,18 @@ const char *pl_err_name(enum pl_err code);
 /* Process exit code for the CLI (0, 2, 3, 4, 5, 6 or 70). */
 int pl_err_exit_code(enum pl_err code);
 
-/* JSON-RPC error code for protocol-level failures (-32602, -32603...). */
-int pl_err_jsonrpc_code(enum pl_err code);
+/* The code of a stable name (pl_err_name's inverse), so that a code can
+ * cross a pipe as its name; PL_ERR_INTERNAL for NULL or an unknown name. */
+enum pl_err pl_err_from_name(const char *name);
+
+/* `s` for an error's text or JSON: a copy when it is valid UTF-8 (a
+ * message may already hold a path in the escaped form), else its escaped
+ * form (escape.h).  New: free() it. */
+char *pl_err_text_safe(const char *s);
+
+/* `e` as text: "error (CODE): MESSAGE", then "\nhint: HINT" when there is
+ * a hint; a message or hint that is not valid UTF-8 is escaped
+ * (pl_err_text_safe).  New: free() it. */
+char *pl_error_text(const struct pl_error *e);
 
 #endif
