@@ -1,14 +1,16 @@
-/* calls.h - tools/call execution: each call runs the registry's handler
- * in a sandboxed worker process and its answer becomes a CallToolResult.
- * Internal to mcp-server/ (server.c starts and cancels calls; transports
- * drive them through server.h).
+/* calls.h - tools/call execution, the server's side: each call runs in a
+ * sandboxed worker process (worker.h: the job; policy.h: its confinement)
+ * and its answer becomes a CallToolResult.  Internal to mcp-server/
+ * (server.c starts and cancels calls; transports drive them through
+ * server.h).
  */
 #ifndef MCP_CALLS_H
 #define MCP_CALLS_H
 
 #include "server.h"
 
-/* Start `t` with checked `args` (borrowed; copied into the worker).
+/* Start `t` with `args` that tool_check_args() accepted (borrowed; copied
+ * into the job).
  * Returns the pending call, or NULL when the answer was already sent
  * (a failure to start, or an in-process debug run). */
 struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,

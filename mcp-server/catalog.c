@@ -8,6 +8,7 @@
  * through the evidence-first workflow the Skill teaches.
  */
 #include "catalog.h"
+#include "server.h"
 #include "store/artifact.h"
 
 #include <stdlib.h>
@@ -31,7 +32,7 @@ int catalog_list(const struct tool_ctx *ctx, const char *cursor, bool has_cursor
 		*err_data = json_pack("{s:s}", "hint", "pass nextCursor exactly as resources/list returned it, or omit it");
 		json_decref(all);
 		json_decref(page);
-		return -32602;
+		return MCP_RPC_INVALID_PARAMS;
 	}
 	end = offset + RESOURCES_PAGE < n ? offset + RESOURCES_PAGE : n;
 	for (size_t i = offset; i < end; i++) {
@@ -66,17 +67,17 @@ int catalog_read(const struct tool_ctx *ctx, const char *uri, json_t **result,
 	    strncmp(uri, "perflens://artifacts/", 21) != 0) {
 		*err_data = json_pack("{s:s,s:s}", "uri", uri ? uri : "",
 				      "hint", "use a uri from resources/list (perflens://artifacts/...)");
-		return -32602;
+		return MCP_RPC_INVALID_PARAMS;
 	}
 	if ((fd = pl_artifact_open(ctx->artifact_root, rel, &size, &err)) < 0) {
 		*err_data = json_pack("{s:s,s:s}", "uri", uri, "hint", err.hint);
-		return -32002;
+		return MCP_RPC_RESOURCE_NOT_FOUND;
 	}
 	if (size > MAX_RESOURCE_READ) {
 		close(fd);
 		*err_data = json_pack("{s:s,s:I,s:s}", "uri", uri, "size", (json_int_t)size,
 				      "hint", "too large to read at once: call the read_artifact_page tool with this path and an offset");
-		return -32602;
+		return MCP_RPC_INVALID_PARAMS;
 	}
 	buf = pl_xmalloc(size + 1);
 	got = pread(fd, buf, size, 0);
@@ -85,7 +86,7 @@ int catalog_read(const struct tool_ctx *ctx, const char *uri, json_t **result,
 	free(buf);
 	if (!text) {
 		*err_data = json_pack("{s:s,s:s}", "uri", uri, "hint", "the artifact is not UTF-8 text; use read_artifact_page");
-		return -32602;
+		return MCP_RPC_INVALID_PARAMS;
 	}
 	{
 		const char *name = strrchr(rel, '.');
@@ -209,7 +210,7 @@ int catalog_prompt_get(const char *name, json_t *args, json_t **result,
 			if (p->args[a].required && !json_is_string(json_object_get(args, p->args[a].name))) {
 				*err_data = json_pack("{s:s,s:s}", "missing", p->args[a].name,
 						      "hint", "pass every required argument as a string");
-				return -32602;
+				return MCP_RPC_INVALID_PARAMS;
 			}
 		text = fill(p, args);
 		*result = json_pack("{s:s,s:[{s:s,s:{s:s,s:s}}]}", "description", p->description,
@@ -219,7 +220,7 @@ int catalog_prompt_get(const char *name, json_t *args, json_t **result,
 	}
 	*err_data = json_pack("{s:s,s:s}", "prompt", name ? name : "",
 			      "hint", "call prompts/list for the valid names");
-	return -32602;
+	return MCP_RPC_INVALID_PARAMS;
 }
 
 /* The events of the analysis named in the completion context. */

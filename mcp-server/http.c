@@ -348,7 +348,7 @@ static enum MHD_Result handle_post(struct http_state *st, struct MHD_Connection 
 		if (!(slot = session_new(st))) {
 			json_decref(msg);
 			json_decref(col.msgs);
-			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32603, "no session slot free");
+			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, MCP_RPC_INTERNAL_ERROR, "no session slot free");
 		}
 		sess = &slot->sess;
 		created = true;
@@ -356,14 +356,14 @@ static enum MHD_Result handle_post(struct http_state *st, struct MHD_Connection 
 		if (!(slot = session_get(st, sid))) {
 			json_decref(msg);
 			json_decref(col.msgs);
-			return respond_error(conn, MHD_HTTP_NOT_FOUND, -32001,
+			return respond_error(conn, MHD_HTTP_NOT_FOUND, MCP_RPC_SESSION_NOT_FOUND,
 					     "unknown or expired session: initialize again");
 		}
 		sess = &slot->sess;
 	} else if (!is_stateless(msg)) {
 		json_decref(msg);
 		json_decref(col.msgs);
-		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32600,
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, MCP_RPC_INVALID_REQUEST,
 				     "missing Mcp-Session-Id header: send initialize first, or use protocol 2026-07-28 with _meta");
 	}
 	{
@@ -385,9 +385,9 @@ static enum MHD_Result handle_delete(struct http_state *st, struct MHD_Connectio
 	struct session_slot *slot = sid ? session_get(st, sid) : NULL;
 
 	if (!sid)
-		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32600, "missing Mcp-Session-Id header");
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, MCP_RPC_INVALID_REQUEST, "missing Mcp-Session-Id header");
 	if (!slot)
-		return respond_error(conn, MHD_HTTP_NOT_FOUND, -32001, "unknown or expired session");
+		return respond_error(conn, MHD_HTTP_NOT_FOUND, MCP_RPC_SESSION_NOT_FOUND, "unknown or expired session");
 	session_put(st, slot, true);
 	return respond(conn, MHD_HTTP_NO_CONTENT, NULL, "", NULL);
 }
@@ -402,15 +402,15 @@ static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *co
 
 	*passed = false;
 	if (!host || !host_is_local(st, host, host_part(host)) || !origin_ok(st, origin))
-		return respond_error(conn, MHD_HTTP_FORBIDDEN, -32600,
+		return respond_error(conn, MHD_HTTP_FORBIDDEN, MCP_RPC_INVALID_REQUEST,
 				     "forbidden Host or Origin: only this machine's loopback is served");
 	if (!token_ok(st, conn))
-		return respond_error(conn, MHD_HTTP_UNAUTHORIZED, -32600,
+		return respond_error(conn, MHD_HTTP_UNAUTHORIZED, MCP_RPC_INVALID_REQUEST,
 				     "missing or wrong bearer token: send Authorization: Bearer $PERFLENS_TOKEN");
 	if (strcmp(url, "/mcp") != 0)
-		return respond_error(conn, MHD_HTTP_NOT_FOUND, -32600, "the MCP endpoint is /mcp");
+		return respond_error(conn, MHD_HTTP_NOT_FOUND, MCP_RPC_INVALID_REQUEST, "the MCP endpoint is /mcp");
 	if (version && !mcp_version_supported(version))
-		return respond_error(conn, MHD_HTTP_BAD_REQUEST, -32004,
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST, MCP_RPC_UNSUPPORTED_VERSION,
 				     "unsupported MCP-Protocol-Version: use 2026-07-28, 2025-11-25 or 2025-06-18");
 	*passed = true;
 	return MHD_YES;
@@ -445,7 +445,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (strcmp(method, "POST") == 0) {
 		if (up->too_big)
-			return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, -32600, "request body too large");
+			return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, MCP_RPC_INVALID_REQUEST, "request body too large");
 		return handle_post(st, conn, up);
 	}
 	if (strcmp(method, "DELETE") == 0)

@@ -13,6 +13,7 @@
  * the server, only slower.
  */
 #include "transports.h"
+#include "worker.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "sandbox/sandbox.h"
@@ -60,27 +61,6 @@ static void usage(FILE *out)
 		"  --version, --help\n", pl_sym_cfg_help);
 }
 
-/* In each worker before confinement: a worker that may use the network
- * fetches from debuginfod, and once confined it could not load libcurl. */
-static void preload_for_worker(const struct sbx_policy *pol)
-{
-	if (pol->allow_network)
-		pl_debuginfod_preload();
-}
-
-/* The zygote, unless tools run in-process; a failure only costs speed. */
-static void start_zygote(const struct options *o)
-{
-	struct pl_error err;
-
-	if (o->cfg.no_sandbox)
-		return;
-	sbx_set_preconfine(preload_for_worker);  /* workers forked directly too */
-	pl_error_clear(&err);
-	if (sbx_zygote_start(&err))
-		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);
-}
-
 /* A startup error: its text (pl_error_text) on stderr, and the exit code
  * of its code, as every PerfLens error leaves. */
 static int fail_error(const struct pl_error *err)
@@ -104,6 +84,31 @@ fail(enum pl_err code, const char *hint, const char *fmt, ...)
 	err.code = code;
 	snprintf(err.hint, sizeof(err.hint), "%s", hint ? hint : "");
 	return fail_error(&err);
+}
+
+/* In each worker before confinement: a worker that may use the network
+ * fetches from debuginfod, and once confined it could not load libcurl. */
+static void preload_for_worker(const struct sbx_policy *pol)
+{
+	if (pol->allow_network)
+		pl_debuginfod_preload();
+}
+
+/* The workers' job, with the final options, and the zygote (unless tools
+ * run in-process); a zygote that fails to start only costs speed. */
+static int start_workers(const struct options *o)
+{
+	struct pl_error err;
+
+	if (o->cfg.no_sandbox)
+		return 0;
+	if (mcp_worker_setup(&o->cfg.ctx, &err))
+		return fail_error(&err);
+	sbx_set_preconfine(preload_for_worker);  /* workers forked directly too */
+	pl_error_clear(&err);
+	if (sbx_zygote_start(&err))
+		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);
+	return 0;
 }
 
 static bool parse_u64_max(const char *v, uint64_t max, uint64_t *out)
@@ -311,10 +316,15 @@ int main(int argc, char **argv)
 	 * perf gets a copy taken now. */
 	if (o->cfg.ctx.allow_process_execution && !o->cfg.no_sandbox)
 		pl_sym_cfg_snapshot_kallsyms(&o->cfg.ctx.sym);
-	/* Before the transport starts: the zygote, and so every worker, then
-	 * maps nothing that only the server needs (libmicrohttpd and GnuTLS
-	 * are loaded by mcp_run_http, after this fork). */
-	start_zygote(o);
+	/* Once the options are final (workers inherit them, see worker.h),
+	 * and before the transport starts: the zygote, and so every worker,
+	 * then maps nothing that only the server needs (libmicrohttpd and
+	 * GnuTLS are loaded by mcp_run_http, after this fork). */
+	if ((rc = start_workers(o))) {
+		pl_sym_cfg_remove_kallsyms(&o->cfg.ctx.sym);
+		free(o);
+		return rc;
+	}
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);

@@ -26,6 +26,22 @@
 #define MCP_LATEST_LEGACY "2025-11-25"
 #define MCP_STATELESS_VERSION "2026-07-28"
 
+/* The deepest nesting of arrays and objects a message may have. */
+#define MCP_MAX_DEPTH 64
+
+/* JSON-RPC error codes: the protocol's own (-32700...-32600) and the
+ * server-defined ones MCP uses (-32000...-32099). */
+enum mcp_rpc_code {
+	MCP_RPC_PARSE_ERROR = -32700,
+	MCP_RPC_INVALID_REQUEST = -32600,
+	MCP_RPC_METHOD_NOT_FOUND = -32601,
+	MCP_RPC_INVALID_PARAMS = -32602,
+	MCP_RPC_INTERNAL_ERROR = -32603,
+	MCP_RPC_SESSION_NOT_FOUND = -32001,  /* HTTP: unknown or expired Mcp-Session-Id */
+	MCP_RPC_RESOURCE_NOT_FOUND = -32002,
+	MCP_RPC_UNSUPPORTED_VERSION = -32004,
+};
+
 enum mcp_log_level {
 	MCP_LOG_DEBUG = 0, MCP_LOG_INFO, MCP_LOG_NOTICE, MCP_LOG_WARNING,
 	MCP_LOG_ERROR, MCP_LOG_CRITICAL, MCP_LOG_ALERT, MCP_LOG_EMERGENCY
@@ -73,9 +89,9 @@ void mcp_server_release(struct mcp_server *s);
 struct mcp_call *mcp_handle(struct mcp_server *s, struct mcp_session *sess,
 			    json_t *msg, const struct mcp_sink *sink);
 
-/* Parse a message: on a parse error, a batch or nesting deeper than 64
- * levels, send the JSON-RPC error to `sink` and return NULL; else a new
- * reference. */
+/* Parse a message: on a parse error, a batch or nesting deeper than
+ * MCP_MAX_DEPTH levels, send the JSON-RPC error to `sink` and return NULL;
+ * else a new reference. */
 json_t *mcp_parse(const char *text, size_t len, const struct mcp_sink *sink);
 
 /* Send a JSON-RPC error (data_new may be NULL; stolen). */

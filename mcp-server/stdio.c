@@ -76,7 +76,7 @@ static void too_long(struct stdio_state *st)
 	char msg[96];
 
 	snprintf(msg, sizeof(msg), "message longer than %zu bytes was discarded", st->max_line);
-	mcp_send_error(&st->sink, NULL, -32600, msg,
+	mcp_send_error(&st->sink, NULL, MCP_RPC_INVALID_REQUEST, msg,
 		       json_pack("{s:s}", "hint", "send smaller messages; arguments are paths and ids, not data"));
 }
 

@@ -28,7 +28,7 @@ const struct tool_def tool_table[] = {
 	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page},
 	{"source_context", "schemas/tools/source_context.json", tool_source_context},
 	{"collect_profile", "schemas/tools/collect_profile.json", tool_collect_profile,
-	 TOOL_RUNS_PERF | TOOL_COLLECTS},
+	 TOOL_RUNS_PERF | TOOL_COLLECTS, "executable", "timeout_seconds"},
 	{"inspect_collection_capabilities", "schemas/tools/inspect_collection_capabilities.json",
 	 tool_inspect_collection_capabilities, TOOL_RUNS_PERF | TOOL_COLLECTS},
 	{"classify_hotspots", "schemas/tools/classify_hotspots.json", tool_classify_hotspots},

@@ -59,6 +59,12 @@ struct tool_def {
 	const char *schema_path; /* "schemas/tools/list_hotspots.json" */
 	tool_fn run;
 	unsigned needs;          /* enum tool_needs bits */
+	/* TOOL_COLLECTS tools: the argument naming the program perf starts
+	 * (its worker may execute it once resolved under the allowed roots)
+	 * and the one holding the call's own timeout in seconds (its worker
+	 * gets time beyond it); NULL when there is none. */
+	const char *exec_arg;
+	const char *timeout_arg;
 };
 
 extern const struct tool_def tool_table[];

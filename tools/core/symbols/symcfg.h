@@ -20,8 +20,8 @@
  *
  * Paths given here are trusted as readable by the operator who passed
  * them: sandboxed workers get read access to them.  Everything is plain
- * data (strings borrowed for the process lifetime), so it travels to a
- * worker as JSON.
+ * data (strings kept for the process lifetime); a worker inherits it by
+ * fork, fixed before the first one.
  */
 #ifndef PL_SYMCFG_H
 #define PL_SYMCFG_H
@@ -29,8 +29,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 #include "base/error.h"
 
@@ -79,10 +77,6 @@ void pl_sym_cfg_finish(struct pl_sym_cfg *c);
  * workers run perf); false when /proc/kallsyms cannot be read. */
 bool pl_sym_cfg_snapshot_kallsyms(struct pl_sym_cfg *c);
 void pl_sym_cfg_remove_kallsyms(const struct pl_sym_cfg *c);
-
-/* For the worker's job (and back; strings borrowed from `j`). */
-json_t *pl_sym_cfg_to_json(const struct pl_sym_cfg *c);
-bool pl_sym_cfg_from_json(json_t *j, struct pl_sym_cfg *c);
 
 /* Rewrite `path` with the first matching map into `out`; false (and
  * `out` untouched) when none matches or the result does not fit. */

@@ -1,0 +1,111 @@
+/* policy.c - the confinement of a tools/call worker (see policy.h).
+ *
+ * Every worker reads the allowed roots, the artifact root and the files
+ * the operator named for symbols; writes the artifact root only with
+ * --allow-writes.  A tool whose row says it runs perf also gets perf and
+ * what perf reads (with --allow-process-execution); one that may use the
+ * network gets it when a debuginfod server is configured; a collection
+ * tool (with --allow-collection) gets perf events, the program its
+ * exec_arg names, /proc and the tracing folders, and a deadline past its
+ * timeout_arg.
+ */
+#include "policy.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/* What perf needs to read besides the profile: its libraries, the kernel's
+ * symbols and PMU names, and the build-id cache perf record fills. */
+static const char *const perf_reads[] = {
+	"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/proc/kallsyms", "/proc/sys/kernel",
+	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug",
+};
+
+/* What perf record -a, perf sched and tracepoints read. */
+static const char *const collection_reads[] = {"/proc", "/sys/kernel/tracing", "/sys/kernel/debug"};
+
+/* Append the paths of `list` that exist; the new count. */
+static size_t add_existing(const char *const *list, size_t nlist, const char **reads, size_t n)
+{
+	for (size_t i = 0; i < nlist && n < MCP_POLICY_MAX_READS; i++)
+		if (access(list[i], F_OK) == 0)
+			reads[n++] = list[i];
+	return n;
+}
+
+/* A collection worker: perf events, the program perf starts (resolved
+ * under the allowed roots, as the tool itself will check), /proc and the
+ * tracing folders, and a deadline that covers the call's own timeout. */
+static size_t collection_policy(const struct mcp_config *cfg, const struct tool_def *t,
+				json_t *args, struct mcp_policy *p, size_t n)
+{
+	const char *exe = t->exec_arg ? json_string_value(json_object_get(args, t->exec_arg)) : NULL;
+	json_t *timeout = t->timeout_arg ? json_object_get(args, t->timeout_arg) : NULL;
+	struct pl_error ignored;
+	uint64_t ms;
+
+	p->pol.allow_perf_events = true;
+	if (exe && tool_resolve_input(&cfg->ctx, exe, p->target, sizeof(p->target), &ignored) == PL_OK)
+		p->pol.exec_target = p->target;
+	n = add_existing(collection_reads, PL_ARRAY_LEN(collection_reads), p->reads, n);
+	/* The tool stops at the call's timeout; the worker gets time beyond
+	 * it to write and answer. */
+	if (json_integer_value(timeout) > 0) {
+		ms = (uint64_t)json_integer_value(timeout) * 1000 + 30000;
+		if (ms > p->pol.timeout_ms) {
+			p->pol.timeout_ms = (uint32_t)ms;
+			p->pol.max_cpu_seconds = ms / 1000 + 2;
+		}
+	}
+	return n;
+}
+
+/* The allowed roots, the artifact root, the files the operator named for
+ * symbols and the system's debug folder; the count. */
+static size_t common_reads(const struct tool_ctx *ctx, const char **reads)
+{
+	const struct pl_sym_cfg *sym = &ctx->sym;
+	size_t n = 0, cap = MCP_POLICY_MAX_READS;
+
+	for (size_t i = 0; i < ctx->nroots && n < cap; i++)
+		reads[n++] = ctx->allowed_roots[i];
+	if (ctx->artifact_root && n < cap)
+		reads[n++] = ctx->artifact_root;
+	for (size_t i = 0; i < sym->nbinaries && n < cap; i++)
+		reads[n++] = sym->binaries[i];
+	for (size_t i = 0; i < sym->nmodule_maps && n < cap; i++)
+		reads[n++] = sym->module_maps[i].to;
+	if (sym->sysroot && n < cap)
+		reads[n++] = sym->sysroot;
+	if (n < cap)
+		reads[n++] = "/usr/lib/debug";
+	return n;
+}
+
+void mcp_policy_for(const struct mcp_config *cfg, const struct tool_def *t, json_t *args,
+		    struct mcp_policy *p)
+{
+	const struct tool_ctx *ctx = &cfg->ctx;
+	struct sbx_policy *pol = &p->pol;
+	size_t n = common_reads(ctx, p->reads);
+
+	memset(pol, 0, sizeof(*pol));
+	if ((t->needs & TOOL_RUNS_PERF) && ctx->allow_process_execution && ctx->sym.perf_path) {
+		pol->exec_path = ctx->sym.perf_path;
+		n = add_existing(perf_reads, PL_ARRAY_LEN(perf_reads), p->reads, n);
+		if (ctx->sym.kallsyms_path && n < MCP_POLICY_MAX_READS)
+			p->reads[n++] = ctx->sym.kallsyms_path;
+	}
+	pol->allow_network = (t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls;
+	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;
+	pol->max_address_space = cfg->worker_memory;
+	pol->max_cpu_seconds = cfg->tool_timeout_ms / 1000 + 2;
+	pol->max_open_files = 256;
+	pol->max_file_size = 8ULL << 30;
+	pol->timeout_ms = cfg->tool_timeout_ms;
+	pol->max_result_bytes = cfg->max_result_bytes;
+	if ((t->needs & TOOL_COLLECTS) && pol->exec_path && ctx->allow_collection)
+		n = collection_policy(cfg, t, args, p, n);
+	pol->read_roots = p->reads;
+	pol->nread_roots = n;
+}

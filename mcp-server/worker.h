@@ -1,0 +1,33 @@
+/* worker.h - the tools/call job: its bytes, and how a sandboxed worker
+ * runs it (worker.c).  Internal to mcp-server/.
+ *
+ * A job is {"tool": NAME, "args": ARGS}: the arguments the server already
+ * checked against the tool's input schema (defaults filled).  The tool
+ * context (roots, writes, limits, symbol and perf configuration) does not
+ * travel: main() fixes it before the zygote is forked, so the zygote and
+ * every worker, forked by it or by the server, hold the same one.
+ */
+#ifndef MCP_WORKER_H
+#define MCP_WORKER_H
+
+#include <jansson.h>
+
+#include "tools/registry.h"
+
+#define MCP_JOB_NAME "tools/call"
+
+/* Register the job and the spare workers' warm-up with the sandbox, for
+ * workers that run with `ctx` (borrowed for the process lifetime).  Call
+ * from main() once the options are final, before sbx_zygote_start(). */
+enum pl_err mcp_worker_setup(const struct tool_ctx *ctx, struct pl_error *err);
+
+/* The job's bytes for a call of `t` with checked `args` (borrowed);
+ * new: free() it.  *len gets their length. */
+char *mcp_job_new(const struct tool_def *t, json_t *args, size_t *len);
+
+/* Run the call here through the registry (tool_run) and give the answer
+ * a worker writes: {"ok": RESULT} or {"error": tool_error_json_new()}.
+ * New reference.  In the worker, or in-process with --no-sandbox. */
+json_t *mcp_worker_answer(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args);
+
+#endif
