@@ -61,7 +61,7 @@ collectors: base profile
 sandbox: base
 tools: base profile symbols store export evidence collectors sandbox/sandbox.h
 tools/cli: tools base profile symbols store export evidence collectors
-mcp-server: tools base profile symbols store sandbox/sandbox.h
+mcp-server: tools base profile symbols store collectors/perfcfg.h sandbox/sandbox.h
 tests: *
 bench: *
 endef

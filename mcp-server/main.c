@@ -14,6 +14,7 @@
  */
 #include "transports.h"
 #include "worker.h"
+#include "collectors/perfcfg.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "sandbox/sandbox.h"
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,27 +41,6 @@ struct options {
 	struct mcp_http_opts http_opts;
 	struct mcp_config cfg;
 };
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: perflens-mcp [options]\n"
-		"Serves PerfLens tools over MCP: stdio by default, Streamable HTTP with --http.\n\n"
-		"  --allowed-root DIR           tools read only beneath DIR (repeatable; default: the working folder)\n"
-		"  --artifact-root DIR          where analyses and exports are written (created if missing)\n"
-		"  --allow-writes               let tools write under the artifact root (analyze and export need it)\n"
-		"  --allow-process-execution    let tools run the allowlisted perf\n"
-		"  --allow-collection           let collect_profile record (also needs the two above)\n"
-		"  --allow-pid-attach           let collect_profile attach to running pids (with its phrase)\n"
-		"  --http ADDR:PORT             serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)\n"
-		"  --token TOKEN                bearer token for HTTP (default: $PERFLENS_TOKEN)\n"
-		"  --no-auth                    HTTP without a token; refused unless ADDR is loopback\n"
-		"  --tool-timeout SECONDS       wall-clock limit of one tool call (default 55)\n"
-		"  --max-input-bytes N --max-records N --max-line N --max-depth N --max-frames N --max-stacks N\n"
-		"                               lower the analysis limits\n"
-		"%s"
-		"  --version, --help\n", pl_sym_cfg_help);
-}
 
 /* A startup error: its text (pl_error_text) on stderr, and the exit code
  * of its code, as every PerfLens error leaves. */
@@ -111,129 +92,158 @@ static int start_workers(const struct options *o)
 	return 0;
 }
 
-static bool parse_u64_max(const char *v, uint64_t max, uint64_t *out)
-{
-	uint64_t x;
+/* ------------------------------------------------------ the options */
 
-	if (!v || !pl_parse_u64(v, strlen(v), &x) || x == 0 || x > max)
-		return false;
-	*out = x;
-	return true;
+static enum pl_err set_root(void *target, const struct pl_option *opt, const char *v,
+			    struct pl_error *err)
+{
+	struct options *o = target;
+
+	if (o->nroots == MAX_ROOTS || !realpath(v, o->root_bufs[o->nroots]))
+		return pl_fail(err, PL_ERR_USAGE, "pass an existing folder (at most 16)",
+			       "--%s '%s' does not exist", opt->name, v);
+	o->roots[o->nroots] = o->root_bufs[o->nroots];
+	o->nroots++;
+	return PL_OK;
 }
 
-static int limit_option(struct options *o, const char *name, const char *v)
+static enum pl_err set_artifact_root(void *target, const struct pl_option *opt, const char *v,
+				     struct pl_error *err)
 {
-	struct pl_limits def;
-	uint64_t x;
+	struct options *o = target;
 
-	pl_limits_default(&def);
-#define LIMIT(flag, field)                                              \
-	if (strcmp(name, flag) == 0) {                                  \
-		if (!parse_u64_max(v, def.field, &x))                   \
-			return fail(PL_ERR_USAGE, "limits can only be lowered from their defaults", "bad value for '%s': '%s'", flag, v ? v : "");  \
-		o->cfg.ctx.limits.field = x;                            \
-		return 0;                                               \
-	}
-	LIMIT("--max-input-bytes", max_input_bytes)
-	LIMIT("--max-records", max_records)
-	LIMIT("--max-line", max_line)
-	LIMIT("--max-depth", max_depth)
-	LIMIT("--max-frames", max_frames)
-	LIMIT("--max-stacks", max_stacks)
-#undef LIMIT
-	return -1;
+	if (mkdir(v, 0755) < 0 && errno != EEXIST)
+		return pl_fail(err, PL_ERR_OUTPUT, "pass a folder you can write",
+			       "cannot create --%s '%s': %s", opt->name, v, strerror(errno));
+	if (!realpath(v, o->artifact_root))
+		return pl_fail(err, PL_ERR_OUTPUT, "pass a folder you can write",
+			       "cannot resolve --%s '%s': %s", opt->name, v, strerror(errno));
+	o->have_artifact_root = true;
+	return PL_OK;
 }
 
-static int parse_http(struct options *o, const char *spec)
+static enum pl_err set_http(void *target, const struct pl_option *opt, const char *spec,
+			    struct pl_error *err)
 {
-	const char *colon = strrchr(spec, ':');
-	static char addr[64];
+	struct options *o = target;
+	const char *colon = strrchr(spec, ':'), *addr = spec;
+	static char addr_buf[64];
 	uint64_t port;
 	size_t n;
 
+	(void)opt;
 	if (!colon || !pl_parse_u64(colon + 1, strlen(colon + 1), &port) || port > 65535)
-		return fail(PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765", "--http takes ADDR:PORT; got '%s'", spec);
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765",
+			       "--http takes ADDR:PORT; got '%s'", spec);
 	n = (size_t)(colon - spec);
 	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
-		spec++;
+		addr++;
 		n -= 2;
 	}
-	if (n == 0 || n >= sizeof(addr))
-		return fail(PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765", "--http takes ADDR:PORT; got '%s'", spec);
-	memcpy(addr, spec, n);
-	addr[n] = '\0';
-	o->http_opts.bind_addr = addr;
+	if (n == 0 || n >= sizeof(addr_buf))
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --http 127.0.0.1:8765",
+			       "--http takes ADDR:PORT; got '%s'", spec);
+	memcpy(addr_buf, addr, n);
+	addr_buf[n] = '\0';
+	o->http_opts.bind_addr = addr_buf;
 	o->http_opts.port = (unsigned)port;
-	return 0;
+	o->http = spec;
+	return PL_OK;
+}
+
+static enum pl_err set_token(void *target, const struct pl_option *opt, const char *v,
+			     struct pl_error *err)
+{
+	(void)opt;
+	(void)err;
+	((struct options *)target)->http_opts.token = v;
+	return PL_OK;
+}
+
+static enum pl_err set_tool_timeout(void *target, const struct pl_option *opt, const char *v,
+				    struct pl_error *err)
+{
+	uint64_t s;
+
+	if (!pl_parse_u64(v, strlen(v), &s) || s < 1 || s > 3600)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --tool-timeout 55",
+			       "--%s takes 1 to 3600 seconds; got '%s'", opt->name, v);
+	((struct options *)target)->cfg.tool_timeout_ms = (unsigned)s * 1000;
+	return PL_OK;
+}
+
+#define CTX_FLAG(name, field, help) \
+	{name, NULL, help, pl_option_bool, offsetof(struct options, cfg.ctx.field)}
+
+/* The server's own flags (the limits, symbol and perf flags are the
+ * shared groups of option_groups()). */
+static const struct pl_option server_options[] = {
+	{"allowed-root", "DIR", "tools read only beneath DIR (repeatable; default: the working folder)",
+	 set_root},
+	{"artifact-root", "DIR", "where analyses and exports are written (created if missing)",
+	 set_artifact_root},
+	CTX_FLAG("allow-writes", allow_writes,
+		 "let tools write under the artifact root (analyze and export need it)"),
+	CTX_FLAG("allow-process-execution", allow_process_execution, "let tools run the allowlisted perf"),
+	CTX_FLAG("allow-collection", allow_collection, "let collect_profile record (also needs the two above)"),
+	CTX_FLAG("allow-pid-attach", allow_pid_attach,
+		 "let collect_profile attach to running pids (with its phrase)"),
+	{"http", "ADDR:PORT", "serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)", set_http},
+	{"token", "TOKEN", "bearer token for HTTP (default: $PERFLENS_TOKEN)", set_token},
+	{"no-auth", NULL, "HTTP without a token; refused unless ADDR is loopback", pl_option_bool,
+	 offsetof(struct options, http_opts.no_auth)},
+	{"tool-timeout", "SECONDS", "wall-clock limit of one tool call (default 55)", set_tool_timeout},
+#ifdef PL_TEST_HOOKS
+	/* Test builds only: measure the sandbox's share. */
+	{"no-sandbox", NULL, "run tools in-process (test builds only)", pl_option_bool,
+	 offsetof(struct options, cfg.no_sandbox)},
+#endif
+	{NULL},
+};
+
+#define NGROUPS 4
+
+static void option_groups(struct options *o, struct pl_option_group *g)
+{
+	g[0] = (struct pl_option_group){server_options, o};
+	g[1] = (struct pl_option_group){pl_limit_options, &o->cfg.ctx.limits};
+	g[2] = (struct pl_option_group){pl_sym_options, &o->cfg.ctx.sym};
+	g[3] = (struct pl_option_group){pl_perf_options, &o->cfg.ctx.perf};
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: perflens-mcp [options]\n"
+		"Serves PerfLens tools over MCP: stdio by default, Streamable HTTP with --http.\n\n");
+	pl_option_help(out, server_options);
+	pl_option_help(out, pl_limit_options);
+	pl_option_help(out, pl_sym_options);
+	pl_option_help(out, pl_perf_options);
+	fprintf(out, "  --version, --help\n");
 }
 
 static int parse_options(struct options *o, int argc, char **argv)
 {
+	struct pl_option_group groups[NGROUPS];
+	struct pl_error err;
+
+	option_groups(o, groups);
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		struct pl_error err;
-		int rc;
-		if (strcmp(a, "--help") == 0) {
+		if (strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			exit(0);
-		} else if (strcmp(a, "--version") == 0) {
+		}
+		if (strcmp(argv[i], "--version") == 0) {
 			printf("perflens-mcp %s\n", PL_VERSION);
 			exit(0);
-		} else if (strcmp(a, "--allow-writes") == 0) {
-			o->cfg.ctx.allow_writes = true;
-		} else if (strcmp(a, "--allow-process-execution") == 0) {
-			o->cfg.ctx.allow_process_execution = true;
-		} else if (strcmp(a, "--allow-collection") == 0) {
-			o->cfg.ctx.allow_collection = true;
-		} else if (strcmp(a, "--allow-pid-attach") == 0) {
-			o->cfg.ctx.allow_pid_attach = true;
-		} else if (strcmp(a, "--no-auth") == 0) {
-			o->http_opts.no_auth = true;
-#ifdef PL_TEST_HOOKS
-		} else if (strcmp(a, "--no-sandbox") == 0) {
-			/* Test builds only: measure the sandbox's share. */
-			o->cfg.no_sandbox = true;
-#endif
-		} else if (!v) {
-			return fail(PL_ERR_USAGE, "see perflens-mcp --help", "unknown option or missing value: '%s'", a);
-		} else if (strcmp(a, "--allowed-root") == 0) {
-			if (o->nroots == MAX_ROOTS || !realpath(v, o->root_bufs[o->nroots]))
-				return fail(PL_ERR_USAGE, "pass an existing folder (at most 16)", "--allowed-root '%s' does not exist", v);
-			o->roots[o->nroots] = o->root_bufs[o->nroots];
-			o->nroots++;
-			i++;
-		} else if (strcmp(a, "--artifact-root") == 0) {
-			if (mkdir(v, 0755) < 0 && errno != EEXIST)
-				return fail(PL_ERR_OUTPUT, "pass a folder you can write", "cannot create --artifact-root '%s': %s", v, strerror(errno));
-			if (!realpath(v, o->artifact_root))
-				return fail(PL_ERR_OUTPUT, "pass a folder you can write", "cannot resolve --artifact-root '%s': %s", v, strerror(errno));
-			o->have_artifact_root = true;
-			i++;
-		} else if (strcmp(a, "--http") == 0) {
-			if ((rc = parse_http(o, v)))
-				return rc;
-			o->http = v;
-			i++;
-		} else if (strcmp(a, "--token") == 0) {
-			o->http_opts.token = v;
-			i++;
-		} else if (strcmp(a, "--tool-timeout") == 0) {
-			uint64_t s;
-			if (!parse_u64_max(v, 3600, &s))
-				return fail(PL_ERR_USAGE, "e.g. --tool-timeout 55", "--tool-timeout takes 1 to 3600 seconds; got '%s'", v);
-			o->cfg.tool_timeout_ms = (unsigned)s * 1000;
-			i++;
-		} else if (strncmp(a, "--", 2) == 0 &&
-			   (rc = pl_sym_cfg_option(&o->cfg.ctx.sym, a + 2, v, &err)) != 0) {
-			if (rc < 0)
-				return fail_error(&err);
-			i++;
-		} else if ((rc = limit_option(o, a, v)) >= 0) {
-			if (rc)
-				return rc;
-			i++;
-		} else {
-			return fail(PL_ERR_USAGE, "see perflens-mcp --help", "unknown option '%s'", a);
+		}
+		switch (pl_options_take(groups, NGROUPS, argc, argv, &i, &err)) {
+		case 1:
+			continue;
+		case 0:
+			return fail(PL_ERR_USAGE, "see perflens-mcp --help", "unknown option '%s'", argv[i]);
+		default:
+			return fail_error(&err);
 		}
 	}
 	return 0;
@@ -251,6 +261,7 @@ static int finish_options(struct options *o)
 	o->cfg.ctx.allowed_roots = o->roots;
 	o->cfg.ctx.nroots = o->nroots;
 	pl_sym_cfg_finish(&o->cfg.ctx.sym);
+	pl_perf_cfg_finish(&o->cfg.ctx.perf);
 	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;
 	if (o->cfg.ctx.allow_writes && !o->have_artifact_root)
 		return fail(PL_ERR_USAGE, "add --artifact-root DIR", "--allow-writes needs --artifact-root DIR");
@@ -315,13 +326,13 @@ int main(int argc, char **argv)
 	/* Workers lose CAP_SYSLOG, and with it the kernel's symbol addresses:
 	 * perf gets a copy taken now. */
 	if (o->cfg.ctx.allow_process_execution && !o->cfg.no_sandbox)
-		pl_sym_cfg_snapshot_kallsyms(&o->cfg.ctx.sym);
+		pl_perf_cfg_snapshot_kallsyms(&o->cfg.ctx.perf);
 	/* Once the options are final (workers inherit them, see worker.h),
 	 * and before the transport starts: the zygote, and so every worker,
 	 * then maps nothing that only the server needs (libmicrohttpd and
 	 * GnuTLS are loaded by mcp_run_http, after this fork). */
 	if ((rc = start_workers(o))) {
-		pl_sym_cfg_remove_kallsyms(&o->cfg.ctx.sym);
+		pl_perf_cfg_remove_kallsyms(&o->cfg.ctx.perf);
 		free(o);
 		return rc;
 	}
@@ -329,7 +340,7 @@ int main(int argc, char **argv)
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);
 	sbx_zygote_stop();
-	pl_sym_cfg_remove_kallsyms(&o->cfg.ctx.sym);
+	pl_perf_cfg_remove_kallsyms(&o->cfg.ctx.perf);
 	free(o);
 	return rc;
 }

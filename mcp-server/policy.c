@@ -10,24 +10,15 @@
  * timeout_arg.
  */
 #include "policy.h"
+#include "collectors/perfcfg.h"
 
 #include <string.h>
 #include <unistd.h>
 
-/* What perf needs to read besides the profile: its libraries, the kernel's
- * symbols and PMU names, and the build-id cache perf record fills. */
-static const char *const perf_reads[] = {
-	"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/proc/kallsyms", "/proc/sys/kernel",
-	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug",
-};
-
-/* What perf record -a, perf sched and tracepoints read. */
-static const char *const collection_reads[] = {"/proc", "/sys/kernel/tracing", "/sys/kernel/debug"};
-
 /* Append the paths of `list` that exist; the new count. */
-static size_t add_existing(const char *const *list, size_t nlist, const char **reads, size_t n)
+static size_t add_existing(const char *const *list, const char **reads, size_t n)
 {
-	for (size_t i = 0; i < nlist && n < MCP_POLICY_MAX_READS; i++)
+	for (size_t i = 0; list[i] && n < MCP_POLICY_MAX_READS; i++)
 		if (access(list[i], F_OK) == 0)
 			reads[n++] = list[i];
 	return n;
@@ -47,7 +38,7 @@ static size_t collection_policy(const struct mcp_config *cfg, const struct tool_
 	p->pol.allow_perf_events = true;
 	if (exe && tool_resolve_input(&cfg->ctx, exe, p->target, sizeof(p->target), &ignored) == PL_OK)
 		p->pol.exec_target = p->target;
-	n = add_existing(collection_reads, PL_ARRAY_LEN(collection_reads), p->reads, n);
+	n = add_existing(pl_perf_collection_reads, p->reads, n);
 	/* The tool stops at the call's timeout; the worker gets time beyond
 	 * it to write and answer. */
 	if (json_integer_value(timeout) > 0) {
@@ -90,11 +81,11 @@ void mcp_policy_for(const struct mcp_config *cfg, const struct tool_def *t, json
 	size_t n = common_reads(ctx, p->reads);
 
 	memset(pol, 0, sizeof(*pol));
-	if ((t->needs & TOOL_RUNS_PERF) && ctx->allow_process_execution && ctx->sym.perf_path) {
-		pol->exec_path = ctx->sym.perf_path;
-		n = add_existing(perf_reads, PL_ARRAY_LEN(perf_reads), p->reads, n);
-		if (ctx->sym.kallsyms_path && n < MCP_POLICY_MAX_READS)
-			p->reads[n++] = ctx->sym.kallsyms_path;
+	if ((t->needs & TOOL_RUNS_PERF) && ctx->allow_process_execution && ctx->perf.path) {
+		pol->exec_path = ctx->perf.path;
+		n = add_existing(pl_perf_reads, p->reads, n);
+		if (ctx->perf.kallsyms_path && n < MCP_POLICY_MAX_READS)
+			p->reads[n++] = ctx->perf.kallsyms_path;
 	}
 	pol->allow_network = (t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls;
 	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;

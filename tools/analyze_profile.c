@@ -152,17 +152,17 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	pl_format_from_name(fmt_name, &opts.format);
 	if (ctx->allow_process_execution) {
 		opts.perf_data.read = coll_perf_data_read;
-		opts.perf_data.perf_path = ctx->sym.perf_path;
+		opts.perf_data.perf_path = ctx->perf.path;
 	} else {
 		opts.perf_data.refusal = "perf.data is read by running perf script: start the server with "
 			"--allow-process-execution, or convert it yourself with perf script -F "
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
 	}
-	opts.perf_data.timeout_ms = ctx->sym.perf_timeout_ms;
+	opts.perf_data.timeout_ms = ctx->perf.timeout_ms;
 	/* The server's copy stands for /proc/kallsyms, which the CLI names
 	 * directly: both record the same command, so the same perf.data gives
 	 * the same analysis on either surface. */
-	opts.perf_data.kallsyms = ctx->sym.kallsyms_path ? ctx->sym.kallsyms_path : "/proc/kallsyms";
+	opts.perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms";
 	opts.perf_data.kallsyms_shown = "/proc/kallsyms";
 	opts.perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts.folded_event = json_string_value(json_object_get(args, "folded_event"));

@@ -32,7 +32,7 @@ static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pi
 	if (!ctx->allow_process_execution)
 		return gate(err, "the server was not started with --allow-process-execution",
 			    "restart perflens-mcp with --allow-process-execution");
-	if (!ctx->sym.perf_path)
+	if (!ctx->perf.path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "install linux-perf or pass --perf-path FILE",
 			       "collection refused: no perf was found");
 	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
@@ -93,7 +93,7 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 {
 	bool has_exe = json_object_get(args, "executable") != NULL;
 	bool has_pid = json_object_get(args, "pid") != NULL;
-	struct pl_collect_env env = {ctx->sym.perf_path, ctx->artifact_root, ctx->sym.kallsyms_path, NULL};
+	struct pl_collect_env env = {ctx->perf.path, ctx->artifact_root, ctx->perf.kallsyms_path, NULL};
 	struct pl_collect_req r;
 	char exe[PATH_MAX];
 	enum pl_err rc;

@@ -15,9 +15,9 @@ enum pl_err tool_inspect_collection_capabilities(const struct tool_ctx *ctx, jso
 		return pl_fail(err, PL_ERR_PATH,
 			       "restart perflens-mcp with --allow-collection --allow-writes --allow-process-execution --artifact-root DIR (the CLI: --authorize-target PHRASE)",
 			       "probing collection needs the collection flags at server start");
-	if (!ctx->sym.perf_path)
+	if (!ctx->perf.path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "install linux-perf or pass --perf-path FILE",
 			       "no perf was found");
-	return coll_capabilities(ctx->sym.perf_path, ctx->artifact_root,
+	return coll_capabilities(ctx->perf.path, ctx->artifact_root,
 				 json_is_true(json_object_get(args, "refresh")), result, err);
 }

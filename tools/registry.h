@@ -27,6 +27,7 @@
 #include "base/error.h"
 #include "profile/profile.h"
 #include "symbols/symcfg.h"
+#include "collectors/perfcfg.h"
 
 /* What a call may do, fixed by whoever started the process. */
 struct tool_ctx {
@@ -38,7 +39,8 @@ struct tool_ctx {
 	bool allow_collection;
 	bool allow_pid_attach;       /* collect_profile may attach to a pid */
 	struct pl_limits limits;
-	struct pl_sym_cfg sym;       /* perf, binaries, maps, debuginfod */
+	struct pl_sym_cfg sym;       /* binaries, maps, debuginfod */
+	struct pl_perf_cfg perf;     /* the perf to run, its timeout, kallsyms */
 };
 
 /* A handler: `args` is borrowed; on PL_OK *result is a new reference. */

@@ -102,3 +102,35 @@ while True:
 ok = seen == list(range(1, total + 1))
 print(("ok - " if ok else "not ok - ") + "hotspot pages chain to the end (%d items)" % total)
 PY
+
+# Global options anywhere on the line, as --help says: before the command
+# too (the limit applies, the artifacts go where told).
+"$PERFLENS" --artifact-root "$WORK/before" --max-depth 5 analyze --input "$peers/perf-java-stacks-01.txt" \
+	> /dev/null 2> "$WORK/err"
+[ $? -eq 4 ] && grep -q limit_exceeded "$WORK/err" && ok "a limit before the command applies (exit 4)" ||
+	notok "a limit before the command: $(head -c 300 "$WORK/err")"
+"$PERFLENS" --artifact-root "$WORK/before" analyze --input "$multi" > /dev/null 2> "$WORK/err" &&
+	ls "$WORK/before/analyses/"*.json > /dev/null 2>&1 && ok "--artifact-root before the command is used" ||
+	notok "--artifact-root before the command: $(head -c 300 "$WORK/err")"
+expect 2 "an unknown option before the command" -- --frob analyze --input "$multi"
+"$PERFLENS" --artifact-root "$WORK/a" --version | grep -q '^perflens [0-9]' &&
+	ok "a global option, then --version" || notok "a global option, then --version"
+
+# Booleans: --flag, --flag=true|false and --no-flag.  stackcollapse-perf's
+# --pid names each stack's root comm-PID (test_folded_peer checks the
+# bytes against the peer); here the four spellings must agree.
+vid=$("$PERFLENS" analyze --input "$peers/perf-vertx-stacks-01.txt" --artifact-root "$WORK/a" |
+	sed -n 's/^  "analysis_id": "\(.*\)",$/\1/p')
+for spelling in --pid --pid=true --pid=false --no-pid none; do
+	flag=$spelling; [ "$flag" = none ] && flag=
+	"$PERFLENS" export --analysis-id "$vid" --format folded --compat stackcollapse $flag --output - \
+		--artifact-root "$WORK/a" > "$WORK/fold$spelling" 2> "$WORK/err" ||
+		notok "export $spelling: $(head -c 300 "$WORK/err")"
+done
+cmp -s "$WORK/fold--pid" "$WORK/fold--pid=true" && grep -Eq '^[^;]+-([0-9]+|[?]);' "$WORK/fold--pid" &&
+	ok "--pid and --pid=true both give comm-PID roots" || notok "--pid vs --pid=true"
+cmp -s "$WORK/fold--pid=false" "$WORK/foldnone" && cmp -s "$WORK/fold--no-pid" "$WORK/foldnone" &&
+	! cmp -s "$WORK/fold--pid" "$WORK/foldnone" &&
+	ok "--pid=false and --no-pid are the default, unlike --pid" || notok "--pid=false / --no-pid"
+expect 2 "a boolean given another word" -- export --analysis-id "$vid" --format folded --pid=maybe
+expect 2 "--no-flag given a value" -- export --analysis-id "$vid" --format folded --no-pid=true

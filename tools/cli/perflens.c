@@ -17,9 +17,11 @@
 #include "tables.h"
 #include "base/escape.h"
 #include "store/artifact.h"
+#include "collectors/perfcfg.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,7 +38,7 @@ struct cli {
 	bool table;                 /* --format table */
 	const char *input;          /* --input PATH */
 	const char *input_format;   /* --input-format FMT */
-	struct pl_error err;        /* a symbol flag's error */
+	const char *authorization;  /* --authorize-target PHRASE */
 };
 
 int cli_fail(const struct pl_error *e)
@@ -57,14 +59,125 @@ static int usage_error(const char *hint, const char *fmt, const char *what)
 	return cli_fail(&e);
 }
 
+/* ------------------------------------------------------------ options */
+
+/* Arguments are bytes, and tools take paths in the escaped form of
+ * docs/paths.md: bytes that are not UTF-8 (a Latin-1 name from the shell)
+ * are escaped, backslashes stay as typed, so an escaped path copied from
+ * a result works as well.  The new strings live as long as the process. */
+static void escape_args(int argc, char **argv, int from)
+{
+	for (int k = from > 0 ? from : 1; k < argc; k++) {
+		struct pl_buf b = {0};
+
+		if (!pl_esc_needed(argv[k], strlen(argv[k])))
+			continue;
+		pl_esc_add_text(&b, argv[k], strlen(argv[k]));
+		argv[k] = b.data;
+	}
+}
+
+/* A path the CLI opens itself, back to its bytes (a new string that lives
+ * as long as the process); `value` itself when it cannot be decoded. */
+static const char *path_bytes(const char *value)
+{
+	size_t cap = strlen(value) + 1;
+	char *bytes = pl_xmalloc(cap);
+
+	if (pl_esc_decode(value, bytes, cap))
+		return bytes;
+	free(bytes);
+	return value;
+}
+
+static enum pl_err set_string(void *target, const struct pl_option *o, const char *value,
+			      struct pl_error *err)
+{
+	(void)err;
+	*(const char **)((char *)target + o->offset) = value;
+	return PL_OK;
+}
+
+/* A path the CLI opens itself (--artifact-root, --output). */
+static enum pl_err set_path(void *target, const struct pl_option *o, const char *value,
+			    struct pl_error *err)
+{
+	(void)err;
+	*(const char **)((char *)target + o->offset) = path_bytes(value);
+	return PL_OK;
+}
+
+static enum pl_err set_root(void *target, const struct pl_option *o, const char *value,
+			    struct pl_error *err)
+{
+	struct cli *c = target;
+
+	if (c->ctx.nroots >= PL_ARRAY_LEN(c->roots) ||
+	    !realpath(path_bytes(value), c->root_bufs[c->ctx.nroots]))
+		return pl_fail(err, PL_ERR_USAGE, "pass an existing folder (at most 16)",
+			       "--%s '%s' does not exist", o->name, value);
+	c->roots[c->ctx.nroots] = c->root_bufs[c->ctx.nroots];
+	c->ctx.nroots++;
+	return PL_OK;
+}
+
+#define STRING(name, metavar, field, help) \
+	{name, metavar, help, set_string, offsetof(struct cli, field)}
+
+/* The CLI's own options; the limits, symbol and perf flags are the
+ * groups both binaries share (group_tables). */
+static const struct pl_option cli_options[] = {
+	STRING("input", "PATH", input, "profile to analyze first, for commands that take an analysis_id"),
+	STRING("input-format", "FMT", input_format,
+	       "auto|folded|perf_script|agent_chunks|perf_stat for --input"),
+	{"artifact-root", "DIR", "where analyses and exports go (default ./" DEFAULT_ARTIFACT_ROOT ")",
+	 set_path, offsetof(struct cli, artifact_root)},
+	{"allowed-root", "DIR", "read only beneath DIR (repeatable; default: anywhere)", set_root},
+	{"output", "FILE", "write the result there ('-' stdout); for export, the exported file",
+	 set_path, offsetof(struct cli, output)},
+	STRING("authorize-target", "PHRASE", authorization,
+	       "collect: I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING if you may profile it"),
+	{"allow-pid-attach", NULL, "collect: allow --pid (also needs --pid-authorization PHRASE)",
+	 pl_option_bool, offsetof(struct cli, ctx.allow_pid_attach)},
+	{NULL},
+};
+
+#define NGROUPS 4
+
+static const struct pl_option *const group_tables[NGROUPS] = {
+	cli_options, pl_limit_options, pl_sym_options, pl_perf_options,
+};
+
+static void option_groups(struct cli *c, struct pl_option_group *g)
+{
+	void *targets[NGROUPS] = {c, &c->ctx.limits, &c->ctx.sym, &c->ctx.perf};
+
+	for (size_t i = 0; i < NGROUPS; i++)
+		g[i] = (struct pl_option_group){group_tables[i], targets[i]};
+}
+
+/* A global option at argv[*i]: 1 taken, 0 not one, else the exit code of
+ * its error (printed). */
+static int global_option(struct cli *c, int argc, char **argv, int *i)
+{
+	struct pl_option_group groups[NGROUPS];
+	struct pl_error err;
+	int rc;
+
+	option_groups(c, groups);
+	rc = pl_options_take(groups, NGROUPS, argc, argv, i, &err);
+	return rc < 0 ? cli_fail(&err) : rc;
+}
+
+static void print_commands(FILE *out);
+
 static void print_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: perflens [options] COMMAND [--ARG VALUE ...]\n"
-		"       perflens call TOOL '{JSON arguments}'\n"
-		"       perflens COMMAND --help | perflens --version\n"
-		"       perflens codex-config --workspace DIR    print a Codex MCP config\n"
-		"       perflens install-skill --project DIR     install the agent Skill\n\n"
+		"usage: perflens [options] COMMAND [--ARG VALUE ...] [options]\n"
+		"       perflens COMMAND --help\n");
+	print_commands(out);
+	fprintf(out, "\n"
 		"commands:\n");
 	for (size_t i = 0; i < tool_count; i++) {
 		json_t *d = tool_definition(&tool_table[i]);
@@ -72,21 +185,13 @@ static void print_usage(FILE *out)
 			tool_table[i].name, json_string_value(json_object_get(d, "title")));
 	}
 	fprintf(out,
-		"\noptions (anywhere on the line):\n"
-		"  --input PATH          profile to analyze first, for commands that take an analysis_id\n"
-		"  --input-format FMT    auto|folded|perf_script|agent_chunks|perf_stat for --input\n"
-		"  --artifact-root DIR   where analyses and exports go (default ./" DEFAULT_ARTIFACT_ROOT ")\n"
-		"  --allowed-root DIR    read only beneath DIR (repeatable; default: anywhere)\n"
-		"  --output FILE         write the result there ('-' stdout); for export, the exported file\n"
-		"  --format table|json   a human table instead of JSON (where the tool has no own format)\n"
-		"  --authorize-target PHRASE   collect: I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING if you may profile it\n"
-		"  --allow-pid-attach    collect: allow --pid (also needs --pid-authorization PHRASE)\n"
-		"  --max-input-bytes N --max-records N --max-line N --max-depth N\n"
-		"  --max-frames N --max-stacks N   lower the resource limits\n"
-		"%s"
-		"\nexit codes: 0 ok, 2 usage or input, 3 unsupported or malformed profile,\n"
-		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n",
-		pl_sym_cfg_help);
+		"\noptions (anywhere on the line):\n");
+	for (size_t i = 0; i < NGROUPS; i++)
+		pl_option_help(out, group_tables[i]);
+	fprintf(out, "  %-28s %s\n", "--format table|json",
+		"a human table instead of JSON (where the tool has no own format)");
+	fprintf(out, "\nexit codes: 0 ok, 2 usage or input, 3 unsupported or malformed profile,\n"
+		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n");
 }
 
 static void print_tool_help(const struct tool_def *t)
@@ -126,88 +231,6 @@ static void print_tool_help(const struct tool_def *t)
 
 /* ---------------------------------------------------------- arguments */
 
-static bool parse_limit(const char *v, uint64_t max, uint64_t *out)
-{
-	uint64_t x;
-
-	if (!pl_parse_u64(v, strlen(v), &x) || x == 0 || x > max)
-		return false;
-	*out = x;
-	return true;
-}
-
-/* Arguments are bytes, and tools take paths in the escaped form of
- * docs/paths.md: bytes that are not UTF-8 (a Latin-1 name from the shell)
- * are escaped, backslashes stay as typed, so an escaped path copied from
- * a result works as well.  The new strings live as long as the process. */
-static void escape_args(int argc, char **argv, int from)
-{
-	for (int k = from; k < argc; k++) {
-		struct pl_buf b = {0};
-
-		if (!pl_esc_needed(argv[k], strlen(argv[k])))
-			continue;
-		pl_esc_add_text(&b, argv[k], strlen(argv[k]));
-		argv[k] = b.data;
-	}
-}
-
-/* A path the CLI opens itself, back to its bytes (a new string that lives
- * as long as the process); `value` itself when it cannot be decoded. */
-static const char *path_bytes(const char *value)
-{
-	size_t cap = strlen(value) + 1;
-	char *bytes = pl_xmalloc(cap);
-
-	if (pl_esc_decode(value, bytes, cap))
-		return bytes;
-	free(bytes);
-	return value;
-}
-
-/* Global options; returns 1 when `name` was one (consuming *value), 0
- * when not, -1 on a bad value. */
-static int global_option(struct cli *c, const char *name, const char *value)
-{
-	struct pl_limits def;
-	uint64_t x;
-
-	pl_limits_default(&def);
-#define LIMIT(flag, field, max)                                  \
-	if (strcmp(name, flag) == 0) {                           \
-		if (!value || !parse_limit(value, max, &x))      \
-			return -1;                               \
-		c->ctx.limits.field = x;                         \
-		return 1;                                        \
-	}
-	LIMIT("max-input-bytes", max_input_bytes, def.max_input_bytes)
-	LIMIT("max-records", max_records, def.max_records)
-	LIMIT("max-line", max_line, def.max_line)
-	LIMIT("max-depth", max_depth, def.max_depth)
-	LIMIT("max-frames", max_frames, def.max_frames)
-	LIMIT("max-stacks", max_stacks, def.max_stacks)
-#undef LIMIT
-	if (!value)
-		return 0;
-	if (strcmp(name, "artifact-root") == 0)
-		c->artifact_root = path_bytes(value);
-	else if (strcmp(name, "allowed-root") == 0) {
-		if (c->ctx.nroots >= PL_ARRAY_LEN(c->roots) ||
-		    !realpath(path_bytes(value), c->root_bufs[c->ctx.nroots]))
-			return -1;
-		c->roots[c->ctx.nroots] = c->root_bufs[c->ctx.nroots];
-		c->ctx.nroots++;
-	} else if (strcmp(name, "output") == 0)
-		c->output = path_bytes(value);
-	else if (strcmp(name, "input") == 0)
-		c->input = value;
-	else if (strcmp(name, "input-format") == 0)
-		c->input_format = value;
-	else
-		return 0;
-	return 1;
-}
-
 /* Convert a flag's text to the schema type of `spec`. */
 static json_t *typed_value(json_t *spec, const char *v)
 {
@@ -246,92 +269,110 @@ static bool is_render_format(json_t *props, const char *value)
 	return true;
 }
 
+/* The type a property's schema names ("string" when it names none). */
+static const char *type_of(json_t *spec)
+{
+	const char *type = json_string_value(json_object_get(spec, "type"));
+
+	return type ? type : "string";
+}
+
+/* Set property `key` of `args` from the flag's text. */
+static int set_arg(json_t *args, const char *key, json_t *spec, const char *value)
+{
+	json_t *arr;
+
+	if (strcmp(type_of(spec), "array") != 0) {
+		json_object_set_new(args, key, typed_value(spec, value));
+		return 0;
+	}
+	/* Repeat the flag for more items: --events a --events b. */
+	arr = json_object_get(args, key);
+	if (!json_is_array(arr)) {
+		arr = json_array();
+		json_object_set_new(args, key, arr);
+	}
+	json_array_append_new(arr, typed_value(json_object_get(spec, "items"), value));
+	return 0;
+}
+
+/* A boolean property: --flag, --flag=true|false, --no-flag. */
+static int set_bool_arg(json_t *args, const char *key, const char *name, const char *value,
+			bool negated)
+{
+	bool on = !negated;
+
+	if (value && (negated || !pl_option_parse_bool(value, &on)))
+		return usage_error("use --NAME, --NAME=true|false or --no-NAME",
+				   "'--%s' is true or false", name);
+	json_object_set_new(args, key, json_boolean(on));
+	return 0;
+}
+
+/* The tool's own flag at argv[*i] (a property of its input schema, or
+ * --format table|json): 1 taken, 0 not one, else an exit code. */
+static int tool_flag(struct cli *c, json_t *props, json_t *args, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *eq = strchr(arg, '='), *value = eq ? eq + 1 : NULL;
+	char name[128], key[128];
+	bool negated = false;
+	json_t *spec;
+
+	snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - arg - 2 : (long)strlen(arg) - 2), arg + 2);
+	for (char *k = name; *k; k++)
+		*k = *k == '_' ? '-' : *k;
+	snprintf(key, sizeof(key), "%s", name);
+	for (char *k = key; *k; k++)
+		*k = *k == '-' ? '_' : *k;
+	spec = json_object_get(props, key);
+	if (!spec && strncmp(key, "no_", 3) == 0 &&
+	    strcmp(type_of(json_object_get(props, key + 3)), "boolean") == 0) {
+		spec = json_object_get(props, key + 3);
+		memmove(key, key + 3, strlen(key + 3) + 1);
+		negated = true;
+	}
+	if (spec && strcmp(type_of(spec), "boolean") == 0)
+		return set_bool_arg(args, key, name, value, negated) ? 2 : 1;
+	if (!spec && strcmp(name, "format") != 0)
+		return 0;
+	if (!value && *i + 1 < argc)
+		value = argv[++*i];
+	if (!value)
+		return usage_error("give the flag a value", "'--%s' needs a value", name);
+	if (strcmp(name, "format") == 0 && is_render_format(props, value)) {
+		c->table = strcmp(value, "table") == 0;
+		return 1;
+	}
+	if (!spec)
+		return usage_error("see 'perflens COMMAND --help' for the arguments",
+				   "unknown flag '--%s'", name);
+	return set_arg(args, key, spec, value) ? 2 : 1;
+}
+
 /* Parse argv[i..] into tool args and global options. */
-static int parse_args(struct cli *c, const struct tool_def *t, int argc,
-		      char **argv, int i, json_t *args)
+static int parse_args(struct cli *c, const struct tool_def *t, int argc, char **argv, int i,
+		      json_t *args)
 {
 	json_t *props = json_object_get(json_object_get(tool_definition(t), "inputSchema"), "properties");
+	int rc;
 
 	for (; i < argc; i++) {
-		char name[128];
-		const char *arg = argv[i], *eq, *value = NULL;
-		json_t *spec;
-		int g;
-
-		if (strncmp(arg, "--", 2) != 0)
+		if (strncmp(argv[i], "--", 2) != 0)
 			return usage_error("flags look like --name value; see --help",
-					   "unexpected argument '%s'", arg);
-		eq = strchr(arg, '=');
-		snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - arg - 2 : (long)strlen(arg) - 2), arg + 2);
-		if (eq)
-			value = eq + 1;
-		for (char *s = name; *s; s++)
-			if (*s == '_')
-				*s = '-';
-		if (strcmp(name, "allow-pid-attach") == 0 && !value) {
-			c->ctx.allow_pid_attach = true;
-			continue;
-		}
-		if (strcmp(name, "authorize-target") == 0) {
-			/* The CLI's form of collect_profile's authorization. */
-			if (!value && i + 1 < argc)
-				value = argv[++i];
-			if (!value)
-				return usage_error("give the phrase", "'--%s' needs the phrase", name);
-			c->ctx.allow_collection = true;
-			if (json_object_get(props, "authorization"))
-				json_object_set_new(args, "authorization", json_string(value));
-			continue;
-		}
-		spec = NULL;
-		{
-			char key[128];
-			snprintf(key, sizeof(key), "%s", name);
-			for (char *s = key; *s; s++)
-				if (*s == '-')
-					*s = '_';
-			spec = json_object_get(props, key);
-			if (spec && json_is_string(json_object_get(spec, "type")) &&
-			    strcmp(json_string_value(json_object_get(spec, "type")), "boolean") == 0 && !value) {
-				json_object_set_new(args, key, json_true());
-				continue;
-			}
-			if (!value && i + 1 < argc)
-				value = argv[++i];
-			if (!value)
-				return usage_error("give the flag a value", "'--%s' needs a value", name);
-			if (strcmp(name, "format") == 0 && is_render_format(props, value)) {
-				c->table = strcmp(value, "table") == 0;
-				continue;
-			}
-			if (spec && json_is_string(json_object_get(spec, "type")) &&
-			    strcmp(json_string_value(json_object_get(spec, "type")), "array") == 0) {
-				/* Repeat the flag for more items: --events a --events b. */
-				json_t *arr = json_object_get(args, key);
-				if (!json_is_array(arr)) {
-					arr = json_array();
-					json_object_set_new(args, key, arr);
-				}
-				json_array_append_new(arr, typed_value(json_object_get(spec, "items"), value));
-				continue;
-			}
-			if (spec) {
-				json_object_set_new(args, key, typed_value(spec, value));
-				continue;
-			}
-		}
-		if (value && (g = pl_sym_cfg_option(&c->ctx.sym, name, value, &c->err)) != 0) {
-			if (g < 0)
-				return usage_error(c->err.hint, "%s", c->err.text);
-			continue;
-		}
-		g = global_option(c, name, value);
-		if (g < 0)
-			return usage_error("limits must be whole numbers between 1 and the default; roots must exist",
-					   "bad value for '--%s'", name);
-		if (g == 0)
+					   "unexpected argument '%s'", argv[i]);
+		if ((rc = tool_flag(c, props, args, argc, argv, &i)) == 0)
+			rc = global_option(c, argc, argv, &i);
+		if (rc == 0)
 			return usage_error("see 'perflens COMMAND --help' for the arguments",
-					   "unknown flag '--%s'", name);
+					   "unknown flag '%s'", argv[i]);
+		if (rc != 1)
+			return rc;
+	}
+	if (c->authorization) {
+		/* The CLI's form of collect_profile's authorization. */
+		c->ctx.allow_collection = true;
+		if (json_object_get(props, "authorization"))
+			json_object_set_new(args, "authorization", json_string(c->authorization));
 	}
 	return 0;
 }
@@ -354,6 +395,7 @@ static enum pl_err setup_ctx(struct cli *c, struct pl_error *err)
 	 * is what `perflens analyze --input perf.data` asks for. */
 	c->ctx.allow_process_execution = true;
 	pl_sym_cfg_finish(&c->ctx.sym);
+	pl_perf_cfg_finish(&c->ctx.perf);
 	if (c->ctx.nroots == 0) {
 		/* The CLI runs as its user, who may read what they can. */
 		c->roots[0] = "/";
@@ -454,53 +496,127 @@ static int run_tool(struct cli *c, const struct tool_def *t, json_t *args)
 	return code;
 }
 
-int main(int argc, char **argv)
-{
-	struct cli c;
-	const struct tool_def *t;
-	json_t *args;
-	int i = 1, rc;
+/* ---------------------------------------------------------- commands */
 
-	memset(&c, 0, sizeof(c));
-	pl_limits_default(&c.ctx.limits);
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		print_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("perflens %s\n", PL_VERSION);
-		return 0;
-	}
-	if (strcmp(argv[1], "codex-config") == 0)
-		return cli_codex_config(argc - 1, argv + 1);
-	if (strcmp(argv[1], "install-skill") == 0)
-		return cli_install_skill(argc - 1, argv + 1);
-	if (strcmp(argv[1], "call") == 0) {
-		json_error_t je;
-		if (argc < 4 || !(t = tool_find_cli(argv[2])))
-			return usage_error("perflens call TOOL '{json}'; see perflens --help for tools",
-					   "unknown tool '%s'", argc > 2 ? argv[2] : "");
-		escape_args(argc, argv, 4);
-		args = json_loads(argv[3], 0, &je);
-		if (!args)
-			return usage_error("pass the arguments as one JSON object", "bad JSON arguments: %s", je.text);
-		if ((rc = parse_args(&c, t, argc, argv, 4, args)) == 0)
-			rc = run_tool(&c, t, args);
-		json_decref(args);
-		return rc;
-	}
-	escape_args(argc, argv, 1);
-	t = tool_find_cli(argv[1]);
-	if (!t)
-		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);
-	for (int k = 2; k < argc; k++)
+/* A command of the CLI's own; argv[0] is its name. */
+typedef int (*cli_command_fn)(struct cli *c, int argc, char **argv);
+
+static int cmd_help(struct cli *c, int argc, char **argv)
+{
+	(void)c, (void)argc, (void)argv;
+	print_usage(stdout);
+	return 0;
+}
+
+static int cmd_version(struct cli *c, int argc, char **argv)
+{
+	(void)c, (void)argc, (void)argv;
+	printf("perflens %s\n", PL_VERSION);
+	return 0;
+}
+
+static int cmd_codex_config(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_codex_config(argc, argv);
+}
+
+static int cmd_install_skill(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_install_skill(argc, argv);
+}
+
+/* perflens call TOOL '{json}' [flags] */
+static int cmd_call(struct cli *c, int argc, char **argv)
+{
+	const struct tool_def *t = argc > 1 ? tool_find_cli(argv[1]) : NULL;
+	json_error_t je;
+	json_t *args;
+	int rc;
+
+	if (argc < 3 || !t)
+		return usage_error("perflens call TOOL '{json}'; see perflens --help for tools",
+				   "unknown tool '%s'", argc > 1 ? argv[1] : "");
+	if (!(args = json_loads(argv[2], 0, &je)))
+		return usage_error("pass the arguments as one JSON object", "bad JSON arguments: %s", je.text);
+	escape_args(argc, argv, 3);
+	if ((rc = parse_args(c, t, argc, argv, 3, args)) == 0)
+		rc = run_tool(c, t, args);
+	json_decref(args);
+	return rc;
+}
+
+/* perflens COMMAND [flags]: a tool by its CLI (or tool) name. */
+static int cmd_tool(struct cli *c, const struct tool_def *t, int argc, char **argv)
+{
+	json_t *args;
+	int rc;
+
+	for (int k = 1; k < argc; k++)
 		if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
 			print_tool_help(t);
 			return 0;
 		}
+	escape_args(argc, argv, 1);
 	args = json_object();
-	if ((rc = parse_args(&c, t, argc, argv, 2, args)) == 0)
-		rc = run_tool(&c, t, args);
+	if ((rc = parse_args(c, t, argc, argv, 1, args)) == 0)
+		rc = run_tool(c, t, args);
 	json_decref(args);
 	return rc;
+}
+
+static const struct cli_command {
+	const char *name;
+	cli_command_fn fn;
+	const char *help;    /* NULL: an alias, not listed */
+} commands[] = {
+	{"call", cmd_call, "TOOL '{JSON arguments}'   run a tool with JSON arguments"},
+	{"codex-config", cmd_codex_config, "--workspace DIR   print a Codex MCP config"},
+	{"install-skill", cmd_install_skill, "--project DIR    install the agent Skill"},
+	{"--version", cmd_version, "             print the version"},
+	{"--help", cmd_help, "                this help (COMMAND --help: its arguments)"},
+	{"-h", cmd_help, NULL},
+};
+
+static const struct cli_command *command_named(const char *name)
+{
+	for (size_t i = 0; i < PL_ARRAY_LEN(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void print_commands(FILE *out)
+{
+	for (size_t i = 0; i < PL_ARRAY_LEN(commands); i++)
+		if (commands[i].help)
+			fprintf(out, "       perflens %s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd = NULL;
+	const struct tool_def *t;
+	struct cli c;
+	int i, rc;
+
+	memset(&c, 0, sizeof(c));
+	pl_limits_default(&c.ctx.limits);
+	/* Global options may come before the command too. */
+	for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0 && !(cmd = command_named(argv[i])); i++) {
+		escape_args(i + 2 < argc ? i + 2 : argc, argv, i);  /* the flag and its value */
+		if ((rc = global_option(&c, argc, argv, &i)) != 1)
+			return rc ? rc : usage_error("run perflens --help for the options",
+						     "unknown option '%s'", argv[i]);
+	}
+	if (i == argc) {
+		print_usage(stderr);
+		return 2;
+	}
+	if (cmd || (cmd = command_named(argv[i])))
+		return cmd->fn(&c, argc - i, argv + i);
+	if (!(t = tool_find_cli(argv[i])))
+		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);
+	return cmd_tool(&c, t, argc - i, argv + i);
 }

@@ -1,4 +1,4 @@
-/* symcfg.c - the symbol and perf flags shared by perflens and perflens-mcp.
+/* symcfg.c - the symbol flags shared by perflens and perflens-mcp.
  *
  * Flags are checked when given (files must exist, maps need '='), and
  * paths are resolved once so that workers and Landlock rules see the same
@@ -14,21 +14,6 @@
 #include "symcfg.h"
 #include "base/escape.h"
 #include "base/util.h"
-
-const char *const pl_perf_default_paths[] = {
-	"/usr/bin/perf", "/usr/local/bin/perf", "/usr/sbin/perf", NULL,
-};
-
-const char pl_sym_cfg_help[] =
-	"  --perf-path FILE             the perf that tools may run (default: first of /usr/bin/perf,\n"
-	"                               /usr/local/bin/perf, /usr/sbin/perf)\n"
-	"  --binary FILE                local copy of a profiled binary, matched by build-id (repeatable)\n"
-	"  --sysroot DIR                a device's root file system copied here\n"
-	"  --module-map DEVICE=LOCAL    use LOCAL for the module the profile calls DEVICE (repeatable)\n"
-	"  --path-map FROM=TO           source paths recorded under FROM are under TO here (repeatable)\n"
-	"  --debuginfod URLS            debuginfod servers (default $DEBUGINFOD_URLS; \"\" = off)\n"
-	"  --debuginfod-timeout S       seconds per debuginfod fetch (default 10)\n"
-	"  --perf-timeout S             seconds one perf run may take (default 50)\n";
 
 /* Strings of the configuration live as long as the process; they are
  * kept here so that leak checkers see them as reachable. */
@@ -52,23 +37,16 @@ static char *resolved(const char *path)
 	return realpath(bytes, buf) ? keep(pl_xstrdup(buf)) : NULL;
 }
 
-static bool is_executable_file(const char *path)
+static enum pl_err bad(struct pl_error *err, const char *flag, const char *value,
+		       const char *why)
 {
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-static int bad(struct pl_error *err, const char *flag, const char *value, const char *why)
-{
-	pl_fail(err, PL_ERR_USAGE, "fix the flag's value (see --help)", "--%s '%s': %s", flag,
-		value, why);
-	return -1;
+	return pl_fail(err, PL_ERR_USAGE, "fix the flag's value (see --help)", "--%s '%s': %s",
+		       flag, value, why);
 }
 
 /* DEV=LOCAL or FROM=TO; `resolve_to` resolves TO to an existing path. */
-static int add_map(struct pl_path_map *maps, size_t *n, const char *flag, const char *value,
-		   bool resolve_to, struct pl_error *err)
+static enum pl_err add_map(struct pl_path_map *maps, size_t *n, const char *flag,
+			   const char *value, bool resolve_to, struct pl_error *err)
 {
 	const char *eq = strchr(value, '=');
 	char *from, *to;
@@ -86,107 +64,96 @@ static int add_map(struct pl_path_map *maps, size_t *n, const char *flag, const 
 		from[strlen(from) - 1] = '\0';
 	maps[*n].from = from;
 	maps[(*n)++].to = to;
-	return 1;
+	return PL_OK;
 }
 
-int pl_sym_cfg_option(struct pl_sym_cfg *c, const char *flag, const char *value,
-		      struct pl_error *err)
+static enum pl_err set_binary(void *target, const struct pl_option *o, const char *value,
+			      struct pl_error *err)
 {
+	struct pl_sym_cfg *c = target;
 	char *path;
 
-	if (strcmp(flag, "perf-path") == 0) {
-		if (value[0] != '/' || !(path = resolved(value)) || !is_executable_file(path))
-			return bad(err, flag, value, "needs the absolute path of an executable file");
-		c->perf_path = path;
-	} else if (strcmp(flag, "binary") == 0) {
-		if (c->nbinaries == PL_SYM_MAX_PATHS)
-			return bad(err, flag, value, "too many (at most 32)");
-		if (!(path = resolved(value)))
-			return bad(err, flag, value, "no such file");
-		c->binaries[c->nbinaries++] = path;
-	} else if (strcmp(flag, "sysroot") == 0) {
-		if (!(path = resolved(value)))
-			return bad(err, flag, value, "no such folder");
-		c->sysroot = path;
-	} else if (strcmp(flag, "module-map") == 0) {
-		return add_map(c->module_maps, &c->nmodule_maps, flag, value, true, err);
-	} else if (strcmp(flag, "path-map") == 0) {
-		return add_map(c->path_maps, &c->npath_maps, flag, value, false, err);
-	} else if (strcmp(flag, "debuginfod") == 0) {
-		c->debuginfod_urls = value;
-		c->debuginfod_set = true;
-	} else if (strcmp(flag, "debuginfod-timeout") == 0 || strcmp(flag, "perf-timeout") == 0) {
-		char *end;
-		unsigned long s = strtoul(value, &end, 10);
-		if (!*value || *end || s < 1 || s > 3600)
-			return bad(err, flag, value, "takes 1 to 3600 seconds");
-		if (flag[0] == 'd')
-			c->debuginfod_timeout_ms = (uint32_t)s * 1000;
-		else
-			c->perf_timeout_ms = (uint32_t)s * 1000;
-	} else {
-		return 0;
-	}
-	return 1;
+	if (c->nbinaries == PL_SYM_MAX_PATHS)
+		return bad(err, o->name, value, "too many (at most 32)");
+	if (!(path = resolved(value)))
+		return bad(err, o->name, value, "no such file");
+	c->binaries[c->nbinaries++] = path;
+	return PL_OK;
 }
+
+static enum pl_err set_sysroot(void *target, const struct pl_option *o, const char *value,
+			       struct pl_error *err)
+{
+	struct pl_sym_cfg *c = target;
+
+	if (!(c->sysroot = resolved(value)))
+		return bad(err, o->name, value, "no such folder");
+	return PL_OK;
+}
+
+static enum pl_err set_module_map(void *target, const struct pl_option *o, const char *value,
+				  struct pl_error *err)
+{
+	struct pl_sym_cfg *c = target;
+
+	return add_map(c->module_maps, &c->nmodule_maps, o->name, value, true, err);
+}
+
+static enum pl_err set_path_map(void *target, const struct pl_option *o, const char *value,
+				struct pl_error *err)
+{
+	struct pl_sym_cfg *c = target;
+
+	return add_map(c->path_maps, &c->npath_maps, o->name, value, false, err);
+}
+
+static enum pl_err set_debuginfod(void *target, const struct pl_option *o, const char *value,
+				  struct pl_error *err)
+{
+	struct pl_sym_cfg *c = target;
+
+	(void)o;
+	(void)err;
+	c->debuginfod_urls = value;
+	c->debuginfod_set = true;
+	return PL_OK;
+}
+
+static enum pl_err set_debuginfod_timeout(void *target, const struct pl_option *o,
+					  const char *value, struct pl_error *err)
+{
+	char *end;
+	unsigned long s = strtoul(value, &end, 10);
+
+	if (!*value || *end || s < 1 || s > 3600)
+		return bad(err, o->name, value, "takes 1 to 3600 seconds");
+	((struct pl_sym_cfg *)target)->debuginfod_timeout_ms = (uint32_t)s * 1000;
+	return PL_OK;
+}
+
+const struct pl_option pl_sym_options[] = {
+	{"binary", "FILE", "local copy of a profiled binary, matched by build-id (repeatable)",
+	 set_binary},
+	{"sysroot", "DIR", "a device's root file system copied here", set_sysroot},
+	{"module-map", "DEVICE=LOCAL", "use LOCAL for the module the profile calls DEVICE (repeatable)",
+	 set_module_map},
+	{"path-map", "FROM=TO", "source paths recorded under FROM are under TO here (repeatable)",
+	 set_path_map},
+	{"debuginfod", "URLS", "debuginfod servers (default $DEBUGINFOD_URLS; \"\" = off)",
+	 set_debuginfod},
+	{"debuginfod-timeout", "S", "seconds per debuginfod fetch (default 10)",
+	 set_debuginfod_timeout},
+	{NULL},
+};
 
 void pl_sym_cfg_finish(struct pl_sym_cfg *c)
 {
-	for (size_t i = 0; !c->perf_path && pl_perf_default_paths[i]; i++)
-		if (is_executable_file(pl_perf_default_paths[i]))
-			c->perf_path = resolved(pl_perf_default_paths[i]);
 	if (!c->debuginfod_set)
 		c->debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	if (c->debuginfod_urls && !*c->debuginfod_urls)
 		c->debuginfod_urls = NULL;
 	if (!c->debuginfod_timeout_ms)
 		c->debuginfod_timeout_ms = 10000;
-	if (!c->perf_timeout_ms)
-		c->perf_timeout_ms = 50000;
-}
-
-bool pl_sym_cfg_snapshot_kallsyms(struct pl_sym_cfg *c)
-{
-	char dir[] = "/tmp/perflens-kallsyms.XXXXXX", path[64], buf[65536];
-	FILE *in = fopen("/proc/kallsyms", "r"), *out;
-	size_t n;
-	bool ok;
-
-	if (!in)
-		return false;
-	if (!mkdtemp(dir)) {
-		fclose(in);
-		return false;
-	}
-	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	if (!(out = fopen(path, "w"))) {
-		fclose(in);
-		rmdir(dir);
-		return false;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		fwrite(buf, 1, n, out);
-	ok = !ferror(in);
-	fclose(in);
-	if (fclose(out) != 0 || !ok) {
-		unlink(path);
-		rmdir(dir);
-		return false;
-	}
-	c->kallsyms_path = keep(pl_xstrdup(path));
-	return true;
-}
-
-void pl_sym_cfg_remove_kallsyms(const struct pl_sym_cfg *c)
-{
-	char dir[64];
-	const char *slash;
-
-	if (!c->kallsyms_path || !(slash = strrchr(c->kallsyms_path, '/')))
-		return;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - c->kallsyms_path), c->kallsyms_path);
-	unlink(c->kallsyms_path);
-	rmdir(dir);
 }
 
 bool pl_path_map_apply(const struct pl_path_map *maps, size_t n, const char *path,

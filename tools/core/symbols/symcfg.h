@@ -1,10 +1,8 @@
-/* symcfg.h - where symbols, debug information and perf come from.
+/* symcfg.h - where symbols and debug information come from.
  *
  * The operator fixes these when starting perflens-mcp or perflens, with
  * the same flags on both:
  *
- *   --perf-path FILE         the perf binary tools may run (absolute,
- *                            executable); else the first of a fixed list
  *   --binary FILE            a local copy of a profiled binary, matched by
  *                            build-id (repeatable)
  *   --sysroot DIR            a device's root file system copied locally:
@@ -16,7 +14,8 @@
  *   --debuginfod URLS        debuginfod servers (space-separated); default
  *                            $DEBUGINFOD_URLS; "" switches it off
  *   --debuginfod-timeout S   seconds per fetch (default 10)
- *   --perf-timeout S         seconds one perf run may take (default 50)
+ *
+ * (perf's own flags are collectors/perfcfg.h.)
  *
  * Paths given here are trusted as readable by the operator who passed
  * them: sandboxed workers get read access to them.  Everything is plain
@@ -31,6 +30,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/options.h"
 
 #define PL_SYM_MAX_PATHS 32
 
@@ -42,7 +42,6 @@ struct pl_path_map {
 };
 
 struct pl_sym_cfg {
-	const char *perf_path; /* resolved; NULL when no perf was found */
 	const char *binaries[PL_SYM_MAX_PATHS];
 	size_t nbinaries;
 	const char *sysroot;
@@ -53,37 +52,18 @@ struct pl_sym_cfg {
 	const char *debuginfod_urls; /* NULL or "" = off */
 	uint32_t debuginfod_timeout_ms;
 	bool debuginfod_set;         /* --debuginfod given (even "") */
-	uint32_t perf_timeout_ms;
-	/* A copy of /proc/kallsyms made by the server before its workers
-	 * drop CAP_SYSLOG (without which the kernel shows every address as
-	 * 0), handed to perf as --kallsyms; NULL: perf reads /proc itself. */
-	const char *kallsyms_path;
 };
 
-/* Where perf is looked for when --perf-path is not given. */
-extern const char *const pl_perf_default_paths[];
+/* The symbol flags over a struct pl_sym_cfg (both binaries). */
+extern const struct pl_option pl_sym_options[];
 
-/* Take one flag: 1 when it was ours (and `value` was used), 0 when it is
- * not a symbol flag, -1 with `err` set when its value is wrong.  `flag`
- * is given without its leading dashes ("binary"). */
-int pl_sym_cfg_option(struct pl_sym_cfg *c, const char *flag, const char *value,
-		      struct pl_error *err);
-
-/* Fill the defaults once every flag is in: perf from the fixed list,
- * debuginfod from the environment, the fetch timeout. */
+/* Fill the defaults once every flag is in: debuginfod from the
+ * environment, the fetch timeout. */
 void pl_sym_cfg_finish(struct pl_sym_cfg *c);
-
-/* Make the kallsyms copy in a private temporary folder (servers whose
- * workers run perf); false when /proc/kallsyms cannot be read. */
-bool pl_sym_cfg_snapshot_kallsyms(struct pl_sym_cfg *c);
-void pl_sym_cfg_remove_kallsyms(const struct pl_sym_cfg *c);
 
 /* Rewrite `path` with the first matching map into `out`; false (and
  * `out` untouched) when none matches or the result does not fit. */
 bool pl_path_map_apply(const struct pl_path_map *maps, size_t n, const char *path,
 		       char *out, size_t cap);
-
-/* The help lines for these flags, shared by both binaries' --help. */
-extern const char pl_sym_cfg_help[];
 
 #endif
