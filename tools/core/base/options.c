@@ -113,6 +113,8 @@ int pl_options_take(const struct pl_option_group *groups, size_t n, int argc, ch
 		return 0;
 	eq = strchr(arg, '=');
 	snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - arg - 2 : (long)strlen(arg) - 2), arg + 2);
+	for (char *c = name; *c; c++)
+		*c = *c == '_' ? '-' : *c;  /* --max_depth is --max-depth */
 	if (!(o = find_in(groups, n, name, &g, &negated)))
 		return 0;
 	value = eq ? eq + 1 : NULL;

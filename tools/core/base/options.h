@@ -59,7 +59,7 @@ struct pl_option_group {
 
 /* Take argv[*i] when it is a flag of one of the `n` groups: `--name
  * VALUE`, `--name=VALUE`, and for a boolean `--name`, `--name=true|false`
- * or `--no-name`.  Returns 1 when taken (*i then indexes its last word),
+ * or `--no-name`; '_' in the name counts as '-'.  Returns 1 when taken (*i then indexes its last word),
  * 0 when it is no flag of theirs (nothing consumed), -1 with `err` set
  * when its value is missing or wrong. */
 int pl_options_take(const struct pl_option_group *groups, size_t n, int argc, char **argv,
