@@ -5,7 +5,9 @@
  * folder), where artifacts go and whether anything may be written
  * (--artifact-root, --allow-writes), whether processes may be run or
  * profiles collected, and, for HTTP, the address and the bearer token.
- * Nothing a client sends can widen these.
+ * Nothing a client sends can widen these.  The flags are tables
+ * (server_options here; the limits, symbol and perf groups shared with
+ * the CLI, base/options.h), and --help is printed from the same rows.
  *
  * Right after the options, while the process is small and has one
  * thread, main() starts the sandbox's zygote, which forks every tool

@@ -12,7 +12,9 @@
  *  1. write schemas/tools/NAME.json (name, cli, title, description,
  *     annotations, inputSchema, outputSchema);
  *  2. write tools/NAME.c with `enum pl_err tool_NAME(...)`;
- *  3. declare it below and add its row to tool_table[] in registry.c;
+ *  3. declare it below and add its row to tool_table[] in registry.c
+ *     (with its needs and, for a collection tool, exec_arg/timeout_arg:
+ *     the MCP server confines the worker from the row alone);
  *  4. add tests: a unit test of its logic and a CLI or MCP call checked
  *     against an independent oracle.
  */

@@ -3,14 +3,19 @@
  *   perflens [options] COMMAND [--arg value ...]
  *   perflens call TOOL '{"json":"arguments"}'
  *
- * COMMAND is a tool's CLI name (analyze, hotspots, callpaths, stat,
- * export) or its tool name (list_hotspots...).  Flags are not declared
- * here: each `--some-arg` is looked up in the tool's input schema
- * (some_arg), converted to the schema's type and checked by the registry
- * exactly as an MCP call would be.  `--input PATH` on a tool that takes an
- * analysis_id analyzes PATH first.  The result is the tool's JSON (or a
- * table with --format table); an error is one JSON object on stderr and
- * the exit code from error.c's table.
+ * COMMAND is one of the CLI's own (the `commands` table: call,
+ * codex-config, install-skill, --version, --help) or a tool's CLI name
+ * (analyze, hotspots...) or tool name (list_hotspots...).  A tool's flags
+ * are not declared here: each `--some-arg` is looked up in its input
+ * schema (some_arg), converted to the schema's type (a boolean is
+ * `--flag`, `--flag=true|false` or `--no-flag`) and checked by the
+ * registry exactly as an MCP call would be.  Global options (cli_options
+ * and the limit, symbol and perf groups both binaries share) go anywhere
+ * on the line, before the command too; --help prints them from the same
+ * tables.  `--input PATH` on a tool that takes an analysis_id analyzes
+ * PATH first.  The result is the tool's JSON (or a table with --format
+ * table); an error is one JSON object on stderr (cli_fail) and the exit
+ * code from error.c's table.
  */
 #include "tools/registry.h"
 #include "agent_setup.h"
