@@ -55,8 +55,8 @@ static void send_result_new(const struct mcp_sink *sink, json_t *id, json_t *res
 	json_decref(msg);
 }
 
-static void send_error(const struct mcp_sink *sink, json_t *id, int code,
-		       const char *message, json_t *data_new)
+void mcp_send_error(const struct mcp_sink *sink, json_t *id, int code,
+		    const char *message, json_t *data_new)
 {
 	json_t *err = json_pack("{s:i,s:s}", "code", code, "message", message);
 	json_t *msg;
@@ -189,7 +189,7 @@ static void do_set_level(struct request *r)
 			reply(r, json_object());
 			return;
 		}
-	send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid log level",
+	mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid log level",
 		   json_pack("{s:s}", "hint", "use debug, info, notice, warning, error, critical, alert or emergency"));
 }
 
@@ -205,7 +205,7 @@ static void do_tools_list(struct request *r)
 	if (json_object_get(r->params, "cursor") && (!cursor ||
 	    tool_cursor_parse(cursor, "tools/list", &start, &err) || start >= tool_count)) {
 		json_decref(tools);
-		send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor",
+		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor",
 			   json_pack("{s:s}", "hint", "pass nextCursor exactly as tools/list returned it, or omit it"));
 		return;
 	}
@@ -249,7 +249,7 @@ static struct mcp_call *do_tools_call(struct request *r)
 		struct pl_buf names = {0};
 		for (size_t i = 0; i < tool_count; i++)
 			pl_buf_addf(&names, "%s%s", i ? ", " : "", tool_table[i].name);
-		send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "unknown tool",
+		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "unknown tool",
 			   json_pack("{s:s,s:s}", "tool", name ? name : "", "valid", names.data));
 		pl_buf_release(&names);
 		return NULL;
@@ -280,7 +280,7 @@ static void do_resources_list(struct request *r)
 
 	if (catalog_list(&r->s->cfg.ctx, json_string_value(json_object_get(r->params, "cursor")),
 			 json_object_get(r->params, "cursor") != NULL, &res, &err_data))
-		send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor", err_data);
+		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor", err_data);
 	else
 		reply(r, res);
 }
@@ -292,7 +292,7 @@ static void do_resources_read(struct request *r)
 				&res, &err_data);
 
 	if (code)
-		send_error(r->sink, r->id, code, code == MCP_RPC_RESOURCE_NOT_FOUND ? "resource not found" : "invalid resource request",
+		mcp_send_error(r->sink, r->id, code, code == MCP_RPC_RESOURCE_NOT_FOUND ? "resource not found" : "invalid resource request",
 			   err_data);
 	else
 		reply(r, res);
@@ -314,7 +314,7 @@ static void do_prompts_get(struct request *r)
 
 	if (catalog_prompt_get(json_string_value(json_object_get(r->params, "name")),
 			       json_object_get(r->params, "arguments"), &res, &err_data))
-		send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid prompt request", err_data);
+		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid prompt request", err_data);
 	else
 		reply(r, res);
 }
@@ -371,7 +371,7 @@ static bool check_stateless(struct request *r, const char *method)
 		return true;
 	}
 	if (r->id)
-		send_error(r->sink, r->id, MCP_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version",
+		mcp_send_error(r->sink, r->id, MCP_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version",
 			   json_pack("{s:[s,s,s],s:s}", "supported", MCP_STATELESS_VERSION,
 				     legacy_versions[0], legacy_versions[1], "requested", v));
 	return false;
@@ -390,7 +390,7 @@ struct mcp_call *mcp_handle(struct mcp_server *s, struct mcp_session *sess,
 	if (!json_is_object(msg) || !json_is_string(json_object_get(msg, "jsonrpc")) ||
 	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0 ||
 	    (id && !json_is_string(id) && !json_is_integer(id) && !json_is_real(id))) {
-		send_error(sink, json_is_string(id) || json_is_number(id) ? id : NULL, MCP_RPC_INVALID_REQUEST,
+		mcp_send_error(sink, json_is_string(id) || json_is_number(id) ? id : NULL, MCP_RPC_INVALID_REQUEST,
 			   "invalid request: expected a JSON-RPC 2.0 object", NULL);
 		goto out;
 	}
@@ -399,13 +399,13 @@ struct mcp_call *mcp_handle(struct mcp_server *s, struct mcp_session *sess,
 		goto out;
 	}
 	if (!method) {
-		send_error(sink, id, MCP_RPC_INVALID_REQUEST, "invalid request: method must be a string", NULL);
+		mcp_send_error(sink, id, MCP_RPC_INVALID_REQUEST, "invalid request: method must be a string", NULL);
 		goto out;
 	}
 	r.params = json_object_get(msg, "params");
 	if (r.params && !json_is_object(r.params)) {
 		if (id)
-			send_error(sink, id, MCP_RPC_INVALID_PARAMS, "params must be an object", NULL);
+			mcp_send_error(sink, id, MCP_RPC_INVALID_PARAMS, "params must be an object", NULL);
 		goto out;
 	}
 	if (!r.params)
@@ -424,7 +424,7 @@ struct mcp_call *mcp_handle(struct mcp_server *s, struct mcp_session *sess,
 		goto out;
 	}
 	if (id)
-		send_error(sink, id, MCP_RPC_METHOD_NOT_FOUND, "method not found",
+		mcp_send_error(sink, id, MCP_RPC_METHOD_NOT_FOUND, "method not found",
 			   json_pack("{s:s}", "method", method));
 out:
 	json_decref(empty);
@@ -463,21 +463,21 @@ json_t *mcp_parse(const char *text, size_t len, const struct mcp_sink *sink)
 		 * MCP_MAX_DEPTH too, so it gets the same answer (without its
 		 * id, which was never read), not a syntax error. */
 		if (strstr(je.text, "maximum parsing depth"))
-			send_error(sink, NULL, MCP_RPC_INVALID_REQUEST, "message nested too deeply",
+			mcp_send_error(sink, NULL, MCP_RPC_INVALID_REQUEST, "message nested too deeply",
 				   json_pack("{s:i}", "max_depth", MCP_MAX_DEPTH));
 		else
-			send_error(sink, NULL, MCP_RPC_PARSE_ERROR, "parse error",
+			mcp_send_error(sink, NULL, MCP_RPC_PARSE_ERROR, "parse error",
 				   json_pack("{s:s,s:i}", "detail", je.text, "position", je.position));
 		return NULL;
 	}
 	if (json_is_array(msg)) {
-		send_error(sink, NULL, MCP_RPC_INVALID_REQUEST, "batches are not supported: send one message at a time", NULL);
+		mcp_send_error(sink, NULL, MCP_RPC_INVALID_REQUEST, "batches are not supported: send one message at a time", NULL);
 		json_decref(msg);
 		return NULL;
 	}
 	if (depth_of(msg) > MCP_MAX_DEPTH) {
 		json_t *id = json_object_get(msg, "id");
-		send_error(sink, json_is_string(id) || json_is_integer(id) ? id : NULL, MCP_RPC_INVALID_REQUEST,
+		mcp_send_error(sink, json_is_string(id) || json_is_integer(id) ? id : NULL, MCP_RPC_INVALID_REQUEST,
 			   "message nested too deeply", json_pack("{s:i}", "max_depth", MCP_MAX_DEPTH));
 		json_decref(msg);
 		return NULL;
@@ -497,10 +497,4 @@ struct mcp_call *mcp_handle_text(struct mcp_server *s, struct mcp_session *sess,
 	call = mcp_handle(s, sess, msg, sink);
 	json_decref(msg);
 	return call;
-}
-
-void mcp_send_error(const struct mcp_sink *sink, json_t *id, int code,
-		    const char *message, json_t *data_new)
-{
-	send_error(sink, id, code, message, data_new);
 }

@@ -105,10 +105,9 @@ static void consume(struct stdio_state *st)
 	}
 }
 
-static void step_calls(struct stdio_state *st, const struct pollfd *pfds)
+static void step_calls(struct stdio_state *st)
 {
 	for (size_t i = 0; i < st->ncalls;) {
-		(void)pfds;
 		if (mcp_call_step(st->s, st->calls[i])) {
 			st->calls[i] = st->calls[--st->ncalls];
 			continue;
@@ -166,7 +165,7 @@ int mcp_run_stdio(struct mcp_server *s, size_t max_line)
 				consume(&st);
 			}
 		}
-		step_calls(&st, pfds);
+		step_calls(&st);
 	}
 	free(st.buf);
 	return 0;
