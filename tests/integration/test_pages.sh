@@ -5,7 +5,8 @@
 # own parser), called as it stands, and must give the next page: ranks
 # and offsets continue, and the pages joined are the items of one call
 # with a limit that holds them all (the oracle, limit 50).  Also list_artifacts,
-# compare_profiles (both of its lists) and classify_hotspots.
+# compare_profiles (both of its lists), classify_hotspots, and
+# normalize_benchmark and compare_benchmarks on the pyperf fixtures.
 . tests/integration/lib.sh
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
 mkdir -p "$WORK/in"
@@ -32,7 +33,9 @@ from mcp_client import *  # the shared MCP test client (mcp_client.py)
 
 SERVER, IN = sys.argv[1], sys.argv[2]
 ART = os.path.join(WORK, "art")
-s = Stdio([SERVER, "--allowed-root", IN, "--artifact-root", ART, "--allow-writes"], "pages")
+BENCH = os.path.join(os.environ.get("REPO", os.getcwd()), "fixtures", "benchmarks")
+s = Stdio([SERVER, "--allowed-root", IN, "--allowed-root", BENCH, "--artifact-root", ART, "--allow-writes"],
+          "pages")
 s.initialize()
 
 
@@ -119,6 +122,14 @@ if (r.get("page") or {}).get("total_items", 0) > 1:
 else:
     print("skip - classify_hotspots pages: this capture gives %s candidate(s)" %
           (r.get("page") or {}).get("total_items"))
+# Benchmarks: two a side in the pyperf fixtures, one a page.
+base = os.path.join(BENCH, "pyperf-baseline.json")
+walk("normalize_benchmark", "normalize_benchmark", {"path": base, "environment": {"cpu_model": 'a "quoted" cpu'}},
+     "benchmarks", limit=1)
+bids = [structured(s.call("normalize_benchmark", {"path": os.path.join(BENCH, f)})).get("benchmark_id")
+        for f in ("pyperf-baseline.json", "pyperf-candidate.json")]
+walk("compare_benchmarks", "compare_benchmarks", {"baseline_id": bids[0], "candidate_id": bids[1],
+     "practical_threshold_percent": 2.5}, "results", limit=1)
 r = s.call("list_hotspots", {"analysis_id": aid, "event": LONG, "cursor": "1.000000"})
 check("a cursor of another query is refused", is_tool_error(r, "invalid cursor"), short(r))
 check("server exits 0 at end of input", s.close() == 0)

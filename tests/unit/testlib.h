@@ -2,7 +2,8 @@
  * (a port the kernel picks) whose accept loop, the test's own, runs in a
  * thread; writing a whole test file; removing a test folder; and the
  * SHA-256 of a file as coreutils' sha256sum gives it (an oracle that
- * shares no code with the project's).
+ * shares no code with the project's); feeding perf script text to a
+ * profile line by line.
  * Header-only: each test file that includes it gets its own copy. */
 #ifndef PL_TESTLIB_H
 #define PL_TESTLIB_H
@@ -18,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "profile/parse.h"
 
 struct loopback {
 	int lfd;
@@ -95,6 +98,28 @@ static inline const char *sha256sum_of(const char *path, char out[65])
 	ck_assert_int_eq(pclose(p), 0);
 	ck_assert_uint_eq(strlen(out), 64);
 	return out;
+}
+
+/* Feed a whole perf script text to `p` line by line, as a file would
+ * come, through the public parser API. */
+static inline enum pl_err feed_script(struct pl_profile *p, const char *text)
+{
+	struct pl_ps_parser *ps = pl_ps_new(p, "test");
+	struct pl_error err;
+	uint64_t line_no = 0;
+	enum pl_err rc = PL_OK;
+
+	while (*text && rc == PL_OK) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		rc = pl_ps_line(ps, text, n, ++line_no, &err);
+		text += n + (nl ? 1 : 0);
+	}
+	if (rc) {
+		pl_ps_finish(ps, &err);
+		return rc;
+	}
+	return pl_ps_finish(ps, &err);
 }
 
 #endif

@@ -31,22 +31,7 @@ static void teardown(void)
 
 static enum pl_err feed(struct pl_profile *p, const char *text)
 {
-	struct pl_ps_parser *ps = pl_ps_new(p, "test");
-	struct pl_error err;
-	uint64_t line_no = 0;
-	enum pl_err rc = PL_OK;
-
-	while (*text && rc == PL_OK) {
-		const char *nl = strchr(text, '\n');
-		size_t n = nl ? (size_t)(nl - text) : strlen(text);
-		rc = pl_ps_line(ps, text, n, ++line_no, &err);
-		text += n + (nl ? 1 : 0);
-	}
-	if (rc) {
-		pl_ps_finish(ps, &err);
-		return rc;
-	}
-	return pl_ps_finish(ps, &err);
+	return feed_script(p, text);
 }
 
 static int add_to_buf(const char *s, size_t n, void *data)
