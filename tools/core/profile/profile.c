@@ -67,6 +67,8 @@ void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
 	PL_GROW(p->weights, p->weights_cap, nstacks);
 }
 
+static void sites_release(struct pl_profile *p);
+
 void pl_profile_release(struct pl_profile *p)
 {
 	for (size_t i = 0; i < p->nstats; i++)
@@ -92,7 +94,7 @@ void pl_profile_release(struct pl_profile *p)
 	free(p->stacks);
 	free(p->weights);
 	free(p->tails);
-	pl_drop_sites(p);
+	sites_release(p);
 	pl_strtab_release(&p->mark_keys);
 	free(p->marked);
 	memset(p, 0, sizeof(*p));
@@ -401,13 +403,18 @@ void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uin
 		free(key);
 }
 
-void pl_drop_sites(struct pl_profile *p)
+static void sites_release(struct pl_profile *p)
 {
 	pl_strtab_release(&p->site_keys);
 	free(p->site_samples);
 	free(p->site_period);
 	p->site_samples = p->site_period = NULL;
 	p->sites_cap = 0;
+}
+
+void pl_drop_sites(struct pl_profile *p)
+{
+	sites_release(p);
 	pl_strtab_init(&p->site_keys);
 }
 
@@ -455,6 +462,8 @@ void pl_marked_finish(struct pl_profile *p)
 {
 	size_t k = 0;
 
+	if (!p->nmarked)
+		return;
 	qsort(p->marked, p->nmarked, sizeof(*p->marked), cmp_marked);
 	for (size_t i = 0; i < p->nmarked; i++) {
 		if (k && cmp_marked(&p->marked[k - 1], &p->marked[i]) == 0) {
