@@ -143,22 +143,6 @@ static void add_record(struct pl_buf *b, const char *exe, const char *const *nam
 	pl_buf_addf(b, "\n");
 }
 
-static enum pl_err feed(struct pl_profile *p, const char *text)
-{
-	struct pl_ps_parser *ps = pl_ps_new(p, "test");
-	struct pl_error err;
-	uint64_t line_no = 0;
-	enum pl_err rc = PL_OK;
-
-	while (*text && rc == PL_OK) {
-		const char *nl = strchr(text, '\n');
-		size_t n = nl ? (size_t)(nl - text) : strlen(text);
-		rc = pl_ps_line(ps, text, n, ++line_no, &err);
-		text += n + (nl ? 1 : 0);
-	}
-	return rc ? rc : pl_ps_finish(ps, &err);
-}
-
 /* perf script text of three records in this binary: the frameless leaf,
  * the framed one past its prologue, and the framed one called from the
  * framed one's prologue (a caller frame judged at its return address
@@ -244,7 +228,7 @@ START_TEST(a_profile_marks_frameless_leaves_and_prologue_callers)
 	self_path(exe, sizeof(exe));
 	profile_text(&text, exe, "IP|TID|TIME|CALLCHAIN|PERIOD");
 	pl_profile_init(&p, NULL);
-	ck_assert_int_eq(feed(&p, text.data), PL_OK);
+	ck_assert_int_eq(feed_script(&p, text.data), PL_OK);
 	ck_assert_uint_eq(pl_nsites(&p), 3);
 	add_build_id(&p, exe);
 	ck_assert_int_eq(pl_cfi_check_callers(&p, &cfg, NULL, &err), PL_OK);
@@ -280,7 +264,7 @@ START_TEST(without_a_recorded_build_id_every_edge_is_unknown)
 	self_path(exe, sizeof(exe));
 	profile_text(&text, exe, "IP|TID|TIME|CALLCHAIN|PERIOD");
 	pl_profile_init(&p, NULL);
-	ck_assert_int_eq(feed(&p, text.data), PL_OK);
+	ck_assert_int_eq(feed_script(&p, text.data), PL_OK);
 	ck_assert_int_eq(pl_cfi_check_callers(&p, &cfg, NULL, &err), PL_OK);
 	ck_assert_uint_eq(p.nmarked, 2);
 	ck_assert_int_eq(pl_mark_edge(&p, p.marked[0].mark, 1), PL_EDGE_UNKNOWN);
@@ -304,7 +288,7 @@ START_TEST(events_unwound_by_dwarf_are_not_checked)
 	self_path(exe, sizeof(exe));
 	profile_text(&text, exe, "IP|TID|TIME|CALLCHAIN|PERIOD|REGS_USER|STACK_USER");
 	pl_profile_init(&p, NULL);
-	ck_assert_int_eq(feed(&p, text.data), PL_OK);
+	ck_assert_int_eq(feed_script(&p, text.data), PL_OK);
 	add_build_id(&p, exe);
 	ck_assert_int_eq(pl_cfi_check_callers(&p, &cfg, NULL, &err), PL_OK);
 	ck_assert(!p.caller_check.attempted);
@@ -322,7 +306,7 @@ START_TEST(text_without_mmap_records_is_not_checked)
 	struct pl_error err;
 
 	pl_profile_init(&p, NULL);
-	ck_assert_int_eq(feed(&p, "app 1/1 1.0: 1 cycles:\n\t1139 leaf+0x0 (/bin/app)\n\t1200 main+0x9 (/bin/app)\n\n"),
+	ck_assert_int_eq(feed_script(&p, "app 1/1 1.0: 1 cycles:\n\t1139 leaf+0x0 (/bin/app)\n\t1200 main+0x9 (/bin/app)\n\n"),
 			 PL_OK);
 	ck_assert_uint_eq(pl_nsites(&p), 0);
 	ck_assert_int_eq(pl_cfi_check_callers(&p, &cfg, NULL, &err), PL_OK);
