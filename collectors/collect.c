@@ -566,7 +566,7 @@ static enum pl_err commit(const char *parent, const char *staging, json_t *meta,
 enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		       json_t **result, struct pl_error *err)
 {
-	char parent[PATH_MAX], staging[PATH_MAX], final[PATH_MAX], data[PATH_MAX], id[32];
+	char parent[PATH_MAX], staging[PATH_MAX], final[PATH_MAX], data[PATH_MAX], id[32], *shown;
 	json_t *meta = NULL, *warnings = json_array();
 	enum pl_err rc;
 
@@ -590,9 +590,11 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 		remove_tree(staging);
 		goto fail;
 	}
-	*result = json_pack("{s:s,s:s,s:O,s:o,s:o,s:o}", "collection_id", id, "folder", final,
+	shown = pl_esc_dup(final);  /* the artifact root's path is bytes */
+	*result = json_pack("{s:s,s:s,s:O,s:o,s:o,s:o}", "collection_id", id, "folder", shown,
 			    "files", json_object_get(meta, "files"), "metadata", meta,
 			    "warnings", warnings, "next_steps", next_steps(r, id, meta));
+	free(shown);
 	return PL_OK;
 fail:
 	json_decref(meta);

@@ -35,8 +35,8 @@ static json_t *result_json(const struct pl_report_in *in, const char *path, cons
 
 	for (size_t i = 0; i < PL_REPORT_NSECTIONS; i++)
 		json_array_append_new(heads, json_string(pl_report_sections[i]));
-	return json_pack("{s:s,s:s,s:o,s:I,s:i,s:o,s:o,s:[o]}",
-		"analysis_id", in->analysis_id, "path", path,
+	return json_pack("{s:s,s:o,s:o,s:I,s:i,s:o,s:o,s:[o]}",
+		"analysis_id", in->analysis_id, "path", pl_json_bytes(path),
 		"uri", json_sprintf("perflens://artifacts/%s", rel),
 		"bytes", (json_int_t)bytes, "rules_version", pl_rules_version(in->rules),
 		"sections", heads, "summary", summary_new,

@@ -327,7 +327,7 @@ static void *write_main(void *arg)
 
 static json_t *export_json(const char *root, const char *path, long bytes)
 {
-	return json_pack("{s:s,s:s+,s:I}", "path", path,
+	return json_pack("{s:o,s:s+,s:I}", "path", pl_json_bytes(path),
 			 "uri", "perflens://artifacts/", path + strlen(root) + 1,
 			 "bytes", (json_int_t)bytes);
 }

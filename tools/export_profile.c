@@ -263,8 +263,8 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	options_suffix(&path, &fo);
 	pl_buf_adds(&path, formats[job.format].suffix);
 	/* The uri names the same file for read_artifact_page and resources/read. */
-	res = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "analysis_id", id, "format", format,
-		"event", event, "path", path.data,
+	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,
+		"event", event, "path", pl_json_bytes(path.data),
 		"uri", json_sprintf("perflens://artifacts/%s", path.data + strlen(ctx->artifact_root) + 1),
 		"unit", pl_event_unit(&p, fo.event),
 		"weight", strcmp(pl_event_unit(&p, fo.event), "samples") == 0 ? "samples" : "period");

@@ -9,6 +9,7 @@
  */
 #include "registry.h"
 #include "evidence/benchmark.h"
+#include "store/artifact.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -125,8 +126,8 @@ enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,
 		json_array_append_new(page, summary_json(json_array_get(benches, i)));
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
 	unknown = unknown_keys(s.environment);
-	*result = json_pack("{s:s,s:{s:s,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:o,s:o,s:o}",
-		"benchmark_id", id, "artifact", "path", path, "uri", uri,
+	*result = json_pack("{s:s,s:{s:o,s:s},s:s,s:{s:O,s:O,s:O,s:O,s:O},s:O,s:O,s:I,s:o,s:O,s:o,s:o,s:o}",
+		"benchmark_id", id, "artifact", "path", pl_json_bytes(path), "uri", uri,
 		"format", pl_bench_format_name(s.format),
 		"source", "path", json_object_get(json_object_get(doc, "source"), "path"),
 		"size", json_object_get(json_object_get(doc, "source"), "size"),

@@ -4,9 +4,11 @@
  * artifact root, its perflens://artifacts/ uri, or the absolute path a
  * tool returned (the root's prefix is dropped; the rest is checked alike). */
 #include "registry.h"
+#include "base/escape.h"
 #include "store/artifact.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +49,7 @@ enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 				    json_t **result, struct pl_error *err)
 {
 	const char *which = json_string_value(json_object_get(args, "artifact"));
+	char bytes[PATH_MAX];
 	uint64_t offset = (uint64_t)json_integer_value(json_object_get(args, "offset"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit_bytes"));
 	char rel[600];
@@ -56,8 +59,9 @@ enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 	size_t n;
 	int fd;
 
-	if (!ctx->artifact_root ||
-	    !pl_artifact_rel_path(under_root(ctx->artifact_root, which), rel, sizeof(rel)))
+	/* A path is given in the escaped form results print (docs/paths.md). */
+	if (!ctx->artifact_root || !pl_esc_decode(which, bytes, sizeof(bytes)) ||
+	    !pl_artifact_rel_path(under_root(ctx->artifact_root, bytes), rel, sizeof(rel)))
 		return pl_fail(err, PL_ERR_USAGE,
 			       "pass a path or uri as list_artifacts shows it (exports/NAME, perflens://artifacts/exports/NAME), or the absolute path under the artifact root that a tool returned",
 			       "'%s' is not an artifact path", which);
