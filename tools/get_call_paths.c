@@ -6,10 +6,12 @@
  * path says in how many of its samples some frame-pointer edge may skip a
  * caller, and each shown frame in how many the frame above it may not be
  * its caller (caller_may_be_missing) or cannot be told (caller_unknown).
+ * tid and comm keep only those threads' stacks (thread_filter.h).
  */
 #include "registry.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
+#include "thread_filter.h"
 
 #include <string.h>
 
@@ -180,6 +182,23 @@ static enum pl_err find_symbol(const struct pl_profile *p, const char *symbol,
 		       "no function named '%s' in this analysis", symbol);
 }
 
+/* Keep the paths through any function with func's symbol: several
+ * functions may share a symbol (one per DSO). */
+static void keep_through(const struct pl_profile *p, struct pl_callpaths *cps, uint32_t func)
+{
+	uint32_t sid = p->funcs[func].symbol;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < cps->n; i++) {
+		bool hit = false;
+		for (uint32_t d = 0; d < cps->paths[i].depth && !hit; d++)
+			hit = p->funcs[cps->paths[i].funcs[d]].symbol == sid;
+		if (hit)
+			cps->paths[kept++] = cps->paths[i];
+	}
+	cps->n = kept;
+}
+
 enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 				json_t **result, struct pl_error *err)
 {
@@ -195,33 +214,25 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	struct pl_view v = {0};
 	struct pl_buf query = {0};
 	struct tool_page pg;
+	struct tool_thread_filter threads;
 	uint32_t event, func = PL_NOID;
 	json_t *paths;
 	struct path_marks *pm;
 	enum pl_err rc;
 
+	tool_thread_filter_init(&threads, args);
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
-	    (symbol && (rc = find_symbol(&p, symbol, &func, err))))
+	    (symbol && (rc = find_symbol(&p, symbol, &func, err))) ||
+	    (rc = tool_thread_filter_apply(&threads, &p, event, err)))
 		goto out;
-	/* Several functions may share a symbol (one per DSO): keep paths
-	 * through any of them. */
 	pl_view_build(&v, &p, event);
 	pl_callpaths_build(&cps, &p, event, PL_NOID);
-	if (symbol) {
-		size_t kept = 0;
-		uint32_t sid = p.funcs[func].symbol;
-		for (size_t i = 0; i < cps.n; i++) {
-			bool hit = false;
-			for (uint32_t d = 0; d < cps.paths[i].depth && !hit; d++)
-				hit = p.funcs[cps.paths[i].funcs[d]].symbol == sid;
-			if (hit)
-				cps.paths[kept++] = cps.paths[i];
-		}
-		cps.n = kept;
-	}
+	if (symbol)
+		keep_through(&p, &cps, func);
 	pl_buf_addf(&query, "%s|%s|%s|%u", id, pl_str(&p, p.events[event].name), symbol ? symbol : "", max_frames);
+	tool_thread_filter_query(&threads, &query);
 	if ((rc = tool_page_open(&pg, query.data, cursor, offset, limit, err)))
 		goto out;
 	tool_page_bound(&pg, cps.n);
@@ -233,6 +244,8 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 		"page", tool_page_json(&pg, tool_page_call(&pg, "get_call_paths", args,
 			json_pack("{s:s}", "event", pl_str(&p, p.events[event].name)))));
 	marks_free(pm, pg.end - pg.start);
+	if (threads.active)
+		json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));
 out:
 	pl_buf_release(&query);
 	pl_callpaths_release(&cps);

@@ -12,11 +12,13 @@
  * caller says in how many samples it may not be the function's real
  * caller (caller_may_be_missing: a frame-pointer edge that may skip one),
  * each callee in how many a function may be missing between the two, and
- * both in how many that cannot be told (caller_unknown).
+ * both in how many that cannot be told (caller_unknown).  tid and comm
+ * keep only those threads' stacks (thread_filter.h).
  */
 #include "registry.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
+#include "thread_filter.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -169,6 +171,40 @@ static void add_caller_check(const struct pl_profile *p, uint32_t event, json_t 
 			"this function's real caller; DWARF unwinding records it"));
 }
 
+/* The callers and callees of `func` over the stacks of `event` (the sets
+ * are initialised here; the caller releases them). */
+static void collect_edges(const struct pl_profile *p, uint32_t event, uint32_t func,
+			  struct edge_set *callers, struct edge_set *callees)
+{
+	edge_set_init(callers, pl_nfuncs(p) + 2);
+	edge_set_init(callees, pl_nfuncs(p) + 2);
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		if (!w)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			if (p->frames[st->frames[d]].func != func)
+				continue;
+			edge_add(callers, d == 0 ? ROOT_SLOT : p->frames[st->frames[d - 1]].func + 2, s + 1, w);
+			edge_add(callees, d + 1 == st->depth ? SELF_SLOT : p->frames[st->frames[d + 1]].func + 2, s + 1, w);
+		}
+	}
+}
+
+/* get_call_paths' arguments for this function, with the same threads. */
+static json_t *step_arguments(const char *id, const char *event, const char *symbol,
+			      const struct tool_thread_filter *threads)
+{
+	json_t *args = json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", event, "symbol", symbol);
+
+	if (threads->has_tid)
+		json_object_set_new(args, "tid", json_integer(threads->tid));
+	if (threads->comm)
+		json_object_set_new(args, "comm", json_string(threads->comm));
+	return args;
+}
+
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			     json_t **result, struct pl_error *err)
 {
@@ -182,28 +218,18 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	uint32_t event = 0, func = 0;
 	size_t ncallers = 0, ncallees = 0;
 	uint64_t marked[2] = {0, 0};
+	struct tool_thread_filter threads;
 	enum pl_err rc;
 
+	tool_thread_filter_init(&threads, args);
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
-	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)))
+	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)) ||
+	    (rc = tool_thread_filter_apply(&threads, &p, event, err)))
 		goto out;
 	pl_view_build(&v, &p, event);
-	edge_set_init(&callers, pl_nfuncs(&p) + 2);
-	edge_set_init(&callees, pl_nfuncs(&p) + 2);
-	for (uint32_t s = 0; s < pl_nstacks(&p); s++) {
-		const struct pl_stack *st = &p.stacks[s];
-		const struct pl_weight *w = pl_stack_weight(&p, s, event);
-		if (!w)
-			continue;
-		for (uint32_t d = 0; d < st->depth; d++) {
-			if (p.frames[st->frames[d]].func != func)
-				continue;
-			edge_add(&callers, d == 0 ? ROOT_SLOT : p.frames[st->frames[d - 1]].func + 2, s + 1, w);
-			edge_add(&callees, d + 1 == st->depth ? SELF_SLOT : p.frames[st->frames[d + 1]].func + 2, s + 1, w);
-		}
-	}
+	collect_edges(&p, event, func, &callers, &callees);
 	mark_edges(&p, event, func, &callers, &callees, marked);
 	{
 		const struct pl_func *f = &p.funcs[func];
@@ -221,10 +247,11 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			"callers", jcallers, "callers_total", (json_int_t)ncallers,
 			"callees", jcallees, "callees_total", (json_int_t)ncallees,
 			"next_steps", json_pack("[o]", tool_next_step("get_call_paths",
-				json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", pl_str(&p, p.events[event].name),
-					  "symbol", pl_str(&p, f->symbol)),
+				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &threads),
 				"whole call paths through this function")));
 		add_caller_check(&p, event, *result, marked);
+		if (threads.active)
+			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));
 	}
 out:
 	edge_set_release(&callers);

@@ -5,11 +5,18 @@
  * is a sound one: then a page costs the same whatever the profile's size.
  * Otherwise it comes from the summary (the stack table is not needed),
  * and, when writes are allowed, the index is built from that summary for
- * the next pages.  Both give the same bytes.
+ * the next pages.  Both give the same bytes.  A call filtered by thread
+ * (tid, comm) is answered from the stack table, the only store that keeps
+ * each stack's thread (thread_filter.h).  On an off-CPU event the answer
+ * also says what self means there and where the stacks block (the first
+ * frame above the kernel's, with its caller), read from the stack table.
  */
 #include "registry.h"
 #include "store/artifact.h"
 #include "store/hotidx.h"
+#include "thread_filter.h"
+#include "evidence/classify.h"
+#include "evidence/threads.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -40,17 +47,39 @@ struct query {
 	double min_pct;
 	bool by_incl;
 	json_t *args;   /* the call's own arguments, for next_call */
+	struct tool_thread_filter threads;
 };
 
-/* The hotspots a call lists, filtered and in order, from the index (x)
- * or from a summary's view; one pager serves both. */
+/* The hotspots a call lists, filtered and in order, from the index (x),
+ * a summary's view, or a view of the stack table (v, for a thread
+ * filter); one pager serves all three. */
 struct hot_list {
 	size_t n;
 	const struct pl_hotidx *x;
 	size_t view, *pos;
 	json_t *funcs, **order;
+	const struct pl_view *v;
+	uint32_t *ids;
 	bool by_incl;
 };
+
+static json_t *amount_of(const struct pl_view *v, struct pl_amount a)
+{
+	return json_pack("{s:I,s:I,s:f}", "samples", (json_int_t)a.samples, "period", (json_int_t)a.period,
+			 "percent", pl_percent(v, a.period));
+}
+
+/* Entry `rank` for function f of a view of the stack table (new). */
+static json_t *view_hotspot(const struct pl_view *v, uint32_t f, size_t rank)
+{
+	const struct pl_func *fn = &v->p->funcs[f];
+
+	return json_pack("{s:o,s:I,s:s,s:o,s:s,s:o,s:o}", "hotspot_id", json_sprintf("fn%u", f),
+		"rank", (json_int_t)rank, "symbol", pl_str(v->p, fn->symbol),
+		"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(v->p, fn->dso)),
+		"kind", pl_kind_name((enum pl_kind)fn->kind),
+		"self", amount_of(v, v->funcs[f].self), "inclusive", amount_of(v, v->funcs[f].incl));
+}
 
 /* The entry ranked i + 1 (new), or NULL when the index is malformed. */
 static json_t *hot_at(const struct hot_list *l, size_t i)
@@ -58,6 +87,8 @@ static json_t *hot_at(const struct hot_list *l, size_t i)
 	assert(i < l->n);
 	if (l->x)
 		return pl_hotidx_hotspot(l->x, l->view, l->by_incl, l->pos[i], i + 1);
+	if (l->v)
+		return view_hotspot(l->v, l->ids[i], i + 1);
 	return hotspot_json(l->funcs, l->order[i], i + 1);
 }
 
@@ -86,6 +117,7 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 	json_t *page = NULL;
 
 	pl_buf_addf(&query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
+	tool_thread_filter_query(&q->threads, &query);
 	if (!(*rc = tool_page_open(&pg, query.data, q->cursor, q->offset, q->limit, err))) {
 		tool_page_bound(&pg, l->n);
 		if ((page = page_of(l, &pg)))
@@ -93,6 +125,8 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 				"analysis_id", q->id, "event", event, "unit", unit, "sort", q->sort,
 				"total", total, "hotspots", page, "page", tool_page_json(&pg,
 					tool_page_call(&pg, "list_hotspots", q->args, json_pack("{s:s}", "event", event))));
+		if (page && q->threads.active)
+			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&q->threads));
 	}
 	pl_buf_release(&query);
 	return *rc || page;
@@ -182,6 +216,75 @@ out:
 	return rc;
 }
 
+/* The call answered from the stack table, for a thread filter. */
+static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json_t **result,
+			       struct pl_error *err)
+{
+	struct pl_profile p;
+	struct pl_view v = {0};
+	struct hot_list l = {.v = &v, .by_incl = q->by_incl};
+	json_t *unit, *total;
+	uint32_t ev;
+	enum pl_err rc;
+
+	pl_profile_init(&p, &ctx->limits);
+	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) ||
+	    (rc = tool_pick_event(&p, q->event, false, &ev, err)) ||
+	    (rc = tool_thread_filter_apply(&q->threads, &p, ev, err)))
+		goto out;
+	pl_view_build(&v, &p, ev);
+	pl_view_sort(&v, q->by_incl ? PL_SORT_INCLUSIVE : PL_SORT_SELF);
+	l.ids = pl_xmalloc((v.nhot + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < v.nhot; i++) {
+		uint32_t f = v.hot_order[i];
+		if (pl_percent(&v, (q->by_incl ? v.funcs[f].incl : v.funcs[f].self).period) >= q->min_pct)
+			l.ids[l.n++] = f;
+	}
+	unit = json_string(pl_event_unit(&p, ev));
+	total = json_pack("{s:I,s:I}", "samples", (json_int_t)v.total.samples, "period", (json_int_t)v.total.period);
+	answer(q, pl_str(&p, p.events[ev].name), unit, total, &l, result, &rc, err);
+	json_decref(unit);
+	json_decref(total);
+	free(l.ids);
+out:
+	pl_view_release(&v);
+	pl_profile_release(&p);
+	return rc;
+}
+
+/* The "off_cpu" part of an answer on an off-CPU event (rules' off_cpu set). */
+static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q, json_t *result,
+			       struct pl_error *err)
+{
+	const char *event = json_string_value(json_object_get(result, "event"));
+	const struct pl_rules *rules;
+	struct pl_profile p;
+	struct pl_view v = {0};
+	struct tool_thread_filter threads = q->threads;
+	uint32_t ev;
+	enum pl_err rc;
+
+	if ((rc = pl_rules_builtin(&rules, err)) || !pl_rules_event_in_set(rules, "off_cpu", event))
+		return rc;
+	pl_profile_init(&p, &ctx->limits);
+	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) &&
+	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
+	    !(rc = tool_thread_filter_apply(&threads, &p, ev, err))) {
+		pl_view_build(&v, &p, ev);
+		json_object_set_new(result, "off_cpu", json_pack("{s:s,s:o,s:[o]}",
+			"self_means", "on an off-CPU event a stack's leaf is where the task left the CPU (the "
+				      "scheduler, e.g. __schedule, or its [state X] frame), so self weight piles up there "
+				      "whatever the task waited for: read blocking_frames (the first frame above the "
+				      "kernel's, with its caller) and sort=\"inclusive\"",
+			"blocking_frames", pl_blocking_frames(&p, &v),
+			"next_steps", tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:s}", "analysis_id", q->id,
+				"event", event, "sort", "inclusive"), "functions by inclusive blocked time")));
+	}
+	pl_view_release(&v);
+	pl_profile_release(&p);
+	return rc;
+}
+
 enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 			       json_t **result, struct pl_error *err)
 {
@@ -195,12 +298,24 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 		.min_pct = json_number_value(json_object_get(args, "min_percent")),
 		.args = args,
 	};
-	struct pl_hotidx *x = pl_hotidx_open(ctx->artifact_root, q.id);
+	struct pl_hotidx *x = NULL;
 	enum pl_err rc = PL_OK;
-	bool served;
+	bool served = false;
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
-	served = x && from_index(x, &q, result, &rc, err);
-	pl_hotidx_close(x);
-	return served ? rc : from_summary(ctx, &q, result, err);
+	tool_thread_filter_init(&q.threads, args);
+	if (q.threads.active) {
+		rc = from_stacks(ctx, &q, result, err);
+	} else {
+		x = pl_hotidx_open(ctx->artifact_root, q.id);
+		served = x && from_index(x, &q, result, &rc, err);
+		pl_hotidx_close(x);
+		if (!served)
+			rc = from_summary(ctx, &q, result, err);
+	}
+	if (rc == PL_OK && (rc = add_off_cpu(ctx, &q, *result, err))) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	return rc;
 }

@@ -1,19 +1,96 @@
 /* list_threads.c - the list_threads tool: one page of an event's threads,
- * heaviest first, read from the analysis summary (already sorted there). */
+ * heaviest first, each with what it does.
+ *
+ * The order and the weights come from the analysis summary (sorted there);
+ * what each thread of the page does (its heaviest functions, the rules
+ * whose functions cover its weight, its blocked time by task state on
+ * off-CPU data) is read from the stack table (evidence/threads.h).  On a
+ * CPU-time event, a thread with a tiny fraction of the busiest thread's
+ * samples is marked probably_blocked: on-CPU samples cannot show where it
+ * waits, and the answer names the off-CPU collection that would.
+ */
 #include "registry.h"
 #include "store/artifact.h"
+#include "evidence/classify.h"
+#include "evidence/threads.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static json_t *thread_json(json_t *threads, json_t *entry, size_t rank)
+/* A thread is nearly idle below 1/IDLE_RATIO of the busiest thread's
+ * samples, once the busiest has IDLE_MIN_BUSY samples (fewer say nothing). */
+#define IDLE_RATIO 20
+#define IDLE_MIN_BUSY 100
+
+/* What a page needs besides the summary. */
+struct page_facts {
+	bool cpu_time;            /* the event measures CPU time */
+	uint64_t busiest;         /* samples of the heaviest thread */
+	json_t *described;        /* pl_threads_describe of the page, or NULL */
+	size_t blocked;           /* threads marked probably_blocked */
+};
+
+static json_t *thread_json(json_t *threads, json_t *entry, size_t rank, json_t *described,
+			   struct page_facts *pf)
 {
 	json_t *t = json_array_get(threads, (size_t)json_integer_value(json_object_get(entry, "thread")));
 	json_t *w = json_object_get(entry, "weight");
-
-	return json_pack("{s:I,s:O,s:O,s:O,s:O,s:O,s:O}", "rank", (json_int_t)rank,
+	json_int_t samples = json_integer_value(json_object_get(w, "samples"));
+	bool idle = pf->cpu_time && pf->busiest >= IDLE_MIN_BUSY &&
+		    (uint64_t)samples * IDLE_RATIO < pf->busiest;
+	json_t *out = json_pack("{s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:o}", "rank", (json_int_t)rank,
 			 "pid", json_object_get(t, "pid"), "tid", json_object_get(t, "tid"),
 			 "comm", json_object_get(t, "comm"), "samples", json_object_get(w, "samples"),
-			 "period", json_object_get(w, "period"), "percent", json_object_get(w, "percent"));
+			 "period", json_object_get(w, "period"), "percent", json_object_get(w, "percent"),
+			 "probably_blocked", pf->cpu_time ? json_boolean(idle) : json_null());
+
+	pf->blocked += idle;
+	json_object_update(out, described);
+	return out;
+}
+
+/* The page's descriptions from the stack table, parallel to the page. */
+static enum pl_err describe_page(const struct tool_ctx *ctx, const char *id, const char *event,
+				 json_t *list, size_t offset, size_t end, struct page_facts *pf,
+				 struct pl_error *err)
+{
+	const struct pl_rules *rules;
+	struct pl_classifier c;
+	struct pl_profile p;
+	struct pl_view v;
+	uint32_t ev, *ids = pl_xmalloc((end - offset + 1) * sizeof(uint32_t));
+	enum pl_err rc;
+
+	pl_profile_init(&p, &ctx->limits);
+	if ((rc = pl_rules_builtin(&rules, err)) ||
+	    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
+	    (rc = tool_pick_event(&p, event, false, &ev, err)))
+		goto out;
+	for (size_t i = offset; i < end; i++)
+		ids[i - offset] = (uint32_t)json_integer_value(json_object_get(json_array_get(list, i), "thread"));
+	pf->cpu_time = pl_rules_event_in_set(rules, "cpu_time", event);
+	pl_classifier_init(&c, rules, &p, id);
+	pl_view_build(&v, &p, ev);
+	pf->described = pl_threads_describe(&c, &v, ids, end - offset);
+	pl_view_release(&v);
+	pl_classifier_release(&c);
+out:
+	free(ids);
+	pl_profile_release(&p);
+	return rc;
+}
+
+/* Said once for the page when some thread is probably blocked. */
+static json_t *blocked_hint(const struct page_facts *pf)
+{
+	if (!pf->blocked)
+		return json_null();
+	return json_pack("{s:I,s:s,s:o}", "threads", (json_int_t)pf->blocked,
+		"why", "these threads ran a tiny fraction of the busiest thread's time: they were probably blocked or "
+		       "sleeping for most of the capture (or lived only briefly); on-CPU samples cannot show where they wait",
+		"next_step", tool_next_step("collect_profile", json_pack("{s:s}", "mode", "off_cpu"),
+			"blocked time per stack and task state for the same program (give executable or pid and the "
+			"authorization); then list_threads on its analysis"));
 }
 
 enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
@@ -25,6 +102,7 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
 	struct pl_buf query = {0};
 	struct tool_page pg;
+	struct page_facts pf = {0};
 	json_t *summary, *view, *list, *page;
 	size_t vi;
 	enum pl_err rc;
@@ -40,15 +118,20 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		goto out;
 	list = json_object_get(view, "threads");
 	tool_page_bound(&pg, json_array_size(list));
+	pf.busiest = (uint64_t)json_integer_value(json_object_get(json_object_get(json_array_get(list, 0), "weight"), "samples"));
+	if ((rc = describe_page(ctx, id, event, list, pg.start, pg.end, &pf, err)))
+		goto out;
 	page = json_array();
 	for (size_t i = pg.start; i < pg.end; i++)
-		json_array_append_new(page, thread_json(json_object_get(summary, "threads"),
-							json_array_get(list, i), i + 1));
-	*result = json_pack("{s:s,s:s,s:O,s:o,s:o}", "analysis_id", id,
+		json_array_append_new(page, thread_json(json_object_get(summary, "threads"), json_array_get(list, i),
+							i + 1, json_array_get(pf.described, i - pg.start), &pf));
+	*result = json_pack("{s:s,s:s,s:O,s:o,s:o,s:o}", "analysis_id", id,
 		"event", event, "unit", json_object_get(view, "unit"), "threads", page,
+		"blocked_threads", blocked_hint(&pf),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
 			json_pack("{s:s}", "event", event))));
 out:
+	json_decref(pf.described);
 	pl_buf_release(&query);
 	json_decref(summary);
 	return rc;

@@ -8,6 +8,8 @@ text itself (not PerfLens's analysis), matches the rules' patterns with
 Python's re, and sums sample periods per event:
   self_percent       leaf function matched
   inclusive_percent  any frame of the stack matched (once per stack)
+  function_self_percent  per_function rules: the largest self share of one
+                     matched function (symbol and DSO)
   event_percent      the event belongs to a whole_event set (100)
   samples            the event's sample count
   unknown_leaf_percent   leaf symbol is [unknown]
@@ -106,7 +108,11 @@ def matcher_hits(m, sym, dso, kind):
         return False
     if "symbol" in m and not re.search(m["symbol"], sym):
         return False
-    return "dso" not in m or (dso is not None and re.search(m["dso"], dso))
+    if "dso" in m and not (dso is not None and re.search(m["dso"], dso)):
+        return False
+    if "not_symbol" in m and re.search(m["not_symbol"], sym):
+        return False
+    return not ("not_dso" in m and dso is not None and re.search(m["not_dso"], dso))
 
 
 def func_matches(rule, sym, dso):
@@ -143,6 +149,13 @@ def expected(rules, rule, event, samples):
         if frame not in cache:
             cache[frame] = func_matches(rule, *frame)
         return cache[frame]
+    if match.get("per_function"):
+        per = {}
+        for p, fr in evs:
+            for f in ([fr[-1]] if match["weight"] == "self" else set(fr)):
+                if hit(f):
+                    per[f] = per.get(f, 0) + p
+        return "function_%s_percent" % match["weight"], pct(max(per.values(), default=0))
     if match["weight"] == "self":
         return "self_percent", pct(sum(p for p, fr in evs if hit(fr[-1])))
     return "inclusive_percent", pct(sum(p for p, fr in evs if any(hit(f) for f in fr)))

@@ -38,6 +38,24 @@ static void feed_folded(const char *event, const char *text)
 	}
 }
 
+/* One stack "sym@dso;sym@dso" (root first; "@" omitted: no DSO) with
+ * `samples` samples of period 1 under `event`, in a thread of its own. */
+static void feed_stack(const char *event, int64_t tid, const char *frames, uint64_t samples)
+{
+	struct pl_error err;
+	uint32_t ev = pl_intern_event(&prof, event, strlen(event)), ids[16], depth = 0;
+
+	for (const char *f = frames; *f && depth < 16;) {
+		size_t n = strcspn(f, ";"), at = strcspn(f, "@");
+		uint32_t sym = pl_intern_str(&prof, f, at < n ? at : n);
+		uint32_t dso = at < n ? pl_intern_str(&prof, f + at + 1, n - at - 1) : PL_NOID;
+		ids[depth++] = pl_intern_frame(&prof, pl_intern_func(&prof, sym, dso), false, 0, PL_NOID, &err);
+		f += n + (f[n] == ';');
+	}
+	pl_add_weight(&prof, pl_intern_stack(&prof, pl_intern_thread(&prof, 1, tid, PL_NOID), ids, depth, &err),
+		      ev, samples, samples, false);
+}
+
 /* Classify event 0 with the embedded rules; new reference. */
 static json_t *classify_first(void)
 {
@@ -247,6 +265,70 @@ START_TEST(classification_is_deterministic)
 }
 END_TEST
 
+START_TEST(program_code_is_the_heaviest_own_function_apart_from_libraries)
+{
+	json_t *res, *c, *steps, *s;
+	size_t i;
+	bool source_step = false;
+
+	/* The program's parse holds 30% self, its sum with emit 45%; libc's
+	 * strlen (40%) and an [unknown] frame never count here. */
+	feed_stack("cpu-clock", 1, "main@/opt/app/bin/app;parse@/opt/app/bin/app", 300);
+	feed_stack("cpu-clock", 1, "main@/opt/app/bin/app;emit@/opt/app/bin/app", 150);
+	feed_stack("cpu-clock", 1, "main@/opt/app/bin/app;strlen@/usr/lib/x86_64-linux-gnu/libc.so.6", 400);
+	feed_stack("cpu-clock", 1, "main@/opt/app/bin/app;[unknown]@/opt/app/bin/app", 100);
+	feed_stack("cpu-clock", 1, "main@/opt/app/bin/app;x@[vdso]", 50);
+	res = classify_first();
+	c = candidate(res, "program_code");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(c, "figure"), "name")), "function_self_percent");
+	ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(c, "hotspots"), 0), "symbol")), "parse");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "hotspots_total")), 2);  /* parse, emit */
+	steps = json_object_get(c, "next_steps");
+	json_array_foreach(steps, i, s)
+		if (strcmp(json_string_value(json_object_get(s, "tool")), "source_context") == 0) {
+			ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s, "arguments"), "hotspot_id")), "fn1");
+			source_step = true;
+		}
+	ck_assert(source_step);
+	ck_assert_ptr_nonnull(candidate(res, "runtime_and_libc"));
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(off_cpu_blocked_microseconds_name_pipe_reads_sleeps_and_futexes)
+{
+	json_t *res, *c;
+
+	/* collect_profile's folded blocked time: 20% in a pipe read, 30% in
+	 * clock_nanosleep, 50% on a futex; the unit is microseconds. */
+	feed_stack("off-cpu-us", 1, "reader;[state S];read;ksys_read;vfs_read;anon_pipe_read;schedule;__schedule", 200);
+	feed_stack("off-cpu-us", 2, "writer;[state S];clock_nanosleep;__x64_sys_clock_nanosleep;do_nanosleep;schedule;__schedule", 300);
+	feed_stack("off-cpu-us", 3, "counter;[state S];pthread_mutex_lock;__x64_sys_futex;futex_wait;schedule;__schedule", 500);
+	res = classify_first();
+	ck_assert_str_eq(json_string_value(json_object_get(res, "unit")), "us");
+	ck_assert_ptr_nonnull(c = candidate(res, "io_wait"));
+	ck_assert_double_eq_tol(figure(c), 20.0, 1e-9);
+	ck_assert_ptr_nonnull(c = candidate(res, "sleep"));
+	ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+	ck_assert_ptr_nonnull(c = candidate(res, "lock_wait"));
+	ck_assert_double_eq_tol(figure(c), 50.0, 1e-9);
+	ck_assert_ptr_null(candidate(res, "program_code"));
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(excluding_patterns_leave_a_function_out)
+{
+	struct pl_error err;
+
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("ex", "{\"functions\": [{\"kinds\": [\"user\"], \"not_symbol\": \"^\\\\[\", \"not_dso\": \"\\\\.so\"}], \"weight\": \"self\", \"per_function\": true, \"min_percent\": 5}") "]}", &err), PL_OK);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("badex", "{\"functions\": [{\"not_dso\": \"(\"}], \"weight\": \"self\", \"min_percent\": 5}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(err.text, "badex"));
+}
+END_TEST
+
 Suite *suite_classify(void)
 {
 	Suite *s = suite_create("classify");
@@ -261,6 +343,9 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, truncated_stacks_and_few_samples_are_data_quality_flags);
 	tcase_add_test(tc, events_outside_a_rules_sets_are_not_applicable);
 	tcase_add_test(tc, classification_is_deterministic);
+	tcase_add_test(tc, program_code_is_the_heaviest_own_function_apart_from_libraries);
+	tcase_add_test(tc, off_cpu_blocked_microseconds_name_pipe_reads_sleeps_and_futexes);
+	tcase_add_test(tc, excluding_patterns_leave_a_function_out);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,6 +1,6 @@
 /* compute.c - a pure compute loop: no allocation, no copies, no system
  * calls, no locks.  classify_hotspots must give it no hotspot candidate
- * (test_classify.sh).  mix() ends in a real call so that gcc keeps its
+ * but program_code, whose figure is mix()'s self share (test_classify.sh).  mix() ends in a real call so that gcc keeps its
  * frame and the frame-pointer unwinder keeps main above it.
  */
 #include <stdio.h>

@@ -50,8 +50,8 @@ struct event_set {
 };
 
 struct matcher {
-	regex_t sym, dso;
-	bool has_sym, has_dso;
+	regex_t sym, dso, not_sym, not_dso;
+	bool has_sym, has_dso, has_not_sym, has_not_dso;
 	unsigned kinds;          /* 1 << enum pl_kind; 0 = any */
 };
 
@@ -63,6 +63,7 @@ struct rule {
 	struct matcher m[MATCHERS_MAX];
 	size_t nm;
 	bool inclusive;
+	bool per_function;       /* figure: the heaviest matched function alone */
 	enum metric metric;
 	bool below;
 	double threshold;
@@ -153,21 +154,33 @@ static enum need parse_need(json_t *requires, const char *key)
 	return NEED_NO;
 }
 
+/* The optional pattern `key` of a matcher into *re; *has says it is set. */
+static enum pl_err compile_opt_re(regex_t *re, bool *has, json_t *spec, const char *key,
+				  const char *id, struct pl_error *err)
+{
+	const char *pat = json_string_value(json_object_get(spec, key));
+	enum pl_err rc;
+
+	if (!pat)
+		return PL_OK;
+	if ((rc = compile_re(re, pat, id, err)))
+		return rc;
+	*has = true;
+	return PL_OK;
+}
+
 static enum pl_err compile_matcher(struct matcher *m, json_t *spec, const char *id,
 				   struct pl_error *err)
 {
-	const char *sym = json_string_value(json_object_get(spec, "symbol"));
-	const char *dso = json_string_value(json_object_get(spec, "dso"));
 	json_t *kinds = json_object_get(spec, "kinds"), *k;
 	enum pl_err rc;
 	size_t i;
 
-	if (sym && (rc = compile_re(&m->sym, sym, id, err)))
+	if ((rc = compile_opt_re(&m->sym, &m->has_sym, spec, "symbol", id, err)) ||
+	    (rc = compile_opt_re(&m->dso, &m->has_dso, spec, "dso", id, err)) ||
+	    (rc = compile_opt_re(&m->not_sym, &m->has_not_sym, spec, "not_symbol", id, err)) ||
+	    (rc = compile_opt_re(&m->not_dso, &m->has_not_dso, spec, "not_dso", id, err)))
 		return rc;
-	m->has_sym = sym != NULL;
-	if (dso && (rc = compile_re(&m->dso, dso, id, err)))
-		return rc;
-	m->has_dso = dso != NULL;
 	json_array_foreach(kinds, i, k) {
 		for (unsigned kind = PL_KIND_USER; kind <= PL_KIND_UNKNOWN; kind++)
 			if (json_string_value(k) && strcmp(json_string_value(k), pl_kind_name((enum pl_kind)kind)) == 0)
@@ -230,6 +243,7 @@ static enum pl_err compile_rule(struct pl_rules *r, struct rule *ru, json_t *doc
 	    !json_is_number(json_object_get(match, "min_percent")))
 		return bad_rules(err, ru->id, "a function rule needs 1 to 16 functions, weight and min_percent");
 	ru->inclusive = strcmp(weight, "inclusive") == 0;
+	ru->per_function = json_is_true(json_object_get(match, "per_function"));
 	ru->threshold = json_number_value(json_object_get(match, "min_percent"));
 	json_array_foreach(fns, i, f) {
 		if ((rc = compile_matcher(&ru->m[i], f, ru->id, err)))
@@ -246,6 +260,10 @@ static void free_rule(struct rule *ru)
 			regfree(&ru->m[i].sym);
 		if (ru->m[i].has_dso)
 			regfree(&ru->m[i].dso);
+		if (ru->m[i].has_not_sym)
+			regfree(&ru->m[i].not_sym);
+		if (ru->m[i].has_not_dso)
+			regfree(&ru->m[i].not_dso);
 	}
 	if (ru->has_roots)
 		regfree(&ru->roots);
@@ -351,7 +369,11 @@ static bool matcher_hits(const struct matcher *m, const char *sym, const char *d
 		return false;
 	if (m->has_sym && !rule_re_match(&m->sym, sym))
 		return false;
-	return !m->has_dso || (dso && rule_re_match(&m->dso, dso));
+	if (m->has_dso && !(dso && rule_re_match(&m->dso, dso)))
+		return false;
+	if (m->has_not_sym && rule_re_match(&m->not_sym, sym))
+		return false;
+	return !m->has_not_dso || !dso || !rule_re_match(&m->not_dso, dso);
 }
 
 /* Folded input marks kernel and JIT frames with "_[k]" and "_[j]": read
@@ -524,6 +546,42 @@ static struct pl_amount truncated_stacks(const struct pl_classifier *c, const st
 	}
 	free(is_root);
 	return total;
+}
+
+/* ------------------------------------------------ questions about rules */
+
+/* Which event sets `name` belongs to. */
+static uint32_t event_bits(const struct pl_rules *r, const char *name);
+
+bool pl_rules_event_in_set(const struct pl_rules *r, const char *set, const char *event)
+{
+	for (size_t i = 0; i < r->nsets; i++)
+		if (strcmp(r->sets[i].name, set) == 0)
+			return rule_re_match(&r->sets[i].re, event);
+	return false;
+}
+
+bool pl_rules_entry_point(const struct pl_rules *r, const char *symbol)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rules[i].has_roots)
+			return rule_re_match(&r->rules[i].roots, symbol);
+	return false;
+}
+
+bool pl_rules_function_rule(const struct pl_rules *r, size_t i, const char *event,
+			    const char **id, const char **label, bool *inclusive)
+{
+	const struct rule *ru = i < r->n ? &r->rules[i] : NULL;
+	uint32_t bits = event_bits(r, event);
+
+	if (!ru || ru->data_quality || ru->metric != METRIC_NONE || (ru->whole & bits) ||
+	    (ru->events && !(ru->events & bits)) || (ru->skip & bits))
+		return false;
+	*id = ru->id;
+	*label = json_string_value(json_object_get(ru->doc, "label"));
+	*inclusive = ru->inclusive;
+	return true;
 }
 
 /* ------------------------------------------------------------- results */
@@ -759,6 +817,44 @@ struct verdict {
 	bool fired;
 };
 
+/* The weight of the heaviest single function rule `index` matches (ties:
+ * more samples, then the lower id), for per_function rules. */
+static struct pl_amount heaviest_function(const struct pl_classifier *c, const struct pl_view *v,
+					  size_t index, bool inclusive)
+{
+	uint64_t bit = UINT64_C(1) << index;
+	struct pl_amount best = {0};
+
+	for (uint32_t f = 0; f < pl_nfuncs(c->p); f++) {
+		const struct pl_amount *a = inclusive ? &v->funcs[f].incl : &v->funcs[f].self;
+		if (!(c->func_mask[f] & bit))
+			continue;
+		if (a->period > best.period || (a->period == best.period && a->samples > best.samples))
+			best = *a;
+	}
+	return best;
+}
+
+/* A function rule's figure: the whole event, the heaviest function, or
+ * the matched functions' sum. */
+static void function_figure(const struct pl_classifier *c, const struct pl_view *v,
+			    const struct event_facts *ef, struct verdict *vd)
+{
+	const struct rule *ru = vd->ru;
+
+	if (vd->whole) {
+		vd->amount = v->total;
+		vd->figure = "event_percent";
+	} else if (ru->per_function) {
+		vd->amount = heaviest_function(c, v, vd->index, ru->inclusive);
+		vd->figure = ru->inclusive ? "function_inclusive_percent" : "function_self_percent";
+	} else {
+		vd->amount = ru->inclusive ? ef->incl[vd->index] : ef->self[vd->index];
+		vd->figure = ru->inclusive ? "inclusive_percent" : "self_percent";
+	}
+	vd->value = pl_percent(v, vd->amount.period);
+}
+
 static void judge(const struct pl_classifier *c, const struct pl_view *v, const struct event_facts *ef,
 		  uint32_t ev_bits, struct evidence e, struct verdict *vd)
 {
@@ -778,9 +874,7 @@ static void judge(const struct pl_classifier *c, const struct pl_view *v, const 
 		return;
 	switch (ru->metric) {
 	case METRIC_NONE:
-		vd->amount = vd->whole ? v->total : ru->inclusive ? ef->incl[vd->index] : ef->self[vd->index];
-		vd->value = pl_percent(v, vd->amount.period);
-		vd->figure = vd->whole ? "event_percent" : ru->inclusive ? "inclusive_percent" : "self_percent";
+		function_figure(c, v, ef, vd);
 		break;
 	case METRIC_SAMPLES:
 		vd->amount = v->total;

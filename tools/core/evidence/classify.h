@@ -44,6 +44,20 @@ size_t pl_rules_count(const struct pl_rules *r);
 /* The document's global forbidden conclusions (borrowed array). */
 json_t *pl_rules_forbidden(const struct pl_rules *r);
 
+/* Whether `event` belongs to the document's event set `set` (e.g.
+ * "cpu_time"); false when the set is not defined. */
+bool pl_rules_event_in_set(const struct pl_rules *r, const char *set, const char *event);
+
+/* Whether `symbol` is a stack's entry point (_start, main, start_thread,
+ * clone...) as the truncated-stack rule's roots define them. */
+bool pl_rules_entry_point(const struct pl_rules *r, const char *symbol);
+
+/* Rule i when it is a hotspot-group function rule that applies to `event`
+ * through its event sets (not as a whole-event rule): its id and label
+ * (borrowed) and whether it weighs inclusively; false otherwise. */
+bool pl_rules_function_rule(const struct pl_rules *r, size_t i, const char *event,
+			    const char **id, const char **label, bool *inclusive);
+
 /* Per-profile matching state: which rules match which function. */
 struct pl_classifier {
 	const struct pl_rules *rules;
