@@ -1,7 +1,9 @@
 /* normalize_benchmark.c - the normalize_benchmark tool: read a benchmark
  * producer's JSON file into a benchmark artifact (core/benchmark.h) and
  * answer with its id, the environment and one page of per-benchmark
- * summaries; every value stays in the artifact.
+ * summaries; every value stays in the artifact.  Plain repeated values of
+ * a program's own metric come inline (values=[...]) or from a file
+ * (format="values"), with the name, unit and direction the caller gives.
  *
  * A page cursor is bound to the path, format, name and environment that
  * made it; asking for the next page reads the file again, which gives the
@@ -65,23 +67,45 @@ static json_t *next_steps(const char *id)
 		"compare_benchmarks with this benchmark_id as baseline_id (or candidate_id) and its id as the other"));
 }
 
+/* Plain values, inline or from the file at `real` (NULL: inline). */
+static enum pl_err parse_plain(const struct tool_ctx *ctx, json_t *args, const char *real,
+			       struct pl_bench_set *s, struct pl_error *err)
+{
+	const char *name = json_string_value(json_object_get(args, "name"));
+	const char *unit = json_string_value(json_object_get(args, "unit"));
+	enum pl_bench_direction dir;
+
+	if (!pl_bench_direction_from_name(json_string_value(json_object_get(args, "direction")), &dir))
+		return pl_fail(err, PL_ERR_USAGE, "pass direction=\"higher_is_better\" (e.g. ops/s) or "
+			       "\"lower_is_better\" (e.g. latency)", "plain values need a direction");
+	if (!real)
+		return pl_bench_parse_values(s, json_object_get(args, "values"), name, unit, dir, err);
+	return pl_bench_parse_values_file(s, real, name, unit, dir, &ctx->limits, err);
+}
+
 static enum pl_err parse(const struct tool_ctx *ctx, json_t *args, struct pl_bench_set *s,
 			 struct pl_error *err)
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
 	const char *fmt_name = json_string_value(json_object_get(args, "format"));
 	const char *name = json_string_value(json_object_get(args, "name"));
+	bool inline_values = json_object_get(args, "values") != NULL;
 	enum pl_bench_format fmt = PL_BENCH_AUTO;
 	char real[PATH_MAX];
 	enum pl_err rc;
 
-	if ((rc = tool_require_writes(ctx, err)) ||
-	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
-		return rc;
+	if (!path == !inline_values)
+		return pl_fail(err, PL_ERR_USAGE, "pass path=<a producer's JSON file> or values=[...] with name, "
+			       "unit and direction", path ? "give path or values, not both" : "give path or values");
 	pl_bench_format_from_name(fmt_name, &fmt);
-	if ((rc = pl_bench_parse_file(s, real, fmt, &ctx->limits, err)))
+	if ((rc = tool_require_writes(ctx, err)) ||
+	    (path && (rc = tool_resolve_input(ctx, path, real, sizeof(real), err))))
 		return rc;
-	if (name && (rc = pl_bench_select(s, name, err)))
+	if (inline_values || fmt == PL_BENCH_VALUES)
+		rc = parse_plain(ctx, args, path ? real : NULL, s, err);
+	else if (!(rc = pl_bench_parse_file(s, real, fmt, &ctx->limits, err)) && name)
+		rc = pl_bench_select(s, name, err);
+	if (rc)
 		return rc;
 	return pl_bench_apply_environment(s, json_object_get(args, "environment"), err);
 }
@@ -90,12 +114,17 @@ static enum pl_err parse(const struct tool_ctx *ctx, json_t *args, struct pl_ben
 static void cursor_query(json_t *args, struct pl_buf *q)
 {
 	char *env = json_dumps(json_object_get(args, "environment"), JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_COMPACT);
+	json_t *given = json_pack("{s:O?,s:O?,s:O?}", "values", json_object_get(args, "values"),
+				  "unit", json_object_get(args, "unit"), "direction", json_object_get(args, "direction"));
+	char *plain = json_dumps(given, JSON_SORT_KEYS | JSON_COMPACT);
 	const char *name = json_string_value(json_object_get(args, "name"));
+	const char *path = json_string_value(json_object_get(args, "path"));
 
-	pl_buf_addf(q, "bench|%s|%s|%s|%s", json_string_value(json_object_get(args, "path")),
-		    json_string_value(json_object_get(args, "format")), name ? name : "",
-		    env ? env : "");
+	pl_buf_addf(q, "bench|%s|%s|%s|%s|%s", path ? path : "", json_string_value(json_object_get(args, "format")),
+		    name ? name : "", env ? env : "", plain ? plain : "");
 	free(env);
+	free(plain);
+	json_decref(given);
 }
 
 enum pl_err tool_normalize_benchmark(const struct tool_ctx *ctx, json_t *args,

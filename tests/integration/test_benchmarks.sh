@@ -343,3 +343,75 @@ if ! call compare_benchmarks '{"baseline_id": "bm-00000000000000000000", "candid
 else
 	notok "unknown id: $(cat "$WORK/err")"
 fi
+
+# ------------------------------------------- plain values, through MCP
+# A fixed-duration program's own metric (ops per second, higher is
+# better), given as plain repeated values to perflens-mcp as an agent
+# gives them: inline for the baseline, a file of numbers for the
+# candidate.  Oracles: scipy's mannwhitneyu on the same numbers, the
+# schemas, and the construction (the candidate's median is 10% higher,
+# so higher_is_better is an improvement and lower_is_better a regression).
+mkdir -p "$WORK/plain"
+printf '# ops/s, one run a line\n1100\n1111\n1089\n1104\n1096\n1102\n1098\n1107\n1093\n1100\n' >"$WORK/plain/cand.txt"
+WORK="$WORK" timeout 120 $PY - "$(cd "$BUILD" && pwd)/perflens-mcp" "$WORK/plain" "$WORK/plain-art" <<'PY'
+import json, math, os, sys
+sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "integration"))
+from mcp_client import *  # the shared MCP test client (mcp_client.py)
+import jsonschema
+from scipy.stats import mannwhitneyu
+
+SERVER, PLAIN, ART = sys.argv[1:4]
+base = [1000, 1010, 990, 1004, 996, 1002, 998, 1007, 993, 1000]
+cand = [float(l) for l in open(os.path.join(PLAIN, "cand.txt")) if l.strip() and not l.startswith("#")]
+s = Stdio([SERVER, "--allowed-root", PLAIN, "--artifact-root", ART, "--allow-writes"], "plain-mcp")
+s.initialize()
+tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
+artifact_schema = json.load(open(os.path.join(os.environ.get("REPO", "."), "schemas/benchmark.schema.json")))
+
+
+def call(name, args):
+    r = s.call(name, args)
+    sc = (r or {}).get("result", {}).get("structuredContent")
+    try:
+        jsonschema.validate(sc, tools[name]["outputSchema"])
+    except Exception as e:
+        check("plain values: %s validates" % name, False, "%s %s" % (short(r), str(e)[:200]))
+        return None
+    return sc
+
+
+plain = {"name": "ops_per_second", "unit": "ops/s"}
+for direction, want in (("higher_is_better", "candidate_improvement"), ("lower_is_better", "candidate_regression")):
+    b = call("normalize_benchmark", dict(plain, values=base, direction=direction))
+    c = call("normalize_benchmark", dict(plain, path=os.path.join(PLAIN, "cand.txt"), format="values", direction=direction))
+    if not (b and c):
+        continue
+    art = json.load(open(os.path.join(ART, "benchmarks", b["benchmark_id"] + ".json")))
+    try:
+        jsonschema.validate(art, artifact_schema)
+        art_ok = art["benchmarks"][0]["values"] == [float(v) for v in base]
+    except Exception as e:
+        art_ok = str(e)[:200]
+    check("plain values %s: normalized (format %s, unit %s, %d and %d repeats); the artifact keeps every value and validates"
+          % (direction, b["format"], b["benchmarks"][0]["unit"], b["benchmarks"][0]["repeats"], c["benchmarks"][0]["repeats"]),
+          art_ok is True and b["format"] == "values" and b["benchmarks"][0]["metric"] == "plain" and
+          b["benchmarks"][0]["direction"] == direction and c["benchmarks"][0]["repeats"] == len(cand), art_ok)
+    cmp = call("compare_benchmarks", {"baseline_id": b["benchmark_id"], "candidate_id": c["benchmark_id"]})
+    res = cmp and cmp["results"][0]
+    if not res:
+        continue
+    auto = mannwhitneyu(base, cand, alternative="two-sided", method="auto")
+    mw = res["mann_whitney"]
+    check("plain values %s: compare_benchmarks says %s (change %+.1f%%), U and p equal scipy's (%g, %.4g)"
+          % (direction, res["status"], res["change_percent"], auto.statistic, auto.pvalue),
+          res["status"] == want and abs(mw["u_baseline"] - auto.statistic) < 1e-9 and
+          math.isclose(mw["p_value"], auto.pvalue, rel_tol=1e-7, abs_tol=1e-15), short(res, 500))
+r = s.call("normalize_benchmark", dict(plain, values=base))
+check("plain values without a direction: an error naming both choices",
+      is_tool_error(r, "higher_is_better", "lower_is_better"), short(r))
+r = s.call("normalize_benchmark", {"values": base, "path": os.path.join(PLAIN, "cand.txt"), "name": "x", "unit": "u",
+                                   "direction": "lower_is_better"})
+check("plain values: path and values together are refused", is_tool_error(r, "not both"), short(r))
+s.close()
+sys.exit(0)
+PY

@@ -302,6 +302,35 @@ START_TEST(unknown_shape_is_refused_with_the_formats)
 }
 END_TEST
 
+START_TEST(plain_values_keep_the_callers_unit_and_direction)
+{
+	json_t *d = doc("[1200, 1180.5, 0, -3, 1210, \"x\"]");
+	struct pl_bench_set s;
+	struct pl_error err;
+
+	pl_bench_set_init(&s);
+	ck_assert_int_eq(pl_bench_parse_values(&s, d, "ops_per_second", "ops/s", PL_HIGHER_IS_BETTER, &err), PL_OK);
+	ck_assert_int_eq(s.format, PL_BENCH_VALUES);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_str_eq(s.items[0].metric, "plain");
+	ck_assert_str_eq(s.items[0].unit, "ops/s");
+	ck_assert_int_eq(s.items[0].direction, PL_HIGHER_IS_BETTER);
+	ck_assert_uint_eq(s.items[0].nvalues, 3);
+	ck_assert_double_eq(s.items[0].values[1], 1180.5);
+	/* 0, -3 and "x" are not positive finite numbers: counted, said */
+	ck_assert_uint_eq(s.skipped.invalid_values, 3);
+	ck_assert_uint_eq(json_array_size(s.warnings), 1);
+	ck_assert_uint_eq(strlen(s.sha256), 64);
+	pl_bench_set_release(&s);
+
+	pl_bench_set_init(&s);
+	ck_assert_int_eq(pl_bench_parse_values(&s, d, "ops_per_second", NULL, PL_HIGHER_IS_BETTER, &err), PL_ERR_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.hint, "unit="));
+	pl_bench_set_release(&s);
+	json_decref(d);
+}
+END_TEST
+
 Suite *suite_bench_stats(void)
 {
 	Suite *s = suite_create("bench_stats");
@@ -321,6 +350,7 @@ Suite *suite_bench_stats(void)
 	tcase_add_test(t, hyperfine_leaves_out_failed_runs_and_renames_duplicates);
 	tcase_add_test(t, pyperf_merges_metadata_and_skips_calibration);
 	tcase_add_test(t, unknown_shape_is_refused_with_the_formats);
+	tcase_add_test(t, plain_values_keep_the_callers_unit_and_direction);
 	suite_add_tcase(s, t);
 	return s;
 }

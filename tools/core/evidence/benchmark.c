@@ -19,6 +19,7 @@
 #include "base/sha256.h"
 #include "base/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -76,6 +77,7 @@ void pl_bench_set_release(struct pl_bench_set *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->items[i].name);
+		free(s->items[i].own_unit);
 		free(s->items[i].values);
 	}
 	free(s->items);
@@ -94,6 +96,7 @@ const char *pl_bench_format_name(enum pl_bench_format f)
 	case PL_BENCH_HYPERFINE: return "hyperfine";
 	case PL_BENCH_GOOGLE: return "google_benchmark";
 	case PL_BENCH_PYPERF: return "pyperf";
+	case PL_BENCH_VALUES: return "values";
 	default: return "auto";
 	}
 }
@@ -101,7 +104,7 @@ const char *pl_bench_format_name(enum pl_bench_format f)
 bool pl_bench_format_from_name(const char *name, enum pl_bench_format *f)
 {
 	static const enum pl_bench_format all[] = {PL_BENCH_AUTO, PL_BENCH_HYPERFINE,
-						   PL_BENCH_GOOGLE, PL_BENCH_PYPERF};
+						   PL_BENCH_GOOGLE, PL_BENCH_PYPERF, PL_BENCH_VALUES};
 
 	for (size_t i = 0; i < PL_ARRAY_LEN(all); i++)
 		if (name && strcmp(name, pl_bench_format_name(all[i])) == 0) {
@@ -114,6 +117,17 @@ bool pl_bench_format_from_name(const char *name, enum pl_bench_format *f)
 const char *pl_bench_direction_name(enum pl_bench_direction d)
 {
 	return d == PL_HIGHER_IS_BETTER ? "higher_is_better" : "lower_is_better";
+}
+
+bool pl_bench_direction_from_name(const char *name, enum pl_bench_direction *d)
+{
+	if (name && strcmp(name, "higher_is_better") == 0)
+		*d = PL_HIGHER_IS_BETTER;
+	else if (name && strcmp(name, "lower_is_better") == 0)
+		*d = PL_LOWER_IS_BETTER;
+	else
+		return false;
+	return true;
 }
 
 static void warn(struct pl_bench_set *s, json_t *msg_new)
@@ -790,6 +804,112 @@ enum pl_err pl_bench_parse_file(struct pl_bench_set *s, const char *path,
 			       "'%s' is not valid JSON: %s (line %d)", path, je.text, je.line);
 	rc = pl_bench_parse_json(s, doc, fmt, path, err);
 	json_decref(doc);
+	return rc;
+}
+
+/* ------------------------------------------------------- plain values */
+
+static enum pl_err values_add(struct pl_bench_set *s, json_t *values, const char *name,
+			      const char *unit, enum pl_bench_direction dir, struct pl_error *err)
+{
+	struct names nm;
+	struct pl_bench *b;
+	json_t *v;
+	size_t i;
+	enum pl_err rc;
+
+	if (json_array_size(values) == 0)
+		return pl_fail(err, PL_ERR_MALFORMED, "pass at least 3 repeats (9 or more for a trustworthy comparison)",
+			       "no values to normalize");
+	if (!name || !*name || !unit || !*unit)
+		return pl_fail(err, PL_ERR_USAGE, "pass name=\"ops_per_second\" (what the values measure), "
+			       "unit=\"ops/s\" and direction=\"higher_is_better\" or \"lower_is_better\"",
+			       "plain values need a name, a unit and a direction");
+	s->format = PL_BENCH_VALUES;
+	pl_strtab_init(&nm.tab);
+	rc = bench_get(s, &nm, name, &b, err);
+	pl_strtab_release(&nm.tab);
+	if (rc)
+		return rc;
+	b->metric = "plain";
+	b->own_unit = pl_xstrndup(unit, strlen(unit));
+	b->unit = b->converted_from = b->own_unit;
+	b->scale = 1.0;
+	b->direction = dir;
+	json_array_foreach(values, i, v)
+		if ((rc = value_add(s, b, v, 1.0, err)))
+			return rc;
+	common_warnings(s);
+	return PL_OK;
+}
+
+enum pl_err pl_bench_parse_values(struct pl_bench_set *s, json_t *values, const char *name,
+				  const char *unit, enum pl_bench_direction dir, struct pl_error *err)
+{
+	char *text = json_dumps(values, JSON_COMPACT | JSON_REAL_PRECISION(17));
+
+	if (!text)
+		return pl_fail(err, PL_ERR_USAGE, "pass values as an array of numbers", "cannot read the values");
+	s->size = strlen(text);
+	pl_sha256_hex(text, strlen(text), s->sha256);
+	free(text);
+	return values_add(s, values, name, unit, dir, err);
+}
+
+/* Lines of numbers into a new array; NULL with the error on a bad line. */
+static json_t *number_lines(const char *text, const char *path, struct pl_error *err)
+{
+	json_t *out = json_array();
+	size_t line_no = 0;
+
+	for (const char *l = text; *l;) {
+		size_t n = strcspn(l, "\n"), k = 0;
+		char buf[64], *end;
+		line_no++;
+		while (k < n && isspace((unsigned char)l[k]))
+			k++;
+		if (k < n && l[k] != '#') {
+			size_t len = n - k < sizeof(buf) - 1 ? n - k : sizeof(buf) - 1;
+			memcpy(buf, l + k, len);
+			buf[len] = '\0';
+			double v = strtod(buf, &end);
+			while (*end && isspace((unsigned char)*end))
+				end++;
+			if (end == buf || *end || n - k >= sizeof(buf) - 1) {
+				json_decref(out);
+				pl_fail(err, PL_ERR_MALFORMED, "give one number per line (or a JSON array of numbers)",
+					"'%s' line %zu is not a number: '%.40s'", path, line_no, buf);
+				return NULL;
+			}
+			json_array_append_new(out, json_real(v));
+		}
+		l += n + (l[n] == '\n');
+	}
+	return out;
+}
+
+enum pl_err pl_bench_parse_values_file(struct pl_bench_set *s, const char *path, const char *name,
+				       const char *unit, enum pl_bench_direction dir,
+				       const struct pl_limits *lim, struct pl_error *err)
+{
+	struct pl_buf text = {0};
+	json_t *values;
+	enum pl_err rc;
+
+	if ((rc = read_text(s, path, lim, &text, err))) {
+		pl_buf_release(&text);
+		return rc;
+	}
+	values = json_loadb(text.data ? text.data : "", text.len, 0, NULL);
+	if (!json_is_array(values)) {
+		json_decref(values);
+		values = number_lines(text.data ? text.data : "", path, err);
+	}
+	pl_buf_release(&text);
+	if (!values)
+		return err->code;
+	rc = values_add(s, values, name, unit, dir, err);
+	json_decref(values);
 	return rc;
 }
 

@@ -3,7 +3,9 @@
  *
  * Three producers are read: `hyperfine --export-json`, Google Benchmark
  * `--benchmark_format=json` (best with --benchmark_repetitions) and pyperf
- * JSON (format "1.0", or 6).  Each benchmark keeps every repeat as one
+ * JSON (format "1.0", or 6); and plain repeated values of a program's own
+ * metric (format "values": a caller's array or a file of numbers, with the
+ * name, unit and direction the caller gives, metric "plain").  Each benchmark keeps every repeat as one
  * value in one base unit (seconds, bytes or count; the producer's unit and
  * the factor are recorded), its metric and its direction.  Rows that are
  * not repeats (Google Benchmark aggregates such as mean/median/stddev,
@@ -44,7 +46,8 @@ enum pl_bench_format {
 	PL_BENCH_AUTO = 0,
 	PL_BENCH_HYPERFINE,
 	PL_BENCH_GOOGLE,
-	PL_BENCH_PYPERF
+	PL_BENCH_PYPERF,
+	PL_BENCH_VALUES    /* plain repeated values (pl_bench_parse_values) */
 };
 
 enum pl_bench_direction { PL_LOWER_IS_BETTER = 0, PL_HIGHER_IS_BETTER };
@@ -54,7 +57,8 @@ enum pl_bench_direction { PL_LOWER_IS_BETTER = 0, PL_HIGHER_IS_BETTER };
 struct pl_bench {
 	char *name;
 	const char *metric;          /* "wall_time", "real_time", "value" */
-	const char *unit;            /* "seconds", "bytes", "count" */
+	const char *unit;            /* "seconds", "bytes", "count"; plain: own_unit */
+	char *own_unit;              /* the caller's unit of plain values, or NULL */
 	const char *converted_from;  /* the producer's unit: "ns", "s", "second"... */
 	double scale;                /* producer value * scale = value in `unit` */
 	enum pl_bench_direction direction;
@@ -106,6 +110,7 @@ void pl_bench_set_release(struct pl_bench_set *s);
 const char *pl_bench_format_name(enum pl_bench_format f);
 bool pl_bench_format_from_name(const char *name, enum pl_bench_format *f);
 const char *pl_bench_direction_name(enum pl_bench_direction d);
+bool pl_bench_direction_from_name(const char *name, enum pl_bench_direction *d);
 
 /* Read `path` (gzip and zstd too, at most PL_BENCH_MAX_BYTES and the
  * limits' max_input_bytes) as `fmt` (PL_BENCH_AUTO detects it). */
@@ -117,6 +122,22 @@ enum pl_err pl_bench_parse_file(struct pl_bench_set *s, const char *path,
 enum pl_err pl_bench_parse_json(struct pl_bench_set *s, json_t *doc,
 				enum pl_bench_format fmt, const char *what,
 				struct pl_error *err);
+
+/* One benchmark of plain repeated values, e.g. a fixed-duration program's
+ * own ops_per_second: `values` (borrowed array; entries that are not
+ * positive finite numbers are skipped and counted) named `name`, in
+ * `unit` (free text, e.g. "ops/s"), better in `dir`.  Without a file the
+ * provenance is the values themselves: source path "", size and SHA-256
+ * of their compact JSON text. */
+enum pl_err pl_bench_parse_values(struct pl_bench_set *s, json_t *values, const char *name,
+				  const char *unit, enum pl_bench_direction dir, struct pl_error *err);
+
+/* The same from a file of numbers: a JSON array, or one number per line
+ * (blank lines and lines starting with '#' skipped); a line that is not a
+ * number is PL_ERR_MALFORMED naming it. */
+enum pl_err pl_bench_parse_values_file(struct pl_bench_set *s, const char *path, const char *name,
+				       const char *unit, enum pl_bench_direction dir,
+				       const struct pl_limits *lim, struct pl_error *err);
 
 /* Keep only the benchmark called `name`; the error lists the names. */
 enum pl_err pl_bench_select(struct pl_bench_set *s, const char *name,
