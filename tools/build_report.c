@@ -2,7 +2,9 @@
  * analysis, written atomically under the artifact root as
  * exports/ID.report.HASH.md (HASH of the problem, metric and event, so the
  * same request rewrites the same bytes and different requests never
- * overwrite each other).  The report itself is evidence/report.
+ * overwrite each other).  The report itself is evidence/report.  Other
+ * analyses of the same run (with_analysis_ids: off-CPU, perf stat...) are
+ * reported with the first, each event under its own analysis.
  */
 #include "registry.h"
 #include "base/fsatomic.h"
@@ -22,6 +24,10 @@ static void report_path(struct pl_buf *path, const char *root, const struct pl_r
 	pl_buf_add(&key, in->problem, strlen(in->problem) + 1);
 	pl_buf_add(&key, in->metric, strlen(in->metric) + 1);
 	pl_buf_adds(&key, event_name ? event_name : "");
+	for (size_t i = 0; i < in->nmore; i++) {
+		pl_buf_addc(&key, '\0');
+		pl_buf_adds(&key, in->more[i].analysis_id);
+	}
 	pl_buf_addf(path, "%s/exports/%s.report.%016" PRIx64 ".md", root, in->analysis_id,
 		    pl_hash(key.data, key.len, 0x5e9047));
 	pl_buf_release(&key);
@@ -45,6 +51,33 @@ static json_t *result_json(const struct pl_report_in *in, const char *path, cons
 			"read the report; then follow each candidate's next steps and run its A/B validation plan"));
 }
 
+/* The other analyses named in `ids` into parts[] over profs[] (each
+ * profile initialised here; *n of them to release). */
+static enum pl_err load_more(const struct tool_ctx *ctx, json_t *ids, const char *main_id,
+			     struct pl_profile *profs, struct pl_report_part *parts, size_t *n,
+			     struct pl_error *err)
+{
+	json_t *v;
+	size_t i;
+	enum pl_err rc;
+
+	*n = 0;
+	json_array_foreach(ids, i, v) {
+		const char *id = json_string_value(v);
+		for (size_t k = 0; k <= i; k++)
+			if (strcmp(id, k < i ? parts[k].analysis_id : main_id) == 0)
+				return pl_fail(err, PL_ERR_USAGE, "name each other analysis once, and not analysis_id itself",
+					       "analysis '%s' is given twice", id);
+		pl_profile_init(&profs[i], &ctx->limits);
+		parts[i] = (struct pl_report_part){id, &profs[i], NULL};
+		(*n)++;
+		if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &parts[i].summary, err)) ||
+		    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &profs[i], err)))
+			return rc;
+	}
+	return PL_OK;
+}
+
 enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 			      json_t **result, struct pl_error *err)
 {
@@ -55,14 +88,22 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 		.metric = json_string_value(json_object_get(args, "metric")),
 		.only_event = PL_NOID,
 	};
-	struct pl_profile p;
+	struct pl_profile p, more_p[PL_REPORT_MORE_MAX];
+	struct pl_report_part more[PL_REPORT_MORE_MAX];
 	struct pl_buf path = {0}, md = {0};
-	json_t *summary = NULL;
+	json_t *summary = NULL, *ids = json_object_get(args, "with_analysis_ids");
 	enum pl_err rc;
 
 	in.p = &p;
+	in.more = more;
 	pl_profile_init(&p, &ctx->limits);
+	if (json_array_size(ids) > PL_REPORT_MORE_MAX) {
+		rc = pl_fail(err, PL_ERR_USAGE, "report at most 7 other analyses with one",
+			     "with_analysis_ids names %zu analyses", json_array_size(ids));
+		goto out;
+	}
 	if ((rc = tool_require_writes(ctx, err)) || (rc = pl_rules_builtin(&in.rules, err)) ||
+	    (rc = load_more(ctx, ids, in.analysis_id, more_p, more, &in.nmore, err)) ||
 	    (rc = pl_artifact_load_summary(ctx->artifact_root, in.analysis_id, &in.summary, err)) ||
 	    (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err)) ||
 	    (event_name && (rc = tool_pick_event(&p, event_name, false, &in.only_event, err))) ||
@@ -72,8 +113,14 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = pl_write_file_atomic(path.data, md.data, md.len, err)))
 		goto out;
 	*result = result_json(&in, path.data, ctx->artifact_root, md.len, summary);
+	if (in.nmore)
+		json_object_set(*result, "with_analysis_ids", ids);
 	summary = NULL;
 out:
+	for (size_t i = 0; i < in.nmore; i++) {
+		json_decref(more[i].summary);
+		pl_profile_release(&more_p[i]);
+	}
 	json_decref(summary);
 	json_decref(in.summary);
 	pl_buf_release(&md);

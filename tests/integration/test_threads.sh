@@ -16,6 +16,9 @@
 # Then the same workload collected off-CPU by collect_profile through a
 # server that may collect: lock_wait, io_wait and sleep must fire on its
 # blocked time with its unit, and list_threads must name each role.
+# Last, build_report over the on-CPU capture, the off-CPU collection and a
+# perf stat collection of the workload: one report with every analysis,
+# its candidates and the counters as perf wrote them in stat.csv.
 . tests/integration/lib.sh
 name="threads"
 PY=/usr/bin/python3
@@ -258,5 +261,52 @@ if oid:
           any(r_[:1] == ["io_wait"] and "S" in st for r_, st in role.get("reader", [])) and
           len(role.get("counter", [])) == 3 and all("lock_wait" in r_ for r_, st in role["counter"]), role)
 c.close()
+
+# ------------------------------- one report over the run's analyses
+# build_report of the on-CPU capture with the off-CPU collection and a
+# perf stat collection of the same workload: every analysis is in the
+# report, each candidate under its own analysis, and the stat counters as
+# perf wrote them (stat.csv read here).
+if aid and oid:
+    c2 = Stdio([SERVER, "--allowed-root", BIN, "--allowed-root", CAP, "--artifact-root", ART + "-col",
+                    "--allow-writes", "--allow-process-execution", "--allow-collection"], "threads-report")
+    c2.initialize()
+    tools2 = {t["name"]: t for t in c2.request("tools/list")["result"]["tools"]}
+    r = c2.call("collect_profile", {"mode": "stat", "executable": os.environ["ROLES"], "arguments": ["0.5"],
+                                    "events": ["task-clock"],
+                                    "authorization": "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"}, timeout=120)
+    st = (r or {}).get("result", {}).get("structuredContent") or {}
+    step = [x for x in st.get("next_steps", []) if x.get("tool") == "analyze_profile"]
+    a = step and c2.call("analyze_profile", step[0]["arguments"], timeout=60)
+    sid = a and (a.get("result", {}).get("structuredContent") or {}).get("analysis_id")
+    # the on-CPU capture again in this server's artifact root
+    a = c2.call("analyze_profile", {"path": capture}, timeout=120)
+    mid = (a.get("result", {}).get("structuredContent") or {}).get("analysis_id")
+    r = c2.call("build_report", {"analysis_id": mid, "with_analysis_ids": [oid] + ([sid] if sid else []),
+                                 "problem": "roles is slow", "metric": "records per second, higher is better"},
+                timeout=120)
+    rep = (r or {}).get("result", {}).get("structuredContent") or {}
+    try:
+        jsonschema.validate(rep, tools2["build_report"]["outputSchema"])
+        valid = not r["result"].get("isError")
+    except Exception as e:
+        valid = str(e)[:300]
+    md = open(rep["path"]).read() if valid is True else ""
+    csv = open(os.path.join(st.get("folder", ""), "stat.csv")).read() if st.get("folder") else ""
+    task = [l.split(",")[0] for l in csv.splitlines() if ",task-clock," in l or l.endswith(",task-clock")]
+    cands = rep.get("summary", {}).get("candidates", [])
+    errs = [] if valid is True else [valid]
+    errs += ["%s not in the report" % x for x in [mid, oid] + ([sid] if sid else []) if x not in md]
+    errs += [] if "program_code@cpu-clock" in cands else ["no program_code@cpu-clock in %s" % cands]
+    errs += [] if any(x.startswith(oid + ":lock_wait@") for x in cands) else ["no off-CPU lock_wait in %s" % cands]
+    errs += [] if sid and "perf stat of" in md else ["no perf stat observation"]
+    errs += [] if task and ("`task-clock` %.3f" % float(task[0])) in md else ["task-clock %s not in the report" % task[:1]]
+    errs += [] if md.count("\n## ") == 8 else ["%d sections" % md.count("\n## ")]
+    check("build_report over 3 analyses of the run: every analysis, its candidates and the stat counters in one "
+          "report (%d candidates, %d bytes)" % (len(cands), rep.get("bytes", 0)), not errs, errs)
+    r = c2.call("build_report", {"analysis_id": mid, "with_analysis_ids": [mid], "problem": "p", "metric": "m"})
+    check("build_report with its own analysis_id among the others: an error naming the fix",
+          is_tool_error(r, "twice"), short(r))
+    c2.close()
 sys.exit(0)
 PY

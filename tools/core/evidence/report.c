@@ -165,14 +165,26 @@ static double num_of(json_t *o, const char *key)
 
 struct report {
 	struct pl_buf md;
-	const struct pl_profile *p;
-	const char *id, *problem, *metric;
-	json_t *summary;
+	const char *problem, *metric;
+	struct pl_report_part parts[1 + PL_REPORT_MORE_MAX];  /* the first is the main one */
+	size_t nparts;
 	json_t *classified;      /* array of pl_classify_event objects */
 	struct pl_view *views;   /* parallel to classified */
+	size_t *view_part;       /* parallel to views: index into parts */
 	size_t nviews;
 	size_t events_left_out;
 };
+
+/* An event's name as a code span, with its analysis when the report
+ * covers several. */
+static void event_label(struct report *r, size_t view, const char *event)
+{
+	md_code(&r->md, event);
+	if (r->nparts > 1) {
+		pl_buf_adds(&r->md, " of ");
+		md_code(&r->md, r->parts[r->view_part[view]].analysis_id);
+	}
+}
 
 static void problem_section(struct report *r)
 {
@@ -202,9 +214,9 @@ static void time_text(struct pl_buf *b, const char *unit, uint64_t period)
 		pl_buf_adds(b, "n/a (not a time event)");
 }
 
-static void inputs_list(struct report *r)
+static void inputs_list(struct report *r, json_t *summary)
 {
-	json_t *prov = json_object_get(r->summary, "provenance"), *in, *counts, *w;
+	json_t *prov = json_object_get(summary, "provenance"), *in, *counts, *w;
 	size_t i;
 
 	json_array_foreach(json_object_get(prov, "inputs"), i, in) {
@@ -221,7 +233,7 @@ static void inputs_list(struct report *r)
 		    json_integer_value(json_object_get(counts, "records_malformed")));
 	pl_buf_adds(&r->md, "- Wall-clock duration: not recorded in the analysis; the sampled time below is "
 			    "the sum of sample periods (for cpu-clock and task-clock, CPU time across all CPUs)\n");
-	json_array_foreach(json_object_get(json_object_get(r->summary, "quality"), "warnings"), i, w) {
+	json_array_foreach(json_object_get(json_object_get(summary, "quality"), "warnings"), i, w) {
 		pl_buf_adds(&r->md, "- Warning: ");
 		md_rule_text(&r->md, w);
 		pl_buf_adds(&r->md, "\n");
@@ -234,14 +246,21 @@ static void data_quality_section(struct report *r)
 	size_t i;
 
 	heading(&r->md, 1);
-	inputs_list(r);
+	for (size_t k = 0; k < r->nparts; k++) {
+		if (r->nparts > 1) {
+			pl_buf_adds(&r->md, k ? "\nAnalysis " : "Analysis ");
+			md_code(&r->md, r->parts[k].analysis_id);
+			pl_buf_adds(&r->md, ":\n\n");
+		}
+		inputs_list(r, r->parts[k].summary);
+	}
 	pl_buf_adds(&r->md, "\n| Event | Unit | Samples | Total weight | Sampled time | Call graph | "
 			    "Source lines | Unknown leaf | Stacks with unknown frames | Truncated stacks |\n"
 			    "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |\n");
 	json_array_foreach(r->classified, i, ev) {
 		json_t *q = json_object_get(ev, "quality"), *t = json_object_get(q, "truncated_stack_percent");
 		pl_buf_adds(&r->md, "| ");
-		md_code(&r->md, str_of(ev, "event"));
+		event_label(r, i, str_of(ev, "event"));
 		pl_buf_addf(&r->md, " | %s | %" JSON_INTEGER_FORMAT " | %" JSON_INTEGER_FORMAT " | ",
 			    str_of(ev, "unit"), json_integer_value(json_object_get(q, "samples")),
 			    json_integer_value(json_object_get(q, "period")));
@@ -257,7 +276,7 @@ static void data_quality_section(struct report *r)
 			pl_buf_adds(&r->md, "n/a |\n");
 	}
 	if (r->events_left_out)
-		pl_buf_addf(&r->md, "\n%zu more event(s) are in the analysis but not in this report.\n",
+		pl_buf_addf(&r->md, "\n%zu more event(s) are in the analyses but not in this report.\n",
 			    r->events_left_out);
 	pl_buf_adds(&r->md, "\nEvents are never added together: each row is its own profile with its own total.\n");
 }
@@ -278,22 +297,23 @@ static void observations_section(struct report *r)
 	pl_buf_adds(&r->md, "Measured figures only; none of them is a cause.\n\n");
 	for (size_t i = 0; i < r->nviews; i++) {
 		const struct pl_view *v = &r->views[i];
-		const char *event = pl_str(r->p, r->p->events[v->event].name);
+		const struct pl_profile *p = v->p;
+		const char *event = pl_str(p, p->events[v->event].name);
 		double share[PL_KIND_UNKNOWN + 1];
 		size_t best_dso = SIZE_MAX;
 
 		kind_shares(v, share);
 		pl_buf_adds(&r->md, "- ");
-		md_code(&r->md, event);
+		event_label(r, i, event);
 		pl_buf_addf(&r->md, ": %" PRIu64 " samples; self weight by where the code lives: user space %.2f%%, "
 			    "kernel %.2f%%, JIT %.2f%%, no known mapping %.2f%%.", v->total.samples, share[PL_KIND_USER],
 			    share[PL_KIND_KERNEL], share[PL_KIND_JIT], share[PL_KIND_UNKNOWN]);
 		if (v->nhot) {
 			uint32_t f = v->hot_order[0];
 			pl_buf_adds(&r->md, " Heaviest function by self weight: ");
-			md_code(&r->md, pl_str(r->p, r->p->funcs[f].symbol));
+			md_code(&r->md, pl_str(p, p->funcs[f].symbol));
 			pl_buf_adds(&r->md, " in ");
-			md_code(&r->md, pl_str(r->p, r->p->funcs[f].dso));
+			md_code(&r->md, pl_str(p, p->funcs[f].dso));
 			pl_buf_addf(&r->md, ", %.2f%% self, %.2f%% inclusive.", pl_percent(v, v->funcs[f].self.period),
 				    pl_percent(v, v->funcs[f].incl.period));
 		}
@@ -303,11 +323,66 @@ static void observations_section(struct report *r)
 				best_dso = d;
 		if (best_dso != SIZE_MAX) {
 			pl_buf_adds(&r->md, " Heaviest DSO by self weight: ");
-			md_code(&r->md, pl_str(r->p, v->dso_ids[best_dso]));
+			md_code(&r->md, pl_str(p, v->dso_ids[best_dso]));
 			pl_buf_addf(&r->md, ", %.2f%%.", pl_percent(v, v->dsos[best_dso].self.period));
 		}
 		pl_buf_adds(&r->md, "\n");
 	}
+}
+
+#define REPORT_STAT_COUNTERS 8   /* counters listed per perf stat block */
+
+/* One perf stat block (a summary's "perf_stat" entry) of analysis
+ * `part`, as counted: its times, IPC and first counters (a counter that
+ * was not counted says so). */
+static void stat_block(struct report *r, size_t part, json_t *b)
+{
+	json_t *counters = json_object_get(b, "counters"), *c;
+	size_t i;
+
+	pl_buf_adds(&r->md, "- perf stat of ");
+	md_code(&r->md, str_of(b, "source"));
+	if (r->nparts > 1) {
+		pl_buf_adds(&r->md, " in ");
+		md_code(&r->md, r->parts[part].analysis_id);
+	}
+	pl_buf_adds(&r->md, ":");
+	if (json_is_number(json_object_get(b, "elapsed_seconds")))
+		pl_buf_addf(&r->md, " %.3f s elapsed;", num_of(b, "elapsed_seconds"));
+	if (json_is_number(json_object_get(b, "user_seconds")) && json_is_number(json_object_get(b, "sys_seconds")))
+		pl_buf_addf(&r->md, " %.3f s user, %.3f s system;", num_of(b, "user_seconds"), num_of(b, "sys_seconds"));
+	if (json_is_number(json_object_get(b, "ipc")))
+		pl_buf_addf(&r->md, " %.2f instructions per cycle;", num_of(b, "ipc"));
+	json_array_foreach(counters, i, c) {
+		json_t *v = json_object_get(c, "value");
+		if (i == REPORT_STAT_COUNTERS)
+			break;
+		pl_buf_adds(&r->md, i ? ", " : " ");
+		md_code(&r->md, str_of(c, "event"));
+		if (json_is_integer(v))
+			pl_buf_addf(&r->md, " %" JSON_INTEGER_FORMAT, json_integer_value(v));
+		else if (json_is_number(v))
+			pl_buf_addf(&r->md, " %.3f", json_number_value(v));
+		else
+			pl_buf_addf(&r->md, " %s", str_of(c, "status"));
+		if (json_is_number(v) && *str_of(c, "unit")) {
+			pl_buf_adds(&r->md, " ");
+			md_text(&r->md, str_of(c, "unit"), 40);
+		}
+	}
+	if (json_array_size(counters) > REPORT_STAT_COUNTERS)
+		pl_buf_addf(&r->md, " and %zu more counters", json_array_size(counters) - REPORT_STAT_COUNTERS);
+	pl_buf_adds(&r->md, "\n");
+}
+
+static void stat_observations(struct report *r)
+{
+	json_t *b;
+	size_t i;
+
+	for (size_t k = 0; k < r->nparts; k++)
+		json_array_foreach(json_object_get(r->parts[k].summary, "perf_stat"), i, b)
+			stat_block(r, k, b);
 }
 
 static void hotspots_section(struct report *r)
@@ -315,9 +390,10 @@ static void hotspots_section(struct report *r)
 	heading(&r->md, 3);
 	for (size_t i = 0; i < r->nviews; i++) {
 		const struct pl_view *v = &r->views[i];
+		const struct pl_profile *p = v->p;
 
 		pl_buf_adds(&r->md, "### Event ");
-		md_code(&r->md, pl_str(r->p, r->p->events[v->event].name));
+		event_label(r, i, pl_str(p, p->events[v->event].name));
 		pl_buf_addf(&r->md, " (by self weight, top %d of %zu)\n\n"
 				    "| Rank | Hotspot | Symbol | DSO | Kind | Self | Inclusive | Samples (self) |\n"
 				    "| ---: | --- | --- | --- | --- | ---: | ---: | ---: |\n",
@@ -325,11 +401,11 @@ static void hotspots_section(struct report *r)
 		for (size_t k = 0; k < v->nhot && k < REPORT_TOP; k++) {
 			uint32_t f = v->hot_order[k];
 			pl_buf_addf(&r->md, "| %zu | fn%u | ", k + 1, f);
-			md_code(&r->md, pl_str(r->p, r->p->funcs[f].symbol));
+			md_code(&r->md, pl_str(p, p->funcs[f].symbol));
 			pl_buf_adds(&r->md, " | ");
-			md_code(&r->md, pl_str(r->p, r->p->funcs[f].dso));
+			md_code(&r->md, pl_str(p, p->funcs[f].dso));
 			pl_buf_addf(&r->md, " | %s | %.2f%% | %.2f%% | %" PRIu64 " |\n",
-				    pl_kind_name((enum pl_kind)r->p->funcs[f].kind),
+				    pl_kind_name((enum pl_kind)p->funcs[f].kind),
 				    pl_percent(v, v->funcs[f].self.period), pl_percent(v, v->funcs[f].incl.period),
 				    v->funcs[f].self.samples);
 		}
@@ -348,7 +424,7 @@ static void figure_text(struct pl_buf *b, json_t *fig)
 			    strcmp(str_of(fig, "op"), "below") == 0 ? "below" : "at least", num_of(fig, "threshold"));
 }
 
-static void candidate_block(struct report *r, json_t *c, size_t n)
+static void candidate_block(struct report *r, json_t *c, size_t n, size_t view)
 {
 	json_t *rule = json_object_get(c, "rule"), *h, *s;
 	size_t i;
@@ -356,7 +432,7 @@ static void candidate_block(struct report *r, json_t *c, size_t n)
 	pl_buf_addf(&r->md, "### %zu. ", n);
 	md_rule_text(&r->md, json_object_get(rule, "label"));
 	pl_buf_adds(&r->md, " on ");
-	md_code(&r->md, str_of(c, "event"));
+	event_label(r, view, str_of(c, "event"));
 	pl_buf_adds(&r->md, "\n\n- Status: candidate (unconfirmed hypothesis)\n- Rule: ");
 	md_code(&r->md, str_of(rule, "id"));
 	pl_buf_adds(&r->md, ": ");
@@ -406,7 +482,7 @@ static size_t candidates_section(struct report *r)
 			    "this profile: a hypothesis to test, not a finding.\n\n");
 	json_array_foreach(r->classified, i, ev)
 		json_array_foreach(json_object_get(ev, "candidates"), k, c)
-			candidate_block(r, c, ++n);
+			candidate_block(r, c, ++n, i);
 	if (n == 0)
 		pl_buf_adds(&r->md, "No rule fired. That is not evidence of no problem: see the rules that could "
 				    "not be evaluated under Missing evidence.\n");
@@ -451,7 +527,7 @@ static size_t missing_section(struct report *r)
 				pl_buf_adds(&r->md, "- Rule ");
 				md_code(&r->md, str_of(q, "rule"));
 				pl_buf_adds(&r->md, " could not be evaluated on ");
-				md_code(&r->md, str_of(ev, "event"));
+				event_label(r, i, str_of(ev, "event"));
 				pl_buf_adds(&r->md, ": ");
 				md_rule_text(&r->md, json_object_get(q, "reason"));
 				pl_buf_adds(&r->md, "\n");
@@ -531,32 +607,43 @@ static void conclusion_section(struct report *r, size_t ncand, json_t *forbidden
 static void header(struct report *r, int rules_version)
 {
 	pl_buf_adds(&r->md, "# PerfLens evidence report\n\n");
-	pl_buf_addf(&r->md, "- Analysis: `%s`\n- Written by: PerfLens %s, classification rules version %d\n"
-			    "- Status of every candidate below: unconfirmed\n",
-		    r->id, PL_VERSION, rules_version);
+	pl_buf_addf(&r->md, "- Analysis: `%s`\n", r->parts[0].analysis_id);
+	for (size_t k = 1; k < r->nparts; k++)
+		pl_buf_addf(&r->md, "- With analysis of the same run: `%s`\n", r->parts[k].analysis_id);
+	pl_buf_addf(&r->md, "- Written by: PerfLens %s, classification rules version %d\n"
+			    "- Status of every candidate below: unconfirmed\n", PL_VERSION, rules_version);
 }
 
+/* Every event of every analysis (only `only` of the first when given),
+ * at most REPORT_EVENTS_MAX in all, viewed and classified. */
 static void classify_events(struct report *r, const struct pl_rules *rules, uint32_t only)
 {
-	struct pl_classifier c;
-	size_t n = 0;
+	size_t total = 0, n = 0;
 
-	r->views = pl_xcalloc(r->p->nevents, sizeof(struct pl_view));
+	for (size_t k = 0; k < r->nparts; k++)
+		total += r->parts[k].p->nevents;
+	r->views = pl_xcalloc(total + 1, sizeof(struct pl_view));
+	r->view_part = pl_xcalloc(total + 1, sizeof(size_t));
 	r->classified = json_array();
-	pl_classifier_init(&c, rules, r->p, r->id);
-	for (uint32_t e = 0; e < r->p->nevents; e++) {
-		if (only != PL_NOID && e != only)
-			continue;
-		if (n == REPORT_EVENTS_MAX) {
-			r->events_left_out++;
-			continue;
+	for (size_t k = 0; k < r->nparts; k++) {
+		const struct pl_report_part *pt = &r->parts[k];
+		struct pl_classifier c;
+		pl_classifier_init(&c, rules, pt->p, pt->analysis_id);
+		for (uint32_t e = 0; e < pt->p->nevents; e++) {
+			if (k == 0 && only != PL_NOID && e != only)
+				continue;
+			if (n == REPORT_EVENTS_MAX) {
+				r->events_left_out++;
+				continue;
+			}
+			pl_view_build(&r->views[n], pt->p, e);
+			r->view_part[n] = k;
+			json_array_append_new(r->classified, pl_classify_event(&c, &r->views[n]));
+			n++;
 		}
-		pl_view_build(&r->views[n], r->p, e);
-		json_array_append_new(r->classified, pl_classify_event(&c, &r->views[n]));
-		n++;
+		pl_classifier_release(&c);
 	}
 	r->nviews = n;
-	pl_classifier_release(&c);
 }
 
 static json_t *summary_json(struct report *r, size_t nmissing)
@@ -566,9 +653,15 @@ static json_t *summary_json(struct report *r, size_t nmissing)
 
 	json_array_foreach(r->classified, i, ev)
 		json_array_foreach(json_object_get(ev, "candidates"), k, c) {
-			json_array_append(cands, json_object_get(c, "candidate_id"));
+			/* another analysis' candidates carry its id: the same rule and
+			 * event may fire in two of them */
+			json_t *id = r->view_part[i] ? json_sprintf("%s:%s", r->parts[r->view_part[i]].analysis_id,
+								     str_of(c, "candidate_id"))
+						     : json_incref(json_object_get(c, "candidate_id"));
+			json_array_append(cands, id);
 			if (strcmp(str_of(json_object_get(c, "rule"), "group"), "data_quality") == 0)
-				json_array_append(dq, json_object_get(c, "candidate_id"));
+				json_array_append(dq, id);
+			json_decref(id);
 		}
 	return json_pack("{s:I,s:I,s:o,s:o,s:I}", "events", (json_int_t)r->nviews,
 			 "events_left_out", (json_int_t)r->events_left_out, "candidates", cands,
@@ -579,10 +672,14 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 			    struct pl_error *err)
 {
 	struct report r = {
-		.p = in->p, .id = in->analysis_id, .problem = in->problem, .metric = in->metric,
-		.summary = in->summary,
+		.problem = in->problem, .metric = in->metric,
+		.parts = {{in->analysis_id, in->p, in->summary}},
+		.nparts = 1,
 	};
 	size_t ncand, nmissing;
+
+	for (size_t k = 0; k < in->nmore && k < PL_REPORT_MORE_MAX; k++)
+		r.parts[r.nparts++] = in->more[k];
 
 	if (in->p->nevents == 0)
 		return pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
@@ -592,6 +689,7 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 	problem_section(&r);
 	data_quality_section(&r);
 	observations_section(&r);
+	stat_observations(&r);
 	hotspots_section(&r);
 	ncand = candidates_section(&r);
 	nmissing = missing_section(&r);
@@ -601,6 +699,7 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 	for (size_t i = 0; i < r.nviews; i++)
 		pl_view_release(&r.views[i]);
 	free(r.views);
+	free(r.view_part);
 	json_decref(r.classified);
 	*md = r.md;
 	return PL_OK;

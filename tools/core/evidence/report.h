@@ -1,9 +1,12 @@
-/* report.h - the Markdown evidence report of one analysis.
+/* report.h - the Markdown evidence report of one analysis, or of several
+ * analyses of the same run (on-CPU and off-CPU, perf stat...).
  *
  * Eight sections (pl_report_sections): the problem as the caller put it,
  * data quality, observations, top hotspots, the classification rules'
  * candidates, missing evidence, an A/B validation plan and a conclusion
- * that confirms nothing.  The same inputs give the same bytes.
+ * that confirms nothing.  With several analyses every section covers all
+ * of them, each event labelled with its analysis (events of different
+ * analyses are never merged either).  The same inputs give the same bytes.
  */
 #ifndef PL_REPORT_H
 #define PL_REPORT_H
@@ -21,13 +24,24 @@ struct pl_rules;
 #define PL_REPORT_NSECTIONS 8
 extern const char *const pl_report_sections[PL_REPORT_NSECTIONS];
 
+#define PL_REPORT_MORE_MAX 7       /* other analyses in one report */
+
+/* Another analysis of the same run, reported with the first (borrowed). */
+struct pl_report_part {
+	const char *analysis_id;
+	const struct pl_profile *p;
+	json_t *summary;                  /* its summary artifact */
+};
+
 struct pl_report_in {
 	const char *analysis_id;
 	const char *problem, *metric;     /* the caller's words, escaped */
 	const struct pl_profile *p;       /* the analysis' profile */
 	json_t *summary;                  /* its summary artifact (borrowed) */
 	const struct pl_rules *rules;     /* the classification rules */
-	uint32_t only_event;              /* one event, or PL_NOID: all */
+	uint32_t only_event;              /* one event of the first analysis, or PL_NOID: all */
+	const struct pl_report_part *more;/* nmore other analyses, every event of each */
+	size_t nmore;
 };
 
 /* Write the report into *md (initialised here; the caller releases it)
