@@ -12,6 +12,7 @@
  * the allowed roots is opened, and every path tried is reported.
  */
 #include "registry.h"
+#include "base/escape.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
 #include "symbols/srcfile.h"
@@ -234,10 +235,11 @@ static bool locate(const struct tool_ctx *ctx, const struct pl_profile *p, const
 }
 
 /* A line of source as JSON text: at most MAX_TEXT bytes, cut on a UTF-8
- * boundary, invalid bytes shown as '?'. */
+ * boundary, bytes that are not UTF-8 (a Latin-1 comment) as \xHH, the
+ * text form of base/escape.h, so nothing of the line is lost. */
 static json_t *text_json(const char *s, size_t n)
 {
-	char buf[MAX_TEXT + 1];
+	struct pl_buf b = {0};
 	json_t *j;
 
 	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
@@ -247,14 +249,10 @@ static json_t *text_json(const char *s, size_t n)
 		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
 			n--;
 	}
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	if ((j = json_stringn(buf, n)))
-		return j;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] >= 0x80)
-			buf[i] = '?';
-	return json_stringn(buf, n);
+	pl_esc_add_text(&b, s, n);
+	j = json_stringn(b.data ? b.data : "", b.len);
+	pl_buf_release(&b);
+	return j;
 }
 
 static int cmp_hot(const void *a, const void *b)

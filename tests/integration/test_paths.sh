@@ -44,13 +44,27 @@ else
 	notok "$name: perf capture: building or recording failed: $(oneline "$WORK/err")"
 fi
 
-WORK="$WORK" timeout 300 $PY - "$PERFLENS" "$server" "$REPO" "$capture" "$peer" <<'PY'
+# Source in a folder whose name is not UTF-8, with a Latin-1 comment: the
+# perf.data is read with srclines, and source_context finds the file by
+# the binary's DWARF path and shows the comment's byte as \xe9.
+srcdata=""
+sdir="$WORK/srcd/$(printf 'src\351')"
+if [ -n "$capture" ] && mkdir -p "$sdir" &&
+	{ printf '/* caf\351 */\n'; cat "$REPO/tests/workloads/fib.c"; } >"$sdir/fib.c" &&
+	(cd "$sdir" && gcc -O1 -g -fno-omit-frame-pointer -o fib fib.c) 2>"$WORK/err" &&
+	perf record -e cpu-clock -F 999 -g -N -o "$WORK/srcd/fib.data" -- "$sdir/fib" >/dev/null 2>>"$WORK/err"; then
+	srcdata="$WORK/srcd/fib.data"
+elif [ -n "$capture" ]; then
+	notok "$name: source capture: building or recording failed: $(oneline "$WORK/err")"
+fi
+
+WORK="$WORK" timeout 300 $PY - "$PERFLENS" "$server" "$REPO" "$capture" "$peer" "$srcdata" <<'PY'
 import json, os, subprocess, sys
 sys.path.insert(0, os.path.join(sys.argv[3], "tests", "integration"))
 from mcp_client import *  # the shared MCP test client (mcp_client.py)
 import jsonschema
 
-PERFLENS, SERVER, REPO, CAPTURE, PEER = (os.fsencode(a) for a in sys.argv[1:6])
+PERFLENS, SERVER, REPO, CAPTURE, PEER, SRCDATA = (os.fsencode(a) for a in sys.argv[1:7])
 W = os.fsencode(WORK)
 
 
@@ -366,5 +380,25 @@ if CAPTURE:
     check("capture: collect_profile runs it; the metadata's command names it escaped",
           esc(binary) in (co or {}).get("metadata", {}).get("command", []), text[:300])
     check("capture: the collecting server exits 0 at end of input", s.close() == 0, s.stderr()[-300:])
+if SRCDATA:
+    sart = os.path.dirname(SRCDATA) + b"/art"
+    rc, an, err = cli(b"analyze", b"--input", SRCDATA, b"--srcline", b"--artifact-root", sart)
+    hid = None
+    if rc == 0:
+        rc2, hot, err2 = cli(b"hotspots", b"--analysis-id", an["analysis_id"].encode(),
+                             b"--artifact-root", sart, b"--limit", b"100")
+        hid = next((h["hotspot_id"] for h in (hot or {}).get("hotspots", [])
+                    if h["symbol"] == "leaf_work"), None)
+    rc3, sc, err3 = cli(b"source", b"--analysis-id", (an or {}).get("analysis_id", "").encode(),
+                        b"--hotspot-id", (hid or "").encode(), b"--artifact-root", sart,
+                        b"--before", b"50", b"--after", b"0")
+    valid("source: source_context's answer", sc, tool_out("source_context"))
+    src = os.path.realpath(os.path.dirname(SRCDATA) + b"/src\xe9/fib.c")
+    files = (sc or {}).get("files", [])
+    check("source: the file is found by its DWARF path in a Latin-1 folder, named escaped (%s)" % esc(src),
+          any(f.get("read_path") == esc(src) for f in files), err3 or files)
+    texts = [l.get("text") for f in files for l in f.get("lines", [])]
+    check("source: the Latin-1 comment reads with its byte as \\xe9", "/* caf\\xe9 */" in texts,
+          texts[:3])
 sys.exit(0)
 PY

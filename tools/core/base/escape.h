@@ -10,7 +10,9 @@
  * Decoding, where a path comes back in, turns `\\` into a backslash and
  * `\xHH` (either case) into that byte; any other backslash is taken as it
  * is, so a path typed by hand needs no escaping unless it holds `\\` or
- * `\x`.  Prefix `pl_esc_`; no jansson here (the device agent links base).
+ * `\x`.  The text form (pl_esc_add_text) escapes only the bytes that are
+ * not UTF-8: for words that are read rather than passed back.  Prefix
+ * `pl_esc_`; no jansson here (the device agent links base).
  */
 #ifndef PL_ESCAPE_H
 #define PL_ESCAPE_H
