@@ -82,17 +82,26 @@ static void escape_args(int argc, char **argv, int from)
 	}
 }
 
-/* A path the CLI opens itself, back to its bytes (a new string that lives
- * as long as the process); `value` itself when it cannot be decoded. */
+/* A path the CLI opens itself, back to its bytes: `value` itself when it
+ * holds no escape (or cannot be decoded), else a string that lives as long
+ * as the process (kept here, so leak checkers see it reachable). */
 static const char *path_bytes(const char *value)
 {
+	static char *kept[64];
+	static size_t nkept;
 	size_t cap = strlen(value) + 1;
-	char *bytes = pl_xmalloc(cap);
+	char *bytes;
 
-	if (pl_esc_decode(value, bytes, cap))
-		return bytes;
-	free(bytes);
-	return value;
+	if (!strchr(value, '\\'))
+		return value;
+	bytes = pl_xmalloc(cap);
+	if (!pl_esc_decode(value, bytes, cap)) {
+		free(bytes);
+		return value;
+	}
+	if (nkept < PL_ARRAY_LEN(kept))  /* a command line names a few paths */
+		kept[nkept++] = bytes;
+	return bytes;
 }
 
 static enum pl_err set_string(void *target, const struct pl_option *o, const char *value,
