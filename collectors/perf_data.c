@@ -9,9 +9,18 @@
  * dropped and perf asked again, and the command that worked is recorded in
  * the provenance.  perf buildid-list and perf evlist -v then give the
  * modules' build-ids and how each event unwound its stacks.
+ *
+ * perf never starts children here: `--no-inline` keeps it from running
+ * addr2line for the inline frames of DWARF callchains, and srclines are
+ * not asked of it either (its addr2line children cannot start in the
+ * sandbox's confinement, and they are slow).  With srcline, the frames
+ * keep their addresses instead, so that PerfLens's own libdw symbolizer
+ * gives lines and inline frames afterwards (symbols/srclines.h).  A perf
+ * killed by a signal gets an error that says what the signal means.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +199,45 @@ static void read_event_attrs(struct pl_profile *p, const char *path, const struc
 	pl_run_result_release(&res);
 }
 
+/* perf killed by a signal: what the signal means here and what to do,
+ * never a hint about a damaged file (perf reports those itself, with an
+ * exit status).  SIGSYS comes from the sandbox's seccomp filter: the
+ * caller running the worker (which may read the kernel's audit record)
+ * names the system call from the pid given here. */
+static enum pl_err killed(const struct pl_run_result *res, const char *path,
+			  struct pl_error *err)
+{
+	const char *name = sigabbrev_np(res->signal), *what, *hint;
+	char tail[160];
+
+	pl_run_stderr_tail(res, tail, sizeof(tail));
+	switch (res->signal) {
+	case SIGSYS:
+		what = "the sandbox refused a system call perf made";
+		hint = "read the same file with the CLI (perflens analyze --path FILE), which runs "
+		       "perf unconfined, and report the system call so the sandbox can allow it";
+		break;
+	case SIGPIPE:
+		what = "perf wrote to a pipe nobody reads (a helper it started could not run)";
+		hint = "analyze without srcline, or with the CLI, and report the call";
+		break;
+	case SIGKILL:
+	case SIGXCPU:
+		what = "perf passed a resource limit (memory, CPU time) or was stopped";
+		hint = "analyze a shorter capture, or raise --perf-timeout";
+		break;
+	default:
+		what = "perf crashed";
+		hint = "check that this perf (--perf-path) reads the file outside PerfLens: "
+		       "perf script -i FILE";
+		break;
+	}
+	return pl_fail(err, PL_ERR_EXTERNAL, hint,
+		       "perf script on '%s' (pid %d) was killed by SIG%s (signal %d): %s%s%s",
+		       PL_ESC_MSG(path), (int)res->pid, name ? name : "?", res->signal, what,
+		       tail[0] ? "; its last words: " : "", tail);
+}
+
 /* One run of perf script into a fresh profile (so a refused field leaves
  * nothing half-parsed behind). */
 static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const char *path,
@@ -226,8 +274,7 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			       "'%s' is perf.data and no perf was found", PL_ESC_MSG(path));
 	if ((rc = hash_file(path, p->limits.max_input_bytes, sha, &size, err)))
 		return rc;
-	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,ip,sym,symoff,dso%s",
-		 o->srcline ? ",srcline" : "");
+	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,ip,sym,symoff,dso");
 	for (int attempt = 0;; attempt++) {
 		size_t n = 0;
 		argv[n++] = o->perf_path;
@@ -241,8 +288,10 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			argv[n++] = "--kallsyms";
 			argv[n++] = o->kallsyms;
 		}
+		argv[n++] = "--no-inline";
 		argv[n] = NULL;
 		pl_profile_init(&scratch, &p->limits);
+		scratch.keep_addrs = o->srcline;
 		rc = run_once(&scratch, argv, path, o, &res, err);
 		if (rc == PL_OK && res.exit_status == 0 && !res.signal)
 			break;
@@ -254,13 +303,14 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			pl_run_result_release(&res);
 			continue;
 		}
-		if (rc == PL_OK) {
+		if (rc == PL_OK && res.signal)
+			rc = killed(&res, path, err);
+		else if (rc == PL_OK) {
 			pl_run_stderr_tail(&res, tail, sizeof(tail));
 			rc = pl_fail(err, PL_ERR_EXTERNAL,
 				     "check that the file is a complete perf.data that this perf reads",
-				     "perf script on '%s' %s %d: %s", PL_ESC_MSG(path),
-				     res.signal ? "was killed by signal" : "exited with status",
-				     res.signal ? res.signal : res.exit_status, tail);
+				     "perf script on '%s' exited with status %d: %s", PL_ESC_MSG(path),
+				     res.exit_status, tail);
 		}
 		pl_run_result_release(&res);
 		return rc;

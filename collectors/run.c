@@ -302,6 +302,7 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	 * (whichever call runs first wins; both fail in the sandbox). */
 	(void)setpgid(pid, pid);
 	own_group = getpgid(pid) == pid;
+	res->pid = (int)pid;
 	rc = pump_output(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);

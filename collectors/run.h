@@ -41,6 +41,7 @@ struct pl_run_opts {
 struct pl_run_result {
 	int exit_status;           /* valid when !signaled */
 	int signal;                /* the signal that ended it, or 0 */
+	int pid;                   /* the child's process id, 0 when none started */
 	bool timed_out;
 	bool interrupted;          /* we sent it SIGINT (opts.interrupt_ms) */
 	uint64_t stdout_bytes;

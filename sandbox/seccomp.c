@@ -196,6 +196,8 @@ static const struct sc_row sc_table[] = {
 	{"set_mempolicy", 1, SC_ALLOW, "perf's NUMA setup (itself only)"},
 	{"statfs", 1, SC_ALLOW, "perf looks for sysfs and procfs"},
 	{"fstatfs", 1, SC_ALLOW, "file system type of an open file"},
+	{"mincore", 1, SC_ALLOW, "perf script of a dwarf perf.data (and perf record) checks "
+	 "which pages of its own memory are mapped; it reports residency only"},
 	/* collection (perf record, stat, sched, lock and what it starts) */
 	{"perf_event_open", SC_PERF, SC_ALLOW, "perf opens its counters and samplers"},
 	{"bpf", SC_PERF, SC_ENOSYS, "perf probes for BPF; it does without"},
@@ -223,7 +225,6 @@ static const struct sc_row sc_table[] = {
 	{"sync_file_range", SC_PERF, SC_ALLOW, "perf record flushes perf.data"},
 	{"fallocate", SC_PERF, SC_ALLOW, "perf record grows perf.data"},
 	{"personality", SC_PERF, SC_ALLOW, "perf queries the execution domain"},
-	{"mincore", SC_PERF, SC_ALLOW, "perf checks which pages of a dwarf stack copy are mapped"},
 
 	/* network (a debuginfod client: libcurl and glibc's resolver) */
 	{"socket", SC_NET, SC_SOCKET, "TCP to a server, UDP to the name server"},

@@ -3,7 +3,10 @@
  *
  * The full analysis lives in the artifact; the answer carries only the
  * events, the top 5 self hotspots of each (at most 8 events), the record
- * counts, the data-quality warnings and the calls that come next.
+ * counts, the data-quality warnings, the modules whose frames stayed
+ * unnamed or without lines (with the --binary that would name them) and
+ * the calls that come next.  With srcline, a perf.data's lines and inline
+ * frames come from PerfLens's libdw symbolizer (symbols/srclines.h).
  */
 #include "registry.h"
 #include "collectors/perf_data.h"
@@ -11,6 +14,7 @@
 #include "store/artifact.h"
 #include "symbols/cfi.h"
 #include "symbols/recover.h"
+#include "symbols/srclines.h"
 
 #include <limits.h>
 #include <string.h>
@@ -116,9 +120,38 @@ static json_t *next_steps(const char *id, const struct pl_profile *p)
 	return out;
 }
 
+/* Modules none of whose local candidates had the recorded build-id, and
+ * the flag that would name their frames. */
+static json_t *missing_binaries(const struct pl_profile *p)
+{
+	const struct pl_recovery *r = &p->recovery;
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < r->nmissing; i++) {
+		const struct pl_missing_module *m = &r->missing[i];
+		json_t *o = json_pack("{s:s,s:I,s:I}", "dso", pl_str(p, m->dso),
+			"unknown_frames", (json_int_t)m->unknown_frames,
+			"frames_without_lines", (json_int_t)m->frames_without_lines);
+		if (m->build_id[0]) {
+			json_object_set_new(o, "build_id", json_string(m->build_id));
+			json_object_set_new(o, "fix", json_sprintf(
+				"start the server (or the CLI) with --binary FILE, FILE a copy of '%s' "
+				"with build-id %s", pl_str(p, m->dso), m->build_id));
+		} else {
+			json_object_set_new(o, "fix", json_string(
+				"the recording names no build-id for it (perf records those of sampled "
+				"modules only) and the local file is not the one mapped: record with "
+				"perf record --buildid-all"));
+		}
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
 /* Name the user frames perf left [unknown] where a local binary is
  * verifiably the profiled one (recover.h), then mark the frame-pointer
- * edges that may skip a caller (cfi.h); debuginfod when configured. */
+ * edges that may skip a caller (cfi.h) and, with srcline, give the frames
+ * their lines and inline frames (srclines.h); debuginfod when configured. */
 static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile *p,
 				  struct pl_error *err)
 {
@@ -130,7 +163,12 @@ static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile 
 	    snprintf(cache, sizeof(cache), "%s/debuginfod-cache", ctx->artifact_root) < (int)sizeof(cache))
 		dbg.cache_dir = cache;
 	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
-	return rc ? rc : pl_cfi_check_callers(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	if (rc == PL_OK)
+		rc = pl_cfi_check_callers(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	/* After the check: the restack carries its marks to the new stacks. */
+	if (rc == PL_OK && p->keep_addrs)
+		rc = pl_srclines_apply(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	return rc;
 }
 
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
@@ -181,7 +219,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
 	if (rc == PL_OK) {
 		snprintf(uri, sizeof(uri), "perflens://artifacts/analyses/%s.json", ref.id);
-		*result = json_pack("{s:s,s:{s:o,s:o,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o}",
+		*result = json_pack("{s:s,s:{s:o,s:o,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o,s:o}",
 			"analysis_id", ref.id,
 			"artifact", "summary_path", pl_json_bytes(ref.summary_path),
 			"stacks_path", pl_json_bytes(ref.stacks_path), "uri", uri,
@@ -191,6 +229,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 			"events", events_json(summary, event),
 			"perf_stat_blocks", (json_int_t)p.nstats,
 			"warnings", json_object_get(json_object_get(summary, "quality"), "warnings"),
+			"missing_binaries", missing_binaries(&p),
 			"next_steps", next_steps(ref.id, &p));
 	}
 	json_decref(summary);

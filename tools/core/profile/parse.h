@@ -26,7 +26,8 @@ struct pl_perf_data_opts {
 	pl_perf_data_reader read;  /* NULL: perf.data is refused (`refusal` says why) */
 	const char *perf_path;     /* allowlisted absolute perf; NULL: refuse */
 	uint32_t timeout_ms;
-	bool srcline;              /* add srcline to the field list (slow) */
+	bool srcline;              /* keep every frame's address, for the lines and
+				    * inline frames PerfLens computes afterwards */
 	const char *refusal;       /* why perf may not run, when perf_path is NULL */
 	const char *kallsyms;      /* --kallsyms for perf, or NULL */
 	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */

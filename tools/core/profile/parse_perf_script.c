@@ -483,7 +483,8 @@ static uint32_t intern_frame_text(struct pl_ps_parser *ps, const struct frame_te
 	uint32_t dso_id = f->has_dso ? pl_intern_str(p, f->dso.s, f->dso.n) : PL_NOID;
 	uint32_t func = pl_intern_func(p, sym_id, dso_id);
 
-	return pl_intern_frame(p, func, p->funcs[func].unknown, f->addr, PL_NOID, err);
+	return pl_intern_frame(p, func, p->funcs[func].unknown || p->keep_addrs, f->addr,
+			       PL_NOID, err);
 }
 
 static enum pl_err add_frame(struct pl_ps_parser *ps, const struct frame_text *f,
@@ -802,6 +803,27 @@ size_t pl_ps_body(struct pl_ps_parser *ps, const char *text, size_t n, uint64_t 
 	return pos;
 }
 
+/* MMAP2's " MAJ:MIN INO GEN]" after the offset: the file mapped, which
+ * a local file must be to stand for it when no build-id is recorded. */
+static void mapping_file(struct pl_mapping *m, const char *s)
+{
+	char *e;
+
+	m->has_file_id = false;
+	if (*s++ != ' ')
+		return;
+	m->dev_major = (uint32_t)strtoul(s, &e, 16);
+	if (e == s || *e != ':')
+		return;
+	s = e + 1;
+	m->dev_minor = (uint32_t)strtoul(s, &e, 16);
+	if (e == s || *e != ' ')
+		return;
+	s = e + 1;
+	m->ino = strtoull(s, &e, 10);
+	m->has_file_id = e != s && *e == ' ' && m->ino != 0;
+}
+
 /* "... PERF_RECORD_MMAP2 PID/TID: [0xSTART(0xLEN) @ 0xPGOFF ...]: PROT PATH"
  * (MMAP: "[0xSTART(0xLEN) @ 0xPGOFF]: PROT PATH"). */
 static void sideband_mmap(struct pl_profile *p, const char *rec, const char *end)
@@ -822,6 +844,7 @@ static void sideband_mmap(struct pl_profile *p, const char *rec, const char *end
 	if (strncmp(e, ") @ ", 4) != 0)
 		return;
 	m.pgoff = strtoull(e + 4, &e, 16);
+	mapping_file(&m, e);
 	if (!(q = memmem(e, (size_t)(end - e), "]: ", 3)))
 		return;
 	/* PROT, then the path (which may hold spaces). */

@@ -253,6 +253,22 @@ uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso)
 	return id;
 }
 
+uint32_t pl_intern_func_inlined(struct pl_profile *p, uint32_t symbol, uint32_t dso)
+{
+	/* Three words: never the key of an out-of-line function (two). */
+	uint32_t key[3] = {symbol, dso, 1};
+	size_t before = p->func_keys.count;
+	uint32_t id = pl_strtab_intern(&p->func_keys, (const char *)key, sizeof(key));
+
+	if (p->func_keys.count != before) {
+		const char *d = pl_str(p, dso);
+		PL_GROW(p->funcs, p->funcs_cap, p->func_keys.count);
+		p->funcs[id] = (struct pl_func){symbol, dso,
+			(uint8_t)pl_classify_dso(d, d ? strlen(d) : 0), 1, 0};
+	}
+	return id;
+}
+
 uint32_t pl_intern_frame(struct pl_profile *p, uint32_t func, bool has_addr,
 			 uint64_t addr, uint32_t srcline, struct pl_error *err)
 {
@@ -544,4 +560,162 @@ bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event)
 		if (c->attrs[i].name == p->events[event].name)
 			return c->attrs[i].fp_chain;
 	return false;
+}
+
+struct pl_missing_module *pl_recovery_missing(struct pl_profile *p, uint32_t dso,
+					      const char *build_id)
+{
+	struct pl_recovery *r = &p->recovery;
+	struct pl_missing_module *m;
+
+	for (size_t i = 0; i < r->nmissing; i++)
+		if (r->missing[i].dso == dso)
+			return &r->missing[i];
+	if (r->nmissing == PL_MAX_MISSING_MODULES) {
+		r->missing_more++;
+		return NULL;
+	}
+	m = &r->missing[r->nmissing++];
+	memset(m, 0, sizeof(*m));
+	m->dso = dso;
+	snprintf(m->build_id, sizeof(m->build_id), "%s", build_id ? build_id : "");
+	return m;
+}
+
+/* ------------------------------------------------------------ restack */
+
+/* The tables a restack replaces, kept until every stack is rebuilt. */
+struct old_tables {
+	struct pl_strtab frame_keys, stack_keys;
+	struct pl_frame *frames;
+	struct pl_stack *stacks;
+	struct pl_weight *weights;
+	struct pl_event *events;
+};
+
+static void take_tables(struct pl_profile *p, struct old_tables *o)
+{
+	o->frame_keys = p->frame_keys;
+	o->stack_keys = p->stack_keys;
+	o->frames = p->frames;
+	o->stacks = p->stacks;
+	o->weights = p->weights;
+	o->events = pl_xmalloc((p->nevents + 1) * sizeof(*o->events));
+	memcpy(o->events, p->events, p->nevents * sizeof(*o->events));
+	pl_strtab_init(&p->frame_keys);
+	pl_strtab_init(&p->stack_keys);
+	p->frames = NULL, p->frames_cap = 0;
+	p->stacks = NULL, p->stacks_cap = 0;
+	p->weights = NULL, p->weights_cap = 0, p->nweights = 0;
+}
+
+static void drop_tables(struct old_tables *o)
+{
+	pl_strtab_release(&o->frame_keys);
+	pl_strtab_release(&o->stack_keys);
+	free(o->frames);
+	free(o->stacks);
+	free(o->weights);
+	free(o->events);
+}
+
+/* pl_stack_leaf_index over a frame table that may not be p's own. */
+static uint32_t leaf_in(const struct pl_profile *p, const struct pl_frame *frames,
+			const struct pl_stack *st)
+{
+	for (uint32_t d = st->depth; d-- > 0;)
+		if (p->funcs[frames[st->frames[d]].func].kind != PL_KIND_KERNEL)
+			return d;
+	return st->depth ? st->depth - 1 : 0;
+}
+
+uint32_t pl_stack_leaf_index(const struct pl_profile *p, const struct pl_stack *st)
+{
+	return leaf_in(p, p->frames, st);
+}
+
+/* Old stack `st` through `map` into a new stack id (PL_NOID on error);
+ * starts[d] gets where old frame d's replacement begins. */
+static uint32_t restack_one(struct pl_profile *p, const struct old_tables *o,
+			    const struct pl_stack *st, pl_frame_map_fn map, void *arg,
+			    struct pl_buf *buf, uint32_t *starts, struct pl_error *err)
+{
+	int64_t pid = p->threads[st->thread].pid;
+	uint32_t depth = 0, chunk[PL_RESTACK_MAX_EXPANSION], leaf = leaf_in(p, o->frames, st);
+
+	buf->len = 0;
+	for (uint32_t d = 0; d < st->depth; d++) {
+		struct pl_frame old = o->frames[st->frames[d]];
+		size_t n = 0;
+		if (map(arg, p, &old, d == leaf, pid, chunk, PL_ARRAY_LEN(chunk), &n, err))
+			return PL_NOID;
+		starts[d] = depth;
+		pl_buf_add(buf, (const char *)chunk, n * sizeof(*chunk));
+		depth += (uint32_t)n;
+	}
+	if (depth > p->limits.max_depth) {
+		pl_fail(err, PL_ERR_LIMIT, "raise --max-depth, or analyze without srcline",
+			"a stack is deeper than %u frames once its inline frames are added",
+			p->limits.max_depth);
+		return PL_NOID;
+	}
+	return pl_intern_stack(p, st->thread, (const uint32_t *)buf->data, depth, err);
+}
+
+/* The caller-check marks of old stack `old` (entries from *k on: they are
+ * sorted by stack) onto new stack `to`, each marked frame's index moved
+ * to where its replacement begins (its edge to its caller is that of the
+ * replacement's outermost frame). */
+static void remap_marks(struct pl_profile *p, size_t *k, uint32_t old, uint32_t to,
+			const uint32_t *starts, struct pl_buf *words)
+{
+	for (; *k < p->nmarked && p->marked[*k].stack == old; (*k)++) {
+		size_t n;
+		const uint32_t *w = pl_mark_words(p, p->marked[*k].mark, &n);
+		words->len = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t nw = starts[PL_MARK_INDEX(w[i])] << 2 | (uint32_t)PL_MARK_EDGE(w[i]);
+			pl_buf_add(words, &nw, sizeof(nw));
+		}
+		p->marked[*k].mark = pl_intern_mark(p, (const uint32_t *)words->data, n);
+		p->marked[*k].stack = to;
+	}
+}
+
+enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *arg,
+			       struct pl_error *err)
+{
+	size_t nstacks = pl_nstacks(p), k = 0;
+	uint32_t *to = pl_xmalloc((nstacks + 1) * sizeof(*to)), *starts = NULL;
+	size_t starts_cap = 0;
+	struct pl_buf buf = {0}, words = {0};
+	struct old_tables o;
+	enum pl_err rc = PL_OK;
+
+	take_tables(p, &o);
+	for (size_t i = 0; i < nstacks && rc == PL_OK; i++) {
+		const struct pl_stack *st = &o.stacks[i];
+		PL_GROW(starts, starts_cap, (size_t)st->depth + 1);
+		if ((to[i] = restack_one(p, &o, st, map, arg, &buf, starts, err)) == PL_NOID) {
+			rc = err->code;
+			break;
+		}
+		for (uint32_t w = st->first_weight; w != PL_NOID; w = o.weights[w].next)
+			pl_add_weight(p, to[i], o.weights[w].event, o.weights[w].samples,
+				      o.weights[w].period, true);
+		remap_marks(p, &k, (uint32_t)i, to[i], starts, &words);
+	}
+	/* The totals are what they were: only the stacks' frames changed. */
+	memcpy(p->events, o.events, p->nevents * sizeof(*o.events));
+	for (size_t i = 0; i < p->ntails && rc == PL_OK; i++)
+		p->tails[i].stack = to[p->tails[i].stack];
+	if (rc == PL_OK)
+		pl_marked_finish(p);  /* merged stacks: sorted and summed again */
+	pl_drop_sites(p);             /* keyed by the old stack ids */
+	pl_buf_release(&buf);
+	pl_buf_release(&words);
+	drop_tables(&o);
+	free(starts);
+	free(to);
+	return rc;
 }

@@ -50,7 +50,8 @@ struct pl_func {
 	uint32_t symbol;    /* string id, e.g. "memcpy" or "[unknown]" */
 	uint32_t dso;       /* string id as printed, PL_NOID when unknown */
 	uint8_t kind;       /* enum pl_kind */
-	uint8_t inlined;    /* perf printed "(inlined)" for the DSO */
+	uint8_t inlined;    /* inlined into its caller (perf printed "(inlined)"
+			     * for the DSO, or the symbolizer said so) */
 	uint8_t unknown;    /* the symbol is "[unknown]" */
 };
 
@@ -92,6 +93,7 @@ struct pl_tail {
 };
 
 struct pl_stat_block;  /* perf_stat.h */
+struct pl_profile;
 
 /* Input formats; "auto" is resolved per file before parsing. */
 enum pl_format {
@@ -127,6 +129,9 @@ struct pl_mapping {
 	uint64_t start, len;    /* runtime addresses */
 	uint64_t pgoff;         /* file offset of `start` */
 	uint32_t path;          /* string id */
+	bool has_file_id;       /* MMAP2 named the file: device and inode */
+	uint32_t dev_major, dev_minor;
+	uint64_t ino;
 };
 #define PL_MAX_MAPPINGS (1u << 20)
 
@@ -151,11 +156,25 @@ enum pl_recover_reason {
 };
 extern const char *const pl_recover_reason_names[PL_RR_COUNT];
 
+/* A module none of whose local candidates matched: its frames stayed
+ * [unknown] or without lines, and a --binary file with this build-id
+ * would fix that. */
+struct pl_missing_module {
+	uint32_t dso;                 /* string id */
+	char build_id[129];           /* "" when the recording gives none */
+	uint64_t unknown_frames;      /* unique [unknown] frames left */
+	uint64_t frames_without_lines;/* frames srclines could not give a line */
+};
+#define PL_MAX_MISSING_MODULES 8
+
 struct pl_recovery {
 	bool attempted;
 	uint64_t user_frames_unknown; /* unique unknown user frames with an address */
 	uint64_t recovered;
 	uint64_t not_recovered[PL_RR_COUNT];
+	struct pl_missing_module missing[PL_MAX_MISSING_MODULES];
+	size_t nmissing;
+	uint64_t missing_more;        /* modules past PL_MAX_MISSING_MODULES */
 };
 
 /* Caller checks (symbols/cfi.h judges them).  With frame-pointer
@@ -217,6 +236,11 @@ struct pl_caller_check {
 	size_t nunknown;
 	uint64_t unknown_modules_more; /* past PL_MAX_UNKNOWN_MODULES */
 };
+
+/* The missing-module entry of `dso` (created, with its build-id), or NULL
+ * past PL_MAX_MISSING_MODULES (then counted in missing_more). */
+struct pl_missing_module *pl_recovery_missing(struct pl_profile *p, uint32_t dso,
+					      const char *build_id);
 
 struct pl_profile {
 	struct pl_limits limits;
@@ -280,6 +304,11 @@ struct pl_profile {
 	struct pl_marked *marked;     /* sorted by stack, event, mark once finished */
 	size_t nmarked, marked_cap;
 	struct pl_caller_check caller_check;
+
+	/* Keep every frame's address, not only unknown ones' (set before
+	 * parsing): a later pass symbolizes them and rebuilds the stacks
+	 * with pl_profile_restack (symbols/srclines.h). */
+	bool keep_addrs;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
@@ -312,11 +341,39 @@ uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n);
 uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
 			  uint32_t comm);
 uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso);
+/* A function inlined into a caller of module `dso`: the DSO stays the
+ * module, the inlined flag is set, and it is a function apart from an
+ * out-of-line copy of the same name. */
+uint32_t pl_intern_func_inlined(struct pl_profile *p, uint32_t symbol, uint32_t dso);
 uint32_t pl_intern_frame(struct pl_profile *p, uint32_t func, bool has_addr,
 			 uint64_t addr, uint32_t srcline, struct pl_error *err);
 uint32_t pl_intern_stack(struct pl_profile *p, uint32_t thread,
 			 const uint32_t *frames_root_first, uint32_t depth,
 			 struct pl_error *err);
+
+/* The index (root first) of the frame a stack's thread was executing
+ * outside the kernel: the last frame that is not a kernel frame (the
+ * kernel frames above it do not make its address a return address: it
+ * is the user-mode pc, as perf's unwinders treat it), or depth - 1. */
+uint32_t pl_stack_leaf_index(const struct pl_profile *p, const struct pl_stack *st);
+
+/* Rebuild every stack frame by frame: `map` is called for each frame of
+ * each stack (root first; `leaf` for the frame at pl_stack_leaf_index,
+ * `pid` the stack's process) and appends the frames that replace it, root first, to
+ * out[*n] (at most `cap`).  It interns them with pl_intern_frame into
+ * the profile's frame table, which starts empty: `old` is the frame as
+ * it was (a copy).  Stacks that become equal are merged (weights summed;
+ * event totals do not change); tails and caller-check marks follow their
+ * stacks (a mark's frame index moves to where its frame's replacement
+ * begins); sites, keyed by the old stack ids, are dropped.  On an error
+ * (a limit) the profile is fit only for pl_profile_release. */
+#define PL_RESTACK_MAX_EXPANSION 66  /* frames one frame may become */
+typedef enum pl_err (*pl_frame_map_fn)(void *arg, struct pl_profile *p,
+				       const struct pl_frame *old, bool leaf, int64_t pid,
+				       uint32_t *out, size_t cap, size_t *n,
+				       struct pl_error *err);
+enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *arg,
+			       struct pl_error *err);
 
 /* Add one record (or `samples` records, for folded input) of `period`
  * total weight under `event` to `stack`.  `has_period` false means the

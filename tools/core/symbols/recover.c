@@ -37,6 +37,7 @@ enum state { ST_NONE, ST_OFFSET, ST_NO_BASE, ST_CONFLICT };
 
 struct cand {
 	uint8_t state;
+	bool leaf;               /* a stack's leaf somewhere: looked up at its address */
 	uint64_t offset;         /* file offset, with ST_OFFSET */
 };
 
@@ -129,10 +130,14 @@ static bool names_agree(const char *sym, const char *dwarf)
 	return strlen(dwarf) == n && strncmp(sym, dwarf, n) == 0;
 }
 
-/* Name frame `f` at file offset `off`, or say why not. */
-static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f, uint64_t off,
-		      struct pl_error *err)
+/* Name frame `f` at file offset `off`, or say why not.  A frame that is
+ * only ever a caller holds a return address: it is named by the call
+ * before it (the address minus one), which may be the last instruction of
+ * a function whose return address is already the next one's. */
+static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
+		      const struct cand *c, struct pl_error *err)
 {
+	uint64_t off = c->offset;
 	uint32_t dso = p->funcs[p->frames[f].func].dso;
 	const char *hex = build_id_of(p, dso);
 	const struct pl_sym_answer *a;
@@ -145,11 +150,16 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 	if (!hex)
 		return PL_RR_NO_BUILD_ID;
 	/* The profile keeps a path that is not UTF-8 escaped (profile.h). */
-	if (!pl_esc_decode(pl_str(p, dso), path, sizeof(path)))
+	if (!pl_esc_decode(pl_str(p, dso), path, sizeof(path)) ||
+	    pl_symbolizer_open_dso(s, path, hex, &m, &ignored) ||
+	    !offset_to_vaddr(pl_sym_module_path(m), off, &vaddr)) {
+		struct pl_missing_module *mm = pl_recovery_missing(p, dso, hex);
+		if (mm)
+			mm->unknown_frames++;
 		return PL_RR_NO_BINARY;
-	if (pl_symbolizer_open_dso(s, path, hex, &m, &ignored) ||
-	    !offset_to_vaddr(pl_sym_module_path(m), off, &vaddr))
-		return PL_RR_NO_BINARY;
+	}
+	if (!c->leaf && vaddr > 0)
+		vaddr--;
 	if (pl_sym_lookup(s, m, vaddr, false, &a, err))
 		return -1;
 	if (!a->resolved || !a->function)
@@ -176,11 +186,14 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 	for (uint32_t i = 0; i < pl_nstacks(p); i++) {
 		const struct pl_stack *st = &p->stacks[i];
 		int64_t pid = p->threads[st->thread].pid;
+		uint32_t leaf = pl_stack_leaf_index(p, st);
 		for (uint32_t d = 0; d < st->depth; d++) {
 			const struct pl_frame *f = &p->frames[st->frames[d]];
 			uint64_t off;
 			if (!candidate(p, f))
 				continue;
+			if (d == leaf)
+				c[st->frames[d]].leaf = true;
 			if (pl_module_file_offset(p, pid, p->funcs[f->func].dso, f->addr, &off))
 				note(&c[st->frames[d]], ST_OFFSET, off);
 			else
@@ -198,7 +211,7 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 		}
 		if (!s)
 			s = pl_symbolizer_new(cfg, dbg);
-		why = name_frame(p, s, f, c[f].offset, err);
+		why = name_frame(p, s, f, &c[f], err);
 		if (why < 0)
 			rc = err->code;
 		else if (why == PL_RR_COUNT)

@@ -1,0 +1,101 @@
+"""mcp_lines.py - lines of perf.data through perflens-mcp's sandboxed worker.
+
+Run by test_mcp_lines.sh with HERE, BUILD_DIR and WORK set (WORK/bin holds
+the callsite workload; WORK/away/data.fp and data.dwarf were recorded from
+a binary that was then moved to WORK/away/copy/callsite).  Here: collect
+record with fp and with dwarf in the server, analyze each with srcline off
+and on; the lines (callers at their return address minus one, inline
+frames) must agree with eu-addr2line over perf's own reading of the
+samples (srcline_oracle.py, run outside the sandbox).  Then the capture
+handed over from elsewhere: without its binary the answer names the
+build-id and the --binary that would give lines; with --binary it gets
+them, checked the same way against the copy.
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *  # noqa: E402,F401,F403
+
+here, build, work = os.environ["HERE"], os.environ["BUILD_DIR"], os.environ["WORK"]
+P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+exe = work + "/bin/callsite"
+
+
+def server(extra, name):
+    s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art-" + name,
+               "--allow-writes", "--allow-process-execution", "--allow-collection"] + extra, name)
+    s.initialize()
+    return s
+
+
+def analyze(s, path, srcline):
+    r = s.call("analyze_profile", {"path": path, "srcline": srcline}, timeout=240)
+    r = (r or {}).get("result", {})
+    return r, r.get("structuredContent") or {}
+
+
+def oracle(sc, data, recorded, binary, mode, env=None):
+    p = subprocess.run([sys.executable, here + "/srcline_oracle.py", data, sc["artifact"]["stacks_path"],
+                        recorded, binary, mode], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
+    return p.returncode == 0, (p.stdout + p.stderr).strip()
+
+
+def srclines(sc):
+    d = json.load(open(sc["artifact"]["summary_path"]))
+    return d["provenance"]["counts"]["srclines"]
+
+
+s = server([], "col")
+for mode in ("fp", "dwarf"):
+    r = s.call("collect_profile", {"mode": "record", "executable": exe, "call_graph": mode,
+                                   "authorization": P}, timeout=240)
+    r = (r or {}).get("result", {})
+    sc = r.get("structuredContent") or {}
+    if not check("lines MCP: collect record call_graph=%s in the sandboxed worker" % mode,
+                 not r.get("isError") and sc.get("collection_id"), short(r)):
+        continue
+    uri = "perflens://artifacts/collections/%s/perf.data" % sc["collection_id"]
+    data = sc["folder"] + "/perf.data"
+    a, asc = analyze(s, uri, False)
+    tops = [h["symbol"] for e in asc.get("events", []) for h in e["top_hotspots"]]
+    check("lines MCP: %s perf.data analyzes in the same server without srcline; work leads" % mode,
+          not a.get("isError") and tops[:1] == ["work"] and srclines(asc) == 0, short(a))
+    a, asc = analyze(s, uri, True)
+    if check("lines MCP: %s perf.data analyzes with srcline (no perf addr2line child)" % mode,
+             not a.get("isError") and srclines(asc) > 0, short(a)):
+        ok, why = oracle(asc, data, exe, exe, mode)
+        check("lines MCP: %s lines and inline frames agree with eu-addr2line at return address - 1: %s"
+              % (mode, why), ok, why)
+print("server stderr tail: " + " ".join(s.stderr().split())[-200:], flush=True)
+s.close()
+
+# A capture from another machine: its binary is only at WORK/away/copy.
+recorded, copy = work + "/away/build/callsite", work + "/away/copy/callsite"
+bid = open(work + "/away/build_id").read().strip()
+s = server([], "away")
+a, asc = analyze(s, work + "/away/data.fp", True)
+miss = [m for m in asc.get("missing_binaries", []) if m["dso"] == recorded]
+check("lines MCP: a handed-over capture without its binary names build-id %s and --binary" % bid[:12],
+      not a.get("isError") and miss and miss[0].get("build_id") == bid and "--binary" in miss[0]["fix"]
+      and miss[0]["unknown_frames"] > 0, short(asc.get("missing_binaries")) + short(a))
+s.close()
+s = server(["--binary", copy], "away-bin")
+for mode in ("fp", "dwarf"):
+    a, asc = analyze(s, work + "/away/data." + mode, True)
+    miss = [m for m in asc.get("missing_binaries", []) if m["dso"] == recorded]
+    if check("lines MCP: handed-over %s capture with --binary: frames named, none missing" % mode,
+             not a.get("isError") and not miss and srclines(asc) > 0, short(a)):
+        # perf unwinds a DWARF chain itself and needs the binary for it: at
+        # its recorded path (gone) or in its build-id cache (~/.debug, which
+        # the sandbox does not open).  --binary reaches PerfLens's lines, not
+        # perf's unwinder, so the oracle's perf reads without a cache too.
+        os.makedirs(work + "/empty-bid", exist_ok=True)
+        ok, why = oracle(asc, work + "/away/data." + mode, recorded, copy, mode,
+                         {"ORACLE_BUILDID_DIR": work + "/empty-bid"})
+        check("lines MCP: handed-over %s capture's lines agree with eu-addr2line on the copy: %s"
+              % (mode, why), ok, why)
+s.close()
+sys.exit(1 if fails else 0)
