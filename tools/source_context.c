@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "base/escape.h"
 #include "profile/aggregate.h"
+#include "profile/srcline.h"
 #include "store/artifact.h"
 #include "symbols/srcfile.h"
 #include "base/util.h"
@@ -65,24 +66,22 @@ static int32_t file_index(struct counts *c, const struct pl_profile *p, const ch
 	return (int32_t)c->nfiles++;
 }
 
-/* "path:LINE" (perf also prints "??:0" and ":0" for none). */
+/* "path:LINE", perhaps with notes after it, read as every srcline is
+ * (profile/srcline.h; perf also prints "??:0" and ":0" for none). */
 static bool srcline_of(struct counts *c, const struct pl_profile *p, const struct pl_frame *f,
 		       int32_t *file, uint32_t *line)
 {
-	const char *s, *colon;
-	uint64_t n;
+	size_t flen;
+	uint32_t n;
 
 	if (f->srcline == PL_NOID)
 		return false;
 	if (c->src_file[f->srcline] == -2) {
-		s = pl_str(p, f->srcline);
-		colon = strrchr(s, ':');
 		c->src_file[f->srcline] = -1;
-		if (colon && colon > s && pl_parse_u64(colon + 1, strlen(colon + 1), &n) && n > 0 &&
-		    n < UINT32_MAX && !(colon - s == 2 && s[0] == '?' && s[1] == '?')) {
-			c->src_file[f->srcline] = file_index(c, p, s, (size_t)(colon - s),
+		if (pl_srcline_split(pl_str(p, f->srcline), &flen, &n) && n > 0 && n < UINT32_MAX) {
+			c->src_file[f->srcline] = file_index(c, p, pl_str(p, f->srcline), flen,
 							     p->funcs[f->func].dso);
-			c->src_line[f->srcline] = (uint32_t)n;
+			c->src_line[f->srcline] = n;
 		}
 	}
 	*file = c->src_file[f->srcline];
@@ -382,6 +381,23 @@ static json_t *source_next_steps(const char *id, const char *event, const char *
 	return out;
 }
 
+/* Without any source text the hot lines (file:line with samples) still
+ * stand: how to let the server read the text, naming the paths tried. */
+static json_t *text_fix(bool missing, json_t *tried)
+{
+	char *list;
+	json_t *out;
+
+	if (!missing)
+		return json_null();
+	list = json_dumps(tried, JSON_COMPACT);
+	out = json_sprintf("the source text was not found (tried %s): restart the server with "
+			   "--path-map FROM=TO (FROM the recorded build directory, TO where the source "
+			   "is here) or --allowed-root SOURCE_DIR, then call source_context again", list);
+	free(list);
+	return out;
+}
+
 static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_profile *p,
 				struct counts *c, json_t *args, uint32_t event, json_t **result,
 				struct pl_error *err)
@@ -426,27 +442,17 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 			       "the analysis has no source lines for %s '%s'", want ? "file" : "hotspot",
 			       want ? want : hid);
 	}
-	if (nread == 0) {
-		char *list = json_dumps(tried, JSON_COMPACT);
-		pl_fail(err, PL_ERR_INPUT,
-			"pass --path-map FROM=TO to the server, or add the source folder with --allowed-root",
-			"source file '%s' not found; tried %s",
-			json_string_value(json_object_get(json_array_get(files, 0), "recorded_path")), list);
-		free(list);
-		json_decref(files);
-		json_decref(tried);
-		return err->code;
-	}
-	json_decref(tried);
 	if (hid)
 		tool_parse_hotspot_id(p, hid, &func, err);
-	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:o}", "analysis_id", id, "event",
+	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:b,s:o,s:o}", "analysis_id", id, "event",
 		pl_str(p, p->events[event].name), "hotspot_id", hid ? json_string(hid) : json_null(),
 		"symbol", hid ? json_string(pl_str(p, p->funcs[func].symbol)) : json_null(),
 		"samples_with_lines", (json_int_t)c->with_lines,
 		"samples_without_lines", (json_int_t)c->without_lines, "files", files,
 		"files_omitted", (json_int_t)(c->nfiles > nshown ? c->nfiles - nshown : 0),
+		"source_text_missing", nread == 0, "source_text_fix", text_fix(nread == 0, tried),
 		"next_steps", source_next_steps(id, pl_str(p, p->events[event].name), hid));
+	json_decref(tried);
 	return PL_OK;
 }
 

@@ -9,7 +9,8 @@ frames) must agree with eu-addr2line over perf's own reading of the
 samples (srcline_oracle.py, run outside the sandbox).  Then the capture
 handed over from elsewhere: without its binary the answer names the
 build-id and the --binary that would give lines; with --binary it gets
-them, checked the same way against the copy.
+them, checked the same way against the copy, and source_context finds
+its moved source with --path-map applied to the debug info's full path.
 """
 import os
 import subprocess
@@ -82,7 +83,7 @@ check("lines MCP: a handed-over capture without its binary names build-id %s and
       not a.get("isError") and miss and miss[0].get("build_id") == bid and "--binary" in miss[0]["fix"]
       and miss[0]["unknown_frames"] > 0, short(asc.get("missing_binaries")) + short(a))
 s.close()
-s = server(["--binary", copy], "away-bin")
+s = server(["--binary", copy, "--path-map", work + "/away/build=" + work + "/here/src"], "away-bin")
 for mode in ("fp", "dwarf"):
     a, asc = analyze(s, work + "/away/data." + mode, True)
     miss = [m for m in asc.get("missing_binaries", []) if m["dso"] == recorded]
@@ -97,5 +98,20 @@ for mode in ("fp", "dwarf"):
                          {"ORACLE_BUILDID_DIR": work + "/empty-bid"})
         check("lines MCP: handed-over %s capture's lines agree with eu-addr2line on the copy: %s"
               % (mode, why), ok, why)
+    hot = [h["hotspot_id"] for h in asc.get("events", [{}])[0].get("top_hotspots", []) if h["symbol"] == "work"]
+    if mode != "fp" or not hot:
+        continue
+    # The debug info's full path, mapped: /their/build=/here/src as a user means it.
+    r = s.call("source_context", {"analysis_id": asc["analysis_id"], "file": "callsite.c"}, timeout=60)
+    sc = ((r or {}).get("result") or {}).get("structuredContent") or {}
+    f = (sc.get("files") or [{}])[0]
+    src = open(work + "/here/src/callsite.c").read().splitlines()
+    call = next(i + 1 for i, l in enumerate(src) if "x = work(x + i);" in l)
+    lines = {h["line"]: h for h in f.get("hot_lines", [])}
+    check("lines MCP: source_context finds the handed-over source by --path-map of the DWARF path; "
+          "the caller's samples are on the call (line %d), none on the next" % call,
+          f.get("recorded_path") == work + "/away/build/callsite.c" and
+          f.get("read_path") == work + "/here/src/callsite.c" and
+          lines.get(call, {}).get("total_samples", 0) > 100 and call + 1 not in lines, short(sc, 600))
 s.close()
 sys.exit(1 if fails else 0)

@@ -8,7 +8,8 @@
 # a perf killed by a signal answers with what the signal means, never a
 # hint about a damaged file.  Then the MCP server, sandboxed (mcp_lines.py):
 # collect with fp and dwarf, analyze with srcline off and on, and a capture
-# handed over from another build directory, read with --binary.
+# handed over from another build directory, read with --binary, its
+# source found with --path-map from the debug info's full path.
 . tests/integration/lib.sh
 name="lines"
 here="$REPO/tests/integration"
@@ -21,11 +22,12 @@ if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"
 	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
 	exit 0
 fi
-mkdir -p "$WORK/bin" "$WORK/art" "$WORK/away/build" "$WORK/away/copy"
+mkdir -p "$WORK/bin" "$WORK/art" "$WORK/away/build" "$WORK/away/copy" "$WORK/here"
 bin="$WORK/bin/callsite"
+cp "$REPO/tests/workloads/callsite.c" "$WORK/away/build/callsite.c"
 if ! gcc -O1 -g -fno-omit-frame-pointer -o "$bin" "$REPO/tests/workloads/callsite.c" 2>"$WORK/err" ||
-	! gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/away/build/callsite" "$REPO/tests/workloads/callsite.c" \
-		-Wl,--build-id=0x$(date +%s%N | sha1sum | cut -c1-40) 2>>"$WORK/err"; then
+	! (cd "$WORK/away/build" && gcc -O1 -g -fno-omit-frame-pointer -o callsite callsite.c \
+		-Wl,--build-id=0x$(date +%s%N | sha1sum | cut -c1-40)) 2>>"$WORK/err"; then
 	notok "$name: gcc failed: $(oneline "$WORK/err")"
 	exit 0
 fi
@@ -37,6 +39,7 @@ done
 # The capture "from another machine": the binary leaves its build path.
 eu-readelf -n "$WORK/away/build/callsite" | sed -n 's/.*Build ID: *//p' >"$WORK/away/build_id"
 mv "$WORK/away/build/callsite" "$WORK/away/copy/callsite"
+mkdir -p "$WORK/here/src" && mv "$WORK/away/build/callsite.c" "$WORK/here/src/callsite.c"
 
 for m in fp dwarf; do
 	"$PERFLENS" analyze --path "$WORK/cs.$m" --srcline --artifact-root "$WORK/art" >"$WORK/cs.$m.json" 2>"$WORK/err" ||
@@ -96,6 +99,21 @@ if [ $rc -eq 6 ] && grep -q "killed by SIGSYS" "$WORK/sys.err" && grep -q "refus
 	ok "$name: a perf killed by SIGSYS is named as such, with the sandbox and what to do (exit 6)"
 else
 	notok "$name: perf killed by SIGSYS: exit $rc: $(oneline "$WORK/sys.err")"
+fi
+
+# One reader for every srcline: perf's "(discriminator N)" note after the
+# line (source_context once took "12 (discriminator 2)" for no line).
+printf 'app 10/10 1.000000: 1 cycles:\n\t    1139 work+0x9 (/x/app)\n  /x/app.c:12 (discriminator 2)\n\t    1160 main+0x10 (/x/app)\n  /x/app.c:20\n\n' >"$WORK/disc.txt"
+did=$("$PERFLENS" analyze --path "$WORK/disc.txt" --artifact-root "$WORK/art" 2>"$WORK/err" |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+"$PERFLENS" source --analysis-id "$did" --file app.c --artifact-root "$WORK/art" >"$WORK/disc.json" 2>>"$WORK/err"
+if /usr/bin/python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+hot = {h["line"]: h["self_samples"] for h in d["files"][0]["hot_lines"]}
+sys.exit(not (hot.get(12) == 1 and 20 in hot and d["source_text_missing"]))' "$WORK/disc.json" 2>/dev/null; then
+	ok "$name: source_context reads a srcline with (discriminator 2) as its line, the text missing"
+else
+	notok "$name: discriminator srcline: $(oneline "$WORK/disc.json") $(oneline "$WORK/err")"
 fi
 
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$here/mcp_lines.py"

@@ -314,29 +314,6 @@ START_TEST(fields_match_the_protobuf_guide)
 }
 END_TEST
 
-START_TEST(srclines_split_into_file_and_line)
-{
-	size_t n;
-	uint32_t line;
-
-	ck_assert(pl_srcline_split("rtld.c:566", &n, &line));
-	ck_assert_uint_eq(n, 6);
-	ck_assert_uint_eq(line, 566);
-	ck_assert(pl_srcline_split("get-dynamic-info.h:85 (inlined)", &n, &line));
-	ck_assert_uint_eq(n, 18);
-	ck_assert_uint_eq(line, 85);
-	ck_assert(pl_srcline_split("/src/a (b).c:12 (discriminator 3)", &n, &line));
-	ck_assert_uint_eq(n, 12);
-	ck_assert_uint_eq(line, 12);
-	ck_assert(pl_srcline_split("x.c:0", &n, &line));
-	ck_assert_uint_eq(line, 0);
-	ck_assert(!pl_srcline_split("??:0", &n, &line));
-	ck_assert(!pl_srcline_split(":0", &n, &line));
-	ck_assert(!pl_srcline_split("[kernel.kallsyms][ffffffff8225fd19]", &n, &line));
-	ck_assert(!pl_srcline_split("", &n, &line));
-}
-END_TEST
-
 /* ------------------------------------------------------------- pprof */
 
 /* Two records: an "outer->inner" chain printed as one frame (old perfs),
@@ -495,7 +472,6 @@ Suite *suite_export_formats(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, varint_matches_the_protobuf_guide);
 	tcase_add_test(tc, fields_match_the_protobuf_guide);
-	tcase_add_test(tc, srclines_split_into_file_and_line);
 	tcase_add_test(tc, pprof_puts_the_leaf_first_and_strings_after_an_empty_one);
 	tcase_add_test(tc, exports_are_byte_identical_run_to_run);
 	tcase_add_test(tc, too_many_frame_references_is_a_limit_error);

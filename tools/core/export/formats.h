@@ -71,10 +71,6 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 enum pl_err pl_export_check_size(const struct pl_profile *p, const struct pl_fold_opts *fo,
 				 const struct pl_export_opts *eo, struct pl_error *err);
 
-/* A srcline as perf prints it, "FILE:LINE" with perhaps " (inlined)" or
- * " (discriminator N)" after it: true with FILE's length and LINE (0 when
- * not a positive number) when FILE is known (not empty, not "??"). */
-bool pl_srcline_split(const char *srcline, size_t *file_len, uint32_t *line);
 
 /* Protobuf wire format (protobuf.dev/programming-guides/encoding), the
  * little profile.proto needs.  A varint is 7 bits a byte, low bits first,

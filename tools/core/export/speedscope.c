@@ -1,6 +1,6 @@
 /* export_speedscope.c - one event as a speedscope file (see
- * export_formats.h), and the helpers both new exports share: the size
- * bound and srcline reading.
+ * export_formats.h), and the size bound both new exports share
+ * (srclines are read by profile/srcline.h).
  *
  * The file is one jansson tree dumped with sorted keys.  Every profile
  * stack is one sample: the indexes of its frames root to leaf, a frame
@@ -12,6 +12,7 @@
  */
 #include "export/formats.h"
 #include "base/escape.h"
+#include "profile/srcline.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -20,45 +21,6 @@
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
 /* ------------------------------------------------ shared with pprof */
-
-static bool ends_with_paren_group(const char *s, size_t n, size_t *open)
-{
-	if (n < 3 || s[n - 1] != ')')
-		return false;
-	for (size_t i = n - 1; i-- > 0;)
-		if (s[i] == '(') {
-			if (i == 0 || s[i - 1] != ' ')
-				return false;
-			*open = i - 1;
-			return true;
-		}
-	return false;
-}
-
-bool pl_srcline_split(const char *srcline, size_t *file_len, uint32_t *line)
-{
-	size_t n = strlen(srcline), open, colon, i;
-	uint64_t v = 0;
-
-	*file_len = 0;
-	*line = 0;
-	/* " (inlined)", " (discriminator 3)": notes after the line number. */
-	while (ends_with_paren_group(srcline, n, &open))
-		n = open;
-	while (n && srcline[n - 1] == ' ')
-		n--;
-	for (colon = n; colon > 0 && srcline[colon - 1] >= '0' && srcline[colon - 1] <= '9'; colon--)
-		;
-	if (colon == n || colon < 2 || srcline[colon - 1] != ':')
-		return false;
-	i = colon - 1;
-	if (i == 2 && memcmp(srcline, "??", 2) == 0)
-		return false;
-	if (pl_parse_u64(srcline + colon, n - colon, &v) && v <= UINT32_MAX)
-		*line = (uint32_t)v;
-	*file_len = i;
-	return true;
-}
 
 /* The frame references an export of `fo->event` would hold (a frame per
  * stack level, and one for the process name), checked against the bound
