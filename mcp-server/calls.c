@@ -131,6 +131,12 @@ static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, 
 	}
 	doc = json_loadb(res->data ? res->data : "", res->len, 0, &je);
 	err = json_object_get(doc, "error");
+	/* A perf the worker ran, killed by the filter it inherited: the
+	 * audit record the server can read names the system call. */
+	if (err && sbx_explain_child_sigsys(json_string_value(json_object_get(err, "message")),
+					    (unsigned)res->elapsed_ms + 1000, msg, sizeof(msg)))
+		json_object_set_new(err, "message", json_sprintf("%s%s",
+				    json_string_value(json_object_get(err, "message")), msg));
 	if (err) {
 		struct pl_error e;
 		tool_error_from_json(err, &e);

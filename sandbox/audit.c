@@ -10,7 +10,9 @@
  * Best effort only: reading /dev/kmsg needs root or CAP_SYSLOG when
  * kernel.dmesg_restrict is set, printk rate-limits audit records, and an
  * audit daemon keeps them for itself.  Records older than the worker (a
- * recycled pid) are skipped by their timestamp.
+ * recycled pid) are skipped by their timestamp.  The same lookup names
+ * the system call of a worker's child (perf) killed by the filter it
+ * inherited, from the pid its error message gives.
  */
 #include "sbx_int.h"
 
@@ -128,4 +130,23 @@ bool sbx_audit_syscall(pid_t pid, long long since_us, char *name, size_t cap)
 	}
 	close(fd);
 	return hit.nr >= 0 && name_of(&hit, name, cap);
+}
+
+bool sbx_explain_child_sigsys(const char *text, unsigned within_ms, char *out, size_t cap)
+{
+	const char *p = text ? strstr(text, "(pid ") : NULL;
+	char name[40];
+	struct timespec t;
+	int pid;
+
+	if (cap)
+		out[0] = '\0';
+	if (!p || !strstr(text, "killed by SIGSYS") || sscanf(p, "(pid %d)", &pid) != 1 || pid <= 0)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (!sbx_audit_syscall(pid, (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000 -
+			       (long long)within_ms * 1000, name, sizeof(name)))
+		return false;
+	snprintf(out, cap, " (the system call the sandbox refused: %s)", name);
+	return true;
 }

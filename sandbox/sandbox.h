@@ -137,6 +137,15 @@ struct sbx_worker;
 /* True when the running kernel offers Landlock (ABI >= 1). */
 bool sbx_landlock_available(void);
 
+/* A worker's own child (perf) killed by the seccomp filter it inherits
+ * dies of SIGSYS too, but the worker cannot read the kernel's audit log.
+ * Its error names the child as "killed by SIGSYS ... (pid N)"; given that
+ * text, the server (unconfined) puts into `out` " (the system call the
+ * sandbox refused: NAME)" from the audit record of pid N logged within
+ * the last `within_ms`.  False, `out` empty, when the text names no such
+ * child or the log has no record (see audit.c for when it cannot). */
+bool sbx_explain_child_sigsys(const char *text, unsigned within_ms, char *out, size_t cap);
+
 /* Fork a confined worker that runs fn(arg, out_fd).  On PL_OK *out is a
  * new worker (free it with sbx_finish).  Fails with PL_ERR_PATH when a
  * root or exec_path cannot be opened, PL_ERR_LIMIT when no process or
