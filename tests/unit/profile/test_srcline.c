@@ -6,11 +6,13 @@
  * paths.  The restack cases check by hand-counted expectations: stacks
  * that become equal merge with their weights summed, event totals stay,
  * inline expansions lengthen a stack, and the leaf index skips kernel
- * frames above the user-mode pc.
+ * frames above the user-mode pc.  perf's "(inlined)" frames take the
+ * module of the frame they were inlined into as their DSO.
  */
 #include <check.h>
 #include <string.h>
 
+#include "profile/parse.h"
 #include "profile/profile.h"
 #include "profile/srcline.h"
 
@@ -127,6 +129,42 @@ START_TEST(restack_merges_equal_stacks_and_keeps_totals)
 }
 END_TEST
 
+/* perf 6.1 with DWARF call graphs: inlined calls first, "(inlined)" where
+ * the DSO goes, then the frame they were inlined into. */
+static const char inlined_record[] =
+	"app 10/10 1.000000: 1 cycles:\n"
+	"\t    1139 helper (inlined)\n"
+	"\t    1139 work+0x9 (/bin/app)\n"
+	"\t    1160 main+0x10 (/bin/app)\n"
+	"\n";
+
+START_TEST(perf_inlined_frames_keep_their_module)
+{
+	struct pl_profile p;
+	struct pl_ps_parser *ps;
+	struct pl_error err;
+	const char *t = inlined_record;
+	uint64_t no = 0;
+
+	pl_profile_init(&p, NULL);
+	ps = pl_ps_new(&p, "test");
+	while (*t) {
+		const char *nl = strchr(t, '\n');
+		ck_assert_int_eq(pl_ps_line(ps, t, (size_t)(nl - t), ++no, &err), PL_OK);
+		t = nl + 1;
+	}
+	ck_assert_int_eq(pl_ps_finish(ps, &err), PL_OK);
+	ck_assert_uint_eq(pl_nstacks(&p), 1);
+	ck_assert_uint_eq(p.stacks[0].depth, 3);
+	const struct pl_func *h = &p.funcs[p.frames[p.stacks[0].frames[2]].func];
+	ck_assert_str_eq(pl_str(&p, h->symbol), "helper");
+	ck_assert(h->inlined);
+	ck_assert_str_eq(pl_str(&p, h->dso), "/bin/app");
+	ck_assert_int_eq(h->kind, PL_KIND_USER);
+	pl_profile_release(&p);
+}
+END_TEST
+
 Suite *suite_srcline(void)
 {
 	Suite *s = suite_create("srcline");
@@ -135,6 +173,7 @@ Suite *suite_srcline(void)
 	tcase_add_test(tc, srclines_split_into_file_and_line);
 	tcase_add_test(tc, srcline_with_discriminator_names_its_line);
 	tcase_add_test(tc, restack_merges_equal_stacks_and_keeps_totals);
+	tcase_add_test(tc, perf_inlined_frames_keep_their_module);
 	suite_add_tcase(s, tc);
 	return s;
 }

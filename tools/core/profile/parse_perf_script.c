@@ -456,6 +456,36 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	return PL_OK;
 }
 
+/* perf prints a frame's inlined calls first, each with "(inlined)" where
+ * the DSO goes, then the frame itself.  Once that frame comes, the ones
+ * before it take its module as their DSO, the inlined flag kept apart
+ * (pl_intern_func_inlined), so an inlined function is never filed under
+ * a module called "inlined". */
+static bool raw_inlined(const struct pl_profile *p, uint32_t frame)
+{
+	const struct pl_func *fn = &p->funcs[p->frames[frame].func];
+
+	return fn->inlined && fn->dso != PL_NOID && strcmp(pl_str(p, fn->dso), "inlined") == 0;
+}
+
+static enum pl_err settle_inlined(struct pl_ps_parser *ps, struct pl_error *err)
+{
+	struct pl_profile *p = ps->p;
+	uint32_t last = ps->frames[ps->nframes - 1], dso = p->funcs[p->frames[last].func].dso;
+
+	if (raw_inlined(p, last))
+		return PL_OK;
+	for (size_t i = ps->nframes - 1; i-- > 0 && raw_inlined(p, ps->frames[i]);) {
+		const struct pl_frame f = p->frames[ps->frames[i]];
+		uint32_t func = pl_intern_func_inlined(p, p->funcs[f.func].symbol, dso);
+		uint32_t id = pl_intern_frame(p, func, f.has_addr, f.addr, f.srcline, err);
+		if (id == PL_NOID)
+			return err->code;
+		ps->frames[i] = id;
+	}
+	return PL_OK;
+}
+
 static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame, uint64_t pc,
 			      struct pl_error *err)
 {
@@ -471,7 +501,8 @@ static enum pl_err push_frame(struct pl_ps_parser *ps, uint32_t frame, uint64_t 
 	ps->frames[ps->nframes++] = frame;
 	ps->last_was_frame = true;
 	ps->rec_hit = PL_NOID;
-	return PL_OK;
+	return ps->nframes > 1 && raw_inlined(ps->p, ps->frames[ps->nframes - 2]) ?
+	       settle_inlined(ps, err) : PL_OK;
 }
 
 static uint32_t intern_frame_text(struct pl_ps_parser *ps, const struct frame_text *f,
