@@ -12,6 +12,7 @@
  */
 #include "export/formats.h"
 #include "base/escape.h"
+#include "profile/srcline.h"
 
 #include <stdlib.h>
 #include <string.h>

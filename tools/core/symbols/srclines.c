@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "symbolize.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 #define MAX_LOADS 16
@@ -84,11 +86,11 @@ static void read_loads(struct module *mod)
  * samples hit, not for callers), the file at the recorded path stands for
  * the module only when it is the very file mapped: the device and inode
  * of an MMAP2 record of that path (so, on the machine that recorded). */
-static bool same_file_mapped(const struct pl_profile *p, uint32_t dso)
+static bool same_file_mapped(const struct pl_profile *p, uint32_t dso, const char *path)
 {
 	struct stat st;
 
-	if (stat(pl_str(p, dso), &st) != 0)
+	if (stat(path, &st) != 0)
 		return false;
 	for (size_t i = 0; i < p->nmappings; i++) {
 		const struct pl_mapping *m = &p->mappings[i];
@@ -103,13 +105,17 @@ static bool open_module(struct ctx *c, struct pl_profile *p, uint32_t dso, struc
 {
 	const char *hex = build_id_of(p, dso);
 	struct pl_error ignored;
+	char path[PATH_MAX];
 
+	/* The profile keeps a path that is not UTF-8 escaped (profile.h). */
+	if (!pl_esc_decode(pl_str(p, dso), path, sizeof(path)))
+		return false;
 	if (hex)
-		return pl_symbolizer_open_dso(c->s, pl_str(p, dso), hex, &mod->m, &ignored) == PL_OK;
+		return pl_symbolizer_open_dso(c->s, path, hex, &mod->m, &ignored) == PL_OK;
 	/* Nothing else proves a local file is the one profiled: no lines
 	 * rather than wrong ones. */
-	return same_file_mapped(p, dso) &&
-	       pl_symbolizer_open(c->s, pl_str(p, dso), &mod->m, &ignored) == PL_OK;
+	return same_file_mapped(p, dso, path) &&
+	       pl_symbolizer_open(c->s, path, &mod->m, &ignored) == PL_OK;
 }
 
 /* The module of DSO `dso`, or NULL (then counted in the profile's
