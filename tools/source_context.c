@@ -9,7 +9,10 @@
  * mapped with --path-map; a base name (what perf prints) is looked up in
  * the module's DWARF file tables (srcfile.c), then under each allowed
  * root.  Every read goes through tool_resolve_input, so nothing outside
- * the allowed roots is opened, and every path tried is reported.
+ * the allowed roots is opened, and every path tried is reported; without
+ * any text the hot lines still stand.  For a hotspot, the module offsets
+ * its samples landed on (kept by PerfLens's srclines) are listed with the
+ * symbolize call that names them.
  */
 #include "registry.h"
 #include "base/escape.h"
@@ -50,7 +53,12 @@ struct counts {
 	int32_t *src_file;        /* per string id: file index, -1 none, -2 unparsed */
 	uint32_t *src_line;
 	uint64_t with_lines, without_lines;
+	struct pl_strtab offsets; /* a hotspot's sampled module offsets -> index */
+	uint64_t *offset_samples; /* index -> self samples */
+	size_t offset_cap;
 };
+
+#define MAX_HOT_OFFSETS 16
 
 /* ------------------------------------------------------------ counting */
 
@@ -140,6 +148,29 @@ static bool selected(struct counts *c, const struct pl_profile *p, const struct 
 	return srcline_of(c, p, f, &file, &line) && same_file(c->files[file].recorded, want_file);
 }
 
+/* The module offset a stack's leaf was sampled at (srclines keep it),
+ * for the hotspot at depth `deepest` when only its inlined calls lie
+ * below it. */
+static void count_offset(struct counts *c, const struct pl_profile *p, const struct pl_stack *st,
+			 uint32_t deepest, uint64_t samples)
+{
+	const struct pl_frame *leaf = &p->frames[st->frames[st->depth - 1]];
+	size_t before = c->offsets.count;
+	uint32_t idx;
+
+	if (!leaf->has_addr || p->funcs[leaf->func].unknown)
+		return;
+	for (uint32_t d = deepest + 1; d < st->depth; d++)
+		if (!p->funcs[p->frames[st->frames[d]].func].inlined)
+			return;
+	idx = pl_strtab_intern(&c->offsets, (const char *)&leaf->addr, sizeof(leaf->addr));
+	if (c->offsets.count != before) {
+		PL_GROW(c->offset_samples, c->offset_cap, c->offsets.count);
+		c->offset_samples[idx] = 0;
+	}
+	c->offset_samples[idx] += samples;
+}
+
 static void count_stack(struct counts *c, const struct pl_profile *p, uint32_t s, uint64_t samples,
 			uint32_t func, const char *want_file)
 {
@@ -177,6 +208,8 @@ static void count_stack(struct counts *c, const struct pl_profile *p, uint32_t s
 		c->without_lines += samples;
 	if (deepest == st->depth - 1 && srcline_of(c, p, leaf, &file, &line))
 		slot_for(c, (uint32_t)file, line)->self += samples;
+	if (!want_file)
+		count_offset(c, p, st, deepest, samples);
 }
 
 /* ------------------------------------------------------------- reading */
@@ -273,6 +306,38 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The source lines in the windows around the `shown` hot lines `wanted`
+ * (sorted) into `lines`; returns how many hot lines lie past the end of
+ * the file (then the source is not the profiled one). */
+static size_t read_windows(FILE *in, struct counts *c, uint32_t fi, const uint32_t *wanted,
+			   size_t shown, uint32_t before, uint32_t after, json_t *lines)
+{
+	char *line = NULL;
+	size_t cap = 0, read_bytes = 0, w = 0, past = 0;
+	ssize_t len;
+	uint32_t no = 0, last_wanted = shown ? wanted[shown - 1] : 0;
+
+	while (shown && (len = getline(&line, &cap, in)) >= 0 &&
+	       (read_bytes += (size_t)len) <= MAX_SOURCE_BYTES) {
+		no++;
+		while (w < shown && (uint64_t)wanted[w] + after < no)
+			w++;
+		if (w == shown && no > last_wanted + after)
+			break;
+		if (w < shown && (uint64_t)no + before >= wanted[w]) {
+			struct line_count *lc = slot_for(c, fi, no);
+			json_array_append_new(lines, json_pack("{s:I,s:o,s:I,s:I}", "line", (json_int_t)no,
+				"text", text_json(line, (size_t)len), "self_samples", (json_int_t)lc->self,
+				"total_samples", (json_int_t)lc->total));
+		}
+	}
+	for (size_t i = 0; i < shown; i++)
+		if (wanted[i] > no)
+			past++;
+	free(line);
+	return past;
+}
+
 /* The lines of one file: its hot lines, and the source in their windows. */
 static json_t *file_json(const struct tool_ctx *ctx, const struct pl_profile *p,
 			 struct counts *c, uint32_t fi, size_t hot_limit, uint32_t before,
@@ -303,33 +368,12 @@ static json_t *file_json(const struct tool_ctx *ctx, const struct pl_profile *p,
 	qsort(wanted, shown, sizeof(*wanted), cmp_u32);
 	if (locate(ctx, p, sf, &fd)) {
 		FILE *in = fopen(fd.path, "r");
-		char *line = NULL;
-		size_t cap = 0, read_bytes = 0, w = 0;
-		ssize_t len;
-		uint32_t no = 0, last_wanted = shown ? wanted[shown - 1] : 0;
-		while (in && shown && (len = getline(&line, &cap, in)) >= 0 &&
-		       (read_bytes += (size_t)len) <= MAX_SOURCE_BYTES) {
-			no++;
-			while (w < shown && (uint64_t)wanted[w] + after < no)
-				w++;
-			if (w == shown && no > last_wanted + after)
-				break;
-			if (w < shown && (uint64_t)no + before >= wanted[w]) {
-				struct line_count *lc = slot_for(c, fi, no);
-				json_array_append_new(lines, json_pack("{s:I,s:o,s:I,s:I}", "line", (json_int_t)no,
-					"text", text_json(line, (size_t)len), "self_samples", (json_int_t)lc->self,
-					"total_samples", (json_int_t)lc->total));
-			}
-		}
-		/* Hot lines past the end: the source is not the profiled one. */
-		for (size_t i = 0; i < shown; i++)
-			if (wanted[i] > no)
-				omitted++;
-		free(line);
-		if (in)
+		if (in) {
+			omitted += read_windows(in, c, fi, wanted, shown, before, after, lines);
 			fclose(in);
-		else
+		} else {
 			fd.reason = "found but could not be opened";
+		}
 	} else {
 		fd.reason = "not found under the allowed roots: pass --path-map FROM=TO to the server, or add the source folder with --allowed-root";
 	}
@@ -356,6 +400,55 @@ static int cmp_files(const void *a, const void *b, void *arg)
 	return strcmp(f[x].recorded, f[y].recorded);
 }
 
+static int cmp_offsets(const void *a, const void *b, void *arg)
+{
+	const struct counts *c = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t ox, oy;
+
+	if (c->offset_samples[x] != c->offset_samples[y])
+		return c->offset_samples[x] < c->offset_samples[y] ? 1 : -1;
+	memcpy(&ox, pl_strtab_get(&c->offsets, x), sizeof(ox));
+	memcpy(&oy, pl_strtab_get(&c->offsets, y), sizeof(oy));
+	return ox < oy ? -1 : ox > oy;
+}
+
+/* The hotspot's hottest sampled module offsets, and the symbolize call
+ * that names them instruction by instruction (null without any). */
+static json_t *hot_offsets(const struct pl_profile *p, struct counts *c, uint32_t func,
+			   json_t *steps)
+{
+	size_t n = c->offsets.count, shown = n < MAX_HOT_OFFSETS ? n : MAX_HOT_OFFSETS;
+	uint32_t *order = pl_xcalloc(n + 1, sizeof(*order));
+	json_t *list = json_array(), *hexes = json_array();
+	const char *dso = pl_str(p, p->funcs[func].dso);
+	char hex[24];
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp_offsets, c);
+	for (size_t i = 0; i < shown; i++) {
+		uint64_t off;
+		memcpy(&off, pl_strtab_get(&c->offsets, order[i]), sizeof(off));
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)off);
+		json_array_append_new(list, json_pack("{s:s,s:I}", "offset", hex, "self_samples",
+						      (json_int_t)c->offset_samples[order[i]]));
+		json_array_append_new(hexes, json_string(hex));
+	}
+	free(order);
+	if (!shown || !dso) {
+		json_decref(list);
+		json_decref(hexes);
+		return json_null();
+	}
+	json_array_append_new(steps, tool_next_step("symbolize",
+		json_pack("{s:s,s:O}", "binary", dso, "offsets", hexes),
+		"each hot instruction's function, line and inline chain"));
+	json_decref(hexes);
+	return json_pack("{s:s,s:o,s:I}", "module", dso, "offsets", list,
+			 "offsets_omitted", (json_int_t)(n - shown));
+}
+
 static void counts_release(struct counts *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
@@ -364,6 +457,8 @@ static void counts_release(struct counts *c)
 	free(c->slots);
 	free(c->src_file);
 	free(c->src_line);
+	pl_strtab_release(&c->offsets);
+	free(c->offset_samples);
 }
 
 /* Callers and callees of the function (when one was asked for), then the
@@ -409,7 +504,7 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 	uint32_t before = (uint32_t)json_integer_value(json_object_get(args, "before"));
 	uint32_t after = (uint32_t)json_integer_value(json_object_get(args, "after"));
 	uint32_t *order, func = 0;
-	json_t *files = json_array(), *tried = json_array();
+	json_t *files = json_array(), *tried = json_array(), *steps, *offsets;
 	size_t nread = 0, nshown = 0;
 
 	for (size_t i = 0; i < c->cap; i++)
@@ -444,14 +539,16 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 	}
 	if (hid)
 		tool_parse_hotspot_id(p, hid, &func, err);
-	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:b,s:o,s:o}", "analysis_id", id, "event",
+	steps = source_next_steps(id, pl_str(p, p->events[event].name), hid);
+	offsets = hid ? hot_offsets(p, c, func, steps) : json_null();
+	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:b,s:o,s:o,s:o}", "analysis_id", id, "event",
 		pl_str(p, p->events[event].name), "hotspot_id", hid ? json_string(hid) : json_null(),
 		"symbol", hid ? json_string(pl_str(p, p->funcs[func].symbol)) : json_null(),
 		"samples_with_lines", (json_int_t)c->with_lines,
 		"samples_without_lines", (json_int_t)c->without_lines, "files", files,
 		"files_omitted", (json_int_t)(c->nfiles > nshown ? c->nfiles - nshown : 0),
 		"source_text_missing", nread == 0, "source_text_fix", text_fix(nread == 0, tried),
-		"next_steps", source_next_steps(id, pl_str(p, p->events[event].name), hid));
+		"hot_offsets", offsets, "next_steps", steps);
 	json_decref(tried);
 	return PL_OK;
 }
@@ -476,6 +573,7 @@ enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t
 				  &event, err)) ||
 	    (hid && (rc = tool_parse_hotspot_id(&p, hid, &func, err))))
 		goto out;
+	pl_strtab_init(&c.offsets);
 	c.src_file = pl_xmalloc((p.strs.count + 1) * sizeof(*c.src_file));
 	c.src_line = pl_xcalloc(p.strs.count + 1, sizeof(*c.src_line));
 	for (size_t i = 0; i <= p.strs.count; i++)

@@ -6,7 +6,8 @@ a binary that was then moved to WORK/away/copy/callsite).  Here: collect
 record with fp and with dwarf in the server, analyze each with srcline off
 and on; the lines (callers at their return address minus one, inline
 frames) must agree with eu-addr2line over perf's own reading of the
-samples (srcline_oracle.py, run outside the sandbox).  Then the capture
+samples (srcline_oracle.py, run outside the sandbox), and the hot module
+offsets source_context lists go to symbolize as given.  Then the capture
 handed over from elsewhere: without its binary the answer names the
 build-id and the --binary that would give lines; with --binary it gets
 them, checked the same way against the copy, and source_context finds
@@ -50,6 +51,34 @@ def srclines(sc):
     return d["provenance"]["counts"]["srclines"]
 
 
+def hot_offsets(aid, mode):
+    """source_context lists the inlined helper's sampled module offsets with
+    the symbolize call to make; made as given, it names each of them as
+    eu-addr2line does (function, line, inline chain)."""
+    r = s.call("list_hotspots", {"analysis_id": aid, "limit": 50})
+    hs = [h for h in ((r or {}).get("result") or {}).get("structuredContent", {}).get("hotspots", [])
+          if h["symbol"] == "helper"]
+    r = s.call("source_context", {"analysis_id": aid, "hotspot_id": hs[0]["hotspot_id"]}) if hs else {}
+    sc = ((r or {}).get("result") or {}).get("structuredContent") or {}
+    ho = sc.get("hot_offsets") or {}
+    step = [n for n in sc.get("next_steps", []) if n["tool"] == "symbolize"]
+    if not check("lines MCP: %s source_context lists helper's hot module offsets and the symbolize call" % mode,
+                 ho.get("module") == exe and ho.get("offsets") and step, short(sc, 500)):
+        return
+    r = s.call(step[0]["tool"], step[0]["arguments"])
+    ans = (((r or {}).get("result") or {}).get("structuredContent") or {}).get("answers", [])
+    offs = [a["offset"] for a in ans]
+    eu = subprocess.run(["eu-addr2line", "-f", "-i", "-e", exe] + offs, capture_output=True,
+                        text=True).stdout.split("\n")
+    mine = []
+    for a in ans:
+        mine += [f["function"] + (" inlined at %s:%d:%d in " % (f["call_file"], f["call_line"], f["call_column"]))
+                 for f in a["inlines"][:1]]
+    check("lines MCP: %s symbolize of the hot offsets names helper inlined in work, as eu-addr2line" % mode,
+          ans and all(a["inlines"] and a["inlines"][0]["function"] == "helper" for a in ans) and
+          all(m in "\n".join(eu) for m in mine), short(ans, 400) + " / " + " ".join(eu)[:300])
+
+
 s = server([], "col")
 for mode in ("fp", "dwarf"):
     r = s.call("collect_profile", {"mode": "record", "executable": exe, "call_graph": mode,
@@ -71,6 +100,7 @@ for mode in ("fp", "dwarf"):
         ok, why = oracle(asc, data, exe, exe, mode)
         check("lines MCP: %s lines and inline frames agree with eu-addr2line at return address - 1: %s"
               % (mode, why), ok, why)
+        hot_offsets(asc["analysis_id"], mode)
 s.close()
 
 # A capture from another machine: its binary is only at WORK/away/copy.

@@ -58,7 +58,8 @@ struct pl_func {
 struct pl_frame {
 	uint32_t func;
 	uint32_t srcline;   /* string id of the srcline line, or PL_NOID */
-	uint64_t addr;      /* kept for unknown symbols only (has_addr) */
+	uint64_t addr;      /* kept for unknown symbols (has_addr), and, after
+			     * srclines, a leaf's module offset */
 	uint8_t has_addr;
 };
 
@@ -174,7 +175,7 @@ struct pl_recovery {
 	uint64_t not_recovered[PL_RR_COUNT];
 	struct pl_missing_module missing[PL_MAX_MISSING_MODULES];
 	size_t nmissing;
-	uint64_t missing_more;        /* modules past PL_MAX_MISSING_MODULES */
+	uint64_t missing_more;        /* frames of modules past PL_MAX_MISSING_MODULES */
 };
 
 /* Caller checks (symbols/cfi.h judges them).  With frame-pointer

@@ -147,16 +147,14 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 	uint64_t vaddr;
 	uint32_t sym;
 
-	if (!hex)
-		return PL_RR_NO_BUILD_ID;
 	/* The profile keeps a path that is not UTF-8 escaped (profile.h). */
-	if (!pl_esc_decode(pl_str(p, dso), path, sizeof(path)) ||
+	if (!hex || !pl_esc_decode(pl_str(p, dso), path, sizeof(path)) ||
 	    pl_symbolizer_open_dso(s, path, hex, &m, &ignored) ||
 	    !offset_to_vaddr(pl_sym_module_path(m), off, &vaddr)) {
 		struct pl_missing_module *mm = pl_recovery_missing(p, dso, hex);
 		if (mm)
 			mm->unknown_frames++;
-		return PL_RR_NO_BINARY;
+		return hex ? PL_RR_NO_BINARY : PL_RR_NO_BUILD_ID;
 	}
 	if (!c->leaf && vaddr > 0)
 		vaddr--;

@@ -203,16 +203,21 @@ static enum pl_err push(struct ctx *c, struct pl_profile *p, uint32_t func, bool
 }
 
 /* The frames of answer `a` for frame `old`: its function on the line of
- * the outermost location, then each inlined call, innermost last. */
+ * the outermost location, then each inlined call, innermost last.  A
+ * leaf's innermost frame keeps the module offset sampled (`leaf_offset`,
+ * else 0: none), which symbolize takes; an unknown function keeps the
+ * address perf printed. */
 static enum pl_err push_answer(struct ctx *c, struct pl_profile *p, const struct pl_frame *old,
-			       const struct pl_sym_answer *a, struct pl_error *err)
+			       const struct pl_sym_answer *a, uint64_t leaf_offset,
+			       struct pl_error *err)
 {
 	uint32_t dso = p->funcs[old->func].dso, unknown = p->funcs[old->func].unknown;
 	size_t n = a->ninlines;
 	uint32_t line = n ? srcline_id(c, p, a->inlines[n - 1].call_file, a->comp_dir,
 				       a->inlines[n - 1].call_line)
 			  : srcline_id(c, p, a->file, a->comp_dir, a->line);
-	enum pl_err rc = push(c, p, old->func, unknown, old->addr, line, err);
+	bool keep = unknown || (leaf_offset && !n);
+	enum pl_err rc = push(c, p, old->func, keep, unknown ? old->addr : leaf_offset, line, err);
 
 	for (size_t k = n; k-- > 0 && rc == PL_OK;) {
 		const char *name = a->inlines[k].function ? a->inlines[k].function : "[unknown]";
@@ -220,7 +225,8 @@ static enum pl_err push_answer(struct ctx *c, struct pl_profile *p, const struct
 		line = k ? srcline_id(c, p, a->inlines[k - 1].call_file, a->comp_dir,
 				      a->inlines[k - 1].call_line)
 			 : srcline_id(c, p, a->file, a->comp_dir, a->line);
-		rc = push(c, p, pl_intern_func_inlined(p, sym, dso), false, 0, line, err);
+		rc = push(c, p, pl_intern_func_inlined(p, sym, dso), k == 0 && leaf_offset,
+			  leaf_offset, line, err);
 	}
 	if (rc == PL_OK && line != PL_NOID)
 		p->srclines++;
@@ -260,7 +266,7 @@ static enum pl_err answer(struct ctx *c, struct pl_profile *p, const struct pl_f
 		return rc;
 	if (!a->resolved || !a->file || !a->line)
 		return push(c, p, old->func, fn->unknown, old->addr, old->srcline, err);
-	return push_answer(c, p, old, a, err);
+	return push_answer(c, p, old, a, leaf ? vaddr : 0, err);
 }
 
 /* The restack callback: answers through the (frame, role, pid) table. */

@@ -15,6 +15,10 @@
  * DSO, the inlined flag set), each with its own line, innermost last.
  * Srclines are "FULL/PATH:LINE": the line table's directory and file (or
  * the CU's comp_dir for a relative one), so --path-map applies to them.
+ * A leaf's innermost frame also keeps its module offset as its address,
+ * so that a function's hot addresses can be listed and handed to
+ * symbolize (stacks then differ by their leaf's address; callers stay one
+ * frame per line).
  * Frames that get no line stay as they were (unknown ones keep their
  * address) and are counted per module in p->recovery's missing list.
  */
