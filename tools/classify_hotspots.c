@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define QUIET_MAX 256
-#define PAGE_HOTSPOTS 3          /* matched hotspots per candidate on a page */
+#define PAGE_HOTSPOTS 2          /* matched hotspots per candidate on a page */
 
 /* Classify the events of `p` (only `event` when it is not PL_NOID);
  * returns a new array of pl_classify_event objects. */

@@ -5,7 +5,9 @@
  *   "counter" x3 take one mutex and run count_stat inside it (on CPU in
  *                the program's own count_stat; blocked on the futex while
  *                another counter holds the lock);
- *   "writer"     sleeps 2 ms (clock_nanosleep), then writes a byte to a pipe;
+ *   "writer"     sleeps 0.5 ms (clock_nanosleep), then writes a byte to a pipe
+ *                (often enough that its sleeps stay a clear share of all
+ *                switches however often a loaded machine preempts the rest);
  *   "reader"     blocks in read() on that pipe.
  * Every thread stops after argv[1] seconds of wall time (default 1.5), so
  * the writer and the reader stay nearly idle on CPU however busy the
@@ -76,7 +78,7 @@ static void *counter(void *arg)
 
 static void *writer(void *arg)
 {
-	struct timespec pause = {0, 2000000};
+	struct timespec pause = {0, 500000};
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "writer");
