@@ -18,6 +18,7 @@
  * gives lines and inline frames afterwards (symbols/srclines.h).  A perf
  * killed by a signal gets an error that says what the signal means.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -258,10 +259,70 @@ static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const
 	return rc;
 }
 
+/* perf script's argv for `fields`: side-band mmap lines for load bases,
+ * no inline frames (perf would start addr2line children; our own
+ * symbolizer adds them with srclines). */
+static void script_argv(const char **argv, const char *path, const char *fields,
+			const struct pl_perf_data_opts *o)
+{
+	size_t n = 0;
+
+	argv[n++] = o->perf_path;
+	argv[n++] = "script";
+	argv[n++] = "-i";
+	argv[n++] = path;
+	argv[n++] = "-F";
+	argv[n++] = fields;
+	argv[n++] = "--show-mmap-events";
+	if (o->kallsyms) {
+		argv[n++] = "--kallsyms";
+		argv[n++] = o->kallsyms;
+	}
+	argv[n++] = "--no-inline";
+	argv[n] = NULL;
+	assert(n < MAX_ARGS);
+}
+
+/* The error of a perf script run that did not succeed (rc PL_OK: it ran). */
+static enum pl_err script_failure(enum pl_err rc, struct pl_run_result *res, const char *path,
+				  struct pl_error *err)
+{
+	char tail[256];
+
+	if (rc != PL_OK)
+		return rc;
+	if (res->signal)
+		return killed(res, path, err);
+	pl_run_stderr_tail(res, tail, sizeof(tail));
+	return pl_fail(err, PL_ERR_EXTERNAL,
+		       "check that the file is a complete perf.data that this perf reads",
+		       "perf script on '%s' exited with status %d: %s", PL_ESC_MSG(path),
+		       res->exit_status, tail);
+}
+
+/* The perf.data as the profile's one source, for provenance. */
+static void add_source(struct pl_profile *p, const char *path, uint64_t size, const char sha[65],
+		       const struct pl_run_result *res, const char *const *argv,
+		       const struct pl_perf_data_opts *o)
+{
+	PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
+	struct pl_source *src = &p->sources[p->nsources++];
+	memset(src, 0, sizeof(*src));
+	src->path = pl_xstrdup(path);
+	src->size = size;
+	src->text_bytes = res->stdout_bytes;
+	memcpy(src->sha256, sha, sizeof(src->sha256));
+	src->format = PL_FMT_PERF_DATA;
+	src->codec = "none";
+	src->lines = res->stdout_lines;
+	src->records = p->records_parsed;
+	src->converted_by = command_text(argv, o);
+}
+
 enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			       const struct pl_perf_data_opts *o, struct pl_error *err)
 {
-	char fields[128], refused[32], sha[65], tail[256];
+	char fields[128], refused[32], sha[65];
 	const char *argv[MAX_ARGS];
 	struct pl_run_result res;
 	struct pl_profile scratch;
@@ -276,26 +337,14 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 		return rc;
 	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,ip,sym,symoff,dso");
 	for (int attempt = 0;; attempt++) {
-		size_t n = 0;
-		argv[n++] = o->perf_path;
-		argv[n++] = "script";
-		argv[n++] = "-i";
-		argv[n++] = path;
-		argv[n++] = "-F";
-		argv[n++] = fields;
-		argv[n++] = "--show-mmap-events";
-		if (o->kallsyms) {
-			argv[n++] = "--kallsyms";
-			argv[n++] = o->kallsyms;
-		}
-		argv[n++] = "--no-inline";
-		argv[n] = NULL;
+		script_argv(argv, path, fields, o);
 		pl_profile_init(&scratch, &p->limits);
 		scratch.keep_addrs = o->srcline;
 		rc = run_once(&scratch, argv, path, o, &res, err);
 		if (rc == PL_OK && res.exit_status == 0 && !res.signal)
 			break;
 		pl_profile_release(&scratch);
+		/* A field the samples lack makes perf refuse the whole list. */
 		if (rc == PL_OK && attempt < MAX_RETRIES && res.stderr_text &&
 		    refused_field(res.stderr_text, refused, sizeof(refused)) &&
 		    strcmp(refused, "ip") != 0 && strcmp(refused, "sym") != 0) {
@@ -303,34 +352,15 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			pl_run_result_release(&res);
 			continue;
 		}
-		if (rc == PL_OK && res.signal)
-			rc = killed(&res, path, err);
-		else if (rc == PL_OK) {
-			pl_run_stderr_tail(&res, tail, sizeof(tail));
-			rc = pl_fail(err, PL_ERR_EXTERNAL,
-				     "check that the file is a complete perf.data that this perf reads",
-				     "perf script on '%s' exited with status %d: %s", PL_ESC_MSG(path),
-				     res.exit_status, tail);
-		}
+		rc = script_failure(rc, &res, path, err);
 		pl_run_result_release(&res);
 		return rc;
 	}
-	pl_run_result_release(&res);
 	/* The scratch profile becomes the result: the caller's was empty. */
 	pl_profile_release(p);
 	*p = scratch;
-	PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
-	struct pl_source *src = &p->sources[p->nsources++];
-	memset(src, 0, sizeof(*src));
-	src->path = pl_xstrdup(path);
-	src->size = size;
-	src->text_bytes = res.stdout_bytes;
-	memcpy(src->sha256, sha, sizeof(sha));
-	src->format = PL_FMT_PERF_DATA;
-	src->codec = "none";
-	src->lines = res.stdout_lines;
-	src->records = p->records_parsed;
-	src->converted_by = command_text(argv, o);
+	add_source(p, path, size, sha, &res, argv, o);
+	pl_run_result_release(&res);
 	read_build_ids(p, path, o);
 	read_event_attrs(p, path, o);
 	return PL_OK;

@@ -171,11 +171,36 @@ static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile 
 	return rc;
 }
 
+/* How the input is read: its format, the folded event name, and perf.data
+ * through collectors/ when perf may run (else why it may not). */
+static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts)
+{
+	pl_format_from_name(json_string_value(json_object_get(args, "format")), &opts->format);
+	if (ctx->allow_process_execution) {
+		opts->perf_data.read = coll_perf_data_read;
+		opts->perf_data.perf_path = ctx->perf.path;
+	} else {
+		opts->perf_data.refusal = "perf.data is read by running perf script: start the server with "
+			"--allow-process-execution, or convert it yourself with perf script -F "
+			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
+	}
+	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;
+	/* The server's copy stands for /proc/kallsyms, which the CLI names
+	 * directly: both record the same command, so the same perf.data gives
+	 * the same analysis on either surface. */
+	opts->perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms";
+	opts->perf_data.kallsyms_shown = "/proc/kallsyms";
+	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
+	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));
+	/* The artifact writer waits for the input's hash only where the
+	 * provenance needs it. */
+	opts->defer_hash = true;
+}
+
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 				 json_t **result, struct pl_error *err)
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
-	const char *fmt_name = json_string_value(json_object_get(args, "format"));
 	const char *event = json_string_value(json_object_get(args, "event"));
 	struct pl_parse_opts opts = {0};
 	struct pl_artifact_ref ref;
@@ -187,26 +212,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)) ||
 	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
 		return rc;
-	pl_format_from_name(fmt_name, &opts.format);
-	if (ctx->allow_process_execution) {
-		opts.perf_data.read = coll_perf_data_read;
-		opts.perf_data.perf_path = ctx->perf.path;
-	} else {
-		opts.perf_data.refusal = "perf.data is read by running perf script: start the server with "
-			"--allow-process-execution, or convert it yourself with perf script -F "
-			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
-	}
-	opts.perf_data.timeout_ms = ctx->perf.timeout_ms;
-	/* The server's copy stands for /proc/kallsyms, which the CLI names
-	 * directly: both record the same command, so the same perf.data gives
-	 * the same analysis on either surface. */
-	opts.perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms";
-	opts.perf_data.kallsyms_shown = "/proc/kallsyms";
-	opts.perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
-	opts.folded_event = json_string_value(json_object_get(args, "folded_event"));
-	/* The artifact writer waits for the input's hash only where the
-	 * provenance needs it. */
-	opts.defer_hash = true;
+	parse_opts_of(ctx, args, &opts);
 	pl_profile_init(&p, &ctx->limits);
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {

@@ -28,59 +28,51 @@ static size_t dso_slot(struct pl_view *v, uint32_t *slot_of, uint32_t dso)
 	return slot_of[key];
 }
 
-void pl_view_build(struct pl_view *v, const struct pl_profile *p, uint32_t event)
+/* Per-stack marks, so a function or DSO that appears twice in one stack
+ * (recursion) counts once in its inclusive amount. */
+struct view_marks {
+	uint32_t *func_stamp;   /* per function: the last stack (id + 1) counted */
+	uint32_t *dso_stamp;    /* per DSO string id + 1 (0: no DSO) */
+	uint32_t *slot_of;      /* DSO string id + 1 -> slot in v->dsos */
+};
+
+static void view_add_stack(struct pl_view *v, struct view_marks *m, uint32_t s,
+			   const struct pl_weight *w)
 {
-	size_t nfuncs = pl_nfuncs(p), nstrs = p->strs.count + 1;
-	uint32_t *func_stamp = pl_xcalloc(nfuncs ? nfuncs : 1, sizeof(uint32_t));
-	uint32_t *dso_stamp = pl_xcalloc(nstrs, sizeof(uint32_t));
-	uint32_t *slot_of = pl_xmalloc(nstrs * sizeof(uint32_t));
+	const struct pl_profile *p = v->p;
+	const struct pl_stack *st = &p->stacks[s];
+	uint32_t stamp = s + 1;
 
-	memset(v, 0, sizeof(*v));
-	v->p = p;
-	v->event = event;
-	v->funcs = pl_xcalloc(nfuncs ? nfuncs : 1, sizeof(*v->funcs));
-	v->threads = pl_xcalloc(pl_nthreads(p) + 1, sizeof(*v->threads));
-	v->dso_ids = pl_xmalloc(nstrs * sizeof(uint32_t));
-	v->dsos = pl_xcalloc(nstrs, sizeof(*v->dsos));
-	memset(slot_of, 0xff, nstrs * sizeof(uint32_t));
-
-	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
-		const struct pl_stack *st = &p->stacks[s];
-		const struct pl_weight *w = pl_stack_weight(p, s, event);
-		uint32_t stamp = s + 1;
-
-		if (!w)
-			continue;
-		v->stacks++;
-		add_amount(&v->total, w);
-		add_amount(&v->threads[st->thread], w);
-		if (st->depth == 0)
-			continue;
-		for (uint32_t d = 0; d < st->depth; d++) {
-			const struct pl_frame *fr = &p->frames[st->frames[d]];
-			uint32_t dso = p->funcs[fr->func].dso;
-			uint32_t dkey = dso == PL_NOID ? 0 : dso + 1;
-			if (func_stamp[fr->func] != stamp) {
-				func_stamp[fr->func] = stamp;
-				add_amount(&v->funcs[fr->func].incl, w);
-			}
-			if (dso_stamp[dkey] != stamp) {
-				dso_stamp[dkey] = stamp;
-				add_amount(&v->dsos[dso_slot(v, slot_of, dso)].incl, w);
-			}
+	v->stacks++;
+	add_amount(&v->total, w);
+	add_amount(&v->threads[st->thread], w);
+	if (st->depth == 0)
+		return;
+	for (uint32_t d = 0; d < st->depth; d++) {
+		const struct pl_frame *fr = &p->frames[st->frames[d]];
+		uint32_t dso = p->funcs[fr->func].dso;
+		uint32_t dkey = dso == PL_NOID ? 0 : dso + 1;
+		if (m->func_stamp[fr->func] != stamp) {
+			m->func_stamp[fr->func] = stamp;
+			add_amount(&v->funcs[fr->func].incl, w);
 		}
-		{
-			const struct pl_frame *leaf = &p->frames[st->frames[st->depth - 1]];
-			const struct pl_func *f = &p->funcs[leaf->func];
-			add_amount(&v->funcs[leaf->func].self, w);
-			add_amount(&v->dsos[dso_slot(v, slot_of, f->dso)].self, w);
-			if (f->unknown)
-				add_amount(&v->unknown_leaf, w);
+		if (m->dso_stamp[dkey] != stamp) {
+			m->dso_stamp[dkey] = stamp;
+			add_amount(&v->dsos[dso_slot(v, m->slot_of, dso)].incl, w);
 		}
 	}
-	free(func_stamp);
-	free(dso_stamp);
-	free(slot_of);
+	const struct pl_frame *leaf = &p->frames[st->frames[st->depth - 1]];
+	const struct pl_func *f = &p->funcs[leaf->func];
+	add_amount(&v->funcs[leaf->func].self, w);
+	add_amount(&v->dsos[dso_slot(v, m->slot_of, f->dso)].self, w);
+	if (f->unknown)
+		add_amount(&v->unknown_leaf, w);
+}
+
+/* The functions and threads with samples, in id order, then sorted. */
+static void view_order(struct pl_view *v, size_t nfuncs)
+{
+	const struct pl_profile *p = v->p;
 
 	v->hot_order = pl_xmalloc((nfuncs ? nfuncs : 1) * sizeof(uint32_t));
 	for (uint32_t f = 0; f < nfuncs; f++)
@@ -91,6 +83,34 @@ void pl_view_build(struct pl_view *v, const struct pl_profile *p, uint32_t event
 		if (v->threads[t].samples)
 			v->thread_order[v->nthread_order++] = t;
 	pl_view_sort(v, PL_SORT_SELF);
+}
+
+void pl_view_build(struct pl_view *v, const struct pl_profile *p, uint32_t event)
+{
+	size_t nfuncs = pl_nfuncs(p), nstrs = p->strs.count + 1;
+	struct view_marks m = {
+		.func_stamp = pl_xcalloc(nfuncs ? nfuncs : 1, sizeof(uint32_t)),
+		.dso_stamp = pl_xcalloc(nstrs, sizeof(uint32_t)),
+		.slot_of = pl_xmalloc(nstrs * sizeof(uint32_t)),
+	};
+
+	memset(v, 0, sizeof(*v));
+	v->p = p;
+	v->event = event;
+	v->funcs = pl_xcalloc(nfuncs ? nfuncs : 1, sizeof(*v->funcs));
+	v->threads = pl_xcalloc(pl_nthreads(p) + 1, sizeof(*v->threads));
+	v->dso_ids = pl_xmalloc(nstrs * sizeof(uint32_t));
+	v->dsos = pl_xcalloc(nstrs, sizeof(*v->dsos));
+	memset(m.slot_of, 0xff, nstrs * sizeof(uint32_t));
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		if (w)
+			view_add_stack(v, &m, s, w);
+	}
+	free(m.func_stamp);
+	free(m.dso_stamp);
+	free(m.slot_of);
+	view_order(v, nfuncs);
 }
 
 /* qsort has no context argument, so the view being sorted is a global,
