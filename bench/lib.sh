@@ -25,3 +25,18 @@ for e in d["events"]: print(e["name"])' "$_out/an.json" > "$_out/events"
 		done
 	done
 }
+
+# bench_setup: what every bench starts with (BUILD and REPO set): SHARED,
+# PEERDATA, FLAMEGRAPH_GIT and GEN, and PL, the perflens of $BUILD (exit 2
+# when it is not built).
+bench_setup() {
+	SHARED=${SHARED:-$(cd .. && pwd)/shared}
+	PEERDATA=$SHARED/peers/flamegraph
+	FLAMEGRAPH_GIT=${FLAMEGRAPH_GIT:-/work/.mirror/brendangregg+FlameGraph/repo}
+	GEN="python3 $REPO/bench/gen_inputs.py"
+	if [ ! -x "$BUILD/perflens" ]; then
+		echo "bench: $BUILD/perflens not found: build first (make BUILD=$BUILD)" >&2
+		exit 2
+	fi
+	PL=$(cd "$BUILD" && pwd)/perflens
+}

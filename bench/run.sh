@@ -27,16 +27,7 @@ set -u
 BUILD=${BUILD:-build}
 REPO=$(pwd)
 . "$REPO/bench/lib.sh"
-SHARED=${SHARED:-$(cd .. && pwd)/shared}
-PEERDATA=$SHARED/peers/flamegraph
-FLAMEGRAPH_GIT=${FLAMEGRAPH_GIT:-/work/.mirror/brendangregg+FlameGraph/repo}
-GEN="python3 $REPO/bench/gen_inputs.py"
-
-if [ ! -x "$BUILD/perflens" ]; then
-	echo "bench: $BUILD/perflens not found: build first (make BUILD=$BUILD)" >&2
-	exit 2
-fi
-PL=$(cd "$BUILD" && pwd)/perflens
+bench_setup
 
 QUICK=${BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
