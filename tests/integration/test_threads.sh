@@ -112,7 +112,7 @@ if cl:
           pc and top("program_code", "cpu-clock") == "count_stat" and steps and steps[0] == "source_context",
           short(pc))
     sw = "sched:sched_switch"
-    want = {"lock_wait": ("futex",), "io_wait": ("pipe_read", "vfs_read", "ksys_read", "read"),
+    want = {"lock_wait": ("futex", "lll_lock_wait", "pthread_mutex_lock"), "io_wait": ("pipe_read", "vfs_read", "ksys_read", "read"),
             "sleep": ("nanosleep",)}
     for rule, words in sorted(want.items()):
         t = top(rule, sw) or ""

@@ -187,7 +187,8 @@ static uint32_t srcline_id(struct ctx *c, struct pl_profile *p, const char *file
 	if (file[0] != '/' && comp_dir && comp_dir[0] == '/')
 		pl_buf_addf(&c->path, "%s/", comp_dir);
 	pl_buf_addf(&c->path, "%s:%u", file, line);
-	return pl_intern_str(p, c->path.data, c->path.len);
+	/* The symbolizer's names are in the escaped form already. */
+	return pl_intern_text(p, c->path.data, c->path.len);
 }
 
 static enum pl_err push(struct ctx *c, struct pl_profile *p, uint32_t func, bool has_addr,
@@ -221,7 +222,7 @@ static enum pl_err push_answer(struct ctx *c, struct pl_profile *p, const struct
 
 	for (size_t k = n; k-- > 0 && rc == PL_OK;) {
 		const char *name = a->inlines[k].function ? a->inlines[k].function : "[unknown]";
-		uint32_t sym = pl_intern_str(p, name, strlen(name));
+		uint32_t sym = pl_intern_text(p, name, strlen(name));
 		line = k ? srcline_id(c, p, a->inlines[k - 1].call_file, a->comp_dir,
 				      a->inlines[k - 1].call_line)
 			 : srcline_id(c, p, a->file, a->comp_dir, a->line);
