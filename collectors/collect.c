@@ -468,9 +468,11 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *id, json_t
 			"the event offcpu-time: blocked nanoseconds per task, state and stack"));
 		break;
 	case PL_COLLECT_SCHED:
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/perf.data", id)),
+			"each sched tracepoint as its own event, and the whole per-task table"));
 		json_array_append_new(n, step("read_artifact_page", json_pack("{s:o}", "artifact",
-			json_sprintf("collections/%s/timehist.txt", id)),
-			"per-task wait, scheduling delay and run time"));
+			json_sprintf("collections/%s/timehist.txt", id)), "perf sched timehist's own summary"));
 		break;
 	case PL_COLLECT_LOCK:
 		if (json_integer_value(lock_rows) == 0)

@@ -335,7 +335,9 @@ enum pl_err coll_perf_data_read(struct pl_profile *p, const char *path,
 			       "'%s' is perf.data and no perf was found", PL_ESC_MSG(path));
 	if ((rc = hash_file(path, p->limits.max_input_bytes, sha, &size, err)))
 		return rc;
-	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,ip,sym,symoff,dso");
+	/* trace: a tracepoint's fields (sched:* ones feed the per-task
+	 * scheduling table); perf ignores it for other events. */
+	snprintf(fields, sizeof(fields), "comm,pid,tid,time,event,period,trace,ip,sym,symoff,dso");
 	for (int attempt = 0;; attempt++) {
 		script_argv(argv, path, fields, o);
 		pl_profile_init(&scratch, &p->limits);

@@ -13,6 +13,7 @@
 #include "profile/parse.h"
 #include "store/artifact.h"
 #include "symbols/cfi.h"
+#include "store/sched_json.h"
 #include "symbols/recover.h"
 #include "symbols/srclines.h"
 
@@ -21,6 +22,7 @@
 
 #define TOP_HOTSPOTS PL_ARTIFACT_TOP
 #define MAX_EVENTS_SHOWN 8
+#define SCHED_TASKS_SHOWN 10
 
 /* The first hotspots of view `view_index`, from the writer's brief. */
 static json_t *top_hotspots(json_t *brief, size_t view_index)
@@ -237,6 +239,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 			"warnings", json_object_get(json_object_get(summary, "quality"), "warnings"),
 			"missing_binaries", missing_binaries(&p),
 			"next_steps", next_steps(ref.id, &p));
+		if (p.sched)
+			json_object_set_new(*result, "sched", pl_sched_json(&p, SCHED_TASKS_SHOWN, NULL));
 	}
 	json_decref(summary);
 	pl_profile_release(&p);

@@ -4,9 +4,13 @@
  * one closed is the error: its message names the gate and its hint says
  * how to open it (which startup flag, which argument and its exact
  * phrase).  Nothing is run and nothing is written while one is closed.
+ * A sched collection answers with its per-task table, read from the
+ * perf.data as analyze_profile reads it.
  */
 #include "registry.h"
 #include "collectors/collect.h"
+#include "collectors/perf_data.h"
+#include "store/sched_json.h"
 
 #include <limits.h>
 #include <string.h>
@@ -88,6 +92,42 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	return PL_OK;
 }
 
+#define SCHED_TASKS_SHOWN 20
+
+/* The per-task run, wait and delay of a sched collection, into
+ * result["sched"]; a failure to read it is a warning, not an error (the
+ * collection itself is kept). */
+static void add_sched_table(const struct tool_ctx *ctx, const struct pl_collect_req *r,
+			    json_t *result)
+{
+	const char *folder = json_string_value(json_object_get(result, "folder"));
+	const char *base = r->executable ? strrchr(r->executable, '/') : NULL;
+	char comm[16] = "";
+	struct pl_perf_data_opts o = {
+		.read = coll_perf_data_read, .perf_path = ctx->perf.path,
+		.timeout_ms = ctx->perf.timeout_ms,
+		.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms",
+		.kallsyms_shown = "/proc/kallsyms",
+	};
+	char data[PATH_MAX];
+	struct pl_profile p;
+	struct pl_error err;
+
+	/* The target's tasks first: its comm is the executable's name, cut
+	 * to 15 bytes as the kernel keeps it. */
+	if (base)
+		snprintf(comm, sizeof(comm), "%s", base + 1);
+	snprintf(data, sizeof(data), "%s/perf.data", folder);
+	pl_profile_init(&p, &ctx->limits);
+	if (coll_perf_data_read(&p, data, &o, &err) == PL_OK && p.sched)
+		json_object_set_new(result, "sched", pl_sched_json(&p, SCHED_TASKS_SHOWN, comm[0] ? comm : NULL));
+	else
+		json_array_append_new(json_object_get(result, "warnings"), json_sprintf(
+			"the per-task table could not be read from perf.data: %s",
+			p.sched ? err.text : "it holds no sched tracepoint sample"));
+	pl_profile_release(&p);
+}
+
 enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				 struct pl_error *err)
 {
@@ -104,5 +144,9 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 	if ((rc = check_gates(ctx, args, has_pid, err)) ||
 	    (rc = make_request(ctx, args, &r, exe, sizeof(exe), err)))
 		return rc;
-	return pl_collect(&env, &r, result, err);
+	if ((rc = pl_collect(&env, &r, result, err)))
+		return rc;
+	if (r.mode == PL_COLLECT_SCHED)
+		add_sched_table(ctx, &r, *result);
+	return PL_OK;
 }

@@ -1,8 +1,8 @@
 """mcp_collect_modes.py - what each collection mode finds, through
 perflens-mcp's sandboxed worker, against what the workload was built to do.
 
-Run by test_collect.sh with HERE, BUILD_DIR and WORK set ($WORK/bin holds
-fib and contend, built from tests/workloads/).  contend runs three threads
+Run by test_collect.sh with HERE, BUILD_DIR, WORK and SBLK set ($WORK/bin
+holds fib and contend, built from tests/workloads/, and blk as SBLK).  contend runs three threads
 on one pthread mutex, prints "ops_per_second N" and ends with the status
 it is given (or SIGSEGV).  Checks:
   - the target's exit status or signal and the tail of its own stdout are
@@ -12,13 +12,18 @@ it is given (or SIGSEGV).  Checks:
     agrees with the task-clock counter perf measured apart from them;
   - lock: perf lock sees no pthread mutex, says so, and its next step is
     the off-CPU collection, which, followed, shows the three workers
-    blocked in futex_wait.
+    blocked in futex_wait;
+  - sched: the per-task table of the result and of the analysis of its
+    perf.data against perf sched timehist (sched_oracle.py), each
+    tracepoint its own event.
 """
+import json
 import os
 import sys
 
 sys.path.insert(0, os.environ["HERE"])
 from mcp_client import *  # noqa: E402,F401,F403
+import sched_oracle  # noqa: E402
 
 build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
 P = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
@@ -89,4 +94,29 @@ blocked = [p for p in paths if any("pthread_mutex_lock" in f.get("symbol", "") o
                                    for f in p.get("frames", []))]
 check("collect MCP modes: followed, off_cpu shows the workers blocked in futex_wait under pthread_mutex_lock (%d paths)" % len(blocked),
       blocked, short(gsc if paths else r))
+# --------------------------------------------------------------- sched
+# blk (test_collect.sh, as SBLK: a name of this run's own, since perf sched
+# record is system-wide): a parent blocked ~100 ms on a pipe then asleep
+# 50 ms, a child asleep 5 x 20 ms.  perf sched timehist, run here outside
+# the sandbox on the same perf.data, is the oracle of the per-task table.
+sblk = os.environ["SBLK"]
+r, sc = collect({"mode": "sched", "executable": work + "/bin/" + sblk})
+bad, mine, line = ["collection failed"], [], ""
+if not r.get("isError"):
+    data = sc["folder"] + "/perf.data"
+    bad, mine, line = sched_oracle.compare(sc.get("sched") or {}, data, sblk)
+    tasks = (sc.get("sched") or {}).get("tasks", [])
+    if [t["comm"] for t in tasks[:2]] != [sblk, sblk]:
+        bad.append("the target's tasks do not lead the table: %s" % [t["comm"] for t in tasks[:3]])
+check("collect MCP modes: sched's per-task run, wait and delay agree with perf sched timehist: %s" % line,
+      not bad, "; ".join(bad) + " " + short(r))
+if not r.get("isError"):
+    a, asc = call("analyze_profile", {"path": "perflens://artifacts/collections/%s/perf.data" % sc["collection_id"]})
+    events = [e["name"] for e in asc.get("events", [])]
+    summary = json.load(open(asc["artifact"]["summary_path"])) if asc.get("artifact") else {}
+    bad2, _, line2 = sched_oracle.compare(summary.get("sched") or {}, data, sblk)
+    check("collect MCP modes: the sched perf.data analyzes in the sandbox, one event per tracepoint %s, "
+          "and its stored table agrees with timehist" % events,
+          "sched:sched_switch" in events and "sched:sched_wakeup_new" in events and asc.get("sched") and
+          asc["records"]["malformed"] == 0 and not bad2, "; ".join(bad2) + " " + short(a))
 s.close()

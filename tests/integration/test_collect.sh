@@ -200,9 +200,48 @@ else
 fi
 
 # ------------------------------------------------------ sched and lock
-if collect --mode sched --executable "$WORK/bin/blk" --authorize-target $P &&
-	grep -q "blk\[" "$(jget "$WORK/out.json" folder)/timehist.txt"; then
+# perf sched record is system-wide: a name of this run's own (comm
+# "sblkPID") keeps other programs called blk out of the tasks checked.
+sblk="sblk$$"
+cp "$WORK/bin/blk" "$WORK/bin/$sblk"
+if collect --mode sched --executable "$WORK/bin/$sblk" --authorize-target $P &&
+	grep -q "$sblk\[" "$(jget "$WORK/out.json" folder)/timehist.txt"; then
 	ok "$name sched: perf sched timehist names the workload's tasks"
+	# The per-task table, in the result and in the analysis of the
+	# perf.data, against perf sched timehist and perf script run here on
+	# the same file (sched_oracle.py); each tracepoint is its own event,
+	# with perf script's count of it.
+	data="$(jget "$WORK/out.json" folder)/perf.data"
+	/usr/bin/python3 "$here/sched_oracle.py" "$WORK/out.json" "$data" "$sblk" >"$WORK/so" 2>&1 &&
+		/usr/bin/python3 - "$WORK/out.json" "$sblk" <<'EOF' >>"$WORK/so" 2>&1
+import json, sys
+# blk: the parent waits ~100 ms on the pipe and sleeps 50 ms; the child
+# sleeps 5 x 20 ms.  Theirs are first in the table, the parent first.
+tasks = [t for t in json.load(open(sys.argv[1]))["sched"]["tasks"] if t["comm"] == sys.argv[2]]
+waits = sorted(t["wait_ns"] for t in tasks)
+ok = len(tasks) == 2 and 80e6 <= waits[0] <= 400e6 and 130e6 <= waits[1] <= 600e6
+print("waits %s ns" % waits)
+sys.exit(0 if ok else 1)
+EOF
+	[ $? -eq 0 ] && ok "$name sched: collect_profile's per-task table agrees with perf sched timehist (run) and perf script's switches (wait, delay): $(tail -n 2 "$WORK/so" | head -n 1)" ||
+		notok "$name sched: per-task table: $(oneline "$WORK/so")"
+	"$PERFLENS" analyze --path "$data" --artifact-root "$WORK/art" >"$WORK/sa.json" 2>"$WORK/err"
+	summary=$(jget "$WORK/sa.json" artifact.summary_path 2>/dev/null)
+	perf script -i "$data" -F event 2>/dev/null | sed 's/^ *//; s/: *$//' | sort | uniq -c >"$WORK/events"
+	if [ -n "$summary" ] && /usr/bin/python3 "$here/sched_oracle.py" "$summary" "$data" "$sblk" >"$WORK/so" 2>&1 &&
+		/usr/bin/python3 - "$WORK/sa.json" "$WORK/events" <<'EOF' >>"$WORK/so" 2>&1
+import json, sys
+a = json.load(open(sys.argv[1]))
+ours = {e["name"]: e["samples"] for e in a["events"]}
+theirs = {l.split()[1]: int(l.split()[0]) for l in open(sys.argv[2]) if l.strip()}
+print("events %s, perf script %s, malformed %d" % (ours, theirs, a["records"]["malformed"]))
+sys.exit(0 if ours == theirs and a["records"]["malformed"] == 0 else 1)
+EOF
+	then
+		ok "$name sched: the perf.data analyzes to one event per tracepoint (perf script's counts) and the same table"
+	else
+		notok "$name sched: analyze: $(oneline "$WORK/err") $(oneline "$WORK/so")"
+	fi
 else
 	notok "$name sched: $(oneline "$WORK/err")"
 fi
@@ -281,7 +320,7 @@ fi
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/bin/$marker" NAPS="$naps" \
 	/usr/bin/python3 "$here/mcp_collect.py"
 # What each mode finds, in the sandboxed worker, against the workloads.
-HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$here/mcp_collect_modes.py"
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" SBLK="$sblk" /usr/bin/python3 "$here/mcp_collect_modes.py"
 for p in $(pgrep -f "$marker"); do kill "$p" 2>/dev/null; done
 for p in $(pgrep -fx "sleep $naps"); do kill "$p" 2>/dev/null; done
 exit 0

@@ -10,7 +10,7 @@
 . tests/integration/lib.sh
 name="perf.data"
 here="$REPO/tests/integration"
-FIELDS=comm,pid,tid,time,event,period,ip,sym,symoff,dso
+FIELDS=comm,pid,tid,time,event,period,trace,ip,sym,symoff,dso
 
 if ! command -v perf >/dev/null 2>&1; then
 	skip "$name: perf is not installed"

@@ -36,6 +36,7 @@
  */
 #include "parse.h"
 #include "perf_stat.h"
+#include "sched.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ struct pl_ps_parser {
 	struct pl_profile *p;
 	char *source;
 	bool in_record;       /* a header was read and frames may follow */
+	bool header_frame;    /* its one frame was on the header line: no call
+			       * chain, so an indented header may come next */
 	bool skipping;        /* a bad header: skip its frame lines */
 	bool last_was_frame;
 	uint32_t thread, event;
@@ -151,21 +154,28 @@ static bool is_cpu(struct tok t)
 	return t.n >= 3 && t.s[0] == '[' && t.s[t.n - 1] == ']' && all_digits(in);
 }
 
-/* "1234" or "1234/5678" (pid/tid); pid may be -1 as perf prints it. */
+static bool is_minus_one(const char *s, size_t n)
+{
+	return n == 2 && s[0] == '-' && s[1] == '1';
+}
+
+/* "1234" or "1234/5678" (pid/tid); either may be -1 as perf prints it
+ * for a task it could not resolve (":-1  -1/-1" in sched recordings). */
 static bool parse_tid(struct tok t, int64_t *pid, int64_t *tid)
 {
 	const char *slash = memchr(t.s, '/', t.n);
+	size_t tn = slash ? t.n - (size_t)(slash - t.s) - 1 : t.n;
 	uint64_t a, b;
 
+	if (is_minus_one(slash ? slash + 1 : t.s, tn))
+		b = (uint64_t)-1;
+	else if (!pl_parse_u64(slash ? slash + 1 : t.s, tn, &b))
+		return false;
 	if (!slash) {
-		if (!pl_parse_u64(t.s, t.n, &b))
-			return false;
 		*pid = -1;
 		*tid = (int64_t)b;
 		return true;
 	}
-	if (!pl_parse_u64(slash + 1, t.n - (size_t)(slash - t.s) - 1, &b))
-		return false;
 	if (slash - t.s == 2 && t.s[0] == '-' && t.s[1] == '1')
 		a = (uint64_t)-1;
 	else if (!pl_parse_u64(t.s, (size_t)(slash - t.s), &a))
@@ -202,6 +212,8 @@ struct header {
 	struct tok event;
 	uint64_t period;
 	bool has_period;
+	uint64_t time_ns;      /* valid when has_time */
+	bool has_time;
 	const char *trailing;  /* text after the event token */
 	size_t trailing_n;
 };
@@ -228,6 +240,23 @@ static size_t find_event(const struct tok *t, size_t nt, size_t *time_idx)
 	return 0;
 }
 
+/* "123.456789:" -> ns. */
+static bool time_ns(struct tok t, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+
+	for (; i + 1 < t.n && t.s[i] != '.'; i++)
+		sec = sec * 10 + (uint64_t)(t.s[i] - '0');
+	for (i++; i + 1 < t.n; i++, digits++)
+		if (digits < 9)
+			frac = frac * 10 + (uint64_t)(t.s[i] - '0');
+	for (; digits < 9; digits++)
+		frac *= 10;
+	*ns = sec * 1000000000ull + frac;
+	return true;
+}
+
 static bool parse_header(const char *line, size_t n, struct header *h)
 {
 	struct tok t[MAX_HDR_TOKENS];
@@ -242,6 +271,8 @@ static bool parse_header(const char *line, size_t n, struct header *h)
 	h->trailing = t[ev].s + t[ev].n;
 	h->trailing_n = n - (size_t)(h->trailing - line);
 	j = ev - 1;
+	if (time_idx)
+		h->has_time = time_ns(t[time_idx], &h->time_ns);
 	if (time_idx) {
 		if (j > time_idx) {
 			if (j != time_idx + 1 || !pl_parse_u64(t[j].s, t[j].n, &h->period))
@@ -269,8 +300,10 @@ static bool parse_header(const char *line, size_t n, struct header *h)
 	}
 	if (j < 1 || !parse_tid(t[j], &h->pid, &h->tid))
 		return false;
-	h->comm.s = line;
-	h->comm.n = (size_t)(t[j - 1].s + t[j - 1].n - line);
+	/* From the first token: perf right-aligns the comm of records
+	 * without a call chain. */
+	h->comm.s = t[0].s;
+	h->comm.n = (size_t)(t[j - 1].s + t[j - 1].n - t[0].s);
 	return true;
 }
 
@@ -573,6 +606,54 @@ static enum pl_err add_srcline(struct pl_ps_parser *ps, const char *line,
 	return PL_OK;
 }
 
+/* ------------------------------------------------------ tracepoints */
+
+/* A sched:* sample also feeds the per-task scheduling table (sched.h):
+ * its tracepoint text is what follows the event, up to the frame perf
+ * prints after it when there is no call chain. */
+static void tracepoint_sample(struct pl_profile *p, const struct header *h, uint32_t comm)
+{
+	pl_sched_note(p, h->event.s, h->event.n, h->pid, h->tid, comm, h->time_ns,
+		      h->trailing, h->trailing_n);
+}
+
+/* The frame on a header line: "ADDR SYM (DSO)" right after the event, or
+ * after a tracepoint's "key=value ..." text.  That text's tokens are not
+ * bare hex numbers, except words of a comm with spaces ("prev_comm=be
+ * quiet"): past the first token an address needs 4 digits at least, as
+ * perf prints every address but 0. */
+static bool trailing_frame(const char *s, size_t n, struct frame_text *f)
+{
+	size_t i = 0;
+	bool first = true;
+
+	while (i < n) {
+		size_t start, end;
+		while (i < n && is_space(s[i]))
+			i++;
+		start = i;
+		while (i < n && !is_space(s[i]))
+			i++;
+		end = i;
+		if (end > start && is_hex(s + start, end - start) && (first || end - start >= 4))
+			return parse_frame(s + start, n - start, f) && f->has_dso;
+		first = false;
+	}
+	return false;
+}
+
+/* An indented line after a record whose frame was on its header: the
+ * next header (perf right-aligns the comm of such records) or side-band
+ * line, never a frame. */
+static bool indented_record_start(const char *line, size_t n)
+{
+	struct header h;
+
+	return memmem(line, n, ": PERF_RECORD_", 14) || parse_header(line, n, &h);
+}
+
+/* ------------------------------------------------------------ records */
+
 static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 				struct pl_error *err)
 {
@@ -589,9 +670,15 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	ps->in_record = true;
 	ps->skipping = false;
 	ps->last_was_frame = false;
-	/* Without -g, perf prints the one frame on the header line. */
-	if (h->trailing_n && parse_frame(h->trailing, h->trailing_n, &f) && f.has_dso)
+	ps->header_frame = false;
+	if (h->has_time && h->event.n > 6 && memcmp(h->event.s, "sched:", 6) == 0)
+		tracepoint_sample(p, h, comm);
+	/* Without -g, perf prints the one frame on the header line, after a
+	 * tracepoint's text when there is one. */
+	if (h->trailing_n && trailing_frame(h->trailing, h->trailing_n, &f)) {
+		ps->header_frame = true;
 		return add_frame(ps, &f, err);
+	}
 	return PL_OK;
 }
 
@@ -799,7 +886,9 @@ size_t pl_ps_body(struct pl_ps_parser *ps, const char *text, size_t n, uint64_t 
 
 	*nlines = 0;
 	*rc = PL_OK;
-	if (!ps->in_record || ps->stat || ps->body.len)
+	/* A record whose frame was on its header has no body: what is
+	 * indented after it is the next header (pl_ps_line tells). */
+	if (!ps->in_record || ps->stat || ps->body.len || ps->header_frame)
 		return 0;
 	if ((pos = body_guess(ps, text, n, max_line))) {
 		uint32_t idx = ps->rec_next[ps->last_rec];
@@ -936,7 +1025,8 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	while (i < n && is_space(line[i]))
 		i++;
 	/* Indented lines of a record wait for the end of the record. */
-	if (ps->in_record && i > 0 && i < n) {
+	if (ps->in_record && i > 0 && i < n &&
+	    !(ps->header_frame && indented_record_start(line, n))) {
 		body_add(ps, line, n, line_no);
 		return PL_OK;
 	}
@@ -957,11 +1047,14 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		p->records_skipped++;
 		return PL_OK;
 	}
-	if (i == 0 && sideband_line(p, line, n)) {
+	/* Headers start the line, except those of records without a call
+	 * chain, which perf right-aligns. */
+	bool may_head = i == 0 || !ps->in_record || ps->header_frame;
+	if (may_head && sideband_line(p, line, n)) {
 		ps->skipping = false;
 		return end_record(ps, true, err);
 	}
-	if (i == 0 && parse_header(line, n, &h)) {
+	if (may_head && parse_header(line, n, &h)) {
 		rc = end_record(ps, true, err);
 		return rc ? rc : start_record(ps, &h, err);
 	}

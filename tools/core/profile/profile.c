@@ -10,6 +10,7 @@
 #include "base/escape.h"
 #include "base/input.h"
 #include "perf_stat.h"
+#include "sched.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -74,6 +75,7 @@ void pl_profile_release(struct pl_profile *p)
 	for (size_t i = 0; i < p->nstats; i++)
 		pl_stat_block_free(p->stats[i]);
 	free(p->stats);
+	pl_sched_free(p->sched);
 	for (size_t i = 0; i < p->nsources; i++) {
 		pl_input_hash_free(p->sources[i].pending_hash);
 		free(p->sources[i].path);

@@ -95,6 +95,7 @@ struct pl_tail {
 
 struct pl_stat_block;  /* perf_stat.h */
 struct pl_profile;
+struct pl_sched;       /* sched.h */
 
 /* Input formats; "auto" is resolved per file before parsing. */
 enum pl_format {
@@ -310,6 +311,7 @@ struct pl_profile {
 	 * parsing): a later pass symbolizes them and rebuilds the stacks
 	 * with pl_profile_restack (symbols/srclines.h). */
 	bool keep_addrs;
+	struct pl_sched *sched;       /* per-task times from sched tracepoints (sched.h), or NULL */
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);

@@ -18,6 +18,7 @@
  * of input.c may still be computing for a big file, so the rest of the
  * document is written while it finishes.
  */
+#include "sched_json.h"
 #include "summary.h"
 #include "profile/aggregate.h"
 #include "profile/parse.h"
@@ -681,6 +682,8 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 	}
 	sw_close(&w, ']');
 	sw_value_new(&w, "perf_stat", stats_json(p));
+	if (p->sched)
+		sw_value_new(&w, "sched", pl_sched_json(p, 0, NULL));
 	if (before_hashes && pl_parse_hashes_busy(p))
 		before_hashes(data);
 	if ((rc = pl_parse_finish_hashes(p, err)))

@@ -1,0 +1,106 @@
+"""sched_oracle.py - check PerfLens's per-task scheduling table against
+perf's own tools run on the same perf.data, outside PerfLens.
+
+As a script: sched_oracle.py SCHED_JSON PERF_DATA COMM, where SCHED_JSON is
+a file holding a collect_profile result or an analysis summary (its
+"sched" object is read).  compare(sched, perf_data, comm) is the same for
+Python callers.  Every task named COMM must be in the table, and:
+  - run time within 1 ms + 3% of what perf sched timehist's rows add up to
+    for its tid (timehist prints a task under each comm it had);
+  - wait (all time off the CPU) and sch_delay within 0.1 ms of a count made
+    here from `perf script` switch and wakeup records, by the definition
+    both follow (perf sched timehist's), and wait never below timehist's.
+Prints one summary line; exit 1 with the differences otherwise.
+"""
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+ROW = re.compile(r"^\s*\d+\.\d+\s+\[\d+\]\s+(.*?)\[(\d+)(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+
+
+def timehist_by_tid(text):
+    """tid -> [wait, delay, run] in ns, from timehist's rows."""
+    out = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if m:
+            t = out[int(m.group(2))]
+            for i in range(3):
+                t[i] += float(m.group(3 + i)) * 1e6
+    return out
+
+
+SCRIPT = re.compile(r"^\s*(-?\d+)\s+(\d+)\.(\d+):\s+(sched:\S+):(.*)$")
+
+
+def field(text, key):
+    m = re.search(r"(?:^| )" + re.escape(key) + r"(\S+)", text)
+    return m.group(1) if m else None
+
+
+def switch_counts(perf_data):
+    """tid -> [wait, delay] in ns, counted from perf script's records."""
+    out = subprocess.run(["perf", "script", "-i", perf_data, "--ns", "-F", "tid,time,event,trace"],
+                         capture_output=True, text=True).stdout
+    off, ready, acc = {}, {}, defaultdict(lambda: [0, 0])
+    for line in out.splitlines():
+        m = SCRIPT.match(line)
+        if not m:
+            continue
+        t = int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0")[:9])
+        ev, text = m.group(4), m.group(5)
+        if ev == "sched:sched_switch":
+            prev, nxt = int(field(text, "prev_pid=")), int(field(text, "next_pid="))
+            if prev:
+                off[prev] = t
+                ready[prev] = t if field(text, "prev_state=").startswith("R") else None
+            if nxt and nxt in off:
+                acc[nxt][0] += t - off.pop(nxt)
+                if ready.get(nxt) is not None:
+                    acc[nxt][1] += t - ready[nxt]
+            if nxt:
+                off.pop(nxt, None)
+                ready.pop(nxt, None)
+        elif ev in ("sched:sched_wakeup", "sched:sched_waking", "sched:sched_wakeup_new"):
+            tid = int(field(text, "pid="))
+            if ready.get(tid) is None and (tid in off or tid not in acc):
+                ready[tid] = t
+                if tid not in off and tid not in acc:
+                    off[tid] = t
+    return acc
+
+
+def compare(sched, perf_data, comm):
+    th = subprocess.run(["perf", "sched", "timehist", "-i", perf_data], capture_output=True, text=True).stdout
+    theirs = timehist_by_tid(th)
+    counted = switch_counts(perf_data)
+    mine = [t for t in sched.get("tasks", []) if t.get("comm") == comm]
+    bad = []
+    if not mine:
+        bad.append("no task named %s in the table" % comm)
+    for t in mine:
+        w, d, r = theirs.get(t["tid"], [0, 0, 0])
+        cw, cd = counted.get(t["tid"], [0, 0])
+        if abs(t["run_ns"] - r) > 1e6 + 0.03 * r:
+            bad.append("tid %d run: %d ns, timehist %d ns" % (t["tid"], t["run_ns"], r))
+        for name, ours, ref in (("wait", t["wait_ns"], cw), ("sch_delay", t["sch_delay_ns"], cd)):
+            if abs(ours - ref) > 1e5:
+                bad.append("tid %d %s: %d ns, counted from perf script %d ns" % (t["tid"], name, ours, ref))
+        if t["wait_ns"] < w - 1e6:
+            bad.append("tid %d wait: %d ns, below timehist's %d ns" % (t["tid"], t["wait_ns"], w))
+    line = "; ".join("tid %d run %.1f wait %.1f delay %.1f ms (timehist %.1f %.1f %.1f)" % (
+        t["tid"], t["run_ns"] / 1e6, t["wait_ns"] / 1e6, t["sch_delay_ns"] / 1e6,
+        theirs[t["tid"]][2] / 1e6, theirs[t["tid"]][0] / 1e6, theirs[t["tid"]][1] / 1e6) for t in mine)
+    return bad, mine, line
+
+
+if __name__ == "__main__":
+    doc = json.load(open(sys.argv[1]))
+    bad, mine, line = compare(doc.get("sched") or {}, sys.argv[2], sys.argv[3])
+    for b in bad:
+        print(b)
+    print(line)
+    sys.exit(1 if bad else 0)
