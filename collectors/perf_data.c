@@ -239,6 +239,26 @@ static enum pl_err killed(const struct pl_run_result *res, const char *path,
 		       tail[0] ? "; its last words: " : "", tail);
 }
 
+/* The last line of perf's stderr that says something: perf warns
+ * "'trace' not valid for software events. Ignoring." for each event type
+ * the trace field does not apply to, which says nothing about a failure. */
+static void error_tail(const struct pl_run_result *res, char *out, size_t cap)
+{
+	const char *s = res->stderr_text ? res->stderr_text : "";
+	const char *end = s + strlen(s), *start;
+
+	for (;;) {
+		while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+			end--;
+		for (start = end; start > s && start[-1] != '\n'; start--)
+			;
+		if (start == end || !memmem(start, (size_t)(end - start), "' not valid for ", 16))
+			break;
+		end = start;
+	}
+	snprintf(out, cap, "%.*s", (int)(end - start), start);
+}
+
 /* One run of perf script into a fresh profile (so a refused field leaves
  * nothing half-parsed behind). */
 static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const char *path,
@@ -293,7 +313,7 @@ static enum pl_err script_failure(enum pl_err rc, struct pl_run_result *res, con
 		return rc;
 	if (res->signal)
 		return killed(res, path, err);
-	pl_run_stderr_tail(res, tail, sizeof(tail));
+	error_tail(res, tail, sizeof(tail));
 	return pl_fail(err, PL_ERR_EXTERNAL,
 		       "check that the file is a complete perf.data that this perf reads",
 		       "perf script on '%s' exited with status %d: %s", PL_ESC_MSG(path),

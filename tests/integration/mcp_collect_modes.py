@@ -2,7 +2,7 @@
 perflens-mcp's sandboxed worker, against what the workload was built to do.
 
 Run by test_collect.sh with HERE, BUILD_DIR, WORK and SBLK set ($WORK/bin
-holds fib and contend, built from tests/workloads/, and blk as SBLK).  contend runs three threads
+holds fib, contend and depth, built from tests/workloads/, and blk as SBLK).  contend runs three threads
 on one pthread mutex, prints "ops_per_second N" and ends with the status
 it is given (or SIGSEGV).  Checks:
   - the target's exit status or signal and the tail of its own stdout are
@@ -15,10 +15,13 @@ it is given (or SIGSEGV).  Checks:
     blocked in futex_wait;
   - sched: the per-task table of the result and of the analysis of its
     perf.data against perf sched timehist (sched_oracle.py), each
-    tracepoint its own event.
+    tracepoint its own event;
+  - record with fp and dwarf of depth.c, a chain of known depth built
+    without frame pointers: dwarf gives the whole chain, fp does not.
 """
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.environ["HERE"])
@@ -119,4 +122,52 @@ if not r.get("isError"):
           "and its stored table agrees with timehist" % events,
           "sched:sched_switch" in events and "sched:sched_wakeup_new" in events and asc.get("sched") and
           asc["records"]["malformed"] == 0 and not bad2, "; ".join(bad2) + " " + short(a))
+# ----------------------------------------------- record: fp and dwarf
+# depth (tests/workloads/depth.c, built without frame pointers): main >
+# depth_1 > ... > depth_12 > spin in every sample.  perf script, run here,
+# counts the samples with that whole chain; the analysis must show it as
+# the heaviest call path under DWARF, and fp must not (no frame pointers).
+CHAIN = ["main"] + ["depth_%d" % i for i in range(1, 13)] + ["spin"]
+
+
+def full_chains(data):
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True).stdout
+    n = full = 0
+    for rec in out.split("\n\n"):
+        syms = [l.split()[1] for l in rec.strip().split("\n") if len(l.split()) > 1]
+        if syms:
+            n += 1
+            full += [x for x in reversed(syms) if x in CHAIN] == CHAIN
+    return n, full
+
+
+def heaviest_path(analysis_id):
+    g, gsc = call("get_call_paths", {"analysis_id": analysis_id, "symbol": "spin", "limit": 1})
+    paths = gsc.get("paths", [])
+    return [f["symbol"] for f in paths[0]["frames"]] if paths else []
+
+
+seen = {}
+for mode in ("fp", "dwarf"):
+    r, sc = collect({"mode": "record", "call_graph": mode, "executable": work + "/bin/depth"})
+    if r.get("isError"):
+        check("collect MCP modes: record call_graph=%s in the sandbox" % mode, False, short(r))
+        continue
+    data = sc["folder"] + "/perf.data"
+    n, full = full_chains(data)
+    a, asc = call("analyze_profile", sc["next_steps"][0]["arguments"])
+    text = a["content"][0]["text"] if a.get("isError") else ""
+    if mode == "dwarf" and "signal 31" in text:
+        print("skip - collect MCP modes: analyzing the DWARF perf.data in the sandbox: perf script dies of "
+              "SIGSYS in the worker (issue 21, first item); read with the CLI instead")
+        cli = subprocess.run([build + "/perflens", "analyze", "--path", data, "--artifact-root", work + "/art-modes"],
+                             capture_output=True, text=True)
+        asc = json.loads(cli.stdout) if cli.returncode == 0 else {}
+    path = heaviest_path(asc.get("analysis_id")) if asc.get("analysis_id") else []
+    seen[mode] = (n, full, [x for x in path if x in CHAIN] == CHAIN)
+if "dwarf" in seen and "fp" in seen:
+    (n, full, ok_path), (fn, ffull, fp_path) = seen["dwarf"], seen["fp"]
+    check("collect MCP modes: dwarf gives the whole known chain (%d of %d samples, perf script), and so does the "
+          "heaviest analyzed path; fp without frame pointers does not (%d of %d)" % (full, n, ffull, fn),
+          n and full >= 0.9 * n and ok_path and ffull < 0.5 * fn and not fp_path, seen)
 s.close()

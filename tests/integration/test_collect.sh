@@ -57,6 +57,8 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/bin/blk" "$WORK/blk.c" 2>"$WORK/err
 	notok "$name: gcc blk failed: $(oneline "$WORK/err")"
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/contend" "$REPO/tests/workloads/contend.c" 2>"$WORK/err" ||
 	notok "$name: gcc contend failed: $(oneline "$WORK/err")"
+gcc -O1 -g -fomit-frame-pointer -o "$WORK/bin/depth" "$REPO/tests/workloads/depth.c" 2>"$WORK/err" ||
+	notok "$name: gcc depth failed: $(oneline "$WORK/err")"
 
 # ------------------------------------------------------------- gates
 collect() { "$PERFLENS" collect --artifact-root "$WORK/art" "$@" >"$WORK/out.json" 2>"$WORK/err"; }
