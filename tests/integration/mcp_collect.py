@@ -56,7 +56,7 @@ check("collect MCP: stat in the sandboxed worker", not r.get("isError") and sc.g
 r, sc = collect({"mode": "off_cpu", "executable": work + "/bin/blk"})
 us = 0
 if not r.get("isError"):
-    for block in open(sc["folder"] + "/offcpu.txt").read().split("\n\n"):
+    for block in open(sc["folder"] + "/offcpu.txt", errors="replace").read().split("\n\n"):
         head = block.strip("\n").split("\n")
         if len(head) > 1 and head[1] == "\t0 [state S]":
             us += int(head[0].rsplit(" ", 2)[1]) // 1000

@@ -131,7 +131,7 @@ CHAIN = ["main"] + ["depth_%d" % i for i in range(1, 13)] + ["spin"]
 
 
 def full_chains(data):
-    out = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True).stdout
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True, errors="replace").stdout
     n = full = 0
     for rec in out.split("\n\n"):
         syms = [l.split()[1] for l in rec.strip().split("\n") if len(l.split()) > 1]
@@ -161,7 +161,7 @@ for mode in ("fp", "dwarf"):
         print("skip - collect MCP modes: analyzing the DWARF perf.data in the sandbox: perf script dies of "
               "SIGSYS in the worker (issue 21, first item); read with the CLI instead")
         cli = subprocess.run([build + "/perflens", "analyze", "--path", data, "--artifact-root", work + "/art-modes"],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, errors="replace")
         asc = json.loads(cli.stdout) if cli.returncode == 0 else {}
     path = heaviest_path(asc.get("analysis_id")) if asc.get("analysis_id") else []
     seen[mode] = (n, full, [x for x in path if x in CHAIN] == CHAIN)

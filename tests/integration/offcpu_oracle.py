@@ -20,7 +20,7 @@ text, result, timehist = sys.argv[1:4]
 meta = json.load(open(result))["metadata"]["off_cpu"]
 bad = []
 records = []
-for block in open(text).read().split("\n\n"):
+for block in open(text, errors="replace").read().split("\n\n"):
     lines = [line for line in block.split("\n") if line]
     if not lines:
         continue
@@ -54,7 +54,7 @@ if sum(per_tid.values()) != meta["blocked_ns"]:
 
 theirs = defaultdict(float)
 row = re.compile(r"^\s*\d+\.\d+\s+\[\d+\]\s+(.*?)\[(\d+)(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
-for line in open(timehist):
+for line in open(timehist, errors="replace"):
     m = row.match(line)
     if m:
         theirs[int(m.group(2))] += float(m.group(3)) * 1e6

@@ -44,7 +44,7 @@ def field(text, key):
 def switch_counts(perf_data):
     """tid -> [wait, delay] in ns, counted from perf script's records."""
     out = subprocess.run(["perf", "script", "-i", perf_data, "--ns", "-F", "tid,time,event,trace"],
-                         capture_output=True, text=True).stdout
+                         capture_output=True, text=True, errors="replace").stdout
     off, ready, acc = {}, {}, defaultdict(lambda: [0, 0])
     for line in out.splitlines():
         m = SCRIPT.match(line)
@@ -74,7 +74,7 @@ def switch_counts(perf_data):
 
 
 def compare(sched, perf_data, comm):
-    th = subprocess.run(["perf", "sched", "timehist", "-i", perf_data], capture_output=True, text=True).stdout
+    th = subprocess.run(["perf", "sched", "timehist", "-i", perf_data], capture_output=True, text=True, errors="replace").stdout
     theirs = timehist_by_tid(th)
     counted = switch_counts(perf_data)
     mine = [t for t in sched.get("tasks", []) if t.get("comm") == comm]
