@@ -226,7 +226,7 @@ if hang and os.path.exists(hang):
             return open("/proc/%d/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             return ""
-    left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep 317 "]
+    left = [p for p in processes() if cmdline(p).startswith(hang) or cmdline(p) == "sleep %s " % os.environ["NAPS"]]
     check("perf.data MCP: a hanging perf in the worker is killed at --perf-timeout (%.1f s), nothing left" % took,
           r.get("isError") and took < 10 and not left, short(r) + " left=%s" % left)
     check("perf.data MCP: the server keeps serving after it", s.ping_ms() is not None)
@@ -237,11 +237,14 @@ EOF
 # timeout with its child, through the CLI (own process group) and through
 # the MCP worker (the worker's group).
 marker="perflens-hang-$$"
+# The child sleeps a time of this run's own, so that counting (and
+# killing) what is left never touches another run's processes.
+naps="3$$"
 cat >"$WORK/hang.c" <<EOF
 #include <unistd.h>
 int main(void)
 {
-	char *const argv[] = {"sleep", "317", 0};
+	char *const argv[] = {"sleep", "$naps", 0};
 	if (fork() == 0)
 		execv("/bin/sleep", argv);
 	for (;;)
@@ -255,16 +258,16 @@ if gcc -o "$WORK/$marker" "$WORK/hang.c" 2>"$WORK/err"; then
 		--artifact-root "$WORK/art" >/dev/null 2>"$WORK/err"
 	rc=$? took=$(($(date +%s) - start))
 	sleep 0.3
-	left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep 317" | wc -l)))
+	left=$(($(pgrep -f "$marker" | wc -l) + $(pgrep -fx "sleep $naps" | wc -l)))
 	if [ $rc -eq 6 ] && [ $took -le 5 ] && [ "$left" -eq 0 ]; then
 		ok "$name: a hanging perf is killed at --perf-timeout (exit 6 after ${took}s), nothing left"
 	else
 		notok "$name: hanging perf: exit $rc after ${took}s, $left left: $(oneline "$WORK/err")"
 	fi
 	pkill -f "$marker" 2>/dev/null
-	pkill -fx "sleep 317" 2>/dev/null
+	pkill -fx "sleep $naps" 2>/dev/null
 else
 	notok "$name: cannot build the hanging perf: $(oneline "$WORK/err")"
 fi
-HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/$marker" \
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" HANG="$WORK/$marker" NAPS="$naps" \
 	/usr/bin/python3 "$WORK/mcp.py"
