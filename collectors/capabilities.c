@@ -10,7 +10,7 @@
  * by the boot id and perf's path, size and modification time.
  */
 #include "capabilities.h"
-#include "collect.h"
+#include "coll_int.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 
@@ -128,15 +128,18 @@ static json_t *probe_event(const char *perf, const char *scratch, const char *ev
 	return j;
 }
 
-/* Samples and frames of a recording, from perf script -F ip. */
-static void count_frames(const char *perf, const char *data, uint64_t *samples, uint64_t *frames)
+/* Samples and frames of a recording, from perf script -F ip; returns
+ * perf script's exit status (-1: it was killed, as a DWARF read may be
+ * in the sandbox). */
+static int count_frames(const char *perf, const char *data, uint64_t *samples, uint64_t *frames)
 {
 	const char *argv[] = {perf, "script", "-i", data, "-F", "ip", NULL};
 	char *out = NULL, *errt = NULL;
 	bool in = false;
+	int st;
 
 	*samples = *frames = 0;
-	pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
+	st = pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
 	for (char *line = out; line && *line;) {
 		char *nl = strchr(line, '\n');
 		bool blank = line[0] == '\n' || line[0] == '\0';
@@ -152,6 +155,25 @@ static void count_frames(const char *perf, const char *data, uint64_t *samples, 
 	}
 	free(out);
 	free(errt);
+	return st;
+}
+
+/* A mode's status: chains are "shallow" only when samples were read back
+ * and carry few frames; no sample read back says nothing of the chains
+ * (perf script failed, or the probe ran too briefly), so it is unknown. */
+static const char *graph_status(int record_st, int script_st, uint64_t samples, double mean,
+				const char **detail)
+{
+	if (record_st != 0)
+		return "failed";
+	if (samples == 0) {
+		*detail = script_st != 0 ? "perf recorded, but perf script could not read the samples back here: the chains are unknown, not shallow"
+					 : "perf recorded no sample to read back: the chains are unknown, not shallow";
+		return "no_samples";
+	}
+	*detail = mean >= 3 ? "frames come out of the samples" :
+		"perf ran but samples carry almost no caller frames (with perf as the probe; a binary built with frame pointers may do better)";
+	return mean >= 3 ? "real_chains" : "shallow_chains";
 }
 
 static json_t *probe_graph(const char *perf, const char *scratch, const char *mode)
@@ -161,23 +183,22 @@ static json_t *probe_graph(const char *perf, const char *scratch, const char *mo
 			      "-o", data, "--", perf, "bench", "mem", "memset", "-s", "4MB", "-l", "40", NULL};
 	uint64_t samples = 0, frames = 0;
 	double mean = 0;
-	int st;
+	const char *status, *detail = tail;
+	int st, script_st = 0;
 
 	snprintf(data, sizeof(data), "%.4000s/graph-%s.data", scratch, mode);
 	st = pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
 	if (st == 0)
-		count_frames(perf, data, &samples, &frames);
+		script_st = count_frames(perf, data, &samples, &frames);
 	else if (errt)
 		snprintf(tail, sizeof(tail), "%.190s", errt);
 	free(out);
 	free(errt);
 	unlink(data);
 	mean = samples ? (double)frames / (double)samples : 0;
-	return json_pack("{s:s,s:s,s:I,s:f,s:s}", "mode", mode, "status",
-		st != 0 ? "failed" : mean >= 3 ? "real_chains" : "shallow_chains",
-		"samples", (json_int_t)samples, "mean_frames", mean, "detail",
-		st != 0 ? tail : mean >= 3 ? "frames come out of the samples" :
-		"perf ran but samples carry almost no caller frames (with perf as the probe; a binary built with frame pointers may do better)");
+	status = graph_status(st, script_st, samples, mean, &detail);
+	return json_pack("{s:s,s:s,s:I,s:f,s:o}", "mode", mode, "status", status,
+		"samples", (json_int_t)samples, "mean_frames", mean, "detail", coll_text_json(detail, strlen(detail)));
 }
 
 static json_t *probe_tracepoints(void)
