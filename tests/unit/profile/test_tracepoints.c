@@ -132,6 +132,19 @@ START_TEST(sched_table_splits_run_wait_and_delay_as_timehist)
 }
 END_TEST
 
+/* A record without a call chain and without a frame perf could print
+ * (no ip field): the next, indented header is still a header. */
+START_TEST(indented_header_after_a_frameless_record_is_a_header)
+{
+	ck_assert_int_eq(feed("             blk  7377/7377    723.851000:          1       sched:sched_switch: prev_comm=blk prev_pid=7377 prev_prio=120 prev_state=S ==> next_comm=dead beef next_pid=7378 next_prio=120\n"
+			      "       dead beef  7378/7378    723.852000:          1       sched:sched_switch: prev_comm=dead beef prev_pid=7378 prev_prio=120 prev_state=S ==> next_comm=blk next_pid=7377 next_prio=120\n"), PL_OK);
+	ck_assert_uint_eq(prof.records_malformed, 0);
+	ck_assert_uint_eq(prof.srclines, 0);
+	ck_assert_uint_eq(prof.events[pl_find_event(&prof, "sched:sched_switch")].samples, 2);
+	ck_assert_uint_eq(sched_task(7378)->run_ns, 1000000);
+}
+END_TEST
+
 Suite *suite_tracepoints(void)
 {
 	Suite *s = suite_create("tracepoints");
@@ -141,6 +154,7 @@ Suite *suite_tracepoints(void)
 	tcase_add_test(tc, offcpu_records_keep_task_state_and_nanoseconds);
 	tcase_add_test(tc, sched_samples_without_call_chains_are_each_their_own_event);
 	tcase_add_test(tc, sched_table_splits_run_wait_and_delay_as_timehist);
+	tcase_add_test(tc, indented_header_after_a_frameless_record_is_a_header);
 	suite_add_tcase(s, tc);
 	return s;
 }

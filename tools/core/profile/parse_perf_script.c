@@ -635,16 +635,19 @@ static bool trailing_frame(const char *s, size_t n, struct frame_text *f)
 		while (i < n && !is_space(s[i]))
 			i++;
 		end = i;
-		if (end > start && is_hex(s + start, end - start) && (first || end - start >= 4))
-			return parse_frame(s + start, n - start, f) && f->has_dso;
+		if (end > start && is_hex(s + start, end - start) && (first || end - start >= 4) &&
+		    parse_frame(s + start, n - start, f) && f->has_dso)
+			return true;
 		first = false;
 	}
 	return false;
 }
 
-/* An indented line after a record whose frame was on its header: the
- * next header (perf right-aligns the comm of such records) or side-band
- * line, never a frame. */
+/* An indented line that is the next header (perf right-aligns the comm
+ * of records without a call chain) or side-band line, never a frame:
+ * asked of what follows a record whose frame was on its header, and of
+ * the first indented line after any header (a frame never parses as a
+ * header, which needs a time after a pid/tid). */
 static bool indented_record_start(const char *line, size_t n)
 {
 	struct header h;
@@ -899,6 +902,11 @@ size_t pl_ps_body(struct pl_ps_parser *ps, const char *text, size_t n, uint64_t 
 		note_order(ps, idx);
 		return pos;
 	}
+	/* A record without a call chain whose frame was not read off its
+	 * header: the next header follows, indented. */
+	const char *first_nl = memchr(text, '\n', n);
+	if (first_nl && indented_record_start(text, (size_t)(first_nl - text)))
+		return 0;
 	while (pos < n) {
 		const char *nl = memchr(text + pos, '\n', n - pos);
 		size_t len = nl ? (size_t)(nl - text) - pos : 0;
@@ -1025,8 +1033,8 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	while (i < n && is_space(line[i]))
 		i++;
 	/* Indented lines of a record wait for the end of the record. */
-	if (ps->in_record && i > 0 && i < n &&
-	    !(ps->header_frame && indented_record_start(line, n))) {
+	bool no_body = ps->header_frame || ps->body.len == 0;
+	if (ps->in_record && i > 0 && i < n && !(no_body && indented_record_start(line, n))) {
 		body_add(ps, line, n, line_no);
 		return PL_OK;
 	}
@@ -1049,7 +1057,7 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	}
 	/* Headers start the line, except those of records without a call
 	 * chain, which perf right-aligns. */
-	bool may_head = i == 0 || !ps->in_record || ps->header_frame;
+	bool may_head = i == 0 || !ps->in_record || no_body;
 	if (may_head && sideband_line(p, line, n)) {
 		ps->skipping = false;
 		return end_record(ps, true, err);
