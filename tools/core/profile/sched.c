@@ -163,8 +163,9 @@ void pl_sched_note(struct pl_profile *p, const char *event, size_t en, int64_t p
 		if (pid >= 0)
 			k->pid = pid;
 		k->comm = comm;
-		/* A task first seen on the CPU runs from there. */
-		if (k->state == ST_UNKNOWN && !is_event(event, en, "sched:sched_switch"))
+		/* A task seen on the CPU runs from there: first seen, or its
+		 * switch-in lost (perf drops events under load). */
+		if (k->state != ST_RUNNING && !is_event(event, en, "sched:sched_switch"))
 			move(k, ST_RUNNING, t_ns);
 	}
 }
