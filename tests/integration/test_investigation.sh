@@ -1,0 +1,28 @@
+#!/bin/sh
+# test_investigation.sh - the end-to-end investigation an agent runs.
+#
+# Builds tests/workloads/investigation/app.c (four planted causes, see
+# there) with frame pointers, then drives perflens-mcp over stdio as an
+# agent would (investigation.py): capabilities, collections (fp and dwarf
+# records, off-CPU, stat) analyzed the way next_steps say, hotspots paged
+# to the end, call paths with a thread filter, get_hotspot,
+# source_context, classification and one report over several analyses.
+# Every planted cause must be found with its evidence.
+. tests/integration/lib.sh
+name="investigation"
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock -g -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+src="$REPO/tests/workloads/investigation/app.c"
+mkdir -p "$WORK/bin"
+if ! gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/app" "$src" 2>"$WORK/err"; then
+	notok "$name: gcc failed: $(oneline "$WORK/err")"
+	exit 0
+fi
+HERE="$REPO/tests/integration" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" APP="$WORK/bin/app" SRC="$src" \
+	/usr/bin/python3 "$REPO/tests/integration/investigation.py"
