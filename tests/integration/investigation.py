@@ -131,6 +131,11 @@ def all_pages(name, args, key):
     return items, pages
 
 
+def rule_id(c):
+    r = c.get("rule")
+    return (r.get("id") if isinstance(r, dict) else r) or c.get("category") or c.get("kind")
+
+
 def sym(h):
     return h.get("symbol") or ""
 
@@ -243,7 +248,7 @@ if oid:
     check("%s: off-CPU analysis: one event with a time unit" % W,
           len(offa.get("events", [])) == 1 and ev.get("unit") in ("us", "ns", "ms", "s"), short(offa.get("events"), 300))
     oc, res = call("classify_hotspots", {"analysis_id": oid})
-    kinds = {c.get("category") or c.get("rule") or c.get("kind"): c for c in oc.get("candidates", [])}
+    kinds = {rule_id(c): c for c in oc.get("candidates", [])}
     ktext = json.dumps(oc.get("candidates", []))
     check("%s: off-CPU classify: lock_wait fires on the futex waits of the counters" % W,
           "lock_wait" in kinds, sorted(k for k in kinds if k))
