@@ -276,7 +276,7 @@ if sta.get("analysis_id"):
 
 # ------------------------------------------------------------ the report
 ids = [x for x in (aid, oid, sta.get("analysis_id")) if x]
-rep, res = call("build_report", {"analysis_id": aid, "analysis_ids": ids[1:],
+rep, res = call("build_report", {"analysis_id": aid, "with_analysis_ids": ids[1:],
                                  "problem": "records per second is low", "metric": "records_per_second"})
 if rep.get("uri") or rep.get("path"):
     page, _ = call("read_artifact_page", {"artifact": rep.get("uri") or rep.get("path")})
