@@ -173,10 +173,11 @@ check("%s: strlen and count_stat are among the hottest functions by self" % W,
 # The strlen path skips append_field under frame pointers: flagged.
 paths, _ = call("get_call_paths", {"analysis_id": aid, "symbol": sym(strlen) if strlen else "strlen"})
 fmt_paths = [p for p in paths.get("paths", []) if "format_record" in json.dumps(p)]
+flagged = [p for p in fmt_paths
+           if (p.get("caller_check") or {}).get("samples_caller_may_be_missing", 0) > 0 and
+           any("strlen" in f.get("symbol", "") and f.get("caller_may_be_missing", 0) > 0 for f in p["frames"])]
 check("%s: the fp path format_record > strlen is flagged caller_may_be_missing" % W,
-      fmt_paths and any("caller_may_be_missing" in json.dumps(p) and
-                        "true" in json.dumps(p).split("caller_may_be_missing", 1)[1][:20]
-                        for p in fmt_paths), short(fmt_paths, 600))
+      flagged, short([p.get("caller_check") for p in fmt_paths] + [p["frames"][-1] for p in fmt_paths], 600))
 quality = json.dumps(on.get("quality") or on.get("data_quality") or on)
 check("%s: the analysis counts the share of samples whose caller may be missing" % W,
       "caller_may_be_missing" in quality, short(quality, 300))
@@ -188,9 +189,12 @@ comms = sorted(t.get("comm") or "" for t in threads)
 check("%s: list_threads names formatter, counter-1..3, writer and reader" % W,
       all(c in comms for c in ("formatter", "counter-1", "counter-2", "counter-3")), comms)
 idle = [t for t in threads if (t.get("comm") or "") in ("writer", "reader")]
+nxt = (th.get("blocked_threads") or {}).get("next_step") or {}
 check("%s: nearly idle threads (writer, reader) are called probably blocked, with the off-CPU collection" % W,
-      idle and all("blocked" in json.dumps(t) and "off_cpu" in json.dumps(t) for t in idle) or
-      (not idle and "off_cpu" in json.dumps(th)), short(idle or th, 500))
+      all(t.get("probably_blocked") is True for t in idle) and
+      not any(t.get("probably_blocked") for t in threads if (t.get("comm") or "").startswith(("formatter", "counter"))) and
+      nxt.get("tool") == "collect_profile" and (nxt.get("arguments") or {}).get("mode") == "off_cpu",
+      short([(t.get("comm"), t.get("probably_blocked")) for t in threads] + [th.get("blocked_threads")], 500))
 tops = {t.get("comm"): json.dumps(t.get("top_functions") or t.get("top") or t) for t in threads}
 check("%s: each thread's top functions say what it does (formatter: format_record, counters: count_stat)" % W,
       "format_record" in tops.get("formatter", "") and "count_stat" in tops.get("counter-1", ""),
@@ -223,9 +227,12 @@ text = json.dumps(cands)
 check("%s: classify (on-CPU): a user-code candidate names the program's own hot code" % W,
       any(("count_stat" in json.dumps(c) or "format_record" in json.dumps(c) or "append_field" in json.dumps(c))
           and "source_context" in json.dumps(c) for c in cands), short(cands, 600))
+steps_of = [st for c in cands for st in (c.get("next_steps") or [])]
 check("%s: classify (on-CPU): skipped callers point to collect_profile(call_graph=\"dwarf\")" % W,
-      'call_graph=\\"dwarf\\"' in text or "call_graph='dwarf'" in text or 'call_graph="dwarf"' in text,
-      short(cands, 600))
+      any(rule_id(c) == "frame_pointer_loss" for c in cands) and
+      any((parse_step(st) or ("", {}))[0] == "collect_profile" and
+          (parse_step(st) or ("", {}))[1].get("call_graph") == "dwarf" for st in steps_of),
+      short([rule_id(c) for c in cands] + steps_of, 600))
 size = len(result_text({"result": res}).encode())
 check("%s: classify_hotspots's result, as the model reads it, is small (%d bytes <= 8 KB)" % (W, size),
       0 < size <= 8192, size)
