@@ -11,6 +11,7 @@
  */
 #include "capabilities.h"
 #include "coll_int.h"
+#include "collect.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 
@@ -250,8 +251,9 @@ static json_t *probe_all(const char *perf, const char *scratch)
 		json_array_append_new(events, probe_event(perf, scratch, probe_events[i]));
 	for (size_t i = 0; i < PL_ARRAY_LEN(graph_modes); i++)
 		json_array_append_new(graphs, probe_graph(perf, scratch, graph_modes[i]));
-	r = json_pack("{s:s,s:s?,s:o,s:b,s:o,s:o,s:o,s:o}", "perf_path", perf, "perf_version", version,
-		      "perf_event_paranoid", par ? json_integer(atoi(par)) : json_null(), "cached", false,
+	r = json_pack("{s:s,s:s?,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "perf_path", perf, "perf_version", version,
+		      "perf_event_paranoid", par ? json_integer(atoi(par)) : json_null(),
+		      "cpus", coll_cpus_json(), "cached", false,
 		      "events", events, "call_graphs", graphs, "tracepoints", probe_tracepoints(),
 		      "advice", advice(events, graphs));
 	free(par);

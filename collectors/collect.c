@@ -454,8 +454,11 @@ static json_t *next_steps(const struct pl_collect_req *r, const char *id, json_t
 
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
-		json_array_append_new(n, step("analyze_profile", json_pack("{s:o}", "path",
-			json_sprintf("perflens://artifacts/collections/%s/perf.data", id)), "analyze the samples"));
+		/* Lines come from PerfLens's own symbolizer, as cheap as none:
+		 * source_context needs them. */
+		json_array_append_new(n, step("analyze_profile", json_pack("{s:o,s:b}", "path",
+			json_sprintf("perflens://artifacts/collections/%s/perf.data", id), "srcline", 1),
+			"analyze the samples, with source lines for source_context"));
 		break;
 	case PL_COLLECT_STAT:
 		json_array_append_new(n, step("analyze_profile", json_pack("{s:o,s:s}", "path",

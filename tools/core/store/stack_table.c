@@ -144,7 +144,18 @@ static void write_names(struct tw *w, const struct pl_profile *p)
 					     (json_int_t)p->events[i].records_without_period));
 }
 
-/* "SYMBOL" or "SYMBOL|DSO" */
+/* A function inlined into its module (symbols/srclines.c), kept apart
+ * from the same name out of line: perf text's "(inlined)" pseudo-DSO
+ * says so by its name already. */
+static bool inlined_in_module(const struct pl_profile *p, const struct pl_func *f)
+{
+	const char *d = pl_str(p, f->dso);
+
+	return f->inlined && !(d && strcmp(d, "inlined") == 0);
+}
+
+/* "SYMBOL", "SYMBOL|DSO", or with "|i" after them when inlined into the
+ * module: "SYMBOL|DSO|i", "SYMBOL||i" */
 static void write_functions(struct tw *w, const struct pl_profile *p)
 {
 	table_begin(w, "],\"functions\":[");
@@ -155,6 +166,9 @@ static void write_functions(struct tw *w, const struct pl_profile *p)
 			pl_buf_addc(&w->rec, '|');
 			rec_u64(w, p->funcs[i].dso);
 		}
+		if (inlined_in_module(p, &p->funcs[i]))
+			pl_buf_add(&w->rec, p->funcs[i].dso != PL_NOID ? "|i" : "||i",
+				   p->funcs[i].dso != PL_NOID ? 2 : 3);
 		rec_end(w);
 	}
 	chunk_flush(w);
@@ -511,11 +525,18 @@ static enum pl_err read_function(struct rd *r, struct cur *c)
 	struct pl_profile *p = r->p;
 	uint32_t sym, dso = PL_NOID;
 
+	bool inlined = false;
+
 	if (!cur_id(c, p->strs.count, &sym))
 		return rd_bad(r, "symbol is not a string id");
-	if (cur_eat(c, '|') && !cur_id(c, p->strs.count, &dso))
+	if (cur_eat(c, '|') && !cur_at(c, '|') && !cur_id(c, p->strs.count, &dso))
 		return rd_bad(r, "DSO is not a string id");
-	if (pl_intern_func(p, sym, dso) != r->index)
+	if (cur_eat(c, '|')) {
+		if (!cur_eat(c, 'i'))
+			return rd_bad(r, "a function's third field is not 'i' (inlined)");
+		inlined = true;
+	}
+	if ((inlined ? pl_intern_func_inlined(p, sym, dso) : pl_intern_func(p, sym, dso)) != r->index)
 		return rd_bad(r, "repeats an earlier function");
 	return PL_OK;
 }
