@@ -33,7 +33,11 @@
 #include "base/util.h"
 
 #define MAX_ARGV (PL_COLLECT_MAX_ARGS + 2 * PL_COLLECT_MAX_EVENTS + 32)
-#define MAX_POST_OUTPUT (64ULL << 20)
+/* What perf script or report may print after a recording, streamed (to
+ * the off-CPU folding or a file), never held: a few seconds of a system-
+ * wide sched_switch recording of contended threads passed 64 MiB here, so
+ * the bound is the input limit's default. */
+#define MAX_POST_OUTPUT (1ULL << 30)
 
 static const char *const mode_names[] = {"record", "stat", "sched", "lock", "off_cpu"};
 
