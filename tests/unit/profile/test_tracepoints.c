@@ -6,6 +6,8 @@
  * prints for `perf sched record` files, as seen on this machine's perf.
  */
 #include <check.h>
+
+#include "testlib.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,22 +28,7 @@ static void teardown(void)
 
 static enum pl_err feed(const char *text)
 {
-	struct pl_ps_parser *ps = pl_ps_new(&prof, "test");
-	struct pl_error err;
-	uint64_t line_no = 0;
-	enum pl_err rc = PL_OK;
-
-	while (*text && rc == PL_OK) {
-		const char *nl = strchr(text, '\n');
-		size_t n = nl ? (size_t)(nl - text) : strlen(text);
-		rc = pl_ps_line(ps, text, n, ++line_no, &err);
-		text += n + (nl ? 1 : 0);
-	}
-	if (rc) {
-		pl_ps_finish(ps, &err);
-		return rc;
-	}
-	return pl_ps_finish(ps, &err);
+	return feed_script(&prof, text);
 }
 
 static const char *frame_symbol(uint32_t s, uint32_t d)
