@@ -15,11 +15,13 @@ set -eu
 #   hyperfine and time for benchmarks; libc6-dbg (libc symbolization
 #   tests), debuginfod (a real server for the debuginfod tests),
 #   libbenchmark-dev (Google Benchmark producer) and python3-scipy (an
-#   independent statistics oracle), cmark-gfm (renders build_report Markdown in a test).
+#   independent statistics oracle), cmark-gfm (renders build_report Markdown in a test),
+#   zstd (the test agent of the agent link compresses its chunks with the
+#   command) and iproute2 (ip netns and veth: agents as separate hosts).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
-libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm"
+libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do
