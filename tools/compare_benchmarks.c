@@ -1,6 +1,7 @@
 /* compare_benchmarks.c - the compare_benchmarks tool: A/B statistics for
- * two benchmark artifacts, benchmark by benchmark, with a status that
- * never claims more than the evidence.
+ * two benchmark artifacts (or two benchmarks of one: candidate_id
+ * defaults to baseline_id), pair by pair, with a status that never claims
+ * more than the evidence.
  *
  * The arguments, the two artifacts and the page are handled here; the
  * statistics and the verdict rules are evidence/bench_verdict.
@@ -19,6 +20,8 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *ctx, json_t *args,
 		.baseline_id = json_string_value(json_object_get(args, "baseline_id")),
 		.candidate_id = json_string_value(json_object_get(args, "candidate_id")),
 		.name = json_string_value(json_object_get(args, "name")),
+		.baseline_name = json_string_value(json_object_get(args, "baseline_name")),
+		.candidate_name = json_string_value(json_object_get(args, "candidate_name")),
 		.threshold_percent = json_number_value(json_object_get(args, "practical_threshold_percent")),
 		.limit = (size_t)json_integer_value(json_object_get(args, "limit")),
 	};
@@ -29,8 +32,13 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *ctx, json_t *args,
 	size_t end = 0, total = 0;
 	enum pl_err rc;
 
-	pl_buf_addf(&query, "cmpbench|%s|%s|%g|%s", q.baseline_id, q.candidate_id, q.threshold_percent,
-		    q.name ? q.name : "");
+	if (!q.candidate_id) {
+		q.candidate_id = q.baseline_id;
+		q.candidate_defaulted = true;
+	}
+	pl_buf_addf(&query, "cmpbench|%s|%s|%g|%s|%zu:%s|%s", q.baseline_id, q.candidate_id, q.threshold_percent,
+		    q.name ? q.name : "", q.baseline_name ? strlen(q.baseline_name) : 0,
+		    q.baseline_name ? q.baseline_name : "", q.candidate_name ? q.candidate_name : "");
 	if ((rc = tool_page_open(&pg, query.data, cursor, 0, q.limit, err)))
 		goto out;
 	q.offset = pg.start;

@@ -43,10 +43,12 @@ normalize() {
 	echo "$id"
 }
 
-# compare WHAT BASE CAND OUT [EXTRA_JSON]: compare and validate the result.
+# compare WHAT BASE CAND OUT [EXTRA_JSON]: compare and validate the result
+# (an empty CAND leaves candidate_id out).
 compare() {
 	what=$1 base=$2 cand=$3 out=$4 extra=${5:-}
-	if ! call compare_benchmarks "{\"baseline_id\": \"$base\", \"candidate_id\": \"$cand\"$extra}" "$out"; then
+	[ -n "$cand" ] && extra=", \"candidate_id\": \"$cand\"$extra"
+	if ! call compare_benchmarks "{\"baseline_id\": \"$base\"$extra}" "$out"; then
 		notok "compare $what: $(head -c 400 "$WORK/err")"
 		return 1
 	fi
@@ -71,15 +73,17 @@ print(" ".join(r["status"] for r in d["results"] if r["name"] == sys.argv[2]) or
 	notok "$what: $name is $got, wanted $*: $(field "$out" '["results"][0]["reason"]' 2>/dev/null)"
 }
 
-# oracle KIND PRODUCER_BASE PRODUCER_CAND COMPARE_OUT NAME: U, p and the
-# repeat counts against scipy on the values read from the producers' files.
+# oracle KIND PRODUCER_BASE PRODUCER_CAND COMPARE_OUT NAME [CAND_NAME]: U,
+# p and the repeat counts against scipy on the values read from the
+# producers' files (the candidate's benchmark is CAND_NAME when given).
 oracle() {
 	$PY - "$@" <<'PY'
 import json, math, sys
 from scipy.stats import mannwhitneyu
 kind, fb, fc, out, name = sys.argv[1:6]
+cname = sys.argv[6] if len(sys.argv) > 6 else name
 
-def values(path):
+def values(path, name):
     d = json.load(open(path))
     if kind == "hyperfine":
         r = [r for r in d["results"] if r["command"] == name][0]
@@ -90,7 +94,7 @@ def values(path):
     b = [b for b in d["benchmarks"] if b.get("metadata", {}).get("name", d["metadata"].get("name")) == name][0]
     return [v for run in b["runs"] for v in run.get("values", [])]
 
-x, y = values(fb), values(fc)
+x, y = values(fb, name), values(fc, cname)
 res = [r for r in json.load(open(out))["results"] if r["name"] == name][0]
 mw = res["mann_whitney"]
 auto = mannwhitneyu(x, y, alternative="two-sided", method="auto")
@@ -249,6 +253,115 @@ PY
 		expect_status "google benchmark A/A" "$WORK/c-gaa.json" BM_loop no_material_change
 fi
 
+# ------------------------------------------ benchmarks as people run them
+# The A/B shapes users make: one hyperfine run over both commands (one
+# artifact, two names), two single-command hyperfine files (the command is
+# what changed, so the names differ), and Google Benchmark from two
+# binaries (the same names).  Each has a known answer, built in: sleep
+# 0.03 is slower than sleep 0.01 (a regression), 'sleep 0.02' and
+# 'sleep 0.020' sleep as long (no material change at a 25% threshold, as
+# for the A/A runs above); scipy checks U and p on the producers' values.
+# pairing WHAT OUT WANT: the result's pairing is WANT.
+pairing() {
+	got=$(field "$2" '["pairing"]')
+	[ "$got" = "$3" ] && ok "$1: paired $got" || notok "$1: paired $got, wanted $3"
+}
+if command -v hyperfine >/dev/null; then
+	hyperfine -N --style none --runs 10 --export-json "$WORK/h-ab.json" 'sleep 0.01' 'sleep 0.03' \
+		>/dev/null 2>"$WORK/hf.err" || notok "hyperfine A/B: $(head -c 300 "$WORK/hf.err")"
+	hyperfine -N --style none --runs 10 --export-json "$WORK/h-aa.json" 'sleep 0.02' 'sleep 0.020' \
+		>/dev/null 2>"$WORK/hf.err" || notok "hyperfine A/A: $(head -c 300 "$WORK/hf.err")"
+	ab=$(normalize "hyperfine, one file with two commands" "$WORK/h-ab.json" "$WORK/n-ab.json")
+	aa=$(normalize "hyperfine, one file with two equal commands" "$WORK/h-aa.json" "$WORK/n-aa.json")
+	compare "one file, two commands" "$ab" "$ab" "$WORK/c-ab.json" \
+		', "baseline_name": "sleep 0.01", "candidate_name": "sleep 0.03"' && {
+		expect_status "one hyperfine file, sleep 0.01 vs sleep 0.03" "$WORK/c-ab.json" "sleep 0.01" candidate_regression
+		pairing "one hyperfine file, two commands" "$WORK/c-ab.json" explicit
+		oracle hyperfine "$WORK/h-ab.json" "$WORK/h-ab.json" "$WORK/c-ab.json" "sleep 0.01" "sleep 0.03"
+		grep -q 'A/A' "$WORK/c-ab.json" && notok "two commands of one file called an A/A check" ||
+			ok "two commands of one file are not called an A/A check"
+	}
+	# candidate_id may be left out: it is then the baseline's artifact.
+	compare "one file, equal commands" "$aa" "" "$WORK/c-aa1.json" \
+		', "baseline_name": "sleep 0.02", "candidate_name": "sleep 0.020", "practical_threshold_percent": 25' && {
+		expect_status "one hyperfine file, sleep 0.02 vs sleep 0.020" "$WORK/c-aa1.json" "sleep 0.02" no_material_change
+		oracle hyperfine "$WORK/h-aa.json" "$WORK/h-aa.json" "$WORK/c-aa1.json" "sleep 0.02" "sleep 0.020"
+	}
+	if ! call compare_benchmarks "{\"baseline_id\": \"$ab\"}" "$WORK/e.json" && grep -q "'sleep 0.03'" "$WORK/err" &&
+		grep -q 'baseline_name and candidate_name' "$WORK/err" && grep -q '"exit_code":2' "$WORK/err"; then
+		ok "one artifact and no names: an error listing its benchmarks and the arguments to pass"
+	else
+		notok "one artifact, no names: $(cat "$WORK/err")"
+	fi
+	# Two files, one command each, named by the command (no -n), as people run it.
+	for cmd in 'sleep 0.02' 'sleep 0.03' 'sleep 0.020'; do
+		hyperfine -N --style none --runs 10 --export-json "$WORK/h-$(echo "$cmd" | tr -d ' .').json" "$cmd" \
+			>/dev/null 2>"$WORK/hf.err" || notok "hyperfine $cmd: $(head -c 300 "$WORK/hf.err")"
+	done
+	s02=$(normalize "hyperfine sleep 0.02" "$WORK/h-sleep002.json" "$WORK/n-s02.json")
+	s03=$(normalize "hyperfine sleep 0.03" "$WORK/h-sleep003.json" "$WORK/n-s03.json")
+	s020=$(normalize "hyperfine sleep 0.020" "$WORK/h-sleep0020.json" "$WORK/n-s020.json")
+	compare "two files, different commands" "$s02" "$s03" "$WORK/c-two.json" && {
+		expect_status "two hyperfine files, sleep 0.02 vs 0.03" "$WORK/c-two.json" "sleep 0.02" candidate_regression
+		pairing "two single-command files" "$WORK/c-two.json" only_benchmark_each_side
+		grep -q "the names differ (baseline 'sleep 0.02', candidate 'sleep 0.03')" "$WORK/c-two.json" &&
+			ok "two single-command files: the result says the names differ" ||
+			notok "two single-command files: no word that the names differ"
+		oracle hyperfine "$WORK/h-sleep002.json" "$WORK/h-sleep003.json" "$WORK/c-two.json" "sleep 0.02" "sleep 0.03"
+	}
+	compare "two files, equal commands" "$s02" "$s020" "$WORK/c-two-aa.json" ', "practical_threshold_percent": 25' && {
+		expect_status "two hyperfine files, sleep 0.02 vs 0.020" "$WORK/c-two-aa.json" "sleep 0.02" no_material_change
+		oracle hyperfine "$WORK/h-sleep002.json" "$WORK/h-sleep0020.json" "$WORK/c-two-aa.json" "sleep 0.02" "sleep 0.020"
+	}
+	# Explicit pairing across artifacts whose names differ, among several.
+	compare "across artifacts, explicit" "$ab" "$s03" "$WORK/c-x.json" \
+		', "baseline_name": "sleep 0.01", "candidate_name": "sleep 0.03"' && {
+		expect_status "explicit pair across artifacts" "$WORK/c-x.json" "sleep 0.01" candidate_regression
+		oracle hyperfine "$WORK/h-ab.json" "$WORK/h-sleep003.json" "$WORK/c-x.json" "sleep 0.01" "sleep 0.03"
+	}
+	# Several a side, no common name, no pairing: never a guess.
+	if ! call compare_benchmarks "{\"baseline_id\": \"$ab\", \"candidate_id\": \"$aa\"}" "$WORK/e.json" &&
+		grep -q "baseline: 'sleep 0.01', 'sleep 0.03'; candidate: 'sleep 0.02', 'sleep 0.020'" "$WORK/err" &&
+		grep -q 'pass baseline_name and candidate_name' "$WORK/err"; then
+		ok "several benchmarks a side, no common name: an error listing both sides' names and the arguments"
+	else
+		notok "several a side: $(cat "$WORK/err")"
+	fi
+	if ! call compare_benchmarks "{\"baseline_id\": \"$ab\", \"candidate_id\": \"$s03\", \"baseline_name\": \"sleep 0.01\"}" \
+		"$WORK/e.json" && grep -q 'go together' "$WORK/err"; then
+		ok "baseline_name without candidate_name is refused"
+	else
+		notok "baseline_name alone: $(cat "$WORK/err")"
+	fi
+fi
+# Google Benchmark: two binaries (the loop length built in), the same names.
+gb_binary() {
+	sed "s/std::atol(w) : 2000/std::atol(w) : $1/; s/getenv(\"PL_WORK\")/getenv(\"PL_NO_SUCH_VARIABLE\")/" \
+		"$WORK/gbench.cc" > "$WORK/gb-$1.cc" && grep -q ": $1;" "$WORK/gb-$1.cc" &&
+		g++ -O2 -o "$WORK/gbench-$1" "$WORK/gb-$1.cc" -lbenchmark -lpthread 2>"$WORK/gxx.err"
+}
+if [ -x "$WORK/gbench" ] && gb_binary 2000 && gb_binary 6000; then
+	cp "$WORK/gbench-2000" "$WORK/gbench-2000b"
+	for b in 2000 6000 2000b; do
+		"$WORK/gbench-$b" --benchmark_repetitions=10 --benchmark_min_time=0.05 --benchmark_format=json \
+			> "$WORK/gb-$b.json" 2>"$WORK/gb.err" || notok "gbench-$b: $(head -c 300 "$WORK/gb.err")"
+	done
+	ga=$(normalize "google benchmark, binary 2000" "$WORK/gb-2000.json" "$WORK/n-gb2000.json")
+	gs=$(normalize "google benchmark, binary 6000" "$WORK/gb-6000.json" "$WORK/n-gb6000.json")
+	gc=$(normalize "google benchmark, a copy of binary 2000" "$WORK/gb-2000b.json" "$WORK/n-gb2000b.json")
+	compare "google benchmark, two binaries" "$ga" "$gs" "$WORK/c-gbin.json" && {
+		expect_status "google benchmark, binaries 2000 vs 6000" "$WORK/c-gbin.json" BM_loop candidate_regression
+		pairing "google benchmark, two binaries" "$WORK/c-gbin.json" by_name
+		oracle google "$WORK/gb-2000.json" "$WORK/gb-6000.json" "$WORK/c-gbin.json" BM_loop
+	}
+	compare "google benchmark, binary and its copy" "$ga" "$gc" "$WORK/c-gcopy.json" ', "practical_threshold_percent": 25' && {
+		expect_status "google benchmark, binary 2000 vs its copy" "$WORK/c-gcopy.json" BM_loop no_material_change
+		oracle google "$WORK/gb-2000.json" "$WORK/gb-2000b.json" "$WORK/c-gcopy.json" BM_loop
+	}
+else
+	skip "Google Benchmark, two binaries: cannot build against libbenchmark: $(head -c 200 "$WORK/gxx.err" 2>/dev/null)"
+fi
+
 # ---------------------------------------------- pyperf (hand-made fixture)
 pbase=$(normalize "pyperf fixture baseline" "$REPO/fixtures/benchmarks/pyperf-baseline.json" "$WORK/n-pbase.json")
 pcand=$(normalize "pyperf fixture candidate" "$REPO/fixtures/benchmarks/pyperf-candidate.json" "$WORK/n-pcand.json")
@@ -296,6 +409,15 @@ sc = (r or {}).get("result", {}).get("structuredContent", {})
 cli = json.load(open(cli_out))
 check("MCP compare_benchmarks answers as the CLI does (statuses, U, p, interval)",
       sc.get("results") == cli["results"], short(r))
+r = s.call("compare_benchmarks", {"baseline_id": pbase, "baseline_name": "json_dumps", "candidate_name": "json_loads"})
+sc = (r or {}).get("result", {}).get("structuredContent", {})
+res = (sc.get("results") or [{}])[0]
+check("MCP compare_benchmarks pairs two benchmarks of one artifact (json_dumps with json_loads)",
+      sc.get("pairing") == "explicit" and sc.get("candidate_id") == pbase and res.get("name") == "json_dumps"
+      and res.get("candidate_name") == "json_loads", short(r))
+r = s.call("compare_benchmarks", {"baseline_id": pbase, "candidate_id": pcand, "candidate_name": "json_loads"})
+check("MCP compare_benchmarks: candidate_name alone is an error result saying what goes with it",
+      is_tool_error(r, "baseline_name"), short(r))
 r = s.call("normalize_benchmark", {"path": "/etc/passwd"})
 check("MCP normalize_benchmark refuses a path outside the allowed root",
       (r or {}).get("result", {}).get("isError") is True, short(r))

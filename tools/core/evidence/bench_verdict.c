@@ -2,7 +2,11 @@
  * benchmark by benchmark, with a status that never claims more than the
  * evidence (see bench_verdict.h).
  *
- * Order of judgement for each benchmark matched by name: fewer than 3
+ * Pairing (bench_verdict.h): by name, explicit (baseline_name and
+ * candidate_name), or the one benchmark of each side when no name is
+ * common; never a guess among several.
+ *
+ * Order of judgement for each pair: fewer than 3
  * repeats on a side is insufficient_data; a material environment
  * difference (or a different metric, unit or direction) is
  * not_comparable; otherwise a change is a candidate only when the
@@ -81,7 +85,7 @@ static void check_key(struct comparability *c, const struct pl_bench_env_key *k,
 }
 
 static void comparability_check(struct comparability *c, json_t *base, json_t *cand,
-				const char *base_id, const char *cand_id)
+				bool a_a)
 {
 	json_t *eb = json_object_get(base, "environment"), *ec = json_object_get(cand, "environment");
 	json_t *lb = json_object_get(eb, "load_avg_1min"), *lc = json_object_get(ec, "load_avg_1min");
@@ -92,7 +96,7 @@ static void comparability_check(struct comparability *c, json_t *base, json_t *c
 	c->notes = json_array();
 	for (const struct pl_bench_env_key *k = pl_bench_env_keys; k->name; k++)
 		check_key(c, k, json_object_get(eb, k->name), json_object_get(ec, k->name));
-	if (strcmp(base_id, cand_id) == 0)
+	if (a_a)
 		json_array_append_new(c->notes, json_string(
 			"baseline and candidate are the same artifact: an A/A check, which can only show no change"));
 	if (json_array_size(c->unknown))
@@ -285,8 +289,9 @@ static void compare_one(json_t *bb, json_t *cb, const struct comparability *env,
 	}
 	size_warnings(warnings, b.n, c.n, enough ? &m : NULL);
 	out->status = judge(bb, cb, b.n, c.n, env, &m, &boot, threshold_pct, &reason);
-	out->json = json_pack("{s:O,s:s,s:s,s:O,s:O,s:O,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-		"name", json_object_get(bb, "name"), "status", out->status, "reason", reason.data,
+	out->json = json_pack("{s:O,s:O,s:s,s:s,s:O,s:O,s:O,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+		"name", json_object_get(bb, "name"), "candidate_name", json_object_get(cb, "name"),
+		"status", out->status, "reason", reason.data,
 		"metric", json_object_get(bb, "metric"), "unit", json_object_get(bb, "unit"),
 		"direction", json_object_get(bb, "direction"),
 		"baseline", side_json(bb, &b), "candidate", side_json(cb, &c),
@@ -304,6 +309,8 @@ static void compare_one(json_t *bb, json_t *cb, const struct comparability *env,
 struct pairs {
 	size_t *base, *cand;
 	size_t n;
+	const char *how;        /* by_name, explicit or only_benchmark_each_side */
+	bool same_artifact;     /* both sides are one artifact */
 	size_t base_only, cand_only;
 	json_t *base_only_names, *cand_only_names;
 };
@@ -315,6 +322,7 @@ static void pair_up(struct pairs *p, json_t *bl, json_t *cl, const char *only)
 	bool *matched = pl_xcalloc(nc + 1, sizeof(bool));
 
 	memset(p, 0, sizeof(*p));
+	p->how = "by_name";
 	p->base = pl_xmalloc((nb + 1) * sizeof(size_t));
 	p->cand = pl_xmalloc((nb + 1) * sizeof(size_t));
 	p->base_only_names = json_array();
@@ -344,6 +352,21 @@ static void pair_up(struct pairs *p, json_t *bl, json_t *cl, const char *only)
 	}
 	free(matched);
 	json_decref(cand_index);
+}
+
+/* The one pair (bi, ci): the others of each side were not asked for, as
+ * with `name`, so nothing is unmatched. */
+static void pair_one(struct pairs *p, size_t bi, size_t ci, const char *how)
+{
+	memset(p, 0, sizeof(*p));
+	p->how = how;
+	p->base = pl_xmalloc(sizeof(size_t));
+	p->cand = pl_xmalloc(sizeof(size_t));
+	p->base[0] = bi;
+	p->cand[0] = ci;
+	p->n = 1;
+	p->base_only_names = json_array();
+	p->cand_only_names = json_array();
 }
 
 static void pairs_release(struct pairs *p)
@@ -388,7 +411,7 @@ static const char interpretation[] =
  * it is a call PerfLens can make (re-running benchmarks is the user's), so
  * next_steps stays empty and interpretation says how to confirm. */
 static void advise(json_t *out, const size_t counts[5], const struct comparability *env,
-		   const char *base_id, const char *cand_id)
+		   const struct pairs *pairs, size_t n_benchmarks)
 {
 	if (counts[0])
 		json_array_append_new(out, json_string(
@@ -413,24 +436,30 @@ static void advise(json_t *out, const size_t counts[5], const struct comparabili
 			"pass environment={...} to normalize_benchmark for both files so more fields can be checked "
 			"(%zu material fields unknown, e.g. %s)", json_array_size(env->unknown),
 			json_string_value(json_array_get(env->unknown, 0))));
-	if (strcmp(base_id, cand_id) == 0)
-		json_array_append_new(out, json_string(
-			"baseline_id equals candidate_id: pass the other side's benchmark_id as candidate_id"));
+	if (pairs->same_artifact && pairs->base[0] == pairs->cand[0])
+		json_array_append_new(out, json_string(n_benchmarks > 1
+			? "baseline_id equals candidate_id: to compare two benchmarks of this artifact (two commands of "
+			  "one hyperfine run), pass baseline_name and candidate_name"
+			: "baseline_id equals candidate_id: pass the other side's benchmark_id as candidate_id"));
 }
 
 /* --------------------------------------------------------------- entry */
 
-static enum pl_err check_name(json_t *list, const char *name, const char *side,
-			      struct pl_error *err)
+/* The index of the benchmark called `name` in `list` (*at), or a usage
+ * error listing the names there, with `hint`. */
+static enum pl_err find_name(json_t *list, const char *name, const char *side, const char *hint,
+			     size_t *at, struct pl_error *err)
 {
 	json_t *b, *names;
 	size_t i;
 
 	json_array_foreach(list, i, b)
-		if (strcmp(json_string_value(json_object_get(b, "name")), name) == 0)
+		if (strcmp(json_string_value(json_object_get(b, "name")), name) == 0) {
+			*at = i;
 			return PL_OK;
+		}
 	names = names_of(list);
-	pl_fail(err, PL_ERR_USAGE, "pass a name both sides hold, or omit name to compare all",
+	pl_fail(err, PL_ERR_USAGE, hint,
 		"no benchmark called '%.200s' in the %s; names: %s", name, side, json_string_value(names));
 	json_decref(names);
 	return PL_ERR_USAGE;
@@ -464,18 +493,25 @@ static json_t *compare_page(json_t *bl, json_t *cl, const struct pairs *pairs,
 }
 
 static json_t *result_json(const struct pl_bench_query *q, const struct comparability *env,
-			   const struct pairs *pairs, json_t *results, const size_t counts[5])
+			   const struct pairs *pairs, json_t *bl, json_t *cl, json_t *results,
+			   const size_t counts[5])
 {
 	json_t *warnings = json_array();
 
+	if (strcmp(pairs->how, "only_benchmark_each_side") == 0)
+		json_array_append_new(warnings, json_sprintf(
+			"the names differ (baseline '%.200s', candidate '%.200s'): compared as the only benchmark of each "
+			"side; pass baseline_name and candidate_name to say so explicitly",
+			json_string_value(json_object_get(json_array_get(bl, 0), "name")),
+			json_string_value(json_object_get(json_array_get(cl, 0), "name"))));
 	if (pairs->base_only || pairs->cand_only)
 		json_array_append_new(warnings, json_sprintf(
 			"%zu baseline and %zu candidate benchmark(s) have no partner of the same name and were not compared",
 			pairs->base_only, pairs->cand_only));
-	advise(warnings, counts, env, q->baseline_id, q->candidate_id);
-	return json_pack("{s:s,s:s,s:f,s:f,s:{s:b,s:O,s:O,s:O},s:o,s:{s:I,s:I,s:I,s:I,s:I},"
+	advise(warnings, counts, env, pairs, json_array_size(bl));
+	return json_pack("{s:s,s:s,s:s,s:f,s:f,s:{s:b,s:O,s:O,s:O},s:o,s:{s:I,s:I,s:I,s:I,s:I},"
 			 "s:{s:I,s:I,s:O,s:O},s:s,s:o,s:[]}",
-		"baseline_id", q->baseline_id, "candidate_id", q->candidate_id,
+		"baseline_id", q->baseline_id, "candidate_id", q->candidate_id, "pairing", pairs->how,
 		"practical_threshold_percent", q->threshold_percent, "alpha", ALPHA,
 		"comparability", "comparable", env->comparable, "differences", env->differences,
 		"unknown", env->unknown, "notes", env->notes,
@@ -494,12 +530,58 @@ static enum pl_err no_common_name(json_t *bl, json_t *cl, struct pl_error *err)
 {
 	json_t *nb = names_of(bl), *nc = names_of(cl);
 
-	pl_fail(err, PL_ERR_USAGE, "compare artifacts of the same benchmarks (names must match exactly)",
+	pl_fail(err, PL_ERR_USAGE, "pass baseline_name and candidate_name to pair two benchmarks whose names differ",
 		"no benchmark name is on both sides; baseline: %s; candidate: %s",
 		json_string_value(nb), json_string_value(nc));
 	json_decref(nb);
 	json_decref(nc);
 	return PL_ERR_USAGE;
+}
+
+/* The pairs to compare, by the order of bench_verdict.h. */
+static enum pl_err choose_pairs(json_t *bl, json_t *cl, const struct pl_bench_query *q,
+				struct pairs *pairs, struct pl_error *err)
+{
+	const char *explicit_hint = "pass names the sides hold (see names)";
+	size_t bi = 0, ci = 0;
+	enum pl_err rc;
+
+	if (!q->baseline_name != !q->candidate_name)
+		return pl_fail(err, PL_ERR_USAGE, "pass both, or neither to pair by name",
+			       "baseline_name and candidate_name go together: %s was given alone",
+			       q->baseline_name ? "baseline_name" : "candidate_name");
+	if (q->baseline_name && q->name)
+		return pl_fail(err, PL_ERR_USAGE, "drop name, or drop baseline_name and candidate_name",
+			       "name and baseline_name/candidate_name both select benchmarks: pass one or the other");
+	if (q->candidate_defaulted && !q->baseline_name) {
+		json_t *names = names_of(bl);
+		pl_fail(err, PL_ERR_USAGE, "pass candidate_id (another artifact), or baseline_name and candidate_name "
+			"(two benchmarks of this one)", "no candidate_id and no benchmarks named to compare; the "
+			"baseline holds: %s", json_string_value(names));
+		json_decref(names);
+		return PL_ERR_USAGE;
+	}
+	if (q->baseline_name) {
+		if ((rc = find_name(bl, q->baseline_name, "baseline", explicit_hint, &bi, err)) ||
+		    (rc = find_name(cl, q->candidate_name, "candidate", explicit_hint, &ci, err)))
+			return rc;
+		pair_one(pairs, bi, ci, "explicit");
+		return PL_OK;
+	}
+	if (q->name && ((rc = find_name(bl, q->name, "baseline", "pass a name both sides hold, or omit name to "
+					"compare all", &bi, err)) ||
+			(rc = find_name(cl, q->name, "candidate", "pass a name both sides hold, or omit name to "
+					"compare all", &ci, err))))
+		return rc;
+	pair_up(pairs, bl, cl, q->name);
+	if (pairs->n > 0)
+		return PL_OK;
+	if (json_array_size(bl) == 1 && json_array_size(cl) == 1) {
+		pairs_release(pairs);
+		pair_one(pairs, 0, 0, "only_benchmark_each_side");
+		return PL_OK;
+	}
+	return no_common_name(bl, cl, err);
 }
 
 enum pl_err pl_bench_compare(json_t *base, json_t *cand, const struct pl_bench_query *q,
@@ -510,22 +592,17 @@ enum pl_err pl_bench_compare(json_t *base, json_t *cand, const struct pl_bench_q
 	struct pairs pairs = {0};
 	struct pl_bench_query page = *q;
 	size_t counts[5] = {0};
-	enum pl_err rc = PL_OK;
+	enum pl_err rc;
 
-	if (q->name && ((rc = check_name(bl, q->name, "baseline", err)) ||
-			(rc = check_name(cl, q->name, "candidate", err))))
-		return rc;
-	pair_up(&pairs, bl, cl, q->name);
-	if (pairs.n == 0) {
-		rc = no_common_name(bl, cl, err);
+	if ((rc = choose_pairs(bl, cl, q, &pairs, err)))
 		goto out;
-	}
-	comparability_check(&env, base, cand, q->baseline_id, q->candidate_id);
+	pairs.same_artifact = strcmp(q->baseline_id, q->candidate_id) == 0;
+	comparability_check(&env, base, cand, pairs.same_artifact && pairs.base[0] == pairs.cand[0]);
 	if (page.offset > pairs.n)
 		page.offset = pairs.n;
 	*total = pairs.n;
-	*result = result_json(q, &env, &pairs, compare_page(bl, cl, &pairs, &env, &page, counts, end),
-			      counts);
+	*result = result_json(q, &env, &pairs, bl, cl,
+			      compare_page(bl, cl, &pairs, &env, &page, counts, end), counts);
 	comparability_release(&env);
 out:
 	pairs_release(&pairs);
