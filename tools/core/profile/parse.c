@@ -6,7 +6,8 @@
  * streaming parser.  A folder is read as a device-agent session: its
  * chunk_* files in name order.  perf.data is recognised and refused with
  * the command that converts it (running perf belongs to the perf.data
- * tool, not to this reader).  The folded parser of a file keeps caches
+ * tool, not to this reader).  A file that yields nothing at all is an
+ * error saying what it looks like (sniff.h).  The folded parser of a file keeps caches
  * (see struct folded_cache) so that a repeated line costs a check (and
  * at most a hash) rather than interning every frame again; pl_folded_line, the
  * one-line entry point, parses without them.
@@ -15,6 +16,7 @@
 #include "base/escape.h"
 #include "base/input.h"
 #include "perf_stat.h"
+#include "sniff.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +44,15 @@ bool pl_format_from_name(const char *name, enum pl_format *out)
 			return true;
 		}
 	return false;
+}
+
+void pl_format_list(struct pl_buf *out)
+{
+	pl_buf_adds(out, "formats read:");
+	for (size_t i = 1; i < PL_ARRAY_LEN(format_names); i++)
+		pl_buf_addf(out, "%s %s", i > 1 ? "," : "", format_names[i].name);
+	pl_buf_adds(out, " (auto-detected; format=NAME forces one), each gzip- or zstd-compressed or not; "
+		    "benchmark results go to normalize_benchmark");
 }
 
 static bool ends_with_count(const char *s, size_t n)
@@ -629,7 +640,9 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 			  const struct pl_parse_opts *o, struct pl_error *err)
 {
+	struct pl_parse_mark before;
 	struct stat sb;
+	enum pl_err rc;
 
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		if (o->format != PL_FMT_AUTO && o->format != PL_FMT_AGENT_CHUNKS)
@@ -638,5 +651,8 @@ enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
 				       PL_ESC_MSG(path), pl_format_name(o->format));
 		return parse_session(p, path, o, err);
 	}
-	return parse_file(p, path, o, o->format, err);
+	pl_parse_mark_take(p, &before);
+	if ((rc = parse_file(p, path, o, o->format, err)))
+		return rc;
+	return pl_nothing_read(p, path, &before, err);
 }

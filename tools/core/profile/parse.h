@@ -58,6 +58,10 @@ enum pl_format pl_detect_format(const char *head, size_t n);
 /* Parse a format by name ("auto", "folded", ...); false when unknown. */
 bool pl_format_from_name(const char *name, enum pl_format *out);
 
+/* Append "formats read: NAME, NAME, ... (pass one as format=NAME ...)"
+ * to `out`, every input format but "auto", for messages. */
+void pl_format_list(struct pl_buf *out);
+
 /* Streaming perf script parser (also reads agent chunks: a line
  * "### PERF_STAT ###" switches the rest of the file to perf stat). */
 struct pl_ps_parser;
