@@ -259,8 +259,10 @@ fi
 # what changed, so the names differ), and Google Benchmark from two
 # binaries (the same names).  Each has a known answer, built in: sleep
 # 0.03 is slower than sleep 0.01 (a regression), 'sleep 0.02' and
-# 'sleep 0.020' sleep as long (no material change at a 25% threshold, as
-# for the A/A runs above); scipy checks U and p on the producers' values.
+# 'sleep 0.020' (or 0.01 and 0.010) sleep as long (no material change at
+# a 25% threshold, as for the A/A runs above); a 3x longer loop is slower,
+# a copy of a binary run interleaved with it is not; scipy checks U and p
+# on the producers' values.
 # pairing WHAT OUT WANT: the result's pairing is WANT.
 pairing() {
 	got=$(field "$2" '["pairing"]')
@@ -294,24 +296,24 @@ if command -v hyperfine >/dev/null; then
 		notok "one artifact, no names: $(cat "$WORK/err")"
 	fi
 	# Two files, one command each, named by the command (no -n), as people run it.
-	for cmd in 'sleep 0.02' 'sleep 0.03' 'sleep 0.020'; do
+	for cmd in 'sleep 0.01' 'sleep 0.03' 'sleep 0.010'; do
 		hyperfine -N --style none --runs 10 --export-json "$WORK/h-$(echo "$cmd" | tr -d ' .').json" "$cmd" \
 			>/dev/null 2>"$WORK/hf.err" || notok "hyperfine $cmd: $(head -c 300 "$WORK/hf.err")"
 	done
-	s02=$(normalize "hyperfine sleep 0.02" "$WORK/h-sleep002.json" "$WORK/n-s02.json")
+	s01=$(normalize "hyperfine sleep 0.01" "$WORK/h-sleep001.json" "$WORK/n-s01.json")
 	s03=$(normalize "hyperfine sleep 0.03" "$WORK/h-sleep003.json" "$WORK/n-s03.json")
-	s020=$(normalize "hyperfine sleep 0.020" "$WORK/h-sleep0020.json" "$WORK/n-s020.json")
-	compare "two files, different commands" "$s02" "$s03" "$WORK/c-two.json" && {
-		expect_status "two hyperfine files, sleep 0.02 vs 0.03" "$WORK/c-two.json" "sleep 0.02" candidate_regression
+	s010=$(normalize "hyperfine sleep 0.010" "$WORK/h-sleep0010.json" "$WORK/n-s010.json")
+	compare "two files, different commands" "$s01" "$s03" "$WORK/c-two.json" && {
+		expect_status "two hyperfine files, sleep 0.01 vs 0.03" "$WORK/c-two.json" "sleep 0.01" candidate_regression
 		pairing "two single-command files" "$WORK/c-two.json" only_benchmark_each_side
-		grep -q "the names differ (baseline 'sleep 0.02', candidate 'sleep 0.03')" "$WORK/c-two.json" &&
+		grep -q "the names differ (baseline 'sleep 0.01', candidate 'sleep 0.03')" "$WORK/c-two.json" &&
 			ok "two single-command files: the result says the names differ" ||
 			notok "two single-command files: no word that the names differ"
-		oracle hyperfine "$WORK/h-sleep002.json" "$WORK/h-sleep003.json" "$WORK/c-two.json" "sleep 0.02" "sleep 0.03"
+		oracle hyperfine "$WORK/h-sleep001.json" "$WORK/h-sleep003.json" "$WORK/c-two.json" "sleep 0.01" "sleep 0.03"
 	}
-	compare "two files, equal commands" "$s02" "$s020" "$WORK/c-two-aa.json" ', "practical_threshold_percent": 25' && {
-		expect_status "two hyperfine files, sleep 0.02 vs 0.020" "$WORK/c-two-aa.json" "sleep 0.02" no_material_change
-		oracle hyperfine "$WORK/h-sleep002.json" "$WORK/h-sleep0020.json" "$WORK/c-two-aa.json" "sleep 0.02" "sleep 0.020"
+	compare "two files, equal commands" "$s01" "$s010" "$WORK/c-two-aa.json" ', "practical_threshold_percent": 25' && {
+		expect_status "two hyperfine files, sleep 0.01 vs 0.010" "$WORK/c-two-aa.json" "sleep 0.01" no_material_change
+		oracle hyperfine "$WORK/h-sleep001.json" "$WORK/h-sleep0010.json" "$WORK/c-two-aa.json" "sleep 0.01" "sleep 0.010"
 	}
 	# Explicit pairing across artifacts whose names differ, among several.
 	compare "across artifacts, explicit" "$ab" "$s03" "$WORK/c-x.json" \
@@ -342,21 +344,39 @@ gb_binary() {
 }
 if [ -x "$WORK/gbench" ] && gb_binary 2000 && gb_binary 6000; then
 	cp "$WORK/gbench-2000" "$WORK/gbench-2000b"
-	for b in 2000 6000 2000b; do
+	for b in 2000 6000; do
 		"$WORK/gbench-$b" --benchmark_repetitions=10 --benchmark_min_time=0.05 --benchmark_format=json \
 			> "$WORK/gb-$b.json" 2>"$WORK/gb.err" || notok "gbench-$b: $(head -c 300 "$WORK/gb.err")"
 	done
+	# The no-change pair runs interleaved (A, B, A, B, ... one repetition a
+	# run), as the interpretation advises, so that the load of a shared
+	# machine falls on both sides alike; each side's rows are then one file.
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		for b in 2000 2000b; do
+			"$WORK/gbench-$b" --benchmark_min_time=0.05 --benchmark_format=json > "$WORK/gbi-$b-$i.json" \
+				2>"$WORK/gb.err" || notok "gbench-$b: $(head -c 300 "$WORK/gb.err")"
+		done
+	done
+	for b in 2000 2000b; do
+		$PY - "$WORK/gb-i$b.json" "$WORK"/gbi-$b-*.json <<'PY'
+import json, sys
+runs = [json.load(open(f)) for f in sys.argv[2:]]
+out = dict(runs[0], benchmarks=[r for run in runs for r in run["benchmarks"]])
+json.dump(out, open(sys.argv[1], "w"), indent=1)
+PY
+	done
 	ga=$(normalize "google benchmark, binary 2000" "$WORK/gb-2000.json" "$WORK/n-gb2000.json")
 	gs=$(normalize "google benchmark, binary 6000" "$WORK/gb-6000.json" "$WORK/n-gb6000.json")
-	gc=$(normalize "google benchmark, a copy of binary 2000" "$WORK/gb-2000b.json" "$WORK/n-gb2000b.json")
+	gi=$(normalize "google benchmark, binary 2000 interleaved" "$WORK/gb-i2000.json" "$WORK/n-gbi2000.json")
+	gc=$(normalize "google benchmark, its copy interleaved" "$WORK/gb-i2000b.json" "$WORK/n-gbi2000b.json")
 	compare "google benchmark, two binaries" "$ga" "$gs" "$WORK/c-gbin.json" && {
 		expect_status "google benchmark, binaries 2000 vs 6000" "$WORK/c-gbin.json" BM_loop candidate_regression
 		pairing "google benchmark, two binaries" "$WORK/c-gbin.json" by_name
 		oracle google "$WORK/gb-2000.json" "$WORK/gb-6000.json" "$WORK/c-gbin.json" BM_loop
 	}
-	compare "google benchmark, binary and its copy" "$ga" "$gc" "$WORK/c-gcopy.json" ', "practical_threshold_percent": 25' && {
-		expect_status "google benchmark, binary 2000 vs its copy" "$WORK/c-gcopy.json" BM_loop no_material_change
-		oracle google "$WORK/gb-2000.json" "$WORK/gb-2000b.json" "$WORK/c-gcopy.json" BM_loop
+	compare "google benchmark, binary and its copy" "$gi" "$gc" "$WORK/c-gcopy.json" ', "practical_threshold_percent": 25' && {
+		expect_status "google benchmark, binary 2000 vs its copy (interleaved)" "$WORK/c-gcopy.json" BM_loop no_material_change
+		oracle google "$WORK/gb-i2000.json" "$WORK/gb-i2000b.json" "$WORK/c-gcopy.json" BM_loop
 	}
 else
 	skip "Google Benchmark, two binaries: cannot build against libbenchmark: $(head -c 200 "$WORK/gxx.err" 2>/dev/null)"

@@ -203,7 +203,7 @@ static void print_usage(FILE *out)
 	for (size_t i = 0; i < NGROUPS; i++)
 		pl_option_help(out, group_tables[i]);
 	fprintf(out, "  %-28s %s\n", "--format table|json",
-		"a human table instead of JSON (where the tool has no own format)");
+		"a human table instead of JSON (every command; one without a table says so)");
 	fprintf(out, "\nexit codes: 0 ok, 2 usage or input, 3 unsupported or malformed profile,\n"
 		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n");
 }
@@ -493,6 +493,9 @@ static int run_tool(struct cli *c, const struct tool_def *t, json_t *args)
 	int code;
 
 	pl_error_clear(&err);
+	if (c->table && !cli_table_for(t->name))
+		return usage_error("drop --format table: its result is JSON",
+				   "'%s' has no table", json_string_value(json_object_get(tool_definition(t), "cli")));
 	if (setup_ctx(c, &err))
 		return cli_fail(&err);
 	if (c->input) {
