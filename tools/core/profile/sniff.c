@@ -50,13 +50,35 @@ static bool is_text_byte(unsigned char c)
 	return c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c != 0x7f);
 }
 
-/* The share of bytes that are not text, in percent. */
+/* The length of the valid UTF-8 sequence at h[i] (2 to 4), or 0. */
+static size_t utf8_len(const unsigned char *h, size_t n, size_t i)
+{
+	size_t len = h[i] >= 0xf0 && h[i] <= 0xf4 ? 4 : h[i] >= 0xe0 ? 3 : h[i] >= 0xc2 && h[i] < 0xe0 ? 2 : 0;
+
+	if (!len || i + len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++)
+		if ((h[i + k] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* The share of bytes that are not text (control bytes, bytes that are not
+ * UTF-8), in percent; a sequence cut by the end of the head is text. */
 static unsigned binary_percent(const unsigned char *h, size_t n)
 {
-	size_t bad = 0;
+	size_t bad = 0, i = 0, len;
 
-	for (size_t i = 0; i < n; i++)
-		bad += !is_text_byte(h[i]);
+	while (i < n) {
+		if (h[i] < 0x80) {
+			bad += !is_text_byte(h[i++]);
+		} else if ((len = utf8_len(h, n, i))) {
+			i += len;
+		} else {
+			bad += n - i > 3;
+			i++;
+		}
+	}
 	return n ? (unsigned)(bad * 100 / n) : 0;
 }
 
