@@ -61,7 +61,7 @@ collectors: base profile
 sandbox: base
 tools: base profile symbols store export evidence collectors sandbox/sandbox.h
 tools/cli: tools base profile symbols store export evidence collectors
-mcp-server: tools base profile symbols store collectors/perfcfg.h sandbox/sandbox.h
+mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h sandbox/sandbox.h
 tests: *
 bench: *
 endef
@@ -106,6 +106,12 @@ $(BUILD)/obj/mcp-server/%.o: PL_CFLAGS += $(shell pkg-config --cflags libmicroht
 
 $(BUILD)/perflens-mcp: $(MCP_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(PL_LDLIBS) -lpthread
+
+# The known-depth chains of the call-graph probe (collectors/known_chain.h):
+# one with frame pointers, one without, whatever the build's own flags
+# (these come after them on the command line).
+$(BUILD)/obj/collectors/known_chain_fp.o: CFLAGS += -fno-omit-frame-pointer
+$(BUILD)/obj/collectors/known_chain_nofp.o: CFLAGS += -fomit-frame-pointer
 
 # The unit-test runner finds every `Suite *suite_NAME(void)` by itself.
 $(BUILD)/suites.h: $(UNIT_SRC)

@@ -1,15 +1,16 @@
 /* capabilities.c - what perf can collect here (see capabilities.h).
  *
- * Every probe uses perf itself as the workload (`perf bench` for load,
- * `perf version` for a short run), so nothing but the allowlisted perf is
- * ever executed.  Counting: perf stat -x, on stderr, read per event.
- * Sampling: perf record into a scratch folder under the artifact root.
- * Call graphs: a recording per mode whose samples are read back with
- * perf script and their frames counted: a mode "works" only when frames
- * come out.  The answer is cached in collections/capabilities.json, keyed
- * by the boot id and perf's path, size and modification time.
+ * Event probes use perf itself as the workload (`perf bench` for load,
+ * `perf version` for a short run).  Counting: perf stat -x, on stderr,
+ * read per event.  Sampling: perf record into a scratch folder under the
+ * artifact root.  Call graphs: callgraph_probe.c, which records this
+ * PerfLens binary re-run as a chain of known depth and says per mode how
+ * much of the chain came back.  The answer is cached in
+ * collections/capabilities.json, keyed by the boot id and the path, size
+ * and modification time of perf and of the workload binary.
  */
 #include "capabilities.h"
+#include "callgraph_probe.h"
 #include "coll_int.h"
 #include "collect.h"
 #include "base/fsatomic.h"
@@ -29,7 +30,6 @@ static const char *const probe_events[] = {
 	"cycles", "instructions", "cache-misses", "branch-misses",
 };
 static const char *const sampled_events[] = {"cpu-clock", "cycles"};
-static const char *const graph_modes[] = {"fp", "dwarf", "lbr"};
 static const struct {
 	const char *name, *path, *used_by;
 } tracepoints[] = {
@@ -53,17 +53,25 @@ static char *read_small(const char *path)
 	return pl_xstrndup(buf, n);
 }
 
-/* The cache key: boot id + perf's identity. */
-static json_t *cache_key(const char *perf)
+/* A file's identity in the cache key: its size and mtime (0 when gone). */
+static json_t *file_identity(const char *path)
 {
 	struct stat st;
-	char *boot = read_small("/proc/sys/kernel/random/boot_id");
-	json_t *k;
 
-	if (stat(perf, &st) != 0)
+	if (!path || stat(path, &st) != 0)
 		memset(&st, 0, sizeof(st));
-	k = json_pack("{s:s?,s:s,s:I,s:I}", "boot_id", boot, "perf", perf, "size",
-		      (json_int_t)st.st_size, "mtime", (json_int_t)st.st_mtime);
+	return json_pack("{s:s?,s:I,s:I}", "path", path, "size", (json_int_t)st.st_size,
+			 "mtime", (json_int_t)st.st_mtime);
+}
+
+/* The cache key: boot id + perf's identity + the workload's (a rebuilt
+ * PerfLens probes again). */
+static json_t *cache_key(const char *perf, const char *workload)
+{
+	char *boot = read_small("/proc/sys/kernel/random/boot_id");
+	json_t *k = json_pack("{s:s?,s:o,s:o,s:i}", "boot_id", boot, "perf", file_identity(perf),
+			      "workload", file_identity(workload), "version", 2);
+
 	free(boot);
 	return k;
 }
@@ -129,79 +137,6 @@ static json_t *probe_event(const char *perf, const char *scratch, const char *ev
 	return j;
 }
 
-/* Samples and frames of a recording, from perf script -F ip; returns
- * perf script's exit status (-1: it was killed, as a DWARF read may be
- * in the sandbox). */
-static int count_frames(const char *perf, const char *data, uint64_t *samples, uint64_t *frames)
-{
-	const char *argv[] = {perf, "script", "-i", data, "-F", "ip", NULL};
-	char *out = NULL, *errt = NULL;
-	bool in = false;
-	int st;
-
-	*samples = *frames = 0;
-	st = pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
-	for (char *line = out; line && *line;) {
-		char *nl = strchr(line, '\n');
-		bool blank = line[0] == '\n' || line[0] == '\0';
-		if (!blank && !in) {
-			(*samples)++;
-			in = true;
-		}
-		if (!blank)
-			(*frames)++;
-		else
-			in = false;
-		line = nl ? nl + 1 : NULL;
-	}
-	free(out);
-	free(errt);
-	return st;
-}
-
-/* A mode's status: chains are "shallow" only when samples were read back
- * and carry few frames; no sample read back says nothing of the chains
- * (perf script failed, or the probe ran too briefly), so it is unknown. */
-static const char *graph_status(int record_st, int script_st, uint64_t samples, double mean,
-				const char **detail)
-{
-	if (record_st != 0)
-		return "failed";
-	if (samples == 0) {
-		*detail = script_st != 0 ? "perf recorded, but perf script could not read the samples back here: the chains are unknown, not shallow"
-					 : "perf recorded no sample to read back: the chains are unknown, not shallow";
-		return "no_samples";
-	}
-	*detail = mean >= 3 ? "frames come out of the samples" :
-		"perf ran but samples carry almost no caller frames (with perf as the probe; a binary built with frame pointers may do better)";
-	return mean >= 3 ? "real_chains" : "shallow_chains";
-}
-
-static json_t *probe_graph(const char *perf, const char *scratch, const char *mode)
-{
-	char data[4200], *out = NULL, *errt = NULL, tail[200] = "";
-	const char *argv[] = {perf, "record", "-e", "cpu-clock", "-F", "2000", "--call-graph", mode, "-N",
-			      "-o", data, "--", perf, "bench", "mem", "memset", "-s", "4MB", "-l", "40", NULL};
-	uint64_t samples = 0, frames = 0;
-	double mean = 0;
-	const char *status, *detail = tail;
-	int st, script_st = 0;
-
-	snprintf(data, sizeof(data), "%.4000s/graph-%s.data", scratch, mode);
-	st = pl_perf_probe(argv, PROBE_TIMEOUT_MS, &out, &errt);
-	if (st == 0)
-		script_st = count_frames(perf, data, &samples, &frames);
-	else if (errt)
-		snprintf(tail, sizeof(tail), "%.190s", errt);
-	free(out);
-	free(errt);
-	unlink(data);
-	mean = samples ? (double)frames / (double)samples : 0;
-	status = graph_status(st, script_st, samples, mean, &detail);
-	return json_pack("{s:s,s:s,s:I,s:f,s:o}", "mode", mode, "status", status,
-		"samples", (json_int_t)samples, "mean_frames", mean, "detail", coll_text_json(detail, strlen(detail)));
-}
-
 static json_t *probe_tracepoints(void)
 {
 	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
@@ -231,26 +166,29 @@ static json_t *advice(json_t *events, json_t *graphs)
 			hw = strcmp(json_string_value(json_object_get(e, "count")), "counted") == 0;
 	json_array_append_new(a, json_string(hw ? "hardware events count here: cycles and instructions give IPC"
 					     : "hardware events are not available: sample cpu-clock and count task-clock"));
-	json_array_foreach(graphs, i, e)
-		if (strcmp(json_string_value(json_object_get(e, "status")), "real_chains") == 0) {
-			json_array_append_new(a, json_sprintf("call_graph=\"%s\" yields real chains",
-				json_string_value(json_object_get(e, "mode"))));
-			break;
-		}
+	json_array_foreach(graphs, i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "status")), "real_chains") != 0)
+			continue;
+		json_array_append_new(a, json_sprintf("call_graph=\"%s\" yields real chains%s",
+			json_string_value(json_object_get(e, "mode")),
+			json_is_true(json_object_get(e, "needs_frame_pointers")) ?
+			" in code built with -fno-omit-frame-pointer" :
+			json_is_false(json_object_get(e, "needs_frame_pointers")) ?
+			", also without frame pointers" : ""));
+	}
 	return a;
 }
 
-static json_t *probe_all(const char *perf, const char *scratch)
+static json_t *probe_all(const char *perf, const char *workload, const char *scratch)
 {
-	json_t *events = json_array(), *graphs = json_array();
+	json_t *events = json_array(), *graphs;
 	char *par = read_small("/proc/sys/kernel/perf_event_paranoid");
 	char *version = pl_perf_version(perf);
 	json_t *r;
 
 	for (size_t i = 0; i < PL_ARRAY_LEN(probe_events); i++)
 		json_array_append_new(events, probe_event(perf, scratch, probe_events[i]));
-	for (size_t i = 0; i < PL_ARRAY_LEN(graph_modes); i++)
-		json_array_append_new(graphs, probe_graph(perf, scratch, graph_modes[i]));
+	graphs = coll_probe_call_graphs(perf, workload, scratch, PROBE_TIMEOUT_MS);
 	r = json_pack("{s:s,s:s?,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "perf_path", perf, "perf_version", version,
 		      "perf_event_paranoid", par ? json_integer(atoi(par)) : json_null(),
 		      "cpus", coll_cpus_json(), "cached", false,
@@ -275,8 +213,8 @@ static json_t *cached_answer(const char *cache, json_t *key)
 }
 
 /* Probe in a scratch folder under `collections`; on PL_OK *result is new. */
-static enum pl_err probe_in_scratch(const char *perf, const char *collections, json_t **result,
-				    struct pl_error *err)
+static enum pl_err probe_in_scratch(const char *perf, const char *workload, const char *collections,
+				    json_t **result, struct pl_error *err)
 {
 	char scratch[4200];
 	enum pl_err rc;
@@ -286,7 +224,7 @@ static enum pl_err probe_in_scratch(const char *perf, const char *collections, j
 	snprintf(scratch, sizeof(scratch), "%.4000s/.probe-XXXXXX", collections);
 	if (!mkdtemp(scratch))
 		return pl_fail(err, PL_ERR_OUTPUT, "check the artifact root", "cannot create '%s'", scratch);
-	*result = probe_all(perf, scratch);
+	*result = probe_all(perf, workload, scratch);
 	rmdir(scratch);
 	return PL_OK;
 }
@@ -303,11 +241,11 @@ static enum pl_err store_answer(const char *cache, json_t *key, json_t *answer, 
 	return rc;
 }
 
-enum pl_err coll_capabilities(const char *perf_path, const char *artifact_root, bool refresh,
-			      json_t **result, struct pl_error *err)
+enum pl_err coll_capabilities(const char *perf_path, const char *workload, const char *artifact_root,
+			      bool refresh, json_t **result, struct pl_error *err)
 {
 	char cache[4200], collections[4200];
-	json_t *key = cache_key(perf_path), *r = NULL;
+	json_t *key = cache_key(perf_path, workload), *r = NULL;
 	enum pl_err rc;
 
 	snprintf(collections, sizeof(collections), "%.4000s/collections", artifact_root);
@@ -317,7 +255,7 @@ enum pl_err coll_capabilities(const char *perf_path, const char *artifact_root, 
 		*result = r;
 		return PL_OK;
 	}
-	if ((rc = probe_in_scratch(perf_path, collections, &r, err))) {
+	if ((rc = probe_in_scratch(perf_path, workload, collections, &r, err))) {
 		json_decref(key);
 		return rc;
 	}

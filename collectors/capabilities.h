@@ -2,7 +2,8 @@
  * boot and cached under the artifact root.
  *
  * Events are counted (perf stat) and sampled (perf record), each call
- * graph mode is recorded and its frames counted, and the tracepoints the
+ * graph mode is measured on a chain of known depth (callgraph_probe.h),
+ * and the tracepoints the
  * sched, lock and off-CPU modes need are looked up.  The caller checks
  * that collection is allowed; this only runs the allowlisted perf.
  */
@@ -15,11 +16,13 @@
 
 #include "base/error.h"
 
-/* Probe with `perf_path`, scratch files and the cache in
+/* Probe with `perf_path` and the known-depth `workload` (this binary, see
+ * callgraph_probe.h; may be NULL), scratch files and the cache in
  * ARTIFACT_ROOT/collections/; the cached answer is returned (with
- * "cached": true) while the boot id and perf's path, size and mtime are
- * unchanged, unless `refresh`.  On PL_OK *result is a new reference. */
-enum pl_err coll_capabilities(const char *perf_path, const char *artifact_root, bool refresh,
-			      json_t **result, struct pl_error *err);
+ * "cached": true) while the boot id and the path, size and mtime of perf
+ * and the workload are unchanged, unless `refresh`.  On PL_OK *result is
+ * a new reference. */
+enum pl_err coll_capabilities(const char *perf_path, const char *workload, const char *artifact_root,
+			      bool refresh, json_t **result, struct pl_error *err);
 
 #endif

@@ -95,6 +95,8 @@ void pl_perf_cfg_finish(struct pl_perf_cfg *c)
 		c->path = resolved_executable(pl_perf_default_paths[i]);
 	if (!c->timeout_ms)
 		c->timeout_ms = 50000;
+	if (!c->probe_workload)
+		c->probe_workload = resolved_executable("/proc/self/exe");
 }
 
 /* Copy `in` to the new file `path`; false on any failure. */

@@ -27,6 +27,10 @@ struct pl_perf_cfg {
 	 * drop CAP_SYSLOG (without which the kernel shows every address as
 	 * 0), handed to perf as --kallsyms; NULL: perf reads /proc itself. */
 	const char *kallsyms_path;
+	/* This very binary (resolved from /proc/self/exe at start), which
+	 * the call-graph probe has perf run as its known-depth workload
+	 * (known_chain.h); NULL when it cannot be resolved. */
+	const char *probe_workload;
 };
 
 /* Where perf is looked for when --perf-path is not given (NULL-ended). */
@@ -36,7 +40,7 @@ extern const char *const pl_perf_default_paths[];
 extern const struct pl_option pl_perf_options[];
 
 /* Fill the defaults once every flag is in: perf from the fixed list, the
- * timeout. */
+ * timeout, the probe workload. */
 void pl_perf_cfg_finish(struct pl_perf_cfg *c);
 
 /* Make the kallsyms copy in a private temporary folder (servers whose

@@ -17,6 +17,7 @@
 #include "transports.h"
 #include "worker.h"
 #include "collectors/perfcfg.h"
+#include "collectors/known_chain.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "sandbox/sandbox.h"
@@ -309,6 +310,9 @@ int main(int argc, char **argv)
 	struct mcp_server s;
 	int rc;
 
+	/* The call-graph probe's workload: this binary, re-run by perf. */
+	if ((rc = coll_known_chain_main(argc, argv)) >= 0)
+		return rc;
 	bind_now(argv);
 	o = pl_xcalloc(1, sizeof(*o));
 

@@ -6,7 +6,8 @@
  * what perf reads (with --allow-process-execution); one that may use the
  * network gets it when a debuginfod server is configured; a collection
  * tool (with --allow-collection) gets perf events, the program its
- * exec_arg names, /proc and the tracing folders, and a deadline past its
+ * exec_arg names (the capabilities probe: this binary, its known-depth
+ * workload), /proc and the tracing folders, and a deadline past its
  * timeout_arg.
  */
 #include "policy.h"
@@ -38,6 +39,12 @@ static size_t collection_policy(const struct mcp_config *cfg, const struct tool_
 	p->pol.allow_perf_events = true;
 	if (exe && tool_resolve_input(&cfg->ctx, exe, p->target, sizeof(p->target), &ignored) == PL_OK)
 		p->pol.exec_target = p->target;
+	/* The call-graph probe: perf runs this binary as its known chain,
+	 * and perf script reads its symbols and CFI. */
+	if ((t->needs & TOOL_PROBES_CHAINS) && cfg->ctx.perf.probe_workload && n < MCP_POLICY_MAX_READS) {
+		p->pol.exec_target = cfg->ctx.perf.probe_workload;
+		p->reads[n++] = cfg->ctx.perf.probe_workload;
+	}
 	n = add_existing(pl_perf_collection_reads, p->reads, n);
 	/* The tool stops at the call's timeout; the worker gets time beyond
 	 * it to write and answer. */

@@ -18,6 +18,6 @@ enum pl_err tool_inspect_collection_capabilities(const struct tool_ctx *ctx, jso
 	if (!ctx->perf.path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "install linux-perf or pass --perf-path FILE",
 			       "no perf was found");
-	return coll_capabilities(ctx->perf.path, ctx->artifact_root,
+	return coll_capabilities(ctx->perf.path, ctx->perf.probe_workload, ctx->artifact_root,
 				 json_is_true(json_object_get(args, "refresh")), result, err);
 }

@@ -30,7 +30,7 @@ const struct tool_def tool_table[] = {
 	{"collect_profile", "schemas/tools/collect_profile.json", tool_collect_profile,
 	 TOOL_RUNS_PERF | TOOL_COLLECTS, "executable", "timeout_seconds"},
 	{"inspect_collection_capabilities", "schemas/tools/inspect_collection_capabilities.json",
-	 tool_inspect_collection_capabilities, TOOL_RUNS_PERF | TOOL_COLLECTS},
+	 tool_inspect_collection_capabilities, TOOL_RUNS_PERF | TOOL_COLLECTS | TOOL_PROBES_CHAINS},
 	{"classify_hotspots", "schemas/tools/classify_hotspots.json", tool_classify_hotspots},
 	{"build_report", "schemas/tools/build_report.json", tool_build_report},
 	{"normalize_benchmark", "schemas/tools/normalize_benchmark.json", tool_normalize_benchmark},

@@ -56,6 +56,8 @@ enum tool_needs {
 	TOOL_RUNS_PERF = 1 << 0,     /* may execve the allowlisted perf */
 	TOOL_USES_NETWORK = 1 << 1,  /* may fetch from debuginfod servers */
 	TOOL_COLLECTS = 1 << 2,      /* runs perf on targets (perf_event_open, their exec) */
+	TOOL_PROBES_CHAINS = 1 << 3, /* perf runs this binary as the known-depth
+				      * workload (collectors/known_chain.h) */
 };
 
 struct tool_def {

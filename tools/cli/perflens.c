@@ -23,6 +23,7 @@
 #include "base/escape.h"
 #include "store/artifact.h"
 #include "collectors/perfcfg.h"
+#include "collectors/known_chain.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -618,6 +619,9 @@ int main(int argc, char **argv)
 	struct cli c;
 	int i, rc;
 
+	/* The call-graph probe's workload: this binary, re-run by perf. */
+	if ((rc = coll_known_chain_main(argc, argv)) >= 0)
+		return rc;
 	memset(&c, 0, sizeof(c));
 	pl_limits_default(&c.ctx.limits);
 	/* Global options may come before the command too. */
