@@ -17,11 +17,16 @@ set -eu
 #   libbenchmark-dev (Google Benchmark producer) and python3-scipy (an
 #   independent statistics oracle), cmark-gfm (renders build_report Markdown in a test),
 #   zstd (the test agent of the agent link compresses its chunks with the
-#   command) and iproute2 (ip netns and veth: agents as separate hosts).
+#   command) and iproute2 (ip netns and veth: agents as separate hosts);
+#   golang-go (go tool pprof reads our pprof exports in a test; Go's
+#   runtime/pprof writes a real pprof input), llvm (llvm-symbolizer beside
+#   addr2line in bench/symbolize.sh), help2man (man pages from --help for
+#   make install).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
-libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2"
+libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
+golang-go llvm help2man"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do
