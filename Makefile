@@ -38,6 +38,8 @@ TOOL_SRC := $(sort $(wildcard tools/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
 LIB_SRC := $(CORE_SRC) $(COLLECTOR_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
 SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/rules/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
+# The web viewer's page, style and scripts, served by perflens-mcp --http.
+SCHEMAS += $(sort $(wildcard mcp-server/viewer/*.html mcp-server/viewer/*.css mcp-server/viewer/*.js))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
 CLI_SRC := $(sort $(wildcard tools/cli/*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)

@@ -24,6 +24,7 @@
  * still gives the types and constants.
  */
 #include "transports.h"
+#include "viewer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ static struct {
 	__typeof__(MHD_get_daemon_info) *get_daemon_info;
 	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_fd) *create_response_from_fd;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;
@@ -68,6 +70,7 @@ static void load_mhd(void)
 		{"MHD_get_daemon_info", &mhd.get_daemon_info},
 		{"MHD_lookup_connection_value", &mhd.lookup_connection_value},
 		{"MHD_create_response_from_buffer", &mhd.create_response_from_buffer},
+		{"MHD_create_response_from_fd", &mhd.create_response_from_fd},
 		{"MHD_add_response_header", &mhd.add_response_header},
 		{"MHD_queue_response", &mhd.queue_response},
 		{"MHD_destroy_response", &mhd.destroy_response},
@@ -91,11 +94,13 @@ struct http_state {
 	pthread_mutex_t lock;
 	struct session_slot *slots;
 	char bind_host[64];
+	struct viewer *viewer;
 };
 
 struct upload {
 	struct pl_buf body;
 	bool too_big;
+	bool viewer;   /* a viewer path: viewer.c answers (and checks the token) */
 };
 
 /* Messages for one HTTP answer. */
@@ -394,7 +399,7 @@ static enum MHD_Result handle_delete(struct http_state *st, struct MHD_Connectio
 
 /* The checks every request passes, in this order. */
 static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *conn,
-				const char *url, bool *passed)
+				const char *url, bool *passed, bool *viewer)
 {
 	const char *host = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
 	const char *origin = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
@@ -404,6 +409,10 @@ static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *co
 	if (!host || !host_is_local(st, host, host_part(host)) || !origin_ok(st, origin))
 		return respond_error(conn, MHD_HTTP_FORBIDDEN, MCP_RPC_INVALID_REQUEST,
 				     "forbidden Host or Origin: only this machine's loopback is served");
+	if ((*viewer = viewer_owns(url))) {
+		*passed = true;  /* its token (header or cookie) is checked by viewer.c */
+		return MHD_YES;
+	}
 	if (!token_ok(st, conn))
 		return respond_error(conn, MHD_HTTP_UNAUTHORIZED, MCP_RPC_INVALID_REQUEST,
 				     "missing or wrong bearer token: send Authorization: Bearer $PERFLENS_TOKEN");
@@ -416,22 +425,72 @@ static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *co
 	return MHD_YES;
 }
 
+/* ------------------------------------------------------------ viewer */
+
+static const char *viewer_get(void *opaque, enum viewer_value_kind kind, const char *name)
+{
+	static const enum MHD_ValueKind kinds[] = {
+		[VIEWER_HEADER] = MHD_HEADER_KIND,
+		[VIEWER_QUERY] = MHD_GET_ARGUMENT_KIND,
+		[VIEWER_COOKIE] = MHD_COOKIE_KIND,
+	};
+	return mhd.lookup_connection_value(opaque, kinds[kind], name);
+}
+
+static enum MHD_Result handle_viewer(struct http_state *st, struct MHD_Connection *conn,
+				     const char *url, const char *method, struct upload *up)
+{
+	struct viewer_request rq = {method, url, viewer_get, conn, up->body.data, up->body.len};
+	struct viewer_response out;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (up->too_big)
+		rq.body_len = SIZE_MAX;  /* viewer.c answers 413 */
+	viewer_serve(st->viewer, &rq, &out);
+	if (out.fd >= 0) {
+		r = mhd.create_response_from_fd(out.fd_size, out.fd);
+		out.fd = -1;  /* libmicrohttpd closes it */
+	} else {
+		r = mhd.create_response_from_buffer(out.len, out.body, MHD_RESPMEM_MUST_COPY);
+	}
+	if (!r) {
+		viewer_response_release(&out);
+		return MHD_NO;
+	}
+	for (size_t i = 0; viewer_security_headers[i][0]; i++)
+		mhd.add_response_header(r, viewer_security_headers[i][0], viewer_security_headers[i][1]);
+	if (out.type)
+		mhd.add_response_header(r, "Content-Type", out.type);
+	if (out.set_cookie[0])
+		mhd.add_response_header(r, "Set-Cookie", out.set_cookie);
+	if (out.location[0])
+		mhd.add_response_header(r, "Location", out.location);
+	if (out.disposition[0])
+		mhd.add_response_header(r, "Content-Disposition", out.disposition);
+	ret = mhd.queue_response(conn, out.status, r);
+	mhd.destroy_response(r);
+	viewer_response_release(&out);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *data, size_t *data_size, void **con_cls)
 {
 	struct http_state *st = cls;
 	struct upload *up = *con_cls;
-	bool passed;
+	bool passed, viewer = false;
 	enum MHD_Result r;
 
 	(void)version;
 	if (!up) {
 		/* First call: headers only.  Check them before any body. */
-		r = gatekeep(st, conn, url, &passed);
+		r = gatekeep(st, conn, url, &passed, &viewer);
 		if (!passed)
 			return r;
 		up = pl_xcalloc(1, sizeof(*up));
+		up->viewer = viewer;
 		*con_cls = up;
 		return MHD_YES;
 	}
@@ -443,6 +502,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*data_size = 0;
 		return MHD_YES;
 	}
+	if (up->viewer)
+		return handle_viewer(st, conn, url, method, up);
 	if (strcmp(method, "POST") == 0) {
 		if (up->too_big)
 			return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, MCP_RPC_INVALID_REQUEST, "request body too large");
@@ -519,6 +580,7 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 	}
 	snprintf(st.bind_host, sizeof(st.bind_host), sa.ss_family == AF_INET6 ? "[%s]" : "%s", o->bind_addr);
 	st.slots = pl_xcalloc(o->max_sessions, sizeof(*st.slots));
+	st.viewer = viewer_new(s, o->token, o->no_auth);
 	d = mhd.start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, &st,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &st,
@@ -529,16 +591,24 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 		fprintf(stderr, "perflens-mcp: cannot listen on %s:%u: %s\n", o->bind_addr, o->port,
 			strerror(errno));
 		free(st.slots);
+		viewer_free(st.viewer);
 		return 6;
 	}
 	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	fprintf(stderr, "perflens-mcp: listening on http://%s:%u/mcp\n", st.bind_host,
 		info ? info->port : o->port);
+	{
+		char host[96], login[400];
+		snprintf(host, sizeof(host), "%s:%u", st.bind_host, info ? info->port : o->port);
+		if (viewer_login_url(st.viewer, host, login, sizeof(login)))
+			fprintf(stderr, "perflens-mcp: viewer (one-time login): %s\n", login);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!stop_requested)
 		pause();
 	mhd.stop_daemon(d);
 	free(st.slots);
+	viewer_free(st.viewer);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent_setup.h"
+#include "base/login_link.h"
 #include "store/artifact.h"
 #include "base/error.h"
 #include "base/schemas.h"
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CODEX_USAGE "perflens codex-config --workspace DIR [--server PATH]"
@@ -277,6 +279,46 @@ int cli_codex_config(int argc, char **argv)
 			strerror(errno));
 		return cli_fail(&err);
 	}
+	return 0;
+}
+
+/* --------------------------------------------------------- viewer-url */
+
+#define VIEWER_USAGE "perflens viewer-url --http ADDR:PORT [--token TOKEN]"
+
+/* A fresh one-time login link for the viewer of a running
+ * `perflens-mcp --http ADDR:PORT`, signed with its token (--token or
+ * $PERFLENS_TOKEN; base/login_link.h): the token never appears in it. */
+int cli_viewer_url(int argc, char **argv)
+{
+	static const char *const names[] = {"http", "token"};
+	const char *values[2] = {NULL, NULL};
+	struct pl_error err;
+	char query[200];
+	bool help;
+
+	pl_error_clear(&err);
+	if (parse_flags(argc, argv, "usage: " VIEWER_USAGE, names, values, 2, &help, &err))
+		return cli_fail(&err);
+	if (help) {
+		printf("usage: %s\n  prints a one-time login URL for the web viewer of perflens-mcp --http\n",
+		       VIEWER_USAGE);
+		return 0;
+	}
+	if (!values[1])
+		values[1] = getenv("PERFLENS_TOKEN");
+	if (!values[0] || !strchr(values[0], ':'))
+		pl_fail(&err, PL_ERR_USAGE, "e.g. perflens viewer-url --http 127.0.0.1:8765",
+			"viewer-url needs the server's --http ADDR:PORT");
+	else if (!values[1] || !*values[1])
+		pl_fail(&err, PL_ERR_USAGE, "set PERFLENS_TOKEN or pass --token, as for the server",
+			"viewer-url needs the server's bearer token");
+	else if (!pl_login_link_query(values[1], (uint64_t)time(NULL) + PL_LOGIN_TTL_SECONDS, query,
+				      sizeof(query)))
+		pl_fail(&err, PL_ERR_INTERNAL, "retry", "no randomness for the login link");
+	if (err.code)
+		return cli_fail(&err);
+	printf("http://%s/viewer/login?%s\n", values[0], query);
 	return 0;
 }
 

@@ -24,6 +24,9 @@
 
 int cli_codex_config(int argc, char **argv);
 int cli_install_skill(int argc, char **argv);
+/* perflens viewer-url --http ADDR:PORT [--token TOKEN]: a one-time login
+ * link for the web viewer of that server. */
+int cli_viewer_url(int argc, char **argv);
 
 /* Print `e` as {"error": tool_error_json_new(e)} on stderr, the one error
  * exit of every perflens command (perflens.c); returns its exit code. */

@@ -539,6 +539,12 @@ static int cmd_codex_config(struct cli *c, int argc, char **argv)
 	return cli_codex_config(argc, argv);
 }
 
+static int cmd_viewer_url(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_viewer_url(argc, argv);
+}
+
 static int cmd_install_skill(struct cli *c, int argc, char **argv)
 {
 	(void)c;
@@ -592,6 +598,7 @@ static const struct cli_command {
 	{"call", cmd_call, "TOOL '{JSON arguments}'   run a tool with JSON arguments"},
 	{"codex-config", cmd_codex_config, "--workspace DIR   print a Codex MCP config"},
 	{"install-skill", cmd_install_skill, "--project DIR    install the agent Skill"},
+	{"viewer-url", cmd_viewer_url, "--http ADDR:PORT  a one-time login URL for the web viewer"},
 	{"--version", cmd_version, "             print the version"},
 	{"--help", cmd_help, "                this help (COMMAND --help: its arguments)"},
 	{"-h", cmd_help, NULL},
