@@ -39,7 +39,8 @@ modules_ok() {
 	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(lock_sum)" ] &&
 		[ -f "$here/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
 		[ -f "$here/node_modules/@modelcontextprotocol/conformance/package.json" ] &&
-		[ -f "$here/node_modules/ajv/package.json" ]
+		[ -f "$here/node_modules/ajv/package.json" ] &&
+		[ -f "$here/node_modules/puppeteer-core/package.json" ]
 }
 
 if $check_only; then

@@ -1,0 +1,445 @@
+// viewer.js - the PerfLens viewer: a read-only page over the tools.
+//
+// Every figure on the page is a tool's answer (through /viewer/api/call,
+// the same registry and sandboxed worker as MCP) or an artifact the tools
+// wrote (the summary and the stack table); the page only lays them out.
+// The whole view lives in the URL's query (view, a, e, tab, sort, off,
+// min, comm, zoom, q, fn, b, c), so a link reopens it; tabs and controls
+// change it with history.pushState and the page redraws from it.  Every
+// text from a profile is put in as text (dom.js), never as HTML.
+
+import {el, clear, fmt, pct, call, artifactJson, errorBox} from "./dom.js";
+import {decodeStacks, CallTree, FlameView, Names} from "./flame.js";
+
+const app = document.getElementById("app");
+const PAGE = 25;
+
+// ------------------------------------------------------------- state
+
+function readState() {
+  return Object.fromEntries(new URLSearchParams(location.search));
+}
+let state = readState();
+
+// Merge `patch` into the state (null removes a key), put it in the URL
+// and redraw; replace instead of push for small steps (typing).
+function go(patch, replace) {
+  const next = {...state};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null || v === undefined || v === "") delete next[k];
+    else next[k] = String(v);
+  }
+  state = next;
+  const url = "?" + new URLSearchParams(next).toString();
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  render();
+}
+// The same without a redraw: the flame graph's zoom and search, which
+// the graph has already drawn.
+function setUrl(patch) {
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null || v === undefined || v === "") delete state[k];
+    else state[k] = String(v);
+  }
+  history.replaceState(null, "", "?" + new URLSearchParams(state).toString());
+}
+window.addEventListener("popstate", () => { state = readState(); render(); });
+
+function link(text, patch, attrs) {
+  const target = {...patch};
+  const a = el("a", {...(attrs || {}), href: "?" + new URLSearchParams(target).toString()}, text);
+  a.addEventListener("click", e => {
+    if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+    e.preventDefault();
+    state = {};
+    go(target);
+  });
+  return a;
+}
+
+function button(text, onClick, attrs) {
+  const b = el("button", {type: "button", ...(attrs || {})}, text);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// -------------------------------------------------------------- theme
+
+function applyTheme() {
+  const saved = localStorage.getItem("perflens-theme");
+  const dark = saved ? saved === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+}
+applyTheme();
+document.getElementById("theme").addEventListener("click", () => {
+  const dark = document.documentElement.dataset.theme !== "dark";
+  localStorage.setItem("perflens-theme", dark ? "dark" : "light");
+  applyTheme();
+  render();
+});
+
+// ------------------------------------------------------------ routing
+
+let renderSeq = 0;
+async function render() {
+  const seq = ++renderSeq;
+  const view = state.view || (state.a ? "analysis" : "list");
+  document.querySelectorAll("nav a").forEach(a => a.removeAttribute("aria-current"));
+  const nav = document.getElementById("nav-" + view);
+  if (nav) nav.setAttribute("aria-current", "page");
+  const page = el("div", {class: "page"});
+  try {
+    if (view === "analysis" && state.a) await analysisPage(page, seq);
+    else if (view === "compare") await comparePage(page, seq);
+    else if (view === "live") await livePage(page, seq);
+    else await listPage(page, seq);
+  } catch (e) {
+    page.append(errorBox(e));
+  }
+  if (seq !== renderSeq) return;  // a newer render owns the page
+  clear(app).append(page);
+  document.body.dataset.ready = String(seq);
+  app.dispatchEvent(new CustomEvent("rendered"));
+}
+
+// ------------------------------------------------------- the analyses
+
+async function listPage(page) {
+  const filter = state.filter || "";
+  const res = await call("list_artifacts", {kind: "analysis", limit: PAGE, ...(filter ? {filter} : {}),
+    ...(state.cursor ? {cursor: state.cursor} : {})});
+  const input = el("input", {type: "search", id: "list-filter", value: filter, placeholder: "path or input contains",
+    "aria-label": "filter analyses"});
+  input.addEventListener("change", () => go({view: "list", filter: input.value, cursor: null}));
+  page.append(el("h1", {}, "Analyses"),
+    el("div", {class: "controls"}, el("label", {}, "Filter ", input)));
+  const rows = res.artifacts.map(a => {
+    const id = a.path.replace(/^analyses\//, "").replace(/\.json$/, "");
+    const b = a.analysis || {inputs: [], events: [], modified: ""};
+    return el("tr", {"data-id": id},
+      el("td", {}, link(id, {a: id})),
+      el("td", {class: "path"}, b.inputs.join(", ")),
+      el("td", {}, b.events.map(e => e.name).join(", ")),
+      el("td", {class: "num"}, b.events.map(e => fmt(e.samples)).join(" / ")),
+      el("td", {}, b.modified.replace("T", " ").replace("Z", " UTC")));
+  });
+  page.append(el("table", {id: "analyses"},
+    el("thead", {}, el("tr", {}, ["id", "input", "events", "samples (per event)", "written"].map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, rows)));
+  page.append(pager(res.page, c => go({view: "list", filter: filter || null, cursor: c})));
+  if (!rows.length) page.append(el("p", {}, "No analyses under the artifact root yet: an agent writes them with analyze_profile."));
+}
+
+// A pager for a tool's page object: next with its cursor, first again.
+function pager(pg, goCursor) {
+  const from = pg.total_items ? pg.offset + 1 : 0, to = pg.offset + pg.returned;
+  return el("div", {class: "pager"},
+    el("span", {class: "page-info"}, `${from}\u2013${to} of ${pg.total_items}`), " ",
+    pg.offset > 0 ? button("First page", () => goCursor(null), {id: "page-first"}) : null, " ",
+    pg.next_cursor ? button("Next page", () => goCursor(pg.next_cursor), {id: "page-next"}) : null);
+}
+
+// ------------------------------------------------------- one analysis
+
+const TABS = [["hotspots", "Hotspots"], ["flame", "Flame graph"], ["paths", "Call paths"], ["threads", "Threads"],
+  ["source", "Source"], ["candidates", "Candidates"], ["exports", "Exports"]];
+
+async function analysisPage(page, seq) {
+  const id = state.a;
+  const summary = await artifactJson(`analyses/${id}.json`);
+  const events = summary.events.map(e => e.name);
+  const event = events.includes(state.e) ? state.e : events[0];
+  const tab = TABS.some(t => t[0] === state.tab) ? state.tab : "hotspots";
+  const picker = el("select", {id: "event", "aria-label": "event"},
+    summary.events.map(e => el("option", {value: e.name, selected: e.name === event}, `${e.name} (${fmt(e.samples)} samples)`)));
+  picker.addEventListener("change", () => go({e: picker.value, zoom: null, off: null, q: null, fn: null}));
+  page.append(el("h1", {}, "Analysis ", el("code", {id: "analysis-id"}, id)),
+    el("p", {class: "path"}, (summary.provenance.inputs || []).map(i => i.path).join(", ")),
+    el("div", {class: "controls"}, el("label", {}, "Event ", picker),
+      el("span", {class: "note"}, " one event at a time: events are never merged")));
+  page.append(qualityBox(summary, event));
+  const tabs = el("div", {role: "tablist", class: "tabs"}, TABS.map(([k, label]) => {
+    const b = button(label, () => go({tab: k}), {role: "tab", id: "tab-" + k, "aria-selected": k === tab ? "true" : "false"});
+    b.addEventListener("keydown", e => {
+      const i = TABS.findIndex(t => t[0] === k);
+      const j = e.key === "ArrowRight" ? i + 1 : e.key === "ArrowLeft" ? i - 1 : -1;
+      if (j >= 0 && j < TABS.length) go({tab: TABS[j][0]});
+    });
+    return b;
+  }));
+  const panel = el("section", {role: "tabpanel", id: "panel", "aria-labelledby": "tab-" + tab});
+  page.append(tabs, panel);
+  const args = {analysis_id: id, event};
+  await ({hotspots: hotspotsTab, flame: flameTab, paths: pathsTab, threads: threadsTab, source: sourceTab,
+    candidates: candidatesTab, exports: exportsTab})[tab](panel, args, summary, seq);
+}
+
+// Data quality first: what the figures below can and cannot say.
+function qualityBox(summary, event) {
+  const ev = summary.events.find(e => e.name === event) || {};
+  const view = (summary.views || []).find(v => v.event === event) || {};
+  const c = summary.provenance.counts || {};
+  const q = summary.quality || {};
+  const fr = q.frame_recovery;
+  const dl = (k, v, id) => [el("dt", {}, k), el("dd", id ? {id} : {}, v)];
+  return el("section", {class: "quality", id: "quality", "aria-label": "data quality"},
+    el("h2", {}, "Data quality"),
+    el("dl", {},
+      dl("samples", fmt(ev.samples), "q-samples"),
+      dl("period", `${fmt(ev.period)} ${ev.unit || ""}`, "q-period"),
+      dl("unique stacks", fmt(view.unique_stacks), "q-stacks"),
+      dl("unknown self share", pct(view.unknown_self_percent), "q-unknown"),
+      dl("records", `${fmt(c.records_parsed)} parsed, ${fmt(c.records_skipped)} skipped, ${fmt(c.records_malformed)} malformed`),
+      dl("source lines", fmt(c.srclines)),
+      fr ? dl("frame recovery", `${fmt(fr.user_frames_unknown)} unknown user frames, ${fmt(fr.recovered)} recovered` +
+        Object.entries(fr.not_recovered || {}).map(([k, v]) => `; ${fmt(v)} not: ${k.replace(/_/g, " ")}`).join("")) : null),
+    (q.warnings || []).length ? el("ul", {class: "warnings"}, q.warnings.map(w => el("li", {}, w))) : null);
+}
+
+async function hotspotsTab(panel, args) {
+  const sort = state.sort === "inclusive" ? "inclusive" : "self";
+  const off = Math.max(0, parseInt(state.off || "0", 10) || 0);
+  const min = state.min ? Number(state.min) : 0;
+  const q = {...args, sort, limit: PAGE, offset: off, min_percent: min};
+  if (state.comm) q.comm = state.comm;
+  const res = await call("list_hotspots", q);
+  const sortSel = el("select", {id: "sort", "aria-label": "sort by"},
+    ["self", "inclusive"].map(s => el("option", {value: s, selected: s === sort}, s)));
+  sortSel.addEventListener("change", () => go({sort: sortSel.value, off: null}));
+  const minIn = el("input", {id: "min-percent", type: "number", min: 0, max: 100, step: "0.1", value: min || "", "aria-label": "minimum percent"});
+  minIn.addEventListener("change", () => go({min: minIn.value, off: null}));
+  const commIn = el("input", {id: "comm", type: "search", value: state.comm || "", placeholder: "thread name", "aria-label": "thread name"});
+  commIn.addEventListener("change", () => go({comm: commIn.value, off: null}));
+  panel.append(el("div", {class: "controls"},
+    el("label", {}, "Sort ", sortSel), el("label", {}, "Min % ", minIn), el("label", {}, "Thread ", commIn)));
+  const head = ["#", "function", "module", "self %", "self samples", "inclusive %", "inclusive samples", ""];
+  panel.append(el("table", {id: "hotspots", "data-total-samples": res.total.samples},
+    el("caption", {}, `${res.event}: ${fmt(res.total.samples)} samples, sorted by ${sort}`),
+    el("thead", {}, el("tr", {}, head.map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, res.hotspots.map(h => el("tr", {"data-hotspot": h.hotspot_id},
+      el("td", {class: "num"}, h.rank),
+      el("td", {class: "sym"}, h.symbol),
+      el("td", {class: "path"}, h.dso || ""),
+      el("td", {class: "num self-pct"}, pct(h.self.percent)),
+      el("td", {class: "num"}, fmt(h.self.samples)),
+      el("td", {class: "num incl-pct"}, pct(h.inclusive.percent)),
+      el("td", {class: "num"}, fmt(h.inclusive.samples)),
+      el("td", {}, link("source", {a: args.analysis_id, e: args.event, tab: "source", fn: h.hotspot_id})))))));
+  const pg = res.page;
+  panel.append(el("div", {class: "pager"},
+    el("span", {class: "page-info"}, `${pg.total_items ? pg.offset + 1 : 0}\u2013${pg.offset + pg.returned} of ${pg.total_items}`), " ",
+    off > 0 ? button("Previous page", () => go({off: Math.max(0, off - PAGE) || null}), {id: "page-prev"}) : null, " ",
+    pg.next_cursor ? button("Next page", () => go({off: off + PAGE}), {id: "page-next"}) : null));
+}
+
+// Decoded stack tables and their trees, per analysis.
+const trees = new Map();
+async function treeOf(id, names) {
+  const key = id + (names ? "/shared" : "");
+  if (!names && trees.has(key)) return trees.get(key);
+  const table = decodeStacks(await artifactJson(`analyses/${id}.stacks.json`));
+  const tree = new CallTree(table, names);
+  if (!names) trees.set(key, tree);
+  return tree;
+}
+
+async function flameTab(panel, args) {
+  const tree = await treeOf(args.analysis_id);
+  tree.weigh(args.event);
+  const search = el("input", {id: "flame-search", type: "search", value: state.q || "", placeholder: "function name contains",
+    "aria-label": "search functions"});
+  const share = el("span", {id: "flame-matched", class: "note"});
+  const host = el("div", {class: "flame-host", id: "flame"});
+  panel.append(el("div", {class: "controls"},
+    el("label", {}, "Search ", search), share, " ",
+    button("Reset zoom", () => view.setZoom(0, true), {id: "flame-reset"})), host,
+    el("p", {class: "note"}, `Width: share of ${args.event} period (${fmt(tree.total[0])}, ${fmt(tree.samples[0])} samples) ` +
+      "from the stack table; click a frame to zoom; keyboard: arrows, Enter, Escape."));
+  const showShare = () => {
+    share.textContent = view.query ? ` matched: ${view.matchedPercent().toFixed(2)}% of the view (each stack once)` : "";
+  };
+  const view = new FlameView(host, st => { setUrl({zoom: st.zoom || null, q: st.q || null}); showShare(); });
+  view.canvas.addEventListener("focus", () => view.draw());
+  view.canvas.addEventListener("blur", () => view.draw());
+  // Appended to the page after this returns: draw once it is in place.
+  view.query = state.q || "";
+  view.tree = tree;
+  app.addEventListener("rendered", () => {
+    view.setTree(tree);
+    if (state.zoom) view.zoomToPath(state.zoom.split(".").map(Number));
+    showShare();
+    host.dataset.drawMs = view.lastDrawMs.toFixed(1);
+    host.dataset.total = String(tree.total[0]);
+    host.dataset.samples = String(tree.samples[0]);
+  }, {once: true});
+  search.addEventListener("input", () => { view.search(search.value, true); showShare(); });
+  window.perflensFlame = view;
+}
+
+async function pathsTab(panel, args) {
+  const q = {...args, limit: 10};
+  if (state.sym) q.symbol = state.sym;
+  if (state.cursor) q.cursor = state.cursor;
+  const res = await call("get_call_paths", q);
+  const symIn = el("input", {id: "path-symbol", type: "search", value: state.sym || "", placeholder: "through function", "aria-label": "through function"});
+  symIn.addEventListener("change", () => go({sym: symIn.value, cursor: null}));
+  panel.append(el("div", {class: "controls"}, el("label", {}, "Through ", symIn)),
+    el("ol", {id: "paths", class: "paths"}, res.paths.map(p => el("li", {},
+      el("div", {class: "path-head"}, `${pct(p.percent)}, ${fmt(p.samples)} samples, depth ${p.depth}` +
+        (p.elided_frames ? `, ${p.elided_frames} frames elided` : "")),
+      el("div", {class: "frames"}, p.frames.map((f, i) => [i ? el("span", {class: "arrow"}, " \u2192 ") : null,
+        el("span", {class: "sym", title: f.dso || ""}, f.symbol)]))))));
+  if (res.caller_check && res.caller_check.note) panel.append(el("p", {class: "note"}, res.caller_check.note));
+  panel.append(pager(res.page, c => go({cursor: c})));
+}
+
+async function threadsTab(panel, args) {
+  const res = await call("list_threads", {...args, limit: 50});
+  panel.append(el("table", {id: "threads"},
+    el("thead", {}, el("tr", {}, ["#", "pid", "tid", "comm", "samples", "share", "top functions"].map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, res.threads.map(t => el("tr", {},
+      el("td", {class: "num"}, t.rank), el("td", {class: "num"}, t.pid ?? "-"), el("td", {class: "num"}, t.tid ?? "-"),
+      el("td", {class: "sym"}, t.comm ?? "-"), el("td", {class: "num"}, fmt(t.samples)), el("td", {class: "num"}, pct(t.percent)),
+      el("td", {}, (t.top_functions || []).map(f => `${f.symbol} ${pct(f.inclusive_percent)}`).join(", ") +
+        (t.probably_blocked ? " (probably blocked)" : "")))))));
+}
+
+async function sourceTab(panel, args) {
+  let fn = state.fn;
+  if (!fn) {
+    const top = await call("list_hotspots", {...args, limit: 1});
+    fn = top.hotspots.length ? top.hotspots[0].hotspot_id : null;
+  }
+  if (!fn) {
+    panel.append(el("p", {}, "No hotspot in this event."));
+    return;
+  }
+  let res;
+  try {
+    res = await call("source_context", {...args, hotspot_id: fn, before: 3, after: 3, hot_lines: 10});
+  } catch (e) {
+    panel.append(errorBox(e));
+    return;
+  }
+  panel.append(el("h2", {}, "Source of ", el("span", {class: "sym", id: "source-symbol"}, res.symbol || fn)),
+    el("p", {class: "note"}, `${fmt(res.samples_with_lines)} samples with lines, ${fmt(res.samples_without_lines)} without`));
+  for (const f of res.files || []) {
+    const max = Math.max(1, ...(f.lines || []).map(l => l.self_samples));
+    const box = el("section", {class: "source-file"},
+      el("h3", {class: "path"}, f.read_path || f.recorded_path),
+      el("p", {class: "note"}, `${fmt(f.self_samples)} self samples, ${fmt(f.total_samples)} total` +
+        (f.not_read_reason ? `; text not read: ${f.not_read_reason}` : "")));
+    if ((f.lines || []).length) {
+      box.append(el("table", {class: "source"},
+        el("thead", {}, el("tr", {}, ["line", "self", "total", "source"].map(h => el("th", {scope: "col"}, h)))),
+        el("tbody", {}, f.lines.map(l => {
+          const heat = Math.round(9 * l.self_samples / max);
+          return el("tr", {class: "heat" + heat, "data-line": l.line},
+            el("td", {class: "num"}, l.line), el("td", {class: "num self"}, l.self_samples || ""),
+            el("td", {class: "num"}, l.total_samples || ""), el("td", {class: "code"}, el("code", {}, l.text)));
+        }))));
+    } else if ((f.hot_lines || []).length) {
+      box.append(el("ul", {}, f.hot_lines.map(l => el("li", {}, `line ${l.line}: ${l.self_samples} self, ${l.total_samples} total`))));
+    }
+    panel.append(box);
+  }
+  if (res.source_text_fix) panel.append(el("p", {class: "hint"}, res.source_text_fix));
+}
+
+async function candidatesTab(panel, args) {
+  const res = await call("classify_hotspots", {...args, limit: 20});
+  const texts = res.texts || {};
+  panel.append(el("p", {class: "note", id: "candidates-note"}, res.note));
+  panel.append(el("ol", {id: "candidates", class: "candidates"}, res.candidates.map(c => el("li", {},
+    el("h3", {}, "Candidate: ", c.rule.label, el("span", {class: "note"}, ` (${c.rule.group}, ${c.status})`)),
+    c.figure ? el("p", {}, `${c.figure.name} ${fmt(c.figure.value, 2)} ${c.figure.op} ${fmt(c.figure.threshold, 2)}`) : null,
+    (c.hotspots || []).length ? el("p", {}, "Hotspots: ", c.hotspots.map(h => `${h.symbol} ${pct(h.self_percent ?? h.percent)}`).join(", ")) : null,
+    el("p", {}, "Evidence: ", String(c.evidence)),
+    (c.missing_evidence || []).length ? el("div", {class: "missing"}, el("strong", {}, "Missing evidence before this candidate can be tested:"),
+      el("ul", {}, c.missing_evidence.map(k => el("li", {}, texts[k] || k)))) : null,
+    (c.next_steps || []).length ? el("p", {class: "note"}, "Next: ", c.next_steps.map(s => `${s.tool}: ${s.why}`).join("; ")) : null))));
+  if ((res.forbidden_conclusions || []).length)
+    panel.append(el("h3", {}, "Not to conclude"), el("ul", {}, res.forbidden_conclusions.map(f => el("li", {}, f))));
+  panel.append(pager(res.page, () => {}));
+}
+
+async function exportsTab(panel, args) {
+  const res = await call("list_artifacts", {kind: "export", filter: args.analysis_id, limit: 100});
+  panel.append(el("p", {class: "note"}, "What export_profile wrote for this analysis (the viewer writes nothing)."));
+  if (!res.artifacts.length) panel.append(el("p", {}, "No exports yet: an agent writes them with export_profile."));
+  panel.append(el("ul", {id: "exports"}, res.artifacts.map(a => el("li", {},
+    el("a", {href: "/viewer/api/file/" + a.path, download: a.path.replace(/^exports\//, "")}, a.path.replace(/^exports\//, "")),
+    ` (${fmt(a.bytes)} bytes, ${a.mime_type})`))));
+}
+
+// ------------------------------------------------------------ compare
+
+async function comparePage(page) {
+  const list = await call("list_artifacts", {kind: "analysis", limit: 100});
+  const items = list.artifacts.map(a => ({id: a.path.replace(/^analyses\//, "").replace(/\.json$/, ""),
+    label: (a.analysis ? a.analysis.inputs.join(", ") : "")}));
+  const pick = (id, name, cur) => {
+    const s = el("select", {id, "aria-label": name}, el("option", {value: ""}, "choose"),
+      items.map(i => el("option", {value: i.id, selected: i.id === cur}, `${i.id} ${i.label}`)));
+    s.addEventListener("change", () => go({[id === "baseline" ? "b" : "c"]: s.value, zoom: null}));
+    return s;
+  };
+  page.append(el("h1", {}, "Compare"),
+    el("div", {class: "controls"}, el("label", {}, "Baseline ", pick("baseline", "baseline", state.b)),
+      el("label", {}, "Candidate ", pick("candidate", "candidate", state.c))));
+  if (!state.b || !state.c) {
+    page.append(el("p", {}, "Choose a baseline and a candidate analysis of the same event."));
+    return;
+  }
+  const [sb, sc] = await Promise.all([artifactJson(`analyses/${state.b}.json`), artifactJson(`analyses/${state.c}.json`)]);
+  const common = sc.events.map(e => e.name).filter(n => sb.events.some(e => e.name === n));
+  if (!common.length) {
+    page.append(el("p", {class: "error"}, "These analyses share no event: only one event is ever compared with itself."));
+    return;
+  }
+  const event = common.includes(state.e) ? state.e : common[0];
+  const evSel = el("select", {id: "event", "aria-label": "event"}, common.map(n => el("option", {value: n, selected: n === event}, n)));
+  evSel.addEventListener("change", () => go({e: evSel.value, zoom: null}));
+  const sort = state.sort === "inclusive" ? "inclusive" : "self";
+  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel)));
+  const res = await call("compare_profiles", {baseline_id: state.b, candidate_id: state.c, event, sort, limit: PAGE,
+    ...(state.cursor ? {cursor: state.cursor} : {})});
+  page.append(el("table", {id: "deltas"},
+    el("caption", {}, `Change of share in points, ${event}, sorted by ${sort}`),
+    el("thead", {}, el("tr", {}, ["#", "status", "function", "module", "baseline self", "candidate self", "self \u0394", "inclusive \u0394"]
+      .map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, res.functions.map(f => el("tr", {class: f.self_delta_points > 0 ? "up" : f.self_delta_points < 0 ? "down" : ""},
+      el("td", {class: "num"}, f.rank), el("td", {}, f.status), el("td", {class: "sym"}, f.symbol), el("td", {class: "path"}, f.dso || ""),
+      el("td", {class: "num"}, pct(f.baseline && f.baseline.self ? f.baseline.self.percent : null)),
+      el("td", {class: "num"}, pct(f.candidate && f.candidate.self ? f.candidate.self.percent : null)),
+      el("td", {class: "num delta"}, (f.self_delta_points > 0 ? "+" : "") + f.self_delta_points.toFixed(2)),
+      el("td", {class: "num"}, (f.inclusive_delta_points > 0 ? "+" : "") + f.inclusive_delta_points.toFixed(2)))))));
+  page.append(pager(res.page, c => go({cursor: c})));
+  // The differential flame graph: widths from the candidate, red where a
+  // path's share grew, blue where it shrank (both trees on shared names).
+  const names = new Names();
+  const [tb, tc] = [await treeOf(state.b, names), await treeOf(state.c, names)];
+  tb.weigh(event);
+  tc.weigh(event);
+  const host = el("div", {class: "flame-host", id: "flame"});
+  page.append(el("h2", {}, "Differential flame graph"),
+    el("p", {class: "note"}, "Width: candidate's share; red: share grew against the baseline, blue: it shrank; deep red: not in the baseline."),
+    host);
+  const view = new FlameView(host, st => setUrl({zoom: st.zoom || null}));
+  app.addEventListener("rendered", () => {
+    view.setTree(tc, tb);
+    if (state.zoom) view.zoomToPath(state.zoom.split(".").map(Number));
+  }, {once: true});
+  window.perflensFlame = view;
+}
+
+// --------------------------------------------------------------- live
+
+async function livePage(page) {
+  page.append(el("h1", {}, "Live devices"),
+    el("p", {}, "The device agent's tools (list_devices, list_sessions, get_device_metrics) are not in this server yet, " +
+      "so there is nothing live to show."));
+}
+
+render();
