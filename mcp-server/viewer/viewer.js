@@ -12,7 +12,7 @@ import {el, clear, fmt, pct, call, artifactJson, errorBox} from "./dom.js";
 import {decodeStacks, CallTree, FlameView, Names} from "./flame.js";
 
 const app = document.getElementById("app");
-const PAGE = 25;
+const PAGE = 20;
 
 // ------------------------------------------------------------- state
 

@@ -1,0 +1,307 @@
+// viewer_browser.mjs - drives the web viewer of perflens-mcp --http in
+// Debian's Chromium (puppeteer-core, executablePath /usr/bin/chromium) as
+// a person would, and checks what the page shows against the tools'
+// own answers, which test_viewer.sh wrote to files with the perflens CLI
+// beforehand (the oracle: the same registry, another process, no browser).
+//
+//   node viewer_browser.mjs CONFIG.json
+//
+// CONFIG: {base, login, login2, chromium, out, bundled, hostile, base_id,
+// cand_id, src_id|null, oracle: {hot_cycles_self, hot_cycles_incl_p2,
+// compare, source|null, search_symbol, search_incl_percent, total_cycles}}.
+// Prints "ok - ..." / "not ok - ..." lines (run.sh counts them) and
+// saves a screenshot of every page into CONFIG.out.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '../mcp/package.json'));
+const puppeteer = require('puppeteer-core');
+
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const oracle = Object.fromEntries(Object.entries(cfg.oracle).map(([k, f]) =>
+  [k, typeof f === 'string' && f.endsWith('.json') ? JSON.parse(readFileSync(f, 'utf8')) : f]));
+let failures = 0;
+function check(cond, what, why) {
+  if (cond) console.log(`ok - viewer: ${what}`);
+  else {
+    failures++;
+    console.log(`not ok - viewer: ${what}${why ? ': ' + why : ''}`);
+  }
+}
+const pct = x => Number(x).toFixed(2) + '%';
+const shot = (page, name) => page.screenshot({path: path.join(cfg.out, name + '.png'), fullPage: true});
+
+// Wait for the page's next render (viewer.js counts them in data-ready).
+async function rendered(page, before) {
+  await page.waitForFunction(prev => document.body.dataset.ready && document.body.dataset.ready !== prev,
+    {timeout: 20000}, before ?? '');
+}
+const readyOf = page => page.evaluate(() => document.body.dataset.ready || '');
+async function act(page, fn) {
+  const before = await readyOf(page);
+  await fn();
+  await rendered(page, before);
+}
+const cells = (page, sel, col) => page.$$eval(`${sel} tbody tr`, (rows, c) =>
+  rows.map(r => r.children[c].textContent), col);
+
+const browser = await puppeteer.launch({
+  executablePath: cfg.chromium, headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
+});
+const dialogs = [];
+try {
+  const page = await browser.newPage();
+  await page.setViewport({width: 1280, height: 900});
+  page.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
+  const pageErrors = [];
+  page.on('pageerror', e => pageErrors.push(e.message));
+
+  // --- login: the one-time URL sets the cookie and lands without the secret
+  await page.goto(cfg.login, {waitUntil: 'load'});
+  await rendered(page);
+  const landed = new URL(page.url());
+  check(landed.pathname === '/viewer/' && !landed.search.includes('m=') && !landed.search.includes('n='),
+    'the login URL lands on /viewer/ without the secret in the URL', page.url());
+  const cookies = await page.cookies();
+  const c = cookies.find(k => k.name === 'perflens_viewer');
+  check(c && c.httpOnly && c.sameSite === 'Strict', 'the session cookie is HttpOnly and SameSite=Strict',
+    JSON.stringify(cookies));
+  check(await page.evaluate(() => document.cookie === ''), 'page script cannot read the session cookie');
+
+  // --- the analyses list
+  await page.waitForSelector('#analyses tbody tr');
+  const ids = await page.$$eval('#analyses tbody tr', rows => rows.map(r => r.dataset.id));
+  check(ids.includes(cfg.bundled) && ids.includes(cfg.base_id) && ids.includes(cfg.cand_id),
+    'the analyses list shows every analysis', ids.join(' '));
+  const bundledRow = await page.$eval(`#analyses tr[data-id="${cfg.bundled}"]`, r => [...r.children].map(td => td.textContent));
+  check(bundledRow[1].includes('chunk_000.txt.gz') && bundledRow[2].includes('cycles') && /\d{4}-\d\d-\d\d/.test(bundledRow[4]),
+    'the list row names input, events and date', bundledRow.join(' | '));
+  await shot(page, '01-analyses');
+  await act(page, async () => {
+    await page.type('#list-filter', 'chunk_000');
+    await page.keyboard.press('Enter');
+  });
+  const filtered = await page.$$eval('#analyses tbody tr', rows => rows.map(r => r.dataset.id));
+  check(filtered.length === 1 && filtered[0] === cfg.bundled, 'the list filter keeps the bundled capture only', filtered.join(' '));
+
+  // --- the bundled capture's analysis, keyboard-free path: click its link
+  await act(page, () => page.click(`#analyses tr[data-id="${cfg.bundled}"] a`));
+  await page.waitForSelector('#hotspots');
+  const t0 = await page.$eval('#quality', q => q.textContent);
+  check(t0.includes('Data quality') && t0.includes('unknown self share'), 'data quality comes first', t0.slice(0, 80));
+  const order = await page.evaluate(() => {
+    const q = document.getElementById('quality'), h = document.getElementById('hotspots');
+    return q.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING ? 'quality-first' : 'hotspots-first';
+  });
+  check(order === 'quality-first', 'the data quality box is above the hotspot table');
+  await shot(page, '02-analysis-hotspots');
+
+  // switch events: the explicit picker
+  await act(page, () => page.select('#event', 'cycles'));
+  check(new URL(page.url()).searchParams.get('e') === 'cycles', 'the event picker puts the event in the URL', page.url());
+  const syms = await cells(page, '#hotspots', 1);
+  const selfp = await cells(page, '#hotspots', 3);
+  const want = oracle.hot_cycles_self.hotspots;
+  check(syms.length === want.length && want.every((h, i) => syms[i] === h.symbol && selfp[i] === pct(h.self.percent)),
+    `cycles hotspots (self) equal list_hotspots: ${want.length} rows, symbol and self %`,
+    JSON.stringify({page: syms.slice(0, 3), tool: want.slice(0, 3).map(h => h.symbol)}));
+  const qs = await page.$eval('#q-samples', e => e.textContent);
+  check(qs.replace(/,/g, '') === String(oracle.hot_cycles_self.total.samples),
+    'data quality samples equal the tool\'s total for cycles', `${qs} vs ${oracle.hot_cycles_self.total.samples}`);
+
+  // sort by inclusive, then page 2
+  await act(page, () => page.select('#sort', 'inclusive'));
+  await page.waitForSelector('#page-next');
+  await act(page, () => page.click('#page-next'));
+  const p2 = await cells(page, '#hotspots', 1);
+  const p2incl = await cells(page, '#hotspots', 5);
+  const w2 = oracle.hot_cycles_incl_p2.hotspots;
+  check(p2.length === w2.length && w2.every((h, i) => p2[i] === h.symbol && p2incl[i] === pct(h.inclusive.percent)),
+    `page 2 sorted by inclusive equals list_hotspots(sort=inclusive, offset=${cfg.page})`,
+    JSON.stringify({page: p2.slice(0, 3), tool: w2.slice(0, 3).map(h => h.symbol)}));
+  const u = new URL(page.url());
+  check(u.searchParams.get('sort') === 'inclusive' && u.searchParams.get('off') === String(cfg.page),
+    'sort and page are in the URL', page.url());
+  await shot(page, '03-hotspots-inclusive-page2');
+
+  // --- the flame graph: draw, zoom by click, search, reset
+  await act(page, () => page.click('#tab-flame'));
+  await page.waitForFunction(() => document.querySelector('#flame') && document.querySelector('#flame').dataset.total);
+  const fl = await page.$eval('#flame', e => ({total: Number(e.dataset.total), samples: Number(e.dataset.samples), ms: Number(e.dataset.drawMs)}));
+  check(fl.samples === oracle.hot_cycles_self.total.samples && fl.total === oracle.hot_cycles_self.total.period,
+    'the flame graph root holds the tool\'s cycles total (samples and period)', JSON.stringify(fl));
+  // click the frame of the search symbol's caller chain: the widest "main"
+  // Where the widest frame of `name` is, in viewport coordinates now.
+  const frameAt = name => page.evaluate(n => {
+    const v = window.perflensFlame;
+    v.canvas.scrollIntoView({block: 'center'});
+    const cv = v.canvas.getBoundingClientRect();
+    const r = v.rects.filter(r => v.tree.name(r[0]) === n).sort((a, b) => b[3] - a[3])[0];
+    return r ? {x: cv.left + r[1] + r[3] / 2, y: cv.top + v.height - (r[2] + 1) * 18 + 9} : null;
+  }, name);
+  const target = await frameAt(cfg.zoom_symbol);
+  check(target !== null, `the flame graph draws ${cfg.zoom_symbol}`);
+  if (target) {
+    await page.mouse.click(target.x, target.y);
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('zoom'), {timeout: 5000}).catch(() => {});
+    const z = await page.evaluate(() => ({name: window.perflensFlame.tree.name(window.perflensFlame.zoom), ms: window.perflensFlame.lastDrawMs}));
+    check(z.name === cfg.zoom_symbol && new URL(page.url()).searchParams.get('zoom'),
+      `clicking ${cfg.zoom_symbol} zooms to it and puts the zoom in the URL`, JSON.stringify(z) + ' ' + page.url());
+    console.log(`# viewer: zoom redraw ${z.ms.toFixed(1)} ms (bundled capture)`);
+  }
+  await page.type('#flame-search', cfg.search_symbol);
+  const m = await page.evaluate(() => ({p: window.perflensFlame.matchedPercent(), text: document.getElementById('flame-matched').textContent}));
+  await shot(page, '04-flame-zoom-search');
+  // Reset, then the matched share of the whole graph against the tool's
+  // inclusive share (inclusive is counted once per stack, as the search).
+  await page.click('#flame-reset');
+  const whole = await page.evaluate(() => ({p: window.perflensFlame.matchedPercent(), zoom: window.perflensFlame.zoom}));
+  check(whole.zoom === 0, 'reset zoom goes back to the root');
+  check(Math.abs(whole.p - oracle.search_incl_percent) < 0.005,
+    `search '${cfg.search_symbol}': matched share equals its inclusive % from list_hotspots (once per stack)`,
+    `${whole.p} vs ${oracle.search_incl_percent}`);
+  check(m.text.includes('matched'), 'the matched share is shown', m.text);
+  // The URL reproduces the view: zoom and search again, reload.
+  if (target) {
+    const again = await frameAt(cfg.zoom_symbol);
+    await page.mouse.click(again.x, again.y);
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('zoom'), {timeout: 5000}).catch(() => {});
+  }
+  const viewUrl = page.url();
+  check(new URL(viewUrl).searchParams.get('q') === cfg.search_symbol, 'the search is in the URL', viewUrl);
+  const p2page = await browser.newPage();
+  await p2page.setViewport({width: 1280, height: 900});
+  await p2page.goto(viewUrl, {waitUntil: 'load'});
+  await rendered(p2page);
+  await p2page.waitForFunction(() => document.querySelector('#flame') && document.querySelector('#flame').dataset.total);
+  const again = await p2page.evaluate(() => ({
+    e: document.getElementById('event').value,
+    tab: document.querySelector('[role=tab][aria-selected=true]').id,
+    zoom: window.perflensFlame.tree.name(window.perflensFlame.zoom),
+    q: document.getElementById('flame-search').value,
+    p: window.perflensFlame.matchedPercent(),
+  }));
+  check(again.e === 'cycles' && again.tab === 'tab-flame' && again.zoom === cfg.zoom_symbol && again.q === cfg.search_symbol,
+    'the URL reopens the same view in a new tab (event, tab, zoom, search)', JSON.stringify(again) + ' ' + viewUrl);
+  await shot(p2page, '05-flame-reopened');
+  // keyboard: focus the canvas, Escape resets, Up walks into the heaviest child, Enter zooms
+  await p2page.focus('#flame canvas');
+  await p2page.keyboard.press('Escape');
+  await p2page.keyboard.press('ArrowUp');
+  await p2page.keyboard.press('Enter');
+  const kb = await p2page.evaluate(() => window.perflensFlame.zoom);
+  check(kb !== 0, 'the flame graph zooms from the keyboard (Escape, ArrowUp, Enter)');
+  await p2page.close();
+
+  // --- other tabs of the same analysis
+  await act(page, () => page.click('#tab-paths'));
+  const paths = await page.$$eval('#paths > li', l => l.length);
+  check(paths > 0, 'call paths are listed', String(paths));
+  await act(page, () => page.click('#tab-threads'));
+  check((await page.$$eval('#threads tbody tr', r => r.length)) > 0, 'threads are listed');
+  await act(page, () => page.click('#tab-candidates'));
+  const cand = await page.$eval('#candidates', e => e.textContent);
+  check(cand.includes('Candidate:') && cand.includes('Missing evidence'), 'classification candidates are worded as candidates, with their missing evidence', cand.slice(0, 120));
+  await shot(page, '06-candidates');
+  await act(page, () => page.click('#tab-exports'));
+  const ex = await page.$$eval('#exports a', a => a.map(x => x.getAttribute('href')));
+  check(ex.length >= 2 && ex.every(h => h.startsWith('/viewer/api/file/exports/')), 'exports are download links', ex.join(' '));
+  if (ex.length) {
+    const got = await page.evaluate(async h => { const r = await fetch(h); return {s: r.status, d: r.headers.get('content-disposition'), n: (await r.text()).length}; }, ex[0]);
+    check(got.s === 200 && /attachment/.test(got.d || '') && got.n > 0, 'an export downloads as an attachment', JSON.stringify(got));
+  }
+  await shot(page, '07-exports');
+
+  // --- source heat
+  if (cfg.src_id) {
+    const url = `${cfg.base}/viewer/?a=${cfg.src_id}&tab=source&fn=${oracle.source.hotspot_id}`;
+    await page.goto(url, {waitUntil: 'load'});
+    await rendered(page);
+    const lines = await page.$$eval('table.source tbody tr', rows => rows.map(r => ({line: Number(r.dataset.line), self: r.children[1].textContent, heat: r.className})));
+    const tool = oracle.source.files.flatMap(f => f.lines || []);
+    check(lines.length === tool.length && tool.every((l, i) => lines[i].line === l.line && lines[i].self === (l.self_samples ? String(l.self_samples) : '')),
+      `source heat lines equal source_context (${tool.length} lines, self samples)`, JSON.stringify(lines.slice(0, 4)));
+    check(lines.some(l => l.heat === 'heat9'), 'the hottest line is drawn hottest');
+    await shot(page, '08-source-heat');
+  } else {
+    console.log('skip - viewer: source heat: no srcline analysis (perf cannot record here)');
+  }
+
+  // --- compare two analyses
+  await page.goto(`${cfg.base}/viewer/?view=compare&b=${cfg.base_id}&c=${cfg.cand_id}`, {waitUntil: 'load'});
+  await rendered(page);
+  await page.waitForSelector('#deltas tbody tr');
+  const dsym = await cells(page, '#deltas', 2);
+  const ddel = await cells(page, '#deltas', 6);
+  const wd = oracle.compare.functions;
+  check(dsym.length === wd.length && wd.every((f, i) => dsym[i] === f.symbol &&
+      ddel[i] === (f.self_delta_points > 0 ? '+' : '') + f.self_delta_points.toFixed(2)),
+    `compare deltas equal compare_profiles (${wd.length} functions, self delta points)`, JSON.stringify({page: dsym, d: ddel}));
+  const diff = await page.evaluate(() => {
+    const v = window.perflensFlame;
+    const byName = {};
+    for (const r of v.rects) byName[v.tree.name(r[0])] = v.color(r[0], false, false);
+    return byName;
+  });
+  check(/^rgb\(2[0-9][0-9],/.test(diff[cfg.grew] || '') && /,235\)$/.test(diff[cfg.shrank] || ''),
+    `the differential flame graph draws ${cfg.grew} red and ${cfg.shrank} blue`, JSON.stringify(diff));
+  await shot(page, '09-compare');
+
+  // --- the hostile profile renders as text
+  await page.goto(`${cfg.base}/viewer/?a=${cfg.hostile}&tab=hotspots`, {waitUntil: 'load'});
+  await rendered(page);
+  const hostile = await page.evaluate(() => ({
+    scripts: [...document.scripts].map(s => s.src),
+    injected: document.querySelectorAll('b, img, svg, iframe, [onerror], [onload]').length,
+    syms: [...document.querySelectorAll('#hotspots td.sym')].map(td => td.textContent),
+    dsos: [...document.querySelectorAll('#hotspots td.path')].map(td => td.textContent),
+  }));
+  check(hostile.scripts.length === 1 && hostile.scripts[0].endsWith('/viewer/viewer.js') && hostile.injected === 0,
+    'a hostile profile adds no element to the page', JSON.stringify(hostile));
+  check(oracle.hostile_symbols.every(s => hostile.syms.includes(s)),
+    'symbols holding <script>, quotes and tags show as their text', JSON.stringify(hostile.syms));
+  check(hostile.dsos.some(d => d.includes('<b>')), 'a module path holding a tag shows as text', JSON.stringify(hostile.dsos));
+  await act(page, () => page.click('#tab-threads'));
+  const comm = await page.$$eval('#threads td.sym', t => t.map(x => x.textContent));
+  check(comm.includes(cfg.hostile_comm), 'a comm holding a tag shows as text', JSON.stringify(comm));
+  await act(page, () => page.click('#tab-flame'));
+  await page.waitForFunction(() => document.querySelector('#flame') && document.querySelector('#flame').dataset.total);
+  await shot(page, '10-hostile');
+  check(dialogs.length === 0, 'no script from the profile ran (no dialog)', dialogs.join(' '));
+
+  // --- dark theme
+  await page.click('#theme');
+  const theme = await page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor]);
+  check(theme[0] === 'dark' && theme[1] !== 'rgb(251, 251, 250)', 'the theme switch gives the dark palette', theme.join(' '));
+  await page.goto(`${cfg.base}/viewer/?a=${cfg.bundled}&e=cycles`, {waitUntil: 'load'});
+  await rendered(page);
+  await shot(page, '11-dark');
+
+  check(pageErrors.length === 0, 'no script error on any page (CSP included)', pageErrors.join(' | '));
+
+  // --- a second login link from `perflens viewer-url`, and reuse refused
+  const fresh = await browser.createBrowserContext();
+  const p3 = await fresh.newPage();
+  const r401 = await p3.goto(`${cfg.base}/viewer/?a=${cfg.bundled}`, {waitUntil: 'load'});
+  const body401 = await p3.evaluate(() => document.body.textContent);
+  check(r401.status() === 401 && !body401.includes(cfg.bundled) && !body401.includes('cycles'),
+    'without the cookie the page is 401 with no data', `${r401.status()} ${body401.slice(0, 80)}`);
+  await shot(p3, '12-no-token-401');
+  const reuse = await p3.goto(cfg.login, {waitUntil: 'load'});
+  check(reuse.status() === 401, 'a used login URL is refused (401)', String(reuse.status()));
+  await p3.goto(cfg.login2, {waitUntil: 'load'});
+  await rendered(p3);
+  check(new URL(p3.url()).pathname === '/viewer/' && (await p3.$$eval('#analyses tbody tr', r => r.length)) > 0,
+    'the link from perflens viewer-url logs in too');
+  await fresh.close();
+} catch (e) {
+  failures++;
+  console.log(`not ok - viewer: the browser run stopped: ${e && e.stack ? e.stack.split('\n').slice(0, 3).join(' ') : e}`);
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);
