@@ -1,5 +1,5 @@
 /* http.c - the Streamable HTTP transport on libmicrohttpd, one endpoint:
- * /mcp.
+ * /mcp (and the web viewer beside it).
  *
  * Every request is checked before anything is parsed: Host and Origin
  * must name this machine's loopback (DNS-rebinding defence: 403), the
@@ -11,7 +11,10 @@
  * initialize creates a session (Mcp-Session-Id); later legacy requests
  * must carry it (400 without, 404 when unknown); 2026-07-28 requests are
  * stateless and need none.  GET answers 405 (no server-initiated stream);
- * DELETE ends a session.  Each connection has its own thread, which waits
+ * DELETE ends a session.  Paths under /viewer/ (and /) go to the web
+ * viewer (viewer.h) after the same Host and Origin checks; it checks the
+ * token itself, from the header or its login cookie, since a browser's
+ * navigation cannot send a bearer header.  Each connection has its own thread, which waits
  * on its tool worker; cancellation from another request reaches the
  * worker through the server's call list.
  *

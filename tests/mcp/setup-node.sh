@@ -1,6 +1,8 @@
 #!/bin/sh
 # setup-node.sh - Node 22 and the MCP test clients (the official conformance
-# suite, the TypeScript SDK, ajv) for tests/integration/test_mcp_*.sh.
+# suite, the TypeScript SDK, ajv; puppeteer-core, which drives Debian's
+# Chromium through the web viewer) for tests/integration/test_mcp_*.sh and
+# test_viewer.sh.
 #
 #   sh tests/mcp/setup-node.sh           install what is missing, print node's path
 #   sh tests/mcp/setup-node.sh --check   install nothing: print node's path when
