@@ -485,6 +485,15 @@ void viewer_serve(struct viewer *v, const struct viewer_request *rq, struct view
 		serve_login(v, rq, out);
 		return;
 	}
+	/* The style and scripts hold no data: the login pages use the style. */
+	if (!api && strncmp(p, "/viewer/", 8) == 0 && strcmp(p, "/viewer/") != 0 &&
+	    (strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0)) {
+		size_t n = strlen(p);
+		if ((n > 3 && strcmp(p + n - 3, ".js") == 0) || (n > 4 && strcmp(p + n - 4, ".css") == 0)) {
+			serve_asset(p + 8, out);
+			return;
+		}
+	}
 	if (!authorized(v, rq)) {
 		if (api)
 			api_error(out, 401, "unauthorized", "no viewer session",

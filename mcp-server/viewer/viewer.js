@@ -245,8 +245,10 @@ async function treeOf(id, names) {
 }
 
 async function flameTab(panel, args) {
+  const t0 = performance.now();
   const tree = await treeOf(args.analysis_id);
   tree.weigh(args.event);
+  const loadMs = performance.now() - t0;  // fetch, decode, tree, weights
   const search = el("input", {id: "flame-search", type: "search", value: state.q || "", placeholder: "function name contains",
     "aria-label": "search functions"});
   const share = el("span", {id: "flame-matched", class: "note"});
@@ -270,6 +272,8 @@ async function flameTab(panel, args) {
     if (state.zoom) view.zoomToPath(state.zoom.split(".").map(Number));
     showShare();
     host.dataset.drawMs = view.lastDrawMs.toFixed(1);
+    host.dataset.loadMs = loadMs.toFixed(1);
+    host.dataset.nodes = String(tree.size);
     host.dataset.total = String(tree.total[0]);
     host.dataset.samples = String(tree.samples[0]);
   }, {once: true});
