@@ -1,9 +1,9 @@
 #!/bin/sh
 # viewer.sh - the web viewer's speed, measured in Debian's Chromium.
 #
-# The bundled device capture and a 100,000-stack profile (folded stacks of
-# the bundled capture made unique by gen_inputs.py folded-unique, as bench
-# 4 does) are analyzed, perflens-mcp --http serves them on loopback, and
+# The bundled device capture and a 100,000-stack profile (the real
+# captures of ../shared/peers/flamegraph as folded stacks, made unique by
+# gen_inputs.py folded-unique exactly as bench 4 does) are analyzed, perflens-mcp --http serves them on loopback, and
 # viewer_bench.mjs (puppeteer-core) prints: the bundled capture's analysis
 # page interactive from navigation (target <= 500 ms), the 100k-stack
 # flame graph's first draw (<= 1 s) and a zoom redraw (<= 100 ms).
@@ -26,11 +26,11 @@ trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$T"' EXIT
 art=$T/art
 id_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])'; }
 bundled=$("$PL" --artifact-root "$art" --allowed-root "$REPO" --allowed-root "$T" analyze --input "$REPO/fixtures/device-x86/chunk_000.txt.gz" | id_of)
-mkdir -p "$T/base"
-for ev in cycles instructions; do
-	"$PL" --artifact-root "$art" --allowed-root "$T" export --analysis-id "$bundled" --event "$ev" --format folded --output "$T/base/$ev.folded" >/dev/null
-done
-echo "viewer bench: $($GEN folded-unique --out "$T/big.folded" --stacks "$STACKS" "$T"/base/*.folded)"
+# The real captures bench 4 builds its 100k-stack input from.
+export_base_folded "$PL" "$T/art-base" "$T/base" "$PEERDATA/example-perf-stacks.txt.gz" "$PEERDATA"/test/*.txt
+set -- "$T"/base/*.folded
+[ -f "$1" ] || { echo "viewer bench: no real captures in $PEERDATA to build the 100k-stack profile from"; exit 0; }
+echo "viewer bench: $($GEN folded-unique --out "$T/big.folded" --stacks "$STACKS" "$@")"
 big=$("$PL" --artifact-root "$art" --allowed-root "$T" analyze --input "$T/big.folded" | id_of)
 echo "viewer bench: stack table $(wc -c < "$art/analyses/$big.stacks.json") bytes"
 PERFLENS_TOKEN="bench-$$" "$MCP" --http 127.0.0.1:0 --allowed-root "$T" --artifact-root "$art" 2>"$T/server.err" &

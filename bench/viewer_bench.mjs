@@ -38,6 +38,10 @@ try {
     await ready();
     times.push(await page.evaluate(() => performance.now()));
   }
+  // Where the time of the last load went: each request's start and end.
+  const parts = await page.evaluate(() => performance.getEntriesByType('resource').map(r =>
+    `${r.name.replace(/^.*\/viewer\//, '')}@${r.startTime.toFixed(0)}-${r.responseEnd.toFixed(0)}`));
+  console.log(`viewer: the last load's requests (ms from navigation): ${parts.join(' ')}`);
   const t = median(times);
   console.log(`viewer: analysis page of the bundled capture interactive in ${t.toFixed(0)} ms from navigation ` +
     `(median of ${cfg.runs}: ${times.map(x => x.toFixed(0)).join(' ')}) [target <= 500 ms: ${verdict(t <= 500)}]`);
