@@ -45,6 +45,11 @@ out += "".join(rec(t, [("\"><svg onload=alert(3)>", "/usr/bin/app"), ("main", "/
 open(sys.argv[1], "w").write(out)
 PY
 hostile=$(P analyze --input "$WORK/in/hostile.txt" | idof)
+# Enough analyses for the list to have a second page (it pages by 20).
+for i in $(seq 1 18); do
+	printf 'main;step%s %s\n' "$i" "$i" > "$WORK/in/small-$i.folded"
+	P analyze --input "$WORK/in/small-$i.folded" >/dev/null 2>>"$WORK/err"
+done
 P export --analysis-id "$bundled" --event cycles --format folded >/dev/null 2>>"$WORK/err"
 P export --analysis-id "$bundled" --event cycles --format svg >/dev/null 2>>"$WORK/err"
 
@@ -164,12 +169,13 @@ if [ -z "$node" ]; then
 elif [ ! -x /usr/bin/chromium ]; then
 	skip "$name: browser checks: /usr/bin/chromium is not installed (tests/setup.sh installs it)"
 else
+	n_analyses=$(ls "$art/analyses" | grep -c '^an-[0-9a-f]*\.json$')
 	src_json=null
 	[ -n "$src_id" ] && src_json="\"$src_id\""
 	cat > "$WORK/cfg.json" <<JSON
 {"base": "$base", "login": "$login", "login2": "$login2", "chromium": "/usr/bin/chromium", "out": "$out",
  "bundled": "$bundled", "hostile": "$hostile", "base_id": "$base_id", "cand_id": "$cand_id",
- "src_id": $src_json, "page": 20, "zoom_symbol": "main", "search_symbol": "cpu_intensive",
+ "src_id": $src_json, "page": 20, "analyses": $n_analyses, "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "oracle": {"hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
    "compare": "$WORK/compare.json", "source": $src_oracle, "search_incl_percent": $search_incl,

@@ -75,18 +75,33 @@ try {
   // --- the analyses list
   await page.waitForSelector('#analyses tbody tr');
   const ids = await page.$$eval('#analyses tbody tr', rows => rows.map(r => r.dataset.id));
-  check(ids.includes(cfg.bundled) && ids.includes(cfg.base_id) && ids.includes(cfg.cand_id),
-    'the analyses list shows every analysis', ids.join(' '));
-  const bundledRow = await page.$eval(`#analyses tr[data-id="${cfg.bundled}"]`, r => [...r.children].map(td => td.textContent));
-  check(bundledRow[1].includes('chunk_000.txt.gz') && bundledRow[2].includes('cycles') && /\d{4}-\d\d-\d\d/.test(bundledRow[4]),
-    'the list row names input, events and date', bundledRow.join(' | '));
+  const allIds = await page.evaluate(async () => {
+    const r = await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({tool: 'list_artifacts', arguments: {kind: 'analysis', limit: 100}})});
+    return (await r.json()).result.artifacts.map(a => a.path.replace(/^analyses\//, '').replace(/\.json$/, ''));
+  });
+  check(ids.length === 20 && ids.every((id, i) => id === allIds[i]),
+    'the list\'s first page is list_artifacts\' first 20 analyses, in its order', ids.slice(0, 3).join(' '));
   await shot(page, '01-analyses');
+  // the list pages by 20: the next page holds the rest, then back to the first
+  const info1 = await page.$eval('.page-info', e => e.textContent);
+  await act(page, () => page.click('#page-next'));
+  const ids2 = await page.$$eval('#analyses tbody tr', rows => rows.map(r => r.dataset.id));
+  check(ids.length === 20 && ids2.length === cfg.analyses - 20 && !ids2.some(i => ids.includes(i)),
+    `the analyses list pages: 20 then ${cfg.analyses - 20} of ${cfg.analyses}`, `${info1}; ${ids.length} + ${ids2.length}`);
+  const both = ids.concat(ids2);
+  check([cfg.bundled, cfg.base_id, cfg.cand_id, cfg.hostile].every(i => both.includes(i)),
+    'the list\'s pages show every analysis', both.join(' '));
+  await act(page, () => page.click('#page-first'));
   await act(page, async () => {
     await page.type('#list-filter', 'chunk_000');
     await page.keyboard.press('Enter');
   });
   const filtered = await page.$$eval('#analyses tbody tr', rows => rows.map(r => r.dataset.id));
   check(filtered.length === 1 && filtered[0] === cfg.bundled, 'the list filter keeps the bundled capture only', filtered.join(' '));
+  const bundledRow = await page.$eval(`#analyses tr[data-id="${cfg.bundled}"]`, r => [...r.children].map(td => td.textContent));
+  check(bundledRow[1].includes('chunk_000.txt.gz') && bundledRow[2].includes('cycles') && /\d{4}-\d\d-\d\d/.test(bundledRow[4]),
+    'the list row names input, events and date', bundledRow.join(' | '));
 
   // --- the bundled capture's analysis, keyboard-free path: click its link
   await act(page, () => page.click(`#analyses tr[data-id="${cfg.bundled}"] a`));
