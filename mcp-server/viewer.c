@@ -28,7 +28,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/inotify.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +316,90 @@ static void serve_file(struct viewer *v, const char *rel_in, struct viewer_respo
 	}
 }
 
+/* --------------------------------------------------------------- wait */
+
+/* What /viewer/api/wait watches under the artifact root, by the name it
+ * answers: the device agent link's state files, its sessions, the
+ * analyses; and the root itself, where those folders appear. */
+static const char *const watched_dirs[] = {"devices", "sessions", "analyses", "."};
+
+static bool safe_session(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > 128 || s[0] == '.')
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+/* Long polling for the live page: block (in this connection's own
+ * thread) until something under the watched folders changes, or up to
+ * `timeout` seconds (1-55, default 25), then answer {"changed": [NAMES]}
+ * (empty on timeout); `session=ID` watches that session's folder too
+ * ("session": a chunk or a metrics line arrived).  inotify, so nothing
+ * polls: the page asks again only after an answer. */
+static void serve_wait(struct viewer *v, const struct viewer_request *rq, struct viewer_response *out)
+{
+	const char *root = v->s->cfg.ctx.artifact_root;
+	const char *session = rq->get(rq->opaque, VIEWER_QUERY, "session");
+	const char *ts = rq->get(rq->opaque, VIEWER_QUERY, "timeout");
+	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM;
+	int wd[PL_ARRAY_LEN(watched_dirs) + 1], fd;
+	unsigned long timeout = ts ? strtoul(ts, NULL, 10) : 25;
+	bool changed[PL_ARRAY_LEN(watched_dirs) + 1] = {false};
+	char path[4200];
+	json_t *names;
+	int wait_ms;
+
+	if (session && !safe_session(session)) {
+		api_error(out, 404, "not_found", "no such session", "a session id comes from list_sessions");
+		return;
+	}
+	if (!root || (fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0) {
+		api_error(out, 503, "unsupported", "nothing to watch", "start perflens-mcp with --artifact-root");
+		return;
+	}
+	if (timeout < 1 || timeout > 55)
+		timeout = 25;
+	for (size_t i = 0; i < PL_ARRAY_LEN(watched_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, watched_dirs[i]);
+		wd[i] = inotify_add_watch(fd, path, mask | IN_ONLYDIR | IN_DONT_FOLLOW);
+	}
+	wd[PL_ARRAY_LEN(watched_dirs)] = -1;
+	if (session) {
+		snprintf(path, sizeof(path), "%s/sessions/%s", root, session);
+		wd[PL_ARRAY_LEN(watched_dirs)] = inotify_add_watch(fd, path, mask | IN_MODIFY | IN_ONLYDIR | IN_DONT_FOLLOW);
+	}
+	/* Until the first event, then 150 ms more so that a burst (a chunk
+	 * renamed, metadata.json rewritten) is one answer. */
+	for (wait_ms = (int)timeout * 1000;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		ssize_t n;
+		bool any = false;
+
+		if (poll(&pfd, 1, wait_ms) <= 0)
+			break;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (char *p = buf; p < buf + n;) {
+				const struct inotify_event *e = (const struct inotify_event *)p;
+				for (size_t i = 0; i <= PL_ARRAY_LEN(watched_dirs); i++)
+					if (wd[i] >= 0 && e->wd == wd[i] && e->name[0] != '.')
+						changed[i] = any = true;
+				p += sizeof(*e) + e->len;
+			}
+		if (any)
+			wait_ms = 150;
+	}
+	close(fd);
+	names = json_array();
+	for (size_t i = 0; i <= PL_ARRAY_LEN(watched_dirs); i++)
+		if (changed[i])
+			json_array_append_new(names, json_string(i == PL_ARRAY_LEN(watched_dirs) ? "session" :
+				strcmp(watched_dirs[i], ".") == 0 ? "root" : watched_dirs[i]));
+	set_json_new(out, 200, json_pack("{s:o}", "changed", names));
+}
+
 /* --------------------------------------------------------------- API */
 
 static const struct viewer_tool *viewer_tool(const char *name)
@@ -510,6 +596,8 @@ void viewer_serve(struct viewer *v, const struct viewer_request *rq, struct view
 		serve_call(v, rq, out);
 	else if (strncmp(p, "/viewer/api/file/", 17) == 0)
 		serve_file(v, p + 17, out);
+	else if (strcmp(p, "/viewer/api/wait") == 0)
+		serve_wait(v, rq, out);
 	else if (api)
 		api_error(out, 404, "not_found", "no such API path", "POST /viewer/api/call or GET /viewer/api/file/...");
 	else if (strcmp(p, "/viewer/") == 0)

@@ -8,7 +8,9 @@
  * base/login_link.h), /viewer/api/call (POST {"tool", "arguments"}: a
  * read-only tool through the same registry and sandboxed worker as MCP),
  * /viewer/api/file/analyses/NAME and /viewer/api/file/exports/NAME (an
- * artifact's bytes: stack tables for the flame graph, export downloads).
+ * artifact's bytes: stack tables for the flame graph, export downloads),
+ * /viewer/api/wait[?session=ID&timeout=S] (long polling: answers when the
+ * device link's files, the sessions or the analyses change).
  * The transport has already checked Host and Origin; the viewer checks
  * the token (bearer header or its session cookie) itself.
  */

@@ -160,6 +160,28 @@ grep -qi '^Access-Control-' "$WORK/h" && bad="$bad cors"
 curl -s -D "$WORK/h2" -o /dev/null -H "$A" -H "Origin: $base" -X OPTIONS "$base/viewer/api/call"
 grep -qi '^Access-Control-' "$WORK/h2" && bad="$bad cors-preflight"
 [ -z "$bad" ] && ok "$name: strict CSP, nosniff, no framing, no CORS headers" || notok "$name: security headers:$bad; $(oneline "$WORK/h")"
+# Long polling for the live page: an answer on a change, none before.
+t0=$(date +%s%N)
+curl -s -H "$A" "$base/viewer/api/wait?timeout=2" > "$WORK/w0"
+t1=$(date +%s%N)
+( sleep 1; mkdir -p "$art/sessions/s-test"; echo x > "$art/sessions/s-test/.chunk_000.tmp"; mv "$art/sessions/s-test/.chunk_000.tmp" "$art/sessions/s-test/chunk_000.txt" ) &
+w1_pid=$!
+curl -s -H "$A" "$base/viewer/api/wait?timeout=20" > "$WORK/w1"
+wait "$w1_pid"
+( sleep 1; echo '{"type":"system"}' >> "$art/sessions/s-test/metrics.jsonl" ) &
+w2_pid=$!
+curl -s -H "$A" "$base/viewer/api/wait?timeout=20&session=s-test" > "$WORK/w2"
+t2=$(date +%s%N)
+wait "$w2_pid"
+if grep -q '"changed":\[\]' "$WORK/w0" && [ $(( (t1 - t0) / 1000000 )) -ge 1900 ] &&
+	grep -q '"root"\|"sessions"' "$WORK/w1" && grep -q '"session"' "$WORK/w2" && [ $(( (t2 - t1) / 1000000 )) -lt 15000 ]; then
+	ok "$name: /viewer/api/wait answers when a session or its metrics change, and waits (no answer) otherwise"
+else
+	notok "$name: /viewer/api/wait: $(cat "$WORK/w0") $(cat "$WORK/w1") $(cat "$WORK/w2") $(( (t1 - t0) / 1000000 )) ms"
+fi
+rm -rf "$art/sessions"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "$A" "$base/viewer/api/wait?session=..%2F..")
+[ "$code" = 404 ] && ok "$name: a path-like session id to wait on: 404" || notok "$name: a path-like session id to wait on: 404: $code"
 grep -q '<script>' "$REPO/mcp-server/viewer/index.html" && notok "$name: no inline script in the page" || ok "$name: no inline script in the page"
 
 # --- the browser
