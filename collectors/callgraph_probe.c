@@ -211,6 +211,15 @@ static json_t *mode_json(const char *mode, const char *status, const struct scri
 			 "command", argv ? coll_argv_json(argv) : json_array());
 }
 
+/* The workload is this binary.  Built with ASan, its runtime would set
+ * RLIMIT_CORE and start LeakSanitizer's tracer at exit, both of which a
+ * sandboxed worker refuses; the workload leaks nothing worth a report. */
+#ifdef __SANITIZE_ADDRESS__
+static const char *const workload_env[] = {"ASAN_OPTIONS=disable_coredump=0:detect_leaks=0", NULL};
+#else
+static const char *const *const workload_env = NULL;
+#endif
+
 static json_t *probe_mode(const char *perf, const char *workload, const char *scratch,
 			  const char *mode, uint32_t timeout_ms)
 {
@@ -220,8 +229,8 @@ static json_t *probe_mode(const char *perf, const char *workload, const char *sc
 	char data[4200], detail[600], tail[240];
 	const char *argv[] = {perf, "record", "-q", "-N", "-e", event, "-F", PROBE_FREQ, "--call-graph", mode,
 			      "-o", data, "--", workload, COLL_CHAIN_FLAG, NULL};
-	struct pl_run_opts o = {.argv = argv, .timeout_ms = timeout_ms, .max_stdout = 1u << 20,
-				.max_stderr = 16u << 10, .nice = 5};
+	struct pl_run_opts o = {.argv = argv, .env = workload_env, .timeout_ms = timeout_ms,
+				.max_stdout = 1u << 20, .max_stderr = 16u << 10, .nice = 5};
 	struct pl_run_result res;
 	struct pl_error err;
 	struct script_walk *w;
@@ -250,6 +259,28 @@ static json_t *probe_mode(const char *perf, const char *workload, const char *sc
 		status = verdict(w, mode, detail, sizeof(detail), &needs_fp);
 	unlink(data);
 	j = mode_json(mode, status, w, needs_fp, detail, argv);
+	free(w);
+	return j;
+}
+
+json_t *coll_chains_from_script(const char *text, size_t len)
+{
+	struct script_walk *w = pl_xcalloc(1, sizeof(*w));
+	struct pl_error ignored;
+	json_t *j;
+
+	w->kind = -1;
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - text - at) : len - at;
+
+		script_line(w, text + at, n, &ignored);
+		at += n + 1;
+	}
+	end_sample(w);
+	j = json_pack("{s:I,s:o,s:o}", "samples", (json_int_t)w->samples,
+		      "with_frame_pointers", chain_json(&w->chain[CHAIN_FP]),
+		      "without_frame_pointers", chain_json(&w->chain[CHAIN_NOFP]));
 	free(w);
 	return j;
 }

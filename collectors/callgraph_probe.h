@@ -32,4 +32,10 @@
 json_t *coll_probe_call_graphs(const char *perf, const char *workload, const char *scratch,
 			       uint32_t timeout_ms);
 
+/* The probe's reader on a whole perf script -F ip,sym text (for tests
+ * and the fuzz harness): {samples, with_frame_pointers: {samples,
+ * full_chains, depth_found}, without_frame_pointers: {...}}, new.  The
+ * text need not be NUL-terminated. */
+json_t *coll_chains_from_script(const char *text, size_t len);
+
 #endif

@@ -96,7 +96,7 @@ static const char *count_status(const char *stderr_text, const char *event, int 
 	return "failed";
 }
 
-static json_t *probe_event(const char *perf, const char *scratch, const char *event)
+json_t *coll_probe_event(const char *perf, const char *scratch, const char *event)
 {
 	const char *stat_argv[] = {perf, "stat", "-x", ",", "-e", event, "--", perf, "version", NULL};
 	char data[4200], *out = NULL, *errt = NULL;
@@ -187,7 +187,7 @@ static json_t *probe_all(const char *perf, const char *workload, const char *scr
 	json_t *r;
 
 	for (size_t i = 0; i < PL_ARRAY_LEN(probe_events); i++)
-		json_array_append_new(events, probe_event(perf, scratch, probe_events[i]));
+		json_array_append_new(events, coll_probe_event(perf, scratch, probe_events[i]));
 	graphs = coll_probe_call_graphs(perf, workload, scratch, PROBE_TIMEOUT_MS);
 	r = json_pack("{s:s,s:s?,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "perf_path", perf, "perf_version", version,
 		      "perf_event_paranoid", par ? json_integer(atoi(par)) : json_null(),

@@ -25,4 +25,10 @@
 enum pl_err coll_capabilities(const char *perf_path, const char *workload, const char *artifact_root,
 			      bool refresh, json_t **result, struct pl_error *err);
 
+/* One event: counted with perf stat (over `perf version`) and, for
+ * cpu-clock and cycles, sampled with perf record into `scratch` (the file
+ * is removed): {event, count, record, detail}, new.  What `perflens
+ * doctor` asks to tell hardware events from software only. */
+json_t *coll_probe_event(const char *perf, const char *scratch, const char *event);
+
 #endif
