@@ -62,7 +62,7 @@ evidence: base profile symbols store export
 collectors: base profile
 sandbox: base
 tools: base profile symbols store export evidence collectors sandbox/sandbox.h
-tools/cli: tools base profile symbols store export evidence collectors
+tools/cli: tools base profile symbols store export evidence collectors sandbox/sandbox.h
 mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h sandbox/sandbox.h
 tests: *
 bench: *
@@ -152,9 +152,11 @@ $(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
 FORCE:
 
 # Node 22 and the MCP test clients come from the npm registry (cached in
-# ~/.cache/perflens-node22); without them those tests skip and say why.
+# ~/.cache/perflens-node22), and so do the claude and codex CLIs (cached in
+# ~/.cache/perflens-agents); without them those tests skip and say why.
 node-setup:
 	@sh tests/mcp/setup-node.sh >/dev/null || echo "make: Node 22 setup failed; the MCP client tests will skip" >&2
+	@sh tests/mcp/setup-agents.sh >/dev/null || echo "make: claude/codex setup failed; the agent setup tests will skip" >&2
 
 test-integration: all $(BUILD)/faults/perflens-mcp node-setup
 	@BUILD=$(BUILD) sh tests/integration/run.sh

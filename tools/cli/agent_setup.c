@@ -1,11 +1,13 @@
-/* agent_setup.c - `perflens codex-config` and `perflens install-skill`
- * (see agent_setup.h).
+/* agent_setup.c - `perflens codex-config`, `claude-config` and
+ * `install-skill` (see agent_setup.h), and the helpers every agent setup
+ * command shares (agent_setup_int.h).
  *
- * codex-config resolves the workspace with realpath, finds the MCP server
- * beside the running binary through /proc/self/exe unless --server names
- * it, and prints a TOML block whose strings are escaped as TOML basic
- * strings (backslash, double quote and control characters).  Paths must
- * be valid UTF-8, which TOML requires.
+ * codex-config and claude-config resolve the workspace with realpath,
+ * find the MCP server beside the running binary through /proc/self/exe
+ * unless --server names it, and print the registration: a TOML block
+ * whose strings are escaped as TOML basic strings (backslash, double
+ * quote and control characters), or the .mcp.json document built with
+ * jansson.  Paths must be valid UTF-8, which TOML and JSON require.
  *
  * install-skill takes the Skill's files from pl_schema_files[] (embedded
  * at build time, never read from the repository at run time), writes
@@ -16,7 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "agent_setup.h"
+#include "agent_setup_int.h"
 #include "base/login_link.h"
 #include "store/artifact.h"
 #include "base/error.h"
@@ -35,62 +37,85 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CODEX_USAGE "perflens codex-config --workspace DIR [--server PATH]"
-#define SKILL_USAGE "perflens install-skill --project DIR"
-#define MCP_BINARY "perflens-mcp"
-#define RESULTS_DIR "perflens-results"
+#define CODEX_USAGE "perflens codex-config --workspace DIR [--server PATH] [--read-only] [--allow-collection]"
+#define CLAUDE_USAGE "perflens claude-config --workspace DIR [--server PATH] [--read-only] [--allow-collection]"
+#define SKILL_USAGE "perflens install-skill --project DIR [--client codex|claude-code]"
 
-/* ------------------------------------------------------------- helpers */
+/* ------------------------------------------------------------- flags */
 
-/* Match argv[*i] against `--name VALUE` or `--name=VALUE`.  Returns 1 and
- * sets *value (borrowed from argv) on a match, 0 when argv[*i] is another
- * flag, -1 when the flag has no value. */
-static int take_flag(int argc, char **argv, int *i, const char *name, const char **value)
+/* Match argv[*i] against `--name`, `--name=V` or `--name V` (valued) or
+ * `--name`, `--name=BOOL`, `--no-name` (boolean).  1 taken, 0 not this
+ * flag, -1 a valued flag without its value or a bad boolean. */
+static int take_flag(int argc, char **argv, int *i, const struct setup_flag *f)
 {
 	const char *arg = argv[*i];
-	size_t n = strlen(name);
+	size_t n = strlen(f->name);
 
-	if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0)
+	if (strncmp(arg, "--", 2) != 0)
 		return 0;
-	if (arg[2 + n] == '=') {
-		*value = arg + 3 + n;
-		return **value ? 1 : -1;
+	if (!f->value && strncmp(arg + 2, "no-", 3) == 0 && strcmp(arg + 5, f->name) == 0) {
+		*f->on = false;
+		return 1;
 	}
-	if (arg[2 + n] != '\0')
+	if (strncmp(arg + 2, f->name, n) != 0 || (arg[2 + n] != '\0' && arg[2 + n] != '='))
 		return 0;
+	if (!f->value) {
+		if (arg[2 + n] == '\0')
+			*f->on = true;
+		else if (strcmp(arg + 3 + n, "true") == 0 || strcmp(arg + 3 + n, "false") == 0)
+			*f->on = arg[3 + n] == 't';
+		else
+			return -1;
+		return 1;
+	}
+	if (arg[2 + n] == '=') {
+		*f->value = arg + 3 + n;
+		return **f->value ? 1 : -1;
+	}
 	if (*i + 1 >= argc || argv[*i + 1][0] == '\0')
 		return -1;
-	*value = argv[++*i];
+	*f->value = argv[++*i];
 	return 1;
 }
 
-/* Parse flags: `--names[k] V` sets values[k] (borrowed from argv); --help
- * or -h sets *help and stops.  A missing value, a repeated or unknown flag
- * is a usage error naming `usage`. */
-static enum pl_err parse_flags(int argc, char **argv, const char *usage, const char *const *names,
-			       const char **values, size_t nnames, bool *help, struct pl_error *err)
+/* --format table|json at argv[*i]: 1 taken, 0 not it, -1 bad value. */
+static int take_format(int argc, char **argv, int *i, bool *table)
+{
+	const char *saved = NULL;
+	struct setup_flag f = {"format", &saved, NULL};
+	int got = take_flag(argc, argv, i, &f);
+
+	if (got <= 0)
+		return got;
+	if (strcmp(saved, "table") != 0 && strcmp(saved, "json") != 0)
+		return -1;
+	*table = strcmp(saved, "table") == 0;
+	return 1;
+}
+
+enum pl_err setup_parse_flags(int argc, char **argv, const char *usage,
+			      const struct setup_flag *flags, bool *table, bool *help,
+			      struct pl_error *err)
 {
 	*help = false;
 	for (int i = 1; i < argc; i++) {
-		size_t k;
 		int got = 0;
 
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			*help = true;
 			return PL_OK;
 		}
-		for (k = 0; k < nnames; k++) {
-			const char *v = NULL;
+		if (table && (got = take_format(argc, argv, &i, table)) < 0)
+			return pl_fail(err, PL_ERR_USAGE, usage, "'--format' is table or json");
+		for (const struct setup_flag *f = flags; !got && f->name; f++) {
+			const char *before = f->value ? *f->value : NULL;
 
-			got = take_flag(argc, argv, &i, names[k], &v);
+			got = take_flag(argc, argv, &i, f);
 			if (got < 0)
-				return pl_fail(err, PL_ERR_USAGE, usage, "'--%s' needs a value", names[k]);
-			if (got > 0) {
-				if (values[k])
-					return pl_fail(err, PL_ERR_USAGE, usage, "'--%s' is given twice", names[k]);
-				values[k] = v;
-				break;
-			}
+				return pl_fail(err, PL_ERR_USAGE, usage, f->value ? "'--%s' needs a value" :
+					       "'--%s' is true or false", f->name);
+			if (got > 0 && before)
+				return pl_fail(err, PL_ERR_USAGE, usage, "'--%s' is given twice", f->name);
 		}
 		if (!got)
 			return pl_fail(err, PL_ERR_USAGE, usage, "unexpected argument '%s'", argv[i]);
@@ -98,9 +123,10 @@ static enum pl_err parse_flags(int argc, char **argv, const char *usage, const c
 	return PL_OK;
 }
 
-/* realpath of an existing folder `dir`, for flag `--flag`. */
-static enum pl_err resolve_dir(const char *flag, const char *dir, const char *usage,
-			       char out[PATH_MAX], struct pl_error *err)
+/* ------------------------------------------------------------- paths */
+
+enum pl_err setup_resolve_dir(const char *flag, const char *dir, const char *usage,
+			      char out[PATH_MAX], struct pl_error *err)
 {
 	struct stat st;
 
@@ -111,8 +137,7 @@ static enum pl_err resolve_dir(const char *flag, const char *dir, const char *us
 	return PL_OK;
 }
 
-/* Join `a` and `b` with one slash into `out`; false when it does not fit. */
-static bool join_path(char *out, size_t size, const char *a, const char *b)
+bool setup_join(char *out, size_t size, const char *a, const char *b)
 {
 	size_t n = strlen(a);
 	int len = snprintf(out, size, "%s%s%s", a, n && a[n - 1] == '/' ? "" : "/", b);
@@ -120,15 +145,76 @@ static bool join_path(char *out, size_t size, const char *a, const char *b)
 	return len >= 0 && (size_t)len < size;
 }
 
-/* ------------------------------------------------------- codex-config */
-
 /* jansson refuses strings that are not valid UTF-8: reuse its check. */
-static bool valid_utf8(const char *s)
+bool setup_valid_utf8(const char *s)
 {
 	json_t *j = json_string(s);
 
 	json_decref(j);
 	return j != NULL;
+}
+
+enum pl_err setup_server_path(const char *given, char out[PATH_MAX], struct pl_error *err)
+{
+	char exe[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+	const char *base;
+	char *slash;
+	ssize_t n;
+
+	if (given) {
+		if (realpath(given, out))
+			return PL_OK;
+		slash = strrchr(given, '/');
+		base = slash ? slash + 1 : given;
+		if (slash && (size_t)(slash - given) >= sizeof(dir))
+			return pl_fail(err, PL_ERR_USAGE, "pass a shorter --server path", "--server '%s' is too long", given);
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - given) : 1, slash ? given : ".");
+		if (!*base || !realpath(*dir ? dir : "/", real) || !setup_join(out, PATH_MAX, real, base))
+			return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" SETUP_MCP_BINARY " in an existing folder",
+				       "cannot resolve --server '%s'", given);
+		return PL_OK;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(exe) - 1)
+		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" SETUP_MCP_BINARY,
+			       "cannot find the running binary through '/proc/self/exe': %s",
+			       n < 0 ? strerror(errno) : "path too long");
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" SETUP_MCP_BINARY,
+			       "'/proc/self/exe' is not an absolute path: '%s'", exe);
+	slash[1] = '\0';
+	if (!setup_join(out, PATH_MAX, exe, SETUP_MCP_BINARY))
+		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" SETUP_MCP_BINARY,
+			       "server path beside '%s' is too long", exe);
+	return PL_OK;
+}
+
+/* ------------------------------------------------------- registration */
+
+json_t *setup_server_args(const char *ws, const struct setup_choices *c)
+{
+	char results[PATH_MAX];
+	json_t *a = json_array();
+
+	setup_join(results, sizeof(results), ws, SETUP_RESULTS_DIR);
+	json_array_append_new(a, json_string("--allowed-root"));
+	json_array_append_new(a, json_string(ws));
+	json_array_append_new(a, json_string("--artifact-root"));
+	json_array_append_new(a, json_string(results));
+	if (!c->read_only)
+		json_array_append_new(a, json_string("--allow-writes"));
+	if (c->allow_collection) {
+		json_array_append_new(a, json_string("--allow-process-execution"));
+		json_array_append_new(a, json_string("--allow-collection"));
+	}
+	return a;
+}
+
+json_t *setup_claude_entry(const char *server, json_t *args)
+{
+	return json_pack("{s:s,s:s,s:O,s:{}}", "type", "stdio", "command", server, "args", args, "env");
 }
 
 /* Append `s` as a TOML basic string, quotes included. */
@@ -154,43 +240,90 @@ static void toml_string(struct pl_buf *b, const char *s)
 	pl_buf_addc(b, '"');
 }
 
-/* The server binary: --server made absolute (its folder resolved when
- * that exists), or perflens-mcp beside /proc/self/exe.  It need not
- * exist yet. */
-static enum pl_err server_path(const char *given, char out[PATH_MAX], struct pl_error *err)
+void setup_codex_table(struct pl_buf *b, const char *server, json_t *args)
 {
-	char exe[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
-	const char *base;
-	char *slash;
-	ssize_t n;
+	size_t i;
+	json_t *a;
 
-	if (given) {
-		if (realpath(given, out))
-			return PL_OK;
-		slash = strrchr(given, '/');
-		base = slash ? slash + 1 : given;
-		if (slash && (size_t)(slash - given) >= sizeof(dir))
-			return pl_fail(err, PL_ERR_USAGE, "pass a shorter --server path", "--server '%s' is too long", given);
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - given) : 1, slash ? given : ".");
-		if (!*base || !realpath(*dir ? dir : "/", real) || !join_path(out, PATH_MAX, real, base))
-			return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" MCP_BINARY " in an existing folder",
-				       "cannot resolve --server '%s'", given);
-		return PL_OK;
+	pl_buf_adds(b, "[mcp_servers." SETUP_SERVER_NAME "]\ncommand = ");
+	toml_string(b, server);
+	pl_buf_adds(b, "\nargs = [");
+	json_array_foreach(args, i, a) {
+		pl_buf_adds(b, i ? ", " : "");
+		toml_string(b, json_string_value(a));
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0 || (size_t)n >= sizeof(exe) - 1)
-		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" MCP_BINARY,
-			       "cannot find the running binary through '/proc/self/exe': %s",
-			       n < 0 ? strerror(errno) : "path too long");
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" MCP_BINARY,
-			       "'/proc/self/exe' is not an absolute path: '%s'", exe);
-	slash[1] = '\0';
-	if (!join_path(out, PATH_MAX, exe, MCP_BINARY))
-		return pl_fail(err, PL_ERR_USAGE, "pass --server /abs/path/to/" MCP_BINARY,
-			       "server path beside '%s' is too long", exe);
+	pl_buf_adds(b, "]\n"
+		    "startup_timeout_sec = 10\n"
+		    "# Keep above the server's own per-call limit (--tool-timeout, 55 s).\n"
+		    "tool_timeout_sec = 120\n");
+}
+
+/* -------------------------------------------------------------- Skill */
+
+const char *setup_skills_dir(const char *client)
+{
+	return strcmp(client, "claude-code") == 0 ? ".claude/skills" : ".agents/skills";
+}
+
+bool setup_skill_file(size_t i, const char **rel, const char **text)
+{
+	const size_t plen = strlen(PL_SKILL_PREFIX);
+
+	for (const struct pl_schema_file *f = pl_schema_files; f->path; f++) {
+		if (strncmp(f->path, PL_SKILL_PREFIX, plen) != 0)
+			continue;
+		if (i-- == 0) {
+			*rel = f->path + plen;
+			*text = f->text;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------- output */
+
+int setup_emit(json_t *result, bool table, void (*print_table)(json_t *r, FILE *out))
+{
+	struct pl_error err;
+	char *text;
+
+	if (table && print_table) {
+		print_table(result, stdout);
+	} else {
+		text = json_dumps(result, JSON_INDENT(2));
+		printf("%s\n", text ? text : "null");
+		free(text);
+	}
+	json_decref(result);
+	if (fflush(stdout) != 0) {
+		pl_fail(&err, PL_ERR_OUTPUT, "check where stdout goes", "cannot write the result: %s",
+			strerror(errno));
+		return cli_fail(&err);
+	}
+	return 0;
+}
+
+/* ------------------------------------------- codex-config, claude-config */
+
+/* The workspace and the server, resolved and checked (they must be
+ * UTF-8: TOML and JSON cannot hold other bytes). */
+static enum pl_err config_paths(const char *given_ws, const char *given_server, const char *usage,
+				char ws[PATH_MAX], char server[PATH_MAX], struct pl_error *err)
+{
+	char probe[PATH_MAX];
+
+	if (!given_ws)
+		return pl_fail(err, PL_ERR_USAGE, usage, "'--workspace' is required");
+	if (setup_resolve_dir("workspace", given_ws, usage, ws, err) ||
+	    setup_server_path(given_server, server, err))
+		return err->code;
+	if (!setup_join(probe, sizeof(probe), ws, SETUP_RESULTS_DIR))
+		return pl_fail(err, PL_ERR_USAGE, "use a shorter workspace path",
+			       "workspace '%s' is too long", ws);
+	if (!setup_valid_utf8(ws) || !setup_valid_utf8(server))
+		return pl_fail(err, PL_ERR_USAGE, "use paths that are valid UTF-8 (TOML and JSON cannot hold others)",
+			       "'%s' is not valid UTF-8", setup_valid_utf8(ws) ? server : ws);
 	return PL_OK;
 }
 
@@ -199,34 +332,16 @@ static void codex_usage(FILE *out)
 	fprintf(out,
 		"usage: " CODEX_USAGE "\n\n"
 		"Print a Codex [mcp_servers.perflens] block for ~/.codex/config.toml or a trusted\n"
-		"project's .codex/config.toml.  The server may read beneath DIR and writes its\n"
-		"analyses and exports to DIR/" RESULTS_DIR ".\n\n"
-		"  --workspace DIR   the folder the agent works in (must exist)\n"
-		"  --server PATH     the MCP server binary (default: " MCP_BINARY " beside this perflens)\n");
+		"project's .codex/config.toml (`perflens init` writes it there for you).  The server\n"
+		"may read beneath DIR and writes its analyses and exports to DIR/" SETUP_RESULTS_DIR ".\n\n"
+		"  --workspace DIR     the folder the agent works in (must exist)\n"
+		"  --server PATH       the MCP server binary (default: " SETUP_MCP_BINARY " beside this perflens)\n"
+		"  --read-only         no --allow-writes (the server reads existing analyses only)\n"
+		"  --allow-collection  add --allow-process-execution --allow-collection\n");
 }
 
-/* The workspace, its results folder and the server, resolved and checked
- * (they must be UTF-8: TOML cannot hold other bytes). */
-static enum pl_err codex_paths(const char *const values[2], char ws[PATH_MAX],
-			       char results[PATH_MAX], char server[PATH_MAX], struct pl_error *err)
-{
-	if (!values[0])
-		return pl_fail(err, PL_ERR_USAGE, "name the folder the agent works in: " CODEX_USAGE,
-			       "'--workspace' is required");
-	if (resolve_dir("workspace", values[0], "pass an existing folder: " CODEX_USAGE, ws, err) ||
-	    server_path(values[1], server, err))
-		return err->code;
-	if (!join_path(results, PATH_MAX, ws, RESULTS_DIR))
-		return pl_fail(err, PL_ERR_USAGE, "use a shorter workspace path",
-			       "workspace '%s' is too long", ws);
-	if (!valid_utf8(ws) || !valid_utf8(server))
-		return pl_fail(err, PL_ERR_USAGE, "use paths that are valid UTF-8 (TOML cannot hold others)",
-			       "'%s' is not valid UTF-8", valid_utf8(ws) ? server : ws);
-	return PL_OK;
-}
-
-/* The [mcp_servers.perflens] block for these paths, appended to `b`. */
-static void codex_block(struct pl_buf *b, const char *ws, const char *results, const char *server)
+/* The block codex-config prints: comments, then the table. */
+static void codex_block(struct pl_buf *b, const char *server, json_t *args)
 {
 	struct stat st;
 
@@ -241,37 +356,49 @@ static void codex_block(struct pl_buf *b, const char *ws, const char *results, c
 		toml_string(b, server);
 		pl_buf_adds(b, " does not exist yet: build it (make) or pass --server PATH\n");
 	}
-	pl_buf_adds(b, "[mcp_servers.perflens]\ncommand = ");
-	toml_string(b, server);
-	pl_buf_adds(b, "\nargs = [\"--allowed-root\", ");
-	toml_string(b, ws);
-	pl_buf_adds(b, ", \"--artifact-root\", ");
-	toml_string(b, results);
-	pl_buf_adds(b, ", \"--allow-writes\"]\n"
-		    "startup_timeout_sec = 10\n"
-		    "# Keep above the server's own per-call limit (--tool-timeout, 55 s).\n"
-		    "tool_timeout_sec = 120\n");
+	setup_codex_table(b, server, args);
+}
+
+/* Shared by codex-config and claude-config: parse, resolve, build args
+ * (`table` NULL: no --format). */
+static int config_command(int argc, char **argv, const char *usage, void (*help_fn)(FILE *),
+			  bool *table, char ws[PATH_MAX], char server[PATH_MAX], json_t **args)
+{
+	const char *given_ws = NULL, *given_server = NULL;
+	struct setup_choices c = {0};
+	const struct setup_flag flags[] = {
+		{"workspace", &given_ws, NULL}, {"server", &given_server, NULL},
+		{"read-only", NULL, &c.read_only}, {"allow-collection", NULL, &c.allow_collection},
+		{NULL, NULL, NULL},
+	};
+	struct pl_error err;
+	bool help;
+
+	pl_error_clear(&err);
+	if (setup_parse_flags(argc, argv, usage, flags, table, &help, &err))
+		return cli_fail(&err);
+	if (help) {
+		help_fn(stdout);
+		return -1;
+	}
+	if (config_paths(given_ws, given_server, usage, ws, server, &err))
+		return cli_fail(&err);
+	*args = setup_server_args(ws, &c);
+	return 0;
 }
 
 int cli_codex_config(int argc, char **argv)
 {
-	static const char *const names[] = {"workspace", "server"};
-	const char *values[2] = {NULL, NULL};
-	char ws[PATH_MAX], results[PATH_MAX], server[PATH_MAX];
+	char ws[PATH_MAX], server[PATH_MAX];
 	struct pl_error err;
 	struct pl_buf b = {0};
-	bool help;
+	json_t *args = NULL;
+	int rc = config_command(argc, argv, "usage: " CODEX_USAGE, codex_usage, NULL, ws, server, &args);
 
-	pl_error_clear(&err);
-	if (parse_flags(argc, argv, "usage: " CODEX_USAGE, names, values, 2, &help, &err))
-		return cli_fail(&err);
-	if (help) {
-		codex_usage(stdout);
-		return 0;
-	}
-	if (codex_paths(values, ws, results, server, &err))
-		return cli_fail(&err);
-	codex_block(&b, ws, results, server);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	codex_block(&b, server, args);
+	json_decref(args);
 	fwrite(b.data, 1, b.len, stdout);
 	pl_buf_release(&b);
 	if (fflush(stdout) != 0) {
@@ -280,6 +407,46 @@ int cli_codex_config(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	return 0;
+}
+
+static void claude_table(json_t *doc, FILE *out)
+{
+	json_t *e = json_object_get(json_object_get(doc, "mcpServers"), SETUP_SERVER_NAME), *a;
+	size_t i;
+
+	fprintf(out, "server   %s (%s)\ncommand  %s\nargs    ", SETUP_SERVER_NAME,
+		json_string_value(json_object_get(e, "type")), json_string_value(json_object_get(e, "command")));
+	json_array_foreach(json_object_get(e, "args"), i, a)
+		fprintf(out, " %s", json_string_value(a));
+	fprintf(out, "\n");
+}
+
+static void claude_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: " CLAUDE_USAGE "\n\n"
+		"Print a Claude Code .mcp.json document registering the PerfLens MCP server\n"
+		"(`perflens init --client claude-code` merges it into the project's .mcp.json for\n"
+		"you); --format table shows it as a table.  Flags as for codex-config:\n\n"
+		"  --workspace DIR     the folder the agent works in (must exist)\n"
+		"  --server PATH       the MCP server binary (default: " SETUP_MCP_BINARY " beside this perflens)\n"
+		"  --read-only         no --allow-writes\n"
+		"  --allow-collection  add --allow-process-execution --allow-collection\n"
+		"  --format table|json the document (default) or a table\n");
+}
+
+int cli_claude_config(int argc, char **argv)
+{
+	char ws[PATH_MAX], server[PATH_MAX];
+	json_t *args = NULL, *doc;
+	bool table = false;
+	int rc = config_command(argc, argv, "usage: " CLAUDE_USAGE, claude_usage, &table, ws, server, &args);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	doc = json_pack("{s:{s:o}}", "mcpServers", SETUP_SERVER_NAME, setup_claude_entry(server, args));
+	json_decref(args);
+	return setup_emit(doc, table, claude_table);
 }
 
 /* --------------------------------------------------------- viewer-url */
@@ -291,34 +458,34 @@ int cli_codex_config(int argc, char **argv)
  * $PERFLENS_TOKEN; base/login_link.h): the token never appears in it. */
 int cli_viewer_url(int argc, char **argv)
 {
-	static const char *const names[] = {"http", "token"};
-	const char *values[2] = {NULL, NULL};
+	const char *http = NULL, *token = NULL;
+	const struct setup_flag flags[] = {{"http", &http, NULL}, {"token", &token, NULL}, {NULL, NULL, NULL}};
 	struct pl_error err;
 	char query[200];
 	bool help;
 
 	pl_error_clear(&err);
-	if (parse_flags(argc, argv, "usage: " VIEWER_USAGE, names, values, 2, &help, &err))
+	if (setup_parse_flags(argc, argv, "usage: " VIEWER_USAGE, flags, NULL, &help, &err))
 		return cli_fail(&err);
 	if (help) {
 		printf("usage: %s\n  prints a one-time login URL for the web viewer of perflens-mcp --http\n",
 		       VIEWER_USAGE);
 		return 0;
 	}
-	if (!values[1])
-		values[1] = getenv("PERFLENS_TOKEN");
-	if (!values[0] || !strchr(values[0], ':'))
+	if (!token)
+		token = getenv("PERFLENS_TOKEN");
+	if (!http || !strchr(http, ':'))
 		pl_fail(&err, PL_ERR_USAGE, "e.g. perflens viewer-url --http 127.0.0.1:8765",
 			"viewer-url needs the server's --http ADDR:PORT");
-	else if (!values[1] || !*values[1])
+	else if (!token || !*token)
 		pl_fail(&err, PL_ERR_USAGE, "set PERFLENS_TOKEN or pass --token, as for the server",
 			"viewer-url needs the server's bearer token");
-	else if (!pl_login_link_query(values[1], (uint64_t)time(NULL) + PL_LOGIN_TTL_SECONDS, query,
+	else if (!pl_login_link_query(token, (uint64_t)time(NULL) + PL_LOGIN_TTL_SECONDS, query,
 				      sizeof(query)))
 		pl_fail(&err, PL_ERR_INTERNAL, "retry", "no randomness for the login link");
 	if (err.code)
 		return cli_fail(&err);
-	printf("http://%s/viewer/login?%s\n", values[0], query);
+	printf("http://%s/viewer/login?%s\n", http, query);
 	return 0;
 }
 
@@ -390,22 +557,18 @@ static enum pl_err rename_noreplace(const char *from, const char *to, struct pl_
 /* Write every embedded Skill row into `stage`; counts them in *nfiles. */
 static enum pl_err write_skill_files(const char *stage, size_t *nfiles, struct pl_error *err)
 {
-	const size_t plen = strlen(PL_SKILL_PREFIX);
 	char path[PATH_MAX];
+	const char *rel, *text;
 
 	*nfiles = 0;
-	for (const struct pl_schema_file *f = pl_schema_files; f->path; f++) {
-		const char *rel = f->path + plen;
-
-		if (strncmp(f->path, PL_SKILL_PREFIX, plen) != 0)
-			continue;
+	for (size_t i = 0; setup_skill_file(i, &rel, &text); i++) {
 		if (!safe_relative(rel))
 			return pl_fail(err, PL_ERR_INTERNAL, "fix the Skill's file names and rebuild",
-				       "embedded Skill file '%s' has an unsafe name", f->path);
-		if (!join_path(path, sizeof(path), stage, rel))
+				       "embedded Skill file '%s' has an unsafe name", rel);
+		if (!setup_join(path, sizeof(path), stage, rel))
 			return pl_fail(err, PL_ERR_OUTPUT, "use a shorter project path",
 				       "path too long: '%s/%s'", stage, rel);
-		if (pl_write_file_atomic(path, f->text, strlen(f->text), err))
+		if (pl_write_file_atomic(path, text, strlen(text), err))
 			return err->code;
 		(*nfiles)++;
 	}
@@ -420,29 +583,35 @@ static void skill_usage(FILE *out)
 	fprintf(out,
 		"usage: " SKILL_USAGE "\n\n"
 		"Install the PerfLens Agent Skill (embedded in this binary) into\n"
-		"DIR/.agents/skills/" PL_SKILL_NAME "/, where Codex finds it.  An existing\n"
+		"DIR/.agents/skills/" PL_SKILL_NAME "/, where Codex finds it, or with\n"
+		"--client claude-code into DIR/.claude/skills/" PL_SKILL_NAME "/.  An existing\n"
 		"folder is never overwritten: remove it first to reinstall.\n\n"
-		"  --project DIR   the project root (must exist)\n");
+		"  --project DIR        the project root (must exist)\n"
+		"  --client CLIENT      codex (default) or claude-code\n");
 }
 
 /* The project, its skills folder, the Skill's destination and a staging
  * folder name beside it, resolved and checked. */
-static enum pl_err skill_paths(const char *given, char proj[PATH_MAX], char skills[PATH_MAX],
-			       char dest[PATH_MAX], char stage[PATH_MAX], struct pl_error *err)
+static enum pl_err skill_paths(const char *given, const char *client, char proj[PATH_MAX],
+			       char skills[PATH_MAX], char dest[PATH_MAX], char stage[PATH_MAX],
+			       struct pl_error *err)
 {
 	struct stat st;
 
 	if (!given)
 		return pl_fail(err, PL_ERR_USAGE, "name the project root: " SKILL_USAGE,
 			       "'--project' is required");
-	if (resolve_dir("project", given, "pass an existing folder: " SKILL_USAGE, proj, err))
+	if (strcmp(client, "codex") != 0 && strcmp(client, "claude-code") != 0)
+		return pl_fail(err, PL_ERR_USAGE, "use --client codex or --client claude-code",
+			       "unknown client '%s'", client);
+	if (setup_resolve_dir("project", given, "pass an existing folder: " SKILL_USAGE, proj, err))
 		return err->code;
-	if (!valid_utf8(proj))
+	if (!setup_valid_utf8(proj))
 		return pl_fail(err, PL_ERR_USAGE, "use a project path that is valid UTF-8",
 			       "'%s' is not valid UTF-8", proj);
-	if (!join_path(skills, PATH_MAX, proj, ".agents/skills") ||
-	    !join_path(dest, PATH_MAX, skills, PL_SKILL_NAME) ||
-	    !join_path(stage, PATH_MAX, skills, "." PL_SKILL_NAME ".tmp-XXXXXX"))
+	if (!setup_join(skills, PATH_MAX, proj, setup_skills_dir(client)) ||
+	    !setup_join(dest, PATH_MAX, skills, PL_SKILL_NAME) ||
+	    !setup_join(stage, PATH_MAX, skills, "." PL_SKILL_NAME ".tmp-XXXXXX"))
 		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter project path",
 			       "project path '%s' is too long", proj);
 	if (lstat(dest, &st) == 0)
@@ -482,8 +651,10 @@ static enum pl_err install_staged(const char *skills, const char *dest, char *st
 
 int cli_install_skill(int argc, char **argv)
 {
-	static const char *const names[] = {"project"};
-	const char *values[1] = {NULL};
+	const char *project = NULL, *client = NULL;
+	const struct setup_flag flags[] = {
+		{"project", &project, NULL}, {"client", &client, NULL}, {NULL, NULL, NULL},
+	};
 	char proj[PATH_MAX], skills[PATH_MAX], dest[PATH_MAX], stage[PATH_MAX];
 	struct pl_error err;
 	size_t nfiles = 0;
@@ -492,13 +663,13 @@ int cli_install_skill(int argc, char **argv)
 	bool help;
 
 	pl_error_clear(&err);
-	if (parse_flags(argc, argv, "usage: " SKILL_USAGE, names, values, 1, &help, &err))
+	if (setup_parse_flags(argc, argv, "usage: " SKILL_USAGE, flags, NULL, &help, &err))
 		return cli_fail(&err);
 	if (help) {
 		skill_usage(stdout);
 		return 0;
 	}
-	if (skill_paths(values[0], proj, skills, dest, stage, &err) ||
+	if (skill_paths(project, client ? client : "codex", proj, skills, dest, stage, &err) ||
 	    install_staged(skills, dest, stage, &nfiles, &err))
 		return cli_fail(&err);
 	out = json_pack("{s:s,s:I}", "installed", dest, "files", (json_int_t)nfiles);

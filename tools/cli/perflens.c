@@ -3,8 +3,9 @@
  *   perflens [options] COMMAND [--arg value ...]
  *   perflens call TOOL '{"json":"arguments"}'
  *
- * COMMAND is one of the CLI's own (the `commands` table: call,
- * codex-config, install-skill, --version, --help) or a tool's CLI name
+ * COMMAND is one of the CLI's own (the `commands` table: call, init,
+ * detach, status, doctor, codex-config, claude-config, install-skill,
+ * --version, --help) or a tool's CLI name
  * (analyze, hotspots...) or tool name (list_hotspots...).  A tool's flags
  * are not declared here: each `--some-arg` is looked up in its input
  * schema (some_arg), converted to the schema's type (a boolean is
@@ -551,6 +552,36 @@ static int cmd_install_skill(struct cli *c, int argc, char **argv)
 	return cli_install_skill(argc, argv);
 }
 
+static int cmd_claude_config(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_claude_config(argc, argv);
+}
+
+static int cmd_init(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_init(argc, argv);
+}
+
+static int cmd_detach(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_detach(argc, argv);
+}
+
+static int cmd_status(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_status(argc, argv);
+}
+
+static int cmd_doctor(struct cli *c, int argc, char **argv)
+{
+	(void)c;
+	return cli_doctor(argc, argv);
+}
+
 /* perflens call TOOL '{json}' [flags] */
 static int cmd_call(struct cli *c, int argc, char **argv)
 {
@@ -596,11 +627,16 @@ static const struct cli_command {
 	const char *help;    /* NULL: an alias, not listed */
 } commands[] = {
 	{"call", cmd_call, "TOOL '{JSON arguments}'   run a tool with JSON arguments"},
+	{"init", cmd_init, "--project DIR             register PerfLens with Codex and Claude Code"},
+	{"detach", cmd_detach, "--project DIR           remove what init wrote"},
+	{"status", cmd_status, "--project DIR           what init set up, and whether it works"},
+	{"doctor", cmd_doctor, "                        what this machine offers for profiling"},
 	{"codex-config", cmd_codex_config, "--workspace DIR   print a Codex MCP config"},
+	{"claude-config", cmd_claude_config, "--workspace DIR  print a Claude Code .mcp.json"},
 	{"install-skill", cmd_install_skill, "--project DIR    install the agent Skill"},
-	{"viewer-url", cmd_viewer_url, "--http ADDR:PORT  a one-time login URL for the web viewer"},
-	{"--version", cmd_version, "             print the version"},
-	{"--help", cmd_help, "                this help (COMMAND --help: its arguments)"},
+	{"viewer-url", cmd_viewer_url, "--http ADDR:PORT    a one-time login URL for the web viewer"},
+	{"--version", cmd_version, "                     print the version"},
+	{"--help", cmd_help, "                        this help (COMMAND --help: its arguments)"},
 	{"-h", cmd_help, NULL},
 };
 
