@@ -79,11 +79,37 @@ document.getElementById("theme").addEventListener("click", () => {
   render();
 });
 
+// ------------------------------------------------------- long polling
+
+// One long poll at a time (/viewer/api/wait answers when something under
+// the artifact root changes, or after its timeout): `onChange(names)` runs
+// on each change; a new page's render stops the old page's poll.
+let watcher = null;
+function watch(query, onChange) {
+  const ctl = new AbortController();
+  watcher = ctl;
+  (async () => {
+    while (!ctl.signal.aborted) {
+      let names = [];
+      try {
+        const r = await fetch("/viewer/api/wait?" + new URLSearchParams(query), {signal: ctl.signal, credentials: "same-origin"});
+        if (!r.ok) return;  // logged out, or nothing to watch: stop, never spin
+        names = (await r.json()).changed || [];
+      } catch (_) {
+        return;
+      }
+      if (names.length && !ctl.signal.aborted) await onChange(names);
+    }
+  })();
+}
+
 // ------------------------------------------------------------ routing
 
 let renderSeq = 0;
 async function render() {
   const seq = ++renderSeq;
+  if (watcher) watcher.abort();
+  watcher = null;
   const view = state.view || (state.a ? "analysis" : "list");
   document.querySelectorAll("nav a").forEach(a => a.removeAttribute("aria-current"));
   const nav = document.getElementById("nav-" + view);
@@ -128,6 +154,8 @@ async function listPage(page) {
     el("thead", {}, el("tr", {}, ["id", "input", "events", "samples (per event)", "written"].map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, rows)));
   page.append(pager(res.page, c => go({view: "list", filter: filter || null, cursor: c})));
+  // A new analysis shows up without a reload.
+  watch({timeout: 25}, names => { if (names.includes("analyses")) render(); });
   if (!rows.length) page.append(el("p", {}, "No analyses under the artifact root yet: an agent writes them with analyze_profile."));
 }
 

@@ -191,13 +191,15 @@ if [ -z "$node" ]; then
 elif [ ! -x /usr/bin/chromium ]; then
 	skip "$name: browser checks: /usr/bin/chromium is not installed (tests/setup.sh installs it)"
 else
+	printf 'main;late 5\n' > "$WORK/in/late.folded"
 	n_analyses=$(ls "$art/analyses" | grep -c '^an-[0-9a-f]*\.json$')
 	src_json=null
 	[ -n "$src_id" ] && src_json="\"$src_id\""
 	cat > "$WORK/cfg.json" <<JSON
 {"base": "$base", "login": "$login", "login2": "$login2", "chromium": "/usr/bin/chromium", "out": "$out",
  "bundled": "$bundled", "hostile": "$hostile", "base_id": "$base_id", "cand_id": "$cand_id",
- "src_id": $src_json, "page": 20, "analyses": $n_analyses, "zoom_symbol": "main", "search_symbol": "cpu_intensive",
+ "src_id": $src_json, "page": 20, "analyses": $n_analyses,
+ "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "oracle": {"hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
    "compare": "$WORK/compare.json", "source": $src_oracle, "search_incl_percent": $search_incl,

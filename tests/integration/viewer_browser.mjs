@@ -13,6 +13,7 @@
 // saves a screenshot of every page into CONFIG.out.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -93,6 +94,13 @@ try {
   check([cfg.bundled, cfg.base_id, cfg.cand_id, cfg.hostile].every(i => both.includes(i)),
     'the list\'s pages show every analysis', both.join(' '));
   await act(page, () => page.click('#page-first'));
+  // an analysis written while the list is open shows up by itself (long polling)
+  const rowsBefore = await page.$$eval('#analyses tbody tr', r => r.length);
+  const infoBefore = await page.$eval('.page-info', e => e.textContent);
+  await act(page, async () => { execFileSync(cfg.late_analyze[0], cfg.late_analyze.slice(1), {stdio: 'ignore'}); });
+  const infoAfter = await page.$eval('.page-info', e => e.textContent);
+  check(infoAfter !== infoBefore && infoAfter.endsWith(`of ${cfg.analyses + 1}`),
+    'an analysis written while the list is open appears without a reload', `${infoBefore} -> ${infoAfter} (${rowsBefore} rows)`);
   await act(page, async () => {
     await page.type('#list-filter', 'chunk_000');
     await page.keyboard.press('Enter');
