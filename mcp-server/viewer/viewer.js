@@ -261,7 +261,7 @@ async function hotspotsTab(panel, args) {
     el("thead", {}, el("tr", {}, head.map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, res.hotspots.map(h => el("tr", {"data-hotspot": h.hotspot_id},
       el("td", {class: "num"}, h.rank),
-      el("td", {class: "sym"}, h.symbol),
+      el("td", {class: "sym"}, link(h.symbol, {...state, fn: h.hotspot_id}, {class: "fn-link"})),
       el("td", {class: "path"}, h.dso || ""),
       el("td", {class: "num self-pct"}, pct(h.self.percent)),
       el("td", {class: "num"}, fmt(h.self.samples)),
@@ -273,6 +273,28 @@ async function hotspotsTab(panel, args) {
     el("span", {class: "page-info"}, `${pg.total_items ? pg.offset + 1 : 0}\u2013${pg.offset + pg.returned} of ${pg.total_items}`), " ",
     off > 0 ? button("Previous page", () => go({off: Math.max(0, off - PAGE) || null}), {id: "page-prev"}) : null, " ",
     pg.next_cursor ? button("Next page", () => go({off: off + PAGE}), {id: "page-next"}) : null));
+  if (state.fn) await hotspotDetail(panel, args, state.fn);
+}
+
+// One function's callers and callees (get_hotspot), under the table.
+async function hotspotDetail(panel, args, fn) {
+  let h;
+  try {
+    h = await call("get_hotspot", {...args, hotspot_id: fn, limit: 10});
+  } catch (e) {
+    panel.append(errorBox(e));
+    return;
+  }
+  const side = (title, rows, total) => el("div", {class: "side"}, el("h3", {}, `${title} (${total})`),
+    el("table", {}, el("tbody", {}, rows.map(r => el("tr", {},
+      el("td", {class: "sym"}, r.hotspot_id ? link(r.symbol, {...state, fn: r.hotspot_id}) : r.symbol),
+      el("td", {class: "num"}, pct(r.percent_of_hotspot)), el("td", {class: "num"}, fmt(r.samples)))))));
+  panel.append(el("section", {id: "hotspot-detail", class: "detail", "aria-label": "callers and callees"},
+    el("h2", {}, el("span", {class: "sym"}, h.symbol), el("span", {class: "note"}, ` ${h.dso || ""}`)),
+    el("p", {}, `self ${pct(h.self.percent)} (${fmt(h.self.samples)} samples), inclusive ${pct(h.inclusive.percent)} ` +
+      `(${fmt(h.inclusive.samples)} samples); shares below are of this function's inclusive weight`),
+    el("div", {class: "sides"}, side("Callers", h.callers, h.callers_total), side("Callees", h.callees, h.callees_total)),
+    link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn})));
 }
 
 // Decoded stack tables and their trees, per analysis.

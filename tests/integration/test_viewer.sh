@@ -71,6 +71,11 @@ P hotspots --analysis-id "$bundled" --event cycles --sort inclusive --limit 20 -
 search_incl=$(P hotspots --analysis-id "$bundled" --event cycles --sort inclusive --limit 100 | /usr/bin/python3 -c '
 import json,sys
 print([h for h in json.load(sys.stdin)["hotspots"] if h["symbol"] == "cpu_intensive"][0]["inclusive"]["percent"])')
+# the function of page 2 (sort inclusive) with the most weight in callees
+hot_fn=$(/usr/bin/python3 -c 'import json,sys
+hs = json.load(open(sys.argv[1]))["hotspots"]
+print(max(hs, key=lambda h: h["inclusive"]["samples"] - h["self"]["samples"])["hotspot_id"])' "$WORK/hot_incl2.json")
+P hotspot --analysis-id "$bundled" --event cycles --hotspot-id "$hot_fn" --limit 10 > "$WORK/hotspot.json"
 P compare --baseline-id "$base_id" --candidate-id "$cand_id" --limit 20 --no-exports > "$WORK/compare.json"
 src_oracle=null
 if [ -n "$src_id" ]; then
@@ -202,7 +207,7 @@ else
  "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "oracle": {"hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
-   "compare": "$WORK/compare.json", "source": $src_oracle, "search_incl_percent": $search_incl,
+   "compare": "$WORK/compare.json", "hotspot": "$WORK/hotspot.json", "source": $src_oracle, "search_incl_percent": $search_incl,
    "hostile_symbols": ["evil\"quote'<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "\"><svg onload=alert(3)>"]}}
 JSON
 	HOME="$WORK" timeout 300 "$node" "$here/viewer_browser.mjs" "$WORK/cfg.json" 2>"$WORK/browser.err"

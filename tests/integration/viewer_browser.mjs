@@ -150,6 +150,12 @@ try {
   check(u.searchParams.get('sort') === 'inclusive' && u.searchParams.get('off') === String(cfg.page),
     'sort and page are in the URL', page.url());
   await shot(page, '03-hotspots-inclusive-page2');
+  // a function's callers and callees: click its name
+  await act(page, () => page.click(`#hotspots tr[data-hotspot="${oracle.hotspot.hotspot_id}"] a.fn-link`));
+  const callees = await page.$$eval('#hotspot-detail .side:nth-child(2) tbody tr', rows => rows.map(r => [r.children[0].textContent, r.children[1].textContent]));
+  const wantCallees = oracle.hotspot.callees.map(c => [c.symbol, pct(c.percent_of_hotspot)]);
+  check(wantCallees.length > 0 && JSON.stringify(callees) === JSON.stringify(wantCallees),
+    `${oracle.hotspot.symbol}'s callees and their shares equal get_hotspot`, JSON.stringify({page: callees, tool: wantCallees}));
 
   // --- the flame graph: draw, zoom by click, search, reset
   await act(page, () => page.click('#tab-flame'));
