@@ -60,6 +60,8 @@ try {
   page.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
   const pageErrors = [];
   page.on('pageerror', e => pageErrors.push(e.message));
+  const cspViolations = [];
+  page.on('console', m => { if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text()); });
 
   // --- login: the one-time URL sets the cookie and lands without the secret
   await page.goto(cfg.login, {waitUntil: 'load'});
@@ -310,7 +312,17 @@ try {
   await rendered(page);
   await shot(page, '11-dark');
 
-  check(pageErrors.length === 0, 'no script error on any page (CSP included)', pageErrors.join(' | '));
+  check(pageErrors.length === 0, 'no script error on any page', pageErrors.join(' | '));
+  check(cspViolations.length === 0, 'the page breaks none of its Content-Security-Policy', cspViolations.join(' | '));
+  // and the policy holds: a script the page did not bring is refused
+  const blocked = await page.evaluate(() => new Promise(res => {
+    document.addEventListener('securitypolicyviolation', e => res(e.violatedDirective), {once: true});
+    const s = document.createElement('script');
+    s.textContent = 'window.__inline = 1';
+    document.body.append(s);
+    setTimeout(() => res(window.__inline ? 'ran' : 'no event'), 2000);
+  }));
+  check(blocked.startsWith('script-src'), 'an inline script is refused by the CSP', blocked);
 
   // --- a second login link from `perflens viewer-url`, and reuse refused
   const fresh = await browser.createBrowserContext();
