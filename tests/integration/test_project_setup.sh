@@ -195,6 +195,19 @@ else
 fi
 rm -rf "$p/.claude"
 
+# detach --client: one client goes, the other stays set up and recorded.
+"$PERFLENS" init --project "$p" > /dev/null 2> "$WORK/err"
+"$PERFLENS" detach --project "$p" --client codex > /dev/null 2> "$WORK/err"
+if [ ! -e "$p/.agents" ] && ! grep -q "perflens" "$p/.codex/config.toml" && grep -q '"perflens"' "$p/.mcp.json" &&
+	[ -f "$p/.claude/skills/$SKILL/SKILL.md" ] &&
+	$PY -c 'import json, sys; sys.exit(0 if set(json.load(open(sys.argv[1]))["clients"]) == {"claude-code"} else 1)' "$p/.perflens/setup.json"; then
+	ok "$name: detach --client codex removes Codex's files only; Claude Code's stay set up and recorded"
+else
+	notok "$name: detach --client codex: $(oneline "$WORK/err")"
+fi
+"$PERFLENS" detach --project "$p" > /dev/null 2> "$WORK/err"
+[ ! -e "$p/.perflens" ] && [ ! -e "$p/.claude" ] || notok "$name: the last detach left $(ls -A "$p" | tr '\n' ' ')"
+
 # Refusals: a file init did not write; a symbolic link out of the project.
 q="$WORK/refuse"
 mkdir -p "$q/.claude/skills/$SKILL" "$WORK/elsewhere"
