@@ -31,7 +31,7 @@ PL_LDFLAGS += -fsanitize=address,undefined
 endif
 
 # The engine's subsystems, lowest first; see LAYERS below for what each may use.
-ENGINE := base profile symbols store export evidence
+ENGINE := base profile perfdata symbols store export evidence
 CORE_SRC := $(sort $(foreach d,$(ENGINE),$(wildcard tools/core/$(d)/*.c)))
 COLLECTOR_SRC := $(sort $(wildcard collectors/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -55,14 +55,15 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 define LAYERS
 base:
 profile: base
+perfdata: base profile
 symbols: base profile
 store: base profile
 export: base profile
 evidence: base profile symbols store export
 collectors: base profile
 sandbox: base
-tools: base profile symbols store export evidence collectors sandbox/sandbox.h
-tools/cli: tools base profile symbols store export evidence collectors sandbox/sandbox.h
+tools: base profile perfdata symbols store export evidence collectors sandbox/sandbox.h
+tools/cli: tools base profile perfdata symbols store export evidence collectors sandbox/sandbox.h
 mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h sandbox/sandbox.h
 tests: *
 bench: *

@@ -9,7 +9,7 @@
  * frames come from PerfLens's libdw symbolizer (symbols/srclines.h).
  */
 #include "registry.h"
-#include "collectors/perf_data.h"
+#include "perf_data_read.h"
 #include "profile/parse.h"
 #include "store/artifact.h"
 #include "symbols/cfi.h"
@@ -178,12 +178,12 @@ static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile 
 static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts)
 {
 	pl_format_from_name(json_string_value(json_object_get(args, "format")), &opts->format);
+	opts->perf_data.read = tool_perf_data_read;
 	if (ctx->allow_process_execution) {
-		opts->perf_data.read = coll_perf_data_read;
 		opts->perf_data.perf_path = ctx->perf.path;
 	} else {
-		opts->perf_data.refusal = "perf.data is read by running perf script: start the server with "
-			"--allow-process-execution, or convert it yourself with perf script -F "
+		opts->perf_data.refusal = "start the server with --allow-process-execution (perf script "
+			"reads it), or convert it yourself with perf script -F "
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
 	}
 	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;

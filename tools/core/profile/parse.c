@@ -503,7 +503,7 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 static enum pl_err parse_perf_data(struct pl_profile *p, const char *path,
 				   const struct pl_parse_opts *o, struct pl_error *err)
 {
-	if (!o->perf_data.read || !o->perf_data.perf_path)
+	if (!o->perf_data.read)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
 			       o->perf_data.refusal ? o->perf_data.refusal :
 			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
@@ -532,7 +532,7 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	    (rc = pl_input_open(&in, path, &p->limits, err)))
 		return rc;
 	nhead = pl_input_peek(&in, head, sizeof(head), err);
-	if (nhead >= 8 && memcmp(head, "PERFILE2", 8) == 0) {
+	if (nhead >= 8 && (memcmp(head, "PERFILE2", 8) == 0 || memcmp(head, "2ELIFREP", 8) == 0)) {
 		pl_input_close(&in);
 		return parse_perf_data(p, path, o, err);
 	}

@@ -80,6 +80,8 @@ void pl_profile_release(struct pl_profile *p)
 		pl_input_hash_free(p->sources[i].pending_hash);
 		free(p->sources[i].path);
 		free(p->sources[i].converted_by);
+		free(p->sources[i].reader_reason);
+		pl_perf_data_info_free(p->sources[i].perf_data);
 	}
 	free(p->sources);
 	free(p->mappings);
@@ -720,4 +722,19 @@ enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *
 	free(starts);
 	free(to);
 	return rc;
+}
+
+void pl_perf_data_info_free(struct pl_perf_data_info *i)
+{
+	if (!i)
+		return;
+	free(i->hostname);
+	free(i->osrelease);
+	free(i->arch);
+	free(i->cpudesc);
+	free(i->cmdline);
+	free(i->perf_version);
+	free(i->kernel_symbols);
+	free(i->events);
+	free(i);
 }

@@ -122,7 +122,25 @@ struct pl_source {
 	uint64_t lines;
 	uint64_t records;       /* samples (or stat counters) it contributed */
 	char *converted_by;     /* the command that turned it into text, or NULL */
+	/* perf.data: which reader ran ("native" or "perf script"), why perf
+	 * script did when it did (or NULL), and what the native reader saw. */
+	const char *reader;
+	char *reader_reason;
+	struct pl_perf_data_info *perf_data;
 };
+
+/* What the native perf.data reader found in a file (provenance). */
+struct pl_perf_data_info {
+	bool pipe, swapped, compressed;
+	uint64_t records, samples, samples_skipped, unknown_records;
+	uint64_t lost_records, lost, lost_samples, out_of_order;
+	uint64_t compressed_bytes, decompressed_bytes;
+	char *hostname, *osrelease, *arch, *cpudesc, *cmdline, *perf_version;
+	uint32_t nrcpus_online, nrcpus_avail;
+	char *kernel_symbols;   /* where kernel names came from, or why none */
+	char *events;           /* the event names, ", "-joined */
+};
+void pl_perf_data_info_free(struct pl_perf_data_info *i);
 
 /* A file mapping from a PERF_RECORD_MMAP/MMAP2 line: where a module was
  * loaded in a process, which verifies the load base of its frames. */

@@ -1,0 +1,1177 @@
+/* pdread.c - perf.data into a profile the way `perf script` shows it (see
+ * pdread.h).
+ *
+ * The machine model follows perf 6.1's util/machine.c and util/thread.c:
+ * threads are found by tid and created with the comm ":TID"; a thread
+ * whose pid is not its tid shares its leader's maps; FORK of a new
+ * process copies the parent's maps (not for synthesized FORK_EXEC ones);
+ * an MMAP replaces the parts of the maps it overlaps.  Kernel-mode
+ * addresses are looked up in the one kernel map ([kernel.kallsyms]),
+ * user-mode ones in the thread's maps.  perf 6.1 prints a user frame's
+ * address relative to its DSO (map_ip: ip - start + pgoff), a kernel or
+ * unmapped one as it is; a frame with no map is "[unknown]" in
+ * "[unknown]".  Callchains are walked leaf first, markers switching the
+ * mode, an unknown marker dropping the chain, at most 127 real entries
+ * (perf script's max stack).
+ *
+ * Resolved frames are cached by (address space, its generation, mode,
+ * address): a sample costs a few hash probes once its frames were seen.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "pdread.h"
+#include "pdformat.h"
+#include "pdsyms.h"
+#include "base/escape.h"
+#include "base/sha256.h"
+#include "base/util.h"
+
+#define MAX_STACK 127
+#define CTX_HV ((uint64_t)-32)
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+#define CTX_MAX ((uint64_t)-4095)
+#define MISC_KERNEL 1
+#define MISC_USER 2
+#define MISC_HV 3
+#define MISC_GUEST_KERNEL 4
+#define MISC_GUEST_USER 5
+#define MISC_MMAP_DATA (1u << 13)
+#define MISC_FORK_EXEC (1u << 13)
+#define MISC_MMAP_BUILD_ID (1u << 14)
+#define MAP_HUGETLB_FLAG 0x40000
+#define PROT_EXEC_FLAG 4
+#define FRAME_CACHE (1u << 16)
+#define MAX_THREADS (1u << 22)
+#define MAX_MAPS_PER_SPACE (1u << 20)
+#define MAX_DSOS (1u << 16)
+
+/* ------------------------------------------------------------ model */
+
+enum dso_kind { DK_FILE, DK_VDSO, DK_KERNEL, DK_ANON, DK_NODSO };
+
+struct dso {
+	char *name;
+	enum dso_kind kind;
+	char build_id[41];
+	bool loaded;
+	struct pd_symtab syms;
+	uint32_t name_id;            /* profile string, PL_NOID until used */
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+	bool identity;
+};
+
+struct maps {
+	struct map *v;
+	size_t n, cap;
+	uint32_t refs;
+	uint32_t gen;                /* bumped on every change */
+	uint32_t serial;             /* this address space, for the frame cache */
+};
+
+struct thread {
+	int32_t pid, tid;
+	char *comm;
+	bool comm_set;
+	struct maps *maps;
+	uint32_t comm_id;            /* profile string of comm, PL_NOID when stale */
+};
+
+struct frame_entry {
+	uint64_t ip;
+	uint32_t serial, gen;
+	uint8_t mode;
+	uint8_t used;
+	uint32_t frame;
+	uint64_t printed;
+};
+
+struct reader {
+	struct pl_profile *p;
+	struct pd_file f;
+	const char *kallsyms_path, *notes_path;
+	char *why;                   /* fallback reason buffer */
+	size_t why_cap;
+	bool unsupported;
+	/* threads: open addressing by tid */
+	struct thread **tab;
+	size_t tab_mask, nthreads;
+	struct thread **all;         /* every thread ever made, to free */
+	size_t nall, all_cap;
+	uint32_t next_serial;
+	/* dsos */
+	struct dso **dsos;
+	size_t ndsos, dsos_cap;
+	struct map kmap;             /* the kernel map; dso NULL until seen */
+	uint64_t kref;               /* recorded _text address (kernel mmap pgoff) */
+	bool kernel_decided;
+	char *kernel_note;           /* provenance: how kernel names came */
+	/* per-sample scratch */
+	uint32_t *frames;
+	uint64_t *pcs, *rev_pcs;
+	uint32_t *rev;
+	size_t frames_cap;
+	struct frame_entry *cache;
+	uint32_t *event_ids;         /* per attr: profile event id + 1 */
+	char **event_names;
+	uint64_t samples, samples_skipped;
+	uint64_t last_stack, last_event, last_period;
+	bool last_tail;
+	bool have_last;
+};
+
+static void unsupported(struct reader *r, const char *fmt, const char *arg)
+{
+	if (r->unsupported)
+		return;
+	r->unsupported = true;
+	snprintf(r->why, r->why_cap, fmt, arg ? arg : "");
+}
+
+/* ------------------------------------------------------------ dsos */
+
+static struct dso *dso_find(struct reader *r, const char *name, enum dso_kind kind)
+{
+	for (size_t i = 0; i < r->ndsos; i++)
+		if (r->dsos[i]->kind == kind && strcmp(r->dsos[i]->name, name) == 0)
+			return r->dsos[i];
+	if (r->ndsos >= MAX_DSOS)
+		return NULL;
+	struct dso *d = pl_xcalloc(1, sizeof(*d));
+	d->name = pl_xstrdup(name);
+	d->kind = kind;
+	d->name_id = PL_NOID;
+	for (size_t i = 0; i < r->f.nbuild_ids; i++)
+		if (strcmp(r->f.build_ids[i].filename, name) == 0) {
+			memcpy(d->build_id, r->f.build_ids[i].hex, sizeof(d->build_id));
+			break;
+		}
+	PL_GROW(r->dsos, r->dsos_cap, r->ndsos + 1);
+	r->dsos[r->ndsos++] = d;
+	return d;
+}
+
+static char *slurp(const char *path, size_t max, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct pl_buf b = {0};
+	char buf[1 << 16];
+	ssize_t k;
+
+	*n = 0;
+	if (fd < 0)
+		return NULL;
+	while ((k = read(fd, buf, sizeof(buf))) > 0 && b.len < max)
+		pl_buf_add(&b, buf, (size_t)k);
+	close(fd);
+	if (!b.data)
+		return NULL;
+	*n = b.len;
+	return b.data;
+}
+
+/* The kernel's symbols, only when the recording is of this kernel. */
+static void load_kernel(struct reader *r, struct dso *d)
+{
+	char running[41] = "", note[512];
+	size_t nn = 0, nk = 0;
+	unsigned char *notes = (unsigned char *)slurp(r->notes_path, 1 << 20, &nn);
+	struct utsname u;
+	uint64_t text = 0;
+
+	if (notes)
+		pd_kernel_notes_build_id(notes, nn, running);
+	free(notes);
+	char *ks = slurp(r->kallsyms_path, 256u << 20, &nk);
+	bool have_text = ks && pd_kallsyms_addr(ks, nk, "_text", &text) && text != 0;
+	if (!ks || !have_text) {
+		snprintf(note, sizeof(note), "unresolved: cannot read kernel symbol addresses from %s",
+			 r->kallsyms_path);
+	} else if (d->build_id[0] && running[0] && strcmp(d->build_id, running) == 0) {
+		pd_symtab_load_kallsyms(&d->syms, ks, nk, r->kref ? text - r->kref : 0);
+		snprintf(note, sizeof(note), "kallsyms (%s): recorded kernel build-id %s is the running kernel's",
+			 r->kallsyms_path, d->build_id);
+	} else if (d->build_id[0]) {
+		snprintf(note, sizeof(note),
+			 "unresolved: the recorded kernel build-id %s is not the running kernel's (%s)",
+			 d->build_id, running[0] ? running : "unknown");
+	} else if (r->f.osrelease && uname(&u) == 0 && strcmp(u.release, r->f.osrelease) == 0 &&
+		   r->kref == text) {
+		pd_symtab_load_kallsyms(&d->syms, ks, nk, 0);
+		snprintf(note, sizeof(note),
+			 "kallsyms (%s): no kernel build-id recorded; release %s and _text address match",
+			 r->kallsyms_path, u.release);
+	} else {
+		snprintf(note, sizeof(note),
+			 "unresolved: no kernel build-id recorded, and the release or _text address differ "
+			 "from the running kernel's");
+	}
+	free(ks);
+	free(r->kernel_note);
+	r->kernel_note = pl_xstrdup(note);
+}
+
+static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
+{
+	if (d->loaded)
+		return &d->syms;
+	d->loaded = true;
+	switch (d->kind) {
+	case DK_FILE: pd_symtab_load_elf(&d->syms, d->name, d->build_id); break;
+	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
+	case DK_KERNEL: load_kernel(r, d); break;
+	case DK_ANON:
+		if (access(d->name, F_OK) == 0)
+			unsupported(r, "JIT symbols from %s (perf script reads that map file)", d->name);
+		break;
+	case DK_NODSO: break;
+	}
+	return &d->syms;
+}
+
+/* ------------------------------------------------------------ maps */
+
+static struct maps *maps_new(struct reader *r)
+{
+	struct maps *m = pl_xcalloc(1, sizeof(*m));
+
+	m->refs = 1;
+	m->serial = ++r->next_serial;
+	return m;
+}
+
+static void maps_put(struct maps *m)
+{
+	if (m && --m->refs == 0) {
+		free(m->v);
+		free(m);
+	}
+}
+
+static struct map *maps_find(struct maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < m->v[lo - 1].end)
+		return &m->v[lo - 1];
+	return NULL;
+}
+
+static void maps_insert_sorted(struct maps *m, struct map mp)
+{
+	size_t i = m->n;
+
+	PL_GROW(m->v, m->cap, m->n + 1);
+	while (i > 0 && m->v[i - 1].start > mp.start) {
+		m->v[i] = m->v[i - 1];
+		i--;
+	}
+	m->v[i] = mp;
+	m->n++;
+	m->gen++;
+}
+
+/* maps__fixup_overlappings, then the insert. */
+static void maps_insert(struct maps *m, struct map mp)
+{
+	struct map keep[2];
+	size_t nkeep = 0, out = 0;
+
+	if (m->n >= MAX_MAPS_PER_SPACE)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		struct map *pos = &m->v[i];
+		if (pos->end <= mp.start || pos->start >= mp.end) {
+			m->v[out++] = *pos;
+			continue;
+		}
+		if (mp.start > pos->start && nkeep < 2) {
+			keep[nkeep] = *pos;
+			keep[nkeep++].end = mp.start;
+		}
+		if (mp.end < pos->end && nkeep < 2) {
+			keep[nkeep] = *pos;
+			keep[nkeep].start = mp.end;
+			keep[nkeep++].pgoff += mp.end - pos->start;
+		}
+	}
+	m->n = out;
+	for (size_t i = 0; i < nkeep; i++)
+		maps_insert_sorted(m, keep[i]);
+	maps_insert_sorted(m, mp);
+}
+
+/* ------------------------------------------------------------ threads */
+
+static size_t tid_slot(const struct reader *r, int32_t tid)
+{
+	size_t j = (size_t)pl_mix_u64((uint64_t)(uint32_t)tid) & r->tab_mask;
+
+	while (r->tab[j] && r->tab[j]->tid != tid)
+		j = (j + 1) & r->tab_mask;
+	return j;
+}
+
+static void tab_grow(struct reader *r)
+{
+	struct thread **old = r->tab;
+	size_t old_n = r->tab ? r->tab_mask + 1 : 0;
+
+	r->tab_mask = old_n ? old_n * 2 - 1 : 1023;
+	r->tab = pl_xcalloc(r->tab_mask + 1, sizeof(*r->tab));
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i])
+			r->tab[tid_slot(r, old[i]->tid)] = old[i];
+	free(old);
+}
+
+static struct thread *thread_find(struct reader *r, int32_t tid)
+{
+	return r->tab ? r->tab[tid_slot(r, tid)] : NULL;
+}
+
+/* machine__remove_thread: the tid no longer names it. */
+static void thread_remove(struct reader *r, struct thread *t)
+{
+	size_t j = tid_slot(r, t->tid);
+
+	if (r->tab[j] != t)
+		return;
+	/* Backward-shift deletion keeps the probe chains whole. */
+	r->tab[j] = NULL;
+	r->nthreads--;
+	for (size_t k = (j + 1) & r->tab_mask; r->tab[k]; k = (k + 1) & r->tab_mask) {
+		struct thread *x = r->tab[k];
+		r->tab[k] = NULL;
+		r->tab[tid_slot(r, x->tid)] = x;
+	}
+}
+
+static struct thread *thread_findnew(struct reader *r, int32_t pid, int32_t tid);
+
+static void thread_set_comm(struct thread *t, const char *comm)
+{
+	free(t->comm);
+	t->comm = pl_xstrdup(comm);
+	t->comm_set = true;
+	t->comm_id = PL_NOID;
+}
+
+static void update_pid(struct reader *r, struct thread *t, int32_t pid)
+{
+	if (pid == t->pid || pid == -1 || t->pid != -1)
+		return;
+	t->pid = pid;
+	if (t->pid == t->tid)
+		return;
+	struct thread *leader = thread_findnew(r, pid, pid);
+	if (!leader || t->maps == leader->maps)
+		return;
+	maps_put(t->maps);
+	t->maps = leader->maps;
+	t->maps->refs++;
+}
+
+static struct thread *thread_findnew(struct reader *r, int32_t pid, int32_t tid)
+{
+	struct thread *t = thread_find(r, tid);
+	char comm[32];
+
+	if (t) {
+		update_pid(r, t, pid);
+		return t;
+	}
+	if (r->nall >= MAX_THREADS)
+		return NULL;
+	if (!r->tab || (r->nthreads + 1) * 2 > r->tab_mask)
+		tab_grow(r);
+	t = pl_xcalloc(1, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	snprintf(comm, sizeof(comm), ":%d", tid);
+	t->comm = pl_xstrdup(comm);
+	t->comm_id = PL_NOID;
+	r->tab[tid_slot(r, tid)] = t;
+	r->nthreads++;
+	PL_GROW(r->all, r->all_cap, r->nall + 1);
+	r->all[r->nall++] = t;
+	if (pid == tid || pid == -1) {
+		t->maps = maps_new(r);
+	} else {
+		struct thread *leader = thread_findnew(r, pid, pid);
+		if (leader) {
+			t->maps = leader->maps;
+			t->maps->refs++;
+		} else {
+			t->maps = maps_new(r);
+		}
+	}
+	return t;
+}
+
+/* ------------------------------------------------------------ records */
+
+static const char *rec_string(const uint8_t *p, const uint8_t *end, char *buf, size_t cap)
+{
+	size_t n = end > p ? strnlen((const char *)p, (size_t)(end - p)) : 0;
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void comm_record(struct reader *r, const uint8_t *rec, size_t size)
+{
+	char comm[256];
+
+	if (size < 16)
+		return;
+	struct thread *t = thread_findnew(r, (int32_t)pd_u32(&r->f, rec + 8),
+					  (int32_t)pd_u32(&r->f, rec + 12));
+	if (t)
+		thread_set_comm(t, rec_string(rec + 16, rec + size, comm, sizeof(comm)));
+}
+
+static void fork_record(struct reader *r, const uint8_t *rec, size_t size)
+{
+	if (size < 24)
+		return;
+	int32_t pid = (int32_t)pd_u32(&r->f, rec + 8), ppid = (int32_t)pd_u32(&r->f, rec + 12);
+	int32_t tid = (int32_t)pd_u32(&r->f, rec + 16), ptid = (int32_t)pd_u32(&r->f, rec + 20);
+	struct thread *t = thread_find(r, tid), *parent = thread_findnew(r, ppid, ptid);
+
+	if (parent && parent->pid != ppid) {
+		thread_remove(r, parent);
+		parent = thread_findnew(r, ppid, ptid);
+	}
+	if (t)
+		thread_remove(r, t);
+	t = thread_findnew(r, pid, tid);
+	if (!t || !parent)
+		return;
+	if (parent->comm_set)
+		thread_set_comm(t, parent->comm);
+	if (t->pid == parent->pid || t->maps == parent->maps ||
+	    (pd_u16(&r->f, rec + 4) & MISC_FORK_EXEC))
+		return;
+	for (size_t i = 0; i < parent->maps->n; i++)
+		maps_insert_sorted(t->maps, parent->maps->v[i]);
+}
+
+/* The mapping as the perf script parser keeps it from the printed line. */
+static void note_mapping(struct reader *r, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+			 bool file_id, uint32_t maj, uint32_t min, uint64_t ino, const char *name)
+{
+	struct pl_profile *p = r->p;
+
+	p->sideband_records++;
+	if (!name[0] || len == 0)
+		return;
+	if (p->nmappings == PL_MAX_MAPPINGS) {
+		p->mappings_dropped++;
+		return;
+	}
+	struct pl_mapping m = {.pid = pid, .start = start, .len = len, .pgoff = pgoff,
+			       .has_file_id = file_id && ino != 0, .dev_major = maj, .dev_minor = min,
+			       .ino = ino};
+	m.path = pl_intern_str(p, name, strlen(name));
+	PL_GROW(p->mappings, p->mappings_cap, p->nmappings + 1);
+	p->mappings[p->nmappings++] = m;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool v2)
+{
+	const struct pd_file *f = &r->f;
+	uint16_t misc = pd_u16(f, rec + 4);
+	size_t fixed = v2 ? 8 + 64 : 8 + 32;
+	char name[4096];
+	uint32_t maj = 0, min = 0, prot = PROT_EXEC_FLAG, flags = 0;
+	uint64_t ino = 0;
+	bool file_id = false;
+
+	if (size < fixed + 1)
+		return;
+	int32_t pid = (int32_t)pd_u32(f, rec + 8), tid = (int32_t)pd_u32(f, rec + 12);
+	uint64_t start = pd_u64(f, rec + 16), len = pd_u64(f, rec + 24), pgoff = pd_u64(f, rec + 32);
+	if (v2) {
+		if (!(misc & MISC_MMAP_BUILD_ID)) {
+			maj = pd_u32(f, rec + 40);
+			min = pd_u32(f, rec + 44);
+			ino = pd_u64(f, rec + 48);
+			file_id = true;
+		}
+		prot = pd_u32(f, rec + 64);
+		flags = pd_u32(f, rec + 68);
+	} else if (misc & MISC_MMAP_DATA) {
+		prot = 0;
+	}
+	rec_string(rec + fixed, rec + size, name, sizeof(name));
+	uint8_t mode = misc & 7;
+	if (mode == MISC_KERNEL || mode == MISC_GUEST_KERNEL) {
+		if (mode == MISC_GUEST_KERNEL || !starts(name, "[kernel.kallsyms]")) {
+			unsupported(r, "kernel module or guest kernel maps (%s)", name);
+			return;
+		}
+		struct dso *d = dso_find(r, "[kernel.kallsyms]", DK_KERNEL);
+		if (v2 && (misc & MISC_MMAP_BUILD_ID) && d && !d->build_id[0]) {
+			size_t n = rec[40] <= 20 ? rec[40] : 20;
+			pl_hex(rec + 44, n, d->build_id);
+		}
+		r->kmap = (struct map){start, start + len, 0, d, true};
+		if (start == 0 && len == 0)
+			r->kmap.end = UINT64_MAX;
+		if (pgoff)
+			r->kref = pgoff;
+		note_mapping(r, pid, start, len, pgoff, file_id, maj, min, ino, name);
+		return;
+	}
+	struct thread *t = thread_findnew(r, pid, tid);
+	if (!t)
+		return;
+	struct map mp = {start, start + len, pgoff, NULL, false};
+	bool anon = strcmp(name, "//anon") == 0 || starts(name, "/dev/zero") ||
+		    starts(name, "/anon_hugepage") || (flags & MAP_HUGETLB_FLAG);
+	bool no_dso = starts(name, "[stack") || starts(name, "/SYSV") || strcmp(name, "[heap]") == 0;
+	bool vdso = strcmp(name, "[vdso]") == 0 || strcmp(name, "[vdso32]") == 0 ||
+		    strcmp(name, "[vdsox32]") == 0;
+	if (anon) {
+		char jit[64];
+		snprintf(jit, sizeof(jit), "/tmp/perf-%d.map", pid);
+		mp.dso = dso_find(r, jit, DK_ANON);
+		mp.identity = true;
+		if (prot & PROT_EXEC_FLAG)
+			dso_syms(r, mp.dso);
+	} else if (no_dso) {
+		mp.dso = dso_find(r, name, DK_NODSO);
+		mp.identity = true;
+	} else if (vdso) {
+		mp.pgoff = 0;
+		mp.dso = dso_find(r, name, DK_VDSO);
+	} else {
+		mp.dso = dso_find(r, name, DK_FILE);
+	}
+	if (mp.dso) {
+		if (v2 && (misc & MISC_MMAP_BUILD_ID) && !mp.dso->build_id[0]) {
+			size_t n = rec[40] <= 20 ? rec[40] : 20;
+			pl_hex(rec + 44, n, mp.dso->build_id);
+		}
+		maps_insert(t->maps, mp);
+	}
+	note_mapping(r, pid, start, len, pgoff, file_id, maj, min, ino, name);
+}
+
+/* ------------------------------------------------------------ samples */
+
+struct resolved {
+	const char *sym;
+	const char *dso;
+	struct dso *d;
+	uint64_t printed;
+};
+
+/* thread__find_symbol in `mode`, and what perf script prints for it. */
+static void resolve(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip, bool raw_addr,
+		    struct resolved *out)
+{
+	struct map *m = NULL;
+
+	if (mode == MISC_KERNEL) {
+		if (r->kmap.dso && ip >= r->kmap.start && ip < r->kmap.end)
+			m = &r->kmap;
+	} else if (mode == MISC_USER) {
+		m = maps_find(t->maps, ip);
+	}
+	out->sym = "[unknown]";
+	out->dso = "[unknown]";
+	out->d = NULL;
+	out->printed = ip;
+	if (!m)
+		return;
+	uint64_t addr = m->identity ? ip : ip - m->start + m->pgoff;
+	out->d = m->dso;
+	out->dso = m->dso->name;
+	if (!raw_addr && m->dso->kind != DK_KERNEL)
+		out->printed = addr;
+	const struct pd_symtab *st = dso_syms(r, m->dso);
+	const struct pd_sym *s = pd_symtab_find(st, addr);
+	if (s)
+		out->sym = pd_sym_name(st, s);
+}
+
+static enum pl_err grow_frames(struct reader *r, size_t n)
+{
+	if (n <= r->frames_cap)
+		return PL_OK;
+	size_t cap = n * 2;
+	r->frames = pl_xrealloc(r->frames, cap * sizeof(uint32_t));
+	r->rev = pl_xrealloc(r->rev, cap * sizeof(uint32_t));
+	r->pcs = pl_xrealloc(r->pcs, cap * sizeof(uint64_t));
+	r->rev_pcs = pl_xrealloc(r->rev_pcs, cap * sizeof(uint64_t));
+	r->frames_cap = cap;
+	return PL_OK;
+}
+
+/* The profile's frame for a resolved address, as intern_frame_text makes it. */
+static uint32_t intern_resolved(struct reader *r, const struct resolved *res, struct pl_error *err)
+{
+	struct pl_profile *p = r->p;
+	uint32_t sym = pl_intern_str(p, res->sym, strlen(res->sym));
+	uint32_t dso;
+
+	if (res->d) {
+		if (res->d->name_id == PL_NOID)
+			res->d->name_id = pl_intern_str(p, res->dso, strlen(res->dso));
+		dso = res->d->name_id;
+	} else {
+		dso = pl_intern_str(p, res->dso, strlen(res->dso));
+	}
+	uint32_t func = pl_intern_func(p, sym, dso);
+	return pl_intern_frame(p, func, p->funcs[func].unknown || p->keep_addrs, res->printed, PL_NOID,
+			       err);
+}
+
+/* A callchain entry's frame, through the cache. */
+static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip,
+			    uint64_t *printed, struct pl_error *err)
+{
+	uint64_t key = ip ^ ((uint64_t)t->maps->serial << 40) ^ ((uint64_t)t->maps->gen << 20) ^ mode;
+	struct frame_entry *e = &r->cache[pl_mix_u64(key) & (FRAME_CACHE - 1)];
+	struct resolved res;
+
+	if (e->used && e->ip == ip && e->serial == t->maps->serial && e->gen == t->maps->gen &&
+	    e->mode == mode) {
+		*printed = e->printed;
+		return e->frame;
+	}
+	resolve(r, t, mode, ip, false, &res);
+	uint32_t frame = intern_resolved(r, &res, err);
+	if (frame == PL_NOID)
+		return PL_NOID;
+	/* The kernel map may change under the same user address space. */
+	if (mode != MISC_KERNEL)
+		*e = (struct frame_entry){ip, t->maps->serial, t->maps->gen, mode, 1, frame, res.printed};
+	*printed = res.printed;
+	return frame;
+}
+
+/* thread__resolve_callchain_sample, callee order: the frames leaf first. */
+static enum pl_err walk_chain(struct reader *r, struct thread *t, const struct pd_sample *s,
+			      size_t *n, struct pl_error *err)
+{
+	uint8_t mode = MISC_USER;
+	size_t real = 0;
+
+	*n = 0;
+	for (uint64_t i = 0; i < s->nchain && real < MAX_STACK; i++) {
+		uint64_t ip = pd_u64(&r->f, s->chain + 8 * i);
+		if (ip >= CTX_MAX) {
+			if (ip == CTX_HV)
+				mode = MISC_HV;
+			else if (ip == CTX_KERNEL)
+				mode = MISC_KERNEL;
+			else if (ip == CTX_USER)
+				mode = MISC_USER;
+			else {
+				*n = 0;   /* perf drops a chain with an unknown context */
+				return PL_OK;
+			}
+			continue;
+		}
+		real++;
+		if (*n >= r->p->limits.max_depth)
+			return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
+				       "a stack is deeper than %u frames", r->p->limits.max_depth);
+		grow_frames(r, *n + 1);
+		uint32_t fr = chain_frame(r, t, mode, ip, &r->pcs[*n], err);
+		if (fr == PL_NOID)
+			return err->code;
+		r->frames[(*n)++] = fr;
+	}
+	return PL_OK;
+}
+
+static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t size,
+				 struct pl_error *err)
+{
+	struct pl_profile *p = r->p;
+	struct pd_sample s;
+	const char *why;
+	size_t n = 0;
+	enum pl_err rc;
+
+	if (!pd_parse_sample(&r->f, rec, size, &s, &why)) {
+		r->samples_skipped++;
+		p->records_malformed++;
+		pl_note_malformed(p, r->f.counts.records, why, (const char *)rec, size < 160 ? size : 160);
+		return PL_OK;
+	}
+	if (s.cpumode == MISC_GUEST_KERNEL || s.cpumode == MISC_GUEST_USER) {
+		unsupported(r, "guest samples%s", NULL);
+		return PL_OK;
+	}
+	struct thread *t = thread_findnew(r, s.pid, s.tid);
+	if (!t)
+		return pl_fail(err, PL_ERR_LIMIT, "analyze a shorter capture", "more than %u threads",
+			       MAX_THREADS);
+	/* The header: comm, thread, event, as start_record interns them. */
+	uint32_t comm = pl_intern_str(p, t->comm, strlen(t->comm));
+	uint32_t thread = pl_intern_thread(p, s.pid, s.tid, comm);
+	uint32_t *ev = &r->event_ids[s.attr_index];
+	uint32_t event = pl_intern_event(p, r->event_names[s.attr_index],
+					 strlen(r->event_names[s.attr_index]));
+	*ev = event + 1;
+	uint64_t period = s.has_period ? s.period : 1;
+	bool chain = s.attr->sample_type & PD_S_CALLCHAIN;
+	if (chain) {
+		if ((rc = walk_chain(r, t, &s, &n, err)))
+			return rc;
+	} else {
+		struct resolved res;
+		uint8_t mode = s.cpumode;
+		resolve(r, t, mode, s.ip, true, &res);
+		/* thread__find_map_fb: the other mode by address when none. */
+		if (!res.d && (mode == MISC_USER || mode == MISC_KERNEL)) {
+			uint64_t kstart = r->kmap.dso ? r->kmap.start : 1ull << 63;
+			uint8_t other = s.ip >= kstart ? MISC_KERNEL : MISC_USER;
+			if (other != mode)
+				resolve(r, t, other, s.ip, true, &res);
+		}
+		grow_frames(r, 1);
+		uint32_t fr = intern_resolved(r, &res, err);
+		if (fr == PL_NOID)
+			return err->code;
+		r->frames[0] = fr;
+		r->pcs[0] = res.printed;
+		n = 1;
+	}
+	grow_frames(r, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		r->rev[i] = r->frames[n - 1 - i];
+		r->rev_pcs[i] = r->pcs[n - 1 - i];
+	}
+	uint32_t stack = pl_intern_stack(p, thread, r->rev, (uint32_t)n, err);
+	if (stack == PL_NOID)
+		return err->code;
+	pl_add_weight(p, stack, event, 1, period, s.has_period);
+	if (p->nmappings)
+		pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);
+	p->records_parsed++;
+	r->samples++;
+	/* Without a callchain perf prints no blank line after a sample: the
+	 * last one ends the text unterminated (a tail, profile.h). */
+	r->have_last = true;
+	r->last_tail = !chain;
+	r->last_stack = stack;
+	r->last_event = event;
+	r->last_period = period;
+	if (p->records_parsed > p->limits.max_records)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-records, or record a shorter capture",
+			       "more than %llu records", (unsigned long long)p->limits.max_records);
+	return PL_OK;
+}
+
+static enum pl_err on_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
+			     struct pl_error *err)
+{
+	struct reader *r = arg;
+	uint32_t type = pd_u32(&r->f, rec);
+
+	(void)time;
+	if (r->unsupported)
+		return PL_ERR_UNSUPPORTED;
+	switch (type) {
+	case PD_SAMPLE: return sample_record(r, rec, size, err);
+	case PD_COMM: comm_record(r, rec, size); break;
+	case PD_FORK: fork_record(r, rec, size); break;
+	case PD_MMAP: mmap_record(r, rec, size, false); break;
+	case PD_MMAP2: mmap_record(r, rec, size, true); break;
+	case PD_AUX: case PD_ITRACE_START: case PD_AUXTRACE: case PD_AUXTRACE_INFO:
+		unsupported(r, "AUX area tracing records%s", NULL);
+		break;
+	case PD_HEADER_TRACING_DATA:
+		unsupported(r, "tracepoint data%s", NULL);
+		break;
+	case PD_HEADER_ATTR:
+		/* pipe mode: events arrive as records. */
+		break;
+	default: break;
+	}
+	return r->unsupported ? PL_ERR_UNSUPPORTED : PL_OK;
+}
+
+/* ------------------------------------------------------------ events */
+
+static const char *const sample_bits[] = {
+	"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
+	"BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
+	"REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
+};
+
+/* The attr text perf evlist -v prints, as far as pl_note_event_attr reads it. */
+static void note_attrs(struct reader *r)
+{
+	for (size_t i = 0; i < r->f.nattrs; i++) {
+		const struct pd_attr *a = &r->f.attrs[i];
+		struct pl_buf b = {0};
+		if (!r->event_ids[i])
+			continue;
+		pl_buf_adds(&b, "type: , sample_type: ");
+		for (size_t k = 0; k < PL_ARRAY_LEN(sample_bits); k++)
+			if (a->sample_type & (1ull << k)) {
+				pl_buf_adds(&b, sample_bits[k]);
+				pl_buf_addc(&b, '|');
+			}
+		if (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)
+			pl_buf_adds(&b, ", exclude_callchain_user: 1");
+		const char *name = r->event_names[i];
+		pl_note_event_attr(r->p, name, strlen(name), b.data ? b.data : "", b.len);
+		pl_buf_release(&b);
+	}
+}
+
+/* What only perf reproduces, decided from the attributes. */
+static bool attrs_supported(struct reader *r)
+{
+	char buf[256];
+
+	r->event_ids = pl_xcalloc(r->f.nattrs + 1, sizeof(uint32_t));
+	r->event_names = pl_xcalloc(r->f.nattrs + 1, sizeof(char *));
+	for (size_t i = 0; i < r->f.nattrs; i++) {
+		const struct pd_attr *a = &r->f.attrs[i];
+		const char *name = pd_event_name(a, buf, sizeof(buf));
+		if (a->type == 2) {
+			unsupported(r, "tracepoint events (%s): their fields need perf's format parser",
+				    name ? name : "?");
+			return false;
+		}
+		if (!name) {
+			snprintf(buf, sizeof(buf), "type %u", a->type);
+			unsupported(r, "an event perf names from its PMU (%s)", buf);
+			return false;
+		}
+		if (a->sample_type & ~PD_S_KNOWN) {
+			unsupported(r, "unknown sample_type bits in event %s", name);
+			return false;
+		}
+		if ((a->sample_type & (PD_S_STACK_USER | PD_S_REGS_USER)) ||
+		    (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)) {
+			unsupported(r, "DWARF callchains (--call-graph dwarf) in event %s: perf unwinds them", name);
+			return false;
+		}
+		if (a->sample_type & PD_S_BRANCH_STACK) {
+			unsupported(r, "branch stacks (LBR) in event %s", name);
+			return false;
+		}
+		if (a->sample_type & PD_S_READ) {
+			unsupported(r, "sample-read (group) values in event %s", name);
+			return false;
+		}
+		if (!(a->sample_type & PD_S_IP) || !(a->sample_type & PD_S_TID)) {
+			unsupported(r, "samples without IP or TID in event %s", name);
+			return false;
+		}
+		r->event_names[i] = pl_xstrdup(name);
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static void reader_release(struct reader *r)
+{
+	for (size_t i = 0; i < r->nall; i++) {
+		maps_put(r->all[i]->maps);
+		free(r->all[i]->comm);
+		free(r->all[i]);
+	}
+	free(r->all);
+	free(r->tab);
+	for (size_t i = 0; i < r->ndsos; i++) {
+		pd_symtab_release(&r->dsos[i]->syms);
+		free(r->dsos[i]->name);
+		free(r->dsos[i]);
+	}
+	free(r->dsos);
+	for (size_t i = 0; r->event_names && i < r->f.nattrs; i++)
+		free(r->event_names[i]);
+	free(r->event_names);
+	free(r->event_ids);
+	free(r->frames);
+	free(r->rev);
+	free(r->pcs);
+	free(r->rev_pcs);
+	free(r->cache);
+	free(r->kernel_note);
+	pd_release(&r->f);
+}
+
+/* Build-ids as perf buildid-list gives them: the recorded table, else
+ * those the MMAP2 records carried. */
+static void note_build_ids(struct reader *r)
+{
+	struct pl_profile *p = r->p;
+
+	for (size_t i = 0; i < r->f.nbuild_ids && p->nbuild_ids < PL_MAX_BUILD_IDS; i++) {
+		const struct pd_build_id *b = &r->f.build_ids[i];
+		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
+		struct pl_build_id *o = &p->build_ids[p->nbuild_ids++];
+		o->dso = pl_intern_str(p, b->filename, strlen(b->filename));
+		snprintf(o->hex, sizeof(o->hex), "%s", b->hex);
+	}
+	if (r->f.nbuild_ids)
+		return;
+	for (size_t i = 0; i < r->ndsos && p->nbuild_ids < PL_MAX_BUILD_IDS; i++) {
+		const struct dso *d = r->dsos[i];
+		if (!d->build_id[0] || d->name_id == PL_NOID)
+			continue;
+		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
+		struct pl_build_id *o = &p->build_ids[p->nbuild_ids++];
+		o->dso = d->name_id;
+		snprintf(o->hex, sizeof(o->hex), "%s", d->build_id);
+	}
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? pl_xstrdup(s) : NULL;
+}
+
+static struct pl_perf_data_info *info_of(struct reader *r)
+{
+	struct pl_perf_data_info *i = pl_xcalloc(1, sizeof(*i));
+	const struct pd_counts *c = &r->f.counts;
+	struct pl_buf ev = {0};
+
+	i->pipe = r->f.pipe;
+	i->swapped = r->f.swap;
+	i->compressed = c->by_type[PD_COMPRESSED] + c->by_type[PD_COMPRESSED2] > 0;
+	i->records = c->records;
+	i->samples = r->samples;
+	i->samples_skipped = r->samples_skipped + c->unknown_id;
+	i->unknown_records = c->unknown_types;
+	i->lost_records = c->lost_records;
+	i->lost = c->lost;
+	i->lost_samples = c->lost_samples;
+	i->out_of_order = c->out_of_order;
+	i->compressed_bytes = c->compressed_bytes;
+	i->decompressed_bytes = c->decompressed_bytes;
+	i->hostname = dup_or_null(r->f.hostname);
+	i->osrelease = dup_or_null(r->f.osrelease);
+	i->arch = dup_or_null(r->f.arch);
+	i->cpudesc = dup_or_null(r->f.cpudesc);
+	i->cmdline = dup_or_null(r->f.cmdline);
+	i->perf_version = dup_or_null(r->f.version);
+	i->nrcpus_online = r->f.nrcpus_online;
+	i->nrcpus_avail = r->f.nrcpus_avail;
+	i->kernel_symbols = dup_or_null(r->kernel_note ? r->kernel_note : "no kernel frames");
+	for (size_t k = 0; k < r->f.nattrs; k++) {
+		if (!r->event_names || !r->event_names[k])
+			continue;
+		if (ev.len)
+			pl_buf_adds(&ev, ", ");
+		pl_buf_adds(&ev, r->event_names[k]);
+	}
+	pl_buf_add(&ev, "", 1);
+	i->events = ev.data;
+	return i;
+}
+
+/* Empty the profile again, keeping its limits and settings. */
+static void reset_profile(struct pl_profile *p)
+{
+	struct pl_limits lim = p->limits;
+	bool keep = p->keep_addrs;
+
+	pl_profile_release(p);
+	pl_profile_init(p, &lim);
+	p->keep_addrs = keep;
+}
+
+static enum pl_err pipe_prepare(struct reader *r)
+{
+	if (r->event_names || r->f.nattrs == 0)
+		return PL_OK;
+	return attrs_supported(r) ? PL_OK : PL_ERR_UNSUPPORTED;
+}
+
+static enum pl_err on_record_pipe(void *arg, const uint8_t *rec, size_t size, uint64_t time,
+				  struct pl_error *err)
+{
+	struct reader *r = arg;
+
+	if (pd_u32(&r->f, rec) == PD_SAMPLE && pipe_prepare(r))
+		return PL_ERR_UNSUPPORTED;
+	return on_record(arg, rec, size, time, err);
+}
+
+enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, const char *name,
+			  char *why, size_t cap, struct pl_error *err)
+{
+	struct reader r;
+	enum pl_err rc;
+
+	(void)name;
+	memset(&r, 0, sizeof(r));
+	r.p = p;
+	r.kallsyms_path = "/nonexistent/kallsyms";
+	r.notes_path = "/nonexistent/notes";
+	r.why = why;
+	r.why_cap = cap;
+	why[0] = '\0';
+	if ((rc = pd_open(&r.f, data, n, err))) {
+		reader_release(&r);
+		return rc;
+	}
+	r.cache = pl_xcalloc(FRAME_CACHE, sizeof(*r.cache));
+	if (!r.f.pipe && !attrs_supported(&r)) {
+		reader_release(&r);
+		return PL_ERR_UNSUPPORTED;
+	}
+	rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
+	if (r.unsupported)
+		rc = PL_ERR_UNSUPPORTED;
+	reader_release(&r);
+	return rc;
+}
+
+enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
+			    const char *notes, char *why, size_t cap, struct pl_error *err)
+{
+	struct reader r;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *map = MAP_FAILED;
+	enum pl_err rc;
+
+	why[0] = '\0';
+	if (fd < 0)
+		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", PL_ESC_MSG(path),
+			       strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(why, cap, "not a regular file");
+		return PL_ERR_UNSUPPORTED;
+	}
+	if ((uint64_t)st.st_size > p->limits.max_input_bytes) {
+		close(fd);
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes", "'%s' is larger than %llu bytes",
+			       PL_ESC_MSG(path), (unsigned long long)p->limits.max_input_bytes);
+	}
+	if (st.st_size > 0)
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot map '%s': %s", PL_ESC_MSG(path),
+			       st.st_size ? strerror(errno) : "empty file");
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	memset(&r, 0, sizeof(r));
+	r.p = p;
+	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
+	r.notes_path = notes ? notes : "/sys/kernel/notes";
+	r.why = why;
+	r.why_cap = cap;
+	rc = pd_open(&r.f, map, (size_t)st.st_size, err);
+	if (rc == PL_OK) {
+		r.cache = pl_xcalloc(FRAME_CACHE, sizeof(*r.cache));
+		if (!r.f.pipe && !attrs_supported(&r))
+			rc = PL_ERR_UNSUPPORTED;
+	}
+	if (rc == PL_OK)
+		rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
+	if (r.unsupported)
+		rc = PL_ERR_UNSUPPORTED;
+	if (rc == PL_OK && r.f.pipe && pipe_prepare(&r))
+		rc = PL_ERR_UNSUPPORTED;
+	if (rc == PL_OK && r.f.nattrs == 0)
+		rc = pl_fail(err, PL_ERR_MALFORMED, "check that the recording is complete",
+			     "malformed perf.data: no event attributes in '%s'", PL_ESC_MSG(path));
+	if (rc == PL_OK) {
+		if (r.have_last && r.last_tail) {
+			PL_GROW(p->tails, p->tails_cap, p->ntails + 1);
+			p->tails[p->ntails++] = (struct pl_tail){(uint32_t)r.last_stack,
+								 (uint32_t)r.last_event, r.last_period};
+		}
+		note_attrs(&r);
+		note_build_ids(&r);
+		PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
+		struct pl_source *src = &p->sources[p->nsources++];
+		memset(src, 0, sizeof(*src));
+		src->path = pl_xstrdup(path);
+		src->size = (uint64_t)st.st_size;
+		src->text_bytes = r.f.data_size + r.f.counts.decompressed_bytes;
+		struct pl_sha256 sha;
+		unsigned char digest[PL_SHA256_SIZE];
+		pl_sha256_init(&sha);
+		pl_sha256_update(&sha, map, (size_t)st.st_size);
+		pl_sha256_final(&sha, digest);
+		pl_hex(digest, sizeof(digest), src->sha256);
+		src->format = PL_FMT_PERF_DATA;
+		src->codec = "none";
+		src->records = p->records_parsed;
+		src->reader = "native";
+		src->perf_data = info_of(&r);
+	}
+	reader_release(&r);
+	munmap(map, (size_t)st.st_size);
+	if (rc == PL_ERR_UNSUPPORTED) {
+		if (!why[0])
+			snprintf(why, cap, "%s", err->text[0] ? err->text : "unsupported");
+		reset_profile(p);
+	}
+	return rc;
+}
+
+static enum pl_err count_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
+				struct pl_error *err)
+{
+	uint64_t *c = arg;
+
+	(void)size;
+	(void)time;
+	(void)err;
+	c[0]++;
+	if (rec[0] == PD_SAMPLE && rec[1] == 0 && rec[2] == 0 && rec[3] == 0)
+		c[1]++;
+	return PL_OK;
+}
+
+enum pl_err pd_walk_image(const void *data, size_t n, uint64_t *records, uint64_t *samples,
+			  struct pl_error *err)
+{
+	struct pd_file f;
+	uint64_t c[2] = {0, 0};
+	enum pl_err rc = pd_open(&f, data, n, err);
+
+	if (rc == PL_OK)
+		rc = pd_walk(&f, count_record, c, err);
+	pd_release(&f);
+	*records = c[0];
+	*samples = c[1];
+	return rc;
+}

@@ -1,0 +1,50 @@
+/* pdread.h - perf.data read natively into a profile, exactly as the
+ * `perf script` text path would have it.
+ *
+ * The reader replays what perf 6.1's `perf script` does for the fields
+ * collectors/perf_data.c asks of it (comm, pid, tid, time, event,
+ * period, ip, sym, symoff, dso, with --show-mmap-events and
+ * --no-inline): threads and their maps from COMM, FORK, MMAP and MMAP2
+ * records in perf's delivery order, each callchain walked with its
+ * context markers, each address turned into the symbol, DSO and printed
+ * address perf would show (pdsyms.h), and the profile filled through the
+ * same calls the perf script parser makes.  So the same file gives the
+ * same profile either way.
+ *
+ * What it does not reproduce, it refuses with PL_ERR_UNSUPPORTED and the
+ * reason in `why` (the caller then runs perf script): tracepoints,
+ * DWARF callchains, branch stacks (LBR), sample-read groups, guest
+ * samples, kernel modules, JIT map files, AUX tracing, events it cannot
+ * name.  Kernel names come from kallsyms only when the recording's
+ * kernel build-id is the running kernel's (or, with none recorded, when
+ * its release and _text address are); otherwise kernel frames stay
+ * [unknown] and the provenance says why.
+ */
+#ifndef PD_READ_H
+#define PD_READ_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "profile/parse.h"
+
+/* Read `path` into `p` (empty, limits and keep_addrs set).  On
+ * PL_ERR_UNSUPPORTED `p` is left empty again (same limits) and `why`
+ * (cap bytes) says what the native reader does not support.  `kallsyms`
+ * is the kallsyms file to use (NULL: /proc/kallsyms); `notes` the file of
+ * the running kernel's build-id (NULL: /sys/kernel/notes). */
+enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
+			    const char *notes, char *why, size_t cap, struct pl_error *err);
+
+/* Walk the records of a perf.data image in memory and count them (no
+ * symbols, no profile): the floor the benchmark compares against, and
+ * what the fuzz harness drives.  Returns the walk's result. */
+enum pl_err pd_walk_image(const void *data, size_t n, uint64_t *records, uint64_t *samples,
+			  struct pl_error *err);
+
+/* The same reading over an image in memory (the fuzz harness): no
+ * provenance hash, no files but what the recording names. */
+enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, const char *name,
+			  char *why, size_t cap, struct pl_error *err);
+
+#endif
