@@ -22,6 +22,10 @@ const char *const pl_perf_reads[] = {
 	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug", NULL,
 };
 
+const char *const pl_perf_data_reads[] = {
+	"/usr", "/lib", "/lib64", "/sys/kernel/notes", NULL,
+};
+
 const char *const pl_perf_collection_reads[] = {
 	"/proc", "/sys/kernel/tracing", "/sys/kernel/debug", NULL,
 };

@@ -8,8 +8,8 @@
  *                        pl_perf_default_paths
  *   --perf-timeout S     seconds one perf run may take (default 50)
  *
- * and a server whose workers run perf takes a copy of /proc/kallsyms
- * before they drop CAP_SYSLOG.  Strings are kept for the process
+ * and a sandboxed server takes a copy of /proc/kallsyms before its
+ * workers drop CAP_SYSLOG (perf and the native perf.data reader use it).  Strings are kept for the process
  * lifetime; a worker inherits them by fork.
  */
 #ifndef PL_PERFCFG_H
@@ -53,6 +53,10 @@ void pl_perf_cfg_remove_kallsyms(const struct pl_perf_cfg *c);
  * perf record -a, perf sched and tracepoints read on top; NULL-ended.  A
  * confined worker that runs perf gets the ones that exist. */
 extern const char *const pl_perf_reads[];
+/* What the native perf.data reader reads besides the profile (the
+ * modules the recording names, the running kernel's build-id; the
+ * kallsyms copy is added apart), with or without perf. */
+extern const char *const pl_perf_data_reads[];
 extern const char *const pl_perf_collection_reads[];
 
 #endif

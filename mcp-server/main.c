@@ -330,8 +330,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	/* Workers lose CAP_SYSLOG, and with it the kernel's symbol addresses:
-	 * perf gets a copy taken now. */
-	if (o->cfg.ctx.allow_process_execution && !o->cfg.no_sandbox)
+	 * perf and the native perf.data reader get a copy taken now. */
+	if (!o->cfg.no_sandbox)
 		pl_perf_cfg_snapshot_kallsyms(&o->cfg.ctx.perf);
 	/* Once the options are final (workers inherit them, see worker.h),
 	 * and before the transport starts: the zygote, and so every worker,

@@ -3,7 +3,9 @@
  * Every worker reads the allowed roots, the artifact root and the files
  * the operator named for symbols; writes the artifact root only with
  * --allow-writes.  A tool whose row says it runs perf also gets perf and
- * what perf reads (with --allow-process-execution); one that may use the
+ * what perf reads (with --allow-process-execution), or else what the
+ * native perf.data reader reads (system modules, the kernel's build-id),
+ * and the server's kallsyms copy either way; one that may use the
  * network gets it when a debuginfod server is configured; a collection
  * tool (with --allow-collection) gets perf events, the program its
  * exec_arg names (the capabilities probe: this binary, its known-depth
@@ -91,9 +93,12 @@ void mcp_policy_for(const struct mcp_config *cfg, const struct tool_def *t, json
 	if ((t->needs & TOOL_RUNS_PERF) && ctx->allow_process_execution && ctx->perf.path) {
 		pol->exec_path = ctx->perf.path;
 		n = add_existing(pl_perf_reads, p->reads, n);
-		if (ctx->perf.kallsyms_path && n < MCP_POLICY_MAX_READS)
-			p->reads[n++] = ctx->perf.kallsyms_path;
+	} else if (t->needs & TOOL_RUNS_PERF) {
+		/* The native perf.data reader: no process, only reads. */
+		n = add_existing(pl_perf_data_reads, p->reads, n);
 	}
+	if ((t->needs & TOOL_RUNS_PERF) && ctx->perf.kallsyms_path && n < MCP_POLICY_MAX_READS)
+		p->reads[n++] = ctx->perf.kallsyms_path;
 	pol->allow_network = (t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls;
 	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;
 	pol->max_address_space = cfg->worker_memory;

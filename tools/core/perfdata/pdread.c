@@ -197,12 +197,12 @@ static void load_kernel(struct reader *r, struct dso *d)
 	char *ks = slurp(r->kallsyms_path, 256u << 20, &nk);
 	bool have_text = ks && pd_kallsyms_addr(ks, nk, "_text", &text) && text != 0;
 	if (!ks || !have_text) {
-		snprintf(note, sizeof(note), "unresolved: cannot read kernel symbol addresses from %s",
-			 r->kallsyms_path);
+		snprintf(note, sizeof(note), "unresolved: no kernel symbol addresses could be read "
+			 "(kallsyms missing, or addresses hidden by kptr_restrict)");
 	} else if (d->build_id[0] && running[0] && strcmp(d->build_id, running) == 0) {
 		pd_symtab_load_kallsyms(&d->syms, ks, nk, r->kref ? text - r->kref : 0);
-		snprintf(note, sizeof(note), "kallsyms (%s): recorded kernel build-id %s is the running kernel's",
-			 r->kallsyms_path, d->build_id);
+		snprintf(note, sizeof(note), "kallsyms: the recorded kernel build-id %s is the running kernel's",
+			 d->build_id);
 	} else if (d->build_id[0]) {
 		snprintf(note, sizeof(note),
 			 "unresolved: the recorded kernel build-id %s is not the running kernel's (%s)",
@@ -211,8 +211,8 @@ static void load_kernel(struct reader *r, struct dso *d)
 		   r->kref == text) {
 		pd_symtab_load_kallsyms(&d->syms, ks, nk, 0);
 		snprintf(note, sizeof(note),
-			 "kallsyms (%s): no kernel build-id recorded; release %s and _text address match",
-			 r->kallsyms_path, u.release);
+			 "kallsyms: no kernel build-id recorded; the release (%s) and the _text address are "
+			 "the running kernel's", u.release);
 	} else {
 		snprintf(note, sizeof(note),
 			 "unresolved: no kernel build-id recorded, and the release or _text address differ "

@@ -71,6 +71,32 @@ static json_t *stat_block_json(const struct pl_stat_block *b)
 		"lines_skipped", (json_int_t)b->lines_skipped);
 }
 
+/* What the native perf.data reader saw; strings from the file are
+ * outside bytes (pl_json_bytes). */
+static json_t *perf_data_json(const struct pl_perf_data_info *i)
+{
+	json_t *o = json_pack("{s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"pipe", i->pipe, "byte_swapped", i->swapped, "compressed", i->compressed,
+		"records", (json_int_t)i->records, "samples", (json_int_t)i->samples,
+		"samples_skipped", (json_int_t)i->samples_skipped,
+		"unknown_records", (json_int_t)i->unknown_records,
+		"lost_records", (json_int_t)i->lost_records, "lost", (json_int_t)i->lost,
+		"lost_samples", (json_int_t)i->lost_samples, "out_of_order", (json_int_t)i->out_of_order,
+		"compressed_bytes", (json_int_t)i->compressed_bytes,
+		"decompressed_bytes", (json_int_t)i->decompressed_bytes,
+		"nrcpus_online", (json_int_t)i->nrcpus_online,
+		"nrcpus_available", (json_int_t)i->nrcpus_avail);
+	const struct { const char *key, *val; } strs[] = {
+		{"hostname", i->hostname}, {"osrelease", i->osrelease}, {"arch", i->arch},
+		{"cpudesc", i->cpudesc}, {"cmdline", i->cmdline}, {"perf_version", i->perf_version},
+		{"kernel_symbols", i->kernel_symbols}, {"events", i->events},
+	};
+	for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
+		if (strs[k].val)
+			json_object_set_new(o, strs[k].key, pl_json_bytes(strs[k].val));
+	return o;
+}
+
 /* Paths, commands and lines of the input are outside bytes: each goes
  * in the escaped form (pl_json_bytes), so an input whose name is not
  * UTF-8 is listed, never left out. */
@@ -87,6 +113,12 @@ static json_t *provenance_json(const struct pl_profile *p)
 			"lines", (json_int_t)s->lines, "records", (json_int_t)s->records);
 		if (s->converted_by)
 			json_object_set_new(in, "converted_by", pl_json_bytes(s->converted_by));
+		if (s->reader)
+			json_object_set_new(in, "reader", json_string(s->reader));
+		if (s->reader_reason)
+			json_object_set_new(in, "reader_reason", pl_json_bytes(s->reader_reason));
+		if (s->perf_data)
+			json_object_set_new(in, "perf_data", perf_data_json(s->perf_data));
 		json_array_append_new(inputs, in);
 	}
 	for (size_t i = 0; i < p->npreviews; i++)

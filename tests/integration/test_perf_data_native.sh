@@ -1,0 +1,216 @@
+# test_perf_data_native.sh - the native perf.data reader against perf.
+#
+# Real recordings made here (cpu-clock, as root): frame-pointer stacks,
+# two events at once, pipe mode (perf record -o -), zstd (-z),
+# --buildid-mmap and no callchain.  Oracles: the perf script text path
+# (PERFLENS_PERF_DATA_READER=perf-script runs it on the same file): the
+# folded output of every event is byte-identical, and so are the summary
+# and the stack table but for provenance; perf report --stdio agrees on
+# every symbol's self and children share (compare_perf_report.py).  A
+# DWARF recording goes to perf script, and the provenance says why.  Bad
+# files (truncated, sizes past the end, a zero-size record) are clear
+# errors, never crashes.  The MCP server started without
+# --allow-process-execution analyzes a perf.data in its worker, then
+# list_hotspots answers from it.
+. tests/integration/lib.sh
+name="perf.data native"
+here="$REPO/tests/integration"
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+mkdir -p "$WORK/art"
+for w in fib libc_strings; do
+	gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/$w" "$REPO/tests/workloads/$w.c" 2>>"$WORK/err" ||
+		notok "$name: cannot build $w: $(oneline "$WORK/err")"
+done
+
+# record NAME PERF-RECORD-ARGS... -- CMD: perf record into $WORK/NAME.data.
+record() {
+	n=$1
+	shift
+	perf record -N "$@" >/dev/null 2>"$WORK/$n.rec.err"
+}
+record fp -e cpu-clock -F 999 -g -o "$WORK/fp.data" -- "$WORK/fib" &&
+record multi -e cpu-clock,task-clock -F 999 -g -o "$WORK/multi.data" -- "$WORK/libc_strings" &&
+record z -e cpu-clock -F 999 -g -z -o "$WORK/z.data" -- "$WORK/libc_strings" &&
+record bid -e cpu-clock -F 999 -g --buildid-mmap -o "$WORK/bid.data" -- "$WORK/libc_strings" &&
+record nog -e cpu-clock -F 999 -o "$WORK/nog.data" -- "$WORK/fib" &&
+perf record -N -e cpu-clock -F 999 -g -o - -- "$WORK/fib" 2>"$WORK/pipe.rec.err" >"$WORK/pipe.data"
+if [ $? -ne 0 ]; then
+	notok "$name: recording failed: $(cat "$WORK"/*.rec.err | oneline /dev/stdin)"
+	exit 0
+fi
+
+# analyze READER FILE: the summary path of one analysis.
+analyze() {
+	PERFLENS_PERF_DATA_READER=$1 "$PERFLENS" analyze --path "$2" --artifact-root "$WORK/art" \
+		2>>"$WORK/err" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["artifact"]["summary_path"])'
+}
+events_of() { /usr/bin/python3 -c 'import json,sys; print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))["events"]))' "$1"; }
+id_of() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$1"; }
+# Everything but the provenance, and the stack tables, byte for byte.
+same_but_provenance() {
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    for k in ("provenance", "id", "stacks_file"):
+        d.pop(k, None)
+keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+if keys:
+    print("summaries differ in", keys); sys.exit(1)
+if open(sys.argv[1][:-5] + ".stacks.json").read() != open(sys.argv[2][:-5] + ".stacks.json").read():
+    print("stack tables differ"); sys.exit(1)
+EOF
+}
+
+for f in fp multi pipe z bid nog; do
+	data="$WORK/$f.data"
+	nat=$(analyze native "$data") txt=$(analyze perf-script "$data")
+	if [ -z "$nat" ] || [ -z "$txt" ]; then
+		notok "$name $f: analyze failed: $(oneline "$WORK/err")"
+		continue
+	fi
+	reader="$(jget "$nat" provenance.inputs.0.reader) $(jget "$txt" provenance.inputs.0.reader)"
+	if [ "$reader" = "native perf script" ]; then
+		ok "$name $f: provenance names the reader (native; perf script when asked)"
+	else
+		notok "$name $f: readers are '$reader'"
+	fi
+	nid=$(id_of "$nat") tid=$(id_of "$txt") evs=$(events_of "$txt")
+	same=1 lines=0
+	for ev in $evs; do
+		"$PERFLENS" export --analysis-id "$nid" --event "$ev" --format folded --output - \
+			--artifact-root "$WORK/art" >"$WORK/n.folded" 2>>"$WORK/err"
+		"$PERFLENS" export --analysis-id "$tid" --event "$ev" --format folded --output - \
+			--artifact-root "$WORK/art" >"$WORK/t.folded" 2>>"$WORK/err"
+		if [ -s "$WORK/t.folded" ] && cmp -s "$WORK/n.folded" "$WORK/t.folded"; then
+			lines=$((lines + $(wc -l <"$WORK/t.folded")))
+		else
+			same=0
+			notok "$name $f $ev: folded output differs: $(diff "$WORK/n.folded" "$WORK/t.folded" | head -4 | oneline /dev/stdin)"
+		fi
+	done
+	[ $same = 1 ] && ok "$name $f: folded output byte-identical to the perf script path ($evs; $lines lines)"
+	if out=$(same_but_provenance "$nat" "$txt"); then
+		ok "$name $f: summary and stack table equal the perf script path's but for provenance"
+	else
+		notok "$name $f: $out"
+	fi
+	perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0 >"$WORK/self.all" 2>/dev/null
+	perf report -i "$data" --stdio --children --sort sym -g none --percent-limit 0 >"$WORK/children.all" 2>/dev/null
+	for ev in $evs; do
+		# One event's section of perf report's output.
+		section() { awk -v ev="$ev" '/^# Samples: /{on = index($0, "of event '"'"'" ev "'"'"'") > 0} on' "$1"; }
+		section "$WORK/self.all" >"$WORK/self"
+		section "$WORK/children.all" >"$WORK/children"
+		# Without callchains (or in pipe mode, where perf report sets up
+		# before the events arrive) perf report has no children column.
+		if [ "$f" = nog ] || [ "$f" = pipe ]; then
+			cp "$WORK/self" "$WORK/children"
+		fi
+		if /usr/bin/python3 "$here/compare_perf_report.py" "$nat" "$WORK/self" "$WORK/children" \
+			--event "$ev" >"$WORK/cmp.out" 2>&1; then
+			ok "$name $f $ev: hotspots agree with perf report --stdio (0.1 points, every symbol >= 0.5%)"
+		elif { [ "$f" = nog ] || [ "$f" = pipe ]; } && ! grep -q "^self fail\|^totals fail" "$WORK/cmp.out"; then
+			ok "$name $f $ev: self shares and totals agree with perf report --stdio"
+		else
+			notok "$name $f $ev: differs from perf report: $(grep -v '^ok' "$WORK/cmp.out" | oneline /dev/stdin)"
+		fi
+	done
+done
+
+# Provenance of a compressed recording: what the reader saw.
+nat=$(analyze native "$WORK/z.data")
+if [ "$(jget "$nat" provenance.inputs.0.perf_data.compressed)" = True ] &&
+	[ "$(jget "$nat" provenance.inputs.0.perf_data.decompressed_bytes)" -gt 0 ] &&
+	[ -n "$(jget "$nat" provenance.inputs.0.perf_data.cmdline)" ]; then
+	ok "$name: a -z recording's provenance says compressed, the bytes it became, the perf command line"
+else
+	notok "$name: -z provenance: $(jget "$nat" provenance.inputs.0.perf_data)"
+fi
+if /usr/bin/python3 "$here/validate_json.py" "$REPO/schemas/analysis.schema.json" "$nat" >"$WORK/v.out" 2>&1; then
+	ok "$name: the native reader's summary validates against analysis.schema.json"
+else
+	notok "$name: schema: $(oneline "$WORK/v.out")"
+fi
+
+# DWARF callchains: perf unwinds them, so perf script reads the file, and
+# the provenance says why.
+if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/dwarf.data" -- "$WORK/fib" \
+	>/dev/null 2>"$WORK/err"; then
+	d=$(analyze "" "$WORK/dwarf.data")
+	why=$(jget "$d" provenance.inputs.0.reader_reason 2>/dev/null)
+	if [ "$(jget "$d" provenance.inputs.0.reader)" = "perf script" ] && case "$why" in *DWARF*) true ;; *) false ;; esac; then
+		ok "$name: a DWARF recording goes to perf script, and the provenance says why ($why)"
+	else
+		notok "$name: DWARF: reader $(jget "$d" provenance.inputs.0.reader 2>&1) reason '$why'"
+	fi
+else
+	notok "$name: cannot record DWARF: $(oneline "$WORK/err")"
+fi
+
+# Bad files: a clear error (exit 3, the file named as malformed), never a
+# crash.
+size=$(stat -c %s "$WORK/fp.data")
+head -c $((size / 2)) "$WORK/fp.data" >"$WORK/half.data"
+head -c 120 "$WORK/fp.data" >"$WORK/head.data"
+/usr/bin/python3 - "$WORK/fp.data" "$WORK/zero.data" "$WORK/pastend.data" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+data_off = struct.unpack_from("<Q", b, 40)[0]
+z = bytearray(b); struct.pack_into("<H", z, data_off + 6, 0)      # first record of size 0
+open(sys.argv[2], "wb").write(z)
+p = bytearray(b); struct.pack_into("<Q", p, 48, len(b) * 4)         # data size past the end
+open(sys.argv[3], "wb").write(p)
+EOF
+for bad in half head zero pastend; do
+	PERFLENS_PERF_DATA_READER=native "$PERFLENS" analyze --path "$WORK/$bad.data" --artifact-root "$WORK/art" \
+		>/dev/null 2>"$WORK/bad.err"
+	rc=$?
+	if [ $rc = 3 ] && grep -q "malformed perf.data" "$WORK/bad.err"; then
+		ok "$name: $bad file: exit 3, $(grep -o 'malformed perf.data[^"]*' "$WORK/bad.err" | head -1)"
+	else
+		notok "$name: $bad file: exit $rc: $(oneline "$WORK/bad.err")"
+	fi
+done
+
+# The MCP server without --allow-process-execution: the worker reads the
+# perf.data itself, and list_hotspots answers from the analysis.
+cli_top=$("$PERFLENS" hotspots --analysis-id "$(id_of "$(analyze native "$WORK/fp.data")")" --limit 1 \
+	--artifact-root "$WORK/art" 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["hotspots"][0]["symbol"])')
+cat >"$WORK/mcp.py" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *
+build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
+os.makedirs(work + "/mart", exist_ok=True)
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/mart", "--allow-writes"], "noexec")
+s.initialize()
+r = s.call("analyze_profile", {"path": os.path.join(work, "fp.data")}, timeout=60)["result"]
+sc = r.get("structuredContent") or {}
+check("perf.data native MCP: analyze_profile reads perf.data in a server without --allow-process-execution",
+      not r.get("isError") and sc.get("records", {}).get("parsed", 0) > 0, short(r))
+summary = json.load(open(sc["artifact"]["summary_path"])) if sc.get("artifact") else {}
+inp = (summary.get("provenance", {}).get("inputs") or [{}])[0]
+check("perf.data native MCP: the provenance says the native reader ran", inp.get("reader") == "native", short(inp))
+steps = [st for st in sc.get("next_steps", []) if st.get("tool") == "list_hotspots"]
+if check("perf.data native MCP: next_steps lead to list_hotspots", bool(steps), short(sc.get("next_steps"))):
+    h = s.call("list_hotspots", steps[0]["arguments"])["result"]
+    hs = (h.get("structuredContent") or {}).get("hotspots", [])
+    top = hs[0]["symbol"] if hs else None
+    check("perf.data native MCP: list_hotspots' top symbol is the CLI's (%s)" % os.environ["CLI_TOP"],
+          top == os.environ["CLI_TOP"], short(h))
+r = s.call("analyze_profile", {"path": os.path.join(work, "dwarf.data")}, timeout=60)["result"]
+text = r["content"][0]["text"]
+check("perf.data native MCP: a DWARF file without --allow-process-execution is refused, naming the flag and why",
+      r.get("isError") and "--allow-process-execution" in text and "DWARF" in text, short(text))
+s.close()
+EOF
+HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" CLI_TOP="$cli_top" /usr/bin/python3 "$WORK/mcp.py"
