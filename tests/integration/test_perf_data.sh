@@ -9,6 +9,9 @@
 # --perf-timeout with everything it started, leaving no process behind.
 . tests/integration/lib.sh
 name="perf.data"
+# This script tests the perf script path: the native reader, which would
+# read these files first, is tested against it in test_perf_data_native.sh.
+export PERFLENS_PERF_DATA_READER=perf-script
 here="$REPO/tests/integration"
 FIELDS=comm,pid,tid,time,event,period,trace,ip,sym,symoff,dso
 
