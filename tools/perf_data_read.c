@@ -30,6 +30,8 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 	if (force && strcmp(force, "perf-script") == 0) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");
 	} else {
+		/* With srcline every frame keeps its address, as perf_data.c does. */
+		p->keep_addrs = o->srcline;
 		rc = pd_read_profile(p, path, o->kallsyms, NULL, why, sizeof(why), err);
 		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))
 			return rc;

@@ -41,15 +41,12 @@ grep -q 'self, inclusive' "$WORK/err" && ok "enum error lists self, inclusive" |
 expect 2 "missing input file" -- analyze --input "$WORK/nope.txt"
 expect 2 "analysis id that does not exist" -- hotspots --analysis-id an-00000000000000000000
 printf 'PERFILE2\0\0\0\0' > "$WORK/perf.data"
-# The CLI reads perf.data through perf (test_perf_data.sh has real ones);
-# a truncated one gets perf's own complaint as an external-tool error.
-if [ -x /usr/bin/perf ] || [ -x /usr/local/bin/perf ] || [ -x /usr/sbin/perf ]; then
-	expect 6 "a truncated perf.data is perf's error, named as such" -- analyze --input "$WORK/perf.data"
-	grep -q "perf script" "$WORK/err" && ok "the perf.data error names perf script" ||
-		notok "the perf.data error: $(head -c 300 "$WORK/err")"
-else
-	expect 3 "perf.data without perf says how to get perf" -- analyze --input "$WORK/perf.data"
-fi
+# The CLI reads perf.data natively (test_perf_data_native.sh has real
+# ones): a truncated one is a malformed profile, named as such, with or
+# without perf.
+expect 3 "a truncated perf.data is a malformed profile, named as such" -- analyze --input "$WORK/perf.data"
+grep -q "malformed perf.data" "$WORK/err" && grep -qF "$WORK/perf.data" "$WORK/err" && ok "the perf.data error names the file and what is wrong" ||
+	notok "the perf.data error: $(head -c 300 "$WORK/err")"
 grep -q 'perf script' "$WORK/err" && ok "perf.data hint names perf script" || notok "perf.data hint"
 expect 4 "depth limit stops with exit 4" -- analyze --input "$peers/perf-java-stacks-01.txt" --max-depth 5
 expect 4 "unique-stack limit stops with exit 4" -- analyze --input "$peers/perf-vertx-stacks-01.txt" --max-stacks 10

@@ -91,8 +91,9 @@ case "$1" in script) kill -SYS $$ ;; esac
 exit 0
 EOF
 chmod +x "$WORK/bin/sysperf"
-"$PERFLENS" analyze --path "$WORK/cs.fp" --perf-path "$WORK/bin/sysperf" --artifact-root "$WORK/art" \
-	>/dev/null 2>"$WORK/sys.err"
+# (The perf script reader asked for: the native one would read the file.)
+PERFLENS_PERF_DATA_READER=perf-script "$PERFLENS" analyze --path "$WORK/cs.fp" --perf-path "$WORK/bin/sysperf" \
+	--artifact-root "$WORK/art" >/dev/null 2>"$WORK/sys.err"
 rc=$?
 if [ $rc -eq 6 ] && grep -q "killed by SIGSYS" "$WORK/sys.err" && grep -q "refused a system call" "$WORK/sys.err" &&
 	! grep -q "complete perf.data" "$WORK/sys.err"; then

@@ -694,7 +694,8 @@ static enum pl_err user_record(struct pd_file *f, const uint8_t *rec, size_t siz
 {
 	switch (pd_u32(f, rec)) {
 	case PD_HEADER_ATTR:
-		return pipe_attr(f, rec, size, off, err);
+		/* Only a pipe's events come as records; a file's are fixed. */
+		return f->pipe ? pipe_attr(f, rec, size, off, err) : PL_OK;
 	case PD_HEADER_FEATURE:
 		if (size >= 16)
 			feature(f, (unsigned)pd_u64(f, rec + 8) & 0xffff, rec + 16, size - 16);

@@ -105,6 +105,7 @@ struct reader {
 	char *why;                   /* fallback reason buffer */
 	size_t why_cap;
 	bool unsupported;
+	bool no_files;               /* an image in memory: no symbol files read */
 	/* threads: open addressing by tid */
 	struct thread **tab;
 	size_t tab_mask, nthreads;
@@ -125,6 +126,7 @@ struct reader {
 	size_t frames_cap;
 	struct frame_entry *cache;
 	uint32_t *event_ids;         /* per attr: profile event id + 1 */
+	size_t prepared;             /* attrs checked and named */
 	char **event_names;
 	uint64_t samples, samples_skipped;
 	uint64_t last_stack, last_event, last_period;
@@ -228,6 +230,8 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	if (d->loaded)
 		return &d->syms;
 	d->loaded = true;
+	if (r->no_files)
+		return &d->syms;
 	switch (d->kind) {
 	case DK_FILE: pd_symtab_load_elf(&d->syms, d->name, d->build_id); break;
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
@@ -726,9 +730,13 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	enum pl_err rc;
 
 	if (!pd_parse_sample(&r->f, rec, size, &s, &why)) {
+		/* Counted, and previewed as the record's first bytes in hex
+		 * ("line" is the record's number in delivery order). */
+		char hex[161];
+		size_t k = size < 64 ? size : 64;
 		r->samples_skipped++;
-		p->records_malformed++;
-		pl_note_malformed(p, r->f.counts.records, why, (const char *)rec, size < 160 ? size : 160);
+		pl_hex(rec, k, hex);
+		pl_note_malformed(p, r->f.counts.records, why, hex, 2 * k);
 		return PL_OK;
 	}
 	if (s.cpumode == MISC_GUEST_KERNEL || s.cpumode == MISC_GUEST_USER) {
@@ -836,7 +844,7 @@ static const char *const sample_bits[] = {
 /* The attr text perf evlist -v prints, as far as pl_note_event_attr reads it. */
 static void note_attrs(struct reader *r)
 {
-	for (size_t i = 0; i < r->f.nattrs; i++) {
+	for (size_t i = 0; i < r->prepared; i++) {
 		const struct pd_attr *a = &r->f.attrs[i];
 		struct pl_buf b = {0};
 		if (!r->event_ids[i])
@@ -862,6 +870,7 @@ static bool attrs_supported(struct reader *r)
 
 	r->event_ids = pl_xcalloc(r->f.nattrs + 1, sizeof(uint32_t));
 	r->event_names = pl_xcalloc(r->f.nattrs + 1, sizeof(char *));
+	r->prepared = r->f.nattrs;
 	for (size_t i = 0; i < r->f.nattrs; i++) {
 		const struct pd_attr *a = &r->f.attrs[i];
 		const char *name = pd_event_name(a, buf, sizeof(buf));
@@ -918,7 +927,7 @@ static void reader_release(struct reader *r)
 		free(r->dsos[i]);
 	}
 	free(r->dsos);
-	for (size_t i = 0; r->event_names && i < r->f.nattrs; i++)
+	for (size_t i = 0; r->event_names && i < r->prepared; i++)
 		free(r->event_names[i]);
 	free(r->event_names);
 	free(r->event_ids);
@@ -990,7 +999,7 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->nrcpus_online = r->f.nrcpus_online;
 	i->nrcpus_avail = r->f.nrcpus_avail;
 	i->kernel_symbols = dup_or_null(r->kernel_note ? r->kernel_note : "no kernel frames");
-	for (size_t k = 0; k < r->f.nattrs; k++) {
+	for (size_t k = 0; k < r->prepared; k++) {
 		if (!r->event_names || !r->event_names[k])
 			continue;
 		if (ev.len)
@@ -1015,6 +1024,10 @@ static void reset_profile(struct pl_profile *p)
 
 static enum pl_err pipe_prepare(struct reader *r)
 {
+	if (r->event_names && r->prepared != r->f.nattrs) {
+		unsupported(r, "a pipe whose events change after its first sample%s", NULL);
+		return PL_ERR_UNSUPPORTED;
+	}
 	if (r->event_names || r->f.nattrs == 0)
 		return PL_OK;
 	return attrs_supported(r) ? PL_OK : PL_ERR_UNSUPPORTED;
@@ -1037,10 +1050,10 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 	enum pl_err rc;
 
 	(void)name;
+	pl_error_clear(err);
 	memset(&r, 0, sizeof(r));
 	r.p = p;
-	r.kallsyms_path = "/nonexistent/kallsyms";
-	r.notes_path = "/nonexistent/notes";
+	r.no_files = true;
 	r.why = why;
 	r.why_cap = cap;
 	why[0] = '\0';
@@ -1069,6 +1082,7 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 	void *map = MAP_FAILED;
 	enum pl_err rc;
 
+	pl_error_clear(err);
 	why[0] = '\0';
 	if (fd < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", PL_ESC_MSG(path),
@@ -1139,10 +1153,19 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 	}
 	reader_release(&r);
 	munmap(map, (size_t)st.st_size);
+	if (rc == PL_ERR_MALFORMED) {
+		/* The file named, in its escaped form (docs/paths.md). */
+		char text[sizeof(err->text)], hint[sizeof(err->hint)];
+		memcpy(text, err->text, sizeof(text));
+		memcpy(hint, err->hint, sizeof(hint));
+		pl_fail(err, PL_ERR_MALFORMED, hint, "'%s': %s", PL_ESC_MSG(path), text);
+	}
 	if (rc == PL_ERR_UNSUPPORTED) {
 		if (!why[0])
 			snprintf(why, cap, "%s", err->text[0] ? err->text : "unsupported");
 		reset_profile(p);
+		pl_fail(err, PL_ERR_UNSUPPORTED, "let perf script read it (start with --allow-process-execution)",
+			"the native perf.data reader does not support %s in '%s'", why, PL_ESC_MSG(path));
 	}
 	return rc;
 }

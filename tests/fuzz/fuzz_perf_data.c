@@ -1,0 +1,41 @@
+/* fuzz_perf_data.c - libFuzzer harness for the native perf.data reader
+ * (tools/core/perfdata/): any bytes, as a perf.data image, give a profile,
+ * a refusal (PL_ERR_UNSUPPORTED) or a malformed-input error, never a
+ * crash, a read past the image or unbounded memory.  No symbol file is
+ * opened (pd_read_image), so a run depends on the input alone.
+ *
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Itools/core -I. \
+ *     tests/fuzz/fuzz_perf_data.c BUILD/libperflens.a $(pkg-config --libs libzstd libelf ...)
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/limits.h"
+#include "perfdata/pdread.h"
+#include "profile/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pl_limits lim;
+	struct pl_profile p;
+	struct pl_error err;
+	char why[256];
+	uint8_t *copy = malloc(size ? size : 1);
+
+	/* An exact-size copy, so that a read past the end is caught. */
+	memcpy(copy, data, size);
+	pl_limits_default(&lim);
+	lim.max_records = 100000;
+	lim.max_stacks = 100000;
+	lim.max_frames = 100000;
+	pl_profile_init(&p, &lim);
+	enum pl_err rc = pd_read_image(&p, copy, size, "fuzz", why, sizeof(why), &err);
+	if (rc == PL_ERR_UNSUPPORTED && !why[0] && !err.text[0])
+		abort();   /* a refusal always says why */
+	uint64_t records, samples;
+	pd_walk_image(copy, size, &records, &samples, &err);
+	pl_profile_release(&p);
+	free(copy);
+	return 0;
+}
