@@ -1,8 +1,8 @@
 #!/bin/sh
 # perf_data.sh - perf.data read natively vs perf, timed in the same run.
 #
-# For a ~6 MB and a >= 100 MB frame-pointer recording (cpu-clock, made
-# here with perf record -a unless given): `perflens analyze` (the native
+# For a ~6 MB and a >= 100 MB frame-pointer recording (cpu-clock, of the
+# test workloads, made here unless given): `perflens analyze` (the native
 # reader) against `perf report --stdio` and against the perf script text
 # path (PERFLENS_PERF_DATA_READER=perf-script), with peak RSS, and a bare
 # walk of the records (bench/perf_data_walk.c) as the floor.  Prints the
@@ -13,8 +13,8 @@
 #   BUILD=/tmp/b sh bench/perf_data.sh
 # Environment: BENCH_PD_SMALL, BENCH_PD_BIG (existing recordings to use),
 # BENCH_RUNS (best of, default 3), BENCH_TMPDIR (where recordings go;
-# kept), BENCH_PD_BIG_SECONDS (seconds of perf record -a for the big one,
-# default 30).
+# kept), BENCH_PD_BIG_SECONDS (seconds recorded for the big one, default
+# 40, at 40 kHz).
 set -u
 BUILD=${BUILD:-build}
 REPO=$(pwd)
@@ -30,16 +30,25 @@ WALK="$TMP/perf_data_walk"
 cc -O2 -Itools/core -I. -o "$WALK" bench/perf_data_walk.c "$BUILD/libperflens.a" \
 	$(pkg-config --libs libzstd libelf libdw jansson zlib nettle) -lm -lpthread || exit 2
 
-# record FILE SECONDS FREQ: a system-wide frame-pointer recording.
+# record FILE SECONDS FREQ: a frame-pointer recording of the test
+# workloads (fib's deep recursion, libc string calls, two threads) run in
+# two loops for SECONDS, so both CPUs are busy.
+for w in fib libc_strings threads; do
+	[ -x "$TMP/$w" ] || gcc -O1 -g -fno-omit-frame-pointer -o "$TMP/$w" "tests/workloads/$w.c" -lpthread || exit 2
+done
 record() {
 	[ -s "$1" ] && return 0
-	echo "# recording $1: perf record -e cpu-clock -F $3 -g -a -- sleep $2" >&2
-	perf record -e cpu-clock -F "$3" -g -a -N -o "$1" -- sleep "$2" >/dev/null 2>&1
+	echo "# recording $1: perf record -e cpu-clock -F $3 -g, $2 s of the workloads" >&2
+	perf record -e cpu-clock -F "$3" -g -N -o "$1" -- sh -c "
+		end=\$((\$(date +%s) + $2))
+		while [ \$(date +%s) -lt \$end ]; do '$TMP/fib'; '$TMP/threads'; done &
+		while [ \$(date +%s) -lt \$end ]; do '$TMP/libc_strings'; done
+		wait" >/dev/null 2>&1
 }
 SMALL=${BENCH_PD_SMALL:-$TMP/small.data}
 BIG=${BENCH_PD_BIG:-$TMP/big.data}
-record "$SMALL" 3 10000
-record "$BIG" "${BENCH_PD_BIG_SECONDS:-30}" 25000
+record "$SMALL" 6 5000
+record "$BIG" "${BENCH_PD_BIG_SECONDS:-40}" 40000
 
 # best CMD...: the best wall time of $RUNS runs (seconds) and the peak RSS
 # of that run (MB), as "SECONDS MB".
