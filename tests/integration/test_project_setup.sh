@@ -208,6 +208,20 @@ fi
 "$PERFLENS" detach --project "$p" > /dev/null 2> "$WORK/err"
 [ ! -e "$p/.perflens" ] && [ ! -e "$p/.claude" ] || notok "$name: the last detach left $(ls -A "$p" | tr '\n' ' ')"
 
+# Bytes TOML does not expect (a NUL) before our block: still found and
+# removed, the user's bytes given back exactly.
+z="$WORK/nul"
+mkdir -p "$z/.codex"
+printf 'x = 1\n# \000 odd\n' > "$z/.codex/config.toml"
+cp "$z/.codex/config.toml" "$WORK/nul.orig"
+"$PERFLENS" init --project "$z" --client codex > /dev/null 2> "$WORK/err" &&
+	"$PERFLENS" detach --project "$z" > "$WORK/nul.json" 2>> "$WORK/err"
+if cmp -s "$z/.codex/config.toml" "$WORK/nul.orig" && grep -q removed_block "$WORK/nul.json"; then
+	ok "$name: a NUL byte before the block: init and detach give the file back byte for byte"
+else
+	notok "$name: NUL round trip: $(oneline "$WORK/nul.json") $(oneline "$WORK/err")"
+fi
+
 # Refusals: a file init did not write; a symbolic link out of the project.
 q="$WORK/refuse"
 mkdir -p "$q/.claude/skills/$SKILL" "$WORK/elsewhere"
@@ -230,7 +244,7 @@ if [ "$rc" -eq 5 ] && grep -q "symbolic link" "$WORK/err" && [ -z "$(ls -A "$WOR
 else
 	notok "$name: init through a symlink: exit $rc: $(oneline "$WORK/err")"
 fi
-outside=$(find "$WORK" -newer "$WORK/outside.stamp" -type f ! -path "$WORK/rt/*" ! -path "$WORK/refuse/*" | grep -v "^$WORK/[a-z0-9.]*$" | head -3)
+outside=$(find "$WORK" -newer "$WORK/outside.stamp" -type f ! -path "$WORK/rt/*" ! -path "$WORK/refuse/*" ! -path "$WORK/nul/*" | grep -v "^$WORK/[a-z0-9.]*$" | head -3)
 [ -z "$outside" ] && ok "$name: nothing outside the projects was written" || notok "$name: written outside: $outside"
 
 # claude-config and install-skill --client claude-code.

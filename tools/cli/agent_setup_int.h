@@ -80,6 +80,17 @@ json_t *setup_claude_entry(const char *server, json_t *args);
 /* The Codex [mcp_servers.perflens] table (no markers), appended to `b`. */
 void setup_codex_table(struct pl_buf *b, const char *server, json_t *args);
 
+/* Where the Codex block lies in a .codex/config.toml of `len` bytes (any
+ * bytes, NUL included): from its SETUP_TOML_BEGIN line to the end of its
+ * SETUP_TOML_END line; foreign_table when the user's own
+ * [mcp_servers.perflens] table lies outside it. */
+struct setup_block {
+	size_t at, len;
+	bool foreign_table;
+};
+enum setup_block_state { SETUP_BLOCK_NONE, SETUP_BLOCK_FOUND, SETUP_BLOCK_TWO, SETUP_BLOCK_UNENDED };
+enum setup_block_state setup_toml_block(const char *s, size_t len, struct setup_block *b);
+
 /* ------------------------------------------------------------ Skill */
 
 /* Where each client reads project Skills, relative to the project. */

@@ -209,44 +209,68 @@ static enum pl_err remove_file(const char *proj, const char *rel, struct pl_erro
 
 /* --------------------------------------------------- the items' state */
 
-/* Find the one marked block in `d` (TOML); false when there is none,
- * PL_ERR_OUTPUT when the markers are broken or doubled. */
+/* A line of `s` at [at, at + n) starts, after blanks, with `prefix`. */
+static bool line_starts(const char *s, size_t at, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	while (n && (s[at] == ' ' || s[at] == '\t'))
+		at++, n--;
+	return n >= k && memcmp(s + at, prefix, k) == 0;
+}
+
+enum setup_block_state setup_toml_block(const char *s, size_t len, struct setup_block *b)
+{
+	size_t bl = strlen(SETUP_TOML_BEGIN), el = strlen(SETUP_TOML_END);
+	bool begun = false, ended = false;
+
+	memset(b, 0, sizeof(*b));
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(s + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - s) - at : len - at, next = at + n + (nl ? 1 : 0);
+
+		if (n == bl && memcmp(s + at, SETUP_TOML_BEGIN, bl) == 0) {
+			if (begun)
+				return SETUP_BLOCK_TWO;
+			begun = true;
+			b->at = at;
+		} else if (begun && !ended && n == el && memcmp(s + at, SETUP_TOML_END, el) == 0) {
+			ended = true;
+			b->len = next - b->at;
+		} else if ((!begun || ended) && (line_starts(s, at, n, "[mcp_servers.perflens]") ||
+						 line_starts(s, at, n, "[mcp_servers.\"perflens\"]"))) {
+			b->foreign_table = true;  /* a perflens table of the user's */
+		}
+		at = next;
+	}
+	if (begun && !ended)
+		return SETUP_BLOCK_UNENDED;
+	return begun ? SETUP_BLOCK_FOUND : SETUP_BLOCK_NONE;
+}
+
+/* Find the one marked block in `d` (TOML); PL_ERR_OUTPUT when the
+ * markers are broken or doubled. */
 static enum pl_err find_block(const char *rel, struct disk *d, struct pl_error *err)
 {
-	const char *s = d->bytes, *begin = NULL, *end = NULL;
-	size_t bl = strlen(SETUP_TOML_BEGIN), el = strlen(SETUP_TOML_END);
+	struct setup_block b;
 
-	for (const char *line = s; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		const char *t = line;
-
-		if (n == bl && memcmp(line, SETUP_TOML_BEGIN, bl) == 0) {
-			if (begin)
-				return pl_fail(err, PL_ERR_OUTPUT, "keep one PerfLens block; remove the other by hand",
-					       "'%s' has two PerfLens blocks", rel);
-			begin = line;
-		} else if (begin && !end && n == el && memcmp(line, SETUP_TOML_END, el) == 0) {
-			end = nl ? nl + 1 : line + n;
-		} else if (!begin || end) {
-			/* A perflens table of the user's, outside the block. */
-			while (*t == ' ' || *t == '\t')
-				t++;
-			if (strncmp(t, "[mcp_servers.perflens]", 22) == 0 ||
-			    strncmp(t, "[mcp_servers.\"perflens\"]", 24) == 0)
-				d->foreign_table = true;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	if (begin && !end)
+	switch (setup_toml_block(d->bytes, d->len, &b)) {
+	case SETUP_BLOCK_TWO:
+		return pl_fail(err, PL_ERR_OUTPUT, "keep one PerfLens block; remove the other by hand",
+			       "'%s' has two PerfLens blocks", rel);
+	case SETUP_BLOCK_UNENDED:
 		return pl_fail(err, PL_ERR_OUTPUT, "restore the '" SETUP_TOML_END "' line or remove the block",
 			       "'%s' has a PerfLens block without its end line", rel);
-	if (begin) {
+	case SETUP_BLOCK_FOUND:
 		d->present = true;
-		d->block_at = (size_t)(begin - s);
-		d->block_len = (size_t)(end - begin);
-		pl_sha256_hex(begin, d->block_len, d->sha);
+		d->block_at = b.at;
+		d->block_len = b.len;
+		pl_sha256_hex(d->bytes + b.at, b.len, d->sha);
+		break;
+	case SETUP_BLOCK_NONE:
+		break;
 	}
+	d->foreign_table = b.foreign_table;
 	return PL_OK;
 }
 
@@ -467,8 +491,9 @@ static enum pl_err decide_dropped(const char *proj, struct plan *p, json_t *crec
 /* ------------------------------------------------------- init: write */
 
 /* The new text of a TOML file: the block put in place of the old one, or
- * appended (after a newline when the file does not end with one). */
-static char *toml_text(const struct item *it, const char **sep)
+ * appended (after a newline when the file does not end with one); *len
+ * gets its length (the user's bytes may hold a NUL). */
+static char *toml_text(const struct item *it, const char **sep, size_t *len)
 {
 	const struct disk *d = &it->d;
 	struct pl_buf b = {0};
@@ -477,7 +502,7 @@ static char *toml_text(const struct item *it, const char **sep)
 	if (d->present) {
 		pl_buf_add(&b, d->bytes, d->block_at);
 		pl_buf_adds(&b, it->content);
-		pl_buf_adds(&b, d->bytes + d->block_at + d->block_len);
+		pl_buf_add(&b, d->bytes + d->block_at + d->block_len, d->len - d->block_at - d->block_len);
 	} else {
 		if (d->exists)
 			pl_buf_add(&b, d->bytes, d->len);
@@ -487,6 +512,7 @@ static char *toml_text(const struct item *it, const char **sep)
 		}
 		pl_buf_adds(&b, it->content);
 	}
+	*len = b.len;
 	pl_buf_addc(&b, '\0');
 	return b.data;
 }
@@ -519,6 +545,7 @@ static enum pl_err write_item(const char *proj, struct item *it, json_t *made, j
 	json_t *row = it->rec ? json_deep_copy(it->rec) : json_object();
 	const char *sep = "";
 	char *text = NULL;
+	size_t len = 0;
 	enum pl_err rc = PL_OK;
 
 	if (!it->rec) {
@@ -532,11 +559,9 @@ static enum pl_err write_item(const char *proj, struct item *it, json_t *made, j
 		json_object_set_new(row, "sha256", json_string(it->sha));
 	if (it->writes) {
 		if (it->kind == ITEM_TOML)
-			text = toml_text(it, &sep);
-		else if (it->kind == ITEM_JSON)
-			text = json_text(it);
+			text = toml_text(it, &sep, &len);
 		else
-			text = pl_xstrdup(it->content);
+			len = strlen(text = it->kind == ITEM_JSON ? json_text(it) : pl_xstrdup(it->content));
 		if (it->kind == ITEM_TOML && !it->d.present)
 			json_object_set_new(row, "separator", json_string(sep));
 		if (it->kind == ITEM_JSON && it->d.exists && !it->rec)
@@ -546,7 +571,7 @@ static enum pl_err write_item(const char *proj, struct item *it, json_t *made, j
 		if (rc == PL_OK)
 			rc = make_parents(proj, it->rel, made, false, err);
 		if (rc == PL_OK)
-			rc = write_file(proj, it->rel, text, strlen(text), &it->d, err);
+			rc = write_file(proj, it->rel, text, len, &it->d, err);
 	}
 	free(text);
 	if (rc == PL_OK)
@@ -947,7 +972,7 @@ static enum pl_err detach_toml(const char *proj, json_t *row, struct item *it, b
 	if (seplen && at >= seplen && memcmp(d->bytes + at - seplen, sep, seplen) == 0)
 		at -= seplen;
 	pl_buf_add(&b, d->bytes, at);
-	pl_buf_adds(&b, d->bytes + d->block_at + d->block_len);
+	pl_buf_add(&b, d->bytes + d->block_at + d->block_len, d->len - d->block_at - d->block_len);
 	if (b.len == 0 && json_is_true(json_object_get(row, "created"))) {
 		it->action = "removed";
 		if (!dry)
