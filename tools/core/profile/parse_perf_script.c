@@ -14,8 +14,11 @@
  * the text inside the last " (...)" pair, so DSO paths and C++ symbols may
  * hold spaces and parentheses.  An indented line after a frame that is not
  * itself a frame is that frame's srcline (`perf script -F +srcline`).  A
- * "### PERF_STAT ###" line (device-agent chunks) hands the rest of the
- * file to the perf stat parser.  Side-band lines (`--show-mmap-events`,
+ * "### PERF_STAT ###" line (device-agent chunks) hands the lines that
+ * follow to the perf stat parser, up to its "seconds time elapsed" line
+ * (and the user/sys lines and blank lines after it): what follows is
+ * script text again, as in the seed's multi-round headless files, and a
+ * further marker starts a further block.  Side-band lines (`--show-mmap-events`,
  * `--show-task-events`: "comm pid/tid time: PERF_RECORD_...") are counted
  * apart from samples; MMAP and MMAP2 ones are kept as mappings, which
  * give frames a verified load base for symbolizing them later.
@@ -77,6 +80,7 @@ struct pl_ps_parser {
 	uint32_t *rev;        /* root first, for interning */
 	size_t rev_cap;
 	struct pl_stat_parser *stat;
+	bool stat_elapsed;        /* the block's "seconds time elapsed" line was seen */
 	uint64_t records;
 	struct pl_strtab line_cache;  /* trimmed frame line -> index */
 	uint32_t *line_frame;         /* index -> frame id */
@@ -685,6 +689,28 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	return PL_OK;
 }
 
+/* The perf stat block in progress, done: into the profile's stats. */
+static void finish_stat(struct pl_ps_parser *ps)
+{
+	struct pl_profile *p = ps->p;
+	struct pl_stat_block *b = pl_stat_parser_finish(ps->stat);
+
+	ps->stat = NULL;
+	ps->stat_elapsed = false;
+	PL_GROW(p->stats, p->stats_cap, p->nstats + 1);
+	p->stats[p->nstats++] = b;
+}
+
+/* After "seconds time elapsed": a line that still belongs to the block. */
+static bool stat_tail_line(const char *line, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && is_space(line[i]))
+		i++;
+	return i == n || memmem(line, n, "seconds user", 12) || memmem(line, n, "seconds sys", 11);
+}
+
 static enum pl_err stat_line(struct pl_ps_parser *ps, const char *line,
 			     size_t n, struct pl_error *err)
 {
@@ -1028,8 +1054,14 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	enum pl_err rc;
 
 	p->lines++;
-	if (ps->stat)
-		return stat_line(ps, line, n, err);
+	if (ps->stat) {
+		if (!ps->stat_elapsed || stat_tail_line(line, n)) {
+			if (memmem(line, n, "seconds time elapsed", 20))
+				ps->stat_elapsed = true;
+			return stat_line(ps, line, n, err);
+		}
+		finish_stat(ps);
+	}
 	while (i < n && is_space(line[i]))
 		i++;
 	/* Indented lines of a record wait for the end of the record. */
@@ -1084,14 +1116,9 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 enum pl_err pl_ps_finish(struct pl_ps_parser *ps, struct pl_error *err)
 {
 	enum pl_err rc = end_record(ps, false, err);
-	struct pl_profile *p = ps->p;
 
-	if (ps->stat) {
-		struct pl_stat_block *b = pl_stat_parser_finish(ps->stat);
-		ps->stat = NULL;
-		PL_GROW(p->stats, p->stats_cap, p->nstats + 1);
-		p->stats[p->nstats++] = b;
-	}
+	if (ps->stat)
+		finish_stat(ps);
 	free(ps->frames);
 	free(ps->rev);
 	free(ps->source);
