@@ -8,6 +8,8 @@
 #   make test-san   the same under ASan+UBSan (into build-san/)
 #   make check      both of the above: what CI and the README run
 #   make bench      speed benchmarks against peers (prints ratios; not tests)
+#   make agent      the static device agent, x86_64 (musl-gcc + Debian's libzstd.a)
+#   make agent-cross the same for aarch64 (aarch64-linux-gnu-gcc -static)
 #
 # Out-of-tree builds: `make BUILD=/tmp/x` keeps parallel builds apart.
 
@@ -61,6 +63,7 @@ store: base profile
 export: base profile
 evidence: base profile symbols store export
 collectors: base profile
+agent: collectors/health.h
 sandbox: base
 tools: base profile perfdata symbols store export evidence collectors sandbox/sandbox.h
 tools/cli: tools base profile perfdata symbols store export evidence collectors sandbox/sandbox.h
@@ -75,12 +78,61 @@ MCP_SRC := $(sort $(wildcard mcp-server/*.c))
 MCP_OBJ := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
 BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
+
+# The device agent (agent/): one static binary that links only libc and
+# zstd, so it includes nothing of the server but collectors/health.h (see
+# LAYERS).  x86_64 with musl-gcc and Debian's libzstd.a; aarch64 with the
+# Debian cross compiler (static glibc: no NSS, numeric addresses) and
+# libzstd-dev:arm64.  musl-gcc must not see /usr/include (glibc's headers),
+# so zstd's two headers are linked into a folder of their own.  A missing
+# toolchain skips with the reason.
+AGENT_SRC := $(sort $(wildcard agent/*.c)) collectors/health.c
+AGENT_VERSION := $(shell sed -n 's/^\#define PL_VERSION "\(.*\)"/\1/p' tools/core/base/version.h)
+AGENT_CFLAGS := -std=gnu11 -Os -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -I. -I$(BUILD)/agent-inc -DAGENT_VERSION='"$(AGENT_VERSION)"' \
+	-fstack-protector-strong -D_FORTIFY_SOURCE=2 -Wformat=2 -ffunction-sections -fdata-sections
+AGENT_LDFLAGS := -static -Wl,-z,relro,-z,now -Wl,--gc-sections -s
+AGENT_BIN := $(BUILD)/perflens-agent
+AGENT_CROSS_BIN := $(BUILD)/perflens-agent-aarch64
+MUSL_CC := $(shell command -v musl-gcc 2>/dev/null)
+ZSTD_A := /usr/lib/x86_64-linux-gnu/libzstd.a
+CROSS_CC := $(shell command -v aarch64-linux-gnu-gcc 2>/dev/null)
+ZSTD_A_ARM := /usr/lib/aarch64-linux-gnu/libzstd.a
+AGENT_WHY := $(if $(MUSL_CC),$(if $(wildcard $(ZSTD_A)),,$(ZSTD_A) is missing (apt-get install libzstd-dev)),musl-gcc is missing (apt-get install musl-tools))
+AGENT_CROSS_WHY := $(if $(CROSS_CC),$(if $(wildcard $(ZSTD_A_ARM)),,$(ZSTD_A_ARM) is missing (dpkg --add-architecture arm64; apt-get install libzstd-dev:arm64)),aarch64-linux-gnu-gcc is missing (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross))
+
+.PHONY: agent agent-cross
+agent: $(if $(AGENT_WHY),agent-skip,$(AGENT_BIN))
+agent-cross: $(if $(AGENT_CROSS_WHY),agent-cross-skip,$(AGENT_CROSS_BIN))
+agent-skip:
+	@echo "make agent: skipped: $(AGENT_WHY)"
+agent-cross-skip:
+	@echo "make agent-cross: skipped: $(AGENT_CROSS_WHY)"
+
+$(BUILD)/agent-inc/zstd.h:
+	@mkdir -p $(dir $@)
+	ln -sf /usr/include/zstd.h /usr/include/zstd_errors.h $(dir $@)
+
+$(BUILD)/agent-obj/x86_64/%.o: %.c $(BUILD)/agent-inc/zstd.h
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(AGENT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/agent-obj/aarch64/%.o: %.c $(BUILD)/agent-inc/zstd.h
+	@mkdir -p $(dir $@)
+	$(CROSS_CC) $(AGENT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AGENT_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.o)
+	$(MUSL_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A) -lpthread
+
+$(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
+	$(CROSS_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A_ARM) -lpthread
+
 .PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean
 
-all: $(BUILD)/layers.ok $(BINS)
+all: $(BUILD)/layers.ok $(BINS) agent
 
 # The layering check: cheap, so it runs on every build (see LAYERS).
-$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h mcp-server/*.h sandbox/*.h) tools/check-layers.sh Makefile
+$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/check-layers.sh Makefile
 	@mkdir -p $(BUILD)
 	@sh tools/check-layers.sh && touch $@
 
@@ -176,3 +228,4 @@ clean:
 	rm -rf build build-san
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
+-include $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.d) $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.d)

@@ -1,0 +1,593 @@
+/* capture.c - the collector: perf runs, cut into chunks, handed to a sink.
+ *
+ * Continuous mode (the probe's pipe test passed) runs one
+ * `perf record -o - | perf script -i -` pipeline and cuts a chunk at a
+ * sample boundary when the interval has passed or 16 MB of text built up;
+ * `perf stat -- sleep INTERVAL` runs back to back beside it and each
+ * completed round rides the next chunk.  Rounds mode records INTERVAL
+ * seconds to a temp file with a perf stat beside it, then runs perf script
+ * on it.  Either way only complete samples enter a chunk (a carry buffer
+ * holds the partial tail), and stop/pause cut and send the chunk in
+ * flight before the answer.  The sink is the link (zstd, flag 1) or, in
+ * headless --output mode, a file (raw text, rounds only). */
+#include "agent.h"
+#include "chunk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CARRY_MAX (1u << 20)   /* flush a carry with no boundary at 1 MB */
+#define STAT_CAP (64u * 1024)
+#define PENDING_CAP (256u * 1024)
+
+struct capture {
+	int pid;
+	uint64_t start_time;
+	int frequency, interval;
+	char events[MAX_EVENTS * EVENT_NAME];      /* comma-joined record set */
+	char stat_events[2 * MAX_EVENTS * EVENT_NAME + 16];
+	struct agent_caps caps;
+	int headless;
+	int out_fd;                                /* headless output */
+	struct chunk ch;
+	char *carry;
+	size_t carry_len;
+	char *pending;                             /* completed perf stat rounds */
+	size_t pending_len;
+	uint64_t maps_hash;
+	uint32_t maps_gen;
+	int maps_sent;
+	int sent_any;
+};
+
+enum run_end { RUN_STOPPED, RUN_PAUSED, RUN_RESTART, RUN_ENDED, RUN_FAILED };
+
+/* ------------------------------------------------------------------ */
+/* sinks                                                                */
+
+static void send_maps_if_changed(struct capture *cap)
+{
+	uint32_t gen;
+	if (cap->headless || !(link_current_features(&gen) & FEAT_MAPS))
+		return;
+	uint64_t h = maps_hash(cap->pid);
+	if (cap->maps_sent && h == cap->maps_hash && gen == cap->maps_gen)
+		return;
+	struct jw w;
+	jw_init(&w, 2u << 20);
+	pthread_mutex_lock(&A.mu);
+	uint32_t seq = A.maps_seq++;
+	pthread_mutex_unlock(&A.mu);
+	if (write_maps_frame(&w, cap->pid, cap->start_time, seq) == 0 && !w.overflow &&
+	    agent_emit(3, w.buf, w.len) == 0) {
+		cap->maps_hash = h;
+		cap->maps_gen = gen;
+		cap->maps_sent = 1;
+	}
+	jw_free(&w);
+}
+
+static void emit_chunk(struct capture *cap)
+{
+	struct chunk *c = &cap->ch;
+	if (cap->pending_len > 0) {
+		chunk_add_stat(c, cap->pending, cap->pending_len);
+		cap->pending_len = 0;
+	}
+	if (c->raw == 0)
+		return;
+	int bad = chunk_finish(c) < 0;
+	pthread_mutex_lock(&A.mu);
+	if (bad) {
+		A.counters.chunks_refused++;
+		pthread_mutex_unlock(&A.mu);
+		agent_log("a chunk of %zu bytes could not be built (out of memory or zstd): dropped",
+			  c->raw);
+		chunk_begin(c);
+		return;
+	}
+	pthread_mutex_unlock(&A.mu);
+	int rc;
+	if (cap->headless) {
+		size_t off = 0;
+		rc = 0;
+		while (off < c->out_len) {
+			ssize_t k = write(cap->out_fd, c->out + off, c->out_len - off);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				rc = -1;
+				break;
+			}
+			off += (size_t)k;
+		}
+	} else {
+		rc = agent_emit(c->compress ? 1 : 0, c->out, c->out_len);
+	}
+	pthread_mutex_lock(&A.mu);
+	if (rc == 0) {
+		A.counters.chunks_sent++;
+		A.counters.samples_sent += c->samples;
+		A.counters.raw_bytes += c->raw;
+		A.counters.wire_bytes += c->out_len + 5;
+		cap->sent_any = 1;
+	} else {
+		A.counters.chunks_lost++;
+	}
+	pthread_mutex_unlock(&A.mu);
+	if (rc != 0 && !cap->headless)
+		agent_log("a chunk of %llu samples was lost (no authenticated link, or the send failed)",
+			  (unsigned long long)c->samples);
+	chunk_begin(c);
+	send_maps_if_changed(cap);
+}
+
+/* Complete samples from the carry into the chunk; all of it when final
+ * or when 1 MB built up with no boundary. */
+static void feed_carry(struct capture *cap, int final)
+{
+	size_t b = final ? cap->carry_len :
+			   sample_boundary(cap->carry, cap->carry_len, cap->caps.callgraph[0] != '\0');
+	if (b == 0 && cap->carry_len >= CARRY_MAX)
+		b = cap->carry_len;
+	if (b == 0)
+		return;
+	chunk_add(&cap->ch, cap->carry, b, 1);
+	memmove(cap->carry, cap->carry + b, cap->carry_len - b);
+	cap->carry_len -= b;
+}
+
+static void carry_add(struct capture *cap, const char *buf, size_t n)
+{
+	while (n > 0) {
+		size_t room = CARRY_MAX + 65536 - cap->carry_len, take = n < room ? n : room;
+		memcpy(cap->carry + cap->carry_len, buf, take);
+		cap->carry_len += take;
+		buf += take;
+		n -= take;
+		feed_carry(cap, 0);
+		if (cap->ch.raw >= CHUNK_RAW_MAX)
+			emit_chunk(cap);
+	}
+}
+
+static void pending_add(struct capture *cap, const char *text, size_t len)
+{
+	if (cap->pending_len + len + 20 > PENDING_CAP)
+		return;  /* a chunk that is not sent for long keeps the first rounds */
+	if (cap->pending_len > 0) {
+		static const char marker[] = "\n### PERF_STAT ###\n";
+		memcpy(cap->pending + cap->pending_len, marker, sizeof marker - 1);
+		cap->pending_len += sizeof marker - 1;
+	}
+	memcpy(cap->pending + cap->pending_len, text, len);
+	cap->pending_len += len;
+}
+
+/* ------------------------------------------------------------------ */
+/* control                                                              */
+
+static enum run_end control(void)
+{
+	enum run_end r = RUN_ENDED;
+	pthread_mutex_lock(&A.mu);
+	if (A.stop_req || agent_quit)
+		r = RUN_STOPPED;
+	else if (A.pause_req)
+		r = RUN_PAUSED;
+	else if (A.restart_req)
+		r = RUN_RESTART;
+	pthread_mutex_unlock(&A.mu);
+	return r;
+}
+
+static char *const *stat_argv(struct capture *cap, char **argv, char *pidbuf, char *dur)
+{
+	int k = 0;
+	argv[k++] = A.perf; argv[k++] = "stat"; argv[k++] = "-e"; argv[k++] = cap->stat_events;
+	argv[k++] = "-p"; argv[k++] = pidbuf; argv[k++] = "--"; argv[k++] = "sleep";
+	argv[k++] = dur; argv[k] = NULL;
+	return argv;
+}
+
+struct stat_run {
+	struct child c;
+	char *buf;
+	size_t len;
+	int running;
+};
+
+static void stat_start(struct capture *cap, struct stat_run *s)
+{
+	char *argv[12], pidbuf[16], dur[16];
+	struct spawn_opts o = {.stdin_fd = -1, .stdout_fd = -1, .want_err = 1};
+	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
+	snprintf(dur, sizeof dur, "%d", cap->interval);
+	s->len = 0;
+	s->running = spawn_child((char **)stat_argv(cap, argv, pidbuf, dur), &o, &s->c) == 0;
+}
+
+/* Read what the stat child wrote; at its end keep a successful round. */
+static void stat_read(struct capture *cap, struct stat_run *s)
+{
+	char buf[8192];
+	ssize_t k = read(s->c.err_fd, buf, sizeof buf);
+	if (k > 0) {
+		size_t take = (size_t)k < STAT_CAP - s->len ? (size_t)k : STAT_CAP - s->len;
+		memcpy(s->buf + s->len, buf, take);
+		s->len += take;
+		return;
+	}
+	if (k < 0 && errno == EINTR)
+		return;
+	int rc = child_wait(&s->c, 2000);
+	if (rc < 0)
+		rc = child_end(&s->c);
+	close(s->c.err_fd);
+	s->c.err_fd = -1;
+	s->running = 0;
+	if (rc == 0 && s->len > 0)
+		pending_add(cap, s->buf, s->len);
+}
+
+static void stat_kill(struct stat_run *s)
+{
+	if (s->running)
+		child_end(&s->c);
+	s->running = 0;
+}
+
+static void build_argv(struct capture *cap, char **argv, char *pidbuf, char *freq, const char *out)
+{
+	int k = 0;
+	argv[k++] = A.perf; argv[k++] = "record"; argv[k++] = "-e"; argv[k++] = cap->events;
+	argv[k++] = "-p"; argv[k++] = pidbuf; argv[k++] = "-F"; argv[k++] = freq;
+	argv[k++] = "-o"; argv[k++] = (char *)out;
+	if (cap->caps.callgraph[0]) {
+		argv[k++] = "--call-graph";
+		argv[k++] = cap->caps.callgraph;
+	}
+	argv[k] = NULL;
+}
+
+static void script_argv(struct capture *cap, char **argv, const char *in)
+{
+	int k = 0;
+	argv[k++] = A.perf; argv[k++] = "script";
+	if (cap->caps.fields_ok) {
+		argv[k++] = "-F";
+		argv[k++] = (char *)SCRIPT_FIELDS;
+	}
+	argv[k++] = "-i"; argv[k++] = (char *)in; argv[k] = NULL;
+}
+
+/* Read the script stage until EOF or the deadline (after perf record was
+ * told to stop), feeding the carry. */
+static void drain_script(struct capture *cap, struct child *scr, double deadline)
+{
+	char buf[65536];
+	while (scr->out_fd >= 0 && mono_now() < deadline) {
+		struct pollfd p = {scr->out_fd, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t k = read(scr->out_fd, buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		carry_add(cap, buf, (size_t)k);
+	}
+	feed_carry(cap, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* continuous                                                           */
+
+static enum run_end run_pipeline(struct capture *cap)
+{
+	char *argv[16], *sargv[8], pidbuf[16], freq[16], buf[65536];
+	struct child rec, scr;
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
+	snprintf(freq, sizeof freq, "%d", cap->frequency);
+	build_argv(cap, argv, pidbuf, freq, "-");
+	script_argv(cap, sargv, "-");
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
+	if (!st.buf || spawn_child(argv, &ro, &rec) < 0) {
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	struct spawn_opts so = {.stdin_fd = rec.out_fd, .stdout_fd = -1, .want_out = 1, .nice = 5};
+	if (spawn_child(sargv, &so, &scr) < 0) {
+		child_end(&rec);
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	close(rec.out_fd);
+	rec.out_fd = -1;
+	if (cap->stat_events[0])
+		stat_start(cap, &st);
+	double chunk_t0 = mono_now();
+	enum run_end why = RUN_ENDED;
+	for (;;) {
+		struct pollfd p[2] = {{scr.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0}};
+		int pr = poll(p, 2, 200);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (p[0].revents) {
+			ssize_t k = read(scr.out_fd, buf, sizeof buf);
+			if (k == 0 || (k < 0 && errno != EINTR)) {
+				why = RUN_ENDED;
+				break;
+			}
+			if (k > 0)
+				carry_add(cap, buf, (size_t)k);
+		}
+		if (st.running && p[1].revents) {
+			stat_read(cap, &st);
+			if (!st.running && control() == RUN_ENDED && target_alive(cap->pid, cap->start_time))
+				stat_start(cap, &st);
+		}
+		if (mono_now() - chunk_t0 >= cap->interval) {
+			emit_chunk(cap);
+			chunk_t0 = mono_now();
+			pthread_mutex_lock(&A.mu);
+			cap->interval = A.duration;  /* a new duration applies from the next chunk */
+			pthread_mutex_unlock(&A.mu);
+		}
+		why = control();
+		if (why != RUN_ENDED) {
+			/* perf record flushes on SIGTERM; perf script then sees EOF. */
+			killpg(rec.pid, SIGTERM);
+			break;
+		}
+	}
+	drain_script(cap, &scr, mono_now() + PERF_GRACE_MS / 1000.0);
+	stat_kill(&st);
+	child_end(&rec);
+	child_end(&scr);
+	emit_chunk(cap);
+	free(st.buf);
+	return why;
+}
+
+/* ------------------------------------------------------------------ */
+/* rounds                                                               */
+
+static enum run_end run_round(struct capture *cap)
+{
+	char *argv[20], *sargv[8], pidbuf[16], freq[16], dur[16], tmp[64], buf[65536];
+	struct child rec, scr;
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	enum run_end why = RUN_ENDED;
+	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
+	snprintf(freq, sizeof freq, "%d", cap->frequency);
+	snprintf(dur, sizeof dur, "%d", cap->interval);
+	snprintf(tmp, sizeof tmp, "/tmp/perflens-data-XXXXXX");
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || !st.buf) {
+		if (fd >= 0)
+			close(fd);
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	close(fd);
+	build_argv(cap, argv, pidbuf, freq, tmp);
+	int k = 0;
+	while (argv[k])
+		k++;
+	argv[k++] = "--"; argv[k++] = "sleep"; argv[k++] = dur; argv[k] = NULL;
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1};
+	if (spawn_child(argv, &ro, &rec) < 0) {
+		unlink(tmp);
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	if (cap->stat_events[0])
+		stat_start(cap, &st);
+	double deadline = mono_now() + cap->interval + 10;
+	int rrc = -1;
+	for (;;) {
+		if (st.running) {
+			struct pollfd p = {st.c.err_fd, POLLIN, 0};
+			if (poll(&p, 1, 200) > 0)
+				stat_read(cap, &st);
+		} else {
+			sleep_ms(200);
+		}
+		if (rrc < 0) {
+			rrc = child_wait(&rec, 0);
+			if (rrc >= 0 && !st.running)
+				break;
+		} else if (!st.running) {
+			break;
+		}
+		why = control();
+		if (why != RUN_ENDED || mono_now() > deadline) {
+			/* stop or pause mid-round: the partial round is discarded */
+			stat_kill(&st);
+			if (rrc < 0)
+				child_end(&rec);
+			unlink(tmp);
+			free(st.buf);
+			cap->pending_len = 0;
+			return why != RUN_ENDED ? why : RUN_FAILED;
+		}
+	}
+	free(st.buf);
+	if (rrc != 0) {
+		unlink(tmp);
+		cap->pending_len = 0;
+		return RUN_FAILED;
+	}
+	script_argv(cap, sargv, tmp);
+	struct spawn_opts so = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1, .nice = 5};
+	if (spawn_child(sargv, &so, &scr) < 0) {
+		unlink(tmp);
+		return RUN_FAILED;
+	}
+	double sdeadline = mono_now() + 60 + cap->interval;
+	while (scr.out_fd >= 0 && mono_now() < sdeadline) {
+		struct pollfd p = {scr.out_fd, POLLIN, 0};
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		ssize_t n = read(scr.out_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		carry_add(cap, buf, (size_t)n);
+	}
+	feed_carry(cap, 1);
+	child_end(&scr);
+	unlink(tmp);
+	emit_chunk(cap);
+	return RUN_ENDED;
+}
+
+/* ------------------------------------------------------------------ */
+/* setup and the thread                                                 */
+
+static void add_event(char *list, size_t cap, const char *ev)
+{
+	size_t n = strlen(ev), len = strlen(list);
+	for (const char *p = list; (p = strstr(p, ev)) != NULL; p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return;
+	snprintf(list + len, cap - len, "%s%s", len ? "," : "", ev);
+}
+
+static int capture_init(struct capture *cap, int headless)
+{
+	memset(cap, 0, sizeof *cap);
+	pthread_mutex_lock(&A.mu);
+	cap->pid = A.pid;
+	cap->start_time = A.pid_start;
+	cap->frequency = A.frequency;
+	cap->interval = A.duration;
+	cap->caps = A.caps;
+	for (int i = 0; i < A.n_events; i++)
+		add_event(cap->events, sizeof cap->events, A.events[i]);
+	pthread_mutex_unlock(&A.mu);
+	for (int i = 0; i < cap->caps.n_record; i++)
+		add_event(cap->stat_events, sizeof cap->stat_events, cap->caps.record[i]);
+	for (int i = 0; i < cap->caps.n_stat_only; i++)
+		add_event(cap->stat_events, sizeof cap->stat_events, cap->caps.stat_only[i]);
+	add_event(cap->stat_events, sizeof cap->stat_events, "task-clock");
+	cap->headless = headless;
+	cap->carry = malloc(CARRY_MAX + 65536);
+	cap->pending = malloc(PENDING_CAP);
+	if (!cap->carry || !cap->pending)
+		return -1;
+	return chunk_init(&cap->ch, !headless);
+}
+
+static void capture_release(struct capture *cap)
+{
+	chunk_release(&cap->ch);
+	free(cap->carry);
+	free(cap->pending);
+}
+
+void *collector_main(void *arg)
+{
+	struct capture *cap = malloc(sizeof *cap);
+	(void)arg;
+	if (!cap || capture_init(cap, 0) < 0) {
+		agent_log("collector: out of memory");
+		goto out;
+	}
+	int continuous;
+	pthread_mutex_lock(&A.mu);
+	continuous = A.continuous;
+	pthread_mutex_unlock(&A.mu);
+	send_maps_if_changed(cap);
+	for (;;) {
+		pthread_mutex_lock(&A.mu);
+		while (A.state == ST_PAUSED && !A.stop_req) {
+			A.pause_req = 0;
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&A.cv, &A.mu, &ts);
+		}
+		int stop = A.stop_req;
+		A.restart_req = 0;
+		cap->frequency = A.frequency;
+		cap->interval = A.duration;
+		pthread_mutex_unlock(&A.mu);
+		if (stop)
+			break;
+		if (!target_alive(cap->pid, cap->start_time)) {
+			agent_log("pid %d exited: capture ends", cap->pid);
+			break;
+		}
+		enum run_end r = continuous ? run_pipeline(cap) : run_round(cap);
+		if (r == RUN_STOPPED)
+			break;
+		if (r == RUN_FAILED || r == RUN_ENDED) {
+			if (!target_alive(cap->pid, cap->start_time)) {
+				agent_log("pid %d exited: capture ends", cap->pid);
+				break;
+			}
+			if (r == RUN_FAILED) {
+				agent_log("perf failed; retrying in 1 s");
+				sleep_ms(1000);
+			}
+		}
+	}
+out:
+	pthread_mutex_lock(&A.mu);
+	A.state = ST_IDLE;
+	pthread_mutex_unlock(&A.mu);
+	if (cap)
+		capture_release(cap);
+	free(cap);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* headless                                                             */
+
+int headless_run(const char *output, int rounds)
+{
+	struct capture *cap = malloc(sizeof *cap);
+	int fd = strcmp(output, "-") == 0 ? 1 : open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int rc = 1;
+	if (fd < 0) {
+		agent_log("cannot write '%s': %s", output, strerror(errno));
+		free(cap);
+		return 1;
+	}
+	if (!cap || capture_init(cap, 1) < 0) {
+		agent_log("out of memory");
+		goto out;
+	}
+	cap->out_fd = fd;
+	for (int r = 0; r < rounds; r++) {
+		if (!target_alive(cap->pid, cap->start_time)) {
+			agent_log("pid %d exited after %d rounds", cap->pid, r);
+			break;
+		}
+		enum run_end e = run_round(cap);
+		if (e == RUN_STOPPED)
+			break;
+		if (e == RUN_FAILED)
+			agent_log("round %d: perf failed", r + 1);
+	}
+	rc = cap->sent_any ? 0 : 1;
+	if (rc)
+		agent_log("no data was collected");
+	capture_release(cap);
+out:
+	free(cap);
+	if (fd != 1)
+		close(fd);
+	return rc;
+}

@@ -1,0 +1,396 @@
+/* health.c - the health metrics of health.h from /proc and /sys.
+ *
+ * Each source is read whole into a fixed stack buffer (a short read of a
+ * huge /proc file just loses its tail, it never grows memory) and parsed
+ * with sscanf/strtoull on lines.  No state outside the caller's, so it
+ * is safe from several threads.  /proc/PID/stat's comm may hold spaces
+ * and parentheses, so fields are counted from the last ')'. */
+#include "health.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long read_text(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	if (fd < 0)
+		return -1;
+	while (n + 1 < cap) {
+		ssize_t k = read(fd, buf + n, cap - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (long)n;
+}
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The value after "Key:" in a /proc/meminfo or status style text. */
+static int key_value(const char *text, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
+			*out = strtoull(p + kl + 1, NULL, 10);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* system                                                               */
+
+static int cpu_line(const char *line, struct coll_cpu_times *t)
+{
+	unsigned long long v[8] = {0};
+	const char *p = strchr(line, ' ');
+	if (!p)
+		return -1;
+	if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) < 4)
+		return -1;
+	uint64_t total = 0;
+	for (int i = 0; i < 8; i++)
+		total += v[i];
+	t->total = total;
+	t->busy = total - v[3] - v[4]; /* idle + iowait */
+	return 0;
+}
+
+static double pct(struct coll_cpu_times now, struct coll_cpu_times prev)
+{
+	if (now.total <= prev.total)
+		return 0.0;
+	return 100.0 * (double)(now.busy - prev.busy) / (double)(now.total - prev.total);
+}
+
+static void system_cpu(struct coll_health_state *st, struct coll_health_system *out,
+		       const char *stat)
+{
+	struct coll_cpu_times all = {0, 0}, core[COLL_HEALTH_MAX_CORES];
+	int have_all = 0;
+	memset(core, 0, sizeof core);
+	for (const char *p = stat; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "cpu ", 4) == 0) {
+			have_all = cpu_line(p, &all) == 0;
+		} else if (strncmp(p, "cpu", 3) == 0 && p[3] >= '0' && p[3] <= '9') {
+			int n = atoi(p + 3);
+			if (n >= 0 && n < COLL_HEALTH_MAX_CORES && cpu_line(p, &core[n]) == 0 &&
+			    n + 1 > out->num_cores)
+				out->num_cores = n + 1;
+		} else if (strncmp(p, "ctxt ", 5) == 0) {
+			out->context_switches = strtoull(p + 5, NULL, 10);
+		} else if (strncmp(p, "intr ", 5) == 0) {
+			out->interrupts = strtoull(p + 5, NULL, 10);
+		} else if (strncmp(p, "procs_running ", 14) == 0) {
+			out->procs_running = strtoull(p + 14, NULL, 10);
+		} else if (strncmp(p, "procs_blocked ", 14) == 0) {
+			out->procs_blocked = strtoull(p + 14, NULL, 10);
+		}
+	}
+	if (st->have_prev && have_all) {
+		out->have_overall = 1;
+		out->overall_pct = pct(all, st->all);
+		for (int i = 0; i < out->num_cores; i++)
+			out->per_core[i] = pct(core[i], st->core[i]);
+	}
+	st->all = all;
+	memcpy(st->core, core, sizeof core);
+	st->have_prev = have_all;
+}
+
+static void system_mem(struct coll_health_system *out)
+{
+	char buf[8192];
+	uint64_t freekb = 0, swapfree = 0;
+	if (read_text("/proc/meminfo", buf, sizeof buf) < 0)
+		return;
+	key_value(buf, "MemTotal", &out->mem_total_kb);
+	if (!key_value(buf, "MemAvailable", &out->mem_available_kb) && key_value(buf, "MemFree", &freekb))
+		out->mem_available_kb = freekb;
+	key_value(buf, "Buffers", &out->mem_buffers_kb);
+	key_value(buf, "Cached", &out->mem_cached_kb);
+	key_value(buf, "SwapTotal", &out->swap_total_kb);
+	key_value(buf, "SwapFree", &swapfree);
+	out->mem_used_kb = out->mem_total_kb > out->mem_available_kb ?
+				   out->mem_total_kb - out->mem_available_kb : 0;
+	out->swap_used_kb = out->swap_total_kb > swapfree ? out->swap_total_kb - swapfree : 0;
+	out->mem_used_pct = out->mem_total_kb ? 100.0 * (double)out->mem_used_kb /
+							(double)out->mem_total_kb : 0.0;
+}
+
+int coll_health_system(struct coll_health_state *st, struct coll_health_system *out,
+		       coll_health_warn_fn warn)
+{
+	enum { STAT_CAP = 65536 };  /* /proc/stat's intr line is long on big machines */
+	char buf[256], path[96], *stat = malloc(STAT_CAP);
+	memset(out, 0, sizeof *out);
+	if (!stat || read_text("/proc/stat", stat, STAT_CAP) < 0) {
+		free(stat);
+		return -1;
+	}
+	system_cpu(st, out, stat);
+	free(stat);
+	system_mem(out);
+	if (read_text("/proc/loadavg", buf, sizeof buf) > 0)
+		sscanf(buf, "%lf %lf %lf", &out->load_1m, &out->load_5m, &out->load_15m);
+	if (read_text("/proc/uptime", buf, sizeof buf) > 0)
+		out->uptime_sec = strtoull(buf, NULL, 10);
+	for (int i = 0; i < out->num_cores; i++) {
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
+		if (read_text(path, buf, sizeof buf) <= 0)
+			break;
+		out->freq_mhz[out->n_freq++] = (double)strtoull(buf, NULL, 10) / 1000.0;
+	}
+	if (out->n_freq == 0 && warn && !st->warned_freq++)
+		warn("no cpufreq in /sys/devices/system/cpu/cpu0/cpufreq: freq_mhz is left out");
+	if (read_text("/sys/class/thermal/thermal_zone0/temp", buf, sizeof buf) > 0) {
+		out->have_temp = 1;
+		out->temp_c = (int)(strtoll(buf, NULL, 10) / 1000);
+	} else if (warn && !st->warned_thermal++) {
+		warn("no /sys/class/thermal/thermal_zone0/temp: temp_c is left out");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* process                                                              */
+
+/* Fields of /proc/PID/stat from field 3 on (after the comm), in f[3..]. */
+static int stat_fields(const char *path, char *comm, unsigned comm_cap,
+		       unsigned long long f[53], char *state)
+{
+	char buf[2048];
+	if (read_text(path, buf, sizeof buf) <= 0)
+		return -1;
+	char *open_p = strchr(buf, '('), *close_p = strrchr(buf, ')');
+	if (!open_p || !close_p || close_p < open_p)
+		return -1;
+	if (comm && comm_cap > 0) {
+		size_t n = (size_t)(close_p - open_p - 1);
+		if (n >= comm_cap)
+			n = comm_cap - 1;
+		memcpy(comm, open_p + 1, n);
+		comm[n] = '\0';
+	}
+	char *p = close_p + 1;
+	while (*p == ' ')
+		p++;
+	if (state)
+		*state = *p;
+	memset(f, 0, 53 * sizeof f[0]);
+	p++;
+	for (int i = 4; i < 53 && *p; i++) {
+		char *e;
+		f[i] = strtoull(p, &e, 10);
+		if (e == p)
+			break;
+		p = e;
+	}
+	return 0;
+}
+
+int coll_proc_stat_identity(int pid, uint64_t *start_time, char *comm, unsigned comm_cap,
+			    char *state)
+{
+	char path[64];
+	unsigned long long f[53];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (pid <= 0 || stat_fields(path, comm, comm_cap, f, state) < 0)
+		return -1;
+	*start_time = f[22];
+	return 0;
+}
+
+static int64_t count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int64_t n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+int coll_health_process(struct coll_health_state *st, int pid, struct coll_health_process *out,
+			coll_health_warn_fn warn)
+{
+	char path[64], buf[4096];
+	unsigned long long f[53];
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	memset(out, 0, sizeof *out);
+	out->pid = pid;
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (pid <= 0 || stat_fields(path, out->comm, sizeof out->comm, f, &out->state) < 0)
+		return -1;
+	out->minor_faults = f[10];
+	out->major_faults = f[12];
+	out->threads = f[20];
+	out->start_time = f[22];
+	out->vsize_kb = f[23] / 1024;
+	out->rss_kb = f[24] * (unsigned long long)(page > 0 ? page : 4096) / 1024;
+	uint64_t ticks = f[14] + f[15];
+	double now = mono_seconds();
+	if (st->proc_pid == pid && now > st->proc_wall && tck > 0) {
+		out->have_cpu = 1;
+		out->cpu_pct = 100.0 * (double)(ticks - st->proc_ticks) / ((now - st->proc_wall) * (double)tck);
+	}
+	st->proc_pid = pid;
+	st->proc_ticks = ticks;
+	st->proc_wall = now;
+	snprintf(path, sizeof path, "/proc/%d/fd", pid);
+	out->fds = count_dir(path);
+	if (out->fds < 0 && warn && !st->warned_fd++)
+		warn("cannot read /proc/PID/fd (another user's process?): fds is -1");
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	if (read_text(path, buf, sizeof buf) > 0) {
+		key_value(buf, "voluntary_ctxt_switches", &out->voluntary_csw);
+		key_value(buf, "nonvoluntary_ctxt_switches", &out->involuntary_csw);
+	}
+	snprintf(path, sizeof path, "/proc/%d/oom_score", pid);
+	if (read_text(path, buf, 64) > 0)
+		out->oom_score = strtoll(buf, NULL, 10);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* network, disk, threads                                               */
+
+int coll_health_network(struct coll_health_network *out)
+{
+	enum { CAP = 32768 };
+	char *buf = malloc(CAP);
+	memset(out, 0, sizeof *out);
+	if (!buf || read_text("/proc/net/dev", buf, CAP) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *colon = strchr(p, ':'), *nl = strchr(p, '\n');
+		if (!colon || (nl && colon > nl) || out->n >= COLL_HEALTH_MAX_IFACES)
+			continue;
+		char *name = p;
+		while (*name == ' ')
+			name++;
+		size_t nlen = (size_t)(colon - name);
+		if (nlen == 0 || nlen >= sizeof out->ifs[0].name || (nlen == 2 && !strncmp(name, "lo", 2)))
+			continue;
+		unsigned long long v[16] = {0};
+		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+			   &v[10]) < 11)
+			continue;
+		struct coll_health_iface *i = &out->ifs[out->n++];
+		memcpy(i->name, name, nlen);
+		i->name[nlen] = '\0';
+		i->rx_bytes = v[0];
+		i->rx_packets = v[1];
+		i->rx_errors = v[2];
+		i->rx_drops = v[3];
+		i->tx_bytes = v[8];
+		i->tx_packets = v[9];
+		i->tx_errors = v[10];
+	}
+	free(buf);
+	return 0;
+}
+
+static int skip_disk(const struct coll_health_disk *out, const char *name)
+{
+	if (!strncmp(name, "loop", 4) || !strncmp(name, "ram", 3) || !strncmp(name, "zram", 4))
+		return 1;
+	for (int i = 0; i < out->n; i++)  /* a partition of a disk already listed */
+		if (!strncmp(name, out->devs[i].name, strlen(out->devs[i].name)))
+			return 1;
+	return 0;
+}
+
+int coll_health_disk(int pid, struct coll_health_disk *out)
+{
+	enum { CAP = 32768 };
+	char path[64], io[1024], *buf = malloc(CAP);
+	memset(out, 0, sizeof *out);
+	if (!buf || read_text("/proc/diskstats", buf, CAP) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (char *p = buf; p && *p && out->n < COLL_HEALTH_MAX_DISKS;
+	     p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned maj, min;
+		char name[32];
+		unsigned long long v[11] = {0};
+		if (sscanf(p, "%u %u %31s %llu %llu %llu %llu %llu %llu %llu %llu", &maj, &min, name,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 11)
+			continue;
+		if (skip_disk(out, name) || (v[0] == 0 && v[4] == 0))
+			continue;
+		struct coll_health_disk_dev *d = &out->devs[out->n++];
+		snprintf(d->name, sizeof d->name, "%s", name);
+		d->reads = v[0];
+		d->read_bytes = v[2] * 512;
+		d->read_ms = v[3];
+		d->writes = v[4];
+		d->write_bytes = v[6] * 512;
+		d->write_ms = v[7];
+	}
+	free(buf);
+	if (pid > 0) {
+		snprintf(path, sizeof path, "/proc/%d/io", pid);
+		if (read_text(path, io, sizeof io) > 0) {
+			out->have_proc = 1;
+			key_value(io, "read_bytes", &out->proc_read_bytes);
+			key_value(io, "write_bytes", &out->proc_write_bytes);
+			key_value(io, "syscr", &out->proc_syscr);
+			key_value(io, "syscw", &out->proc_syscw);
+		}
+	}
+	return 0;
+}
+
+int coll_health_threads(int pid, struct coll_health_threads *out)
+{
+	char path[64];
+	struct dirent *e;
+	memset(out, 0, sizeof *out);
+	out->pid = pid;
+	out->clk_tck = sysconf(_SC_CLK_TCK);
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	DIR *d = pid > 0 ? opendir(path) : NULL;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL && out->n < COLL_HEALTH_MAX_THREADS) {
+		char tpath[96];
+		unsigned long long f[53];
+		struct coll_health_thread *t = &out->t[out->n];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		int tid = atoi(e->d_name);
+		snprintf(tpath, sizeof tpath, "/proc/%d/task/%d/stat", pid, tid);
+		if (stat_fields(tpath, t->comm, sizeof t->comm, f, &t->state) < 0)
+			continue;
+		t->tid = tid;
+		t->ticks = f[14] + f[15];
+		out->n++;
+	}
+	closedir(d);
+	return 0;
+}
