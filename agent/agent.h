@@ -90,6 +90,7 @@ void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double mono_now(void);
 double real_now(void);
 void sleep_ms(int ms);
+int agent_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* proc.c */
 int read_small(const char *path, char *buf, size_t cap);

@@ -129,6 +129,10 @@ static void *recv_main(void *arg)
 		ssize_t n = recv(l->fd, buf, sizeof buf, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ETIMEDOUT)
+			agent_log("link to %s timed out: the server stopped reading (TCP_USER_TIMEOUT)", l->peer);
+		else if (n < 0 && !l->dead)
+			agent_log("link to %s failed: %s", l->peer, strerror(errno));
 		if (n <= 0)
 			break;
 		size_t off = 0;
@@ -648,7 +652,7 @@ static void cmd_start(struct ctx *x)
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
-	if (pthread_create(&A.collector, NULL, collector_main, NULL) != 0) {
+	if (agent_thread(&A.collector, collector_main, NULL) != 0) {
 		A.state = ST_IDLE;
 		pthread_mutex_unlock(&A.mu);
 		fail(x->w, "thread creation failed");
@@ -863,7 +867,7 @@ static void became_authed(struct link *l)
 	A.link = l;
 	link_gen++;
 	pthread_mutex_unlock(&A.send_mu);
-	if (pthread_create(&l->metrics_thr, NULL, metrics_main, l) == 0)
+	if (agent_thread(&l->metrics_thr, metrics_main, l) == 0)
 		l->metrics_started = 1;
 	agent_log("session with %s authenticated", l->peer);
 }
@@ -900,7 +904,7 @@ static int session(int fd, const char *peer)
 	write_hello(l, &w);
 	if (link_send(l, FLAG_RESP, w.buf, w.len) < 0)
 		goto out_nothreads;
-	if (pthread_create(&l->recv_thr, NULL, recv_main, l) != 0)
+	if (agent_thread(&l->recv_thr, recv_main, l) != 0)
 		goto out_nothreads;
 	if (l->authed)
 		became_authed(l);

@@ -69,6 +69,19 @@ void sleep_ms(int ms)
 	}
 }
 
+/* musl's default thread stack is 128 KB; the collector's read buffers
+ * alone take that, so every thread gets 1 MB (with a guard page). */
+int agent_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 1u << 20);
+	pthread_attr_setguardsize(&a, 4096);
+	int rc = pthread_create(t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return rc;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;

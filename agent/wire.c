@@ -30,11 +30,12 @@ enum frame_status frame_reader_feed(struct frame_reader *r, const uint8_t *data,
 {
 	size_t pos = 0;
 	*used = 0;
-	if (r->hdr_fill == WIRE_HDR && r->payload && r->fill == r->len) {
-		/* The last call returned a frame the owner did not take. */
+	if (r->done) {
+		/* The last call returned a frame: free it unless it was taken. */
 		free(r->payload);
 		r->payload = NULL;
 		r->hdr_fill = 0;
+		r->done = 0;
 	}
 	while (pos < n) {
 		if (r->hdr_fill < WIRE_HDR) {
@@ -72,7 +73,7 @@ enum frame_status frame_reader_feed(struct frame_reader *r, const uint8_t *data,
 		pos += take;
 		if (r->fill == r->len) {
 			r->payload[r->len] = '\0';
-			r->hdr_fill = WIRE_HDR; /* reset on the next feed */
+			r->done = 1; /* reset on the next feed */
 			*used = pos;
 			return FRAME_DONE;
 		}

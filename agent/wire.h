@@ -22,6 +22,7 @@ struct frame_reader {
 	char *payload;        /* len + 1 bytes, NUL-terminated when complete */
 	size_t fill;
 	size_t max;           /* cap on len; the owner may change it between frames */
+	int done;             /* a complete frame was returned */
 };
 
 enum frame_status { FRAME_MORE = 0, FRAME_DONE = 1, FRAME_TOO_BIG = -1, FRAME_NOMEM = -2 };

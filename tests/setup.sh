@@ -17,16 +17,24 @@ set -eu
 #   libbenchmark-dev (Google Benchmark producer) and python3-scipy (an
 #   independent statistics oracle), cmark-gfm (renders build_report Markdown in a test),
 #   zstd (the test agent of the agent link compresses its chunks with the
-#   command) and iproute2 (ip netns and veth: agents as separate hosts);
+#   command; the device agent's fake server decompresses with it) and
+#   iproute2 (ip netns and veth: agents as separate hosts);
 #   golang-go (go tool pprof reads our pprof exports in a test; Go's
 #   runtime/pprof writes a real pprof input), llvm (llvm-symbolizer beside
 #   addr2line in bench/symbolize.sh), help2man (man pages from --help for
-#   make install).
+#   make install); the static device agent: musl-tools (musl-gcc links
+#   libzstd.a into the x86_64 agent), gcc-aarch64-linux-gnu and
+#   libc6-dev-arm64-cross (the aarch64 agent), libzstd-dev:arm64 (its
+#   libzstd.a, through multiarch: the arm64 architecture is added when
+#   missing), qemu-user-static (runs the aarch64 agent in the tests),
+#   binutils (readelf -n, the build-id oracle of the agent tests).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
 libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
-golang-go llvm help2man"
+golang-go llvm help2man
+musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
+binutils"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do
@@ -39,11 +47,19 @@ if [ -z "$missing" ]; then
 fi
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup: missing packages:$missing" >&2
+	case "$missing" in *":arm64"*)
+		echo "setup: (libzstd-dev:arm64 needs: dpkg --add-architecture arm64)" >&2 ;;
+	esac
 	echo "setup: run as root: apt-get update && apt-get install -y$missing" >&2
 	exit 2
 fi
 echo "setup: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# libzstd-dev:arm64 comes through multiarch: enable arm64 first (the
+# apt-get update below then fetches its package lists).
+case "$missing" in *":arm64"*)
+	dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64 ;;
+esac
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing
