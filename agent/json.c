@@ -61,7 +61,7 @@ static void skip_ws(struct parser *ps)
 		ps->p++;
 }
 
-static uint32_t new_node(struct parser *ps, enum json_type t)
+static uint32_t new_node(struct parser *ps, enum aj_type t)
 {
 	struct json_doc *d = ps->doc;
 	if (d->n_nodes >= d->cap_nodes)
@@ -222,14 +222,14 @@ static int parse_number(struct parser *ps, struct json_node *node)
 		long long v = strtoll(tmp, &endp, 10);
 		if (errno == ERANGE)
 			rc = fail(ps, "integer out of range");
-		node->type = JSON_INT;
+		node->type = AJ_INT;
 		node->i = v;
 		node->d = (double)v;
 	} else {
 		double v = strtod(tmp, NULL);
 		if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
 			rc = fail(ps, "real out of range");
-		node->type = JSON_REAL;
+		node->type = AJ_REAL;
 		node->d = v;
 	}
 	if (tmp != small)
@@ -304,31 +304,31 @@ static int parse_container(struct parser *ps, uint32_t idx, int depth, int objec
 
 static int parse_value(struct parser *ps, uint32_t *out, int depth)
 {
-	if (depth > JSON_MAX_DEPTH)
+	if (depth > AJ_MAX_DEPTH)
 		return fail(ps, "nested too deeply");
 	skip_ws(ps);
 	if (ps->p >= ps->end)
 		return fail(ps, "unexpected end of input");
-	uint32_t idx = new_node(ps, JSON_NULL);
+	uint32_t idx = new_node(ps, AJ_NULL);
 	if (!idx)
 		return fail(ps, "too many values");
 	*out = idx;
 	struct json_node *n = &ps->doc->nodes[idx];
 	switch (*ps->p) {
 	case '{':
-		n->type = JSON_OBJECT;
+		n->type = AJ_OBJECT;
 		return parse_container(ps, idx, depth, 1);
 	case '[':
-		n->type = JSON_ARRAY;
+		n->type = AJ_ARRAY;
 		return parse_container(ps, idx, depth, 0);
 	case '"':
-		n->type = JSON_STRING;
+		n->type = AJ_STRING;
 		return parse_string(ps, &n->str, &n->len);
 	case 't':
-		n->type = JSON_TRUE;
+		n->type = AJ_TRUE;
 		return literal(ps, "true");
 	case 'f':
-		n->type = JSON_FALSE;
+		n->type = AJ_FALSE;
 		return literal(ps, "false");
 	case 'n':
 		return literal(ps, "null");
@@ -339,7 +339,7 @@ static int parse_value(struct parser *ps, uint32_t *out, int depth)
 	}
 }
 
-int json_parse(struct json_doc *doc, const char *buf, size_t len, uint32_t max_nodes, int flags)
+int aj_parse(struct json_doc *doc, const char *buf, size_t len, uint32_t max_nodes, int flags)
 {
 	struct parser ps = {doc, (const unsigned char *)buf, (const unsigned char *)buf + len, flags};
 	uint32_t root;
@@ -358,12 +358,12 @@ int json_parse(struct json_doc *doc, const char *buf, size_t len, uint32_t max_n
 	skip_ws(&ps);
 	if (ps.p != ps.end)
 		return fail(&ps, "text after the value");
-	if (!(flags & JSON_ANY_VALUE) && doc->nodes[root].type != JSON_OBJECT)
+	if (!(flags & AJ_ANY_VALUE) && doc->nodes[root].type != AJ_OBJECT)
 		return fail(&ps, "not an object");
 	return 0;
 }
 
-void json_free(struct json_doc *doc)
+void aj_free(struct json_doc *doc)
 {
 	free(doc->nodes);
 	free(doc->text);
@@ -371,64 +371,64 @@ void json_free(struct json_doc *doc)
 	doc->text = NULL;
 }
 
-const struct json_node *json_root(const struct json_doc *doc)
+const struct json_node *aj_root(const struct json_doc *doc)
 {
 	return doc->n_nodes > 1 ? &doc->nodes[1] : NULL;
 }
 
-const struct json_node *json_first(const struct json_doc *doc, const struct json_node *n)
+const struct json_node *aj_first(const struct json_doc *doc, const struct json_node *n)
 {
 	return n && n->first ? &doc->nodes[n->first] : NULL;
 }
 
-const struct json_node *json_next(const struct json_doc *doc, const struct json_node *n)
+const struct json_node *aj_next(const struct json_doc *doc, const struct json_node *n)
 {
 	return n && n->next ? &doc->nodes[n->next] : NULL;
 }
 
-const struct json_node *json_get(const struct json_doc *doc, const struct json_node *obj,
+const struct json_node *aj_get(const struct json_doc *doc, const struct json_node *obj,
 				 const char *key)
 {
-	if (!obj || obj->type != JSON_OBJECT)
+	if (!obj || obj->type != AJ_OBJECT)
 		return NULL;
 	size_t kl = strlen(key);
-	for (const struct json_node *c = json_first(doc, obj); c; c = json_next(doc, c))
+	for (const struct json_node *c = aj_first(doc, obj); c; c = aj_next(doc, c))
 		if (c->key_len == kl && memcmp(c->key, key, kl) == 0)
 			return c;
 	return NULL;
 }
 
-int json_get_int(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_int(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		 int64_t *out)
 {
-	const struct json_node *n = json_get(doc, obj, key);
+	const struct json_node *n = aj_get(doc, obj, key);
 	if (!n)
 		return 0;
-	if (n->type != JSON_INT)
+	if (n->type != AJ_INT)
 		return -1;
 	*out = n->i;
 	return 1;
 }
 
-int json_get_bool(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_bool(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		  int *out)
 {
-	const struct json_node *n = json_get(doc, obj, key);
+	const struct json_node *n = aj_get(doc, obj, key);
 	if (!n)
 		return 0;
-	if (n->type != JSON_TRUE && n->type != JSON_FALSE)
+	if (n->type != AJ_TRUE && n->type != AJ_FALSE)
 		return -1;
-	*out = n->type == JSON_TRUE;
+	*out = n->type == AJ_TRUE;
 	return 1;
 }
 
-int json_get_str(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_str(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		 const char **out)
 {
-	const struct json_node *n = json_get(doc, obj, key);
+	const struct json_node *n = aj_get(doc, obj, key);
 	if (!n)
 		return 0;
-	if (n->type != JSON_STRING)
+	if (n->type != AJ_STRING)
 		return -1;
 	*out = n->str;
 	return 1;
@@ -504,7 +504,7 @@ static void open_c(struct jw *w, char c)
 {
 	sep(w);
 	put(w, &c, 1);
-	if (w->depth + 1 >= JSON_MAX_DEPTH) {
+	if (w->depth + 1 >= AJ_MAX_DEPTH) {
 		w->overflow = 1;
 		return;
 	}

@@ -1,6 +1,6 @@
 /* json.h - the agent's small strict JSON reader and bounded writer.
  *
- * Reader: json_parse() turns one buffer into a tree of nodes held in two
+ * Reader: aj_parse() turns one buffer into a tree of nodes held in two
  * allocations sized from the input (a node per value, at most max_nodes;
  * decoded strings never outgrow their source), so a peer cannot make it
  * allocate more than a small multiple of the frame it sent.  It is strict
@@ -21,11 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum json_type { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_INT, JSON_REAL, JSON_STRING,
-		 JSON_ARRAY, JSON_OBJECT };
+enum aj_type { AJ_NULL, AJ_FALSE, AJ_TRUE, AJ_INT, AJ_REAL, AJ_STRING,
+		 AJ_ARRAY, AJ_OBJECT };
 
 struct json_node {
-	enum json_type type;
+	enum aj_type type;
 	uint32_t count;       /* members of an array or object */
 	uint32_t first;       /* index of the first member, 0 = none */
 	uint32_t next;        /* index of the next sibling, 0 = none */
@@ -33,8 +33,8 @@ struct json_node {
 	size_t key_len;
 	const char *str;      /* NUL-terminated decoded string */
 	size_t len;
-	int64_t i;            /* JSON_INT */
-	double d;             /* JSON_REAL, and JSON_INT as a double */
+	int64_t i;            /* AJ_INT */
+	double d;             /* AJ_REAL, and AJ_INT as a double */
 };
 
 struct json_doc {
@@ -45,27 +45,27 @@ struct json_doc {
 	char err[96];             /* why the parse failed */
 };
 
-#define JSON_MAX_DEPTH 64
-#define JSON_ANY_VALUE 1  /* json_parse flag: any value at top level (default: object) */
+#define AJ_MAX_DEPTH 64
+#define AJ_ANY_VALUE 1  /* aj_parse flag: any value at top level (default: object) */
 
 /* Parse len bytes.  0 on success; -1 with doc->err set.  Always call
- * json_free() afterwards. */
-int json_parse(struct json_doc *doc, const char *buf, size_t len, uint32_t max_nodes, int flags);
-void json_free(struct json_doc *doc);
+ * aj_free() afterwards. */
+int aj_parse(struct json_doc *doc, const char *buf, size_t len, uint32_t max_nodes, int flags);
+void aj_free(struct json_doc *doc);
 
-const struct json_node *json_root(const struct json_doc *doc);
-const struct json_node *json_first(const struct json_doc *doc, const struct json_node *n);
-const struct json_node *json_next(const struct json_doc *doc, const struct json_node *n);
+const struct json_node *aj_root(const struct json_doc *doc);
+const struct json_node *aj_first(const struct json_doc *doc, const struct json_node *n);
+const struct json_node *aj_next(const struct json_doc *doc, const struct json_node *n);
 /* The member KEY of object OBJ, or NULL (also when OBJ is not an object). */
-const struct json_node *json_get(const struct json_doc *doc, const struct json_node *obj,
+const struct json_node *aj_get(const struct json_doc *doc, const struct json_node *obj,
 				 const char *key);
 /* Typed member lookups: 1 and *out set when KEY is there with that type,
  * 0 when absent, -1 when present with another type. */
-int json_get_int(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_int(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		 int64_t *out);
-int json_get_bool(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_bool(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		  int *out);
-int json_get_str(const struct json_doc *doc, const struct json_node *obj, const char *key,
+int aj_get_str(const struct json_doc *doc, const struct json_node *obj, const char *key,
 		 const char **out);
 
 struct jw {
@@ -73,7 +73,7 @@ struct jw {
 	size_t len, cap, max;
 	int overflow;         /* a write did not fit: the text is incomplete */
 	int depth;
-	uint8_t first[JSON_MAX_DEPTH]; /* no member written yet at this depth */
+	uint8_t first[AJ_MAX_DEPTH]; /* no member written yet at this depth */
 	int after_key;
 };
 

@@ -303,7 +303,7 @@ struct ctx {
 
 static int arg_int(struct ctx *x, const char *key, int64_t *v)
 {
-	return json_get_int(&x->c->doc, x->c->args, key, v);
+	return aj_get_int(&x->c->doc, x->c->args, key, v);
 }
 
 static void pairing_hint(void)
@@ -341,11 +341,11 @@ static void cmd_auth(struct ctx *x)
 		jw_kbool(x->w, "already", 1);
 		return;
 	}
-	json_get_str(d, x->c->args, "method", &method);
+	aj_get_str(d, x->c->args, "method", &method);
 	if (method && strcmp(method, "hmac-sha256-v1") == 0) {
 		char want[65], mine[65];
-		if (json_get_str(d, x->c->args, "server_nonce", &sn) != 1 || !is_hex(sn, 32) ||
-		    json_get_str(d, x->c->args, "proof", &proof) != 1 || !is_hex(proof, 64)) {
+		if (aj_get_str(d, x->c->args, "server_nonce", &sn) != 1 || !is_hex(sn, 32) ||
+		    aj_get_str(d, x->c->args, "proof", &proof) != 1 || !is_hex(proof, 64)) {
 			auth_failed(x, "hmac-sha256-v1 auth without a 32-hex server_nonce and a 64-hex proof");
 			return;
 		}
@@ -355,13 +355,13 @@ static void cmd_auth(struct ctx *x)
 			return;
 		}
 		pair_proof(A.token, A.token_len, "agent", x->l->nonce, sn, mine);
-		const struct json_node *f = json_get(d, x->c->args, "features");
+		const struct json_node *f = aj_get(d, x->c->args, "features");
 		int feats = 0;
-		for (const struct json_node *e = f && f->type == JSON_ARRAY ? json_first(d, f) : NULL; e;
-		     e = json_next(d, e)) {
-			if (e->type == JSON_STRING && strcmp(e->str, "maps") == 0)
+		for (const struct json_node *e = f && f->type == AJ_ARRAY ? aj_first(d, f) : NULL; e;
+		     e = aj_next(d, e)) {
+			if (e->type == AJ_STRING && strcmp(e->str, "maps") == 0)
 				feats |= FEAT_MAPS;
-			if (e->type == JSON_STRING && strcmp(e->str, "counters") == 0)
+			if (e->type == AJ_STRING && strcmp(e->str, "counters") == 0)
 				feats |= FEAT_COUNTERS;
 		}
 		x->l->features = feats;
@@ -377,7 +377,7 @@ static void cmd_auth(struct ctx *x)
 		auth_success(x);
 		return;
 	}
-	if (json_get_str(d, x->c->args, "token", &token) == 1) {
+	if (aj_get_str(d, x->c->args, "token", &token) == 1) {
 		if (A.require_proof) {
 			auth_failed(x, "a plaintext token was offered but --require-proof is set");
 			return;
@@ -467,7 +467,7 @@ static void cmd_verify_perf(struct ctx *x)
 {
 	char version[160];
 	const char *path = NULL;
-	if (json_get_str(&x->c->doc, x->c->args, "perf", &path) == 1) {
+	if (aj_get_str(&x->c->doc, x->c->args, "perf", &path) == 1) {
 		if (collecting()) {
 			fail(x->w, "cannot change perf while collecting: stop first");
 			return;
@@ -576,11 +576,11 @@ static void join_collector(void)
 static void pick_events(struct ctx *x)
 {
 	const struct json_doc *d = &x->c->doc;
-	const struct json_node *ev = json_get(d, x->c->args, "events");
+	const struct json_node *ev = aj_get(d, x->c->args, "events");
 	A.n_events = 0;
-	for (const struct json_node *e = ev && ev->type == JSON_ARRAY ? json_first(d, ev) : NULL;
-	     e && A.n_events < MAX_EVENTS; e = json_next(d, e)) {
-		if (e->type != JSON_STRING)
+	for (const struct json_node *e = ev && ev->type == AJ_ARRAY ? aj_first(d, ev) : NULL;
+	     e && A.n_events < MAX_EVENTS; e = aj_next(d, e)) {
+		if (e->type != AJ_STRING)
 			continue;
 		for (int i = 0; i < A.caps.n_record; i++)
 			if (strcmp(e->str, A.caps.record[i]) == 0) {
@@ -755,7 +755,7 @@ static void cmd_configure(struct ctx *x)
 
 static int bool_arg(struct ctx *x, const char *key, int *out)
 {
-	int v, has = json_get_bool(&x->c->doc, x->c->args, key, &v);
+	int v, has = aj_get_bool(&x->c->doc, x->c->args, key, &v);
 	if (has < 0) {
 		char msg[96];
 		snprintf(msg, sizeof msg, "%s must be true or false", key);

@@ -53,9 +53,9 @@ void pair_proof(const char *code, size_t code_len, const char *role, const char 
 		const char *server_nonce, char out_hex[65])
 {
 	char msg[160];
-	uint8_t mac[SHA256_DIGEST];
+	uint8_t mac[ASHA256_DIGEST];
 	int n = snprintf(msg, sizeof msg, "perflens-pair-v1 %s %s %s", role, agent_nonce, server_nonce);
-	sha256_hmac(code, code_len, msg, (size_t)n, mac);
+	asha256_hmac(code, code_len, msg, (size_t)n, mac);
 	hex_encode(mac, sizeof mac, out_hex);
 	memset(mac, 0, sizeof mac);
 }

@@ -20,7 +20,7 @@ static const uint32_t K[64] = {
 
 static uint32_t ror(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
 
-static void compress(struct sha256 *s, const uint8_t *p)
+static void compress(struct asha256 *s, const uint8_t *p)
 {
 	uint32_t w[64], a, b, c, d, e, f, g, h;
 	for (int i = 0; i < 16; i++)
@@ -43,7 +43,7 @@ static void compress(struct sha256 *s, const uint8_t *p)
 	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
 }
 
-void sha256_init(struct sha256 *s)
+void asha256_init(struct asha256 *s)
 {
 	static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -52,35 +52,35 @@ void sha256_init(struct sha256 *s)
 	s->fill = 0;
 }
 
-void sha256_update(struct sha256 *s, const void *data, size_t len)
+void asha256_update(struct asha256 *s, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	s->bytes += len;
 	while (len > 0) {
-		size_t take = SHA256_BLOCK - s->fill;
+		size_t take = ASHA256_BLOCK - s->fill;
 		if (take > len)
 			take = len;
 		memcpy(s->block + s->fill, p, take);
 		s->fill += take;
 		p += take;
 		len -= take;
-		if (s->fill == SHA256_BLOCK) {
+		if (s->fill == ASHA256_BLOCK) {
 			compress(s, s->block);
 			s->fill = 0;
 		}
 	}
 }
 
-void sha256_final(struct sha256 *s, uint8_t out[SHA256_DIGEST])
+void asha256_final(struct asha256 *s, uint8_t out[ASHA256_DIGEST])
 {
 	uint64_t bits = s->bytes * 8;
 	uint8_t pad = 0x80, zero = 0, len[8];
-	sha256_update(s, &pad, 1);
+	asha256_update(s, &pad, 1);
 	while (s->fill != 56)
-		sha256_update(s, &zero, 1);
+		asha256_update(s, &zero, 1);
 	for (int i = 0; i < 8; i++)
 		len[i] = (uint8_t)(bits >> (56 - 8 * i));
-	sha256_update(s, len, 8);
+	asha256_update(s, len, 8);
 	for (int i = 0; i < 8; i++) {
 		out[4 * i] = (uint8_t)(s->h[i] >> 24);
 		out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
@@ -89,30 +89,30 @@ void sha256_final(struct sha256 *s, uint8_t out[SHA256_DIGEST])
 	}
 }
 
-void sha256_hmac(const void *key, size_t key_len, const void *msg, size_t msg_len,
-		 uint8_t out[SHA256_DIGEST])
+void asha256_hmac(const void *key, size_t key_len, const void *msg, size_t msg_len,
+		 uint8_t out[ASHA256_DIGEST])
 {
-	uint8_t k[SHA256_BLOCK] = {0}, pad[SHA256_BLOCK], inner[SHA256_DIGEST];
-	struct sha256 s;
-	if (key_len > SHA256_BLOCK) {
-		sha256_init(&s);
-		sha256_update(&s, key, key_len);
-		sha256_final(&s, k);
+	uint8_t k[ASHA256_BLOCK] = {0}, pad[ASHA256_BLOCK], inner[ASHA256_DIGEST];
+	struct asha256 s;
+	if (key_len > ASHA256_BLOCK) {
+		asha256_init(&s);
+		asha256_update(&s, key, key_len);
+		asha256_final(&s, k);
 	} else if (key_len > 0) {
 		memcpy(k, key, key_len);
 	}
-	for (int i = 0; i < SHA256_BLOCK; i++)
+	for (int i = 0; i < ASHA256_BLOCK; i++)
 		pad[i] = k[i] ^ 0x36;
-	sha256_init(&s);
-	sha256_update(&s, pad, sizeof pad);
-	sha256_update(&s, msg, msg_len);
-	sha256_final(&s, inner);
-	for (int i = 0; i < SHA256_BLOCK; i++)
+	asha256_init(&s);
+	asha256_update(&s, pad, sizeof pad);
+	asha256_update(&s, msg, msg_len);
+	asha256_final(&s, inner);
+	for (int i = 0; i < ASHA256_BLOCK; i++)
 		pad[i] = k[i] ^ 0x5c;
-	sha256_init(&s);
-	sha256_update(&s, pad, sizeof pad);
-	sha256_update(&s, inner, sizeof inner);
-	sha256_final(&s, out);
+	asha256_init(&s);
+	asha256_update(&s, pad, sizeof pad);
+	asha256_update(&s, inner, sizeof inner);
+	asha256_final(&s, out);
 	memset(k, 0, sizeof k);
 	memset(pad, 0, sizeof pad);
 }

@@ -7,20 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHA256_DIGEST 32
-#define SHA256_BLOCK 64
+#define ASHA256_DIGEST 32
+#define ASHA256_BLOCK 64
 
-struct sha256 {
+struct asha256 {
 	uint32_t h[8];
 	uint64_t bytes;       /* message length so far */
-	uint8_t block[SHA256_BLOCK];
+	uint8_t block[ASHA256_BLOCK];
 	size_t fill;          /* bytes waiting in block */
 };
 
-void sha256_init(struct sha256 *s);
-void sha256_update(struct sha256 *s, const void *data, size_t len);
-void sha256_final(struct sha256 *s, uint8_t out[SHA256_DIGEST]);
-void sha256_hmac(const void *key, size_t key_len, const void *msg, size_t msg_len,
-		 uint8_t out[SHA256_DIGEST]);
+void asha256_init(struct asha256 *s);
+void asha256_update(struct asha256 *s, const void *data, size_t len);
+void asha256_final(struct asha256 *s, uint8_t out[ASHA256_DIGEST]);
+void asha256_hmac(const void *key, size_t key_len, const void *msg, size_t msg_len,
+		 uint8_t out[ASHA256_DIGEST]);
 
 #endif
