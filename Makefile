@@ -214,7 +214,7 @@ node-setup:
 	@sh tests/mcp/setup-node.sh >/dev/null || echo "make: Node 22 setup failed; the MCP client tests will skip" >&2
 	@sh tests/mcp/setup-agents.sh >/dev/null || echo "make: claude/codex setup failed; the agent setup tests will skip" >&2
 
-test-integration: all $(BUILD)/faults/perflens-mcp node-setup
+test-integration: all agent-cross $(BUILD)/faults/perflens-mcp node-setup
 	@BUILD=$(BUILD) sh tests/integration/run.sh
 
 test: test-unit test-integration
