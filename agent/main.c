@@ -18,18 +18,24 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Zero-initialized (bss, not a 3 KB block of the file); the defaults are
+ * set at the top of main(). */
 struct agent A = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.send_mu = PTHREAD_MUTEX_INITIALIZER,
-	.perf = "perf",
-	.frequency = 99,
-	.duration = 8,
-	.pid = -1,
-	.m_enabled = 1,
-	.m_interval = 2,
-	.m_network = 1,
-	.send_timeout_ms = 60000,
 };
+
+static void defaults(void)
+{
+	snprintf(A.perf, sizeof A.perf, "perf");
+	A.frequency = 99;
+	A.duration = 8;
+	A.pid = -1;
+	A.m_enabled = 1;
+	A.m_interval = 2;
+	A.m_network = 1;
+	A.send_timeout_ms = 60000;
+}
 
 volatile sig_atomic_t agent_quit;
 
@@ -188,6 +194,7 @@ int main(int argc, char **argv)
 	const char *bind_addr = "0.0.0.0", *server = NULL, *output = NULL;
 	int listen_mode = 0, port = DEFAULT_PORT, rounds = 1;
 	const char *env;
+	defaults();
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;

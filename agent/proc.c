@@ -85,23 +85,34 @@ static uint64_t proc_ticks(int pid)
 	if (read_small(path, buf, sizeof buf) <= 0)
 		return 0;
 	char *p = strrchr(buf, ')');
-	unsigned long long ut = 0, stt = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) != 2)
+	if (!p || !p[1] || !p[2])
 		return 0;
-	return ut + stt;
+	p += 3;  /* past ") " and the state */
+	unsigned long long f[16] = {0};
+	for (int i = 4; i <= 15; i++) {  /* fields 4..15: utime is 14, stime 15 */
+		char *e;
+		while (*p == ' ')
+			p++;
+		f[i] = strtoull(p, &e, 10);
+		if (e == p)
+			return 0;
+		p = e;
+	}
+	return f[14] + f[15];
 }
 
 static uint64_t total_ticks(void)
 {
 	char buf[512];
-	unsigned long long v[8] = {0};
-	if (read_small("/proc/stat", buf, sizeof buf) <= 0)
+	if (read_small("/proc/stat", buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4) != 0)
 		return 0;
-	sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-	       &v[5], &v[6], &v[7]);
 	uint64_t t = 0;
-	for (int i = 0; i < 8; i++)
-		t += v[i];
+	char *p = buf + 4;
+	for (int i = 0; i < 8; i++) {
+		char *e;
+		t += strtoull(p, &e, 10);
+		p = e;
+	}
 	return t;
 }
 
@@ -284,14 +295,40 @@ struct map_line {
 	size_t path_len;
 };
 
+/* The next blank-separated token of *p, copied into out (cap bytes): 0,
+ * or -1 when it is missing or does not fit. */
+static int token(const char **p, char stop, char *out, size_t cap)
+{
+	size_t n = 0;
+	while (**p == ' ')
+		(*p)++;
+	while ((*p)[n] && (*p)[n] != ' ' && (*p)[n] != stop)
+		n++;
+	if (n == 0 || n >= cap)
+		return -1;
+	memcpy(out, *p, n);
+	out[n] = '\0';
+	*p += n;
+	if (**p == stop)
+		(*p)++;
+	return 0;
+}
+
+/* "start-end perms offset dev inode   path" */
 static int parse_map_line(char *line, struct map_line *m)
 {
-	int pos = 0;
-	if (sscanf(line, "%19[0-9a-f]-%19[0-9a-f] %4s %19[0-9a-f] %11s %llu %n", m->start, m->end,
-		   m->perms, m->offset, m->dev, &m->inode, &pos) < 6)
+	const char *p = line;
+	char inode[24];
+	if (token(&p, '-', m->start, sizeof m->start) < 0 || token(&p, ' ', m->end, sizeof m->end) < 0 ||
+	    token(&p, ' ', m->perms, sizeof m->perms) < 0 ||
+	    token(&p, ' ', m->offset, sizeof m->offset) < 0 || token(&p, ' ', m->dev, sizeof m->dev) < 0 ||
+	    token(&p, ' ', inode, sizeof inode) < 0)
 		return -1;
-	m->path = line + pos;
-	m->path_len = strlen(m->path);
+	m->inode = strtoull(inode, NULL, 10);
+	while (*p == ' ')
+		p++;
+	m->path = p;
+	m->path_len = strlen(p);
 	return 0;
 }
 

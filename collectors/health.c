@@ -39,6 +39,23 @@ static double mono_seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Up to n unsigned numbers separated by blanks from p into v; how many.
+ * (strtoull, not sscanf: the static agent then links no scanf.) */
+static int u64s(const char *p, unsigned long long *v, int n)
+{
+	int k = 0;
+	while (k < n) {
+		char *e;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		v[k++] = strtoull(p, &e, 10);
+		p = e;
+	}
+	return k;
+}
+
 /* The value after "Key:" in a /proc/meminfo or status style text. */
 static int key_value(const char *text, const char *key, uint64_t *out)
 {
@@ -61,8 +78,7 @@ static int cpu_line(const char *line, struct coll_cpu_times *t)
 	const char *p = strchr(line, ' ');
 	if (!p)
 		return -1;
-	if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]) < 4)
+	if (u64s(p, v, 8) < 4)
 		return -1;
 	uint64_t total = 0;
 	for (int i = 0; i < 8; i++)
@@ -147,8 +163,12 @@ int coll_health_system(struct coll_health_state *st, struct coll_health_system *
 	system_cpu(st, out, stat);
 	free(stat);
 	system_mem(out);
-	if (read_text("/proc/loadavg", buf, sizeof buf) > 0)
-		sscanf(buf, "%lf %lf %lf", &out->load_1m, &out->load_5m, &out->load_15m);
+	if (read_text("/proc/loadavg", buf, sizeof buf) > 0) {
+		char *e = buf;
+		out->load_1m = strtod(e, &e);
+		out->load_5m = strtod(e, &e);
+		out->load_15m = strtod(e, &e);
+	}
 	if (read_text("/proc/uptime", buf, sizeof buf) > 0)
 		out->uptime_sec = strtoull(buf, NULL, 10);
 	for (int i = 0; i < out->num_cores; i++) {
@@ -295,9 +315,7 @@ int coll_health_network(struct coll_health_network *out)
 		if (nlen == 0 || nlen >= sizeof out->ifs[0].name || (nlen == 2 && !strncmp(name, "lo", 2)))
 			continue;
 		unsigned long long v[16] = {0};
-		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			   &v[10]) < 11)
+		if (u64s(colon + 1, v, 11) < 11)
 			continue;
 		struct coll_health_iface *i = &out->ifs[out->n++];
 		memcpy(i->name, name, nlen);
@@ -335,11 +353,25 @@ int coll_health_disk(int pid, struct coll_health_disk *out)
 	}
 	for (char *p = buf; p && *p && out->n < COLL_HEALTH_MAX_DISKS;
 	     p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		unsigned maj, min;
 		char name[32];
-		unsigned long long v[11] = {0};
-		if (sscanf(p, "%u %u %31s %llu %llu %llu %llu %llu %llu %llu %llu", &maj, &min, name,
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 11)
+		unsigned long long v[11] = {0}, majmin[2];
+		const char *q = p;
+		size_t nl = 0;
+		if (u64s(q, majmin, 2) < 2)
+			continue;
+		while (*q == ' ')
+			q++;
+		for (int f = 0; f < 2; f++) {      /* past major and minor */
+			while (*q >= '0' && *q <= '9')
+				q++;
+			while (*q == ' ')
+				q++;
+		}
+		while (q[nl] && q[nl] != ' ' && q[nl] != '\n' && nl + 1 < sizeof name)
+			nl++;
+		memcpy(name, q, nl);
+		name[nl] = '\0';
+		if (nl == 0 || u64s(q + nl, v, 8) < 8)
 			continue;
 		if (skip_disk(out, name) || (v[0] == 0 && v[4] == 0))
 			continue;

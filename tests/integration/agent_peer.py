@@ -515,6 +515,46 @@ def scenario_handshake(port, code):
     p.close()
 
 
+def proc_ticks(pid):
+    """utime + stime of pid itself (not its children), and its VmRSS/VmHWM in kB."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    rss = hwm = 0
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1])
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+    return ticks, rss, hwm
+
+
+def scenario_bench(port, code, pid, agent_pid, seconds, freq):
+    """bench/agent.sh: the agent's own CPU (beyond perf) and RSS during a
+    continuous capture, and the compressed/raw ratio of what it sent."""
+    p = Peer.connect(port)
+    p.read_hello()
+    p.auth_hmac(code)
+    r = p.command("start", {"pid": pid, "frequency": freq, "duration": 8}, timeout=180)
+    if not r.get("ok"):
+        print("bench: start failed: %s" % r)
+        return
+    t0, (k0, _, _) = time.monotonic(), proc_ticks(agent_pid)
+    p.pump(seconds)
+    t1, (k1, rss, hwm) = time.monotonic(), proc_ticks(agent_pid)
+    end = p.command("stop", timeout=60)
+    c = end.get("counters", {})
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = 100.0 * (k1 - k0) / hz / (t1 - t0)
+    raw, wire = c.get("raw_bytes", 0), c.get("wire_bytes", 0)
+    print("agent CPU beyond perf: %.2f%% of one core at %d Hz over %.0f s (target <= 1%%): %d ticks"
+          % (cpu, freq, t1 - t0, k1 - k0))
+    print("agent RSS: %d kB now, %d kB peak" % (rss, hwm))
+    print("wire: %d chunks, %d samples, %d bytes of text sent as %d bytes: %.1fx (compressed/raw %.3f)"
+          % (c.get("chunks_sent", 0), c.get("samples_sent", 0), raw, wire,
+             raw / wire if wire else 0, wire / raw if raw else 0))
+
+
 if __name__ == "__main__":
     name, args = sys.argv[1], sys.argv[2:]
     try:
@@ -526,6 +566,8 @@ if __name__ == "__main__":
             scenario_stall(int(args[0]), args[1], int(args[2]), int(args[3]))
         elif name == "garbage":
             scenario_garbage(int(args[0]), args[1], int(args[2]))
+        elif name == "bench":
+            scenario_bench(int(args[0]), args[1], int(args[2]), int(args[3]), float(args[4]), int(args[5]))
         elif name == "handshake":
             scenario_handshake(int(args[0]), args[1])
         else:
