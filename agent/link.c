@@ -409,6 +409,7 @@ static void cmd_status(struct ctx *x)
 	jw_kint(w, "duration", A.duration);
 	jw_kstr(w, "agent_version", AGENT_VERSION);
 	jw_kstr(w, "perf_path", A.perf);
+	jw_kint(w, "max_sample_rate", A.max_sample_rate);
 	write_platform(w);
 	if (A.caps.probed) {
 		jw_key(w, "capabilities");

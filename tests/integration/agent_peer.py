@@ -215,6 +215,8 @@ def capture_checks(p, what, workload, pid, seconds=7, stop=True):
     check(what + ": status says profiling, with the probed capabilities and counters",
           st.get("state") == "profiling" and "cpu-clock" in st.get("capabilities", {}).get("record_events", [])
           and "counters" in st, st)
+    rate = int(open("/proc/sys/kernel/perf_event_max_sample_rate").read())
+    check(what + ": status carries max_sample_rate (%d)" % rate, st.get("max_sample_rate") == rate, st)
     end = p.command("stop", timeout=30) if stop else None
     p.pump(1.5)
     return end
