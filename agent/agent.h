@@ -96,6 +96,7 @@ int agent_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 int read_small(const char *path, char *buf, size_t cap);
 int target_alive(int pid, uint64_t start_time);
 void platform_detect(void);
+int max_sample_rate(void);
 void write_processes(struct jw *w);
 void write_pid_info(struct jw *w, int pid);
 /* maps: returns a hash of the executable mappings, writes the frame when w */

@@ -409,7 +409,7 @@ static void cmd_status(struct ctx *x)
 	jw_kint(w, "duration", A.duration);
 	jw_kstr(w, "agent_version", AGENT_VERSION);
 	jw_kstr(w, "perf_path", A.perf);
-	jw_kint(w, "max_sample_rate", A.max_sample_rate);
+	jw_kint(w, "max_sample_rate", max_sample_rate());
 	write_platform(w);
 	if (A.caps.probed) {
 		jw_key(w, "capabilities");
@@ -630,7 +630,7 @@ static void cmd_start(struct ctx *x)
 		return;
 	}
 	join_collector();
-	if (range_arg(x, "frequency", 1, A.max_sample_rate, &freq) < 0 ||
+	if (range_arg(x, "frequency", 1, max_sample_rate(), &freq) < 0 ||
 	    range_arg(x, "duration", 1, 300, &dur) < 0)
 		return;
 	if (target_from_args(x, &pid, &start) < 0)
@@ -735,7 +735,7 @@ static void cmd_resume(struct ctx *x)
 static void cmd_configure(struct ctx *x)
 {
 	int freq = 0, dur = 0;
-	int hf = range_arg(x, "frequency", 1, A.max_sample_rate, &freq);
+	int hf = range_arg(x, "frequency", 1, max_sample_rate(), &freq);
 	if (hf < 0)
 		return;
 	int hd = range_arg(x, "duration", 1, 300, &dur);

@@ -40,6 +40,16 @@ int target_alive(int pid, uint64_t start_time)
 	return st == start_time && state != 'Z' && state != 'X';
 }
 
+/* The kernel lowers perf_event_max_sample_rate when sampling interrupts
+ * take too long, so it is read again each time. */
+int max_sample_rate(void)
+{
+	char buf[32];
+	if (read_small("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof buf) > 0 && atoi(buf) > 0)
+		A.max_sample_rate = atoi(buf);
+	return A.max_sample_rate;
+}
+
 void platform_detect(void)
 {
 	struct utsname u;
@@ -56,8 +66,7 @@ void platform_detect(void)
 	if (A.paranoid > 1 && geteuid() != 0)
 		agent_log("perf_event_paranoid is %d: perf may not profile other users' processes", A.paranoid);
 	A.max_sample_rate = 100000;
-	if (read_small("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof buf) > 0 && atoi(buf) > 0)
-		A.max_sample_rate = atoi(buf);
+	max_sample_rate();
 }
 
 /* ------------------------------------------------------------------ */
