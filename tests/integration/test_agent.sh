@@ -89,12 +89,13 @@ if [ -z "$port" ] || [ -z "$code" ]; then
 else
 	ok "listen: the generated 32-hex pairing code is printed once on stderr"
 	python3 "$HERE/agent_peer.py" listen "$port" "$code" $spin "$WORK/bin/spin" "$PERFLENS" "$WORK"
+	grep -q "$code" /proc/$agent_pid/cmdline && notok "listen: the code is in the agent's argv" ||
+		ok "listen: a generated code is not in argv"
+	stop_agent
 	n=$(grep -c "$code" "$WORK/listen.err")
 	p=$(grep -c "^Pairing code: $code\$" "$WORK/listen.err")
 	[ "$n" -eq "$p" ] && ok "listen: the code appears only in 'Pairing code:' lines ($p)" ||
 		notok "listen: the code leaked into $((n - p)) other log lines"
-	grep -q "$code" /proc/$agent_pid/cmdline && notok "listen: the code is in the agent's argv" ||
-		ok "listen: a generated code is not in argv"
 fi
 stop_agent
 
