@@ -513,7 +513,7 @@ void *collector_main(void *arg)
 		while (A.state == ST_PAUSED && !A.stop_req) {
 			A.pause_req = 0;
 			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_sec += 1;
 			pthread_cond_timedwait(&A.cv, &A.mu, &ts);
 		}

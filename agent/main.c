@@ -278,6 +278,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);  /* boards boot in 1970 and step the clock */
 	pthread_cond_init(&A.cv, &ca);
 
 	platform_detect();

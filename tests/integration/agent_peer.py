@@ -331,6 +331,13 @@ def scenario_listen(port, code, pid, workload, perflens, work):
     check(what + ": an unknown command is named", r.get("error") == "unknown command: frobnicate", r)
     r = p.command("start", {"pid": pid, "frequency": 0})
     check(what + ": start refuses frequency 0 with the valid range", r.get("ok") is False and "1.." in r.get("error", ""), r)
+    r = p.command("verify_perf", {"perf": "perf/relative"})
+    check(what + ": verify_perf refuses a relative perf path", r.get("ok") is False and "absolute" in r.get("error", ""), r)
+    perf = subprocess.run(["sh", "-c", "command -v perf"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    r = p.command("verify_perf", {"perf": perf})
+    check(what + ": verify_perf with an absolute perf: available and functional (cpu-clock)",
+          r.get("available") and r.get("functional") and r.get("perf_path") == perf
+          and r.get("version", "").startswith("perf version"), r)
     r = p.command("verify_pid", {"pid": pid})
     check(what + ": verify_pid finds the workload", r.get("exists") and r.get("info", {}).get("comm"), r)
     p.close()
@@ -501,6 +508,18 @@ def scenario_garbage(port, code, agent_pid):
     ls.close()
 
 
+def scenario_require_proof(port, code):
+    """--require-proof: the seed's plaintext token is refused, the hmac proof works."""
+    what = "require-proof"
+    p = Peer.connect(port)
+    p.read_hello()
+    r = p.command("auth", {"token": code})
+    check(what + ": the right code in clear is refused", r.get("error") == "auth failed", r)
+    r = p.auth_hmac(code)
+    check(what + ": the hmac proof authenticates", r.get("ok") is True and r.get("proof") == r["_expected_agent_proof"], r)
+    p.close()
+
+
 def scenario_handshake(port, code):
     """The hello and both proofs only (the aarch64 agent under qemu)."""
     what = "handshake"
@@ -570,6 +589,8 @@ if __name__ == "__main__":
             scenario_garbage(int(args[0]), args[1], int(args[2]))
         elif name == "bench":
             scenario_bench(int(args[0]), args[1], int(args[2]), int(args[3]), float(args[4]), int(args[5]))
+        elif name == "require_proof":
+            scenario_require_proof(int(args[0]), args[1])
         elif name == "handshake":
             scenario_handshake(int(args[0]), args[1])
         else:

@@ -50,7 +50,7 @@ file -L "$AGENT" | grep -q "statically linked" && ok "agent: statically linked" 
 	notok "agent: not static: $(file "$AGENT")"
 
 # Headless: two rounds of raw text with a PERF_STAT section each.
-if "$AGENT" --output "$WORK/out.txt" --pid $spin --duration 2 --rounds 2 2>"$WORK/headless.err"; then
+if "$AGENT" --output "$WORK/out.txt" --perf "$(command -v perf)" --pid $spin --duration 2 --rounds 2 2>"$WORK/headless.err"; then
 	ok "headless: --output exits 0"
 else
 	notok "headless: --output failed: $(oneline "$WORK/headless.err")"
@@ -97,6 +97,24 @@ else
 	[ "$n" -eq "$p" ] && ok "listen: the code appears only in 'Pairing code:' lines ($p)" ||
 		notok "listen: the code leaked into $((n - p)) other log lines"
 fi
+stop_agent
+
+# --require-proof: a server that sends the code in clear is refused.
+code=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+PERFLENS_TOKEN=$code "$AGENT" --listen --require-proof --bind 127.0.0.1 --port 0 2>"$WORK/rp.err" &
+agent_pid=$!
+port=""
+for _ in $(seq 100); do
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/rp.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+python3 "$HERE/agent_peer.py" require_proof "$port" "$code"
+grep -q "plaintext token was offered but --require-proof is set" "$WORK/rp.err" &&
+	ok "require-proof: the log says why the plaintext token was refused" ||
+	notok "require-proof: $(oneline "$WORK/rp.err")"
+grep -q "Pairing code" "$WORK/rp.err" && notok "require-proof: a given code is printed" ||
+	ok "require-proof: a code given by PERFLENS_TOKEN is never printed"
 stop_agent
 
 # --server: the agent dials the fake, which drops it mid-chunk.

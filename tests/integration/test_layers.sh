@@ -20,7 +20,7 @@ fi
 
 T=$WORK/tree
 mkdir -p "$T/tools/core/base" "$T/tools/core/symbols" "$T/tools/core/store" "$T/collectors" \
-	"$T/mcp-server" "$T/sandbox"
+	"$T/mcp-server" "$T/sandbox" "$T/agent"
 cp tools/check-layers.sh "$T/tools/"
 : >"$T/tools/core/store/artifact.h"
 : >"$T/tools/core/symbols/symbolize.h"
@@ -37,6 +37,12 @@ probe tools/core/store/bare.c symbolize.h
 probe tools/up.c mcp-server/server.h
 probe tools/core/store/fine.c profile/profile.h
 probe tools/core/store/same.c artifact.h
+: >"$T/agent/json.h"
+: >"$T/collectors/health.h"
+probe agent/engine.c base/util.h
+probe agent/collect.c collectors/run.h
+probe agent/health.c collectors/health.h
+probe agent/own.c json.h
 
 expect_refused() { # FILE INCLUDE
 	if (cd "$T" && sh tools/check-layers.sh "$1") >"$WORK/out" 2>&1; then
@@ -62,3 +68,8 @@ expect_refused tools/core/store/bare.c symbolize.h
 expect_refused tools/up.c mcp-server/server.h
 expect_allowed tools/core/store/fine.c
 expect_allowed tools/core/store/same.c
+# The static agent links only libc and zstd: its own headers and collectors/health.h.
+expect_refused agent/engine.c base/util.h
+expect_refused agent/collect.c collectors/run.h
+expect_allowed agent/health.c
+expect_allowed agent/own.c
