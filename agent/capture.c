@@ -528,7 +528,10 @@ void *collector_main(void *arg)
 			agent_log("pid %d exited: capture ends", cap->pid);
 			break;
 		}
+		double t_run = mono_now();
 		enum run_end r = continuous ? run_pipeline(cap) : run_round(cap);
+		if (r == RUN_ENDED && mono_now() - t_run < 1.0)
+			r = RUN_FAILED;  /* perf gave up at once: do not respawn it in a loop */
 		if (r == RUN_STOPPED)
 			break;
 		if (r == RUN_FAILED || r == RUN_ENDED) {

@@ -288,7 +288,9 @@ int main(int argc, char **argv)
 	if (listen_mode) {
 		if (!A.has_token && generate_code() < 0)
 			return 1;
-		return serve_listen(bind_addr, port);
+		int rc = serve_listen(bind_addr, port);
+		capture_stop();  /* perf runs in its own process groups: end it before exiting */
+		return rc;
 	}
 	char host[256];
 	snprintf(host, sizeof host, "%s", server);
@@ -301,5 +303,7 @@ int main(int argc, char **argv)
 	if (!A.has_token)
 		agent_log("no pairing code (--token or PERFLENS_TOKEN): only a seed server without "
 			  "one will take this agent; a PerfLens server needs one");
-	return serve_dial(host, port);
+	int rc = serve_dial(host, port);
+	capture_stop();
+	return rc;
 }
