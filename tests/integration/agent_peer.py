@@ -200,6 +200,51 @@ def expect_closed(peer, timeout=5):
 # ---------------------------------------------------------------------
 # scenarios
 
+def perf_children_checks(what):
+    """The agent's perf children (AGENT_PID's): each in its own process
+    group, LC_ALL=C, perf script at nice 5, no inherited descriptors."""
+    agent = int(os.environ.get("AGENT_PID", "0"))
+    if not agent:
+        return
+    kids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
+            argv = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
+            env = open("/proc/%s/environ" % d, "rb").read().split(b"\0")
+            fds = set()
+            for f in os.listdir("/proc/%s/fd" % d):
+                try:
+                    fds.add(os.readlink("/proc/%s/fd/%s" % (d, f)))
+                except OSError:
+                    pass
+        except OSError:
+            continue
+        if int(stat[1]) == agent and argv[0].endswith(b"perf"):
+            kids.append((int(d), argv[1].decode(), int(stat[2]), int(stat[16]), env, fds))
+    names = sorted(k[1] for k in kids)
+    check(what + ": the agent runs perf record and perf script (and perf stat) as children: %s" % names,
+          "record" in names and "script" in names, names)
+    check(what + ": each perf child leads its own process group", kids and all(k[2] == k[0] for k in kids), kids)
+    check(what + ": perf children run with LC_ALL=C", kids and all(b"LC_ALL=C" in k[4] for k in kids), "")
+    check(what + ": perf script runs at nice 5", [k[3] for k in kids if k[1] == "script"] == [5],
+          [(k[1], k[3]) for k in kids])
+    mine = set()
+    for f in os.listdir("/proc/%d/fd" % agent):
+        try:
+            if int(f) > 2:
+                mine.add(os.readlink("/proc/%d/fd/%s" % (agent, f)))
+        except OSError:
+            pass
+    # A child's stdin/stdout pipes are shared with the agent by design;
+    # the agent's sockets (the link, the listener) must not leak into perf.
+    leaked = [(k[1], sorted(x for x in k[5] & mine if x.startswith("socket:"))) for k in kids]
+    check(what + ": no agent socket leaks into a perf child (close-on-exec everywhere)",
+          kids and all(not l[1] for l in leaked) and any(x.startswith("socket:") for x in mine), (leaked, sorted(mine)))
+
+
 def capture_checks(p, what, workload, pid, seconds=7, stop=True):
     """start in continuous mode, collect, stop; check chunks, metrics, maps, counters."""
     r = p.command("configure_metrics", {"enabled": True, "interval": 1, "network": True,
@@ -210,7 +255,9 @@ def capture_checks(p, what, workload, pid, seconds=7, stop=True):
     check(what + ": start answers continuous mode with cpu-clock (no PMU here)",
           r.get("ok") and r.get("mode") == "continuous" and r.get("events") == ["cpu-clock"], r)
     check(what + ": start reports frame-pointer call chains", r.get("callgraph") == "fp", r)
-    p.pump(seconds)
+    p.pump(seconds / 2)
+    perf_children_checks(what)
+    p.pump(seconds / 2)
     st = p.command("status")
     check(what + ": status says profiling, with the probed capabilities and counters",
           st.get("state") == "profiling" and "cpu-clock" in st.get("capabilities", {}).get("record_events", [])

@@ -79,8 +79,8 @@ grep -q "falling back to cpu-clock" "$WORK/headless.err" && ok "headless: the pr
 agent_pid=$!
 port="" code=""
 for _ in $(seq 100); do
-	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/listen.err")
-	code=$(sed -n 's/^Pairing code: \([0-9a-f]*\)$/\1/p' "$WORK/listen.err" | head -1)
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/listen.err" 2>/dev/null)
+	code=$(sed -n 's/^Pairing code: \([0-9a-f]*\)$/\1/p' "$WORK/listen.err" 2>/dev/null | head -1)
 	[ -n "$port" ] && [ -n "$code" ] && break
 	sleep 0.1
 done
@@ -88,7 +88,7 @@ if [ -z "$port" ] || [ -z "$code" ]; then
 	notok "listen: no port or pairing code in the log: $(oneline "$WORK/listen.err")"
 else
 	ok "listen: the generated 32-hex pairing code is printed once on stderr"
-	python3 "$HERE/agent_peer.py" listen "$port" "$code" $spin "$WORK/bin/spin" "$PERFLENS" "$WORK"
+	AGENT_PID=$agent_pid python3 "$HERE/agent_peer.py" listen "$port" "$code" $spin "$WORK/bin/spin" "$PERFLENS" "$WORK"
 	grep -q "$code" /proc/$agent_pid/cmdline && notok "listen: the code is in the agent's argv" ||
 		ok "listen: a generated code is not in argv"
 	stop_agent
@@ -105,7 +105,7 @@ PERFLENS_TOKEN=$code "$AGENT" --listen --require-proof --bind 127.0.0.1 --port 0
 agent_pid=$!
 port=""
 for _ in $(seq 100); do
-	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/rp.err")
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/rp.err" 2>/dev/null)
 	[ -n "$port" ] && break
 	sleep 0.1
 done
