@@ -187,10 +187,13 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
 	}
 	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;
-	/* The server's copy stands for /proc/kallsyms, which the CLI names
-	 * directly: both record the same command, so the same perf.data gives
+	/* The server's copy stands for /proc/kallsyms, as does the CLI's copy
+	 * per boot: both record the same command, so the same perf.data gives
 	 * the same analysis on either surface. */
-	opts->perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms";
+	static char kallsyms_copy[4096];
+	opts->perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path :
+		ctx->allow_writes ? tool_kallsyms_copy(ctx->artifact_root, kallsyms_copy, sizeof(kallsyms_copy)) :
+		"/proc/kallsyms";
 	opts->perf_data.kallsyms_shown = "/proc/kallsyms";
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));

@@ -1,12 +1,16 @@
 /* perf_data_read.c - the native perf.data reader, with perf script as its
  * fallback (see perf_data_read.h).
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perf_data_read.h"
 #include "collectors/perf_data.h"
 #include "base/escape.h"
+#include "base/fsatomic.h"
 #include "base/util.h"
 #include "perfdata/pdread.h"
 
@@ -45,4 +49,54 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 	if (rc == PL_OK)
 		mark_fallback(p, why);
 	return rc;
+}
+
+/* The boot id (a UUID), or false. */
+static bool boot_id(char out[40])
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, 39) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 32)
+		return false;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	for (char *c = out; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || *c == '-'))
+			return false;
+	return true;
+}
+
+const char *tool_kallsyms_copy(const char *artifact_root, char *buf, size_t cap)
+{
+	char id[40], dir[4096];
+	struct pl_buf text = {0};
+	struct pl_error ignored;
+	char chunk[1 << 16];
+	ssize_t n;
+	int fd;
+
+	if (!artifact_root || !boot_id(id) ||
+	    snprintf(dir, sizeof(dir), "%s/cache", artifact_root) >= (int)sizeof(dir) ||
+	    snprintf(buf, cap, "%s/kallsyms-%s", dir, id) >= (int)cap)
+		return "/proc/kallsyms";
+	if (access(buf, R_OK) == 0)
+		return buf;
+	if ((fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC)) < 0)
+		return "/proc/kallsyms";
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 && text.len < (256u << 20))
+		pl_buf_add(&text, chunk, (size_t)n);
+	close(fd);
+	/* Hidden addresses (kptr_restrict, no CAP_SYSLOG) are all zero: not
+	 * worth keeping, and another run may see the real ones. */
+	bool real = text.len > 16 && strncmp(text.data, "0000000000000000", 16) != 0;
+	if (!real || pl_make_dirs(dir, &ignored) != PL_OK ||
+	    pl_write_file_atomic(buf, text.data, text.len, &ignored) != PL_OK) {
+		pl_buf_release(&text);
+		return "/proc/kallsyms";
+	}
+	pl_buf_release(&text);
+	return buf;
 }

@@ -17,4 +17,11 @@
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 				const struct pl_perf_data_opts *o, struct pl_error *err);
 
+/* The kallsyms file a CLI analysis reads: a copy of /proc/kallsyms kept
+ * per boot under ARTIFACT_ROOT/cache/ (the kernel's own symbols do not
+ * change within a boot, and generating /proc/kallsyms costs the kernel
+ * about 0.1 s of every analysis), made on first use; "/proc/kallsyms"
+ * when no copy can be made.  `buf` holds the path (cap bytes). */
+const char *tool_kallsyms_copy(const char *artifact_root, char *buf, size_t cap);
+
 #endif

@@ -9,6 +9,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <string.h>
 #include <zstd.h>
 
@@ -832,10 +834,27 @@ static struct stream *g_stream_of(struct pd_file *f)
 	return &((struct walk_state *)f->queue)->st;
 }
 
+/* Give back the mapped pages before `off` that no queued record points
+ * into (they are re-read from the page cache if touched again). */
+static void drop_done(struct pd_file *f, const struct pd_queue *q, uint64_t off, uint64_t *dropped)
+{
+	uint64_t keep = off;
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < q->n; i++)
+		if (!q->v[i].owned && (uint64_t)(q->v[i].rec - f->base) < keep)
+			keep = (uint64_t)(q->v[i].rec - f->base);
+	keep -= keep % (uint64_t)page;
+	if (keep > *dropped + (4u << 20)) {
+		madvise((void *)(f->base + *dropped), keep - *dropped, MADV_DONTNEED);
+		*dropped = keep;
+	}
+}
+
 enum pl_err pd_walk(struct pd_file *f, pd_record_fn fn, void *arg, struct pl_error *err)
 {
 	struct walk_state ws = {0};
-	uint64_t off = f->data_off, end = f->data_off + f->data_size;
+	uint64_t off = f->data_off, end = f->data_off + f->data_size, dropped = 0;
 	enum pl_err rc = PL_OK;
 
 	f->queue = &ws.q;   /* the queue is the walk state's first member */
@@ -861,6 +880,8 @@ enum pl_err pd_walk(struct pd_file *f, pd_record_fn fn, void *arg, struct pl_err
 		}
 		rc = one_record(f, rec, size, off, false, fn, arg, err);
 		off += size + extra;
+		if (f->droppable && pd_u32(f, rec) == PD_FINISHED_ROUND)
+			drop_done(f, &ws.q, off, &dropped);
 	}
 	if (rc == PL_OK)
 		rc = q_flush(&ws.q, UINT64_MAX, fn, arg, err);

@@ -148,6 +148,10 @@ struct pd_file {
 	uint32_t comp_type, comp_mmap_len;
 	bool has_compressed;
 	struct pd_counts counts;
+	/* The image is a private read-only file mapping: pages the walk is
+	 * done with may be dropped (madvise), so memory stays bounded by what
+	 * is queued, not by the file.  Set by the caller after pd_open. */
+	bool droppable;
 	/* set by pd_walk */
 	struct pd_queue *queue;
 	void *zstd;

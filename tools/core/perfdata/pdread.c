@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,8 @@ struct thread {
 	char *comm;
 	bool comm_set;
 	struct maps *maps;
-	uint32_t comm_id;            /* profile string of comm, PL_NOID when stale */
+	uint32_t comm_id;            /* profile thread of (sample_pid, tid, comm), PL_NOID when stale */
+	int32_t sample_pid;
 };
 
 struct frame_entry {
@@ -747,13 +749,19 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (!t)
 		return pl_fail(err, PL_ERR_LIMIT, "analyze a shorter capture", "more than %u threads",
 			       MAX_THREADS);
-	/* The header: comm, thread, event, as start_record interns them. */
-	uint32_t comm = pl_intern_str(p, t->comm, strlen(t->comm));
-	uint32_t thread = pl_intern_thread(p, s.pid, s.tid, comm);
+	/* The header: comm, thread, event, as start_record interns them (the
+	 * ids are remembered while the thread's comm and the pid stay). */
+	if (t->comm_id == PL_NOID || t->sample_pid != s.pid) {
+		uint32_t comm = pl_intern_str(p, t->comm, strlen(t->comm));
+		t->comm_id = pl_intern_thread(p, s.pid, s.tid, comm);
+		t->sample_pid = s.pid;
+	}
+	uint32_t thread = t->comm_id;
 	uint32_t *ev = &r->event_ids[s.attr_index];
-	uint32_t event = pl_intern_event(p, r->event_names[s.attr_index],
-					 strlen(r->event_names[s.attr_index]));
-	*ev = event + 1;
+	if (!*ev)
+		*ev = pl_intern_event(p, r->event_names[s.attr_index],
+				      strlen(r->event_names[s.attr_index])) + 1;
+	uint32_t event = *ev - 1;
 	uint64_t period = s.has_period ? s.period : 1;
 	bool chain = s.attr->sample_type & PD_S_CALLCHAIN;
 	if (chain) {
@@ -1073,6 +1081,35 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 	return rc;
 }
 
+/* SHA-256 of the mapped file for the provenance, in 4 MiB steps, each
+ * given back after so that memory stays bounded. */
+struct hash_job {
+	const void *map;
+	size_t size;
+	char hex[65];
+};
+
+static void hash_image(struct hash_job *j)
+{
+	struct pl_sha256 sha;
+	unsigned char digest[PL_SHA256_SIZE];
+
+	pl_sha256_init(&sha);
+	for (size_t at = 0; at < j->size; at += 4u << 20) {
+		size_t len = j->size - at < (4u << 20) ? j->size - at : 4u << 20;
+		pl_sha256_update(&sha, (const char *)j->map + at, len);
+		madvise((char *)j->map + at, len, MADV_DONTNEED);
+	}
+	pl_sha256_final(&sha, digest);
+	pl_hex(digest, sizeof(digest), j->hex);
+}
+
+static void *hash_thread(void *arg)
+{
+	hash_image(arg);
+	return NULL;
+}
+
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
 			    const char *notes, char *why, size_t cap, struct pl_error *err)
 {
@@ -1104,6 +1141,10 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot map '%s': %s", PL_ESC_MSG(path),
 			       st.st_size ? strerror(errno) : "empty file");
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	/* The provenance hash runs beside the walk. */
+	struct hash_job hj = {map, (size_t)st.st_size, ""};
+	pthread_t hasher;
+	bool hashing = pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
@@ -1112,6 +1153,7 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 	r.why_cap = cap;
 	rc = pd_open(&r.f, map, (size_t)st.st_size, err);
 	if (rc == PL_OK) {
+		r.f.droppable = true;
 		r.cache = pl_xcalloc(FRAME_CACHE, sizeof(*r.cache));
 		if (!r.f.pipe && !attrs_supported(&r))
 			rc = PL_ERR_UNSUPPORTED;
@@ -1139,12 +1181,12 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 		src->path = pl_xstrdup(path);
 		src->size = (uint64_t)st.st_size;
 		src->text_bytes = r.f.data_size + r.f.counts.decompressed_bytes;
-		struct pl_sha256 sha;
-		unsigned char digest[PL_SHA256_SIZE];
-		pl_sha256_init(&sha);
-		pl_sha256_update(&sha, map, (size_t)st.st_size);
-		pl_sha256_final(&sha, digest);
-		pl_hex(digest, sizeof(digest), src->sha256);
+		if (hashing)
+			pthread_join(hasher, NULL);
+		else
+			hash_image(&hj);
+		hashing = false;
+		memcpy(src->sha256, hj.hex, sizeof(src->sha256));
 		src->format = PL_FMT_PERF_DATA;
 		src->codec = "none";
 		src->records = p->records_parsed;
@@ -1152,6 +1194,8 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 		src->perf_data = info_of(&r);
 	}
 	reader_release(&r);
+	if (hashing)
+		pthread_join(hasher, NULL);
 	munmap(map, (size_t)st.st_size);
 	if (rc == PL_ERR_MALFORMED) {
 		/* The file named, in its escaped form (docs/paths.md). */
