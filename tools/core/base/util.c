@@ -345,7 +345,7 @@ uint64_t pl_strtab_hash(const void *data, size_t n)
 	}
 	/* The last 32 bytes (overlapping what was read) cover the tail. */
 	if (n) {
-		p += n - 32;
+		p -= 32 - n;   /* not p += n - 32: n < 32 would wrap the offset */
 		a = pl_mul_fold(pl_load_u64(p) ^ k1, pl_load_u64(p + 8) ^ a);
 		b = pl_mul_fold(pl_load_u64(p + 16) ^ k2, pl_load_u64(p + 24) ^ b);
 	}
