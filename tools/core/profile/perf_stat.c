@@ -131,6 +131,8 @@ static struct span span_skip(struct span s, size_t k)
 {
 	if (k > s.n)
 		k = s.n;
+	if (k == 0)
+		return s;   /* an empty span may be {NULL, 0}: NULL + 0 is undefined */
 	return (struct span){s.p + k, s.n - k};
 }
 
