@@ -274,7 +274,9 @@ static const uint32_t *thread_names(struct fold_ctx *c, uint32_t t, uint32_t *co
 	}
 	*count = c->thread_len[t];
 	*java = c->thread_java[t];
-	return c->parts + c->thread_run[t];
+	/* No part yet (every thread name so far empty): parts is NULL, and
+	 * NULL + 0 is undefined. */
+	return c->parts ? c->parts + c->thread_run[t] : NULL;
 }
 
 /* Append a name to the stack being folded; `frame` is the frame it came
