@@ -7,6 +7,9 @@
 #   make test       unit tests (check) and integration tests, normal build
 #   make test-san   the same under ASan+UBSan (into build-san/)
 #   make check      both of the above: what CI and the README run
+#   make fuzz       each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (clang)
+#   make fuzz-long  the same at nice 19, for a longer FUZZ_SECONDS
+#   make test-tsan  unit tests and the threaded integration tests under TSan
 #   make bench      speed benchmarks against peers (prints ratios; not tests)
 #   make agent      the static device agent, x86_64 (musl-gcc + Debian's libzstd.a)
 #   make agent-cross the same for aarch64 (aarch64-linux-gnu-gcc -static)
@@ -130,7 +133,8 @@ $(AGENT_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.o)
 $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 	$(CROSS_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A_ARM) -lpthread
 
-.PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean
+.PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
+	test-fuzz-replay fuzz fuzz-long fuzz-build
 
 all: $(BUILD)/layers.ok $(BINS) agent
 
@@ -217,7 +221,7 @@ node-setup:
 test-integration: all agent-cross $(BUILD)/faults/perflens-mcp node-setup
 	@BUILD=$(BUILD) sh tests/integration/run.sh
 
-test: test-unit test-integration
+test: test-unit test-fuzz-replay test-integration
 
 test-san:
 	$(MAKE) BUILD=build-san SAN=1 OPT=-O1 test
@@ -230,5 +234,80 @@ bench: all
 clean:
 	rm -rf build build-san
 
+# ---------------------------------------------------------------- fuzzing
+# Every tests/fuzz/fuzz_NAME.c is a harness (LLVMFuzzerTestOneInput) with
+# its corpus in tests/fuzz/corpus/NAME/; nothing here names them.  A
+# harness links fuzz_common.c and libperflens.a; more objects come from
+# its own comment lines (see tests/fuzz/README.md):
+#   // fuzz-link: DIR_OR_FILE.c...   every .c of DIR without a main(), or that file
+#   // fuzz-libs: -lpthread ...      extra libraries
+#   // fuzz-flags: -max_len=65536    extra libFuzzer options for `make fuzz`
+# `make test` replays every corpus through tests/fuzz/replay.c (any
+# compiler); `make fuzz` builds them with clang and libFuzzer into
+# $(BUILD)/fuzz/ and fuzzes each for FUZZ_SECONDS, new inputs going to
+# $(BUILD)/fuzz-corpus/NAME (the committed corpus stays as it is).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_SECONDS ?= 30
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+fuzz_tag = $(shell sed -n 's|^// fuzz-$(2):||p' tests/fuzz/fuzz_$(1).c)
+fuzz_link_src = $(sort $(foreach d,$(call fuzz_tag,$(1),link),$(if $(filter %.c,$(d)),$(d),$(shell grep -L '^int main[[:space:]]*.int' $(d)/*.c))))
+fuzz_objs = $(BUILD)/obj/tests/fuzz/fuzz_$(1).o $(BUILD)/obj/tests/fuzz/common.o \
+	$(patsubst %.c,$(BUILD)/obj/%.o,$(call fuzz_link_src,$(1)))
+FUZZ_REPLAYS := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
+
+define FUZZ_RULES
+$(BUILD)/fuzz-replay/$(1): $(call fuzz_objs,$(1)) $(BUILD)/obj/tests/fuzz/replay.o $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(PL_LDFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(PL_LDLIBS) $(call fuzz_tag,$(1),libs)
+$(BUILD)/fuzzers/$(1): $(call fuzz_objs,$(1)) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(PL_LDFLAGS) $$(LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(PL_LDLIBS) $(call fuzz_tag,$(1),libs)
+endef
+$(foreach n,$(FUZZ_NAMES),$(eval $(call FUZZ_RULES,$(n))))
+
+$(BUILD)/obj/tests/fuzz/%.o: PL_CFLAGS += $(shell pkg-config --cflags libmicrohttpd)
+
+# The regression run: every corpus once, no fuzzing.
+test-fuzz-replay: $(FUZZ_REPLAYS)
+	@for n in $(FUZZ_NAMES); do \
+		$(BUILD)/fuzz-replay/$$n tests/fuzz/corpus/$$n || { echo "fuzz replay: $$n failed" >&2; exit 1; }; \
+	done
+
+# The instrumented build: the whole tree again with clang, libFuzzer's
+# coverage and ASan+UBSan, in $(BUILD)/fuzz.
+FUZZ_MAKE = $(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(FUZZ_CC) OPT=-O1 \
+	EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" PL_LDFLAGS="$(FUZZ_SAN)"
+fuzz-build:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: $(FUZZ_CC) is missing (apt-get install clang)" >&2; exit 2; }
+	+@$(FUZZ_MAKE) $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzzers/%)
+
+# Each harness for FUZZ_SECONDS, one at a time; a crash stops the run and
+# leaves its input in $(BUILD)/fuzz-crashes/ (add it to the corpus once
+# fixed).  FUZZ_ONLY=NAME fuzzes one harness.  FUZZ_NICE=19 is fuzz-long's.
+FUZZ_ONLY ?= $(FUZZ_NAMES)
+FUZZ_NICE ?= 10
+fuzz: fuzz-build
+	@mkdir -p $(BUILD)/fuzz-crashes
+	@for n in $(FUZZ_ONLY); do \
+		mkdir -p $(BUILD)/fuzz-corpus/$$n; \
+		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+		flags=$$(sed -n 's|^// fuzz-flags:||p' tests/fuzz/fuzz_$$n.c); \
+		echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+		nice -n $(FUZZ_NICE) $(BUILD)/fuzz/fuzzers/$$n -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=30 -rss_limit_mb=2048 -print_final_stats=1 $$dict $$flags \
+			-artifact_prefix=$(BUILD)/fuzz-crashes/$$n- \
+			$(BUILD)/fuzz-corpus/$$n tests/fuzz/corpus/$$n \
+			>$(BUILD)/fuzz-crashes/$$n.log 2>&1 || { tail -60 $(BUILD)/fuzz-crashes/$$n.log >&2; \
+			echo "fuzz: $$n found a crash (input: $(BUILD)/fuzz-crashes/$$n-*)" >&2; exit 1; }; \
+		grep -E '^#[0-9]+ *DONE|stat::number_of_executed_units|cov: ' $(BUILD)/fuzz-crashes/$$n.log | tail -2; \
+	done
+
+fuzz-long:
+	@$(MAKE) --no-print-directory fuzz FUZZ_NICE=19 FUZZ_SECONDS=$(FUZZ_SECONDS)
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 -include $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.d) $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.d)
+-include $(wildcard $(BUILD)/obj/tests/fuzz/*.d)

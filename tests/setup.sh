@@ -27,14 +27,15 @@ set -eu
 #   libc6-dev-arm64-cross (the aarch64 agent), libzstd-dev:arm64 (its
 #   libzstd.a, through multiarch: the arm64 architecture is added when
 #   missing), qemu-user-static (runs the aarch64 agent in the tests),
-#   binutils (readelf -n, the build-id oracle of the agent tests).
+#   binutils (readelf -n, the build-id oracle of the agent tests), clang
+#   (libFuzzer for make fuzz).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
 libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
 golang-go llvm help2man
 musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
-binutils"
+binutils clang"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do
