@@ -525,6 +525,22 @@ static enum pl_err check_blob(struct pl_symindex *x, const char *build_id, struc
 	return PL_OK;
 }
 
+bool pl_symindex_seal(void *blob, size_t len, char build_id[PL_BUILD_ID_HEX_MAX])
+{
+	struct sx_header h;
+
+	if (len < sizeof(h))
+		return false;
+	memcpy(&h, blob, sizeof(h));
+	h.file_size = len;
+	memcpy(build_id, h.build_id, PL_BUILD_ID_HEX_MAX - 1);
+	build_id[PL_BUILD_ID_HEX_MAX - 1] = '\0';
+	memcpy(blob, &h, sizeof(h));
+	h.checksum = blob_checksum(blob, len);
+	memcpy(blob, &h, sizeof(h));
+	return true;
+}
+
 enum pl_err pl_symindex_from_blob(void *blob, size_t len, const char *build_id,
 				  struct pl_symindex **out, struct pl_error *err)
 {

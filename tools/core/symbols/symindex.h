@@ -132,6 +132,12 @@ enum pl_err pl_symindex_open(const char *path, const char *build_id, struct pl_s
  * at once on error). */
 enum pl_err pl_symindex_from_blob(void *blob, size_t len, const char *build_id,
 				  struct pl_symindex **x, struct pl_error *err);
+/* For tests and fuzzing, which edit blobs on purpose: make the header's
+ * file size and checksum agree with the `len` bytes, and copy its build-id
+ * (cut to fit, NUL-terminated) into `build_id`.  False when `len` is
+ * shorter than a header. */
+bool pl_symindex_seal(void *blob, size_t len, char build_id[PL_BUILD_ID_HEX_MAX]);
+
 /* NULL is a no-op. */
 void pl_symindex_free(struct pl_symindex *x);
 
