@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -552,6 +553,25 @@ static bool is_loopback(const struct sockaddr_storage *sa)
 	return false;
 }
 
+/* Connections served at once (a thread each), and how long one may sit
+ * idle (headers or body stalled; a tool call in progress is not idle).
+ * A client that opens connections and never finishes them (tests/
+ * integration/test_faults_http.sh) then holds at most the limit, for at
+ * most the timeout; the descriptors they need are made available. */
+#define HTTP_MAX_CONNECTIONS 1024u
+#define HTTP_IDLE_SECONDS 30u
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t want = HTTP_MAX_CONNECTIONS + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 {
 	struct http_state st = {s, o, PTHREAD_MUTEX_INITIALIZER, NULL, ""};
@@ -584,11 +604,12 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 	snprintf(st.bind_host, sizeof(st.bind_host), sa.ss_family == AF_INET6 ? "[%s]" : "%s", o->bind_addr);
 	st.slots = pl_xcalloc(o->max_sessions, sizeof(*st.slots));
 	st.viewer = viewer_new(s, o->token, o->no_auth);
+	raise_nofile();
 	d = mhd.start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, &st,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &st,
-			     MHD_OPTION_CONNECTION_LIMIT, 256u,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 300u,
+			     MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_SECONDS,
 			     MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "perflens-mcp: cannot listen on %s:%u: %s\n", o->bind_addr, o->port,
