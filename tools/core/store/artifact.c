@@ -432,6 +432,21 @@ static int cmp_path_field(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "path")));
 }
 
+/* An analysis is complete once its summary is there: commit_both renames
+ * the stack table first and the summary last, so a stack table alone is
+ * what a write that died in between (a SIGKILLed server) leaves. */
+static bool orphan_stacks(const char *path, const char *dir, const char *name)
+{
+	size_t n = strlen(name), suffix = strlen(".stacks.json");
+	char summary[4096 + 512];
+	struct stat sb;
+
+	if (strcmp(dir, "analyses") != 0 || n <= suffix || strcmp(name + n - suffix, ".stacks.json") != 0)
+		return false;
+	snprintf(summary, sizeof(summary), "%s/%.*s.json", path, (int)(n - suffix), name);
+	return lstat(summary, &sb) < 0;
+}
+
 static void list_dir(const char *root, const char *dir, json_t *out)
 {
 	char path[4096];
@@ -445,7 +460,7 @@ static void list_dir(const char *root, const char *dir, json_t *out)
 		struct stat sb;
 		char full[4096 + 512], rel[600];
 		if (!safe_name(de->d_name) || strstr(de->d_name, ".tmp-") ||
-		    strncmp(de->d_name, "pending.", 8) == 0)
+		    strncmp(de->d_name, "pending.", 8) == 0 || orphan_stacks(path, dir, de->d_name))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
 		if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode))
