@@ -34,6 +34,10 @@ ifeq ($(SAN),1)
 PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 PL_LDFLAGS += -fsanitize=address,undefined
 endif
+ifeq ($(TSAN),1)
+PL_CFLAGS += -fsanitize=thread
+PL_LDFLAGS += -fsanitize=thread
+endif
 
 # The engine's subsystems, lowest first; see LAYERS below for what each may use.
 ENGINE := base profile perfdata symbols store export evidence
@@ -134,7 +138,7 @@ $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 	$(CROSS_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A_ARM) -lpthread
 
 .PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
-	test-fuzz-replay fuzz fuzz-long fuzz-build
+	test-fuzz-replay fuzz fuzz-long fuzz-build test-tsan
 
 all: $(BUILD)/layers.ok $(BINS) agent
 
@@ -228,11 +232,26 @@ test-san:
 
 check: test test-san
 
+# ThreadSanitizer (clang): the unit tests (the input hash thread, the
+# stack-table writer thread) and the integration tests whose binaries run
+# threads (the HTTP transport's, compare_profiles' pair, the hashing of big
+# inputs), in $(TSAN_BUILD).  A report stops the binary with exit 66, which
+# fails its test; suppressions, each justified, are in tests/tsan.supp.
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp"
+test-tsan:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make test-tsan: $(FUZZ_CC) is missing (apt-get install clang)" >&2; exit 2; }
+	+@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) CC=$(FUZZ_CC) OPT=-O1 TSAN=1 \
+		all $(TSAN_BUILD)/test_unit $(TSAN_BUILD)/faults/perflens-mcp
+	$(TSAN_ENV) $(TSAN_BUILD)/test_unit
+	@$(TSAN_ENV) BUILD=$(TSAN_BUILD) ONLY="$(TSAN_TESTS)" sh tests/integration/run.sh
+
 bench: all
 	@BUILD=$(BUILD) sh bench/run.sh
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 # ---------------------------------------------------------------- fuzzing
 # Every tests/fuzz/fuzz_NAME.c is a harness (LLVMFuzzerTestOneInput) with

@@ -15,7 +15,14 @@ export SHARED="${SHARED:-$(cd .. && pwd)/shared}"
 pass=0 fail=0 skip=0
 out=$(mktemp)
 for t in tests/integration/test_*.sh; do
-	[ -n "${ONLY:-}" ] && case "$t" in *"$ONLY"*) ;; *) continue ;; esac
+	if [ -n "${ONLY:-}" ]; then
+		# ONLY: one name or several separated by spaces (make test-tsan)
+		keep=""
+		for o in $ONLY; do
+			case "$t" in *"$o"*) keep=1 ;; esac
+		done
+		[ -n "$keep" ] || continue
+	fi
 	echo "# $t"
 	sh "$t" >"$out" 2>&1
 	rc=$?
