@@ -12,6 +12,7 @@
 #ifndef PL_COLLECT_H
 #define PL_COLLECT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -52,7 +53,7 @@ struct pl_collect_env {
 	const char *perf_path;
 	const char *artifact_root;
 	const char *kallsyms;            /* see symcfg.h; NULL: perf's own */
-	const volatile int *cancel;
+	const atomic_int *cancel;        /* see pl_run_opts */
 };
 
 /* Run it; on PL_OK *result describes the collection (id, folder, files,

@@ -158,7 +158,7 @@ static enum pl_err next_timeout(struct pump *p, int *timeout, struct pl_error *e
 		}
 		*timeout = (int)(left * 1000) + 1;
 	}
-	if (o->cancel && *o->cancel)
+	if (o->cancel && atomic_load(o->cancel))
 		return pl_fail(err, PL_ERR_TIMEOUT, "the caller stopped it; run it again if still needed",
 			       "'%s' was cancelled", o->argv[0]);
 	if (p->interrupt_at > 0 && now_s() >= p->interrupt_at) {

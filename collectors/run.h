@@ -12,6 +12,7 @@
 #ifndef PL_RUN_H
 #define PL_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,7 +36,8 @@ struct pl_run_opts {
 	int nice;                  /* added to the child's niceness */
 	pl_run_line_fn on_line;    /* NULL: stdout is discarded */
 	void *arg;
-	const volatile int *cancel;/* when not NULL and set: kill and stop */
+	const atomic_int *cancel;  /* when not NULL and set (by another thread or a
+				    * signal handler): kill and stop */
 };
 
 struct pl_run_result {

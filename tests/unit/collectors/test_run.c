@@ -82,13 +82,13 @@ START_TEST(a_pipe_that_cannot_be_made_leaks_no_descriptor)
 }
 END_TEST
 
-static volatile int cancel_flag;
+static atomic_int cancel_flag;
 
 static void *cancel_soon(void *arg)
 {
 	(void)arg;
 	usleep(300 * 1000);
-	cancel_flag = 1;
+	atomic_store(&cancel_flag, 1);
 	return NULL;
 }
 
@@ -104,7 +104,7 @@ START_TEST(a_cancelled_run_stops_and_closes_everything)
 	pthread_t t;
 	double t0 = now_s();
 
-	cancel_flag = 0;
+	atomic_store(&cancel_flag, 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, cancel_soon, NULL), 0);
 	ck_assert_int_eq(pl_run(&o, &res, &err), PL_ERR_TIMEOUT);
 	pthread_join(t, NULL);
