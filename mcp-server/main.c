@@ -319,8 +319,8 @@ int main(int argc, char **argv)
 	pl_limits_default(&o->cfg.ctx.limits);
 	o->cfg.tool_timeout_ms = 55000;
 	o->cfg.max_result_bytes = 4u << 20;
-#ifndef __SANITIZE_ADDRESS__
-	/* ASan reserves terabytes of address space; no RLIMIT_AS under it. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	/* ASan and TSan reserve terabytes of address space; no RLIMIT_AS under them. */
 	o->cfg.worker_memory = 8ULL << 30;
 #endif
 	o->http_opts.max_body = 4u << 20;

@@ -223,7 +223,8 @@ static const char *child_limits(const struct sbx_policy *pol)
 {
 	if (set_limit(RLIMIT_CORE, 0, false) < 0)
 		return "set RLIMIT_CORE";
-#ifndef __SANITIZE_ADDRESS__
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	/* ASan and TSan reserve terabytes of address space for their shadow. */
 	if (pol->max_address_space && set_limit(RLIMIT_AS, pol->max_address_space, false) < 0)
 		return "set RLIMIT_AS";
 #endif

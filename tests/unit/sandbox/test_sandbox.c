@@ -1182,8 +1182,8 @@ START_TEST(address_space_limit_fails_a_2gb_malloc)
 	struct sbx_policy pol;
 	struct sbx_result res;
 
-#ifdef __SANITIZE_ADDRESS__
-	printf("skip address_space_limit_fails_a_2gb_malloc: ASan needs unlimited address space\n");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("skip address_space_limit_fails_a_2gb_malloc: ASan and TSan need unlimited address space\n");
 	return;
 #endif
 	base_policy(&pol);
