@@ -113,15 +113,13 @@ static void advise_huge(void *p, size_t n)
 
 void pl_prefault(void *p, size_t n)
 {
-	static uintptr_t page;
-	uintptr_t start, end;
+	/* Asked each time (glibc answers from memory): a static filled on
+	 * first use was a data race between compare_profiles' two loaders. */
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096, start, end;
 
 	if (n < PREFAULT_MIN)
 		return;
-	if (!page) {
-		long ps = sysconf(_SC_PAGESIZE);
-		page = ps > 0 ? (uintptr_t)ps : 4096;
-	}
 	start = ((uintptr_t)p + page - 1) & ~(page - 1);
 	end = ((uintptr_t)p + n) & ~(page - 1);
 	advise_huge(p, n);
