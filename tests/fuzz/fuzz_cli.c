@@ -5,12 +5,13 @@
  *
  * The input is the argument words separated by NUL bytes.  perflens.c is
  * compiled into the harness (its main renamed) so its static parsing
- * functions are the ones fuzzed.  The option setters keep what they
+ * functions are the ones fuzzed; the rest of tools/cli/ links beside it
+ * (perflens.c itself, holding main, is left out of the folder).  The option setters keep what they
  * allocate for the life of the process (a command line is parsed once),
  * so leak detection is off here; the harness frees what it can reach
  * (escaped words, maps, binaries) so memory stays bounded.
  */
-// fuzz-link: tools/cli/agent_setup.c tools/cli/tables.c
+// fuzz-link: tools/cli
 // fuzz-flags: -close_fd_mask=3
 #define main perflens_cli_main
 #include "tools/cli/perflens.c"

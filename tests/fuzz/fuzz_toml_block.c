@@ -8,6 +8,7 @@
  *     tests/fuzz/fuzz_toml_block.c tools/cli/project_setup.c tools/cli/agent_setup.c \
  *     (libperflens's objects) -ljansson -lnettle ...
  */
+// fuzz-link: tools/cli/project_setup.c tools/cli/agent_setup.c
 #include "tools/cli/agent_setup_int.h"
 
 #include <stdint.h>
