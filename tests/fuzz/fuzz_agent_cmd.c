@@ -1,6 +1,7 @@
 /* fuzz_agent_cmd.c - libFuzzer harness for the device agent's command
  * decoder (agent/cmd.c): a flag-2 payload as a server would send it; the
  * decoded id, when there is one, must be a valid id. */
+// fuzz-link: agent/cmd.c agent/json.c
 #include <stddef.h>
 #include <stdint.h>
 

@@ -4,6 +4,7 @@
  * respect the cap, and a header over the cap must stop the stream before
  * anything is allocated for it.  Complete command frames go through the
  * command decoder as the link does. */
+// fuzz-link: agent/wire.c agent/cmd.c agent/json.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

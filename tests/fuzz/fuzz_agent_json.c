@@ -2,6 +2,7 @@
  * reader (agent/json.c): any bytes, parsed with the agent's limits; an
  * accepted document is walked whole and written back with the agent's
  * writer, which must then parse again to the same shape. */
+// fuzz-link: agent/json.c
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
