@@ -11,7 +11,8 @@
 # files (truncated, sizes past the end, a zero-size record) are clear
 # errors, never crashes.  The MCP server started without
 # --allow-process-execution analyzes a perf.data in its worker, then
-# list_hotspots answers from it.
+# list_hotspots answers from it.  --binary names a moved binary's frames
+# after the native reader as after perf script.
 . tests/integration/lib.sh
 name="perf.data native"
 here="$REPO/tests/integration"
@@ -214,3 +215,28 @@ check("perf.data native MCP: a DWARF file without --allow-process-execution is r
 s.close()
 EOF
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" CLI_TOP="$cli_top" /usr/bin/python3 "$WORK/mcp.py"
+
+# A binary perf cannot find where it was recorded: its frames stay
+# [unknown] in the native reader as in perf, and --binary with the
+# recorded build-id names them afterwards, exactly as on the perf script
+# path (the recovery works on the profile either reader gives).
+mkdir -p "$WORK/rec/keep"
+(cat "$REPO/tests/workloads/fib.c"; echo "int perflens_unique_$$(void) { return $$; }") >"$WORK/rec/uniq.c"
+if gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/rec/uniq" "$WORK/rec/uniq.c" 2>"$WORK/err" &&
+	perf record -N -e cpu-clock -F 999 -g -o "$WORK/rec/uniq.data" -- "$WORK/rec/uniq" >/dev/null 2>>"$WORK/err"; then
+	mv "$WORK/rec/uniq" "$WORK/rec/keep/uniq"
+	recovered() {
+		PERFLENS_PERF_DATA_READER=$1 "$PERFLENS" analyze --path "$WORK/rec/uniq.data" --artifact-root "$WORK/rec/art" \
+			--binary "$WORK/rec/keep/uniq" 2>>"$WORK/err" |
+			/usr/bin/python3 -c 'import json,sys; s=json.load(sys.stdin)["artifact"]["summary_path"]; r=json.load(open(s))["quality"]["frame_recovery"]; print(r["user_frames_unknown"], r["recovered"])'
+	}
+	n=$(recovered native) t=$(recovered perf-script)
+	set -- $n
+	if [ "${2:-0}" -gt 0 ] && [ "$n" = "$t" ]; then
+		ok "$name: --binary names the frames of a moved binary after the native reader ($n unknown/recovered), as after perf script"
+	else
+		notok "$name: recovery native '$n' vs perf script '$t': $(oneline "$WORK/err")"
+	fi
+else
+	notok "$name recovery: build or record failed: $(oneline "$WORK/err")"
+fi
