@@ -119,6 +119,7 @@ struct reader {
 	size_t ndsos, dsos_cap;
 	struct map kmap;             /* the kernel map; dso NULL until seen */
 	uint64_t kref;               /* recorded _text address (kernel mmap pgoff) */
+	uint32_t kgen;               /* bumped when the kernel map changes */
 	bool kernel_decided;
 	char *kernel_note;           /* provenance: how kernel names came */
 	/* per-sample scratch */
@@ -550,6 +551,7 @@ static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool 
 			pl_hex(rec + 44, n, d->build_id);
 		}
 		r->kmap = (struct map){start, start + len, 0, d, true};
+		r->kgen++;
 		if (start == 0 && len == 0)
 			r->kmap.end = UINT64_MAX;
 		if (pgoff)
@@ -666,12 +668,15 @@ static uint32_t intern_resolved(struct reader *r, const struct resolved *res, st
 static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip,
 			    uint64_t *printed, struct pl_error *err)
 {
-	uint64_t key = ip ^ ((uint64_t)t->maps->serial << 40) ^ ((uint64_t)t->maps->gen << 20) ^ mode;
+	/* Kernel frames do not depend on the thread: the kernel map's own
+	 * generation stands for the address space. */
+	uint32_t serial = mode == MISC_KERNEL ? 0 : t->maps->serial;
+	uint32_t gen = mode == MISC_KERNEL ? r->kgen : t->maps->gen;
+	uint64_t key = ip ^ ((uint64_t)serial << 40) ^ ((uint64_t)gen << 20) ^ mode;
 	struct frame_entry *e = &r->cache[pl_mix_u64(key) & (FRAME_CACHE - 1)];
 	struct resolved res;
 
-	if (e->used && e->ip == ip && e->serial == t->maps->serial && e->gen == t->maps->gen &&
-	    e->mode == mode) {
+	if (e->used && e->ip == ip && e->serial == serial && e->gen == gen && e->mode == mode) {
 		*printed = e->printed;
 		return e->frame;
 	}
@@ -679,9 +684,7 @@ static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, ui
 	uint32_t frame = intern_resolved(r, &res, err);
 	if (frame == PL_NOID)
 		return PL_NOID;
-	/* The kernel map may change under the same user address space. */
-	if (mode != MISC_KERNEL)
-		*e = (struct frame_entry){ip, t->maps->serial, t->maps->gen, mode, 1, frame, res.printed};
+	*e = (struct frame_entry){ip, serial, gen, mode, 1, frame, res.printed};
 	*printed = res.printed;
 	return frame;
 }
