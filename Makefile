@@ -20,7 +20,7 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 
-PKGS := jansson libzstd libdw libelf libseccomp zlib nettle
+PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c
 # libcurl: headers only; tools/core/symbols/debuginfod.c dlopen()s it when a fetch needs it.
 HDR_PKGS := libcurl
 
@@ -49,7 +49,7 @@ LIB_SRC := $(CORE_SRC) $(COLLECTOR_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
 SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/rules/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
 # The web viewer's page, style and scripts, served by perflens-mcp --http.
 SCHEMAS += $(sort $(wildcard mcp-server/viewer/*.html mcp-server/viewer/*.css mcp-server/viewer/*.js))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/schemas.o $(BUILD)/obj/gen/pprof.pb-c.o
 CLI_SRC := $(sort $(wildcard tools/cli/*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c tests/unit/*/*.c))
@@ -159,6 +159,20 @@ $(BUILD)/gen/schemas.c: $(SCHEMAS) tools/gen-schemas.sh
 $(BUILD)/obj/gen/schemas.o: $(BUILD)/gen/schemas.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PL_CFLAGS) $(CFLAGS) -c $< -o $@
+
+# pprof's profile.proto, as C from protoc-c (tools/core/profile/pprof.proto);
+# its users include <pprof.pb-c.h> from BUILD/gen.
+$(BUILD)/gen/pprof.pb-c.c: tools/core/profile/pprof.proto
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(BUILD)/gen --proto_path=tools/core/profile pprof.proto
+$(BUILD)/gen/pprof.pb-c.h: $(BUILD)/gen/pprof.pb-c.c
+
+$(BUILD)/obj/gen/pprof.pb-c.o: $(BUILD)/gen/pprof.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror -Wextra,$(PL_CFLAGS)) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tools/core/profile/parse_pprof.o $(BUILD)/obj/tools/core/export/pprof.o: $(BUILD)/gen/pprof.pb-c.h
+PL_CFLAGS += -I$(BUILD)/gen
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

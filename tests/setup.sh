@@ -28,14 +28,19 @@ set -eu
 #   libzstd.a, through multiarch: the arm64 architecture is added when
 #   missing), qemu-user-static (runs the aarch64 agent in the tests),
 #   binutils (readelf -n, the build-id oracle of the agent tests), clang
-#   (libFuzzer for make fuzz).
+#   (libFuzzer for make fuzz);
+#   libprotobuf-c-dev and protobuf-c-compiler decode pprof profiles
+#   (profile.proto, tools/core/profile/pprof.proto) with generated code, not by
+#   hand; libcairo2-dev draws the PNG flame graphs; golang-go is also the Go
+#   producer (runtime/pprof) and oracle (go tool pprof) of the pprof input
+#   tests; pngcheck checks the PNGs the tests get.
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
 libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
 golang-go llvm help2man
 musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
-binutils clang"
+binutils clang libprotobuf-c-dev protobuf-c-compiler libcairo2-dev pngcheck"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do

@@ -562,6 +562,31 @@ size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 	return avail;
 }
 
+enum pl_err pl_input_read_all(struct pl_input *in, struct pl_buf *out, struct pl_error *err)
+{
+	struct pl_input_state *st = in->st;
+	enum pl_err rc;
+
+	if (in->codec == PL_CODEC_NONE) {
+		for (;;) {
+			pl_buf_add(out, st->raw + st->raw_pos, st->raw_len - st->raw_pos);
+			st->raw_pos = st->raw_len;
+			if (st->raw_eof)
+				return PL_OK;
+			if ((rc = read_raw(in, err)) || (rc = count_out(in, st->raw_len, err)))
+				return rc;
+		}
+	}
+	for (;;) {
+		pl_buf_add(out, st->win + st->win_start, st->win_end - st->win_start);
+		st->win_start = st->win_end;
+		if (st->out_eof)
+			return PL_OK;
+		if ((rc = fill_window(in, err)))
+			return rc;
+	}
+}
+
 struct pl_input_hash *pl_input_detach_hash(struct pl_input *in)
 {
 	struct pl_input_hash *h = in->st->hash;

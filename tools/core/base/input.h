@@ -56,6 +56,11 @@ void pl_input_skip(struct pl_input *in, size_t n, uint64_t nlines);
 size_t pl_input_peek(struct pl_input *in, char *buf, size_t cap,
 		     struct pl_error *err);
 
+/* Append every decompressed byte not yet handed out to `out` (for the
+ * formats that are not lines: pprof, JSON).  The input limit holds as for
+ * lines; returns PL_OK at the end of input. */
+enum pl_err pl_input_read_all(struct pl_input *in, struct pl_buf *out, struct pl_error *err);
+
 /* The SHA-256 of the file's stored bytes, as 64 hex digits; to be asked
  * for once, after input was read to the end (pl_input_line returned 0).
  * Fails with PL_ERR_INPUT when the file changed while it was read (see

@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "base/escape.h"
 #include "base/input.h"
+#include "parse_pprof.h"
 #include "perf_stat.h"
 #include "sniff.h"
 
@@ -34,6 +35,7 @@ static const struct {
 	{"agent_chunks", PL_FMT_AGENT_CHUNKS},
 	{"perf_stat", PL_FMT_PERF_STAT},
 	{"perf_data", PL_FMT_PERF_DATA},
+	{"pprof", PL_FMT_PPROF},
 };
 
 bool pl_format_from_name(const char *name, enum pl_format *out)
@@ -74,6 +76,10 @@ enum pl_format pl_detect_format(const char *head, size_t n)
 
 	if (n >= 8 && memcmp(head, "PERFILE2", 8) == 0)
 		return PL_FMT_AUTO;
+	if (pl_pprof_sniff((const unsigned char *)head, n))
+		return PL_FMT_PPROF;
+	if (pl_json_profile_sniff(head, n) != PL_FMT_AUTO)
+		return pl_json_profile_sniff(head, n);
 	while (i < n) {
 		const char *nl = memchr(head + i, '\n', n - i);
 		size_t len = nl ? (size_t)(nl - head) - i : n - i;
@@ -452,6 +458,26 @@ static enum pl_err parse_folded(struct pl_profile *p, struct pl_input *in,
 	return rc ? rc : (r < 0 ? err->code : PL_OK);
 }
 
+/* The formats that are one message, not lines: the whole file at once. */
+static enum pl_err parse_whole(struct pl_profile *p, struct pl_input *in, enum pl_format fmt,
+			       struct pl_error *err)
+{
+	struct pl_buf b = {0};
+	enum pl_err rc = pl_input_read_all(in, &b, err);
+	struct pl_buf shown = {0};
+
+	pl_esc_add_text(&shown, in->path, strlen(in->path));
+	if (rc == PL_OK && fmt == PL_FMT_PPROF)
+		rc = pl_parse_pprof(p, b.data ? b.data : "", b.len, shown.data, err);
+	else if (rc == PL_OK && fmt == PL_FMT_SPEEDSCOPE)
+		rc = pl_parse_speedscope(p, b.data ? b.data : "", b.len, shown.data, err);
+	else if (rc == PL_OK)
+		rc = pl_parse_cpuprofile(p, b.data ? b.data : "", b.len, shown.data, err);
+	pl_buf_release(&b);
+	pl_buf_release(&shown);
+	return rc;
+}
+
 static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 			       enum pl_format fmt, const struct pl_parse_opts *o,
 			       struct pl_error *err)
@@ -461,6 +487,8 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 	int r;
 	enum pl_err rc = PL_OK;
 
+	if (fmt == PL_FMT_PPROF || fmt == PL_FMT_SPEEDSCOPE || fmt == PL_FMT_CPUPROFILE)
+		return parse_whole(p, in, fmt, err);
 	if (fmt == PL_FMT_FOLDED)
 		return parse_folded(p, in, o, err);
 	if (fmt == PL_FMT_PERF_STAT) {

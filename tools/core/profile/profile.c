@@ -25,6 +25,9 @@ const char *pl_format_name(enum pl_format f)
 	case PL_FMT_AGENT_CHUNKS: return "agent_chunks";
 	case PL_FMT_PERF_STAT: return "perf_stat";
 	case PL_FMT_PERF_DATA: return "perf_data";
+	case PL_FMT_PPROF: return "pprof";
+	case PL_FMT_SPEEDSCOPE: return "speedscope";
+	case PL_FMT_CPUPROFILE: return "cpuprofile";
 	default: return "auto";
 	}
 }
@@ -154,6 +157,24 @@ uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n)
 	return (uint32_t)p->nevents++;
 }
 
+uint32_t pl_intern_event_unit(struct pl_profile *p, const char *name, size_t n,
+			      const char *unit, struct pl_error *err)
+{
+	size_t before = p->nevents;
+	uint32_t ev = pl_intern_event(p, name, n);
+	uint32_t u = pl_intern_str(p, unit, strlen(unit));
+
+	if (p->nevents != before)
+		p->events[ev].unit1 = u + 1;
+	else if (p->events[ev].unit1 != u + 1) {
+		pl_fail(err, PL_ERR_MALFORMED, "analyze the inputs apart: events are never merged",
+			"event '%s' is in '%s' here but in '%s' in an earlier input", pl_str(p, p->events[ev].name),
+			unit, p->events[ev].unit1 ? pl_str(p, p->events[ev].unit1 - 1) : pl_event_unit(p, ev));
+		return PL_NOID;
+	}
+	return ev;
+}
+
 uint32_t pl_find_event(const struct pl_profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->nevents; i++)
@@ -167,6 +188,8 @@ const char *pl_event_unit(const struct pl_profile *p, uint32_t event)
 	const struct pl_event *e = &p->events[event];
 	const char *name = pl_str(p, e->name);
 
+	if (e->unit1)
+		return pl_str(p, e->unit1 - 1);
 	/* Off-CPU folded stacks from collect_profile weigh blocked time. */
 	if (strlen(name) > 3 && strcmp(name + strlen(name) - 3, "-us") == 0)
 		return "us";

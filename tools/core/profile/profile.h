@@ -38,6 +38,8 @@ struct pl_event {
 	uint64_t samples;   /* records seen */
 	uint64_t period;    /* summed period (1 per record when none given) */
 	uint64_t records_without_period;
+	uint32_t unit1;     /* string id + 1 of the unit the input named
+			     * (pprof, speedscope, V8); 0: derived (pl_event_unit) */
 };
 
 struct pl_thread {
@@ -104,7 +106,10 @@ enum pl_format {
 	PL_FMT_PERF_SCRIPT,
 	PL_FMT_AGENT_CHUNKS,
 	PL_FMT_PERF_STAT,
-	PL_FMT_PERF_DATA   /* read through `perf script` (perf_data.c) */
+	PL_FMT_PERF_DATA,  /* read through `perf script` (perf_data.c) */
+	PL_FMT_PPROF,      /* profile.proto, gzipped or not (parse_pprof.c) */
+	PL_FMT_SPEEDSCOPE, /* speedscope JSON (parse_json.c) */
+	PL_FMT_CPUPROFILE  /* V8 .cpuprofile JSON (parse_json.c) */
 };
 const char *pl_format_name(enum pl_format f);
 
@@ -406,10 +411,17 @@ void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
 const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
 					uint32_t stack, uint32_t event);
 
+/* The event `name` whose weights are in `unit`, as the input names it;
+ * PL_NOID (PL_ERR_MALFORMED in `err`) when the profile already has an
+ * event of that name in another unit: events are never merged. */
+uint32_t pl_intern_event_unit(struct pl_profile *p, const char *name, size_t n,
+			      const char *unit, struct pl_error *err);
+
 /* Event id by name, PL_NOID when absent. */
 uint32_t pl_find_event(const struct pl_profile *p, const char *name);
 
-/* Unit of an event's period: "samples" when no record carried a period,
+/* Unit of an event's period: the unit the input named (pl_intern_event_unit),
+ * else "samples" when no record carried a period,
  * "ns" for cpu-clock and task-clock, "count" for folded input whose event
  * is unknown, "events" otherwise. */
 const char *pl_event_unit(const struct pl_profile *p, uint32_t event);

@@ -140,8 +140,12 @@ static void write_names(struct tw *w, const struct pl_profile *p)
 		tw_item_new(w, i, json_stringn_nocheck(p->strs.strs[i], p->strs.lens[i]));
 	table_begin(w, "],\"events\":[");
 	for (size_t i = 0; i < p->nevents; i++)
-		tw_item_new(w, i, json_pack("[I,I]", (json_int_t)p->events[i].name,
-					     (json_int_t)p->events[i].records_without_period));
+		tw_item_new(w, i, p->events[i].unit1 ?
+			    json_pack("[I,I,I]", (json_int_t)p->events[i].name,
+				      (json_int_t)p->events[i].records_without_period,
+				      (json_int_t)p->events[i].unit1 - 1) :
+			    json_pack("[I,I]", (json_int_t)p->events[i].name,
+				      (json_int_t)p->events[i].records_without_period));
 }
 
 /* A function inlined into its module (symbols/srclines.c), kept apart
@@ -751,13 +755,17 @@ static enum pl_err read_events(struct rd *r, json_t *events)
 
 	r->table = "events";
 	json_array_foreach(events, i, v) {
-		json_int_t name, without;
+		json_int_t name, without, unit = -1;
 		r->index = i;
-		if (json_unpack(v, "[II!]", &name, &without) || name < 0 ||
-		    (size_t)name >= p->strs.count || without < 0)
-			return rd_bad(r, "not [name string id, records without period]");
+		if ((json_unpack(v, "[II!]", &name, &without) &&
+		     json_unpack(v, "[III!]", &name, &without, &unit)) || name < 0 ||
+		    (size_t)name >= p->strs.count || without < 0 ||
+		    (json_array_size(v) == 3 && (unit < 0 || (size_t)unit >= p->strs.count)))
+			return rd_bad(r, "not [name string id, records without period, unit string id (optional)]");
 		if (pl_intern_event(p, pl_str(p, (uint32_t)name), p->strs.lens[name]) != i)
 			return rd_bad(r, "repeats an earlier event");
+		if (unit >= 0)
+			p->events[i].unit1 = (uint32_t)unit + 1;
 	}
 	return PL_OK;
 }
