@@ -602,7 +602,10 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 			   const struct pl_export_opts *eo,
 			   struct pl_export_stats *st, struct pl_error *err)
 {
-	const char *unit = strcmp(pl_event_unit(p, fo->event), "ns") == 0 ? "nanoseconds" : "count";
+	const char *u = pl_event_unit(p, fo->event);
+	/* A unit the input named (a pprof or JSON input) is written as it came. */
+	const char *unit = strcmp(u, "ns") == 0 ? "nanoseconds" :
+			   p->events[fo->event].unit1 ? u : "count";
 	struct pp_ctx *c;
 	struct pl_fold_stacks *fs;
 	uint32_t event, unit_id, comment, main;

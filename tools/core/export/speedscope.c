@@ -140,6 +140,11 @@ static enum pl_err frame_index(struct ss_ctx *c, uint32_t name, const struct pl_
 
 static const char *speedscope_unit(const char *unit)
 {
+	static const char *const kept[] = {"nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"};
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(kept); i++)
+		if (strcmp(unit, kept[i]) == 0)
+			return kept[i];
 	return strcmp(unit, "ns") == 0 ? "nanoseconds" : "none";
 }
 

@@ -36,6 +36,8 @@ static const struct {
 	{"perf_stat", PL_FMT_PERF_STAT},
 	{"perf_data", PL_FMT_PERF_DATA},
 	{"pprof", PL_FMT_PPROF},
+	{"speedscope", PL_FMT_SPEEDSCOPE},
+	{"cpuprofile", PL_FMT_CPUPROFILE},
 };
 
 bool pl_format_from_name(const char *name, enum pl_format *out)

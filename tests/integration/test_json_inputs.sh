@@ -1,0 +1,78 @@
+# test_json_inputs.sh - V8 .cpuprofile and speedscope files as input.
+#
+# V8: `node --cpu-prof` profiles a small script; json_oracle.py recomputes
+# from the raw JSON each function's self and inclusive ticks and time (a
+# tick lasts until the next, the last until endTime) and compares them, and
+# the totals, with PerfLens's analysis.  speedscope: json_craft.py writes
+# files from a known profile (sampled in fractional milliseconds over two
+# threads, evented in microseconds, bytes, unit "none"); each is first
+# validated with ajv against the schema the npm package `speedscope` ships
+# (check_speedscope.mjs), then json_oracle.py compares.  The npm package
+# ships no sample profiles of its own (they live in speedscope's
+# repository), so none are read here.  Bad files of both formats
+# (truncated, wrong types, ids that point nowhere, a cycle of parent links,
+# huge and negative weights, a close of a frame that is not open): exit 3
+# with the reason, or the records counted malformed.
+. tests/integration/lib.sh
+PY=/usr/bin/python3
+art="$WORK/art"
+$PY tests/integration/json_craft.py "$WORK/jc"
+
+node22=$(sh tests/mcp/setup-node.sh --check 2>"$WORK/node.err") || node22=""
+node=$(command -v node || echo "$node22")
+if [ -z "$node" ]; then
+	skip "V8 input: no node to run --cpu-prof"
+else
+	cat >"$WORK/busy.js" <<'EOF'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function hot() { let s = 0; for (let i = 0; i < 2e7; i++) s += i % 7; return s; }
+const spin = () => { const t0 = Date.now(); while (Date.now() - t0 < 600) { hot(); fib(22); } };
+spin();
+EOF
+	if (cd "$WORK" && "$node" --cpu-prof --cpu-prof-dir="$WORK/prof" busy.js) 2>"$WORK/err" &&
+		prof=$(ls "$WORK"/prof/*.cpuprofile 2>/dev/null | head -1) && [ -n "$prof" ]; then
+		ok "V8 input: node --cpu-prof wrote $(basename "$prof")"
+		$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$prof" v8 || true
+	else
+		notok "V8 input: node --cpu-prof: $(oneline "$WORK/err")"
+	fi
+fi
+$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$WORK/jc/good.cpuprofile" v8 || true
+
+if [ -z "$node22" ]; then
+	skip "speedscope input: schema validation: $(cat "$WORK/node.err")"
+else
+	"$node22" tests/integration/check_speedscope.mjs "$WORK"/jc/*.speedscope.json || true
+fi
+for f in "$WORK"/jc/*.speedscope.json; do
+	$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$f" speedscope || true
+done
+
+# bad FILE MALFORMED: analyzed, exit 0, MALFORMED records counted; or with
+# MALFORMED "refused": exit 3 with a malformed_profile error.
+bad() {
+	"$PERFLENS" analyze --input "$WORK/jc/$1" --artifact-root "$art" >"$WORK/out.json" 2>"$WORK/err"
+	rc=$?
+	if [ "$2" = refused ]; then
+		if [ "$rc" -eq 3 ] && grep -q malformed_profile "$WORK/err"; then
+			ok "bad input: $1 refused with exit 3: $(jget "$WORK/err" error.message | sed 's/^.*\.json. //' | cut -c1-80)"
+		else
+			notok "bad input: $1 refused: exit $rc $(oneline "$WORK/err") $(oneline "$WORK/out.json")"
+		fi
+	elif [ "$rc" -eq 0 ] && [ "$(jget "$WORK/out.json" records.malformed)" = "$2" ]; then
+		ok "bad input: $1 read with $2 records counted malformed ($(jget "$WORK/out.json" records.parsed) parsed)"
+	else
+		notok "bad input: $1: exit $rc, $(oneline "$WORK/err") $(oneline "$WORK/out.json")"
+	fi
+}
+bad ss-truncated.json refused
+bad ss-wrongtype.json refused
+bad ss-dangling.json 1
+bad ss-badclose.json 1
+bad ss-huge.json 1
+bad ss-negative.json 1
+bad v8-truncated.json refused
+bad v8-wrongtype.json refused
+bad v8-dangling.json 2
+bad v8-cycle.json 4
+bad v8-huge.json 1
