@@ -20,7 +20,7 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 
-PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c
+PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c cairo
 # libcurl: headers only; tools/core/symbols/debuginfod.c dlopen()s it when a fetch needs it.
 HDR_PKGS := libcurl
 
@@ -137,7 +137,7 @@ $(AGENT_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.o)
 $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 	$(CROSS_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A_ARM) -lpthread
 
-.PHONY: FORCE node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
+.PHONY: FORCE font-atlas node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
 	test-fuzz-replay fuzz fuzz-long fuzz-build test-tsan
 
 all: $(BUILD)/layers.ok $(BINS) agent
@@ -203,6 +203,11 @@ $(BUILD)/obj/tests/unit/%.o: PL_CFLAGS += -I$(BUILD) -Itests/unit $(shell pkg-co
 
 $(BUILD)/test_unit: $(UNIT_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(PL_LDLIBS)
+
+# The PNG pictures' glyphs (tools/fontgen/gen-font.c says why they are committed).
+font-atlas:
+	$(CC) tools/fontgen/gen-font.c $(shell pkg-config --cflags --libs cairo) -lm -o $(BUILD)/gen-font
+	$(BUILD)/gen-font > tools/core/export/font_atlas.c
 
 check-layers:
 	@sh tools/check-layers.sh && echo 'check-layers: every include follows LAYERS'

@@ -87,9 +87,14 @@ static void send_new_error(struct mcp_call *c, enum pl_err code, const char *mes
 	send_tool_error(c, &err);
 }
 
-static void send_tool_ok(struct mcp_call *c, json_t *result)
+/* The result as text and structured content, then the tool's own content
+ * blocks (a picture), which cost no text budget: a model sees an image
+ * at its own price. */
+static void send_tool_ok(struct mcp_call *c, json_t *result, json_t *blocks)
 {
 	char *text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	json_t *answer, *block;
+	size_t i;
 
 	if (strlen(text) > MAX_TEXT_BYTES) {
 		free(text);
@@ -97,8 +102,12 @@ static void send_tool_ok(struct mcp_call *c, json_t *result)
 				"ask for a smaller page (limit) or use read_artifact_page");
 		return;
 	}
-	send_result(c, json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", text,
-				 "structuredContent", result, "isError", 0));
+	answer = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", text,
+			   "structuredContent", result, "isError", 0);
+	json_array_foreach(blocks, i, block)
+		if (json_is_object(block))
+			json_array_append(json_object_get(answer, "content"), block);
+	send_result(c, answer);
 	free(text);
 }
 
@@ -142,7 +151,7 @@ static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, 
 		tool_error_from_json(err, &e);
 		send_tool_error(c, &e);
 	} else if (json_object_get(doc, "ok")) {
-		send_tool_ok(c, json_object_get(doc, "ok"));
+		send_tool_ok(c, json_object_get(doc, "ok"), json_object_get(doc, "blocks"));
 	} else {
 		send_new_error(c, PL_ERR_INTERNAL, "the worker's answer could not be read",
 			       "retry once, and report the call if it fails again");

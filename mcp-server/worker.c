@@ -20,11 +20,14 @@ static const struct tool_ctx *worker_ctx;
 json_t *mcp_worker_answer(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args)
 {
 	struct pl_error err;
-	json_t *result = NULL, *doc;
+	json_t *result = NULL, *blocks = NULL, *doc;
 
-	if (tool_run(t, ctx, args, &result, &err) == PL_OK &&
-	    (doc = json_pack("{s:o}", "ok", result)))
+	if (tool_run_blocks(t, ctx, args, &result, &blocks, &err) == PL_OK &&
+	    (doc = json_pack("{s:o}", "ok", result))) {
+		if (blocks)
+			json_object_set_new(doc, "blocks", blocks);
 		return doc;
+	}
 	if (!err.code)
 		pl_fail(&err, PL_ERR_INTERNAL, "report the call: this is a bug",
 			"'%s' succeeded without a result", t->name);

@@ -26,7 +26,8 @@ enum pl_err mcp_worker_setup(const struct tool_ctx *ctx, struct pl_error *err);
 char *mcp_job_new(const struct tool_def *t, json_t *args, size_t *len);
 
 /* Run the call here through the registry (tool_run) and give the answer
- * a worker writes: {"ok": RESULT} or {"error": tool_error_json_new()}.
+ * a worker writes: {"ok": RESULT} (with "blocks": the result's own content
+ * blocks, registry.h's TOOL_BLOCKS_KEY, when it has any) or {"error": tool_error_json_new()}.
  * New reference.  In the worker, or in-process with --no-sandbox. */
 json_t *mcp_worker_answer(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args);
 

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <nettle/base64.h>
+
 static bool under_root(const char *path, const char *root)
 {
 	size_t n = strlen(root);
@@ -317,4 +319,24 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why)
 {
 	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
+}
+
+bool tool_add_picture(json_t *result, const void *png, size_t n)
+{
+	json_t *blocks = json_object_get(result, TOOL_BLOCKS_KEY);
+	char *b64;
+
+	if (n > TOOL_MAX_PICTURE)
+		return false;
+	b64 = pl_xmalloc(BASE64_ENCODE_RAW_LENGTH(n) + 1);
+	base64_encode_raw(b64, n, png);
+	b64[BASE64_ENCODE_RAW_LENGTH(n)] = '\0';
+	if (!blocks) {
+		blocks = json_array();
+		json_object_set_new(result, TOOL_BLOCKS_KEY, blocks);
+	}
+	json_array_append_new(blocks, json_pack("{s:s,s:s,s:s}", "type", "image", "mimeType", "image/png",
+						"data", b64));
+	free(b64);
+	return true;
 }

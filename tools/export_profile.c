@@ -1,13 +1,15 @@
 /* export_profile.c - the export_profile tool: folded stacks, an SVG flame
- * graph, a speedscope file or a pprof profile of one event, written
- * atomically under the artifact root as
- * exports/ID.EVENT[.OPTIONS].folded|svg|speedscope.json|pb.gz.
+ * graph, a speedscope file, a pprof profile or a PNG flame graph (also
+ * returned as an image content block) of one event, written atomically
+ * under the artifact root as
+ * exports/ID.EVENT[.OPTIONS].folded|svg|speedscope.json|pb.gz|png.
  * Every format weighs a stack by its summed event period (the sample
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
 #include "store/artifact.h"
 #include "export/fold.h"
+#include "export/flamepng.h"
 #include "export/formats.h"
 
 #include <assert.h>
@@ -45,7 +47,7 @@ static void options_suffix(struct pl_buf *b, const struct pl_fold_opts *o)
 		pl_buf_adds(b, ".addrs");
 }
 
-enum export_format { EXPORT_FOLDED, EXPORT_SVG, EXPORT_SPEEDSCOPE, EXPORT_PPROF };
+enum export_format { EXPORT_FOLDED, EXPORT_SVG, EXPORT_SPEEDSCOPE, EXPORT_PPROF, EXPORT_PNG };
 
 static const struct {
 	const char *name;
@@ -55,6 +57,7 @@ static const struct {
 	[EXPORT_SVG] = {"svg", ".svg"},
 	[EXPORT_SPEEDSCOPE] = {"speedscope", ".speedscope.json"},
 	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
+	[EXPORT_PNG] = {"png", ".png"},
 };
 
 static enum export_format format_of(const char *name)
@@ -86,6 +89,7 @@ static enum pl_err write_format(FILE *fp, const struct export_job *j, struct pl_
 	case EXPORT_PPROF:
 		return pl_write_pprof(fp, j->p, j->fo, j->eo, j->stats, err);
 	case EXPORT_FOLDED:
+	case EXPORT_PNG:
 		break;
 	}
 	return pl_write_folded(fp, j->folded, err);
@@ -155,6 +159,59 @@ out:
 	j->folded = NULL;
 	j->so = NULL;
 	pl_buf_release(&subtitle);
+	pl_folded_release(&folded);
+	return rc;
+}
+
+/* PNG: the SVG's flame graph drawn as a picture (export/flamepng.h), the
+ * file written atomically, and the picture also returned as an image
+ * content block when it is small enough for a model to look at. */
+static enum pl_err export_png(struct export_job *j, const char *id, const char *path,
+			      const char *title, json_t *result, struct pl_error *err)
+{
+	const struct pl_profile *p = j->p;
+	const char *event = pl_str(p, p->events[j->fo->event].name);
+	const char *unit = pl_event_unit(p, j->fo->event);
+	struct pl_folded folded = {0};
+	struct pl_png_opts po = {0};
+	struct pl_png_stats st;
+	struct pl_buf png = {0}, head = {0}, sub = {0};
+	struct pl_atomic_file af;
+	uint64_t total = 0;
+	enum pl_err rc;
+
+	if ((rc = pl_fold(&folded, p, j->fo, err)))
+		goto out;
+	for (size_t i = 0; i < folded.n; i++)
+		total += folded.weights[i];
+	pl_buf_addf(&head, "%s: %s, weight in %s", title ? title : "Flame graph", event, unit);
+	pl_buf_addf(&sub, "%s: %llu samples, %llu %s", id,
+		    (unsigned long long)p->events[j->fo->event].samples, (unsigned long long)total, unit);
+	po.title = head.data;
+	po.subtitle = sub.data;
+	po.unit = unit;
+	if ((rc = pl_write_flamegraph_png(&png, &folded, &po, &st, err)) ||
+	    (rc = pl_atomic_open(&af, path, err)))
+		goto out;
+	if (fwrite(png.data, 1, png.len, af.fp) != png.len) {
+		pl_atomic_abort(&af);
+		rc = pl_fail(err, PL_ERR_OUTPUT, "check the disk space", "cannot write '%s'", path);
+		goto out;
+	}
+	if ((rc = pl_atomic_commit(&af, err)))
+		goto out;
+	json_object_set_new(result, "bytes", json_integer((json_int_t)png.len));
+	json_object_set_new(result, "stacks", json_integer((json_int_t)folded.n));
+	json_object_set_new(result, "total_weight", json_integer((json_int_t)total));
+	json_object_set_new(result, "samples", json_integer((json_int_t)exported_samples(p, j->fo)));
+	json_object_set_new(result, "file_unit", json_string(unit));
+	json_object_set_new(result, "picture", json_pack("{s:i,s:i,s:i,s:i,s:I,s:b}",
+		"width", st.width, "height", st.height, "levels", st.levels, "levels_cut", st.levels_cut,
+		"frames", (json_int_t)st.frames, "inline", tool_add_picture(result, png.data, png.len)));
+out:
+	pl_buf_release(&png);
+	pl_buf_release(&head);
+	pl_buf_release(&sub);
 	pl_folded_release(&folded);
 	return rc;
 }
@@ -268,7 +325,9 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 		"uri", json_sprintf("perflens://artifacts/%s", path.data + strlen(ctx->artifact_root) + 1),
 		"unit", pl_event_unit(&p, fo.event),
 		"weight", strcmp(pl_event_unit(&p, fo.event), "samples") == 0 ? "samples" : "period");
-	if (job.format == EXPORT_FOLDED || job.format == EXPORT_SVG)
+	if (job.format == EXPORT_PNG)
+		rc = export_png(&job, id, path.data, title, res, err);
+	else if (job.format == EXPORT_FOLDED || job.format == EXPORT_SVG)
 		rc = export_folded(&job, path.data, title, res, err);
 	else
 		rc = export_samples(&job, id, path.data, title, res, err);

@@ -16,6 +16,7 @@
  * keep only those threads' stacks (thread_filter.h).
  */
 #include "registry.h"
+#include "export/flamepng.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
 #include "thread_filter.h"
@@ -192,6 +193,71 @@ static void collect_edges(const struct pl_profile *p, uint32_t event, uint32_t f
 	}
 }
 
+/* picture: the sandwich PNG of the function (export/flamepng.h), as an
+ * image block of the result: its callers from its outermost call in each
+ * stack up to the root, its callees from there down to the leaf. */
+static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view *v, uint32_t event,
+				uint32_t func, json_t *result, struct pl_error *err)
+{
+	const char **names = pl_xmalloc((pl_nfuncs(p) + 1) * sizeof(*names));
+	struct pl_flame_stack *up = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*up));
+	struct pl_flame_stack *down = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*down));
+	uint32_t *ids = NULL;
+	size_t n = 0, nids = 0, ids_cap = 0;
+	struct pl_png_opts po = {0};
+	struct pl_png_stats st;
+	struct pl_buf png = {0}, title = {0}, sub = {0};
+	const char *unit = pl_event_unit(p, event), *sym = pl_str(p, p->funcs[func].symbol);
+	enum pl_err rc;
+
+	for (size_t i = 0; i < pl_nfuncs(p); i++)
+		names[i] = pl_str(p, p->funcs[i].symbol);
+	/* Two passes: the ids first (the array may move), then the stacks. */
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0, nids = 0;
+		for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+			const struct pl_stack *stk = &p->stacks[s];
+			const struct pl_weight *w = pl_stack_weight(p, s, event);
+			uint32_t d0 = 0;
+			while (d0 < stk->depth && p->frames[stk->frames[d0]].func != func)
+				d0++;
+			if (!w || !w->period || d0 == stk->depth)
+				continue;
+			if (pass == 0) {
+				PL_GROW(ids, ids_cap, nids + stk->depth + 1);
+				nids += stk->depth + 1;
+				continue;
+			}
+			up[n] = (struct pl_flame_stack){ids + nids, d0 + 1, w->period, 0};
+			for (uint32_t d = d0 + 1; d-- > 0;)
+				ids[nids++] = p->frames[stk->frames[d]].func;
+			down[n] = (struct pl_flame_stack){ids + nids, stk->depth - d0, w->period, 0};
+			for (uint32_t d = d0; d < stk->depth; d++)
+				ids[nids++] = p->frames[stk->frames[d]].func;
+			n++;
+		}
+	}
+	pl_buf_addf(&title, "%s: callers and callees, %s in %s", sym, pl_str(p, p->events[event].name), unit);
+	pl_buf_addf(&sub, "inclusive %llu %s (%.2f%%), self %llu", (unsigned long long)v->funcs[func].incl.period,
+		    unit, pl_percent(v, v->funcs[func].incl.period), (unsigned long long)v->funcs[func].self.period);
+	po.title = title.data;
+	po.subtitle = sub.data;
+	po.unit = unit;
+	rc = pl_sandwich_png(&png, up, n, down, n, names, pl_nfuncs(p), &po, &st, err);
+	if (!rc)
+		json_object_set_new(result, "picture", json_pack("{s:i,s:i,s:i,s:b}", "width", st.width,
+			"height", st.height, "levels_cut", st.levels_cut,
+			"inline", tool_add_picture(result, png.data, png.len)));
+	pl_buf_release(&png);
+	pl_buf_release(&title);
+	pl_buf_release(&sub);
+	free(ids);
+	free(up);
+	free(down);
+	free(names);
+	return rc;
+}
+
 /* get_call_paths' arguments for this function, with the same threads. */
 static json_t *step_arguments(const char *id, const char *event, const char *symbol,
 			      const struct tool_thread_filter *threads)
@@ -250,6 +316,12 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &threads),
 				"whole call paths through this function")));
 		add_caller_check(&p, event, *result, marked);
+		if (json_is_true(json_object_get(args, "picture")) &&
+		    (rc = add_sandwich(&p, &v, event, func, *result, err))) {
+			json_decref(*result);
+			*result = NULL;
+			goto out;
+		}
 		if (threads.active)
 			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));
 	}

@@ -98,6 +98,20 @@ enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 enum pl_err tool_run(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
 		     json_t **result, struct pl_error *err);
 
+/* A result may carry content blocks beside its structured part (a PNG
+ * picture an agent looks at): a handler puts an array of MCP content
+ * blocks ({"type": "image", "mimeType", "data"}) under this key of its
+ * result.  tool_run_blocks() takes them out into *blocks (NULL when
+ * none); tool_run() drops them (the CLI has the files they came from). */
+#define TOOL_BLOCKS_KEY "_blocks"
+/* Add a PNG picture to `result`'s blocks, as an image content block;
+ * false, adding nothing, past TOOL_MAX_PICTURE bytes (a model reads
+ * pictures up to about that). */
+#define TOOL_MAX_PICTURE (200u * 1024)
+bool tool_add_picture(json_t *result, const void *png, size_t n);
+enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
+			    json_t **result, json_t **blocks, struct pl_error *err);
+
 /* tool_check_args() then tool_run().  Every surface goes through these
  * two: the CLI calls tool_call(); the MCP server calls tool_check_args()
  * in the server (a bad argument never costs a worker) and tool_run() in

@@ -59,8 +59,11 @@ struct fg_level {
 	size_t pos, hi;
 };
 
+struct fg_layout;
+
 struct fg {
 	FILE *out;
+	struct fg_layout *layout;   /* pl_flamegraph_layout's receiver, or NULL */
 	struct pl_buf buf;          /* pending output */
 	bool write_failed;
 
@@ -500,29 +503,35 @@ static bool fg_ends_with(const char *s, size_t len, const char *tail)
 
 /* A colour that depends only on the name: warm "hot" shades, with kernel
  * ("_[k]"), JIT ("_[j]") and inlined ("_[i]") annotations set apart. */
-static void fg_add_fill(struct pl_buf *b, const char *name)
+static void fg_fill_rgb(const char *name, unsigned rgb[3])
 {
 	size_t len = strlen(name);
 	uint64_t h = pl_hash(name, len, 0x666c616d65ULL);
 	unsigned v1 = (unsigned)(h & 0xffff), v2 = (unsigned)(h >> 16 & 0xffff),
 		 v3 = (unsigned)(h >> 32 & 0xffff);
-	unsigned r, gr, bl;
 
 	if (fg_ends_with(name, len, "_[k]")) {
-		r = 215 + v1 % 41, gr = 120 + v2 % 61, bl = v3 % 41;
+		rgb[0] = 215 + v1 % 41, rgb[1] = 120 + v2 % 61, rgb[2] = v3 % 41;
 	} else if (fg_ends_with(name, len, "_[j]")) {
-		r = 50 + v1 % 61, gr = 170 + v2 % 61, bl = 50 + v3 % 61;
+		rgb[0] = 50 + v1 % 61, rgb[1] = 170 + v2 % 61, rgb[2] = 50 + v3 % 61;
 	} else if (fg_ends_with(name, len, "_[i]")) {
-		r = 60 + v1 % 51, gr = 190 + v2 % 41, bl = 190 + v3 % 41;
+		rgb[0] = 60 + v1 % 51, rgb[1] = 190 + v2 % 41, rgb[2] = 190 + v3 % 41;
 	} else {
-		r = 205 + v1 % 51, gr = v2 % 231, bl = v3 % 56;
+		rgb[0] = 205 + v1 % 51, rgb[1] = v2 % 231, rgb[2] = v3 % 56;
 	}
+}
+
+static void fg_add_fill(struct pl_buf *b, const char *name)
+{
+	unsigned rgb[3];
+
+	fg_fill_rgb(name, rgb);
 	pl_buf_adds(b, "rgb(");
-	fg_add_uint(b, r);
+	fg_add_uint(b, rgb[0]);
 	pl_buf_addc(b, ',');
-	fg_add_uint(b, gr);
+	fg_add_uint(b, rgb[1]);
 	pl_buf_addc(b, ',');
-	fg_add_uint(b, bl);
+	fg_add_uint(b, rgb[2]);
 	pl_buf_addc(b, ')');
 }
 
@@ -906,5 +915,62 @@ enum pl_err pl_flamegraph_write(FILE *out, const struct pl_flame_stack *stacks,
 	if (g.write_failed || fflush(out) != 0 || ferror(out))
 		return pl_fail(err, PL_ERR_OUTPUT, "check the disk space and the output path",
 			       "cannot write the flame graph");
+	return PL_OK;
+}
+
+/* ------------------------------------------------------------- layout */
+
+struct fg_layout {
+	pl_flame_box_fn fn;
+	void *arg;
+};
+
+static void fg_emit_box(struct fg *g, const struct fg_frame *f)
+{
+	struct pl_flame_box b;
+	unsigned rgb[3];
+	fg_u128 w = g->cum[f->hi] - g->cum[f->lo];
+
+	b.name = f->rank == FG_ROOT_RANK ? "all" : g->rank_name[f->rank];
+	b.level = f->level;
+	b.x0 = (double)fg_edge(g, g->cum[f->lo]) / 100.0;
+	b.x1 = (double)fg_edge(g, g->cum[f->hi]) / 100.0;
+	b.weight = (double)w;
+	b.percent = 100.0 * (double)w / (double)g->cum[g->n];
+	fg_fill_rgb(b.name, rgb);
+	b.rgb[0] = (uint8_t)rgb[0], b.rgb[1] = (uint8_t)rgb[1], b.rgb[2] = (uint8_t)rgb[2];
+	g->layout->fn(g->layout->arg, &b);
+}
+
+enum pl_err pl_flamegraph_layout(const struct pl_flame_stack *stacks, size_t n,
+				 const char *const *names, size_t nnames,
+				 const struct pl_flame_opts *opts, pl_flame_box_fn fn, void *arg,
+				 uint32_t *levels, struct pl_error *err)
+{
+	struct fg g;
+	struct fg_layout l = {fn, arg};
+	uint32_t max_id;
+	size_t total_depth;
+	enum pl_err rc;
+
+	memset(&g, 0, sizeof(g));
+	*levels = 0;
+	if (n && !stacks)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "flame graph has %zu stacks but no array", n);
+	if ((rc = fg_resolve_opts(&g, opts, err)) != PL_OK)
+		return rc;
+	if (g.differential)
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "the layout has no differential mode");
+	if ((rc = fg_validate(stacks, n, names, nnames, false, &max_id, &total_depth, err)))
+		return rc;
+	g.layout = &l;
+	fg_build(&g, stacks, n, names, max_id, total_depth);
+	g.lv = pl_xmalloc(((size_t)g.max_depth + 1) * sizeof(*g.lv));
+	if (g.cum[n] != 0) {
+		fg_walk(&g, fg_count_level);
+		fg_walk(&g, fg_emit_box);
+	}
+	*levels = g.levels;
+	fg_release(&g);
 	return PL_OK;
 }

@@ -69,4 +69,23 @@ enum pl_err pl_flamegraph_write(FILE *out, const struct pl_flame_stack *stacks,
 				const struct pl_flame_opts *opts,
 				struct pl_error *err);
 
+/* The same layout for another renderer (flamepng.c): `fn` gets every
+ * frame the SVG draws (not in differential mode), in the SVG's order,
+ * with its edges in px (as the SVG places them: the same options give the
+ * same x), its level (0 is "all", at the bottom), name, weight, share of
+ * the total and the SVG's fill colour.  *levels: levels drawn, "all"
+ * included (0 when nothing weighs anything). */
+struct pl_flame_box {
+	double x0, x1;
+	uint32_t level;
+	const char *name;       /* borrowed for the call */
+	double weight, percent;
+	uint8_t rgb[3];
+};
+typedef void (*pl_flame_box_fn)(void *arg, const struct pl_flame_box *box);
+enum pl_err pl_flamegraph_layout(const struct pl_flame_stack *stacks, size_t n,
+				 const char *const *names, size_t nnames,
+				 const struct pl_flame_opts *opts, pl_flame_box_fn fn, void *arg,
+				 uint32_t *levels, struct pl_error *err);
+
 #endif

@@ -16,6 +16,7 @@
  */
 #include "export/fold.h"
 #include "flamegraph.h"
+#include "flamepng.h"
 #include "base/escape.h"
 
 #include <stdlib.h>
@@ -532,6 +533,22 @@ enum pl_err pl_write_flamegraph(FILE *out, const struct pl_folded *f,
 	fo.unit = o->unit;
 	fo.width = o->width;
 	rc = pl_flamegraph_write(out, stacks, f->n, f->names.strs, f->names.count, &fo, err);
+	free(stacks);
+	return rc;
+}
+
+enum pl_err pl_write_flamegraph_png(struct pl_buf *out, const struct pl_folded *f,
+				    const struct pl_png_opts *o, struct pl_png_stats *st,
+				    struct pl_error *err)
+{
+	struct pl_flame_stack *stacks = pl_xcalloc(f->n + 1, sizeof(*stacks));
+	enum pl_err rc;
+
+	for (uint32_t i = 0; i < f->n; i++) {
+		stacks[i].names = pl_folded_names(f, i, &stacks[i].depth);
+		stacks[i].weight = f->weights[i];
+	}
+	rc = pl_flamegraph_png(out, stacks, f->n, f->names.strs, f->names.count, o, st, err);
 	free(stacks);
 	return rc;
 }

@@ -88,6 +88,13 @@ struct pl_svg_opts {
 	const char *unit;
 	uint32_t width;
 };
+struct pl_png_opts;
+struct pl_png_stats;
+/* The same flame graph as a PNG picture (export/flamepng.h) into `out`. */
+enum pl_err pl_write_flamegraph_png(struct pl_buf *out, const struct pl_folded *f,
+				    const struct pl_png_opts *o, struct pl_png_stats *st,
+				    struct pl_error *err);
+
 /* A flame graph of the folded stacks (one event). */
 enum pl_err pl_write_flamegraph(FILE *out, const struct pl_folded *f,
 				const struct pl_svg_opts *o, struct pl_error *err);

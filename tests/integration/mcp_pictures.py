@@ -1,0 +1,147 @@
+"""mcp_pictures.py - the new inputs and the PNG pictures through perflens-mcp,
+as an agent meets them.  Run by test_pictures.sh with HERE, BUILD_DIR, WORK,
+INPUTS (a folder with good.pb, good.cpuprofile, sampled.speedscope.json and
+chunk.txt, a real perf script capture) and PICS (where the pictures are
+saved for a look).
+
+For each input: analyze_profile (format auto) says the format and its
+events; the agent follows next_steps to list_hotspots, then asks
+export_profile(format=png) and get_hotspot(picture=true).  Every picture
+comes back as an MCP image content block beside the structured result, and
+is checked with a PNG reader written here (png_read: signature, chunk
+CRCs, IHDR, zlib-inflated IDAT, the five row filters undone): it decodes,
+has the size the result says, is at most 200 KB, equals the file written
+under the artifact root, and is the same bytes when asked again.  The
+"all" bar's pixels are the fill the SVG export gives "all" (same colour
+rule), and the background is the SVG's gradient colour.
+"""
+import base64
+import json
+import os
+import re
+import struct
+import sys
+import zlib
+
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *  # noqa: E402,F401,F403
+
+build, work, inputs, pics = (os.environ[k] for k in ("BUILD_DIR", "WORK", "INPUTS", "PICS"))
+
+
+def png_read(data):
+    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB(A) PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "no PNG signature"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        crc, = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])
+        assert zlib.crc32(kind + body) == crc, "bad CRC in %s" % kind
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            break
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = ihdr
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, "unexpected IHDR %s" % (ihdr,)
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    assert len(raw) == h * (stride + 1), "IDAT holds %d bytes, not %d" % (len(raw), h * (stride + 1))
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            else:
+                assert f == 0, "filter %d" % f
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def images(r):
+    return [base64.b64decode(c["data"]) for c in r["result"]["content"]
+            if c.get("type") == "image" and c.get("mimeType") == "image/png"]
+
+
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work, "--artifact-root", work + "/art",
+           "--allow-writes"], "pictures")
+s.initialize()
+tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
+check("pictures: export_profile offers png and get_hotspot a picture",
+      "png" in tools["export_profile"]["inputSchema"]["properties"]["format"]["enum"] and
+      "picture" in tools["get_hotspot"]["inputSchema"]["properties"])
+
+cases = [("good.pb", "pprof", "cpu"), ("good.cpuprofile", "cpuprofile", "time"),
+         ("sampled.speedscope.json", "speedscope", "time"), ("chunk.txt", "perf_script", None)]
+for name, fmt, event in cases:
+    r = s.call("analyze_profile", {"path": os.path.join(inputs, name)}, timeout=120)
+    a = r["result"].get("structuredContent", {})
+    if not check("%s: analyze_profile reads it as %s" % (name, fmt),
+                 a.get("inputs", [{}])[0].get("format") == fmt, short(r)):
+        continue
+    aid = a["analysis_id"]
+    event = event or max(a["events"], key=lambda e: e["samples"])["name"]
+    step = next((st for st in a["next_steps"] if st["tool"] == "list_hotspots"), None)
+    args = dict(step["arguments"]) if step else {"analysis_id": aid}
+    args["event"] = event
+    hs = s.call("list_hotspots", args)["result"].get("structuredContent", {})
+    check("%s: list_hotspots from next_steps gives %s hotspots in %s" % (name, event, hs.get("unit")),
+          hs.get("hotspots") and hs.get("event") == event, short(hs))
+
+    r = s.call("export_profile", {"analysis_id": aid, "event": event, "format": "png"}, timeout=120)
+    e = r["result"].get("structuredContent", {})
+    got = images(r)
+    if not check("%s: export_profile(png) returns the picture as an image content block" % name,
+                 len(got) == 1 and e.get("picture", {}).get("inline"), short(r)):
+        continue
+    png = got[0]
+    w, h, rows = png_read(png)
+    ondisk = open(e["path"], "rb").read()
+    again = images(s.call("export_profile", {"analysis_id": aid, "event": event, "format": "png"}, timeout=120))
+    check("%s: the PNG decodes (%dx%d), is the size the result says, <= 200 KB (%d bytes), equals the file and the same bytes again"
+          % (name, w, h, len(png)),
+          (w, h) == (e["picture"]["width"], e["picture"]["height"]) and len(png) <= 200 * 1024 and
+          png == ondisk and again == [png], "%s %d" % (e["picture"], len(png)))
+    open(os.path.join(pics, name + ".png"), "wb").write(png)
+    # The SVG's fill of "all" and its background: same colour rule.
+    sv = s.call("export_profile", {"analysis_id": aid, "event": event, "format": "svg"}, timeout=120)
+    svg = open(sv["result"]["structuredContent"]["path"]).read()
+    m = re.search(r"<title>all \(.*?</title><rect [^>]*fill=\"rgb\((\d+),(\d+),(\d+)\)\"", svg)
+    all_rgb = tuple(int(v) for v in m.groups()) if m else None
+    bar = rows[h - 10 - 8][w // 2]     # the middle of the bottom bar ("all")
+    check("%s: the PNG's \"all\" bar is the SVG's fill %s and the corner its background" % (name, all_rgb),
+          bar == all_rgb and rows[0][0] == (0xee, 0xee, 0xee), "bar %s corner %s" % (bar, rows[0][0]))
+
+    top = hs["hotspots"][0]
+    r = s.call("get_hotspot", {"analysis_id": aid, "event": event, "hotspot_id": top["hotspot_id"],
+                               "picture": True}, timeout=120)
+    g = r["result"].get("structuredContent", {})
+    got = images(r)
+    ok_pic = len(got) == 1 and g.get("callers") is not None
+    if ok_pic:
+        w2, h2, _ = png_read(got[0])
+        ok_pic = (w2, h2) == (g["picture"]["width"], g["picture"]["height"]) and len(got[0]) <= 200 * 1024
+        open(os.path.join(pics, name + ".sandwich.png"), "wb").write(got[0])
+    check("%s: get_hotspot(picture) gives %s's callers and callees beside a decodable sandwich PNG"
+          % (name, top["symbol"]), ok_pic, short(r))
+s.close()
+import mcp_client  # noqa: E402
+sys.exit(1 if mcp_client.fails else 0)
