@@ -12,6 +12,12 @@ fuzz corpus.  Usage: pprof_craft.py OUT_DIR; writes:
   truncated.pb     good.pb cut in the middle of a field
   wrongtype.pb     sample_type given as a varint instead of a message
   negative.pb      a sample with a negative value (a diff profile)
+
+With BINARY BUILD_ID START LIMIT OFFSET ADDR... after OUT_DIR it also writes
+  unsymbolized.pb  one sample whose locations (ADDR..., leaf first) have no
+                   lines, in one mapping of BINARY with its build-id, loaded
+                   at START..LIMIT from file OFFSET: what frame recovery
+                   names from the binary
 """
 import os
 import sys
@@ -88,6 +94,21 @@ def profile(extra_samples=(), extra_locations=(), values=None):
     return bytes(out)
 
 
+def unsymbolized(binary, build_id, start, limit, offset, addrs):
+    s = Strings()
+    out = bytearray()
+    out += field(1, field(1, s("samples")) + field(2, s("count")))
+    out += field(1, field(1, s("cpu")) + field(2, s("nanoseconds")))
+    out += field(2, packed(1, list(range(1, len(addrs) + 1))) + packed(2, [5, 50000000]))
+    out += field(3, field(1, 1) + field(2, start) + field(3, limit) + field(4, offset)
+                 + field(5, s(binary)) + field(6, s(build_id)))
+    for i, a in enumerate(addrs, 1):
+        out += field(4, field(1, i) + field(2, 1) + field(3, a))
+    for st in s.table:
+        out += field(6, st.encode())
+    return bytes(out)
+
+
 def main():
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
@@ -101,6 +122,10 @@ def main():
         "wrongtype.pb": field(1, 5) + good,
         "negative.pb": profile(extra_samples=[([1], [1, -5], [])]),
     }
+    if len(sys.argv) > 7:
+        b, bid = sys.argv[2], sys.argv[3]
+        start, limit, offset = (int(v, 0) for v in sys.argv[4:7])
+        files["unsymbolized.pb"] = unsymbolized(b, bid, start, limit, offset, [int(v, 0) for v in sys.argv[7:]])
     for n, data in files.items():
         with open(os.path.join(d, n), "wb") as f:
             f.write(data)
