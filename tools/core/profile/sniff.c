@@ -12,6 +12,7 @@
  */
 #include "sniff.h"
 #include "parse.h"
+#include "parse_pprof.h"
 #include "base/escape.h"
 #include "base/input.h"
 
@@ -182,7 +183,14 @@ static void json_keys(const unsigned char *h, size_t n, struct pl_buf *out)
 static void describe_json(const unsigned char *h, size_t n, size_t at, struct pl_buf *out)
 {
 	struct pl_buf keys = {0};
+	enum pl_format f = pl_json_profile_sniff((const char *)h, n);
 
+	/* Read as one, but no record of it could be (the malformed ones say why). */
+	if (f != PL_FMT_AUTO) {
+		pl_buf_addf(out, "a %s none of whose samples could be read",
+			    f == PL_FMT_SPEEDSCOPE ? "speedscope file" : "V8 .cpuprofile");
+		return;
+	}
 	if (h[at] == '[') {
 		pl_buf_adds(out, "JSON of an unknown shape (an array at the top)");
 		return;
