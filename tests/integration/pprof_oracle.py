@@ -11,11 +11,13 @@ the events are the sample types with their units, in order; each event's
 total is pprof's total; every function pprof lists has PerfLens's flat
 share (the sum over its hotspots: an inlined copy is a hotspot apart) and
 cumulative share (when one hotspot has the name) within 0.01 points (pprof
-prints "100%" for 99.95 to 100.05: within 0.05 there), and
+prints "100%" for 99.95 to 100.05 and "1%" for 0.95 to 1: within 0.05
+there), and
 flat value exactly; and PerfLens has no function with self weight that
 pprof does not list.  Prints "ok - ..." / "not ok - ..." lines.
 """
 import json
+import math
 import re
 import subprocess
 import sys
@@ -43,8 +45,18 @@ def run(*args):
 
 
 def tolerance(shown):
-    """pprof prints 2 decimals, but "100%" for 99.95..100.05 and "0%" for 0."""
-    return 0.01 if "." in shown else 0.05 if shown == "100" else 0.0
+    """pprof prints shares of 1% and more with 2 decimals, "100%" for 99.95
+    to 100.05, and smaller ones with 2 significant digits (%.2g: 0.9964 is
+    "1", 0.054 is "0.054"): half a unit of the last digit shown, and at
+    least the 0.01 points asked for."""
+    v = float(shown)
+    if shown == "100":
+        return 0.05
+    if v >= 1 and "." in shown:
+        return 0.01
+    if v == 0:
+        return 0.0
+    return max(0.01, 0.5 * 10 ** (math.floor(math.log10(v)) - 1))
 
 
 def pprof_types():
