@@ -77,6 +77,8 @@ struct agent {
 	int has_token, token_generated, require_proof;
 	int send_timeout_ms;
 	int listen_mode;
+	size_t chunk_raw_max;            /* CHUNK_RAW_MAX; tests lower it (PERFLENS_TEST_CHUNK_BYTES) */
+	int force_rounds;                /* tests: rounds mode even when pipes work (PERFLENS_TEST_ROUNDS) */
 	pthread_mutex_t send_mu;
 	struct link *link;               /* the authenticated link, or NULL (send_mu) */
 };

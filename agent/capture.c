@@ -152,7 +152,7 @@ static void carry_add(struct capture *cap, const char *buf, size_t n)
 		buf += take;
 		n -= take;
 		feed_carry(cap, 0);
-		if (cap->ch.raw >= CHUNK_RAW_MAX)
+		if (cap->ch.raw >= A.chunk_raw_max)
 			emit_chunk(cap);
 	}
 }

@@ -649,7 +649,7 @@ static void cmd_start(struct ctx *x)
 	A.frequency = freq;
 	A.duration = dur;
 	pick_events(x);
-	A.continuous = A.caps.pipe_mode;
+	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;

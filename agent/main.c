@@ -35,6 +35,7 @@ static void defaults(void)
 	A.m_interval = 2;
 	A.m_network = 1;
 	A.send_timeout_ms = 60000;
+	A.chunk_raw_max = CHUNK_RAW_MAX;
 }
 
 volatile sig_atomic_t agent_quit;
@@ -266,6 +267,12 @@ int main(int argc, char **argv)
 	if ((env = getenv("PERFLENS_SEND_TIMEOUT_MS")) && *env &&
 	    parse_int(env, 100, 3600000, &A.send_timeout_ms) < 0)
 		return usage_error("PERFLENS_SEND_TIMEOUT_MS '%s' is not 100..3600000", env);
+	/* Test knobs (tests/integration/test_agent.sh): a smaller chunk cut,
+	 * rounds mode although the pipeline works.  Not in --help. */
+	int test_bytes;
+	if ((env = getenv("PERFLENS_TEST_CHUNK_BYTES")) && parse_int(env, 4096, (int)CHUNK_RAW_MAX, &test_bytes) == 0)
+		A.chunk_raw_max = (size_t)test_bytes;
+	A.force_rounds = (env = getenv("PERFLENS_TEST_ROUNDS")) && !strcmp(env, "1");
 	if (!!listen_mode + !!server + !!output != 1)
 		return usage_error("%s", "give exactly one of --listen, --server HOST or --output FILE");
 	if (A.perf[0] != '/' && strchr(A.perf, '/'))

@@ -555,6 +555,53 @@ def scenario_garbage(port, code, agent_pid):
     ls.close()
 
 
+def scenario_cut(port, code, pid, limit):
+    """A chunk is cut at the size limit (lowered by PERFLENS_TEST_CHUNK_BYTES)
+    at a sample boundary, long before the 30 s interval."""
+    what = "cut"
+    p = Peer.connect(port)
+    p.read_hello()
+    p.auth_hmac(code)
+    r = p.command("start", {"pid": pid, "frequency": 2000, "duration": 30}, timeout=120)
+    check(what + ": start at 2000 Hz with a 30 s interval", r.get("ok"), r)
+    p.pump(6)
+    end = p.command("stop", timeout=30)
+    p.pump(1)
+    texts = [c[2].split("\n### PERF_STAT ###")[0] for c in p.chunks]
+    sizes = [len(c[2].encode()) for c in p.chunks]
+    check(what + ": several chunks within 6 s of a 30 s interval (%d, sizes %s)" % (len(texts), sizes[:8]),
+          len(texts) >= 3, sizes)
+    check(what + ": every chunk but the last reached the %d-byte limit" % limit,
+          all(s >= limit for s in sizes[:-1]), sizes)
+    check(what + ": every chunk ends at a sample boundary (a blank line after a call chain)",
+          all(t.endswith("\n\n") for t in texts if t), [t[-80:] for t in texts if not t.endswith("\n\n")][:2])
+    check(what + ": every chunk starts with a sample header", all(t and not t.startswith("\t") for t in texts), "")
+    samples = sum(count_samples(c[2]) for c in p.chunks)
+    check(what + ": counters still equal the samples received (%d)" % samples,
+          end.get("counters", {}).get("samples_sent") == samples, end)
+    p.close()
+
+
+def scenario_rounds(port, code, pid):
+    """Rounds mode over the link (PERFLENS_TEST_ROUNDS=1): one chunk per round, each with its stat."""
+    what = "rounds"
+    p = Peer.connect(port)
+    p.read_hello()
+    p.auth_hmac(code)
+    r = p.command("start", {"pid": pid, "frequency": 99, "duration": 1}, timeout=120)
+    check(what + ": start answers rounds mode", r.get("ok") and r.get("mode") == "rounds", r)
+    p.pump(8)
+    end = p.command("stop", timeout=30)
+    p.pump(1)
+    check(what + ": a chunk per round arrives (%d)" % len(p.chunks), len(p.chunks) >= 2, len(p.chunks))
+    check(what + ": each round's chunk carries its PERF_STAT section",
+          p.chunks and all("### PERF_STAT ###" in c[2] for c in p.chunks), "")
+    samples = sum(count_samples(c[2]) for c in p.chunks)
+    check(what + ": counters equal the samples received (%d)" % samples,
+          end.get("counters", {}).get("samples_sent") == samples and samples > 0, end)
+    p.close()
+
+
 def scenario_require_proof(port, code):
     """--require-proof: the seed's plaintext token is refused, the hmac proof works."""
     what = "require-proof"
@@ -636,6 +683,10 @@ if __name__ == "__main__":
             scenario_garbage(int(args[0]), args[1], int(args[2]))
         elif name == "bench":
             scenario_bench(int(args[0]), args[1], int(args[2]), int(args[3]), float(args[4]), int(args[5]))
+        elif name == "cut":
+            scenario_cut(int(args[0]), args[1], int(args[2]), int(args[3]))
+        elif name == "rounds":
+            scenario_rounds(int(args[0]), args[1], int(args[2]))
         elif name == "require_proof":
             scenario_require_proof(int(args[0]), args[1])
         elif name == "handshake":

@@ -117,6 +117,26 @@ grep -q "Pairing code" "$WORK/rp.err" && notok "require-proof: a given code is p
 	ok "require-proof: a code given by PERFLENS_TOKEN is never printed"
 stop_agent
 
+# The size cut (lowered to 64 KB here) and rounds mode over the link.
+start_listen() { # LOG ENV...: a --listen agent with the code in PERFLENS_TOKEN; sets port
+	log=$1
+	shift
+	env PERFLENS_TOKEN=$code "$@" "$AGENT" --listen --bind 127.0.0.1 --port 0 2>"$log" &
+	agent_pid=$!
+	port=""
+	for _ in $(seq 100); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$log" 2>/dev/null)
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+}
+start_listen "$WORK/cut.err" PERFLENS_TEST_CHUNK_BYTES=65536
+python3 "$HERE/agent_peer.py" cut "$port" "$code" $spin 65536
+stop_agent
+start_listen "$WORK/rounds.err" PERFLENS_TEST_ROUNDS=1
+python3 "$HERE/agent_peer.py" rounds "$port" "$code" $spin
+stop_agent
+
 # --server: the agent dials the fake, which drops it mid-chunk.
 port=$(free_port)
 code=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
