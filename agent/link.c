@@ -18,13 +18,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -1027,16 +1027,32 @@ int serve_listen(const char *bind_addr, int port)
 	return 0;
 }
 
+/* host's IPv4 address from /etc/hosts, read by hand: a static glibc
+ * (the aarch64 agent) cannot load the NSS module that would. */
+static int hosts_lookup(const char *host, struct in_addr *out)
+{
+	char buf[65536], *save = NULL;
+	if (read_small("/etc/hosts", buf, sizeof buf) <= 0)
+		return -1;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *hash = strchr(line, '#'), *s2 = NULL, *addr;
+		if (hash)
+			*hash = '\0';
+		addr = strtok_r(line, " \t", &s2);
+		if (!addr || inet_pton(AF_INET, addr, out) != 1)
+			continue;
+		for (char *name = strtok_r(NULL, " \t", &s2); name; name = strtok_r(NULL, " \t", &s2))
+			if (strcasecmp(name, host) == 0)
+				return 0;
+	}
+	return -1;
+}
+
+/* Numeric, else /etc/hosts: no DNS and no NSS, so the static agents
+ * (musl and static glibc alike) resolve the same way everywhere. */
 static int resolve(const char *host, struct in_addr *out)
 {
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
-	if (inet_pton(AF_INET, host, out) == 1)
-		return 0;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
-		return -1;
-	*out = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
-	freeaddrinfo(res);
-	return 0;
+	return inet_pton(AF_INET, host, out) == 1 || hosts_lookup(host, out) == 0 ? 0 : -1;
 }
 
 /* A connect bounded by 30 s (non-blocking, then poll). */
@@ -1044,7 +1060,7 @@ static int dial(const char *host, int port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	if (resolve(host, &a.sin_addr) < 0) {
-		agent_log("cannot resolve '%s' (no DNS in a static agent: use an address or /etc/hosts)", host);
+		agent_log("cannot resolve '%s': give an IPv4 address or a name in /etc/hosts (the agent does no DNS)", host);
 		return -1;
 	}
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

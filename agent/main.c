@@ -126,9 +126,9 @@ static const char USAGE[] =
 	"Environment: PERFLENS_TOKEN, PERFLENS_PERF, PERFLENS_SEND_TIMEOUT_MS (send bound,\n"
 	"default 60000).\n"
 	"\n"
-	"Static binary: no NSS is needed. Give the server as a numeric address, or a name\n"
-	"in /etc/hosts. This agent never updates itself from the network: updates are\n"
-	"the operator's (replace the binary and restart it).\n";
+	"Static binary: no NSS is needed and no DNS is done. Give the server as a numeric\n"
+	"IPv4 address, or a name in /etc/hosts. This agent never updates itself from the\n"
+	"network: updates are the operator's (replace the binary and restart it).\n";
 
 static int parse_int(const char *s, int lo, int hi, int *out)
 {

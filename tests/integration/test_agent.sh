@@ -147,8 +147,9 @@ if grep -q "$code" "$WORK/server.err"; then notok "server: the code appears in t
 stop_agent
 
 # A server that stops reading: the send bound (3 s here) ends the link.
+# (The agent dials "localhost": a name from /etc/hosts, read without NSS.)
 port=$(free_port)
-PERFLENS_SEND_TIMEOUT_MS=3000 PERFLENS_TOKEN=$code "$AGENT" --server 127.0.0.1:$port 2>"$WORK/stall.err" &
+PERFLENS_SEND_TIMEOUT_MS=3000 PERFLENS_TOKEN=$code "$AGENT" --server localhost:$port 2>"$WORK/stall.err" &
 agent_pid=$!
 python3 "$HERE/agent_peer.py" stall "$port" "$code" $spin 3000
 grep -q "the server stopped reading" "$WORK/stall.err" && ok "stall: the agent logs that the server stopped reading" ||
