@@ -18,6 +18,7 @@
 #include "worker.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
+#include "collectors/agentlink/link.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "sandbox/sandbox.h"
@@ -43,6 +44,9 @@ struct options {
 	const char *http;
 	struct mcp_http_opts http_opts;
 	struct mcp_config cfg;
+	struct coll_link_cfg link;       /* the agent link (--agent-listen, ...) */
+	char link_addr[64];
+	const char *code_file;
 };
 
 /* A startup error: its text (pl_error_text) on stderr, and the exit code
@@ -175,6 +179,56 @@ static enum pl_err set_tool_timeout(void *target, const struct pl_option *opt, c
 	return PL_OK;
 }
 
+static enum pl_err set_agent_listen(void *target, const struct pl_option *opt, const char *spec,
+				    struct pl_error *err)
+{
+	struct options *o = target;
+	const char *colon = strrchr(spec, ':');
+	uint64_t port;
+	size_t n = colon ? (size_t)(colon - spec) : 0;
+
+	if (!colon || n == 0 || n >= sizeof(o->link_addr) ||
+	    !pl_parse_u64(colon + 1, strlen(colon + 1), &port) || port > 65535)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --agent-listen 0.0.0.0:9999",
+			       "--%s takes IPV4:PORT; got '%s'", opt->name, spec);
+	memcpy(o->link_addr, spec, n);
+	o->link_addr[n] = '\0';
+	o->link.listen_addr = o->link_addr;
+	o->link.listen_port = (unsigned)port;
+	return PL_OK;
+}
+
+static enum pl_err set_code_file(void *target, const struct pl_option *opt, const char *v,
+				 struct pl_error *err)
+{
+	(void)opt;
+	(void)err;
+	((struct options *)target)->code_file = v;
+	return PL_OK;
+}
+
+static enum pl_err set_legacy(void *target, const struct pl_option *opt, const char *v,
+			      struct pl_error *err)
+{
+	(void)opt;
+	return coll_link_parse_legacy(&((struct options *)target)->link, v, err);
+}
+
+static enum pl_err set_send_timeout(void *target, const struct pl_option *opt, const char *v,
+				    struct pl_error *err)
+{
+	struct options *o = target;
+	uint64_t ms;
+
+	if (!pl_parse_u64(v, strlen(v), &ms) || ms < 100 || ms > 600000)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --agent-send-timeout-ms 30000",
+			       "--%s takes 100 to 600000 ms; got '%s'", opt->name, v);
+	o->link.send_timeout_ms = (unsigned)ms;
+	if (o->link.ping_interval_ms > ms / 3 + 1)
+		o->link.ping_interval_ms = (unsigned)(ms / 3 + 1);
+	return PL_OK;
+}
+
 #define CTX_FLAG(name, field, help) \
 	{name, NULL, help, pl_option_bool, offsetof(struct options, cfg.ctx.field)}
 
@@ -191,6 +245,15 @@ static const struct pl_option server_options[] = {
 	CTX_FLAG("allow-collection", allow_collection, "let collect_profile record (also needs the two above)"),
 	CTX_FLAG("allow-pid-attach", allow_pid_attach,
 		 "let collect_profile attach to running pids (with its phrase)"),
+	{"agent-listen", "IPV4:PORT", "accept device agents that dial in (sessions under the artifact root)",
+	 set_agent_listen},
+	{"agent-pairing-code-file", "FILE", "the pairing code agents must prove (default: $PERFLENS_AGENT_CODE)",
+	 set_code_file},
+	{"agent-allow-legacy", "loopback|IPV4,...", "accept seed agents (code sent in clear) from these peers",
+	 set_legacy},
+	{"agent-send-timeout-ms", "MS", "the agent link's send bound (default 30000)", set_send_timeout},
+	CTX_FLAG("allow-device-control", allow_device_control,
+		 "let tools connect to devices and start or stop captures (with their phrases)"),
 	{"http", "ADDR:PORT", "serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)", set_http},
 	{"token", "TOKEN", "bearer token for HTTP (default: $PERFLENS_TOKEN)", set_token},
 	{"no-auth", NULL, "HTTP without a token; refused unless ADDR is loopback", pl_option_bool,
@@ -273,6 +336,23 @@ static int finish_options(struct options *o)
 		if (!o->http_opts.token || !*o->http_opts.token)
 			return fail(PL_ERR_USAGE, "set PERFLENS_TOKEN or pass --token TOKEN (or --no-auth on loopback)", "HTTP needs a bearer token");
 	}
+	if (o->link.listen_addr || o->cfg.ctx.allow_device_control) {
+		struct pl_error err;
+		if (!o->have_artifact_root || !o->cfg.ctx.allow_writes)
+			return fail(PL_ERR_USAGE, "add --artifact-root DIR --allow-writes",
+				    "the agent link (--agent-listen, --allow-device-control) needs --artifact-root DIR and --allow-writes");
+		if (coll_link_load_code(&o->link, o->code_file, &err))
+			return fail_error(&err);
+		if (o->link.listen_addr && !o->link.pairing_code[0])
+			return fail(PL_ERR_USAGE, "pass --agent-pairing-code-file FILE or set PERFLENS_AGENT_CODE",
+				    "--agent-listen needs a pairing code: no device is accepted unpaired");
+		o->link.artifact_root = o->artifact_root;
+		o->link.allow_control = o->cfg.ctx.allow_device_control;
+		o->cfg.ctx.device_link = true;
+	} else if (o->code_file || o->link.nlegacy || o->link.legacy_loopback) {
+		return fail(PL_ERR_USAGE, "add --agent-listen IPV4:PORT or --allow-device-control",
+			    "the agent flags need the agent link");
+	}
 	fprintf(stderr, "perflens-mcp %s: reading under", PL_VERSION);
 	for (size_t i = 0; i < o->nroots; i++)
 		fprintf(stderr, " %s", o->roots[i]);
@@ -317,6 +397,7 @@ int main(int argc, char **argv)
 	o = pl_xcalloc(1, sizeof(*o));
 
 	pl_limits_default(&o->cfg.ctx.limits);
+	coll_link_cfg_init(&o->link);
 	o->cfg.tool_timeout_ms = 55000;
 	o->cfg.max_result_bytes = 4u << 20;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -342,9 +423,21 @@ int main(int argc, char **argv)
 		free(o);
 		return rc;
 	}
+	/* The link's threads start after the zygote's fork (sandbox.h). */
+	if (o->cfg.ctx.device_link) {
+		struct pl_error err;
+		if (coll_link_start(&o->link, &err)) {
+			sbx_zygote_stop();
+			pl_perf_cfg_remove_kallsyms(&o->cfg.ctx.perf);
+			rc = fail_error(&err);
+			free(o);
+			return rc;
+		}
+	}
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);
+	coll_link_stop();
 	sbx_zygote_stop();
 	pl_perf_cfg_remove_kallsyms(&o->cfg.ctx.perf);
 	free(o);

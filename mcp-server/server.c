@@ -193,24 +193,37 @@ static void do_set_level(struct request *r)
 		   json_pack("{s:s}", "hint", "use debug, info, notice, warning, error, critical, alert or emergency"));
 }
 
+/* The rows tools/list shows: every one, less the device tools unless
+ * the agent link runs (they would only cost a model's reading). */
+static size_t visible_tools(const struct mcp_config *cfg, size_t *rows)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tool_count; i++)
+		if (!(tool_table[i].needs & TOOL_DEVICE) || cfg->ctx.device_link)
+			rows[n++] = i;
+	return n;
+}
+
 /* tools/list: every registry row, its definition from schemas/. */
 static void do_tools_list(struct request *r)
 {
 	const char *cursor = json_string_value(json_object_get(r->params, "cursor"));
-	size_t start = 0, end;
+	size_t start = 0, end, rows[64], nrows = visible_tools(&r->s->cfg, rows);
 	json_t *tools = json_array();
 	struct pl_error err;
 	char next[64];
 
 	if (json_object_get(r->params, "cursor") && (!cursor ||
-	    tool_cursor_parse(cursor, "tools/list", &start, &err) || start >= tool_count)) {
+	    tool_cursor_parse(cursor, "tools/list", &start, &err) || start >= nrows)) {
 		json_decref(tools);
 		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor",
 			   json_pack("{s:s}", "hint", "pass nextCursor exactly as tools/list returned it, or omit it"));
 		return;
 	}
-	end = start + TOOLS_PAGE < tool_count ? start + TOOLS_PAGE : tool_count;
-	for (size_t i = start; i < end; i++) {
+	end = start + TOOLS_PAGE < nrows ? start + TOOLS_PAGE : nrows;
+	for (size_t k = start; k < end; k++) {
+		size_t i = rows[k];
 		json_t *d = tool_definition(&tool_table[i]);
 		json_array_append_new(tools, json_pack("{s:s,s:O,s:O,s:O,s:O,s:O}",
 			"name", tool_table[i].name, "title", json_object_get(d, "title"),
@@ -221,7 +234,7 @@ static void do_tools_list(struct request *r)
 	}
 	{
 		json_t *res = json_pack("{s:o}", "tools", tools);
-		if (end < tool_count) {
+		if (end < nrows) {
 			tool_cursor_make(next, sizeof(next), end, "tools/list");
 			json_object_set_new(res, "nextCursor", json_string(next));
 		}

@@ -9,6 +9,7 @@
  * frames come from PerfLens's libdw symbolizer (symbols/srclines.h).
  */
 #include "registry.h"
+#include "base/escape.h"
 #include "perf_data_read.h"
 #include "profile/parse.h"
 #include "store/artifact.h"
@@ -17,8 +18,12 @@
 #include "symbols/recover.h"
 #include "symbols/srclines.h"
 
+#include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define TOP_HOTSPOTS PL_ARTIFACT_TOP
 #define MAX_EVENTS_SHOWN 8
@@ -173,6 +178,112 @@ static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile 
 	return rc;
 }
 
+/* ------------------------------------------------ device session folders */
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One maps_NNNNN.json (the agent's /proc/PID/maps, extension 2 of
+ * docs/agent-protocol.md) as mappings and build-ids of the profile, so
+ * that [unknown] frames of absolute addresses get verified load bases
+ * (symbols/recover.h); the count of mappings taken. */
+static size_t take_maps(struct pl_profile *p, json_t *doc)
+{
+	json_t *maps = json_object_get(doc, "maps"), *m;
+	json_int_t pid = json_integer_value(json_object_get(doc, "pid"));
+	size_t i, n = 0;
+
+	json_array_foreach(maps, i, m) {
+		const char *start = json_string_value(json_object_get(m, "start"));
+		const char *end = json_string_value(json_object_get(m, "end"));
+		const char *off = json_string_value(json_object_get(m, "offset"));
+		const char *path = json_string_value(json_object_get(m, "path"));
+		const char *bid = json_string_value(json_object_get(m, "build_id"));
+		const char *dev = json_string_value(json_object_get(m, "dev"));
+		struct pl_mapping map = {.pid = pid};
+		char raw[4096];
+		unsigned maj, min;
+		if (!start || !end || !off || !path || p->nmappings >= PL_MAX_MAPPINGS ||
+		    !pl_esc_decode(path, raw, sizeof(raw)))
+			continue;
+		map.start = strtoull(start, NULL, 16);
+		map.len = strtoull(end, NULL, 16) - map.start;
+		map.pgoff = strtoull(off, NULL, 16);
+		if (map.len == 0 || map.len > (1ull << 46))
+			continue;
+		map.path = pl_intern_str(p, raw, strlen(raw));
+		if (dev && sscanf(dev, "%x:%x", &maj, &min) == 2 && json_integer_value(json_object_get(m, "inode")) > 0) {
+			map.has_file_id = true;
+			map.dev_major = maj;
+			map.dev_minor = min;
+			map.ino = (uint64_t)json_integer_value(json_object_get(m, "inode"));
+		}
+		PL_GROW(p->mappings, p->mappings_cap, p->nmappings + 1);
+		p->mappings[p->nmappings++] = map;
+		n++;
+		if (bid && strlen(bid) < sizeof(p->build_ids[0].hex) && p->nbuild_ids < PL_MAX_BUILD_IDS) {
+			bool have = false;
+			for (size_t k = 0; k < p->nbuild_ids && !have; k++)
+				have = p->build_ids[k].dso == map.path;
+			if (!have) {
+				PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
+				p->build_ids[p->nbuild_ids].dso = map.path;
+				snprintf(p->build_ids[p->nbuild_ids].hex, sizeof(p->build_ids[0].hex), "%s", bid);
+				p->nbuild_ids++;
+			}
+		}
+	}
+	return n;
+}
+
+/* A session folder's maps files into the profile, and what the answer says
+ * of the session (new): live (its metadata.json says so), chunks read
+ * now, the chunks and gaps the link recorded. */
+static json_t *session_of(const char *dir, struct pl_profile *p)
+{
+	char path[PATH_MAX + 64];
+	json_t *meta, *out;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0, mappings = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/metadata.json", dir);
+	meta = json_load_file(path, 0, NULL);
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d)))
+			if (strncmp(de->d_name, "maps_", 5) == 0 && strstr(de->d_name, ".json") &&
+			    !strstr(de->d_name, ".tmp-")) {
+				PL_GROW(names, cap, n + 1);
+				names[n++] = pl_xstrdup(de->d_name);
+			}
+		closedir(d);
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+		json_t *doc;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (stat(path, &sb) == 0 && sb.st_size <= (1 << 20) && (doc = json_load_file(path, 0, NULL))) {
+			mappings += take_maps(p, doc);
+			json_decref(doc);
+		}
+		free(names[i]);
+	}
+	free(names);
+	out = json_pack("{s:b,s:I,s:O,s:I,s:b,s:I,s:I}", "live", json_is_true(json_object_get(meta, "live")),
+			"chunks_read", (json_int_t)p->nsources,
+			"chunks", json_object_get(meta, "chunks") ? json_object_get(meta, "chunks") : json_null(),
+			"gaps", (json_int_t)json_array_size(json_object_get(meta, "gaps")),
+			"recovered", json_is_true(json_object_get(meta, "recovered")),
+			"maps_files", (json_int_t)n, "mappings", (json_int_t)mappings);
+	json_decref(meta);
+	return out;
+}
+
 /* How the input is read: its format, the folded event name, and perf.data
  * through collectors/ when perf may run (else why it may not). */
 static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts)
@@ -211,7 +322,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	struct pl_artifact_ref ref;
 	struct pl_profile p;
 	char real[PATH_MAX], uri[128];
-	json_t *summary = NULL;
+	json_t *summary = NULL, *session = NULL;
+	struct stat sb;
 	enum pl_err rc;
 
 	if ((rc = tool_require_writes(ctx, err)) ||
@@ -224,6 +336,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		uint32_t ignored;
 		rc = tool_pick_event(&p, event, false, &ignored, err);
 	}
+	if (rc == PL_OK && stat(real, &sb) == 0 && S_ISDIR(sb.st_mode))
+		session = session_of(real, &p);
 	if (rc == PL_OK)
 		rc = recover_frames(ctx, &p, err);
 	if (rc == PL_OK)
@@ -244,7 +358,10 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 			"next_steps", next_steps(ref.id, &p));
 		if (p.sched)
 			json_object_set_new(*result, "sched", pl_sched_json(&p, SCHED_TASKS_SHOWN, NULL));
+		if (session)
+			json_object_set(*result, "session", session);
 	}
+	json_decref(session);
 	json_decref(summary);
 	pl_profile_release(&p);
 	return rc;

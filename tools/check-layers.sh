@@ -9,7 +9,7 @@
 # word is a folder (base, collectors, tools, tools/cli, sandbox, ...), a
 # single header ("sandbox/sandbox.h") or "*".  A file's folder is its
 # engine subsystem under tools/core/ (tools/core/symbols/x.c is "symbols"),
-# else its directory (tools/cli, mcp-server), else its top-level directory
+# else its directory (tools/cli, collectors/agentlink, mcp-server), else its top-level directory
 # (tests, bench).  A quoted include either names a header of the file's own
 # folder bare ("summary.h") or spells its folder ("store/summary.h").  The
 # first offending include fails the run with the file, line and the rule.
@@ -28,6 +28,7 @@ function folder_of(path,   n, p) {
 	n = split(path, p, "/")
 	if (p[1] == "tools" && p[2] == "core" && n >= 4) return p[3]
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
+	if (p[1] == "collectors" && p[2] == "agentlink" && n >= 3) return "collectors/agentlink"
 	if (n == 1) return "."
 	if (p[1] == "tests" || p[1] == "bench" || p[1] == "agent" || p[1] == "fuzz") return p[1]
 	return p[1]
@@ -35,6 +36,7 @@ function folder_of(path,   n, p) {
 function target_of(inc,   p) {
 	split(inc, p, "/")
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
+	if (p[1] == "collectors" && p[2] == "agentlink") return "collectors/agentlink"
 	return p[1]
 }
 function allowed(from, inc, tgt,   words, n, i) {

@@ -302,6 +302,17 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 	char rel[1024], joined[PATH_MAX + 1100], real[PATH_MAX];
 	struct stat sb;
 
+	if (ctx->artifact_root && pl_artifact_rel_path(uri, rel, sizeof(rel)) &&
+	    strncmp(rel, "sessions/", 9) == 0) {
+		/* A device session the agent link spools: a folder. */
+		snprintf(joined, sizeof(joined), "%s/%s", ctx->artifact_root, rel);
+		if (!realpath(joined, real) || !under_root(real, ctx->artifact_root) || stat(real, &sb) < 0 ||
+		    !S_ISDIR(sb.st_mode) || strlen(real) >= cap)
+			return pl_fail(err, PL_ERR_INPUT, "call list_sessions for the sessions on disk",
+				       "no session '%s'", rel + 9);
+		memcpy(resolved, real, strlen(real) + 1);
+		return PL_OK;
+	}
 	if (!ctx->artifact_root || !pl_artifact_rel_path(uri, rel, sizeof(rel)) ||
 	    strncmp(rel, "collections/", 12) != 0)
 		return pl_fail(err, PL_ERR_PATH,

@@ -38,6 +38,18 @@ const struct tool_def tool_table[] = {
 	{"compare_profiles", "schemas/tools/compare_profiles.json", tool_compare_profiles},
 	{"inspect_elf", "schemas/tools/inspect_elf.json", tool_inspect_elf, TOOL_USES_NETWORK},
 	{"symbolize", "schemas/tools/symbolize.json", tool_symbolize, TOOL_USES_NETWORK},
+	/* The device tools: listed only when the agent link runs. */
+	{"list_devices", "schemas/tools/list_devices.json", tool_list_devices, TOOL_DEVICE},
+	{"list_sessions", "schemas/tools/list_sessions.json", tool_list_sessions, TOOL_DEVICE},
+	{"get_device_metrics", "schemas/tools/get_device_metrics.json", tool_get_device_metrics, TOOL_DEVICE},
+	{"list_device_processes", "schemas/tools/list_device_processes.json", tool_list_device_processes,
+	 TOOL_DEVICE},
+	{"connect_device", "schemas/tools/connect_device.json", tool_connect_device, TOOL_DEVICE},
+	{"start_capture", "schemas/tools/start_capture.json", tool_start_capture, TOOL_DEVICE},
+	{"stop_capture", "schemas/tools/stop_capture.json", tool_stop_capture, TOOL_DEVICE},
+	{"pause_capture", "schemas/tools/pause_capture.json", tool_pause_capture, TOOL_DEVICE},
+	{"resume_capture", "schemas/tools/resume_capture.json", tool_resume_capture, TOOL_DEVICE},
+	{"disconnect_device", "schemas/tools/disconnect_device.json", tool_disconnect_device, TOOL_DEVICE},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},
 #endif

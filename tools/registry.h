@@ -40,6 +40,11 @@ struct tool_ctx {
 	bool allow_process_execution;
 	bool allow_collection;
 	bool allow_pid_attach;       /* collect_profile may attach to a pid */
+	bool device_link;            /* an agent link runs on this artifact root
+				      * (--agent-listen or --allow-device-control):
+				      * the device tools are listed */
+	bool allow_device_control;   /* --allow-device-control: connect_device,
+				      * start_capture and the rest may act */
 	struct pl_limits limits;
 	struct pl_sym_cfg sym;       /* binaries, maps, debuginfod */
 	struct pl_perf_cfg perf;     /* the perf to run, its timeout, kallsyms */
@@ -58,6 +63,9 @@ enum tool_needs {
 	TOOL_COLLECTS = 1 << 2,      /* runs perf on targets (perf_event_open, their exec) */
 	TOOL_PROBES_CHAINS = 1 << 3, /* perf runs this binary as the known-depth
 				      * workload (collectors/known_chain.h) */
+	TOOL_DEVICE = 1 << 4,        /* a device tool: listed only with the agent link
+				      * (its worker talks to the link through files,
+				      * collectors/agentlink/channel.h) */
 };
 
 struct tool_def {
@@ -232,6 +240,16 @@ enum pl_err tool_compare_benchmarks(const struct tool_ctx *, json_t *, json_t **
 enum pl_err tool_compare_profiles(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_inspect_elf(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_symbolize(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_list_devices(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_list_sessions(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_get_device_metrics(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_list_device_processes(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_connect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_start_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_stop_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_pause_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_resume_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

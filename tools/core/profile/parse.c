@@ -643,7 +643,8 @@ static enum pl_err parse_session(struct pl_profile *p, const char *dir,
 		return pl_fail(err, PL_ERR_INPUT, "check the path",
 			       "cannot open folder '%s': %s", PL_ESC_MSG(dir), strerror(errno));
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "chunk_", 6) != 0)
+		/* A temp of a writer (NAME.tmp-XXXXXX) is not a chunk yet. */
+		if (strncmp(de->d_name, "chunk_", 6) != 0 || strstr(de->d_name, ".tmp-"))
 			continue;
 		PL_GROW(names, cap, n + 1);
 		names[n++] = pl_xstrndup(de->d_name, strlen(de->d_name));

@@ -525,6 +525,11 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 	}
 	if (!slash || strchr(slash + 1, '/') || !safe_name(slash + 1))
 		return false;
+	/* sessions/ID: a device session folder the agent link spools. */
+	if (slash - p == 8 && strncmp(p, "sessions", 8) == 0 && strlen(p) < cap) {
+		memcpy(rel, p, strlen(p) + 1);
+		return true;
+	}
 	if (!((slash - p == 8 && strncmp(p, "analyses", 8) == 0) ||
 	      (slash - p == 7 && strncmp(p, "exports", 7) == 0) ||
 	      (slash - p == 10 && strncmp(p, "benchmarks", 10) == 0)))

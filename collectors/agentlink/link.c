@@ -1,0 +1,1475 @@
+/* link.c - the agent link's threads and devices (see link.h).
+ *
+ * Threads:
+ *   - the listener (with --agent-listen) accepts agents that dial in; an
+ *     accept() error (EMFILE, ECONNABORTED) is logged, waits 1 s and the
+ *     listener keeps going;
+ *   - one reader per agent connection: the handshake, then every frame
+ *     (chunks and metrics to the device's spool, answers to the command
+ *     waiting for them, maps to the spool), a ping every ping interval,
+ *     and the end of the link (its session finalized);
+ *   - the servicer takes control requests (channel.h) and runs each in a
+ *     short thread of its own, since a start can wait for the agent's
+ *     capability probe.
+ *
+ * Devices: each connection is its own struct device with its own spool,
+ * so a replaced agent never shares a session with its successor (the old
+ * reader is shut down and joined, bounded, before the new one starts).
+ * The device table holds the current connection per device id; a device
+ * is freed when its reader ended and nobody holds a reference.  Every
+ * change of state is published to devices/ID.json (atomic rename), which
+ * the read-only tools read.  Nothing here logs or stores a pairing code
+ * or a proof.
+ *
+ * Sessions: one is opened at a device's first chunk or metrics frame; a
+ * start that finds chunks in it opens a new one; a stop finalizes it
+ * STOP_GRACE_MS after the agent's answer (a chunk flushed around the stop
+ * still belongs to the capture), as does the end of the link.
+ */
+#include "link_int.h"
+#include "channel.h"
+#include "collectors/collect.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/fsatomic.h"
+#include "base/version.h"
+
+#define MAX_DEVICES 64
+#define MAX_PENDING 8
+#define HANDSHAKE_MS 10000
+#define STOP_GRACE_MS 2000
+#define PREAUTH_FRAMES 64      /* frames skipped while waiting for the hello or auth */
+#define CONNECT_MS 10000
+
+static const char *const our_features[] = {"maps", "counters"};
+
+struct pending {
+	char id[24];
+	char cmd[24];
+	json_t *answer;          /* new, once it came */
+	bool used, done;
+	bool async;              /* nobody waits: the slot is freed on the answer */
+};
+
+struct device {
+	char id[128];
+	char address[64];
+	unsigned port;
+	bool outbound;
+	int fd;
+	pthread_t reader;
+	bool reader_started, reader_done;
+	int refs;                /* under link.lock */
+	char code[256];          /* outbound: the code the call gave; wiped after use */
+	/* Under dev->lock: */
+	pthread_mutex_t lock, send_lock;
+	pthread_cond_t cond;
+	char state[24];          /* handshake connected profiling paused rejected disconnected */
+	char reason[256];
+	bool authed, legacy, maps, counters;
+	json_t *hello, *capabilities, *capture, *status_counters;
+	struct spool spool;
+	bool have_spool;
+	long long stop_at_ms;    /* a stop was answered: finalize after the grace */
+	long long auto_stop_ms;  /* start_capture's duration_seconds: stop then */
+	json_int_t max_rate;     /* the agent's perf_event_max_sample_rate, 0 unknown */
+	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
+	char last_drop[200], connected_at[40], last_chunk[40];
+	struct pending pend[MAX_PENDING];
+	unsigned next_cmd;
+	long long ping_sent_ms;  /* 0: none outstanding */
+	char ping_id[24];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct coll_link_cfg cfg;
+	bool running, stopping;
+	int listen_fd;
+	unsigned port;
+	pthread_t listener, servicer;
+	bool have_listener, have_servicer;
+	struct device *devices[MAX_DEVICES];   /* current and draining connections */
+	size_t ndevices;
+	unsigned active_requests;
+} link_ = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "perflens-mcp: agent link: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ----------------------------------------------------------- the config */
+
+void coll_link_cfg_init(struct coll_link_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->send_timeout_ms = 30000;
+	cfg->ping_interval_ms = 10000;
+}
+
+enum pl_err coll_link_parse_legacy(struct coll_link_cfg *cfg, const char *spec,
+				   struct pl_error *err)
+{
+	char buf[1024], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		struct in_addr a;
+		if (strcmp(w, "loopback") == 0) {
+			cfg->legacy_loopback = true;
+			continue;
+		}
+		if (inet_pton(AF_INET, w, &a) != 1 || cfg->nlegacy == COLL_LINK_MAX_LEGACY)
+			return pl_fail(err, PL_ERR_USAGE, "e.g. --agent-allow-legacy loopback,192.168.1.20",
+				       "--agent-allow-legacy takes 'loopback' or IPv4 addresses (at most 16); got '%s'", w);
+		snprintf(cfg->legacy_addrs[cfg->nlegacy++], sizeof(cfg->legacy_addrs[0]), "%s", w);
+	}
+	return PL_OK;
+}
+
+enum pl_err coll_link_load_code(struct coll_link_cfg *cfg, const char *file, struct pl_error *err)
+{
+	char buf[300] = {0};
+	size_t n;
+
+	if (file) {
+		FILE *f = fopen(file, "re");
+		if (!f)
+			return pl_fail(err, PL_ERR_INPUT, "pass a readable file holding the agent's pairing code",
+				       "cannot read --agent-pairing-code-file '%s': %s", file, strerror(errno));
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+	} else {
+		const char *env = getenv("PERFLENS_AGENT_CODE");
+		snprintf(buf, sizeof(buf), "%s", env ? env : "");
+		unsetenv("PERFLENS_AGENT_CODE");
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	n = strlen(buf);
+	if (n >= sizeof(cfg->pairing_code))
+		return pl_fail(err, PL_ERR_USAGE, "use a pairing code of at most 255 bytes",
+			       "the agent pairing code is too long");
+	memcpy(cfg->pairing_code, buf, n + 1);
+	memset(buf, 0, sizeof(buf));
+	return PL_OK;
+}
+
+/* ------------------------------------------------------ device state */
+
+static void dev_free(struct device *d)
+{
+	json_decref(d->hello);
+	json_decref(d->capabilities);
+	json_decref(d->capture);
+	json_decref(d->status_counters);
+	for (int i = 0; i < MAX_PENDING; i++)
+		json_decref(d->pend[i].answer);
+	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->send_lock);
+	pthread_cond_destroy(&d->cond);
+	memset(d->code, 0, sizeof(d->code));
+	free(d);
+}
+
+static void dev_unref(struct device *d)
+{
+	bool last;
+
+	pthread_mutex_lock(&link_.lock);
+	last = --d->refs == 0;
+	if (last)
+		for (size_t i = 0; i < link_.ndevices; i++)
+			if (link_.devices[i] == d) {
+				link_.devices[i] = link_.devices[--link_.ndevices];
+				break;
+			}
+	pthread_mutex_unlock(&link_.lock);
+	if (last)
+		dev_free(d);  /* readers are detached: the last reference frees */
+}
+
+/* The current connection of device `id` (a new reference), or NULL. */
+static struct device *dev_find(const char *id)
+{
+	struct device *found = NULL;
+
+	pthread_mutex_lock(&link_.lock);
+	for (size_t i = 0; i < link_.ndevices && !found; i++)
+		if (strcmp(link_.devices[i]->id, id) == 0 && !link_.devices[i]->reader_done) {
+			found = link_.devices[i];
+			found->refs++;
+		}
+	pthread_mutex_unlock(&link_.lock);
+	return found;
+}
+
+/* The device's state as list_devices shows it (under dev->lock). */
+static json_t *dev_json(struct device *d)
+{
+	json_t *j = json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:O,s:b,s:I,s:I,s:I,s:I,s:I}",
+		"device", d->id, "address", d->address, "port", (int)d->port,
+		"direction", d->outbound ? "connected_out" : "dialed_in", "state", d->state,
+		"connected_at", d->connected_at, "hello", d->hello ? d->hello : json_null(),
+		"legacy", d->legacy, "chunks", (json_int_t)d->chunks,
+		"text_bytes", (json_int_t)d->text_bytes, "wire_bytes", (json_int_t)d->wire_bytes,
+		"frames_dropped", (json_int_t)d->frames_dropped, "metrics_frames", (json_int_t)d->metrics);
+	json_t *feats = json_array();
+	json_t *samples = json_object_get(d->status_counters, "samples_sent");
+
+	if (d->maps)
+		json_array_append_new(feats, json_string("maps"));
+	if (d->counters)
+		json_array_append_new(feats, json_string("counters"));
+	json_object_set_new(j, "features", feats);
+	json_object_set_new(j, "reason", d->reason[0] ? json_string(d->reason) : json_null());
+	json_object_set_new(j, "last_drop", d->last_drop[0] ? json_string(d->last_drop) : json_null());
+	json_object_set_new(j, "last_chunk_time", d->last_chunk[0] ? json_string(d->last_chunk) : json_null());
+	json_object_set_new(j, "session", d->have_spool ? json_string(d->spool.id) : json_null());
+	json_object_set_new(j, "samples", samples ? json_incref(samples) : json_null());
+	json_object_set(j, "platform", d->hello && json_object_get(d->hello, "platform")
+			? json_object_get(d->hello, "platform") : json_null());
+	json_object_set(j, "capabilities", d->capabilities ? d->capabilities : json_null());
+	json_object_set(j, "capture", d->capture ? d->capture : json_null());
+	json_object_set(j, "agent_counters", d->status_counters ? d->status_counters : json_null());
+	json_object_set_new(j, "server_pid", json_integer(getpid()));
+	json_object_set_new(j, "max_sample_rate", d->max_rate > 0 ? json_integer(d->max_rate) : json_null());
+	return j;
+}
+
+/* devices/ID.json from the state now (under dev->lock). */
+static void dev_publish_locked(struct device *d)
+{
+	char rel[200];
+	json_t *j = dev_json(d);
+
+	snprintf(rel, sizeof(rel), "%s/%s.json", COLL_DEVICES_DIR, d->id);
+	json_object_set_new(j, "updated", json_integer((json_int_t)time(NULL)));
+	(void)coll_write_json(link_.cfg.artifact_root, rel, j);
+	json_decref(j);
+}
+
+static void dev_set_state(struct device *d, const char *state, const char *reason)
+{
+	pthread_mutex_lock(&d->lock);
+	snprintf(d->state, sizeof(d->state), "%s", state);
+	snprintf(d->reason, sizeof(d->reason), "%s", reason ? reason : "");
+	dev_publish_locked(d);
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Open the device's session if none is open (under dev->lock). */
+static void ensure_spool_locked(struct device *d)
+{
+	if (d->have_spool)
+		return;
+	spool_open(&d->spool, link_.cfg.artifact_root, d->id,
+		   d->hello ? json_object_get(d->hello, "platform") : NULL);
+	d->have_spool = true;
+}
+
+static void close_spool_locked(struct device *d)
+{
+	if (!d->have_spool)
+		return;
+	if (d->status_counters && !d->spool.counters)
+		d->spool.counters = json_incref(d->status_counters);
+	spool_close(&d->spool);
+	d->have_spool = false;
+	d->stop_at_ms = 0;
+}
+
+/* ------------------------------------------------------------ commands */
+
+/* Send {id, cmd, args} (args borrowed, may be NULL); the pending slot's
+ * index, or -1 with `why`. */
+static int send_command(struct device *d, const char *cmd, json_t *args, bool async, char *why,
+			size_t cap)
+{
+	char id[24];
+	json_t *msg;
+	char *text;
+	int slot = -1, rc;
+
+	pthread_mutex_lock(&d->lock);
+	for (int i = 0; i < MAX_PENDING && slot < 0; i++)
+		if (!d->pend[i].used)
+			slot = i;
+	if (slot < 0) {
+		pthread_mutex_unlock(&d->lock);
+		snprintf(why, cap, "too many commands in flight to this device");
+		return -1;
+	}
+	snprintf(id, sizeof(id), "pl%06u", ++d->next_cmd);
+	d->pend[slot] = (struct pending){.used = true, .async = async};
+	snprintf(d->pend[slot].id, sizeof(d->pend[slot].id), "%s", id);
+	snprintf(d->pend[slot].cmd, sizeof(d->pend[slot].cmd), "%s", cmd);
+	pthread_mutex_unlock(&d->lock);
+	msg = json_pack("{s:s,s:s,s:O}", "id", id, "cmd", cmd, "args", args ? args : json_object());
+	if (!args)
+		json_object_set_new(msg, "args", json_object());
+	text = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	pthread_mutex_lock(&d->send_lock);
+	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	pthread_mutex_unlock(&d->send_lock);
+	free(text);
+	if (rc < 0) {
+		pthread_mutex_lock(&d->lock);
+		d->pend[slot].used = false;
+		pthread_mutex_unlock(&d->lock);
+		shutdown(d->fd, SHUT_RDWR);
+		return -1;
+	}
+	return slot;
+}
+
+/* Run `cmd` on the device and wait for its answer (new reference) up to
+ * `timeout_ms`; NULL with `why` when it failed or the link ended. */
+static json_t *device_command(struct device *d, const char *cmd, json_t *args, unsigned timeout_ms,
+			      char *why, size_t cap)
+{
+	long long deadline = mono_ms() + timeout_ms;
+	json_t *answer = NULL;
+	int slot = send_command(d, cmd, args, false, why, cap);
+
+	if (slot < 0)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	while (!d->pend[slot].done && !d->reader_done && mono_ms() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+	}
+	if (d->pend[slot].done) {
+		answer = d->pend[slot].answer;
+		d->pend[slot].answer = NULL;
+	} else if (d->reader_done)
+		snprintf(why, cap, "the agent disconnected: %.200s", d->reason[0] ? d->reason : "link closed");
+	else
+		snprintf(why, cap, "the agent did not answer '%s' within %u s", cmd, timeout_ms / 1000);
+	d->pend[slot].used = false;
+	d->pend[slot].done = false;
+	pthread_mutex_unlock(&d->lock);
+	return answer;
+}
+
+/* What an answer to `cmd` changes in the device (under dev->lock). */
+static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
+{
+	json_t *counters = json_object_get(a, "counters");
+
+	if (json_is_object(counters)) {
+		json_decref(d->status_counters);
+		d->status_counters = json_incref(counters);
+	}
+	if (!json_is_true(json_object_get(a, "ok")))
+		return;
+	if (strcmp(cmd, "start") == 0) {
+		json_decref(d->capture);
+		d->capture = json_incref(a);
+		json_object_del(d->capture, "id");
+		if (d->have_spool) {
+			json_decref(d->spool.capture);
+			d->spool.capture = json_incref(d->capture);
+			spool_write_metadata(&d->spool);
+		}
+		snprintf(d->state, sizeof(d->state), "profiling");
+	} else if (strcmp(cmd, "stop") == 0) {
+		snprintf(d->state, sizeof(d->state), "connected");
+		if (d->have_spool) {
+			if (json_is_object(counters)) {
+				json_decref(d->spool.counters);
+				d->spool.counters = json_incref(counters);
+			}
+			d->stop_at_ms = mono_ms();
+		}
+	} else if (strcmp(cmd, "pause") == 0)
+		snprintf(d->state, sizeof(d->state), "paused");
+	else if (strcmp(cmd, "resume") == 0)
+		snprintf(d->state, sizeof(d->state), "profiling");
+	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0) {
+		json_t *rate = json_object_get(a, "max_sample_rate");
+		if (!rate)
+			rate = json_object_get(a, "perf_event_max_sample_rate");
+		if (!rate)
+			rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
+		if (json_integer_value(rate) > 0)
+			d->max_rate = json_integer_value(rate);
+		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
+		if (json_is_object(caps)) {
+			json_decref(d->capabilities);
+			d->capabilities = json_deep_copy(caps);
+			json_object_del(d->capabilities, "id");
+			json_object_del(d->capabilities, "ok");
+		}
+	}
+	dev_publish_locked(d);
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* A flag-3 frame after the handshake. */
+static void on_response(struct device *d, struct wire_frame *f)
+{
+	json_t *j = json_loadb((const char *)f->data, f->len, JSON_REJECT_DUPLICATES, NULL);
+	const char *id = json_string_value(json_object_get(j, "id"));
+
+	pthread_mutex_lock(&d->lock);
+	if (!json_is_object(j)) {
+		d->frames_dropped++;
+		snprintf(d->last_drop, sizeof(d->last_drop), "a response that is not a JSON object");
+	} else if (!id) {
+		const char *type = json_string_value(json_object_get(j, "type"));
+		json_t *maps = json_object_get(j, "maps");
+		if (d->maps && type && strcmp(type, "maps") == 0 && json_is_array(maps) &&
+		    json_array_size(maps) <= WIRE_MAPS_ENTRIES && f->len <= WIRE_MAPS_MAX) {
+			ensure_spool_locked(d);
+			spool_maps(&d->spool, j);
+		} else {
+			d->frames_dropped++;
+			snprintf(d->last_drop, sizeof(d->last_drop), "a response without an id");
+		}
+	} else if (strcmp(id, d->ping_id) == 0) {
+		d->ping_sent_ms = 0;
+		d->ping_id[0] = '\0';
+	} else {
+		bool matched = false;
+		for (int i = 0; i < MAX_PENDING; i++)
+			if (d->pend[i].used && !d->pend[i].done && strcmp(d->pend[i].id, id) == 0) {
+				apply_answer_locked(d, d->pend[i].cmd, j);
+				if (d->pend[i].async)
+					d->pend[i].used = false;
+				else {
+					d->pend[i].answer = json_incref(j);
+					d->pend[i].done = true;
+				}
+				matched = true;
+			}
+		if (!matched) {
+			d->frames_dropped++;
+			snprintf(d->last_drop, sizeof(d->last_drop), "an answer to no pending command");
+		}
+		pthread_cond_broadcast(&d->cond);
+	}
+	pthread_mutex_unlock(&d->lock);
+	json_decref(j);
+}
+
+static void on_metrics(struct device *d, struct wire_frame *f)
+{
+	json_t *j = json_loadb((const char *)f->data, f->len, JSON_REJECT_DUPLICATES, NULL);
+
+	pthread_mutex_lock(&d->lock);
+	if (!json_is_object(j) || !json_is_string(json_object_get(j, "type"))) {
+		d->frames_dropped++;
+		snprintf(d->last_drop, sizeof(d->last_drop), "a metrics frame that is not an object with a type");
+	} else {
+		ensure_spool_locked(d);
+		json_object_set_new(j, "recv_ts", json_real((double)time(NULL)));
+		spool_metrics(&d->spool, j);
+		d->metrics++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	json_decref(j);
+}
+
+static void on_chunk(struct device *d, struct wire_frame *f)
+{
+	char why[200] = "";
+	long long text = f->flag == WIRE_ZSTD ? wire_zstd_text_size(f->data, f->len, why, sizeof(why))
+					      : (long long)f->len;
+
+	pthread_mutex_lock(&d->lock);
+	if (text < 0) {
+		d->frames_dropped++;
+		snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
+	} else {
+		ensure_spool_locked(d);
+		if (spool_chunk(&d->spool, f->data, f->len, f->flag == WIRE_ZSTD, text, why, sizeof(why))) {
+			d->chunks++;
+			d->text_bytes += (unsigned long long)text;
+			d->wire_bytes += f->len;
+			spool_now_iso(d->last_chunk, sizeof(d->last_chunk));
+		} else {
+			snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
+			logf_("%s: a gap in session %s: %s", d->id, d->spool.id, why);
+		}
+	}
+	dev_publish_locked(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* ---------------------------------------------------------- handshake */
+
+static bool peer_is_legacy_ok(const struct device *d)
+{
+	struct in_addr a;
+
+	if (link_.cfg.legacy_loopback && inet_pton(AF_INET, d->address, &a) == 1 &&
+	    (ntohl(a.s_addr) >> 24) == 127)
+		return true;
+	for (size_t i = 0; i < link_.cfg.nlegacy; i++)
+		if (strcmp(link_.cfg.legacy_addrs[i], d->address) == 0)
+			return true;
+	return false;
+}
+
+/* The next flag-3 frame of the handshake (metrics skipped, as the seed
+ * does for agents that stream them at once): a new JSON object, or NULL
+ * with `why`. */
+static json_t *handshake_read(struct device *d, char *why, size_t cap)
+{
+	for (int i = 0; i < PREAUTH_FRAMES; i++) {
+		struct wire_frame f;
+		json_t *j;
+		if (wire_read(d->fd, WIRE_PREAUTH_MAX, &f, why, cap) < 0)
+			return NULL;
+		if (f.flag == WIRE_METRICS || f.len == 0) {
+			free(f.data);
+			continue;
+		}
+		if (f.flag != WIRE_RESP) {
+			free(f.data);
+			snprintf(why, cap, "garbage before the handshake ended (a frame of flag %u)", f.flag);
+			return NULL;
+		}
+		j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
+		free(f.data);
+		if (!json_is_object(j)) {
+			json_decref(j);
+			snprintf(why, cap, "garbage before the handshake ended (not a JSON object)");
+			return NULL;
+		}
+		return j;
+	}
+	snprintf(why, cap, "more than %d frames before the handshake ended", PREAUTH_FRAMES);
+	return NULL;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	if (!s || strlen(s) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int send_json(struct device *d, json_t *msg, char *why, size_t cap)
+{
+	char *text = json_dumps(msg, JSON_COMPACT);
+	int rc;
+
+	pthread_mutex_lock(&d->send_lock);
+	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	pthread_mutex_unlock(&d->send_lock);
+	free(text);
+	return rc;
+}
+
+/* The auth answer to our request `id`, skipping what the seed skips. */
+static json_t *auth_answer(struct device *d, const char *id, char *why, size_t cap)
+{
+	for (int i = 0; i < PREAUTH_FRAMES; i++) {
+		json_t *j = handshake_read(d, why, cap);
+		const char *got;
+		if (!j)
+			return NULL;
+		got = json_string_value(json_object_get(j, "id"));
+		if (got && strcmp(got, id) == 0)
+			return j;
+		json_decref(j);
+	}
+	snprintf(why, cap, "no answer to auth");
+	return NULL;
+}
+
+/* Extension 1: both proofs.  The features taken go into the device. */
+static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why, size_t cap)
+{
+	const char *agent_nonce = json_string_value(json_object_get(ext, "nonce"));
+	json_t *offered = json_object_get(ext, "features"), *taken = json_array(), *msg, *a;
+	char server_nonce[33], proof[65], want[65];
+	const char *got;
+	bool ok;
+
+	if (!is_hex(agent_nonce, 32)) {
+		json_decref(taken);
+		snprintf(why, cap, "the hello's ext.nonce is not 32 lower-case hex characters");
+		return false;
+	}
+	if (!wire_nonce(server_nonce)) {
+		json_decref(taken);
+		snprintf(why, cap, "cannot read /dev/urandom for a nonce");
+		return false;
+	}
+	for (size_t i = 0; i < PL_ARRAY_LEN(our_features); i++) {
+		size_t k;
+		json_t *v;
+		json_array_foreach(offered, k, v)
+			if (json_is_string(v) && strcmp(json_string_value(v), our_features[i]) == 0) {
+				json_array_append_new(taken, json_string(our_features[i]));
+				break;
+			}
+	}
+	wire_pair_proof(code, "server", agent_nonce, server_nonce, proof);
+	msg = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "id", "auth1", "cmd", "auth", "args",
+			"method", "hmac-sha256-v1", "server_nonce", server_nonce, "proof", proof,
+			"features", taken);
+	memset(proof, 0, sizeof(proof));
+	if (send_json(d, msg, why, cap) < 0) {
+		json_decref(msg);
+		json_decref(taken);
+		return false;
+	}
+	json_decref(msg);
+	if (!(a = auth_answer(d, "auth1", why, cap))) {
+		json_decref(taken);
+		return false;
+	}
+	got = json_string_value(json_object_get(a, "proof"));
+	if (!json_is_true(json_object_get(a, "ok"))) {
+		const char *e = json_string_value(json_object_get(a, "error"));
+		snprintf(why, cap, "the agent refused the pairing code (%s)", e ? e : "no reason given");
+		ok = false;
+	} else {
+		wire_pair_proof(code, "agent", agent_nonce, server_nonce, want);
+		ok = got && is_hex(got, 64) && wire_equal_ct(got, want);
+		memset(want, 0, sizeof(want));
+		if (!ok)
+			snprintf(why, cap, "the agent's pairing proof is wrong: it does not know the pairing code");
+	}
+	if (ok) {
+		size_t k;
+		json_t *v;
+		json_array_foreach(json_object_get(a, "features"), k, v) {
+			const char *s = json_string_value(v);
+			bool ours = false;
+			size_t t;
+			json_t *w;
+			json_array_foreach(taken, t, w)
+				ours |= s && strcmp(s, json_string_value(w)) == 0;
+			if (ours && strcmp(s, "maps") == 0)
+				d->maps = true;
+			if (ours && strcmp(s, "counters") == 0)
+				d->counters = true;
+		}
+	}
+	json_decref(a);
+	json_decref(taken);
+	return ok;
+}
+
+/* A seed agent: auth {token}, only where the operator allowed it. */
+static bool pair_legacy(struct device *d, const char *code, char *why, size_t cap)
+{
+	json_t *msg, *a;
+	bool ok;
+
+	if (!peer_is_legacy_ok(d)) {
+		snprintf(why, cap, "a seed agent cannot prove the pairing code (allow it with --agent-allow-legacy)");
+		return false;
+	}
+	msg = json_pack("{s:s,s:s,s:{s:s}}", "id", "auth1", "cmd", "auth", "args", "token", code);
+	if (send_json(d, msg, why, cap) < 0) {
+		json_decref(msg);
+		return false;
+	}
+	json_decref(msg);
+	if (!(a = auth_answer(d, "auth1", why, cap)))
+		return false;
+	ok = json_is_true(json_object_get(a, "ok"));
+	if (!ok) {
+		const char *e = json_string_value(json_object_get(a, "error"));
+		snprintf(why, cap, "the agent refused the pairing code (%s)", e ? e : "no reason given");
+	}
+	json_decref(a);
+	d->legacy = ok;
+	return ok;
+}
+
+static bool handshake(struct device *d, char *why, size_t cap)
+{
+	struct timeval tv = {HANDSHAKE_MS / 1000, 0};
+	const char *code = d->outbound ? d->code : link_.cfg.pairing_code;
+	json_t *hello, *ext;
+	bool ok;
+
+	setsockopt(d->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!(hello = handshake_read(d, why, cap)))
+		return false;
+	if (!json_is_string(json_object_get(hello, "type")) ||
+	    strcmp(json_string_value(json_object_get(hello, "type")), "hello") != 0) {
+		json_decref(hello);
+		snprintf(why, cap, "garbage before the hello (the first answer is not a hello)");
+		return false;
+	}
+	if (json_object_get(hello, "token")) {
+		json_decref(hello);
+		snprintf(why, cap, "an agent before 0.10 sends its pairing code in clear in its hello: refused (upgrade the agent)");
+		return false;
+	}
+	if (!code[0]) {
+		json_decref(hello);
+		snprintf(why, cap, "no pairing code: the server has none for agents that dial in "
+			 "(start it with --agent-pairing-code-file FILE or PERFLENS_AGENT_CODE)");
+		return false;
+	}
+	ext = json_object_get(hello, "ext");
+	if (json_is_object(ext) && json_is_string(json_object_get(ext, "pairing")) &&
+	    strcmp(json_string_value(json_object_get(ext, "pairing")), "hmac-sha256-v1") == 0)
+		ok = pair_hmac(d, code, ext, why, cap);
+	else
+		ok = pair_legacy(d, code, why, cap);
+	memset(d->code, 0, sizeof(d->code));
+	pthread_mutex_lock(&d->lock);
+	json_object_del(hello, "ext");
+	d->hello = hello;
+	d->authed = ok;
+	pthread_mutex_unlock(&d->lock);
+	return ok;
+}
+
+/* --------------------------------------------------------- the reader */
+
+/* Every ping interval an idle link is pinged; no answer within the send
+ * bound (while no other command is in flight: an agent running its
+ * capability probe answers nothing meanwhile) ends it. */
+static bool ping_due(struct device *d, char *why, size_t cap)
+{
+	long long now = mono_ms();
+	bool busy = false;
+
+	pthread_mutex_lock(&d->lock);
+	for (int i = 0; i < MAX_PENDING; i++)
+		busy |= d->pend[i].used && !d->pend[i].done;
+	if (d->ping_sent_ms && !busy && now - d->ping_sent_ms > (long long)link_.cfg.send_timeout_ms) {
+		pthread_mutex_unlock(&d->lock);
+		snprintf(why, cap, "the agent stopped answering (no reply to a ping within %u ms)",
+			 link_.cfg.send_timeout_ms);
+		return false;
+	}
+	if (d->auto_stop_ms && now >= d->auto_stop_ms) {
+		d->auto_stop_ms = 0;
+		pthread_mutex_unlock(&d->lock);
+		logf_("%s: the capture's duration passed: stopping it", d->id);
+		if (send_command(d, "stop", NULL, true, why, cap) < 0)
+			return false;
+		pthread_mutex_lock(&d->lock);
+	}
+	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS) {
+		close_spool_locked(d);
+		dev_publish_locked(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return true;
+}
+
+static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t cap)
+{
+	long long now = mono_ms();
+	char id[24], text[64];
+	int rc;
+
+	if (now - *last_ping < (long long)link_.cfg.ping_interval_ms)
+		return true;
+	*last_ping = now;
+	pthread_mutex_lock(&d->lock);
+	if (d->ping_sent_ms) {
+		pthread_mutex_unlock(&d->lock);
+		return true;
+	}
+	snprintf(id, sizeof(id), "ping%06u", ++d->next_cmd);
+	snprintf(d->ping_id, sizeof(d->ping_id), "%s", id);
+	d->ping_sent_ms = now;
+	pthread_mutex_unlock(&d->lock);
+	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"ping\",\"args\":{}}", id);
+	pthread_mutex_lock(&d->send_lock);
+	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	pthread_mutex_unlock(&d->send_lock);
+	return rc == 0;
+}
+
+static void serve_frames(struct device *d, char *why, size_t cap)
+{
+	struct timeval tv = {link_.cfg.send_timeout_ms / 1000, (link_.cfg.send_timeout_ms % 1000) * 1000};
+	long long last_ping = mono_ms();
+
+	/* A frame that stalls for the send bound mid-way ends the link. */
+	setsockopt(d->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		struct pollfd p = {d->fd, POLLIN, 0};
+		struct wire_frame f;
+		int r = poll(&p, 1, 250);
+
+		if (link_.stopping) {
+			snprintf(why, cap, "the server is stopping");
+			return;
+		}
+		if (!ping_due(d, why, cap) || !maybe_ping(d, &last_ping, why, cap))
+			return;
+		if (r <= 0)
+			continue;
+		if (wire_read(d->fd, WIRE_FRAME_MAX, &f, why, cap) < 0) {
+			if (f.flag == WIRE_RAW || f.flag == WIRE_ZSTD) {
+				/* A chunk cut mid-way is lost, and said so. */
+				pthread_mutex_lock(&d->lock);
+				ensure_spool_locked(d);
+				spool_gap(&d->spool, why);
+				pthread_mutex_unlock(&d->lock);
+			}
+			return;
+		}
+		switch (f.flag) {
+		case WIRE_RAW:
+		case WIRE_ZSTD:
+			if (f.len)
+				on_chunk(d, &f);
+			break;
+		case WIRE_RESP:
+			if (f.len)
+				on_response(d, &f);
+			break;
+		case WIRE_METRICS:
+			if (f.len)
+				on_metrics(d, &f);
+			break;
+		default:
+			pthread_mutex_lock(&d->lock);
+			d->frames_dropped++;
+			snprintf(d->last_drop, sizeof(d->last_drop), "a frame of unknown flag %u", f.flag);
+			pthread_mutex_unlock(&d->lock);
+		}
+		free(f.data);
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct device *d = arg;
+	char why[256] = "";
+
+	if (!handshake(d, why, sizeof(why))) {
+		logf_("%s: rejected: %s", d->id, why);
+		pthread_mutex_lock(&d->lock);
+		d->reader_done = true;
+		pthread_mutex_unlock(&d->lock);
+		dev_set_state(d, "rejected", why);
+	} else {
+		logf_("%s: paired (%s)%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
+		      d->maps ? ", maps" : "");
+		dev_set_state(d, "connected", NULL);
+		/* What the agent is doing now, its counters and max rate. */
+		if (send_command(d, "status", NULL, true, why, sizeof(why)) < 0)
+			logf_("%s: status failed: %s", d->id, why);
+		serve_frames(d, why, sizeof(why));
+		logf_("%s: link ended: %s", d->id, why);
+		pthread_mutex_lock(&d->lock);
+		d->reader_done = true;
+		close_spool_locked(d);
+		snprintf(d->state, sizeof(d->state), "disconnected");
+		snprintf(d->reason, sizeof(d->reason), "%s", why);
+		dev_publish_locked(d);
+		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+	}
+	shutdown(d->fd, SHUT_RDWR);
+	close(d->fd);
+	d->fd = -1;
+	dev_unref(d);  /* the reader's own reference */
+	return NULL;
+}
+
+/* A new connection's device; the table holds it (one reference for the
+ * reader, one returned).  NULL when the table is full. */
+static struct device *dev_new(int fd, const char *address, unsigned port, bool outbound)
+{
+	struct device *d;
+
+	pthread_mutex_lock(&link_.lock);
+	if (link_.ndevices == MAX_DEVICES) {
+		pthread_mutex_unlock(&link_.lock);
+		return NULL;
+	}
+	d = pl_xcalloc(1, sizeof(*d));
+	d->fd = fd;
+	snprintf(d->address, sizeof(d->address), "%s", address);
+	d->port = port;
+	d->outbound = outbound;
+	snprintf(d->id, sizeof(d->id), "%s_%u", address, port);
+	snprintf(d->state, sizeof(d->state), "handshake");
+	spool_now_iso(d->connected_at, sizeof(d->connected_at));
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->send_lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	d->refs = 2;
+	link_.devices[link_.ndevices++] = d;
+	pthread_mutex_unlock(&link_.lock);
+	return d;
+}
+
+static bool start_reader(struct device *d)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);  /* signals stay with the main thread */
+	rc = pthread_create(&d->reader, &attr, reader_main, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	d->reader_started = rc == 0;
+	return rc == 0;
+}
+
+/* ------------------------------------------------------- the listener */
+
+static void *listener_main(void *arg)
+{
+	(void)arg;
+	while (!link_.stopping) {
+		struct pollfd p = {link_.listen_fd, POLLIN, 0};
+		struct sockaddr_in peer;
+		socklen_t len = sizeof(peer);
+		char addr[64];
+		struct device *d, *old;
+		int fd;
+
+		if (poll(&p, 1, 250) <= 0)
+			continue;
+		fd = accept4(link_.listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EINTR && errno != EAGAIN) {
+				logf_("accept failed: %s; retrying in 1 s", strerror(errno));
+				sleep(1);
+			}
+			continue;
+		}
+		inet_ntop(AF_INET, &peer.sin_addr, addr, sizeof(addr));
+		wire_socket_opts(fd, link_.cfg.send_timeout_ms);
+		/* A reconnect from the same address and port replaces the old
+		 * link (it is shut down; its reader finalizes its session). */
+		{
+			char id[128];
+			snprintf(id, sizeof(id), "%s_%u", addr, (unsigned)ntohs(peer.sin_port));
+			if ((old = dev_find(id))) {
+				shutdown(old->fd, SHUT_RDWR);
+				dev_unref(old);
+			}
+		}
+		if (!(d = dev_new(fd, addr, ntohs(peer.sin_port), false))) {
+			logf_("refused %s: %d agents are linked already", addr, MAX_DEVICES);
+			close(fd);
+			continue;
+		}
+		if (!start_reader(d)) {
+			d->refs = 1;
+			close(fd);
+		}
+		dev_unref(d);
+	}
+	return NULL;
+}
+
+static enum pl_err open_listener(struct pl_error *err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)link_.cfg.listen_port)};
+	socklen_t len = sizeof(sa);
+	int one = 1, fd;
+
+	if (inet_pton(AF_INET, link_.cfg.listen_addr, &sa.sin_addr) != 1)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --agent-listen 0.0.0.0:9999",
+			       "--agent-listen needs an IPv4 address; got '%s'", link_.cfg.listen_addr);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "cannot make a socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+		close(fd);
+		return pl_fail(err, PL_ERR_USAGE, "pick a free port, or stop what listens there",
+			       "cannot listen on %s:%u: %s", link_.cfg.listen_addr, link_.cfg.listen_port,
+			       strerror(e));
+	}
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	link_.port = ntohs(sa.sin_port);
+	link_.listen_fd = fd;
+	return PL_OK;
+}
+
+/* ----------------------------------------------------- control requests */
+
+static json_t *fail_answer(const char *error, const char *hint)
+{
+	return json_pack("{s:b,s:s,s:s}", "ok", 0, "error", error, "hint", hint ? hint : "");
+}
+
+/* Connect out to a --listen agent. */
+static json_t *op_connect(json_t *req)
+{
+	json_t *args = json_object_get(req, "args");
+	const char *host = json_string_value(json_object_get(args, "host"));
+	json_int_t port = json_integer_value(json_object_get(args, "port"));
+	const char *code = json_string_value(json_object_get(args, "pairing_code"));
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+	char addr[64], id[128], why[256];
+	struct device *d, *old;
+	struct pollfd p;
+	long long deadline;
+	json_t *answer;
+	int fd, e = 0;
+	socklen_t elen = sizeof(e);
+
+	if (!host || port < 1 || port > 65535 || !code || !code[0] || strlen(code) > 255)
+		return fail_answer("connect needs host, port (1..65535) and pairing_code", "fix the arguments");
+	if (getaddrinfo(host, NULL, &hints, &ai) != 0 || !ai)
+		return fail_answer("cannot resolve the host (IPv4 only)", "pass the device's IPv4 address");
+	inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, addr, sizeof(addr));
+	((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
+	snprintf(id, sizeof(id), "%s_%u", addr, (unsigned)port);
+	if ((old = dev_find(id))) {
+		/* Replace: the old link ends (its session finalized) before the
+		 * new one starts, bounded at 10 s. */
+		shutdown(old->fd, SHUT_RDWR);
+		deadline = mono_ms() + 10000;
+		while (!old->reader_done && mono_ms() < deadline)
+			usleep(20000);
+		dev_unref(old);
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS)) {
+		snprintf(why, sizeof(why), "cannot connect to %s:%lld: %s", addr, (long long)port, strerror(errno));
+		freeaddrinfo(ai);
+		if (fd >= 0)
+			close(fd);
+		return fail_answer(why, "check that the agent runs with --listen on that address and port");
+	}
+	freeaddrinfo(ai);
+	p = (struct pollfd){fd, POLLOUT, 0};
+	if (poll(&p, 1, CONNECT_MS) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0 || e) {
+		snprintf(why, sizeof(why), "cannot connect to %s:%lld: %s", addr, (long long)port,
+			 e ? strerror(e) : "timed out");
+		close(fd);
+		return fail_answer(why, "check that the agent runs with --listen on that address and port");
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	wire_socket_opts(fd, link_.cfg.send_timeout_ms);
+	if (!(d = dev_new(fd, addr, (unsigned)port, true))) {
+		close(fd);
+		return fail_answer("too many agents are linked already", "disconnect_device one first");
+	}
+	snprintf(d->code, sizeof(d->code), "%s", code);
+	if (!start_reader(d)) {
+		d->refs = 1;
+		close(fd);
+		dev_unref(d);
+		return fail_answer("cannot start the link's reader thread", "retry");
+	}
+	pthread_mutex_lock(&d->lock);
+	deadline = mono_ms() + HANDSHAKE_MS + 2000;
+	while (strcmp(d->state, "handshake") == 0 && mono_ms() < deadline) {
+		pthread_mutex_unlock(&d->lock);
+		usleep(10000);
+		pthread_mutex_lock(&d->lock);
+	}
+	if (strcmp(d->state, "connected") == 0)
+		answer = json_pack("{s:b,s:o}", "ok", 1, "device", dev_json(d));
+	else
+		answer = json_pack("{s:b,s:s,s:s,s:o}", "ok", 0, "error",
+				   d->reason[0] ? d->reason : "the handshake did not finish",
+				   "hint", "check the pairing code the agent printed at start", "device", dev_json(d));
+	pthread_mutex_unlock(&d->lock);
+	dev_unref(d);
+	return answer;
+}
+
+/* The device's answer as the tool's: {ok, answer, device}. */
+static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
+{
+	json_t *args = json_object_get(req, "args");
+	const char *id = json_string_value(json_object_get(req, "device"));
+	struct device *d = id ? dev_find(id) : NULL;
+	char why[256];
+	json_t *a, *out;
+
+	if (!d)
+		return fail_answer("no such connected device", "call list_devices for the devices linked now");
+	if (strcmp(cmd, "start") == 0 && d->max_rate > 0 &&
+	    json_integer_value(json_object_get(args, "frequency")) > d->max_rate) {
+		snprintf(why, sizeof(why), "the frequency is over the device's max sample rate of %lld Hz",
+			 (long long)d->max_rate);
+		dev_unref(d);
+		return fail_answer(why, "pass a lower frequency_hz");
+	}
+	if (strcmp(cmd, "start") == 0) {
+		/* A new capture starts a new session if the old one has chunks. */
+		pthread_mutex_lock(&d->lock);
+		if (d->have_spool && (d->spool.chunks || json_array_size(d->spool.gaps)))
+			close_spool_locked(d);
+		d->stop_at_ms = 0;
+		ensure_spool_locked(d);
+		pthread_mutex_unlock(&d->lock);
+	}
+	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
+	json_object_del(args, "auto_stop_seconds");
+	a = device_command(d, cmd, args, timeout_ms, why, sizeof(why));
+	if (a && auto_stop > 0 && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+		pthread_mutex_lock(&d->lock);
+		d->auto_stop_ms = mono_ms() + auto_stop * 1000;
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (!a) {
+		out = fail_answer(why, "call list_devices to see the device's state");
+		dev_unref(d);
+		return out;
+	}
+	if (strcmp(cmd, "stop") == 0 && json_is_true(json_object_get(a, "ok"))) {
+		/* Wait out the grace so the answer names a finalized session. */
+		long long until = mono_ms() + STOP_GRACE_MS + 1000;
+		char sid[128] = "";
+		pthread_mutex_lock(&d->lock);
+		if (d->have_spool)
+			snprintf(sid, sizeof(sid), "%s", d->spool.id);
+		while (d->have_spool && strcmp(d->spool.id, sid) == 0 && !d->reader_done && mono_ms() < until) {
+			pthread_mutex_unlock(&d->lock);
+			usleep(20000);
+			pthread_mutex_lock(&d->lock);
+		}
+		pthread_mutex_unlock(&d->lock);
+		json_object_set_new(a, "session", sid[0] ? json_string(sid) : json_null());
+	}
+	json_object_del(a, "id");
+	pthread_mutex_lock(&d->lock);
+	out = json_pack("{s:b,s:o,s:o}", "ok", json_is_true(json_object_get(a, "ok")), "answer", a,
+			"device", dev_json(d));
+	pthread_mutex_unlock(&d->lock);
+	if (!json_is_true(json_object_get(a, "ok")))
+		json_object_set(out, "error", json_object_get(a, "error") ? json_object_get(a, "error")
+				: json_string("the agent refused"));
+	dev_unref(d);
+	return out;
+}
+
+static json_t *op_disconnect(json_t *req)
+{
+	const char *id = json_string_value(json_object_get(req, "device"));
+	struct device *d = id ? dev_find(id) : NULL;
+	char why[256];
+	json_t *out, *a = NULL;
+	long long deadline;
+
+	if (!d)
+		return fail_answer("no such connected device", "call list_devices for the devices linked now");
+	pthread_mutex_lock(&d->lock);
+	bool profiling = strcmp(d->state, "profiling") == 0 || strcmp(d->state, "paused") == 0;
+	pthread_mutex_unlock(&d->lock);
+	if (profiling)
+		a = device_command(d, "stop", NULL, 5000, why, sizeof(why));
+	json_decref(a);
+	shutdown(d->fd, SHUT_RDWR);
+	deadline = mono_ms() + 10000;
+	while (!d->reader_done && mono_ms() < deadline)
+		usleep(20000);
+	pthread_mutex_lock(&d->lock);
+	snprintf(d->reason, sizeof(d->reason), "disconnected by disconnect_device");
+	snprintf(d->state, sizeof(d->state), "disconnected");
+	dev_publish_locked(d);
+	out = json_pack("{s:b,s:o}", "ok", 1, "device", dev_json(d));
+	pthread_mutex_unlock(&d->lock);
+	dev_unref(d);
+	return out;
+}
+
+/* The link checks again what the tool checked: its own flags and the
+ * phrases, so a request file from anywhere cannot widen the gates. */
+static json_t *gate(json_t *req, const char *op)
+{
+	json_t *args = json_object_get(req, "args");
+	const char *auth = json_string_value(json_object_get(args, "authorization"));
+	const char *pid_auth = json_string_value(json_object_get(args, "pid_authorization"));
+
+	if (strcmp(op, "list_processes") == 0 || strcmp(op, "status") == 0)
+		return NULL;
+	if (!link_.cfg.allow_control)
+		return fail_answer("device control is not enabled on this server",
+				   "restart perflens-mcp with --allow-device-control");
+	if (strcmp(op, "start") == 0) {
+		json_int_t f = json_integer_value(json_object_get(args, "frequency"));
+		json_int_t du = json_integer_value(json_object_get(args, "duration"));
+		if (f < 1 || f > 100000 || du < 1 || du > 300)
+			return fail_answer("frequency must be 1..100000 Hz and the interval 1..300 s",
+					   "pass frequency_hz and interval_seconds within range");
+	}
+	if (strcmp(op, "start") == 0 || strcmp(op, "resume") == 0) {
+		if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
+			return fail_answer("the request lacks the collection authorization phrase",
+					   "pass authorization=\"" PL_COLLECT_PHRASE "\"");
+		if (strcmp(op, "start") == 0 && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
+			return fail_answer("the request lacks the pid attach phrase",
+					   "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"");
+	}
+	return NULL;
+}
+
+/* The device's arguments of a request: what the agent's command takes. */
+static json_t *agent_args(json_t *req)
+{
+	json_t *args = json_deep_copy(json_object_get(req, "args"));
+
+	if (!json_is_object(args)) {
+		json_decref(args);
+		return json_object();
+	}
+	json_object_del(args, "authorization");
+	json_object_del(args, "pid_authorization");
+	return args;
+}
+
+static void *request_main(void *arg)
+{
+	json_t *req = arg, *answer, *args;
+	const char *op = json_string_value(json_object_get(req, "op"));
+	char id[64];
+	static const struct {
+		const char *op, *cmd;
+		unsigned timeout_ms;
+	} commands[] = {
+		{"start", "start", 120000}, {"stop", "stop", 30000}, {"pause", "pause", 30000},
+		{"resume", "resume", 30000}, {"status", "status", 30000},
+		{"list_processes", "list_processes", 60000},
+	};
+
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(req, "request_id")));
+	if (!op)
+		answer = fail_answer("the request names no op", "call the tool again");
+	else if (strcmp(op, "connect") == 0)
+		answer = link_.cfg.allow_control ? op_connect(req)
+			 : fail_answer("device control is not enabled on this server",
+				       "restart perflens-mcp with --allow-device-control");
+	else if (strcmp(op, "disconnect") == 0)
+		answer = (answer = gate(req, op)) ? answer : op_disconnect(req);
+	else {
+		answer = NULL;
+		for (size_t i = 0; i < PL_ARRAY_LEN(commands) && !answer; i++)
+			if (strcmp(op, commands[i].op) == 0) {
+				if (!(answer = gate(req, op))) {
+					json_t *clean = json_deep_copy(req);
+					args = agent_args(req);
+					json_object_set_new(clean, "args", args);
+					answer = op_command(clean, commands[i].cmd, commands[i].timeout_ms);
+					json_decref(clean);
+				}
+			}
+		if (!answer)
+			answer = fail_answer("unknown op", "call the tool again");
+	}
+	coll_channel_answer(link_.cfg.artifact_root, id, answer);
+	json_decref(answer);
+	/* The request may hold a pairing code: wipe it before freeing. */
+	json_t *code = json_object_get(json_object_get(req, "args"), "pairing_code");
+	if (json_is_string(code))
+		json_string_set(code, "");
+	json_decref(req);
+	pthread_mutex_lock(&link_.lock);
+	link_.active_requests--;
+	pthread_mutex_unlock(&link_.lock);
+	return NULL;
+}
+
+static void *servicer_main(void *arg)
+{
+	(void)arg;
+	while (!link_.stopping) {
+		char id[64];
+		json_t *req = coll_channel_take(link_.cfg.artifact_root, id, sizeof(id));
+		pthread_t t;
+		pthread_attr_t attr;
+
+		if (!req) {
+			usleep(15000);
+			continue;
+		}
+		pthread_mutex_lock(&link_.lock);
+		link_.active_requests++;
+		pthread_mutex_unlock(&link_.lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, request_main, req) != 0) {
+			json_t *a = fail_answer("the link could not start a thread", "retry");
+			coll_channel_answer(link_.cfg.artifact_root, id, a);
+			json_decref(a);
+			json_decref(req);
+			pthread_mutex_lock(&link_.lock);
+			link_.active_requests--;
+			pthread_mutex_unlock(&link_.lock);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+/* devices/ of an earlier server describes links that are gone. */
+static void clear_old_devices(const char *root)
+{
+	char dir[4200], path[4500];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, COLL_DEVICES_DIR);
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+	snprintf(dir, sizeof(dir), "%s/%s", root, COLL_REQUESTS_DIR);
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.') {
+				snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+				unlink(path);
+			}
+		closedir(d);
+	}
+}
+
+static bool spawn(pthread_t *t, void *(*fn)(void *))
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(t, NULL, fn, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc == 0;
+}
+
+enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *err)
+{
+	struct pl_error e2;
+	char dir[4200];
+	json_t *state;
+
+	if (link_.running)
+		return PL_OK;
+	link_.cfg = *cfg;
+	link_.stopping = false;
+	if (!cfg->artifact_root)
+		return pl_fail(err, PL_ERR_USAGE, "add --artifact-root DIR",
+			       "the agent link needs --artifact-root DIR for its sessions");
+	snprintf(dir, sizeof(dir), "%s/%s", cfg->artifact_root, COLL_REQUESTS_DIR);
+	if (pl_make_dirs(dir, &e2))
+		return pl_fail(err, PL_ERR_OUTPUT, "pass an --artifact-root you can write",
+			       "cannot create '%s'", dir);
+	snprintf(dir, sizeof(dir), "%s/%s", cfg->artifact_root, COLL_RESPONSES_DIR);
+	pl_make_dirs(dir, &e2);
+	snprintf(dir, sizeof(dir), "%s/%s", cfg->artifact_root, COLL_SESSIONS_DIR);
+	pl_make_dirs(dir, &e2);
+	spool_sweep(cfg->artifact_root);
+	clear_old_devices(cfg->artifact_root);
+	if (cfg->listen_addr && open_listener(err))
+		return err->code;
+	state = json_pack("{s:i,s:b,s:o,s:i,s:b}", "server_pid", (int)getpid(), "control", cfg->allow_control,
+			  "listen", cfg->listen_addr ? json_string(cfg->listen_addr) : json_null(),
+			  "port", (int)link_.port, "pairing_code_set", cfg->pairing_code[0] != '\0');
+	coll_write_json(cfg->artifact_root, COLL_LINK_STATE, state);
+	json_decref(state);
+	if (cfg->listen_addr && !(link_.have_listener = spawn(&link_.listener, listener_main)))
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start the agent listener thread");
+	if (!(link_.have_servicer = spawn(&link_.servicer, servicer_main)))
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start the agent link's servicer thread");
+	link_.running = true;
+	if (cfg->listen_addr)
+		logf_("listening on %s:%u%s", cfg->listen_addr, link_.port,
+		      cfg->allow_control ? "; device control enabled" : "");
+	return PL_OK;
+}
+
+unsigned coll_link_port(void)
+{
+	return link_.port;
+}
+
+void coll_link_stop(void)
+{
+	long long deadline = mono_ms() + 10000;
+
+	if (!link_.running)
+		return;
+	link_.stopping = true;
+	if (link_.have_listener)
+		pthread_join(link_.listener, NULL);
+	if (link_.have_servicer)
+		pthread_join(link_.servicer, NULL);
+	pthread_mutex_lock(&link_.lock);
+	for (size_t i = 0; i < link_.ndevices; i++)
+		if (link_.devices[i]->fd >= 0)
+			shutdown(link_.devices[i]->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&link_.lock);
+	/* Readers finalize their sessions and leave. */
+	for (;;) {
+		size_t live = 0;
+		pthread_mutex_lock(&link_.lock);
+		for (size_t i = 0; i < link_.ndevices; i++)
+			live += !link_.devices[i]->reader_done;
+		pthread_mutex_unlock(&link_.lock);
+		if (!live || mono_ms() > deadline)
+			break;
+		usleep(20000);
+	}
+	if (link_.listen_fd >= 0)
+		close(link_.listen_fd);
+	link_.listen_fd = -1;
+	link_.running = false;
+}

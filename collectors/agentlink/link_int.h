@@ -1,0 +1,110 @@
+/* link_int.h - what the agent link's files share (internal to
+ * collectors/agentlink/): the wire (wire.c), the spool (spool.c) and the
+ * devices and their threads (link.c).
+ */
+#ifndef COLL_LINK_INT_H
+#define COLL_LINK_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "link.h"
+#include "base/util.h"
+
+/* ------------------------------------------------------------ the wire */
+
+enum {
+	WIRE_RAW = 0,       /* perf script text */
+	WIRE_ZSTD = 1,      /* the same as one zstd frame */
+	WIRE_CMD = 2,       /* server -> agent JSON */
+	WIRE_RESP = 3,      /* agent -> server JSON (the hello too) */
+	WIRE_METRICS = 4,   /* one health snapshot */
+};
+
+#define WIRE_PREAUTH_MAX (64u << 10)      /* before the peer proved the code */
+#define WIRE_FRAME_MAX (80u << 20)        /* after */
+#define WIRE_TEXT_MAX (256ull << 20)      /* decompressed per chunk */
+#define WIRE_MAPS_MAX (1u << 20)
+#define WIRE_MAPS_ENTRIES 4096
+
+struct wire_frame {
+	uint8_t flag;
+	uint32_t len;
+	unsigned char *data;   /* new: len bytes plus a NUL; NULL when len 0 */
+};
+
+/* Read one frame of at most `cap` bytes (the header is checked before any
+ * allocation).  0 ok; -1 the link ended or failed (`why` says how:
+ * closed, timeout, over the cap; f->flag is the cut frame's, or 0xff
+ * when the header itself did not come whole). */
+int wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap);
+
+/* Send one frame; 0 or -1 (`why` filled: the send bound passed, ...). */
+int wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap);
+
+/* Socket options of every agent link: keepalive, TCP_USER_TIMEOUT and
+ * SO_SNDTIMEO of `send_ms`, close-on-exec. */
+void wire_socket_opts(int fd, unsigned send_ms);
+
+/* A zstd chunk's decompressed size, checked: -1 when it is not one
+ * complete frame that decompresses within WIRE_TEXT_MAX. */
+long long wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap);
+
+/* HMAC-SHA256(key, "perflens-pair-v1 " role " " agent_nonce " " server_nonce)
+ * as 64 lower-case hex characters plus a NUL. */
+void wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
+		     const char *server_nonce, char out[65]);
+
+/* Constant-time equality of two NUL-terminated strings of the same
+ * expected length. */
+bool wire_equal_ct(const char *a, const char *b);
+
+/* 16 random bytes as 32 hex characters; false when urandom fails. */
+bool wire_nonce(char out[33]);
+
+/* ----------------------------------------------------------- the spool */
+
+struct spool {
+	char id[128];
+	char dir[4096];
+	char device[128];
+	unsigned next_chunk;        /* the index the next chunk gets */
+	unsigned chunks;            /* written */
+	unsigned long long wire_bytes, text_bytes;
+	unsigned metrics;           /* frames kept */
+	unsigned maps;              /* maps_NNNNN.json files */
+	json_t *gaps;               /* [{chunk, reason}] */
+	json_t *metrics_counts;     /* {type: n} */
+	json_t *platform;           /* borrowed copy of the hello's */
+	json_t *counters;           /* the agent's last counters, or NULL */
+	json_t *capture;            /* what start answered, or NULL */
+	char started[40], last_chunk[40];
+	bool live;
+	bool dir_made;
+};
+
+/* Open a new session for `device` (its folder is made on first data). */
+void spool_open(struct spool *s, const char *artifact_root, const char *device,
+		json_t *platform);
+/* A chunk (flag 0 text or flag 1 zstd); false when it could not be
+ * written (a gap is recorded, the reason in `why`). */
+bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
+		 char *why, size_t why_cap);
+void spool_metrics(struct spool *s, json_t *frame);
+void spool_maps(struct spool *s, json_t *maps);
+/* A chunk that never came whole (the link cut mid-frame): a gap. */
+void spool_gap(struct spool *s, const char *reason);
+/* Finalize: live false, metrics.json; an empty session is removed. */
+void spool_close(struct spool *s);
+/* metadata.json now (live or final). */
+void spool_write_metadata(struct spool *s);
+/* At startup: recover the sessions an earlier server left live. */
+void spool_sweep(const char *artifact_root);
+/* "2026-12-01T21:00:00.123Z" */
+void spool_now_iso(char *out, size_t cap);
+
+#endif

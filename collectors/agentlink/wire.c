@@ -1,0 +1,209 @@
+/* wire.c - the agent protocol's bytes: frames (a 5-byte header, uint32
+ * big-endian length and a flag, then the payload), the socket options
+ * that bound a peer that stops reading, the zstd check of a chunk, and
+ * the pairing proof of extension 1 (docs/agent-protocol.md).
+ *
+ * A frame's length is checked against the caller's cap before anything
+ * is allocated; a frame over it ends the link (its length cannot be
+ * trusted, so the stream cannot be resynchronised).  A chunk is
+ * decompressed only to count and check it (into a fixed scratch buffer,
+ * discarded): the text is parsed by analyze_profile's sandboxed worker.
+ */
+#include "link_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nettle/hmac.h>
+#include <zstd.h>
+
+static int read_exact(int fd, void *p, size_t n, char *why, size_t cap)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t r = recv(fd, (char *)p + off, n - off, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			snprintf(why, cap, off ? "the link closed mid-frame" : "the link closed");
+			return -1;
+		}
+		if (r < 0) {
+			snprintf(why, cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK
+				 ? "the peer sent nothing in time" : strerror(errno));
+			return -1;
+		}
+		off += (size_t)r;
+	}
+	return 0;
+}
+
+int wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap)
+{
+	unsigned char h[5];
+
+	f->data = NULL;
+	f->len = 0;
+	f->flag = 0xff;  /* unknown until the header is whole */
+	if (read_exact(fd, h, 5, why, why_cap) < 0)
+		return -1;
+	f->len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	f->flag = h[4];
+	if (f->len > cap) {
+		snprintf(why, why_cap, "a frame header claims %u bytes, over the cap of %u", f->len, cap);
+		return -1;
+	}
+	if (f->len == 0)
+		return 0;
+	f->data = malloc((size_t)f->len + 1);
+	if (!f->data) {
+		snprintf(why, why_cap, "out of memory for a %u-byte frame", f->len);
+		return -1;
+	}
+	if (read_exact(fd, f->data, f->len, why, why_cap) < 0) {
+		free(f->data);
+		f->data = NULL;
+		return -1;
+	}
+	f->data[f->len] = '\0';
+	return 0;
+}
+
+int wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap)
+{
+	unsigned char h[5] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
+			      (unsigned char)(len >> 8), (unsigned char)len, flag};
+	const unsigned char *parts[2] = {h, p};
+	size_t sizes[2] = {5, len};
+
+	for (int i = 0; i < 2; i++)
+		for (size_t off = 0; off < sizes[i];) {
+			ssize_t w = send(fd, parts[i] + off, sizes[i] - off, MSG_NOSIGNAL);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				snprintf(why, why_cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK
+					 ? "the agent stopped reading (the send bound passed)"
+					 : strerror(errno));
+				return -1;
+			}
+			off += (size_t)w;
+		}
+	return 0;
+}
+
+void wire_socket_opts(int fd, unsigned send_ms)
+{
+	int one = 1, idle = 30, intvl = 5, cnt = 4;
+	unsigned user_timeout = send_ms;
+	struct timeval tv = {send_ms / 1000, (send_ms % 1000) * 1000};
+
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+long long wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
+{
+	static __thread unsigned char *scratch;
+	const size_t scratch_len = 1u << 20;
+	ZSTD_DCtx *dc;
+	ZSTD_inBuffer in = {p, n, 0};
+	unsigned long long total = 0;
+	size_t r = 1;
+
+	if (n < 4 || memcmp(p, "\x28\xb5\x2f\xfd", 4) != 0) {
+		snprintf(why, why_cap, "a zstd chunk that does not start with the zstd magic");
+		return -1;
+	}
+	if (!scratch && !(scratch = malloc(scratch_len))) {
+		snprintf(why, why_cap, "out of memory");
+		return -1;
+	}
+	if (!(dc = ZSTD_createDCtx())) {
+		snprintf(why, why_cap, "out of memory");
+		return -1;
+	}
+	ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, 27);
+	while (in.pos < in.size || r != 0) {
+		ZSTD_outBuffer out = {scratch, scratch_len, 0};
+		r = ZSTD_decompressStream(dc, &out, &in);
+		if (ZSTD_isError(r)) {
+			snprintf(why, why_cap, "a zstd chunk that does not decompress: %s", ZSTD_getErrorName(r));
+			ZSTD_freeDCtx(dc);
+			return -1;
+		}
+		total += out.pos;
+		if (total > WIRE_TEXT_MAX) {
+			snprintf(why, why_cap, "a chunk over %llu MB of text", WIRE_TEXT_MAX >> 20);
+			ZSTD_freeDCtx(dc);
+			return -1;
+		}
+		if (r == 0 && in.pos < in.size) {
+			snprintf(why, why_cap, "a zstd chunk with bytes after its frame");
+			ZSTD_freeDCtx(dc);
+			return -1;
+		}
+		if (r != 0 && in.pos == in.size && out.pos < out.size) {
+			snprintf(why, why_cap, "a zstd chunk whose frame is cut short");
+			ZSTD_freeDCtx(dc);
+			return -1;
+		}
+	}
+	ZSTD_freeDCtx(dc);
+	return (long long)total;
+}
+
+void wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
+		     const char *server_nonce, char out[65])
+{
+	struct hmac_sha256_ctx h;
+	uint8_t mac[SHA256_DIGEST_SIZE];
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "perflens-pair-v1 %s %s %s", role, agent_nonce, server_nonce);
+
+	hmac_sha256_set_key(&h, strlen(code), (const uint8_t *)code);
+	hmac_sha256_update(&h, (size_t)n, (const uint8_t *)msg);
+	hmac_sha256_digest(&h, sizeof(mac), mac);
+	pl_hex(mac, sizeof(mac), out);
+	out[64] = '\0';
+	memset(&h, 0, sizeof(h));
+}
+
+bool wire_equal_ct(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned char d = na != nb;
+
+	for (size_t i = 0; i < na && i < nb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+bool wire_nonce(char out[33])
+{
+	unsigned char b[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && pl_read_full(fd, b, sizeof(b)) == sizeof(b);
+
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		return false;
+	pl_hex(b, sizeof(b), out);
+	out[32] = '\0';
+	return true;
+}

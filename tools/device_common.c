@@ -1,0 +1,163 @@
+/* device_common.c - the device tools' shared parts (device_common.h). */
+#include "device_common.h"
+#include "collectors/agentlink/channel.h"
+#include "collectors/collect.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATE_MAX (1u << 20)
+
+enum pl_err dev_require_control(const struct tool_ctx *ctx, struct pl_error *err)
+{
+	if (!ctx->allow_device_control)
+		return pl_fail(err, PL_ERR_PATH,
+			       "restart perflens-mcp with --allow-device-control --artifact-root DIR --allow-writes "
+			       "(and --agent-listen IPV4:PORT for agents that dial in)",
+			       "device control refused: the server was not started with --allow-device-control");
+	if (!ctx->artifact_root || !ctx->allow_writes)
+		return pl_fail(err, PL_ERR_PATH, "restart perflens-mcp with --artifact-root DIR --allow-writes",
+			       "device control refused: the server has no writable artifact root");
+	return PL_OK;
+}
+
+enum pl_err dev_require_phrases(json_t *args, bool pid, struct pl_error *err)
+{
+	const char *auth = json_string_value(json_object_get(args, "authorization"));
+	const char *pid_auth = json_string_value(json_object_get(args, "pid_authorization"));
+
+	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
+		return pl_fail(err, PL_ERR_PATH,
+			       "pass authorization=\"" PL_COLLECT_PHRASE "\" if you are authorized to profile this device",
+			       "capture refused: the call lacks authorization=\"" PL_COLLECT_PHRASE "\"");
+	if (pid && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
+		return pl_fail(err, PL_ERR_PATH,
+			       "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\" if you are authorized to attach to this process",
+			       "capture refused: the call lacks pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"");
+	return PL_OK;
+}
+
+enum pl_err dev_request(const struct tool_ctx *ctx, const char *op, const char *device,
+			json_t *args_new, unsigned timeout_ms, json_t **answer, struct pl_error *err)
+{
+	json_t *req = json_pack("{s:s,s:o}", "op", op, "args", args_new ? args_new : json_object());
+	json_t *a = NULL;
+	enum pl_err rc;
+
+	*answer = NULL;
+	if (device)
+		json_object_set_new(req, "device", json_string(device));
+	if (!ctx->artifact_root) {
+		json_decref(req);
+		return pl_fail(err, PL_ERR_USAGE, "pass --artifact-root DIR (the one the server with the agent link uses)",
+			       "no artifact root: the agent link's files live there");
+	}
+	rc = coll_channel_call(ctx->artifact_root, req, timeout_ms, &a, err);
+	json_decref(req);
+	if (rc)
+		return rc;
+	if (!json_is_true(json_object_get(a, "ok"))) {
+		const char *e = json_string_value(json_object_get(a, "error"));
+		const char *hint = json_string_value(json_object_get(a, "hint"));
+		pl_fail(err, PL_ERR_EXTERNAL, hint && *hint ? hint : "call list_devices to see the device's state",
+			"%s: %s", op, e ? e : "the device refused");
+		json_decref(a);
+		return PL_ERR_EXTERNAL;
+	}
+	*answer = a;
+	return PL_OK;
+}
+
+static int cmp_device(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "device")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "device")));
+}
+
+json_t *dev_list_devices(const struct tool_ctx *ctx)
+{
+	json_t *out = json_array(), **items = NULL;
+	char dir[4200], rel[300];
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!ctx->artifact_root)
+		return out;
+	snprintf(dir, sizeof(dir), "%s/%s", ctx->artifact_root, COLL_DEVICES_DIR);
+	if (!(d = opendir(dir)))
+		return out;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		json_t *j;
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || strcmp(de->d_name, "link.json") == 0 ||
+		    de->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof(rel), "%s/%s", COLL_DEVICES_DIR, de->d_name);
+		j = coll_read_json(ctx->artifact_root, rel, STATE_MAX);
+		if (!json_is_string(json_object_get(j, "device"))) {
+			json_decref(j);
+			continue;
+		}
+		PL_GROW(items, cap, n + 1);
+		items[n++] = j;
+	}
+	closedir(d);
+	if (n)
+		qsort(items, n, sizeof(*items), cmp_device);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, items[i]);
+	free(items);
+	return out;
+}
+
+enum pl_err dev_load_device(const struct tool_ctx *ctx, const char *device, json_t **out,
+			    struct pl_error *err)
+{
+	char rel[300];
+
+	*out = NULL;
+	if (ctx->artifact_root && coll_id_ok(device)) {
+		snprintf(rel, sizeof(rel), "%s/%s.json", COLL_DEVICES_DIR, device);
+		*out = coll_read_json(ctx->artifact_root, rel, STATE_MAX);
+	}
+	if (!*out)
+		return pl_fail(err, PL_ERR_USAGE, "call list_devices for the devices linked now",
+			       "no device '%s'", device ? device : "");
+	return PL_OK;
+}
+
+json_t *dev_load_session(const struct tool_ctx *ctx, const char *session)
+{
+	char rel[300];
+
+	if (!ctx->artifact_root || !coll_id_ok(session))
+		return NULL;
+	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, session);
+	return coll_read_json(ctx->artifact_root, rel, 16u << 20);
+}
+
+void dev_session_uri(const char *session, char *out, size_t cap)
+{
+	snprintf(out, cap, "perflens://artifacts/%s/%s", COLL_SESSIONS_DIR, session);
+}
+
+json_t *dev_analyze_step(const char *session, const char *why)
+{
+	char uri[300];
+
+	dev_session_uri(session, uri, sizeof(uri));
+	return tool_next_step("analyze_profile", json_pack("{s:s}", "path", uri), why);
+}
+
+json_t *dev_page_slice(json_t *all, struct tool_page *pg)
+{
+	json_t *page = json_array();
+
+	tool_page_bound(pg, json_array_size(all));
+	for (size_t i = pg->start; i < pg->end; i++)
+		json_array_append(page, json_array_get(all, i));
+	return page;
+}

@@ -1,0 +1,50 @@
+/* list_device_processes.c - the list_device_processes tool: the processes
+ * a device's agent lists (list_processes, busiest first), filtered by a
+ * substring of comm or cmdline, paged.  Read-only: it needs the agent
+ * link, not --allow-device-control. */
+#include "registry.h"
+#include "device_common.h"
+
+#include <string.h>
+
+enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args, json_t **result,
+				       struct pl_error *err)
+{
+	const char *device = json_string_value(json_object_get(args, "device"));
+	const char *match = json_string_value(json_object_get(args, "match"));
+	const char *cursor = json_string_value(json_object_get(args, "cursor"));
+	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
+	json_t *answer, *kept = json_array(), *page, *p, *steps = json_array();
+	struct pl_buf query = {0};
+	struct tool_page pg;
+	enum pl_err rc;
+	size_t i;
+
+	pl_buf_addf(&query, "processes|%s|%s", device, match ? match : "");
+	if ((rc = tool_page_open(&pg, query.data, cursor, 0, limit, err)) ||
+	    (rc = dev_request(ctx, "list_processes", device, NULL, 50000, &answer, err))) {
+		pl_buf_release(&query);
+		json_decref(kept);
+		json_decref(steps);
+		return rc;
+	}
+	json_array_foreach(json_object_get(json_object_get(answer, "answer"), "processes"), i, p) {
+		const char *comm = json_string_value(json_object_get(p, "comm"));
+		const char *cmd = json_string_value(json_object_get(p, "cmdline"));
+		if (!match || (comm && strstr(comm, match)) || (cmd && strstr(cmd, match)))
+			json_array_append(kept, p);
+	}
+	page = dev_page_slice(kept, &pg);
+	if (json_array_size(page) && ctx->allow_device_control)
+		json_array_append_new(steps, tool_next_step("start_capture", json_pack("{s:s,s:O,s:s,s:s}",
+			"device", device, "pid", json_object_get(json_array_get(page, 0), "pid"),
+			"authorization", "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING",
+			"pid_authorization", "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"),
+			"profile the busiest listed process, if you are authorized to"));
+	*result = json_pack("{s:s,s:o,s:o,s:o}", "device", device, "processes", page, "next_steps", steps,
+			    "page", tool_page_json(&pg, tool_page_call(&pg, "list_device_processes", args, NULL)));
+	json_decref(answer);
+	json_decref(kept);
+	pl_buf_release(&query);
+	return PL_OK;
+}

@@ -1,0 +1,38 @@
+/* stop_capture.c - the stop_capture tool: the device's agent stops perf;
+ * the link finalizes the session (a chunk flushed around the stop still
+ * lands in it) and the answer names it, with analyze_profile on it as the
+ * next step and the agent's own counters to check it against. */
+#include "registry.h"
+#include "device_common.h"
+
+enum pl_err tool_stop_capture(const struct tool_ctx *ctx, json_t *args, json_t **result,
+			      struct pl_error *err)
+{
+	const char *device = json_string_value(json_object_get(args, "device"));
+	json_t *answer, *a, *session, *steps = json_array(), *meta = NULL;
+	enum pl_err rc;
+
+	if ((rc = dev_require_control(ctx, err)) ||
+	    (rc = dev_request(ctx, "stop", device, NULL, 40000, &answer, err))) {
+		json_decref(steps);
+		return rc;
+	}
+	a = json_object_get(answer, "answer");
+	session = json_object_get(a, "session");
+	if (json_is_string(session)) {
+		json_array_append_new(steps, dev_analyze_step(json_string_value(session),
+			"analyze the finished session: hotspots per event"));
+		meta = dev_load_session(ctx, json_string_value(session));
+	}
+	json_array_append_new(steps, tool_next_step("list_sessions", json_pack("{s:s}", "device", device),
+						    "the device's sessions"));
+	*result = json_pack("{s:O,s:O,s:O,s:O,s:O,s:o}", "device", json_object_get(answer, "device"),
+		"session", json_is_string(session) ? session : json_null(),
+		"chunks", meta && json_object_get(meta, "chunks") ? json_object_get(meta, "chunks") : json_null(),
+		"gaps", meta && json_object_get(meta, "gaps") ? json_object_get(meta, "gaps") : json_null(),
+		"agent_counters", json_object_get(a, "counters") ? json_object_get(a, "counters") : json_null(),
+		"next_steps", steps);
+	json_decref(meta);
+	json_decref(answer);
+	return PL_OK;
+}
