@@ -773,8 +773,8 @@ static bool handshake(struct device *d, char *why, size_t cap)
 /* --------------------------------------------------------- the reader */
 
 /* Every ping interval an idle link is pinged; no answer within the send
- * bound (while no other command is in flight: an agent running its
- * capability probe answers nothing meanwhile) ends it. */
+ * bound ends it, unless a start or reprobe is in flight (the agent runs
+ * its capability probe then, and answers nothing meanwhile). */
 static bool ping_due(struct device *d, char *why, size_t cap)
 {
 	long long now = mono_ms();
@@ -782,7 +782,8 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 
 	pthread_mutex_lock(&d->lock);
 	for (int i = 0; i < MAX_PENDING; i++)
-		busy |= d->pend[i].used && !d->pend[i].done;
+		busy |= d->pend[i].used && !d->pend[i].done &&
+			(strcmp(d->pend[i].cmd, "start") == 0 || strcmp(d->pend[i].cmd, "reprobe") == 0);
 	if (d->ping_sent_ms && !busy && now - d->ping_sent_ms > (long long)link_.cfg.send_timeout_ms) {
 		pthread_mutex_unlock(&d->lock);
 		snprintf(why, cap, "the agent stopped answering (no reply to a ping within %u ms)",

@@ -1,0 +1,341 @@
+"""agent_link.py - the server's agent link against fake_agent.py (a Python
+agent: its own HMAC, its own zstd through the zstd command, its own sample
+count), driven through perflens-mcp as an agent would.
+
+  agent_link.py SERVER CHUNK_TEXT
+
+Checks, each an ok/not ok line: startup gates (no unpaired listener, the
+code in no argv or log), tools/list with and without the link (and its
+budget), a dial-in agent paired by mutual proof, the control gates (flag,
+phrases: nothing reaches the agent), a capture (chunks compressed as sent,
+maps, metrics of every type), a live session analyzed, stop_capture's next
+step followed to analyze_profile and list_hotspots with the agent's sample
+count, paging of processes and metrics, connect_device out to a --listen
+agent, wrong codes three times, seed and pre-0.10 agents, a wrong proof,
+garbage before the hello, a 4 GB frame header, an agent that stops reading,
+a link cut mid-chunk, three agents at once, and a server killed mid-capture
+and restarted (the session recovered).
+"""
+import glob, json, os, signal, socket, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import *  # noqa
+
+SERVER, CHUNK = sys.argv[1:3]
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = [sys.executable, os.path.join(HERE, "fake_agent.py")]
+CODE = "pairing-Code-42"
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+PAUTH = "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+agents = []
+
+
+def sc(r):
+    return (r or {}).get("result", {}).get("structuredContent") or {}
+
+
+def wait(cond, timeout=15.0, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return cond()
+
+
+class Fake:
+    def __init__(self, *args):
+        self.out = os.path.join(WORK, "fake%d.out" % len(agents))
+        self.p = subprocess.Popen(FAKE + list(args), stdout=open(self.out, "w"),
+                                  stderr=subprocess.STDOUT)
+        agents.append(self)
+
+    def events(self):
+        ev = []
+        for line in open(self.out, errors="replace"):
+            try:
+                ev.append(json.loads(line))
+            except ValueError:
+                pass
+        return ev
+
+    def has(self, name):
+        return [e for e in self.events() if e.get("event") == name]
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def start_server(art, *extra, name="link", env_code=True):
+    code_file = os.path.join(WORK, "code")
+    open(code_file, "w").write(CODE + "\n")
+    argv = [SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes",
+            "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file] + list(extra)
+    s = Stdio(argv, name)
+    s.initialize()
+    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
+                              if "agent link: listening on" in l), None), 10)
+    return s, port
+
+
+def devices(s):
+    return sc(s.call("list_devices", {})).get("devices", [])
+
+
+def device_where(s, **want):
+    for d in devices(s):
+        if all(d.get(k) == v for k, v in want.items()):
+            return d
+    return None
+
+
+ART = os.path.join(WORK, "art")
+
+# ------------------------------------------------------------ startup gates
+p = subprocess.run([SERVER, "--artifact-root", ART, "--allow-writes", "--agent-listen", "127.0.0.1:0"],
+                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20,
+                   env={k: v for k, v in os.environ.items() if k != "PERFLENS_AGENT_CODE"})
+check("--agent-listen without a pairing code is refused (exit 2, names the flag)",
+      p.returncode == 2 and "--agent-pairing-code-file" in p.stderr, (p.returncode, p.stderr))
+
+plain = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", ART, "--allow-writes"], "plain")
+plain.initialize()
+
+
+def listing(s):
+    tools, cursor = [], None
+    while True:
+        r = s.request("tools/list", {"cursor": cursor} if cursor else {})
+        tools += r["result"]["tools"]
+        cursor = r["result"].get("nextCursor")
+        if not cursor:
+            return tools
+
+
+names = {t["name"] for t in listing(plain)}
+check("the default server lists no device tool", not names & {"list_devices", "start_capture"}, sorted(names))
+r = plain.call("start_capture", {"device": "x_1", "pid": 1, "authorization": AUTH, "pid_authorization": PAUTH})
+check("start_capture on a server without the flag: refused, naming --allow-device-control",
+      is_tool_error(r, "--allow-device-control"), result_text(r))
+plain.close()
+
+s, port = start_server(ART, "--allow-device-control", "--agent-send-timeout-ms", "3000")
+tools = listing(s)
+names = {t["name"] for t in tools}
+dev_tools = {"list_devices", "list_sessions", "get_device_metrics", "list_device_processes", "connect_device",
+             "start_capture", "stop_capture", "pause_capture", "resume_capture", "disconnect_device"}
+check("the link's server lists the 10 device tools", dev_tools <= names, sorted(dev_tools - names))
+read = len(json.dumps([{"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
+                       for t in tools], separators=(",", ":")).encode())
+DEVICE_BUDGET = 26 * 1024
+check("device-enabled tools/list: model-read part %d bytes <= %d" % (read, DEVICE_BUDGET), read <= DEVICE_BUDGET)
+cmd = open("/proc/%d/cmdline" % s.pid, "rb").read()
+check("the pairing code is in no argv", CODE.encode() not in cmd)
+
+# --------------------------------------------------------- a dial-in agent
+a = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--max-chunks", "4",
+         "--interval", "0.3", "--maps", "--metrics-interval", "0.2")
+d = wait(lambda: device_where(s, state="connected"))
+check("a dial-in agent pairs by mutual proof (features maps, counters)",
+      d and d["features"] == ["maps", "counters"] and not d["legacy"], d)
+dev = d["device"] if d else "none"
+state = json.load(open(os.path.join(ART, "devices", dev + ".json"))) if d else {}
+check("its hello shows, without ext", d and d["agent_version"] == "fake-1" and "ext" not in state.get("hello", {"ext": 1}),
+      state.get("hello"))
+
+for args, word in [({}, "authorization"), ({"authorization": AUTH}, "pid_authorization"),
+                   ({"authorization": "yes", "pid_authorization": PAUTH}, "authorization")]:
+    r = s.call("start_capture", dict({"device": dev, "pid": 4242}, **args))
+    check("start_capture without the right %s: refused, naming it" % word, is_tool_error(r, word), result_text(r))
+r = s.call("start_capture", {"device": dev, "pid": 4242, "interval_seconds": 301, "authorization": AUTH,
+                             "pid_authorization": PAUTH})
+check("interval 301 s: refused by the schema", is_tool_error(r, "interval_seconds"), result_text(r))
+check("no refused start reached the agent", not a.has("start"), a.events()[-3:])
+
+r = s.call("start_capture", {"device": dev, "pid": 4242, "frequency_hz": 99, "interval_seconds": 1,
+                             "authorization": AUTH, "pid_authorization": PAUTH})
+st = sc(r)
+check("start_capture: the agent started (its answer and a session)",
+      st.get("capture", {}).get("mode") == "continuous" and a.has("start") and st.get("session"), result_text(r))
+check("the agent got the pid and frequency, not the phrases",
+      a.has("start") and a.has("start")[0]["args"].get("pid") == 4242 and
+      "authorization" not in a.has("start")[0]["args"], a.has("start"))
+session = st.get("session") or "none"
+wait(lambda: len(a.has("chunk")) >= 2, 10)
+live_dir = os.path.join(ART, "sessions", session)
+meta = json.load(open(os.path.join(live_dir, "metadata.json"))) if os.path.exists(live_dir) else {}
+check("the session is live on disk while capturing", meta.get("live") is True, meta)
+r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=60)
+an = sc(r)
+check("analyze_profile reads the live session: live, the chunks so far",
+      an.get("session", {}).get("live") is True and an["session"]["chunks_read"] >= 1, result_text(r)[:300])
+wait(lambda: len(a.has("chunk")) >= 4, 10)
+time.sleep(0.5)
+r = s.call("stop_capture", {"device": dev})
+stop = sc(r)
+steps = stop.get("next_steps", [])
+check("stop_capture names the session and analyze_profile on it next",
+      stop.get("session") == session and steps and steps[0]["tool"] == "analyze_profile"
+      and steps[0]["arguments"]["path"].endswith(session), result_text(r))
+counters = stop.get("agent_counters") or {}
+zst = sorted(glob.glob(os.path.join(live_dir, "chunk_*.zst")))
+sent = [e for e in a.has("chunk")]
+check("every chunk the agent sent is on disk, compressed as sent (%d)" % len(zst),
+      len(zst) == counters.get("chunks_sent") == len(sent) and
+      [os.path.getsize(f) for f in zst] == [e["wire"] for e in sent], (len(zst), counters, sent))
+check("chunks are zstd frames (magic)", all(open(f, "rb").read(4) == b"\x28\xb5\x2f\xfd" for f in zst))
+check("a maps file came with the first chunk", os.path.exists(os.path.join(live_dir, "maps_00001.json"))
+      or os.path.exists(os.path.join(live_dir, "maps_00000.json")), os.listdir(live_dir))
+r = s.call(steps[0]["tool"], steps[0]["arguments"], timeout=60) if steps else None
+an = sc(r)
+total = sum(e["samples"] for e in an.get("events", []))
+check("the finished session analyzes: %d samples = the agent's samples_sent %s" % (total, counters.get("samples_sent")),
+      total > 0 and total == counters.get("samples_sent") and an.get("session", {}).get("live") is False
+      and an["session"]["chunks_read"] == len(zst), (total, counters, an.get("session")))
+check("the maps file gave the analysis mappings", an.get("session", {}).get("mappings", 0) >= 1, an.get("session"))
+hs = [st for st in an.get("next_steps", []) if st["tool"] == "list_hotspots"]
+r = s.call("list_hotspots", hs[0]["arguments"]) if hs else None
+check("its next step list_hotspots answers with hotspots", r and sc(r).get("hotspots"), result_text(r)[:200])
+
+for typ in ("system", "process", "network"):
+    r = s.call("get_device_metrics", {"session": session, "type": typ, "limit": 2})
+    m = sc(r)
+    check("get_device_metrics %s: frames of that type, paged" % typ,
+          m.get("frames") and all(f["type"] == typ for f in m["frames"]) and
+          (typ != "system" or m["page"]["next_cursor"]), result_text(r)[:300])
+r = s.call("list_device_processes", {"device": dev, "limit": 10})
+pr = sc(r)
+check("list_device_processes pages the agent's list (10 of 30, a cursor)",
+      len(pr.get("processes", [])) == 10 and pr["page"]["total_items"] == 30 and pr["page"]["next_cursor"],
+      result_text(r)[:300])
+r = s.call("list_sessions", {"device": dev})
+ls = sc(r)
+check("list_sessions: the finished session with its uri, not live",
+      any(x["session"] == session and x["live"] is False and x["uri"].endswith(session) for x in ls.get("sessions", [])),
+      result_text(r)[:300])
+r = s.call("disconnect_device", {"device": dev})
+check("disconnect_device closes the link", sc(r).get("state") == "disconnected", result_text(r))
+a.stop()
+
+# ------------------------------------------------- connect out, wrong codes
+lst = Fake("--listen", "0", "--code", CODE, "--chunk", CHUNK)
+lport = wait(lambda: next((e["port"] for e in lst.events() if e.get("event") == "listening"), None), 10)
+for i in range(3):
+    r = s.call("connect_device", {"host": "127.0.0.1", "port": lport, "pairing_code": "wrong-%d" % i})
+    check("connect_device with a wrong code (%d of 3): refused, the agent said so" % (i + 1),
+          is_tool_error(r, "refused the pairing code"), result_text(r))
+check("no wrong code appears in a result or the log", "wrong-" not in s.stderr())
+r = s.call("connect_device", {"host": "127.0.0.1", "port": lport, "pairing_code": CODE})
+cd = sc(r).get("device", {})
+check("connect_device with the right code pairs", cd.get("state") == "connected" and cd.get("direction") == "connected_out",
+      result_text(r))
+check("the pairing code is in no result, log or state file",
+      CODE not in result_text(r) and CODE not in s.stderr() and
+      not any(CODE in open(f).read() for f in glob.glob(os.path.join(ART, "devices", "*.json"))))
+check("no request file is left behind", not [f for f in glob.glob(os.path.join(ART, "devices", "requests", "*"))])
+r = s.call("start_capture", {"device": cd.get("device", "x"), "pid": 7, "frequency_hz": 5000, "interval_seconds": 1,
+                             "authorization": AUTH, "pid_authorization": PAUTH})
+check("frequency over the device's max sample rate (1000): refused", is_tool_error(r, "max sample rate"), result_text(r))
+s.call("disconnect_device", {"device": cd.get("device", "x")})
+lst.stop()
+
+# ------------------------------------------------------ who may not connect
+for mode, word in [("legacy", "--agent-allow-legacy"), ("pre010", "before 0.10"), ("wrongproof", "proof is wrong")]:
+    f = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--mode", mode, "--chunk", CHUNK)
+    d = wait(lambda: next((x for x in devices(s) if x["state"] == "rejected" and word in (x.get("reason") or "")
+                           and x["port"] not in [y for y in []]), None), 10)
+    check("a %s agent is rejected: %s" % (mode, (d or {}).get("reason")), d is not None, [x.get("reason") for x in devices(s)])
+    f.stop()
+g = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--garbage", "--chunk", CHUNK)
+d = wait(lambda: next((x for x in devices(s) if "over the cap" in (x.get("reason") or "") or
+                       "garbage" in (x.get("reason") or "")), None), 10)
+check("garbage before the hello: rejected (%s)" % (d or {}).get("reason"), d is not None)
+g.stop()
+h = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--huge-header", "--chunk", CHUNK)
+d = wait(lambda: next((x for x in devices(s) if "4294967280 bytes, over the cap" in (x.get("reason") or "")), None), 10)
+check("a 4 GB frame header: the link ends before any allocation (%s)" % (d or {}).get("reason"), d is not None)
+h.stop()
+check("the server still answers after the bad peers", s.ping_ms() is not None)
+
+# ----------------------------------------------- an agent that stops reading
+t0 = time.monotonic()
+sr = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--stop-reading", "--chunk", CHUNK)
+wait(lambda: sr.has("stopped_reading"), 10)
+t1 = time.monotonic()
+d = wait(lambda: next((x for x in devices(s) if x["state"] == "disconnected" and
+                       "stopped answering" in (x.get("reason") or "")), None), 15)
+dt = time.monotonic() - t1
+check("an agent that stops reading is detected within the send bound (3 s + a ping interval): %.1f s" % dt,
+      d is not None and dt < 3.0 + 1.1 + 1.5, (dt, [x.get("reason") for x in devices(s)]))
+sr.stop()
+
+# ------------------------------------------------------ a link cut mid-chunk
+cut = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--cut-after", "2",
+           "--interval", "0.2")
+d = wait(lambda: device_where(s, state="connected"), 10)
+r = s.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                             "authorization": AUTH, "pid_authorization": PAUTH})
+sess = sc(r).get("session", "none")
+wait(lambda: cut.has("cut_mid_chunk"), 10)
+m = wait(lambda: (lambda p: json.load(open(p)) if os.path.exists(p) else None)(
+    os.path.join(ART, "sessions", sess, "metadata.json")) if True else None, 5)
+m = wait(lambda: (lambda x: x if x and x.get("live") is False else None)(
+    json.load(open(os.path.join(ART, "sessions", sess, "metadata.json")))), 8)
+files = sorted(os.listdir(os.path.join(ART, "sessions", sess)))
+check("a link cut mid-chunk: the 2 whole chunks kept, the cut one a gap, no partial file",
+      m and m["chunks"] == 2 and len(m["gaps"]) == 1 and "mid-frame" in m["gaps"][0]["reason"] and
+      [f for f in files if f.startswith("chunk_")] == ["chunk_00000.zst", "chunk_00001.zst"] and
+      not [f for f in files if f.startswith(".")], (m, files))
+cut.stop()
+
+# --------------------------------------------------------- three at once
+many = [Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--max-chunks", str(k + 1),
+             "--interval", "0.2") for k in range(3)]
+ids = wait(lambda: (lambda l: l if len(l) == 3 else None)(
+    [x["device"] for x in devices(s) if x["state"] == "connected"]), 15) or []
+sessions = []
+for k, dv in enumerate(sorted(ids)):
+    r = s.call("start_capture", {"device": dv, "pid": 100 + k, "interval_seconds": 1, "authorization": AUTH,
+                                 "pid_authorization": PAUTH})
+    sessions.append(sc(r).get("session"))
+check("three agents at once, three distinct sessions", len(set(filter(None, sessions))) == 3, sessions)
+time.sleep(2.5)
+got = []
+for dv in sorted(ids):
+    got.append(sc(s.call("stop_capture", {"device": dv})).get("chunks"))
+want = sorted(int(x) for x in got if x is not None)
+check("each session holds its own agent's chunks only (%s)" % got, want == [1, 2, 3], got)
+for f in many:
+    f.stop()
+
+# --------------------------------------------- SIGKILL mid-capture, restart
+k = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--interval", "0.2")
+d = wait(lambda: device_where(s, state="connected"), 10)
+r = s.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                             "authorization": AUTH, "pid_authorization": PAUTH})
+ksess = sc(r).get("session", "none")
+wait(lambda: len(k.has("chunk")) >= 3, 10)
+os.kill(s.pid, signal.SIGKILL)
+s.p.wait()
+k.stop()
+kdir = os.path.join(ART, "sessions", ksess)
+before = json.load(open(os.path.join(kdir, "metadata.json")))
+check("killed mid-capture: the session was left live", before.get("live") is True, before)
+s2, port2 = start_server(ART, "--allow-device-control", name="restarted")
+after = json.load(open(os.path.join(kdir, "metadata.json")))
+nz = len(glob.glob(os.path.join(kdir, "chunk_*")))
+check("restarted: the session is recovered (live false, recovered true, %d chunks)" % nz,
+      after.get("live") is False and after.get("recovered") is True and after.get("chunks") == nz and nz >= 3, after)
+r = s2.call("list_sessions", {})
+check("list_sessions says recovered", any(x["session"] == ksess and x["recovered"] for x in sc(r).get("sessions", [])),
+      result_text(r)[:300])
+r = s2.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % ksess}, timeout=60)
+check("the recovered session analyzes", sc(r).get("session", {}).get("chunks_read") == nz, result_text(r)[:300])
+check("the old server's devices are not shown as linked", not devices(s2), devices(s2))
+rc = s2.close()
+check("the restarted server exits 0 at end of input", rc == 0, rc)
+for f in agents:
+    f.stop()
+sys.exit(1 if fails else 0)
