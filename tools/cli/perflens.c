@@ -155,6 +155,9 @@ static const struct pl_option cli_options[] = {
 	       "collect: I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING if you may profile it"),
 	{"allow-pid-attach", NULL, "collect: allow --pid (also needs --pid-authorization PHRASE)",
 	 pl_option_bool, offsetof(struct cli, ctx.allow_pid_attach)},
+	{"allow-device-control", NULL, "connect, capture: let them act, through the agent link of the "
+	 "perflens-mcp that serves --artifact-root (which needs the flag too)", pl_option_bool,
+	 offsetof(struct cli, ctx.allow_device_control)},
 	{NULL},
 };
 
@@ -680,6 +683,15 @@ int main(int argc, char **argv)
 	}
 	if (cmd || (cmd = command_named(argv[i])))
 		return cmd->fn(&c, argc - i, argv + i);
+	/* "capture start|stop|pause|resume": the tools capture-start, ... */
+	if (strcmp(argv[i], "capture") == 0 && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+		static char joined[64];
+		snprintf(joined, sizeof(joined), "capture-%s", argv[i + 1]);
+		if ((t = tool_find_cli(joined))) {
+			argv[i + 1] = joined;
+			return cmd_tool(&c, t, argc - i - 1, argv + i + 1);
+		}
+	}
 	if (!(t = tool_find_cli(argv[i])))
 		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);
 	return cmd_tool(&c, t, argc - i, argv + i);
