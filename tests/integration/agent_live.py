@@ -1,0 +1,195 @@
+"""agent_live.py - our device agent (perflens-agent) against our server's
+agent link, with real perf on this kernel (root, cpu-clock), driven through
+perflens-mcp as an agent would.
+
+  agent_live.py SERVER AGENT WORKLOAD [netns]
+
+Loopback: the agent dials in, list_devices shows it paired by mutual proof,
+list_device_processes finds the workload, start_capture (with both
+phrases) runs the agent's probe and its continuous capture, chunks arrive
+zstd-compressed, metrics of every enabled type (system, process, network)
+arrive, the live session analyzes, stop_capture's next step analyzes the
+finished one to exactly the samples the agent says it sent (its counters),
+and list_hotspots finds the workload's own function.  With "netns": three
+agents as separate hosts (network namespaces with veth pairs this test
+makes), each with its own session that analyzes to its own counters.
+"""
+import glob, json, os, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import *  # noqa
+
+SERVER, AGENT, WORKLOAD = sys.argv[1:4]
+NETNS = len(sys.argv) > 4 and sys.argv[4] == "netns"
+CODE = "live-" + os.urandom(8).hex()
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+PAUTH = "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+ART = os.path.join(WORK, "art")
+procs = []
+
+
+def sc(r):
+    return (r or {}).get("result", {}).get("structuredContent") or {}
+
+
+def wait(cond, timeout=20.0, step=0.2):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return cond()
+
+
+def spawn(argv, name, env=None):
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, name + ".err"), "w"),
+                         env=env)
+    procs.append(p)
+    return p
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def devices(s):
+    return sc(s.call("list_devices", {})).get("devices", [])
+
+
+def server(listen):
+    code_file = os.path.join(WORK, "code")
+    open(code_file, "w").write(CODE + "\n")
+    s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", ART, "--allow-writes", "--agent-listen", listen,
+               "--agent-pairing-code-file", code_file, "--allow-device-control"], "live")
+    s.initialize()
+    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
+                              if "agent link: listening on" in l), None), 10)
+    return s, port
+
+
+def capture_and_check(s, dev, pid, label, seconds=5):
+    """start, watch, stop, analyze; the checks of one device."""
+    r = s.call("start_capture", {"device": dev, "pid": pid, "frequency_hz": 199, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=90)
+    st = sc(r)
+    check("%s: start_capture ran the agent's probe and started (%s)" % (label, st.get("capture", {}).get("mode")),
+          st.get("capture", {}).get("ok") is True and st.get("session"), result_text(r)[:400])
+    session = st.get("session") or "none"
+    d = wait(lambda: next((x for x in devices(s) if x["device"] == dev and x["chunks"] >= 2), None), 30)
+    check("%s: chunks arrive while it runs (%s)" % (label, (d or {}).get("chunks")), d is not None)
+    time.sleep(seconds)
+    return session
+
+
+def finish(s, dev, session, label, func, log=None):
+    r = s.call("stop_capture", {"device": dev}, timeout=60)
+    stop = sc(r)
+    counters = stop.get("agent_counters") or {}
+    steps = stop.get("next_steps") or [{}]
+    check("%s: stop_capture names the session and analyze_profile next" % label,
+          stop.get("session") == session and steps[0].get("tool") == "analyze_profile", result_text(r)[:400])
+    sdir = os.path.join(ART, "sessions", session)
+    zst = sorted(glob.glob(os.path.join(sdir, "chunk_*.zst")))
+    check("%s: %d chunks on disk, zstd as the agent sent them (%s sent)" % (label, len(zst), counters.get("chunks_sent")),
+          zst and len(zst) == counters.get("chunks_sent") and
+          all(open(f, "rb").read(4) == b"\x28\xb5\x2f\xfd" for f in zst), (zst, counters))
+    r = s.call("analyze_profile", steps[0].get("arguments", {}), timeout=90)
+    an = sc(r)
+    total = sum(e["samples"] for e in an.get("events", []))
+    check("%s: the session's total samples %d equal the agent's samples_sent %s" % (label, total,
+          counters.get("samples_sent")), total > 0 and total == counters.get("samples_sent"),
+          (result_text(r)[:300], counters))
+    hs = [x for x in an.get("next_steps", []) if x["tool"] == "list_hotspots"]
+    r = s.call("list_hotspots", hs[0]["arguments"]) if hs else None
+    names = [h.get("symbol") for h in sc(r).get("hotspots", [])]
+    check("%s: list_hotspots finds the workload's %s" % (label, func), func in names, names[:8])
+    return an, counters
+
+
+try:
+    if not NETNS:
+        s, port = server("127.0.0.1:0")
+        w = spawn([WORKLOAD], "workload")
+        env = dict(os.environ, PERFLENS_TOKEN=CODE)
+        spawn([AGENT, "--server", "127.0.0.1:%d" % port], "agent", env)
+        d = wait(lambda: next((x for x in devices(s) if x["state"] == "connected"), None), 20)
+        check("the agent dials in and pairs by mutual proof (features %s)" % (d or {}).get("features"),
+              d and d["features"] == ["maps", "counters"] and not d["legacy"], (d, open(os.path.join(WORK, "agent.err")).read()[-500:]))
+        dev = (d or {}).get("device", "none")
+        r = s.call("list_device_processes", {"device": dev, "match": os.path.basename(WORKLOAD)}, timeout=60)
+        pids = [p["pid"] for p in sc(r).get("processes", [])]
+        check("list_device_processes finds the workload (pid %d)" % w.pid, w.pid in pids, result_text(r)[:300])
+        session = capture_and_check(s, dev, w.pid, "loopback")
+        r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=90)
+        live = sc(r).get("session", {})
+        check("the live session analyzes: live, %s chunks read" % live.get("chunks_read"),
+              live.get("live") is True and live.get("chunks_read", 0) >= 1, result_text(r)[:300])
+        check("the agent's maps file came (extension 2)",
+              glob.glob(os.path.join(ART, "sessions", session, "maps_*.json")), os.listdir(os.path.join(ART, "sessions", session)))
+        an, counters = finish(s, dev, session, "loopback", "spin_leaf")
+        check("the analysis took the maps as mappings", an.get("session", {}).get("mappings", 0) >= 1, an.get("session"))
+        for typ in ("system", "process", "network"):
+            r = s.call("get_device_metrics", {"session": session, "type": typ, "limit": 5})
+            check("metrics of type %s arrived (%s frames)" % (typ, sc(r).get("page", {}).get("total_items")),
+                  sc(r).get("frames") and all(f["type"] == typ for f in sc(r)["frames"]), result_text(r)[:300])
+        check("the pairing code is in no log, result or state file",
+              CODE not in s.stderr() and not any(CODE in open(f).read() for f in glob.glob(os.path.join(ART, "devices", "*.json"))))
+        s.close()
+    else:
+        s, port = server("0.0.0.0:0")
+        hosts = []
+        for k in range(3):
+            ns, a, b = "pl-link-%d-%d" % (os.getpid(), k), "plv%d%d" % (os.getpid() % 10000, k), "plp%d%d" % (os.getpid() % 10000, k)
+            ip_host, ip_ns = "10.231.%d.1" % k, "10.231.%d.2" % k
+            cmds = [["ip", "netns", "add", ns], ["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                    ["ip", "link", "set", b, "netns", ns], ["ip", "addr", "add", ip_host + "/24", "dev", a],
+                    ["ip", "link", "set", a, "up"], ["ip", "netns", "exec", ns, "ip", "addr", "add", ip_ns + "/24", "dev", b],
+                    ["ip", "netns", "exec", ns, "ip", "link", "set", b, "up"],
+                    ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]]
+            for c in cmds:
+                subprocess.run(c, check=True, capture_output=True)
+            hosts.append((ns, a, ip_host, ip_ns))
+        with open(os.path.join(WORK, "netns"), "w") as f:
+            f.write("\n".join("%s %s" % (h[0], h[1]) for h in hosts) + "\n")
+        check("three network namespaces with veth pairs", True)
+        env = dict(os.environ, PERFLENS_TOKEN=CODE)
+        work = {}
+        for ns, a, ip_host, ip_ns in hosts:
+            wp = spawn(["ip", "netns", "exec", ns, WORKLOAD], "w-" + ns)
+            spawn(["ip", "netns", "exec", ns, AGENT, "--server", "%s:%d" % (ip_host, port)], "a-" + ns, env)
+            work[ip_ns] = wp
+        ds = wait(lambda: (lambda l: l if len(l) == 3 else None)(
+            [x for x in devices(s) if x["state"] == "connected"]), 30) or []
+        check("three agents from three hosts (%s)" % sorted(x["address"] for x in ds),
+              sorted(x["address"] for x in ds) == sorted(work), [x.get("address") for x in devices(s)])
+
+        def child_pid(wrapper):
+            # ip netns exec execs the workload: same pid.
+            return wrapper.pid
+        # The three probes run at once: send, then wait for each answer.
+        rids = []
+        for x in ds:
+            s.next_id += 1
+            rids.append((x, s.next_id))
+            s.send({"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call", "params": {"name": "start_capture",
+                    "arguments": {"device": x["device"], "pid": child_pid(work[x["address"]]), "frequency_hz": 199,
+                                  "interval_seconds": 1, "authorization": AUTH, "pid_authorization": PAUTH}}})
+        sessions = {}
+        for x, rid in rids:
+            r = s.wait_for(rid, 120)
+            sessions[x["device"]] = sc(r).get("session")
+            check("%s: started" % x["address"], sc(r).get("capture", {}).get("ok") is True, result_text(r)[:300])
+        check("three distinct sessions", len(set(filter(None, sessions.values()))) == 3, sessions)
+        wait(lambda: all(x["chunks"] >= 2 for x in devices(s) if x["device"] in sessions), 40)
+        time.sleep(3)
+        for x in ds:
+            ns = next(h[0] for h in hosts if h[3] == x["address"])
+            finish(s, x["device"], sessions[x["device"]], x["address"], "spin_leaf",
+                   log=os.path.join(WORK, "a-" + ns + ".err"))
+        s.close()
+finally:
+    cleanup()
+sys.exit(1 if fails else 0)
