@@ -469,8 +469,10 @@ static void on_response(struct device *d, struct wire_frame *f)
 			snprintf(d->last_drop, sizeof(d->last_drop), "a response without an id");
 		}
 	} else if (strcmp(id, d->ping_id) == 0) {
+		/* The keepalive is a status: its counters keep samples live. */
 		d->ping_sent_ms = 0;
 		d->ping_id[0] = '\0';
+		apply_answer_locked(d, "status", j);
 	} else {
 		bool matched = false;
 		for (int i = 0; i < MAX_PENDING; i++)
@@ -772,9 +774,11 @@ static bool handshake(struct device *d, char *why, size_t cap)
 
 /* --------------------------------------------------------- the reader */
 
-/* Every ping interval an idle link is pinged; no answer within the send
- * bound ends it, unless a start or reprobe is in flight (the agent runs
- * its capability probe then, and answers nothing meanwhile). */
+/* Every ping interval the link asks the agent's status (a ping that also
+ * brings its counters, so list_devices shows the samples sent so far); no
+ * answer within the send bound ends the link, unless a start or reprobe
+ * is in flight (the agent runs its capability probe then, and answers
+ * nothing meanwhile). */
 static bool ping_due(struct device *d, char *why, size_t cap)
 {
 	long long now = mono_ms();
@@ -824,7 +828,7 @@ static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t
 	snprintf(d->ping_id, sizeof(d->ping_id), "%s", id);
 	d->ping_sent_ms = now;
 	pthread_mutex_unlock(&d->lock);
-	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"ping\",\"args\":{}}", id);
+	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"status\",\"args\":{}}", id);
 	pthread_mutex_lock(&d->send_lock);
 	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
 	pthread_mutex_unlock(&d->send_lock);

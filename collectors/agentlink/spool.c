@@ -107,6 +107,22 @@ static json_t *metadata_json(const struct spool *s, bool recovered)
 	return m;
 }
 
+static void rewrite_in_place(const char *dir, json_t *m)
+{
+	char path[4400];
+	char *text = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/metadata.json", dir);
+	if (text && (fd = open(path, O_WRONLY | O_CLOEXEC)) >= 0) {
+		size_t n = strlen(text);
+		if (pwrite(fd, text, n, 0) == (ssize_t)n)
+			(void)ftruncate(fd, (off_t)n);
+		close(fd);
+	}
+	free(text);
+}
+
 void spool_write_metadata(struct spool *s)
 {
 	char rel[300];
@@ -116,9 +132,11 @@ void spool_write_metadata(struct spool *s)
 		return;
 	m = metadata_json(s, false);
 	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, s->id);
-	/* A full disk leaves the last metadata in place; the next write
-	 * carries everything again. */
-	(void)coll_write_json(spool_root, rel, m);
+	/* On a full disk the temp file cannot be made: the gap must still be
+	 * recorded, so the file is rewritten in place (its pages are there
+	 * already; not atomic, which only a full disk costs). */
+	if (coll_write_json(spool_root, rel, m) == ENOSPC)
+		rewrite_in_place(s->dir, m);
 	json_decref(m);
 }
 

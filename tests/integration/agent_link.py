@@ -336,6 +336,42 @@ check("the recovered session analyzes", sc(r).get("session", {}).get("chunks_rea
 check("the old server's devices are not shown as linked", not devices(s2), devices(s2))
 rc = s2.close()
 check("the restarted server exits 0 at end of input", rc == 0, rc)
+
+# ------------------------------------------- the sessions folder fills up
+small = os.path.join(WORK, "small")
+os.makedirs(small)
+if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320k", "tmpfs", small]).returncode:
+    print("skip - a full sessions folder: needs root to mount a small tmpfs")
+else:
+    try:
+        s3, port3 = start_server(small, "--allow-device-control", name="full")
+        f = Fake("--server", "127.0.0.1:%d" % port3, "--code", CODE, "--chunk", CHUNK, "--max-chunks", "9",
+                 "--interval", "0.2", "--metrics-interval", "5")
+        d = wait(lambda: device_where(s3, state="connected"), 10)
+        r = s3.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH})
+        fsess = sc(r).get("session", "none")
+        wait(lambda: len(f.has("chunk")) >= 9, 20)
+        time.sleep(1)
+        fdir = os.path.join(small, "sessions", fsess)
+        m = json.load(open(os.path.join(fdir, "metadata.json")))
+        chunks = sorted(glob.glob(os.path.join(fdir, "chunk_*")))
+        bad = [c for c in chunks if subprocess.run(["zstd", "-q", "-t", c]).returncode != 0]
+        check("a full sessions folder: gaps recorded (%d chunks kept, %d gaps: %s)" % (
+              len(chunks), len(m.get("gaps", [])), (m.get("gaps") or [{}])[0].get("reason")),
+              m.get("gaps") and "No space left" in m["gaps"][0]["reason"] and len(chunks) + len(m["gaps"]) == 9,
+              (m, chunks))
+        check("no corrupt or partial chunk (every chunk_* is a whole zstd frame, no temp left)",
+              not bad and not [x for x in os.listdir(fdir) if x.startswith(".")], (bad, os.listdir(fdir)))
+        idx = sorted(int(os.path.basename(c)[6:11]) for c in chunks)
+        check("no gap's index was reused by a later chunk", not set(idx) & {g["chunk"] for g in m["gaps"]}, (idx, m["gaps"]))
+        check("the server keeps serving on a full disk", s3.ping_ms() is not None and
+              "devices" in sc(s3.call("list_devices", {})), s3.stderr()[-300:])
+        f.stop()
+        s3.close()
+    finally:
+        subprocess.run(["umount", "-l", small])
+
 for f in agents:
     f.stop()
 sys.exit(1 if fails else 0)

@@ -1,0 +1,135 @@
+/* test_agentlink.c - unit tests for the agent link's wire and channel
+ * (collectors/agentlink/): the pairing proofs against HMAC-SHA256 values
+ * computed with Python's hmac module (an independent implementation),
+ * the zstd chunk check on frames made by the zstd command, frame reading
+ * over a socketpair (caps before allocation, a frame cut mid-way), ids,
+ * and a request through the channel's files. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "collectors/agentlink/link_int.h"
+#include "collectors/agentlink/channel.h"
+
+#define AN "00112233445566778899aabbccddeeff"
+#define SN "ffeeddccbbaa99887766554433221100"
+
+START_TEST(pair_proofs_match_python_hmac)
+{
+	char p[65];
+
+	wire_pair_proof("pairing-Code-42", "server", AN, SN, p);
+	ck_assert_str_eq(p, "b5cf170fbd53b899953212ed6ddbb698b4c4f9aeb6ebc627ed3944e41aeb2332");
+	wire_pair_proof("pairing-Code-42", "agent", AN, SN, p);
+	ck_assert_str_eq(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725151");
+	ck_assert(wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725151"));
+	ck_assert(!wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725150"));
+	ck_assert(!wire_equal_ct(p, "a47d"));
+}
+END_TEST
+
+static size_t unhex(const char *h, unsigned char *out)
+{
+	size_t n = strlen(h) / 2;
+
+	for (size_t i = 0; i < n; i++)
+		sscanf(h + 2 * i, "%2hhx", &out[i]);
+	return n;
+}
+
+START_TEST(zstd_check_counts_text_and_refuses_bad_frames)
+{
+	/* printf 'hello perf text\n' | zstd -q -c */
+	unsigned char z[64], two[128];
+	size_t n = unhex("28b52ffd045881000068656c6c6f207065726620746578740a2f661ae1", z);
+	char why[200];
+
+	ck_assert_int_eq(wire_zstd_text_size(z, n, why, sizeof(why)), 16);
+	ck_assert_int_eq(wire_zstd_text_size(z, n - 3, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "cut short"));
+	ck_assert_int_eq(wire_zstd_text_size("garbage!", 8, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "magic"));
+	memcpy(two, z, n);
+	memcpy(two + n, z, n);
+	ck_assert_int_eq(wire_zstd_text_size(two, 2 * n, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "after its frame"));
+}
+END_TEST
+
+START_TEST(frames_are_capped_before_allocation_and_cut_ones_say_so)
+{
+	int sv[2];
+	struct wire_frame f;
+	char why[200];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[1], "\x00\x00\x00\x03\x03" "abc", 8), 8);
+	ck_assert_int_eq(wire_read(sv[0], 1024, &f, why, sizeof(why)), 0);
+	ck_assert_int_eq(f.flag, 3);
+	ck_assert_str_eq((char *)f.data, "abc");
+	free(f.data);
+	ck_assert_int_eq(write(sv[1], "\xff\xff\xff\xf0\x01", 5), 5);
+	ck_assert_int_eq(wire_read(sv[0], WIRE_PREAUTH_MAX, &f, why, sizeof(why)), -1);
+	ck_assert_ptr_null(f.data);
+	ck_assert_str_eq(why, "a frame header claims 4294967280 bytes, over the cap of 65536");
+	ck_assert_int_eq(write(sv[1], "\x00\x00\x01\x00\x01" "half", 9), 9);
+	close(sv[1]);
+	ck_assert_int_eq(wire_read(sv[0], 1024, &f, why, sizeof(why)), -1);
+	ck_assert_int_eq(f.flag, 1);  /* a chunk was cut: the link records a gap */
+	ck_assert_str_eq(why, "the link closed mid-frame");
+	close(sv[0]);
+}
+END_TEST
+
+START_TEST(ids_are_names_not_paths)
+{
+	ck_assert(coll_id_ok("127.0.0.1_9999"));
+	ck_assert(coll_id_ok("20261201_213531_10.0.0.2_41234_3"));
+	ck_assert(!coll_id_ok(".."));
+	ck_assert(!coll_id_ok("a/b"));
+	ck_assert(!coll_id_ok(""));
+	ck_assert(!coll_id_ok(NULL));
+	ck_assert(!coll_id_ok(".hidden"));
+}
+END_TEST
+
+START_TEST(a_request_goes_through_the_channel_files)
+{
+	char root[] = "/tmp/pl-channel-XXXXXX", id[64];
+	json_t *req, *taken, *answer = NULL;
+	struct pl_error err;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_ptr_null(coll_channel_take(root, id, sizeof(id)));
+	/* Nobody answers: the request times out and is taken back. */
+	req = json_pack("{s:s,s:{}}", "op", "status", "args");
+	ck_assert_int_ne(coll_channel_call(root, req, 50, &answer, &err), PL_OK);
+	ck_assert_ptr_nonnull(strstr(err.text, "no agent link answered"));
+	ck_assert_ptr_null(coll_channel_take(root, id, sizeof(id)));
+	/* A link that takes it and answers. */
+	req = json_pack("{s:s,s:s}", "request_id", "r1", "op", "ping");
+	ck_assert_int_eq(coll_write_json(root, "devices/requests/r1.json", req), 0);
+	json_decref(req);
+	taken = coll_channel_take(root, id, sizeof(id));
+	ck_assert_ptr_nonnull(taken);
+	ck_assert_str_eq(id, "r1");
+	ck_assert_str_eq(json_string_value(json_object_get(taken, "op")), "ping");
+	ck_assert_ptr_null(coll_channel_take(root, id, sizeof(id)));  /* removed as taken */
+	json_decref(taken);
+}
+END_TEST
+
+Suite *suite_agentlink(void)
+{
+	Suite *s = suite_create("agentlink");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, pair_proofs_match_python_hmac);
+	tcase_add_test(tc, zstd_check_counts_text_and_refuses_bad_frames);
+	tcase_add_test(tc, frames_are_capped_before_allocation_and_cut_ones_say_so);
+	tcase_add_test(tc, ids_are_names_not_paths);
+	tcase_add_test(tc, a_request_goes_through_the_channel_files);
+	suite_add_tcase(s, tc);
+	return s;
+}
