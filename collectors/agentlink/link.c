@@ -89,6 +89,7 @@ struct device {
 	long long stop_at_ms;    /* a stop was answered: finalize after the grace */
 	long long auto_stop_ms;  /* start_capture's duration_seconds: stop then */
 	json_int_t max_rate;     /* the agent's perf_event_max_sample_rate, 0 unknown */
+	bool status_seen;        /* a status answer came (max_rate is known if it said) */
 	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
 	char last_drop[200], connected_at[40], last_chunk[40];
 	struct pending pend[MAX_PENDING];
@@ -434,6 +435,7 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 			rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
 		if (json_integer_value(rate) > 0)
 			d->max_rate = json_integer_value(rate);
+		d->status_seen = true;
 		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
 		if (json_is_object(caps)) {
 			json_decref(d->capabilities);
@@ -1143,6 +1145,11 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 
 	if (!d)
 		return fail_answer("no such connected device", "call list_devices for the devices linked now");
+	if (strcmp(cmd, "start") == 0 && !d->status_seen) {
+		/* The status sent at pairing has not come back: ask now, so the
+		 * device's max sample rate bounds this start. */
+		json_decref(device_command(d, "status", NULL, 5000, why, sizeof(why)));
+	}
 	if (strcmp(cmd, "start") == 0 && d->max_rate > 0 &&
 	    json_integer_value(json_object_get(args, "frequency")) > d->max_rate) {
 		snprintf(why, sizeof(why), "the frequency is over the device's max sample rate of %lld Hz",

@@ -337,6 +337,44 @@ check("the old server's devices are not shown as linked", not devices(s2), devic
 rc = s2.close()
 check("the restarted server exits 0 at end of input", rc == 0, rc)
 
+# ------------------------------------------ accept() fails, the link goes on
+ART4 = os.path.join(WORK, "art4")
+code_file = os.path.join(WORK, "code")
+s4 = Stdio(["prlimit", "--nofile=40:40", SERVER, "--allowed-root", WORK, "--artifact-root", ART4, "--allow-writes",
+            "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file], "emfile")
+s4.initialize()
+port4 = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s4.stderr().splitlines()
+                           if "agent link: listening on" in l), None), 10)
+held = []
+for _ in range(50):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", port4), timeout=2))
+    except OSError:
+        break
+emfile = wait(lambda: "accept failed" in s4.stderr(), 5)
+check("accept() out of descriptors (EMFILE) is logged and the listener backs off",
+      emfile and "retrying in 1 s" in s4.stderr(), s4.stderr()[-400:])
+for c in held:
+    c.close()
+f4 = Fake("--server", "127.0.0.1:%d" % port4, "--code", CODE, "--chunk", CHUNK)
+# (The state file, not list_devices: the workers of this server share its low descriptor limit.)
+def state4():
+    for f in glob.glob(os.path.join(ART4, "devices", "127.0.0.1_*.json")):
+        try:
+            x = json.load(open(f))
+        except ValueError:
+            continue
+        if x.get("state") == "connected":
+            return x
+    return None
+
+
+d = wait(state4, 20)
+check("after the descriptors came back the listener accepts and pairs again", d is not None,
+      (f4.events()[-3:], s4.stderr()[-600:]))
+f4.stop()
+s4.close()
+
 # ------------------------------------------- the sessions folder fills up
 small = os.path.join(WORK, "small")
 os.makedirs(small)
