@@ -345,7 +345,7 @@ static int send_command(struct device *d, const char *cmd, json_t *args, bool as
 	text = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	pthread_mutex_lock(&d->send_lock);
-	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
 	pthread_mutex_unlock(&d->send_lock);
 	free(text);
 	if (rc < 0) {
@@ -519,7 +519,7 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 static void on_chunk(struct device *d, struct wire_frame *f)
 {
 	char why[200] = "";
-	long long text = f->flag == WIRE_ZSTD ? wire_zstd_text_size(f->data, f->len, why, sizeof(why))
+	long long text = f->flag == WIRE_ZSTD ? coll_wire_zstd_text_size(f->data, f->len, why, sizeof(why))
 					      : (long long)f->len;
 
 	pthread_mutex_lock(&d->lock);
@@ -565,7 +565,7 @@ static json_t *handshake_read(struct device *d, char *why, size_t cap)
 	for (int i = 0; i < PREAUTH_FRAMES; i++) {
 		struct wire_frame f;
 		json_t *j;
-		if (wire_read(d->fd, WIRE_PREAUTH_MAX, &f, why, cap) < 0)
+		if (coll_wire_read(d->fd, WIRE_PREAUTH_MAX, &f, why, cap) < 0)
 			return NULL;
 		if (f.flag == WIRE_METRICS || f.len == 0) {
 			free(f.data);
@@ -605,7 +605,7 @@ static int send_json(struct device *d, json_t *msg, char *why, size_t cap)
 	int rc;
 
 	pthread_mutex_lock(&d->send_lock);
-	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
 	pthread_mutex_unlock(&d->send_lock);
 	free(text);
 	return rc;
@@ -642,7 +642,7 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 		snprintf(why, cap, "the hello's ext.nonce is not 32 lower-case hex characters");
 		return false;
 	}
-	if (!wire_nonce(server_nonce)) {
+	if (!coll_wire_nonce(server_nonce)) {
 		json_decref(taken);
 		snprintf(why, cap, "cannot read /dev/urandom for a nonce");
 		return false;
@@ -656,7 +656,7 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 				break;
 			}
 	}
-	wire_pair_proof(code, "server", agent_nonce, server_nonce, proof);
+	coll_wire_pair_proof(code, "server", agent_nonce, server_nonce, proof);
 	msg = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "id", "auth1", "cmd", "auth", "args",
 			"method", "hmac-sha256-v1", "server_nonce", server_nonce, "proof", proof,
 			"features", taken);
@@ -677,8 +677,8 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 		snprintf(why, cap, "the agent refused the pairing code (%s)", e ? e : "no reason given");
 		ok = false;
 	} else {
-		wire_pair_proof(code, "agent", agent_nonce, server_nonce, want);
-		ok = got && is_hex(got, 64) && wire_equal_ct(got, want);
+		coll_wire_pair_proof(code, "agent", agent_nonce, server_nonce, want);
+		ok = got && is_hex(got, 64) && coll_wire_equal_ct(got, want);
 		memset(want, 0, sizeof(want));
 		if (!ok)
 			snprintf(why, cap, "the agent's pairing proof is wrong: it does not know the pairing code");
@@ -832,7 +832,7 @@ static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t
 	pthread_mutex_unlock(&d->lock);
 	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"status\",\"args\":{}}", id);
 	pthread_mutex_lock(&d->send_lock);
-	rc = wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
 	pthread_mutex_unlock(&d->send_lock);
 	return rc == 0;
 }
@@ -857,7 +857,7 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 			return;
 		if (r <= 0)
 			continue;
-		if (wire_read(d->fd, WIRE_FRAME_MAX, &f, why, cap) < 0) {
+		if (coll_wire_read(d->fd, WIRE_FRAME_MAX, &f, why, cap) < 0) {
 			if (f.flag == WIRE_RAW || f.flag == WIRE_ZSTD) {
 				/* A chunk cut mid-way is lost, and said so. */
 				pthread_mutex_lock(&d->lock);
@@ -997,7 +997,7 @@ static void *listener_main(void *arg)
 			continue;
 		}
 		inet_ntop(AF_INET, &peer.sin_addr, addr, sizeof(addr));
-		wire_socket_opts(fd, link_.cfg.send_timeout_ms);
+		coll_wire_socket_opts(fd, link_.cfg.send_timeout_ms);
 		/* A reconnect from the same address and port replaces the old
 		 * link (it is shut down; its reader finalizes its session). */
 		{
@@ -1104,7 +1104,7 @@ static json_t *op_connect(json_t *req)
 		return fail_answer(why, "check that the agent runs with --listen on that address and port");
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	wire_socket_opts(fd, link_.cfg.send_timeout_ms);
+	coll_wire_socket_opts(fd, link_.cfg.send_timeout_ms);
 	if (!(d = dev_new(fd, addr, (unsigned)port, true))) {
 		close(fd);
 		return fail_answer("too many agents are linked already", "disconnect_device one first");

@@ -41,30 +41,30 @@ struct wire_frame {
  * allocation).  0 ok; -1 the link ended or failed (`why` says how:
  * closed, timeout, over the cap; f->flag is the cut frame's, or 0xff
  * when the header itself did not come whole). */
-int wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap);
+int coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap);
 
 /* Send one frame; 0 or -1 (`why` filled: the send bound passed, ...). */
-int wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap);
+int coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap);
 
 /* Socket options of every agent link: keepalive, TCP_USER_TIMEOUT and
  * SO_SNDTIMEO of `send_ms`, close-on-exec. */
-void wire_socket_opts(int fd, unsigned send_ms);
+void coll_wire_socket_opts(int fd, unsigned send_ms);
 
 /* A zstd chunk's decompressed size, checked: -1 when it is not one
  * complete frame that decompresses within WIRE_TEXT_MAX. */
-long long wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap);
+long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap);
 
 /* HMAC-SHA256(key, "perflens-pair-v1 " role " " agent_nonce " " server_nonce)
  * as 64 lower-case hex characters plus a NUL. */
-void wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
+void coll_wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
 		     const char *server_nonce, char out[65]);
 
 /* Constant-time equality of two NUL-terminated strings of the same
  * expected length. */
-bool wire_equal_ct(const char *a, const char *b);
+bool coll_wire_equal_ct(const char *a, const char *b);
 
 /* 16 random bytes as 32 hex characters; false when urandom fails. */
-bool wire_nonce(char out[33]);
+bool coll_wire_nonce(char out[33]);
 
 /* ----------------------------------------------------------- the spool */
 

@@ -46,7 +46,7 @@ static int read_exact(int fd, void *p, size_t n, char *why, size_t cap)
 	return 0;
 }
 
-int wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap)
+int coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap)
 {
 	unsigned char h[5];
 
@@ -77,7 +77,7 @@ int wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_
 	return 0;
 }
 
-int wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap)
+int coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap)
 {
 	unsigned char h[5] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
 			      (unsigned char)(len >> 8), (unsigned char)len, flag};
@@ -100,7 +100,7 @@ int wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t
 	return 0;
 }
 
-void wire_socket_opts(int fd, unsigned send_ms)
+void coll_wire_socket_opts(int fd, unsigned send_ms)
 {
 	int one = 1, idle = 30, intvl = 5, cnt = 4;
 	unsigned user_timeout = send_ms;
@@ -116,7 +116,7 @@ void wire_socket_opts(int fd, unsigned send_ms)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-long long wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
+long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
 {
 	static __thread unsigned char *scratch;
 	const size_t scratch_len = 1u << 20;
@@ -167,7 +167,7 @@ long long wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap
 	return (long long)total;
 }
 
-void wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
+void coll_wire_pair_proof(const char *code, const char *role, const char *agent_nonce,
 		     const char *server_nonce, char out[65])
 {
 	struct hmac_sha256_ctx h;
@@ -183,7 +183,7 @@ void wire_pair_proof(const char *code, const char *role, const char *agent_nonce
 	memset(&h, 0, sizeof(h));
 }
 
-bool wire_equal_ct(const char *a, const char *b)
+bool coll_wire_equal_ct(const char *a, const char *b)
 {
 	size_t na = strlen(a), nb = strlen(b);
 	unsigned char d = na != nb;
@@ -193,7 +193,7 @@ bool wire_equal_ct(const char *a, const char *b)
 	return d == 0;
 }
 
-bool wire_nonce(char out[33])
+bool coll_wire_nonce(char out[33])
 {
 	unsigned char b[16];
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);

@@ -1,6 +1,6 @@
 /* fuzz_agent_frames.c - libFuzzer harness for what the agent link reads
- * from a peer before anything is spooled: frames off a socket (wire_read,
- * its caps), the zstd check of a chunk (wire_zstd_text_size) and the JSON
+ * from a peer before anything is spooled: frames off a socket (coll_wire_read,
+ * its caps), the zstd check of a chunk (coll_wire_zstd_text_size) and the JSON
  * of responses and metrics frames (jansson, as the link takes them).
  * Seed corpus: tests/fuzz/corpus/agent_frames/ (a hello, a zstd chunk, a
  * metrics frame, a 4 GB header).
@@ -32,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	for (;;) {
 		struct wire_frame f;
-		if (wire_read(sv[0], 1u << 20, &f, why, sizeof(why)) < 0)
+		if (coll_wire_read(sv[0], 1u << 20, &f, why, sizeof(why)) < 0)
 			break;
 		if (f.flag == WIRE_ZSTD && f.len)
-			(void)wire_zstd_text_size(f.data, f.len, why, sizeof(why));
+			(void)coll_wire_zstd_text_size(f.data, f.len, why, sizeof(why));
 		if ((f.flag == WIRE_RESP || f.flag == WIRE_METRICS) && f.len) {
 			json_t *j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
 			(void)json_string_value(json_object_get(j, "type"));

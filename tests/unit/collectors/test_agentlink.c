@@ -20,13 +20,13 @@ START_TEST(pair_proofs_match_python_hmac)
 {
 	char p[65];
 
-	wire_pair_proof("pairing-Code-42", "server", AN, SN, p);
+	coll_wire_pair_proof("pairing-Code-42", "server", AN, SN, p);
 	ck_assert_str_eq(p, "b5cf170fbd53b899953212ed6ddbb698b4c4f9aeb6ebc627ed3944e41aeb2332");
-	wire_pair_proof("pairing-Code-42", "agent", AN, SN, p);
+	coll_wire_pair_proof("pairing-Code-42", "agent", AN, SN, p);
 	ck_assert_str_eq(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725151");
-	ck_assert(wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725151"));
-	ck_assert(!wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725150"));
-	ck_assert(!wire_equal_ct(p, "a47d"));
+	ck_assert(coll_wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725151"));
+	ck_assert(!coll_wire_equal_ct(p, "a47d8b16d67d7a30dfae0348ed40e2b90a848ce2c8aa0083d1a463efed725150"));
+	ck_assert(!coll_wire_equal_ct(p, "a47d"));
 }
 END_TEST
 
@@ -46,14 +46,14 @@ START_TEST(zstd_check_counts_text_and_refuses_bad_frames)
 	size_t n = unhex("28b52ffd045881000068656c6c6f207065726620746578740a2f661ae1", z);
 	char why[200];
 
-	ck_assert_int_eq(wire_zstd_text_size(z, n, why, sizeof(why)), 16);
-	ck_assert_int_eq(wire_zstd_text_size(z, n - 3, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_zstd_text_size(z, n, why, sizeof(why)), 16);
+	ck_assert_int_eq(coll_wire_zstd_text_size(z, n - 3, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "cut short"));
-	ck_assert_int_eq(wire_zstd_text_size("garbage!", 8, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_zstd_text_size("garbage!", 8, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "magic"));
 	memcpy(two, z, n);
 	memcpy(two + n, z, n);
-	ck_assert_int_eq(wire_zstd_text_size(two, 2 * n, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_zstd_text_size(two, 2 * n, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "after its frame"));
 }
 END_TEST
@@ -66,17 +66,17 @@ START_TEST(frames_are_capped_before_allocation_and_cut_ones_say_so)
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[1], "\x00\x00\x00\x03\x03" "abc", 8), 8);
-	ck_assert_int_eq(wire_read(sv[0], 1024, &f, why, sizeof(why)), 0);
+	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, why, sizeof(why)), 0);
 	ck_assert_int_eq(f.flag, 3);
 	ck_assert_str_eq((char *)f.data, "abc");
 	free(f.data);
 	ck_assert_int_eq(write(sv[1], "\xff\xff\xff\xf0\x01", 5), 5);
-	ck_assert_int_eq(wire_read(sv[0], WIRE_PREAUTH_MAX, &f, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_read(sv[0], WIRE_PREAUTH_MAX, &f, why, sizeof(why)), -1);
 	ck_assert_ptr_null(f.data);
 	ck_assert_str_eq(why, "a frame header claims 4294967280 bytes, over the cap of 65536");
 	ck_assert_int_eq(write(sv[1], "\x00\x00\x01\x00\x01" "half", 9), 9);
 	close(sv[1]);
-	ck_assert_int_eq(wire_read(sv[0], 1024, &f, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, why, sizeof(why)), -1);
 	ck_assert_int_eq(f.flag, 1);  /* a chunk was cut: the link records a gap */
 	ck_assert_str_eq(why, "the link closed mid-frame");
 	close(sv[0]);
