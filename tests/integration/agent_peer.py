@@ -630,6 +630,14 @@ def scenario_require_proof(port, code):
     r = p.auth_hmac(code)
     check(what + ": the hmac proof authenticates", r.get("ok") is True and r.get("proof") == r["_expected_agent_proof"], r)
     p.close()
+    # A peer that never proves anything is dropped after 30 s (monotonic).
+    p = Peer.connect(port)
+    p.read_hello()
+    t0 = time.monotonic()
+    closed = expect_closed(p, 40)
+    dt = time.monotonic() - t0
+    check(what + ": a peer that sends no auth is dropped after 30 s (%.1f s)" % dt, closed and 29 < dt < 36, dt)
+    p.close()
 
 
 def scenario_handshake(port, code):
