@@ -104,6 +104,9 @@ static void send_tool_ok(struct mcp_call *c, json_t *result, json_t *blocks)
 	}
 	answer = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", text,
 			   "structuredContent", result, "isError", 0);
+	/* 2025-03-26 has no structuredContent: the same JSON is the text. */
+	if (!c->stateless && mcp_version_before_structured(c->log_session.version))
+		json_object_del(answer, "structuredContent");
 	json_array_foreach(blocks, i, block)
 		if (json_is_object(block))
 			json_array_append(json_object_get(answer, "content"), block);

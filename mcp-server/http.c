@@ -424,7 +424,7 @@ static enum MHD_Result gatekeep(struct http_state *st, struct MHD_Connection *co
 		return respond_error(conn, MHD_HTTP_NOT_FOUND, MCP_RPC_INVALID_REQUEST, "the MCP endpoint is /mcp");
 	if (version && !mcp_version_supported(version))
 		return respond_error(conn, MHD_HTTP_BAD_REQUEST, MCP_RPC_UNSUPPORTED_VERSION,
-				     "unsupported MCP-Protocol-Version: use 2026-07-28, 2025-11-25 or 2025-06-18");
+				     "unsupported MCP-Protocol-Version: use 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26");
 	*passed = true;
 	return MHD_YES;
 }

@@ -19,7 +19,12 @@
 
 #define TOOLS_PAGE 20
 
-static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18"};
+static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", MCP_VERSION_2025_03_26};
+
+bool mcp_version_before_structured(const char *v)
+{
+	return v && strcmp(v, MCP_VERSION_2025_03_26) == 0;
+}
 
 bool mcp_version_supported(const char *v)
 {
@@ -140,8 +145,11 @@ static const char instructions[] =
 	"root cause. Events are never merged: name one when a profile holds several. Results are "
 	"paged: pass next_cursor back unchanged. Errors say how to fix the call.";
 
-static json_t *server_info(void)
+/* 2025-03-26's Implementation has a name and a version, no title. */
+static json_t *server_info(const char *version)
 {
+	if (mcp_version_before_structured(version))
+		return json_pack("{s:s,s:s}", "name", "perflens-mcp", "version", PL_VERSION);
 	return json_pack("{s:s,s:s,s:s}", "name", "perflens-mcp", "title", "PerfLens",
 			 "version", PL_VERSION);
 }
@@ -158,7 +166,7 @@ static void do_initialize(struct request *r)
 	r->sess->initialized = true;
 	send_result_new(r->sink, r->id, json_pack("{s:s,s:o,s:o,s:s}",
 		"protocolVersion", version, "capabilities", capabilities(),
-		"serverInfo", server_info(), "instructions", instructions));
+		"serverInfo", server_info(version), "instructions", instructions));
 }
 
 static void do_discover(struct request *r)
@@ -169,7 +177,7 @@ static void do_discover(struct request *r)
 		json_array_append_new(versions, json_string(legacy_versions[i]));
 	send_result_new(r->sink, r->id, json_pack("{s:s,s:o,s:o,s:o,s:s}",
 		"resultType", "complete", "supportedVersions", versions,
-		"capabilities", capabilities(), "serverInfo", server_info(),
+		"capabilities", capabilities(), "serverInfo", server_info(NULL),
 		"instructions", instructions));
 }
 
@@ -225,12 +233,19 @@ static void do_tools_list(struct request *r)
 	for (size_t k = start; k < end; k++) {
 		size_t i = rows[k];
 		json_t *d = tool_definition(&tool_table[i]);
-		json_array_append_new(tools, json_pack("{s:s,s:O,s:O,s:O,s:O,s:O}",
+		json_t *t = json_pack("{s:s,s:O,s:O,s:O,s:O,s:O}",
 			"name", tool_table[i].name, "title", json_object_get(d, "title"),
 			"description", json_object_get(d, "description"),
 			"inputSchema", json_object_get(d, "inputSchema"),
 			"outputSchema", json_object_get(d, "outputSchema"),
-			"annotations", json_object_get(d, "annotations")));
+			"annotations", json_object_get(d, "annotations"));
+		/* 2025-03-26 knows neither a tool's title nor its outputSchema
+		 * (the annotations carry the title there). */
+		if (!r->stateless && mcp_version_before_structured(r->sess->version)) {
+			json_object_del(t, "title");
+			json_object_del(t, "outputSchema");
+		}
+		json_array_append_new(tools, t);
 	}
 	{
 		json_t *res = json_pack("{s:o}", "tools", tools);
@@ -385,8 +400,8 @@ static bool check_stateless(struct request *r, const char *method)
 	}
 	if (r->id)
 		mcp_send_error(r->sink, r->id, MCP_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version",
-			   json_pack("{s:[s,s,s],s:s}", "supported", MCP_STATELESS_VERSION,
-				     legacy_versions[0], legacy_versions[1], "requested", v));
+			   json_pack("{s:[s,s,s,s],s:s}", "supported", MCP_STATELESS_VERSION,
+				     legacy_versions[0], legacy_versions[1], legacy_versions[2], "requested", v));
 	return false;
 }
 

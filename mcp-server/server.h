@@ -9,9 +9,12 @@
  * so requests (pings, cancellations) keep flowing while a tool runs.  The
  * protocol layer holds no tool logic: it looks tools up in the registry.
  *
- * Protocol versions: 2025-06-18 and 2025-11-25 (initialize, then
- * notifications/initialized) and 2026-07-28 (stateless: version and client
- * capabilities in each request's _meta, server/discover).
+ * Protocol versions: 2025-03-26, 2025-06-18 and 2025-11-25 (initialize,
+ * then notifications/initialized) and 2026-07-28 (stateless: version and
+ * client capabilities in each request's _meta, server/discover).  A
+ * 2025-03-26 session gets what that version defines: no structuredContent
+ * in tool results, no tool title or outputSchema, no serverInfo title
+ * (JSON-RPC batches, which it also allowed, are still refused).
  */
 #ifndef MCP_SERVER_H
 #define MCP_SERVER_H
@@ -25,6 +28,7 @@
 
 #define MCP_LATEST_LEGACY "2025-11-25"
 #define MCP_STATELESS_VERSION "2026-07-28"
+#define MCP_VERSION_2025_03_26 "2025-03-26"
 
 /* The deepest nesting of arrays and objects a message may have. */
 #define MCP_MAX_DEPTH 64
@@ -138,5 +142,8 @@ void mcp_log(const struct mcp_session *sess, const struct mcp_sink *sink,
 
 /* Is this a protocol version we speak? */
 bool mcp_version_supported(const char *v);
+
+/* Is `v` a version from before structured tool output (2025-03-26)? */
+bool mcp_version_before_structured(const char *v);
 
 #endif

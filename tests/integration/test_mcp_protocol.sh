@@ -86,6 +86,30 @@ for asked, want in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), 
           (r or {}).get("result", {}).get("protocolVersion") == want, short(r))
 s.notify("notifications/initialized")
 
+# A 2025-03-26 client: that version is negotiated and answered as it
+# defines (no structuredContent, no tool title or outputSchema, no
+# serverInfo title); the tool's answer is the JSON in the text block.
+old = Stdio(base, "stdio-2025-03-26")
+r = old.initialize("2025-03-26")
+res = (r or {}).get("result", {})
+check("stdio 2025-03-26: initialize answers protocolVersion 2025-03-26, serverInfo without title",
+      res.get("protocolVersion") == "2025-03-26" and res.get("serverInfo", {}).get("name") == "perflens-mcp" and
+      "title" not in res.get("serverInfo", {}), short(r))
+tl = (old.request("tools/list") or {}).get("result", {}).get("tools", [])
+check("stdio 2025-03-26: tools/list without outputSchema or title, with inputSchema and annotations (%d tools)" % len(tl),
+      tl and all("outputSchema" not in t and "title" not in t and "inputSchema" in t and "annotations" in t for t in tl),
+      short(tl[:1]))
+r = old.call("list_artifacts", {})
+res = (r or {}).get("result", {})
+try:
+    text_json = json.loads(res["content"][0]["text"])
+except (KeyError, IndexError, ValueError):
+    text_json = None
+check("stdio 2025-03-26: tools/call result has no structuredContent; its text is the JSON result",
+      res.get("isError") is False and "structuredContent" not in res and isinstance(text_json, dict) and
+      "artifacts" in text_json, short(r))
+check("stdio 2025-03-26: the server exits cleanly", old.close() == 0, old.stderr()[-300:])
+
 # Progress: a tools/call with _meta.progressToken.
 s.notes = []
 r = s.call("analyze_profile", {"path": CAPTURE}, meta={"progressToken": "tok-1"})
