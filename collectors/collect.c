@@ -228,6 +228,8 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 		.max_stdout = MAX_POST_OUTPUT, .max_line = 1u << 20,
 		.max_stderr = target_status ? 1u << 20 : 16u << 10,
 		.nice = 5, .on_line = on_line, .arg = arg, .cancel = env->cancel,
+		/* the collection's own length: the pid duration, else its limit */
+		.progress_ms = interrupt_ms ? interrupt_ms : timeout_ms,
 	};
 	char tail[512];
 	enum pl_err rc = pl_run(&o, res, err);

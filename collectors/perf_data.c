@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "perf_data.h"
+#include "base/progress.h"
 #include "run.h"
 #include "base/escape.h"
 #include "base/sha256.h"
@@ -269,8 +270,12 @@ static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const
 	struct pl_run_opts ro = {
 		.argv = argv, .timeout_ms = o->timeout_ms, .max_stdout = p->limits.max_input_bytes,
 		.max_line = p->limits.max_line, .nice = 5, .on_line = feed_line, .arg = &f,
+		.progress_stdout = true,
 	};
-	enum pl_err rc = pl_run(&ro, res, err);
+	enum pl_err rc;
+
+	pl_progress_input_start(0);  /* perf script's text: its length is unknown */
+	rc = pl_run(&ro, res, err);
 
 	if (rc == PL_OK)
 		return pl_ps_finish(f.ps, err);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "base/progress.h"
 #include "base/escape.h"
 #include "base/util.h"
 
@@ -137,6 +138,7 @@ struct pump {
 	struct line_buf lb;
 	struct pl_run_result *res;
 	double deadline, interrupt_at;
+	double started;            /* for progress_ms */
 	uint64_t max_out;
 	size_t err_cap, kept;
 };
@@ -173,6 +175,11 @@ static enum pl_err next_timeout(struct pump *p, int *timeout, struct pl_error *e
 	}
 	if (o->cancel && (*timeout < 0 || *timeout > 100))
 		*timeout = 100;
+	if (o->progress_ms) {
+		pl_progress_time((uint64_t)((now_s() - p->started) * 1000), o->progress_ms);
+		if (*timeout < 0 || *timeout > 250)
+			*timeout = 250;  /* a look at the clock a few times a second */
+	}
 	return PL_OK;
 }
 
@@ -195,6 +202,8 @@ static enum pl_err read_pipe(struct pump *p, int i, struct pl_error *err)
 		return PL_OK;
 	}
 	p->res->stdout_bytes += (uint64_t)n;
+	if (p->o->progress_stdout)
+		pl_progress_input(p->res->stdout_bytes);
 	if (p->res->stdout_bytes > p->max_out)
 		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes or give a smaller input",
 			       "'%s' printed more than %llu bytes", p->o->argv[0],
@@ -213,6 +222,7 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}},
 		.lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE},
 		.interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0,
+		.started = now_s(),
 		.max_out = o->max_stdout ? o->max_stdout : (4ULL << 30),
 		.err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR,
 	};

@@ -38,6 +38,8 @@ struct pl_run_opts {
 	void *arg;
 	const atomic_int *cancel;  /* when not NULL and set (by another thread or a
 				    * signal handler): kill and stop */
+	bool progress_stdout;      /* report stdout's bytes (base/progress.h) */
+	uint32_t progress_ms;      /* report elapsed time of this many ms; 0: not */
 };
 
 struct pl_run_result {

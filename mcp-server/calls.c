@@ -36,6 +36,8 @@ struct mcp_call {
 	const struct tool_def *tool;
 	struct sbx_worker *w;
 	struct timespec started;
+	size_t scanned;                 /* worker output taken as progress records */
+	uint64_t done;                  /* the last progress sent from a record */
 };
 
 static double ms_since(const struct timespec *t0)
@@ -54,13 +56,60 @@ static void send_msg_new(const struct mcp_sink *sink, json_t *msg)
 	json_decref(msg);
 }
 
-static void progress(struct mcp_call *c, int done, const char *message)
+static void send_progress(struct mcp_call *c, uint64_t done, uint64_t total, const char *message)
 {
+	json_t *params;
+
 	if (!c->progress_token)
 		return;
-	send_msg_new(&c->sink, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0",
-		"method", "notifications/progress", "params", "progressToken", c->progress_token,
-		"progress", done, "total", 1, "message", message));
+	params = json_pack("{s:O,s:I,s:s}", "progressToken", c->progress_token, "progress", (json_int_t)done,
+			   "message", message);
+	if (total)
+		json_object_set_new(params, "total", json_integer((json_int_t)total));
+	send_msg_new(&c->sink, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+					 "notifications/progress", "params", params));
+}
+
+/* The start (0 of 1) and the end (1 of 1) of a call that sent no
+ * progress records; after records, their last value stands (a call that
+ * stopped half-way did not read its total). */
+static void progress(struct mcp_call *c, int done, const char *message)
+{
+	if (!c->done)
+		send_progress(c, (uint64_t)done, 1, message);
+}
+
+/* One progress record of the worker, as a notification: values only
+ * grow (the worker's counter does), and the first record follows the
+ * start's 0.  The total is sent when the worker knew it. */
+static void forward_record(void *opaque, json_t *rec)
+{
+	struct mcp_call *c = opaque;
+	uint64_t done = (uint64_t)json_integer_value(json_object_get(rec, "done"));
+	uint64_t total = (uint64_t)json_integer_value(json_object_get(rec, "total"));
+	const char *unit = json_string_value(json_object_get(rec, "unit"));
+	char msg[96];
+
+	if (done <= c->done)
+		return;
+	c->done = done;
+	if (unit && strcmp(unit, "ms") == 0)
+		snprintf(msg, sizeof(msg), "%.1f s of %.1f s", done / 1e3, total / 1e3);
+	else if (total)
+		snprintf(msg, sizeof(msg), "read %.1f of %.1f MB", done / 1e6, total / 1e6);
+	else
+		snprintf(msg, sizeof(msg), "read %.1f MB", done / 1e6);
+	send_progress(c, done, total >= done ? total : 0, msg);
+}
+
+/* The worker's progress records that came since the last look. */
+static void forward_progress(struct mcp_call *c)
+{
+	const char *data;
+	size_t len = sbx_output(c->w, &data);
+
+	if (c->scanned < len && data[c->scanned] == MCP_PROGRESS_MARK)
+		c->scanned += mcp_progress_records(data + c->scanned, len - c->scanned, forward_record, c);
 }
 
 static void send_result(struct mcp_call *c, json_t *result_new)
@@ -120,6 +169,7 @@ static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, 
 	json_error_t je;
 	json_t *doc, *err;
 	char msg[400];
+	size_t skip;
 
 	progress(c, 1, "done");
 	if (res->outcome == SBX_TIMEOUT) {
@@ -141,7 +191,8 @@ static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, 
 			       "the server is still running; retry once, and report the call if it fails again");
 		return;
 	}
-	doc = json_loadb(res->data ? res->data : "", res->len, 0, &je);
+	skip = res->data ? mcp_progress_records(res->data, res->len, NULL, NULL) : 0;
+	doc = json_loadb(res->data ? res->data + skip : "", res->len - skip, 0, &je);
 	err = json_object_get(doc, "error");
 	/* A perf the worker ran, killed by the filter it inherited: the
 	 * audit record the server can read names the system call. */
@@ -267,8 +318,11 @@ int mcp_call_timeout_ms(const struct mcp_call *c)
 bool mcp_call_step(struct mcp_server *s, struct mcp_call *c)
 {
 	struct sbx_result res;
+	bool finished = sbx_step(c->w);
 
-	if (!sbx_step(c->w))
+	if (!c->cancelled)
+		forward_progress(c);
+	if (!finished)
 		return false;
 	calls_remove(s, c);
 	sbx_finish(c->w, &res);

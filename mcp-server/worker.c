@@ -3,13 +3,17 @@
  * The worker was forked (by the zygote, or by the server) from a process
  * whose tool context was already final, so it decodes only the tool's
  * name and arguments, runs the tool through the registry's entry point
- * (tool_run) and writes one JSON document to its pipe, then exits.  The
+ * (tool_run) and writes one JSON document to its pipe, then exits; while
+ * it runs, base/progress.h's reports go to the same pipe as progress
+ * records ahead of the document.  The
  * parent side, which turns that document or the way the worker died into
  * the CallToolResult, is calls.c.
  */
 #include "worker.h"
+#include "base/progress.h"
 #include "sandbox/sandbox.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,18 +56,58 @@ static int write_doc(json_t *doc, int out_fd)
 	return 0;  /* `text` dies with the worker: see worker_job */
 }
 
+/* A progress record on the worker's pipe (see worker.h).  A failed write
+ * is left to the answer's own write to notice. */
+static void worker_progress(void *opaque, uint64_t done, uint64_t total, const char *unit)
+{
+	char line[128];
+	int fd = *(int *)opaque, n;
+
+	n = snprintf(line, sizeof(line), "%c{\"done\":%llu,\"total\":%llu,\"unit\":\"%s\"}\n",
+		     MCP_PROGRESS_MARK, (unsigned long long)done, (unsigned long long)total, unit);
+	if (n > 0 && (size_t)n < sizeof(line) && write(fd, line, (size_t)n) < 0)
+		return;
+}
+
+size_t mcp_progress_records(const char *data, size_t len, void (*each)(void *opaque, json_t *rec),
+			    void *opaque)
+{
+	size_t at = 0;
+
+	while (at < len && data[at] == MCP_PROGRESS_MARK) {
+		const char *nl = memchr(data + at, '\n', len - at);
+		if (!nl)
+			break;  /* not complete yet */
+		if (each) {
+			json_t *rec = json_loadb(data + at + 1, (size_t)(nl - data - at - 1), 0, NULL);
+			if (rec)
+				each(opaque, rec);
+			json_decref(rec);
+		}
+		at = (size_t)(nl - data) + 1;
+	}
+	return at;
+}
+
 /* The job, in the worker: decode, run, write the answer. */
 static int worker_job(const void *buf, size_t len, int out_fd)
 {
+	static int progress_fd;
+
 	json_t *job = json_loadb(buf, len, 0, NULL);
 	const struct tool_def *t = tool_find(json_string_value(json_object_get(job, "tool")));
 	json_t *args = json_object_get(job, "args");
 
 	if (!t || !json_is_object(args) || !worker_ctx)
 		return 4;  /* cannot happen: the server built the job */
+	progress_fd = out_fd;
+	pl_progress_set(worker_progress, &progress_fd, MCP_PROGRESS_INTERVAL_MS);
 	/* Nothing is freed: the worker exits now, and freeing would only
 	 * walk (and fault in) memory between the answer and the exit. */
-	return write_doc(mcp_worker_answer(t, worker_ctx, args), out_fd);
+	json_t *doc = mcp_worker_answer(t, worker_ctx, args);
+	pl_progress_flush();
+	pl_progress_set(NULL, NULL, 0);
+	return write_doc(doc, out_fd);
 }
 
 /* In a spare worker before its job comes: decode a made-up job and

@@ -2,7 +2,8 @@
  * runs it (worker.c).  Internal to mcp-server/.
  *
  * A job is {"tool": NAME, "args": ARGS}: the arguments the server already
- * checked against the tool's input schema (defaults filled).  The tool
+ * checked against the tool's input schema (defaults filled).  The worker
+ * answers with progress records (below), then one JSON document.  The tool
  * context (roots, writes, limits, symbol and perf configuration) does not
  * travel: main() fixes it before the zygote is forked, so the zygote and
  * every worker, forked by it or by the server, hold the same one.
@@ -15,6 +16,18 @@
 #include "tools/registry.h"
 
 #define MCP_JOB_NAME "tools/call"
+
+/* Before its answer a worker may write progress records, each one line:
+ * MCP_PROGRESS_MARK, then {"done": N, "total": N, "unit": "bytes"}, then
+ * a newline (base/progress.h decides when: a few a second at most). */
+#define MCP_PROGRESS_MARK '\x1e'
+#define MCP_PROGRESS_INTERVAL_MS 250
+
+/* The length of the progress records at the start of `data` (`len`
+ * bytes): where the answer begins.  With `each`, every complete record's
+ * JSON (borrowed) is passed to each(opaque, record) in order. */
+size_t mcp_progress_records(const char *data, size_t len, void (*each)(void *opaque, json_t *rec),
+			    void *opaque);
 
 /* Register the job and the spare workers' warm-up with the sandbox, for
  * workers that run with `ctx` (borrowed for the process lifetime).  Call

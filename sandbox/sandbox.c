@@ -392,6 +392,12 @@ static void read_available(struct sbx_worker *w)
 	}
 }
 
+size_t sbx_output(const struct sbx_worker *w, const char **data)
+{
+	*data = w->data.data ? w->data.data : "";
+	return w->data.len;
+}
+
 /* Wait (bounded) until no process of group `pgid` is left, reaping those
  * that were re-parented to us. */
 static void reap_group(pid_t pgid)

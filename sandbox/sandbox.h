@@ -167,6 +167,11 @@ int sbx_timeout_left_ms(const struct sbx_worker *w);
  * reaped; then call sbx_finish(). */
 bool sbx_step(struct sbx_worker *w);
 
+/* What the worker wrote so far (read by sbx_step), in *data, borrowed
+ * until the next sbx_step or sbx_finish; returns its length.  For a
+ * caller that reads records the worker sends before its result. */
+size_t sbx_output(const struct sbx_worker *w, const char **data);
+
 /* Kill the worker's whole process group now; it ends as SBX_CANCELLED
  * unless it was already reaped.  Safe from another thread. */
 void sbx_cancel(struct sbx_worker *w);

@@ -28,6 +28,7 @@
  * does not need it can go on while the hashing thread catches up.
  */
 #include "input.h"
+#include "progress.h"
 #include "escape.h"
 #include "sha256.h"
 
@@ -78,6 +79,7 @@ struct pl_input_state {
 	unsigned char *raw;        /* the current block (plain text or compressed) */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
+	uint64_t raw_read;         /* stored bytes read so far, for progress.h */
 	z_stream z;
 	bool z_ready;
 	ZSTD_DCtx *zs;
@@ -252,6 +254,8 @@ static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 	st->raw = st->block;
 	st->raw_pos = 0;
 	st->raw_len = (size_t)n;
+	st->raw_read += (uint64_t)n;
+	pl_progress_input(st->raw_read);
 	return PL_OK;
 }
 
@@ -408,6 +412,7 @@ enum pl_err pl_input_open(struct pl_input *in, const char *path,
 	in->st = st;
 	in->path = pl_xstrndup(path, strlen(path));
 	in->file_size = (uint64_t)sb.st_size;
+	pl_progress_input_start(in->file_size);
 	if (read_raw(in, err) || open_codec(in, err)) {
 		pl_input_close(in);
 		return err->code;

@@ -17,6 +17,7 @@
  */
 #include "artifact.h"
 #include "base/escape.h"
+#include "base/progress.h"
 #include "base/sha256.h"
 #include "stack_table.h"
 #include "summary.h"
@@ -320,7 +321,11 @@ static char *read_all(const char *path, size_t *len)
 	}
 	buf = pl_xmalloc((size_t)sb.st_size + 1);
 	pl_prefault(buf, (size_t)sb.st_size);
+	/* Loading big artifacts (a compare of two large profiles) is work a
+	 * caller waits for: each file counts as an input (progress.h). */
+	pl_progress_input_start((uint64_t)sb.st_size);
 	*len = pl_read_full(fd, buf, (size_t)sb.st_size);
+	pl_progress_input(*len);
 	close(fd);
 	return buf;
 }
