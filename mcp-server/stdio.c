@@ -5,7 +5,8 @@
  * worker, so pings, cancellations and other requests are answered while a
  * tool runs.  A line longer than the cap is discarded up to its newline
  * and answered with an error; the server keeps serving.  At end of input
- * running calls are cancelled and the loop ends.
+ * the running calls are still answered (each within the tool timeout),
+ * then the loop ends.
  */
 #include "transports.h"
 
@@ -156,10 +157,12 @@ int mcp_run_stdio(struct mcp_server *s, size_t max_line)
 			ssize_t r;
 			PL_GROW(st.buf, st.cap, st.len + READ_CHUNK);
 			r = read(STDIN_FILENO, st.buf + st.len, READ_CHUNK);
+			/* End of input: the calls already asked for are still
+			 * answered (printf '...' | perflens-mcp gets its
+			 * results), each within its own deadline; then the
+			 * loop ends. */
 			if (r <= 0 && !(r < 0 && errno == EINTR)) {
 				eof = true;
-				for (size_t i = 0; i < st.ncalls; i++)
-					mcp_call_abandon(s, st.calls[i]);
 			} else if (r > 0) {
 				st.len += (size_t)r;
 				consume(&st);
