@@ -21,6 +21,7 @@
 #include "tools/registry.h"
 #include "agent_setup.h"
 #include "tables.h"
+#include "aliases.h"
 #include "base/escape.h"
 #include "store/artifact.h"
 #include "collectors/perfcfg.h"
@@ -209,6 +210,7 @@ static void print_usage(FILE *out)
 		pl_option_help(out, group_tables[i]);
 	fprintf(out, "  %-28s %s\n", "--format table|json",
 		"a human table instead of JSON (every command; one without a table says so)");
+	cli_alias_help(out);
 	fprintf(out, "\nexit codes: 0 ok, 2 usage or input, 3 unsupported or malformed profile,\n"
 		"4 resource limit, 5 path or output safety, 6 external tool, 70 internal\n");
 }
@@ -663,7 +665,8 @@ int main(int argc, char **argv)
 	const struct cli_command *cmd = NULL;
 	const struct tool_def *t;
 	struct cli c;
-	int i, rc;
+	char **alias_argv, alias_err[320];
+	int i, rc, alias_argc;
 
 	/* The call-graph probe's workload: this binary, re-run by perf. */
 	if ((rc = coll_known_chain_main(argc, argv)) >= 0)
@@ -691,6 +694,17 @@ int main(int argc, char **argv)
 			argv[i + 1] = joined;
 			return cmd_tool(&c, t, argc - i - 1, argv + i + 1);
 		}
+	}
+	/* The Python toolkit's names (analyze-folded, inspect-elf, ...). */
+	alias_argv = cli_alias_rewrite(argc - i, argv + i, &alias_argc, alias_err, sizeof(alias_err));
+	if (alias_argc < 0)
+		return usage_error("see perflens --help for the aliases and perflens COMMAND --help for the flags",
+				   "%s", alias_err);
+	if (alias_argv) {
+		t = tool_find_cli(alias_argv[0]);
+		rc = t ? cmd_tool(&c, t, alias_argc, alias_argv) : 70;
+		cli_alias_free(alias_argv);
+		return rc;
 	}
 	if (!(t = tool_find_cli(argv[i])))
 		return usage_error("run perflens --help for the commands", "unknown command '%s'", argv[i]);
