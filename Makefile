@@ -13,6 +13,9 @@
 #   make bench      speed benchmarks against peers (prints ratios; not tests)
 #   make agent      the static device agent, x86_64 (musl-gcc + Debian's libzstd.a)
 #   make agent-cross the same for aarch64 (aarch64-linux-gnu-gcc -static)
+#   make install    binaries, man pages (help2man), the Skill and the docs under
+#                   $(DESTDIR)$(PREFIX) (default /usr/local); make uninstall
+#                   removes exactly those files
 #
 # Out-of-tree builds: `make BUILD=/tmp/x` keeps parallel builds apart.
 
@@ -139,7 +142,7 @@ $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 	$(CROSS_CC) $(AGENT_LDFLAGS) -o $@ $^ $(ZSTD_A_ARM) -lpthread
 
 .PHONY: FORCE font-atlas node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
-	test-fuzz-replay fuzz fuzz-long fuzz-build test-tsan
+	test-fuzz-replay fuzz fuzz-long fuzz-build test-tsan install uninstall man
 
 all: $(BUILD)/layers.ok $(BINS) agent
 
@@ -350,6 +353,45 @@ fuzz: fuzz-build
 
 fuzz-long:
 	@$(MAKE) --no-print-directory fuzz FUZZ_NICE=19 FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+# ------------------------------------------------------------ install
+# Where `make install` puts things (GNU conventions; DESTDIR for staging).
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+DATADIR = $(PREFIX)/share/perflens
+DOCDIR = $(PREFIX)/share/doc/perflens
+MANDIR = $(PREFIX)/share/man/man1
+SKILL_FILES := $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
+DOC_FILES := README.md $(sort $(wildcard docs/*.md docs/*.example))
+MANS := $(BUILD)/man/perflens.1 $(BUILD)/man/perflens-mcp.1
+PL_VERSION_TEXT = $(shell sed -n 's/^#define PL_VERSION "\(.*\)"/\1/p' tools/core/base/version.h)
+
+# Man pages from the binaries' own --help (Debian's help2man).
+$(BUILD)/man/%.1: $(BUILD)/%
+	@mkdir -p $(dir $@)
+	@command -v help2man >/dev/null || { echo "make: help2man is missing (apt-get install help2man, or make setup)" >&2; exit 1; }
+	help2man --no-info --no-discard-stderr --version-string="$(PL_VERSION_TEXT)" \
+		--name "$(if $(filter perflens-mcp,$*),PerfLens MCP server: performance-analysis tools for coding agents,PerfLens: evidence-first Linux performance analysis)" \
+		--output $@.tmp $(abspath $<) && mv $@.tmp $@
+
+man: $(MANS)
+
+install: all man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(BINS) $(wildcard $(AGENT_BIN)) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MANS) $(DESTDIR)$(MANDIR)/
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+	for f in $(SKILL_FILES); do \
+		install -d $(DESTDIR)$(DATADIR)/$$(dirname $$f) && install -m 644 $$f $(DESTDIR)$(DATADIR)/$$f || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS) $(AGENT_BIN)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(notdir $(MANS)))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)))
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/,$(SKILL_FILES))
+	-rmdir -p $(sort $(dir $(addprefix $(DESTDIR)$(DATADIR)/,$(SKILL_FILES)))) $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 -include $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.d) $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.d)
