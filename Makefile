@@ -3,7 +3,7 @@
 #   make setup      install missing Debian packages (root), else print the line
 #                   (the list lives in tests/setup.sh)
 #   make            build the binaries into $(BUILD) (default: build/)
-#   make demo       analyze the bundled real profile, print hotspots, write an SVG
+#   make demo       the evidence workflow on the bundled real captures (tests/demo.sh)
 #   make test       unit tests (check) and integration tests, normal build
 #   make test-san   the same under ASan+UBSan (into build-san/)
 #   make check      both of the above: what CI and the README run
