@@ -6,7 +6,9 @@
  *
  * OFFSETS holds one hex offset a line (0x optional).  With --index-dir the
  * module's symbol index is loaded from DIR, or built there when absent
- * (symindex.h); with --no-index, or neither (a batch this small stays on
+ * (symindex.h); with --defer too, a module without one is answered by
+ * libdw and nothing is built (what a first symbolize call costs: its
+ * index is built after the answer, by the call's follow-up); with --no-index, or neither (a batch this small stays on
  * libdw without a folder), every lookup reads libdw.  The module is opened
  * and its debug information and symbol table, or its index, loaded
  * (open_s), then each
@@ -81,12 +83,14 @@ int main(int argc, char **argv)
 			index_dir = argv[++i];
 		else if (strcmp(argv[i], "--no-index") == 0)
 			mode = PL_SYM_INDEX_OFF;
+		else if (strcmp(argv[i], "--defer") == 0)
+			mode = PL_SYM_INDEX_DEFER;
 		else
 			bin = argv[i];
 	}
 	if (!bin) {
 		fprintf(stderr, "usage: symbolize_bench [--repeat N] [--no-inline] [--quiet] "
-			"[--index-dir DIR | --no-index] BINARY < OFFSETS\n");
+			"[--index-dir DIR [--defer] | --no-index] BINARY < OFFSETS\n");
 		return 2;
 	}
 	while (fgets(line, sizeof(line), stdin)) {

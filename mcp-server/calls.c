@@ -16,6 +16,8 @@
 #include "sandbox/sandbox.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -37,6 +39,8 @@ struct mcp_call {
 	struct sbx_worker *w;
 	struct timespec started;
 	size_t scanned;                 /* worker output taken as progress records */
+	struct mcp_server *server;
+	json_t *args;                   /* checked arguments, for a follow-up */
 	uint64_t done;                  /* the last progress sent from a record */
 };
 
@@ -163,6 +167,68 @@ static void send_tool_ok(struct mcp_call *c, json_t *result, json_t *blocks)
 	free(text);
 }
 
+/* ---------------------------------------------------------- follow-ups */
+
+/* A call's follow-up (registry.h: symbolize's index build) runs in a
+ * worker of its own, started once the answer went out, on a thread that
+ * waits for it and drops its result.  One at a time: a call that asks
+ * while one runs leaves the work to a later call. */
+static atomic_bool followup_busy;
+
+struct followup {
+	struct mcp_server *s;
+	const struct tool_def *t;
+	json_t *args;
+};
+
+static void *followup_thread(void *arg)
+{
+	struct followup *f = arg;
+	struct mcp_policy *p = pl_xmalloc(sizeof(*p));
+	struct sbx_worker *w;
+	struct sbx_result res;
+	struct pl_error err;
+	size_t len;
+	char *job = mcp_job_new(f->t, f->args, true, &len);
+
+	mcp_policy_for(&f->s->cfg, f->t, f->args, p);
+	if (sbx_spawn_job(&p->pol, MCP_JOB_NAME, job, len, &w, &err) == PL_OK) {
+		while (!sbx_step(w)) {
+			struct pollfd pfd = {sbx_fd(w), POLLIN, 0};
+			int t = sbx_timeout_left_ms(w);
+			poll(&pfd, 1, t < 0 || t > 200 ? 200 : t);
+		}
+		sbx_finish(w, &res);
+		sbx_result_release(&res);
+	}
+	free(job);
+	free(p);
+	json_decref(f->args);
+	free(f);
+	atomic_store(&followup_busy, false);
+	return NULL;
+}
+
+static void start_followup(struct mcp_call *c)
+{
+	struct followup *f;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (!c->server || !c->args || atomic_exchange(&followup_busy, true))
+		return;
+	f = pl_xmalloc(sizeof(*f));
+	*f = (struct followup){c->server, c->tool, json_deep_copy(c->args)};
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, followup_thread, f) != 0) {
+		json_decref(f->args);
+		free(f);
+		atomic_store(&followup_busy, false);
+	}
+	pthread_attr_destroy(&attr);
+}
+
 /* The worker's document, or how it died, into a CallToolResult. */
 static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, unsigned timeout_ms)
 {
@@ -206,6 +272,8 @@ static void reply_from_worker(struct mcp_call *c, const struct sbx_result *res, 
 		send_tool_error(c, &e);
 	} else if (json_object_get(doc, "ok")) {
 		send_tool_ok(c, json_object_get(doc, "ok"), json_object_get(doc, "blocks"));
+		if (json_is_true(json_object_get(doc, "followup")))
+			start_followup(c);
 	} else {
 		send_new_error(c, PL_ERR_INTERNAL, "the worker's answer could not be read",
 			       "retry once, and report the call if it fails again");
@@ -219,6 +287,7 @@ static void call_free(struct mcp_call *c)
 {
 	json_decref(c->id);
 	json_decref(c->progress_token);
+	json_decref(c->args);
 	free(c);
 }
 
@@ -291,7 +360,9 @@ struct mcp_call *mcp_call_start(struct mcp_server *s, struct mcp_session *sess,
 	}
 	p = pl_xmalloc(sizeof(*p));
 	mcp_policy_for(&s->cfg, t, args, p);
-	job = mcp_job_new(t, args, &job_len);
+	c->server = s;
+	c->args = json_incref(args);
+	job = mcp_job_new(t, args, false, &job_len);
 	rc = sbx_spawn_job(&p->pol, MCP_JOB_NAME, job, job_len, &c->w, &err);
 	free(job);
 	free(p);

@@ -100,11 +100,14 @@ static int worker_job(const void *buf, size_t len, int out_fd)
 
 	if (!t || !json_is_object(args) || !worker_ctx)
 		return 4;  /* cannot happen: the server built the job */
+	tool_followup_set_running(json_is_true(json_object_get(job, "followup")));
 	progress_fd = out_fd;
 	pl_progress_set(worker_progress, &progress_fd, MCP_PROGRESS_INTERVAL_MS);
 	/* Nothing is freed: the worker exits now, and freeing would only
 	 * walk (and fault in) memory between the answer and the exit. */
 	json_t *doc = mcp_worker_answer(t, worker_ctx, args);
+	if (tool_followup_requested() && !tool_followup_running())
+		json_object_set_new(doc, "followup", json_true());
 	pl_progress_flush();
 	pl_progress_set(NULL, NULL, 0);
 	return write_doc(doc, out_fd);
@@ -141,9 +144,9 @@ enum pl_err mcp_worker_setup(const struct tool_ctx *ctx, struct pl_error *err)
 	return sbx_register(MCP_JOB_NAME, worker_job, err);
 }
 
-char *mcp_job_new(const struct tool_def *t, json_t *args, size_t *len)
+char *mcp_job_new(const struct tool_def *t, json_t *args, bool followup, size_t *len)
 {
-	json_t *job = json_pack("{s:s,s:O}", "tool", t->name, "args", args);
+	json_t *job = json_pack("{s:s,s:O,s:b}", "tool", t->name, "args", args, "followup", followup);
 	char *text = json_dumps(job, JSON_COMPACT);
 
 	json_decref(job);

@@ -34,9 +34,11 @@ size_t mcp_progress_records(const char *data, size_t len, void (*each)(void *opa
  * from main() once the options are final, before sbx_zygote_start(). */
 enum pl_err mcp_worker_setup(const struct tool_ctx *ctx, struct pl_error *err);
 
-/* The job's bytes for a call of `t` with checked `args` (borrowed);
- * new: free() it.  *len gets their length. */
-char *mcp_job_new(const struct tool_def *t, json_t *args, size_t *len);
+/* The job's bytes for a call of `t` with checked `args` (borrowed), or
+ * its follow-up (registry.h); new: free() it.  *len gets their length.
+ * A worker whose handler asked for a follow-up says so in its answer:
+ * {"ok": RESULT, "followup": true}. */
+char *mcp_job_new(const struct tool_def *t, json_t *args, bool followup, size_t *len);
 
 /* Run the call here through the registry (tool_run) and give the answer
  * a worker writes: {"ok": RESULT} (with "blocks": the result's own content

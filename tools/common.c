@@ -351,3 +351,29 @@ bool tool_add_picture(json_t *result, const void *png, size_t n)
 	free(b64);
 	return true;
 }
+
+/* ---------------------------------------------------------- follow-ups */
+
+/* One call per process (registry.h), so plain flags suffice. */
+static bool followup_asked, followup_running;
+
+void tool_followup_request(void)
+{
+	followup_asked = true;
+}
+
+bool tool_followup_requested(void)
+{
+	return followup_asked;
+}
+
+void tool_followup_set_running(bool running)
+{
+	followup_running = running;
+	followup_asked = false;
+}
+
+bool tool_followup_running(void)
+{
+	return followup_running;
+}

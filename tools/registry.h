@@ -127,6 +127,20 @@ enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx
 enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 		      json_t *args, json_t **result, struct pl_error *err);
 
+/* ------------------------------------------------------- follow-ups */
+
+/* Work a call leaves for after its answer (symbolize: the symbol index
+ * of a module it answered from libdw).  A handler asks with
+ * tool_followup_request(); whoever ran it (the CLI once it printed the
+ * result, the MCP server in a background worker once the answer is out)
+ * runs the same call again with tool_followup_running() true, and the
+ * handler then does that work; the result of that run is not shown.
+ * Process-wide: one call runs per process (the CLI, a sandboxed worker). */
+void tool_followup_request(void);
+bool tool_followup_requested(void);
+void tool_followup_set_running(bool running);   /* also clears the request */
+bool tool_followup_running(void);
+
 /* ------------------------------------------------------- the error exit */
 
 /* `e` as the JSON object every surface gives (the CLI on stderr inside

@@ -282,17 +282,30 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	/* Symbol indexes are kept where the artifacts are, when writes are
 	 * allowed (as the debuginfod cache); else libdw answers (one page
 	 * per call is too few lookups for an in-memory index to pay). */
+	/* Kept where the artifacts are: a module with no index yet is
+	 * answered by libdw at once (never slower than addr2line), and its
+	 * index is built by the follow-up of this call, after the answer. */
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(index_dir, sizeof(index_dir), "%s/cache/symindex", ctx->artifact_root) <
 		    (int)sizeof(index_dir))
-		pl_symbolizer_set_index(s, PL_SYM_INDEX_AUTO, index_dir);
+		pl_symbolizer_set_index(s, tool_followup_running() ? PL_SYM_INDEX_AUTO : PL_SYM_INDEX_DEFER,
+					index_dir);
 	rc = r.binary ? pl_symbolizer_open(s, r.resolved, &m, err)
 		      : pl_symbolizer_open_build_id(s, r.build_id, &m, err);
 	if (rc)
 		goto out;
+	if (tool_followup_running()) {
+		/* The follow-up: the index only (AUTO builds it at the first
+		 * use); nobody reads this result. */
+		pl_sym_module_symbol_count(m);
+		*result = json_object();
+		goto out;
+	}
 	answers = json_array();
 	if ((rc = answer_page(s, m, &r, answers, &end, &nresolved, err)))
 		goto out;
+	if (pl_symbolizer_indexes_wanted(s))
+		tool_followup_request();
 	tool_page_stop(&r.pg, end);
 	/* Not a call: the offsets (up to PL_SYM_MAX_BATCH) would make it
 	 * bigger than the answers. */

@@ -452,6 +452,42 @@ START_TEST(a_corrupt_or_stale_index_file_is_refused_and_rebuilt)
 }
 END_TEST
 
+/* DEFER answers a module without an index from libdw and builds nothing
+ * on the lookup's path; pl_symbolizer_build_indexes builds and writes it
+ * afterwards, and a fresh symbolizer then loads it. */
+START_TEST(defer_answers_from_libdw_then_builds_off_the_path)
+{
+	struct pl_symbolizer *s = pl_symbolizer_new(&idx_cfg, NULL), *t;
+	struct pl_sym_module *m;
+	const struct pl_sym_answer *a;
+	struct pl_sym_stats st;
+	struct pl_error err;
+	const char *note;
+	char path[4096], dir[4096];
+
+	tmp_dir(dir, sizeof(dir), "defer");
+	pl_symbolizer_set_index(s, PL_SYM_INDEX_DEFER, dir);
+	ck_assert_int_eq(pl_symbolizer_open(s, exe_path(path, sizeof(path)), &m, &err), PL_OK);
+	ck_assert_int_eq(pl_sym_lookup(s, m, 0x1000, true, &a, &err), PL_OK);
+	ck_assert_str_eq(pl_sym_module_lookup_method(m, &note), "libdw");
+	ck_assert_ptr_nonnull(strstr(note, "built after this answer"));
+	pl_symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.indexes_built, 0);
+	ck_assert_uint_eq(pl_symbolizer_indexes_wanted(s), 1);
+	ck_assert_uint_eq(pl_symbolizer_build_indexes(s), 1);
+	ck_assert_uint_eq(pl_symbolizer_indexes_wanted(s), 0);
+	pl_symbolizer_free(s);
+	t = pl_symbolizer_new(&idx_cfg, NULL);
+	pl_symbolizer_set_index(t, PL_SYM_INDEX_DEFER, dir);
+	ck_assert_int_eq(pl_symbolizer_open(t, path, &m, &err), PL_OK);
+	ck_assert_int_eq(pl_sym_lookup(t, m, 0x1000, true, &a, &err), PL_OK);
+	ck_assert_str_eq(pl_sym_module_lookup_method(m, NULL), "index");
+	ck_assert_uint_eq(pl_symbolizer_indexes_wanted(t), 0);
+	pl_symbolizer_free(t);
+	rm_rf(dir);
+}
+END_TEST
+
 START_TEST(without_a_folder_small_batches_stay_on_libdw)
 {
 	struct pl_symbolizer *s = pl_symbolizer_new(&idx_cfg, NULL);
@@ -486,6 +522,7 @@ Suite *suite_symindex(void)
 	tcase_add_test(tc, a_module_indexes_to_the_same_bytes_twice);
 	tcase_add_test(tc, a_corrupt_or_stale_index_file_is_refused_and_rebuilt);
 	tcase_add_test(tc, without_a_folder_small_batches_stay_on_libdw);
+	tcase_add_test(tc, defer_answers_from_libdw_then_builds_off_the_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

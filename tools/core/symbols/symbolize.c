@@ -99,6 +99,7 @@ struct pl_sym_module {
 	struct pl_symindex *idx;       /* when set, it answers every lookup */
 	char *index_note;              /* why lookups use libdw (NULL: not decided yet) */
 	bool index_built_tried;
+	bool index_wanted;          /* DEFER: answered by libdw, index to build later */
 	uint64_t direct_lookups;
 };
 
@@ -501,6 +502,8 @@ static bool in_exec(const struct pl_sym_module *m, uint64_t addr)
 
 static bool index_load(struct pl_sym_module *m);
 static void index_build(struct pl_sym_module *m);
+static void set_note(struct pl_sym_module *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Load DWARF (searching for a debug file), then the tables. */
 static void prepare_dwfl(struct pl_sym_module *m)
@@ -529,6 +532,14 @@ static void prepare(struct pl_sym_module *m)
 	prepare_dwfl(m);
 	if (s->index_mode == PL_SYM_INDEX_ALWAYS || (s->index_mode == PL_SYM_INDEX_AUTO && s->index_dir))
 		index_build(m);
+	else if (s->index_mode == PL_SYM_INDEX_DEFER && s->index_dir && (m->nsyms || m->has_dwarf)) {
+		m->index_wanted = true;
+		if (m->index_note)  /* a refused index: say why, and what happens now */
+			set_note(m, "%s; libdw answered, and the index is built again after this answer",
+				 m->index_note);
+		else
+			set_note(m, "no symbol index yet: libdw answered; the index is built after this answer, for the next call");
+	}
 }
 
 static void module_free(struct pl_sym_module *m)
@@ -1691,6 +1702,30 @@ void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mod
 	s->index_mode = mode;
 	free(s->index_dir);
 	s->index_dir = dir && *dir ? pl_xstrdup(dir) : NULL;
+}
+
+size_t pl_symbolizer_indexes_wanted(const struct pl_symbolizer *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nmodules; i++)
+		n += s->modules[i]->index_wanted && !s->modules[i]->idx;
+	return n;
+}
+
+size_t pl_symbolizer_build_indexes(struct pl_symbolizer *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nmodules; i++) {
+		struct pl_sym_module *m = s->modules[i];
+		if (!m->index_wanted || m->idx || m->index_built_tried)
+			continue;
+		index_build(m);
+		m->index_wanted = false;
+		n += m->idx != NULL;
+	}
+	return n;
 }
 
 void pl_symbolizer_stats(const struct pl_symbolizer *s, struct pl_sym_stats *st)

@@ -106,14 +106,28 @@ void pl_symbolizer_free(struct pl_symbolizer *s);
  * first lookup and written there atomically; without `dir`, built in
  * memory once a module had PL_SYM_INDEX_MEMORY_AFTER direct lookups.
  * ALWAYS builds at the first lookup even without `dir`; OFF answers every
- * lookup with libdw (the reference an index is checked against).  A module
+ * lookup with libdw (the reference an index is checked against).  DEFER
+ * (with `dir`) loads a valid index like AUTO but never builds one on the
+ * lookup's path: a module without one is answered by libdw and marked, and
+ * pl_symbolizer_build_indexes builds and writes the marked ones later
+ * (after the answer went out), so a first call is never slower than
+ * libdw.  A module
  * whose index would pass PL_SYMINDEX_MAX_BYTES or take longer than
  * PL_SYM_INDEX_BUILD_MAX_MS stays on libdw (pl_sym_module_lookup_method
  * says why).  Cache trouble never fails a lookup.  `dir` is copied; call
  * before the first lookup. */
-enum pl_sym_index_mode { PL_SYM_INDEX_AUTO, PL_SYM_INDEX_ALWAYS, PL_SYM_INDEX_OFF };
+enum pl_sym_index_mode { PL_SYM_INDEX_AUTO, PL_SYM_INDEX_ALWAYS, PL_SYM_INDEX_OFF, PL_SYM_INDEX_DEFER };
 void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mode,
 			     const char *dir);
+
+/* DEFER: how many modules were answered by libdw for want of an index
+ * that could be built into `dir`. */
+size_t pl_symbolizer_indexes_wanted(const struct pl_symbolizer *s);
+
+/* Build and write the index of every module DEFER marked; returns how
+ * many were built.  Slow (the whole module): call it off the path of an
+ * answer. */
+size_t pl_symbolizer_build_indexes(struct pl_symbolizer *s);
 
 /* Open a module by path (cached by build-id: a second path with the
  * same build-id gives the same module); finds separate debug info:
