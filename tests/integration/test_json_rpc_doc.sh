@@ -131,8 +131,12 @@ def short_(v):
 checks = [check_tools, check_analyze, check_hotspots, check_error, check_resource_stdio, check_stateless_stdio,
           check_start, check_initialize, check_http_calls, check_resource_http, check_stateless_http, check_end]
 say(len(blocks) == len(checks), "the document has %d examples and the test %d checks" % (len(blocks), len(checks)))
+# Another run may have taken the port between the probe and the start.
+http_lost = port_free and "listening on" not in "".join(out.values()) and "in use" in p.stdout + p.stderr
+if http_lost:
+    print("skip - json-rpc doc: port 8765 was taken while the examples ran; the HTTP checks are left out", flush=True)
 for i, (b, c) in enumerate(zip(blocks, checks)):
-    if not port_free and ("8765" in b or "$server" in b or "$session" in b):
+    if (not port_free or http_lost) and ("8765" in b or "$server" in b or "$session" in b):
         continue
     c(i)
 say(p.returncode == 0, "the examples run to their end (exit %d)" % p.returncode, p.stderr[-300:])
