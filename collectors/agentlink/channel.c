@@ -192,7 +192,7 @@ static int cmp_pending(const void *a, const void *b)
 
 json_t *coll_channel_take(const char *artifact_root, char *id, size_t cap)
 {
-	char dir[4096], path[4300];
+	char dir[4096], path[4400];
 	struct pending best = {{0}}, cur;
 	struct dirent *de;
 	bool have = false;
