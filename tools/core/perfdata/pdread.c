@@ -1113,23 +1113,21 @@ static void *hash_thread(void *arg)
 	return NULL;
 }
 
-enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
-			    const char *notes, char *why, size_t cap, struct pl_error *err)
+/* Map `path` read-only; PL_ERR_UNSUPPORTED (why said) for what is not a
+ * regular file. */
+static enum pl_err map_input(const struct pl_profile *p, const char *path, void **map, size_t *size,
+			     char *why, size_t cap, struct pl_error *err)
 {
-	struct reader r;
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *map = MAP_FAILED;
-	enum pl_err rc;
 
-	pl_error_clear(err);
-	why[0] = '\0';
+	*map = MAP_FAILED;
 	if (fd < 0)
 		return pl_fail(err, PL_ERR_INPUT, "check the path", "cannot open '%s': %s", PL_ESC_MSG(path),
 			       strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(why, cap, "not a regular file");
+		snprintf(why, cap, "a file that is not a regular file");
 		return PL_ERR_UNSUPPORTED;
 	}
 	if ((uint64_t)st.st_size > p->limits.max_input_bytes) {
@@ -1137,69 +1135,71 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 		return pl_fail(err, PL_ERR_LIMIT, "raise --max-input-bytes", "'%s' is larger than %llu bytes",
 			       PL_ESC_MSG(path), (unsigned long long)p->limits.max_input_bytes);
 	}
+	*size = (size_t)st.st_size;
 	if (st.st_size > 0)
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		*map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (map == MAP_FAILED)
+	if (*map == MAP_FAILED)
 		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot map '%s': %s", PL_ESC_MSG(path),
 			       st.st_size ? strerror(errno) : "empty file");
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	/* The provenance hash runs beside the walk. */
-	struct hash_job hj = {map, (size_t)st.st_size, ""};
-	pthread_t hasher;
-	bool hashing = pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
-	memset(&r, 0, sizeof(r));
-	r.p = p;
-	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
-	r.notes_path = notes ? notes : "/sys/kernel/notes";
-	r.why = why;
-	r.why_cap = cap;
-	rc = pd_open(&r.f, map, (size_t)st.st_size, err);
+	madvise(*map, *size, MADV_SEQUENTIAL);
+	return PL_OK;
+}
+
+/* Open, check and walk the mapped image. */
+static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, struct pl_error *err)
+{
+	enum pl_err rc = pd_open(&r->f, map, size, err);
+
 	if (rc == PL_OK) {
-		r.f.droppable = true;
-		r.cache = pl_xcalloc(FRAME_CACHE, sizeof(*r.cache));
-		if (!r.f.pipe && !attrs_supported(&r))
+		r->f.droppable = true;
+		r->cache = pl_xcalloc(FRAME_CACHE, sizeof(*r->cache));
+		if (!r->f.pipe && !attrs_supported(r))
 			rc = PL_ERR_UNSUPPORTED;
 	}
 	if (rc == PL_OK)
-		rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
-	if (r.unsupported)
+		rc = pd_walk(&r->f, r->f.pipe ? on_record_pipe : on_record, r, err);
+	if (r->unsupported)
 		rc = PL_ERR_UNSUPPORTED;
-	if (rc == PL_OK && r.f.pipe && pipe_prepare(&r))
+	if (rc == PL_OK && r->f.pipe && pipe_prepare(r))
 		rc = PL_ERR_UNSUPPORTED;
-	if (rc == PL_OK && r.f.nattrs == 0)
+	if (rc == PL_OK && r->f.nattrs == 0)
 		rc = pl_fail(err, PL_ERR_MALFORMED, "check that the recording is complete",
-			     "malformed perf.data: no event attributes in '%s'", PL_ESC_MSG(path));
-	if (rc == PL_OK) {
-		if (r.have_last && r.last_tail) {
-			PL_GROW(p->tails, p->tails_cap, p->ntails + 1);
-			p->tails[p->ntails++] = (struct pl_tail){(uint32_t)r.last_stack,
-								 (uint32_t)r.last_event, r.last_period};
-		}
-		note_attrs(&r);
-		note_build_ids(&r);
-		PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
-		struct pl_source *src = &p->sources[p->nsources++];
-		memset(src, 0, sizeof(*src));
-		src->path = pl_xstrdup(path);
-		src->size = (uint64_t)st.st_size;
-		src->text_bytes = r.f.data_size + r.f.counts.decompressed_bytes;
-		if (hashing)
-			pthread_join(hasher, NULL);
-		else
-			hash_image(&hj);
-		hashing = false;
-		memcpy(src->sha256, hj.hex, sizeof(src->sha256));
-		src->format = PL_FMT_PERF_DATA;
-		src->codec = "none";
-		src->records = p->records_parsed;
-		src->reader = "native";
-		src->perf_data = info_of(&r);
+			     "malformed perf.data: no event attributes");
+	return rc;
+}
+
+/* What the walk leaves for the profile: the last sample's tail, the
+ * events' attributes, the build-ids and the source. */
+static void finish_profile(struct reader *r, const char *path, size_t size, const char *sha)
+{
+	struct pl_profile *p = r->p;
+
+	if (r->have_last && r->last_tail) {
+		PL_GROW(p->tails, p->tails_cap, p->ntails + 1);
+		p->tails[p->ntails++] = (struct pl_tail){(uint32_t)r->last_stack, (uint32_t)r->last_event,
+							 r->last_period};
 	}
-	reader_release(&r);
-	if (hashing)
-		pthread_join(hasher, NULL);
-	munmap(map, (size_t)st.st_size);
+	note_attrs(r);
+	note_build_ids(r);
+	PL_GROW(p->sources, p->sources_cap, p->nsources + 1);
+	struct pl_source *src = &p->sources[p->nsources++];
+	memset(src, 0, sizeof(*src));
+	src->path = pl_xstrdup(path);
+	src->size = size;
+	src->text_bytes = r->f.data_size + r->f.counts.decompressed_bytes;
+	memcpy(src->sha256, sha, sizeof(src->sha256));
+	src->format = PL_FMT_PERF_DATA;
+	src->codec = "none";
+	src->records = p->records_parsed;
+	src->reader = "native";
+	src->perf_data = info_of(r);
+}
+
+/* An error names the file; a refusal empties the profile and says why. */
+static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, char *why,
+				size_t cap, struct pl_error *err)
+{
 	if (rc == PL_ERR_MALFORMED) {
 		/* The file named, in its escaped form (docs/paths.md). */
 		char text[sizeof(err->text)], hint[sizeof(err->hint)];
@@ -1215,6 +1215,40 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 			"the native perf.data reader does not support %s in '%s'", why, PL_ESC_MSG(path));
 	}
 	return rc;
+}
+
+enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
+			    const char *notes, char *why, size_t cap, struct pl_error *err)
+{
+	struct reader r;
+	void *map;
+	size_t size = 0;
+	enum pl_err rc;
+
+	pl_error_clear(err);
+	why[0] = '\0';
+	if ((rc = map_input(p, path, &map, &size, why, cap, err)))
+		return finish_error(p, rc, path, why, cap, err);
+	/* The provenance hash runs beside the walk. */
+	struct hash_job hj = {map, size, ""};
+	pthread_t hasher;
+	bool hashing = pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
+	memset(&r, 0, sizeof(r));
+	r.p = p;
+	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
+	r.notes_path = notes ? notes : "/sys/kernel/notes";
+	r.why = why;
+	r.why_cap = cap;
+	rc = walk_mapped(&r, map, size, err);
+	if (hashing)
+		pthread_join(hasher, NULL);
+	else
+		hash_image(&hj);
+	if (rc == PL_OK)
+		finish_profile(&r, path, size, hj.hex);
+	reader_release(&r);
+	munmap(map, size);
+	return finish_error(p, rc, path, why, cap, err);
 }
 
 static enum pl_err count_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
