@@ -5,8 +5,10 @@
  * worker, so pings, cancellations and other requests are answered while a
  * tool runs.  A line longer than the cap is discarded up to its newline
  * and answered with an error; the server keeps serving.  At end of input
- * the running calls are still answered (each within the tool timeout),
- * then the loop ends.
+ * the running calls are still answered for EOF_GRACE_MS (printf '...' |
+ * perflens-mcp gets its results); those still running then are cancelled,
+ * so a client that closes stdin to stop the server is not kept waiting
+ * by a long call; then the loop ends.
  */
 #include "transports.h"
 
@@ -16,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define READ_CHUNK 65536
+#define EOF_GRACE_MS 10000
 #define MAX_CALLS 64
 
 struct stdio_state {
@@ -132,10 +136,19 @@ static int poll_timeout(const struct stdio_state *st)
 	return t;
 }
 
+static long long mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 int mcp_run_stdio(struct mcp_server *s, size_t max_line)
 {
 	struct stdio_state st;
-	bool eof = false;
+	bool eof = false, abandoned = false;
+	long long eof_at = 0;
 
 	memset(&st, 0, sizeof(st));
 	st.s = s;
@@ -163,10 +176,16 @@ int mcp_run_stdio(struct mcp_server *s, size_t max_line)
 			 * loop ends. */
 			if (r <= 0 && !(r < 0 && errno == EINTR)) {
 				eof = true;
+				eof_at = mono_ms();
 			} else if (r > 0) {
 				st.len += (size_t)r;
 				consume(&st);
 			}
+		}
+		if (eof && !abandoned && st.ncalls && mono_ms() - eof_at > EOF_GRACE_MS) {
+			abandoned = true;
+			for (size_t i = 0; i < st.ncalls; i++)
+				mcp_call_abandon(s, st.calls[i]);
 		}
 		step_calls(&st);
 	}
