@@ -87,6 +87,11 @@ static const struct viewer_tool viewer_tools[] = {
 	{"get_perf_stat", {"analysis_id"}, NULL, NULL, NULL},
 	{"classify_hotspots", {"analysis_id"}, NULL, NULL, NULL},
 	{"source_context", {"analysis_id"}, NULL, "file", NULL},
+	/* The device agent link's: devices, sessions on disk, health metrics
+	 * (their device and session arguments are ids by their schemas). */
+	{"list_devices", {NULL}, NULL, NULL, NULL},
+	{"list_sessions", {NULL}, NULL, NULL, NULL},
+	{"get_device_metrics", {NULL}, NULL, NULL, NULL},
 	/* Not read-only only for its exports, which the viewer turns off. */
 	{"compare_profiles", {"baseline_id", "candidate_id"}, NULL, NULL, "exports"},
 };

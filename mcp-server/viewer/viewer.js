@@ -504,10 +504,95 @@ async function comparePage(page) {
 
 // --------------------------------------------------------------- live
 
+// A sparkline of `values` (numbers or null) as an inline SVG.
+function sparkline(values, label, unit) {
+  const NS = "http://www.w3.org/2000/svg", W = 220, H = 40;
+  const xs = values.map((v, i) => [i, v]).filter(p => typeof p[1] === "number");
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("class", "spark");
+  const last = xs.length ? xs[xs.length - 1][1] : null;
+  svg.setAttribute("aria-label", `${label}: ${last === null ? "no data" : last + " " + unit}`);
+  if (xs.length) {
+    const lo = Math.min(...xs.map(p => p[1])), hi = Math.max(...xs.map(p => p[1]));
+    const n = Math.max(values.length - 1, 1);
+    const pts = xs.map(([i, v]) => `${(i / n * (W - 4) + 2).toFixed(1)},${(H - 3 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (H - 6)).toFixed(1)}`);
+    const line = document.createElementNS(NS, "polyline");
+    line.setAttribute("points", pts.join(" "));
+    line.setAttribute("class", "spark-line");
+    svg.append(line);
+  }
+  return el("figure", {class: "spark-box", "data-metric": label, "data-points": xs.length},
+    el("figcaption", {}, `${label}: `, el("strong", {}, last === null ? "-" : fmt(last, unit === "%" ? 1 : unit === "" ? 2 : 0) + (unit ? " " + unit : ""))), svg);
+}
+
+// Up to 1,000 frames of one type, oldest first (get_device_metrics pages).
+async function metricFrames(session, type) {
+  const frames = [];
+  let cursor = null;
+  for (let i = 0; i < 5; i++) {
+    const r = await call("get_device_metrics", {session, type, limit: 200, ...(cursor ? {cursor} : {})});
+    frames.push(...r.frames);
+    cursor = r.page.next_cursor;
+    if (!cursor) break;
+  }
+  return frames;
+}
+
 async function livePage(page) {
-  page.append(el("h1", {}, "Live devices"),
-    el("p", {}, "The device agent's tools (list_devices, list_sessions, get_device_metrics) are not in this server yet, " +
-      "so there is nothing live to show."));
+  page.append(el("h1", {}, "Live devices"));
+  let devices = null, sessions;
+  try {
+    devices = await call("list_devices", {limit: 50});
+  } catch (e) {
+    page.append(el("p", {class: "note"}, `Devices: ${e.message}`));
+  }
+  if (devices) {
+    page.append(el("table", {id: "devices"},
+      el("thead", {}, el("tr", {}, ["device", "state", "session", "chunks", "samples"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, (devices.devices || []).map(d => el("tr", {},
+        el("td", {class: "sym"}, String(d.device ?? d.id ?? "-")), el("td", {}, String(d.state ?? "-")),
+        el("td", {class: "sym"}, String(d.session ?? "-")), el("td", {class: "num"}, fmt(d.chunks)),
+        el("td", {class: "num"}, fmt(d.samples)))))));
+    if (!(devices.devices || []).length) page.append(el("p", {class: "note"}, "No device is linked to this server now."));
+  }
+  try {
+    sessions = await call("list_sessions", {limit: 20});
+  } catch (e) {
+    page.append(errorBox(e));
+    return;
+  }
+  const chosen = state.s || (sessions.sessions.find(x => x.live) || sessions.sessions[0] || {}).session;
+  page.append(el("h2", {}, "Sessions"), el("table", {id: "sessions"},
+    el("thead", {}, el("tr", {}, ["session", "device", "live", "chunks", "text bytes", "started", "last chunk"].map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, sessions.sessions.map(x => el("tr", {"data-session": x.session, class: x.session === chosen ? "chosen" : ""},
+      el("td", {class: "sym"}, link(x.session, {view: "live", s: x.session})), el("td", {}, String(x.device ?? "-")),
+      el("td", {}, x.live ? "live" : "finished"), el("td", {class: "num"}, fmt(x.chunks)), el("td", {class: "num"}, fmt(x.text_bytes)),
+      el("td", {}, String(x.started ?? "-")), el("td", {}, String(x.last_chunk_time ?? "-")))))));
+  if (!chosen) {
+    page.append(el("p", {}, "No session on disk yet."));
+    watch({timeout: 25}, names => { if (names.some(n => n !== "analyses")) render(); });
+    return;
+  }
+  const cur = sessions.sessions.find(x => x.session === chosen);
+  const [sys, proc] = await Promise.all([metricFrames(chosen, "system"), metricFrames(chosen, "process")]);
+  const pick = (frames, f) => frames.map(x => { try { const v = f(x); return typeof v === "number" ? v : null; } catch (_) { return null; } });
+  page.append(el("h2", {}, "Health of ", el("span", {class: "sym", id: "live-session"}, chosen),
+      el("span", {class: "note"}, cur && cur.live ? " (live: updates as chunks and metrics arrive)" : " (finished)")),
+    el("p", {id: "live-counts"}, `${fmt(cur ? cur.chunks : 0)} chunks, ${fmt(cur ? cur.text_bytes : 0)} bytes of text, ` +
+      `${sys.length} system and ${proc.length} process metrics frames`),
+    el("div", {class: "sparks", id: "sparks"},
+      sparkline(pick(sys, x => x.cpu.overall_pct), "CPU", "%"),
+      sparkline(pick(sys, x => x.mem.used_pct), "memory", "%"),
+      sparkline(pick(sys, x => x.load.avg_1m), "load (1 min)", ""),
+      sparkline(pick(proc, x => x.cpu_pct), "process CPU", "%"),
+      sparkline(pick(proc, x => x.rss_kb), "process RSS", "KiB")),
+    el("p", {class: "note"}, `To look at its profile, an agent runs analyze_profile(path="${cur ? cur.uri : ""}"); the viewer writes nothing.`));
+  // Long polling: the session's folder changes as chunks and metrics arrive.
+  watch({session: chosen, timeout: 25}, () => render());
 }
 
 render();

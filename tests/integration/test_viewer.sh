@@ -197,6 +197,15 @@ elif [ ! -x /usr/bin/chromium ]; then
 	skip "$name: browser checks: /usr/bin/chromium is not installed (tests/setup.sh installs it)"
 else
 	printf 'main;late 5\n' > "$WORK/in/late.folded"
+	# A live session in the agent link's layout (docs/agent-protocol.md), as
+	# the link writes it; the browser run appends to it while the page is open.
+	live="$art/sessions/dev1-20261201T120000"
+	mkdir -p "$live"
+	printf '{"agent":"dev1","live":true,"chunks":1,"started":"2026-12-01T12:00:00Z","text_bytes":100}\n' > "$live/metadata.json"
+	for i in 1 2 3; do
+		printf '{"type":"system","ts":179600000%s,"cpu":{"overall_pct":%s.5,"per_core":[],"num_cores":2},"mem":{"used_pct":4%s.0},"load":{"avg_1m":0.%s}}\n' "$i" "$((i * 10))" "$i" "$i"
+		printf '{"type":"process","ts":179600000%s,"pid":5,"comm":"app","cpu_pct":%s.0,"rss_kb":%s}\n' "$i" "$((i * 5))" "$((i * 1000))"
+	done > "$live/metrics.jsonl"
 	n_analyses=$(ls "$art/analyses" | grep -c '^an-[0-9a-f]*\.json$')
 	src_json=null
 	[ -n "$src_id" ] && src_json="\"$src_id\""
@@ -204,6 +213,7 @@ else
 {"base": "$base", "login": "$login", "login2": "$login2", "chromium": "/usr/bin/chromium", "out": "$out",
  "bundled": "$bundled", "hostile": "$hostile", "base_id": "$base_id", "cand_id": "$cand_id",
  "src_id": $src_json, "page": 20, "analyses": $n_analyses,
+ "live_session": "dev1-20261201T120000", "live_dir": "$art/sessions/dev1-20261201T120000",
  "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "oracle": {"hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",

@@ -12,7 +12,7 @@
 // Prints "ok - ..." / "not ok - ..." lines (run.sh counts them) and
 // saves a screenshot of every page into CONFIG.out.
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { readFileSync, appendFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -303,6 +303,35 @@ try {
   await page.waitForFunction(() => document.querySelector('#flame') && document.querySelector('#flame').dataset.total);
   await shot(page, '10-hostile');
   check(dialogs.length === 0, 'no script from the profile ran (no dialog)', dialogs.join(' '));
+
+  // --- live: a session's health sparklines grow as its metrics arrive
+  await page.goto(`${cfg.base}/viewer/?view=live&s=${cfg.live_session}`, {waitUntil: 'load'});
+  await rendered(page);
+  const sparks = () => page.$$eval('#sparks figure', f => Object.fromEntries(f.map(x => [x.dataset.metric, Number(x.dataset.points)])));
+  const toolFrames = await page.evaluate(async s => {
+    const r = await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({tool: 'get_device_metrics', arguments: {session: s, type: 'system', limit: 200}})});
+    return (await r.json()).result.frames.length;
+  }, cfg.live_session);
+  const s0 = await sparks();
+  check(s0.CPU === toolFrames && s0['process RSS'] === 3 && s0['load (1 min)'] === toolFrames,
+    `the live session's sparklines hold get_device_metrics' frames (${toolFrames})`, JSON.stringify(s0));
+  await shot(page, '13-live');
+  await act(page, async () => {
+    appendFileSync(`${cfg.live_dir}/metrics.jsonl`,
+      '{"type":"system","ts":1796000004,"cpu":{"overall_pct":80.5,"per_core":[],"num_cores":2},"mem":{"used_pct":45.0},"load":{"avg_1m":0.9}}\n' +
+      '{"type":"process","ts":1796000004,"pid":5,"comm":"app","cpu_pct":25.0,"rss_kb":4000}\n');
+  });
+  const s1 = await sparks();
+  check(s1.CPU === toolFrames + 1 && s1['process RSS'] === 4, 'a metrics frame that arrives shows up without a reload (long polling)', JSON.stringify(s1));
+  await act(page, async () => {
+    writeFileSync(`${cfg.live_dir}/.metadata.tmp`, '{"agent":"dev1","live":true,"chunks":2,"started":"2026-12-01T12:00:00Z","text_bytes":250}\n');
+    const fs = await import('node:fs');
+    fs.renameSync(`${cfg.live_dir}/.metadata.tmp`, `${cfg.live_dir}/metadata.json`);
+  });
+  const counts = await page.$eval('#live-counts', e => e.textContent);
+  check(counts.startsWith('2 chunks, 250 bytes'), 'a chunk that arrives updates the session\'s counts', counts);
+  await shot(page, '14-live-grown');
 
   // --- dark theme
   await page.click('#theme');
