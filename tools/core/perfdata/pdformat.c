@@ -598,7 +598,8 @@ static enum pl_err q_flush(struct pd_queue *q, uint64_t limit, pd_record_fn fn, 
 	enum pl_err rc = PL_OK;
 
 	if (!q->sorted) {
-		qsort(q->v, q->n, sizeof(*q->v), qent_cmp);
+		if (q->n)   /* an empty queue's v is NULL: qsort's is nonnull */
+			qsort(q->v, q->n, sizeof(*q->v), qent_cmp);
 		q->sorted = true;
 	}
 	for (; i < q->n && q->v[i].time <= limit; i++) {
@@ -610,7 +611,8 @@ static enum pl_err q_flush(struct pd_queue *q, uint64_t limit, pd_record_fn fn, 
 			free((void *)q->v[i].rec);
 		}
 	}
-	memmove(q->v, q->v + i, (q->n - i) * sizeof(*q->v));
+	if (i)   /* nothing delivered: v may be NULL, and NULL + 0 is undefined */
+		memmove(q->v, q->v + i, (q->n - i) * sizeof(*q->v));
 	q->n -= i;
 	return rc;
 }
