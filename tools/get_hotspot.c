@@ -195,9 +195,8 @@ static void collect_edges(const struct pl_profile *p, uint32_t event, uint32_t f
 
 /* picture: the sandwich PNG of the function (export/flamepng.h), as an
  * image block of the result: its callers from its outermost call in each
- * stack up to the root, its callees from there down to the leaf.  Asked
- * for only when the tool's schema lists `picture` (left out for now: the
- * tools/list budget is full), so tool_check_args refuses it until then. */
+ * stack up to the root, its callees from there down to the leaf, asked
+ * for with `picture: true`. */
 static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view *v, uint32_t event,
 				uint32_t func, json_t *result, struct pl_error *err)
 {

@@ -38,8 +38,10 @@ static void face(unsigned size)
 	cairo_text_extents(cr, "M", &te);
 	adv = te.x_advance;
 	w = (unsigned)ceil(adv) + 2;
-	h = (unsigned)ceil(fe.ascent + fe.descent);
 	base = (unsigned)ceil(fe.ascent);
+	/* Below the baseline by the whole descent plus a row: ceil(ascent +
+	 * descent) rounds the ascent up and loses the underscore's rows. */
+	h = base + (unsigned)ceil(fe.descent) + 1;
 	printf("static const char glyphs%u[] =\n", size);
 	for (int c = 0x20; c < 0x7f; c++) {
 		cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_A8, (int)w, (int)h);
