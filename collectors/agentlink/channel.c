@@ -227,7 +227,8 @@ json_t *coll_channel_take(const char *artifact_root, char *id, size_t cap)
 	best.name[strlen(best.name) - 5] = '\0';
 	snprintf(id, cap, "%s", best.name);
 	if (!req || !coll_id_ok(id) ||
-	    !json_equal(json_object_get(req, "request_id"), json_string_nocheck(id))) {
+	    !json_is_string(json_object_get(req, "request_id")) ||
+	    strcmp(json_string_value(json_object_get(req, "request_id")), id) != 0) {
 		/* Unreadable or renamed: answered as such, once. */
 		json_t *bad = json_pack("{s:b,s:s,s:s}", "ok", 0, "error", "the request could not be read",
 					"hint", "call the tool again");

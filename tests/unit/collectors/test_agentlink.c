@@ -107,6 +107,7 @@ START_TEST(a_request_goes_through_the_channel_files)
 	req = json_pack("{s:s,s:{}}", "op", "status", "args");
 	ck_assert_int_ne(coll_channel_call(root, req, 50, &answer, &err), PL_OK);
 	ck_assert_ptr_nonnull(strstr(err.text, "no agent link answered"));
+	json_decref(req);  /* borrowed by coll_channel_call */
 	ck_assert_ptr_null(coll_channel_take(root, id, sizeof(id)));
 	/* A link that takes it and answers. */
 	req = json_pack("{s:s,s:s}", "request_id", "r1", "op", "ping");
