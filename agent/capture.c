@@ -128,19 +128,27 @@ static void emit_chunk(struct capture *cap)
 	send_maps_if_changed(cap);
 }
 
-/* Complete samples from the carry into the chunk; all of it when final
- * or when 1 MB built up with no boundary. */
+/* Complete samples from the carry into the chunk; all of it when 1 MB
+ * built up with no boundary.  When final (perf script ended, or its
+ * drain deadline passed) a tail that is not a whole sample is dropped
+ * and logged: perf script ends every sample with its boundary, so only
+ * output cut by the deadline has one, and sending it would count a
+ * sample in samples_sent that no reader of the chunk can parse. */
 static void feed_carry(struct capture *cap, int final)
 {
-	size_t b = final ? cap->carry_len :
-			   sample_boundary(cap->carry, cap->carry_len, cap->caps.callgraph[0] != '\0');
+	size_t b = sample_boundary(cap->carry, cap->carry_len, cap->caps.callgraph[0] != '\0');
 	if (b == 0 && cap->carry_len >= CARRY_MAX)
 		b = cap->carry_len;
-	if (b == 0)
-		return;
-	chunk_add(&cap->ch, cap->carry, b, 1);
-	memmove(cap->carry, cap->carry + b, cap->carry_len - b);
-	cap->carry_len -= b;
+	if (b > 0) {
+		chunk_add(&cap->ch, cap->carry, b, 1);
+		memmove(cap->carry, cap->carry + b, cap->carry_len - b);
+		cap->carry_len -= b;
+	}
+	if (final && cap->carry_len > 0) {
+		agent_log("perf script was cut mid-sample at the stop: its last %zu bytes were not sent",
+			  cap->carry_len);
+		cap->carry_len = 0;
+	}
 }
 
 static void carry_add(struct capture *cap, const char *buf, size_t n)
