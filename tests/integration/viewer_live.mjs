@@ -1,0 +1,82 @@
+// viewer_live.mjs - the viewer's live page in Debian's Chromium
+// (puppeteer-core) while a real device agent streams into the session
+// test_viewer_live.sh started: the page's counts and sparklines must grow
+// without a reload (long polling), and equal list_sessions and
+// get_device_metrics read through the same API at the same moment.
+//
+//   node viewer_live.mjs CONFIG.json    CONFIG: {base, login, chromium, out, session}
+//
+// Prints "ok - ..." / "not ok - ..." lines and saves two screenshots.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '../mcp/package.json'));
+const puppeteer = require('puppeteer-core');
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+let failures = 0;
+function check(cond, what, why) {
+  if (cond) console.log(`ok - viewer live: ${what}`);
+  else {
+    failures++;
+    console.log(`not ok - viewer live: ${what}${why ? ': ' + why : ''}`);
+  }
+}
+const shot = (page, name) => page.screenshot({path: path.join(cfg.out, name + '.png'), fullPage: true});
+// "N chunks, B bytes of text, S system and P process metrics frames"
+const parse = t => { const n = (t.match(/\d[\d,]*/g) || []).map(x => Number(x.replace(/,/g, ''))); return {chunks: n[0], bytes: n[1], system: n[2], process: n[3]}; };
+
+const browser = await puppeteer.launch({
+  executablePath: cfg.chromium, headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({width: 1280, height: 900});
+  await page.goto(cfg.login, {waitUntil: 'load'});
+  await page.waitForFunction(() => location.pathname.startsWith('/viewer/') && !location.search.includes('n='), {timeout: 20000});
+  await page.goto(`${cfg.base}/viewer/?view=live&s=${cfg.session}`, {waitUntil: 'load'});
+  await page.waitForSelector('#live-counts', {timeout: 20000});
+  const first = parse(await page.$eval('#live-counts', e => e.textContent));
+  await shot(page, '01-live-start');
+  // Wait (no reload) for the page to show at least two more chunks and
+// 8 KB of text (a first chunk may hold only the PERF_STAT section).
+  let grown = null;
+  try {
+    await page.waitForFunction(c0 => {
+      const n = (document.querySelector('#live-counts')?.textContent.match(/\d[\d,]*/g) || []).map(x => Number(x.replace(/,/g, '')));
+      return n[0] >= c0 + 2 && n[1] >= 8192 && n[2] > 0;  // samples, not only the first PERF_STAT
+    }, {timeout: 90000, polling: 250}, first.chunks);
+    grown = parse(await page.$eval('#live-counts', e => e.textContent));
+  } catch (e) {
+    grown = parse(await page.$eval('#live-counts', x => x.textContent));
+  }
+  check(grown.chunks >= first.chunks + 2 && grown.bytes >= 8192,
+    `the live page grows as the agent's chunks arrive, without a reload (${first.chunks} -> ${grown.chunks} chunks, ${first.bytes} -> ${grown.bytes} bytes)`,
+    JSON.stringify({first, grown}));
+  await shot(page, '02-live-grown');
+  // The page against the tools, read through the same API right after.
+  const tools = await page.evaluate(async s => {
+    const call = async (tool, args) => (await (await fetch('/viewer/api/call', {method: 'POST',
+      headers: {'Content-Type': 'application/json'}, body: JSON.stringify({tool, arguments: args})})).json()).result;
+    const ls = await call('list_sessions', {});
+    const sys = await call('get_device_metrics', {session: s, type: 'system', limit: 200});
+    const text = document.querySelector('#live-counts').textContent;
+    return {session: ls.sessions.find(x => x.session === s), system: sys.frames.length, text};
+  }, cfg.session);
+  const shown = parse(tools.text);
+  check(tools.session && tools.session.live === true && shown.chunks <= tools.session.chunks &&
+        shown.chunks >= tools.session.chunks - 2,
+    `the counts shown follow list_sessions (page ${shown.chunks}, tool ${tools.session && tools.session.chunks} chunks; live)`,
+    JSON.stringify(tools));
+  check(shown.system > 0 && shown.system <= tools.system && shown.system >= tools.system - 2,
+    `the system metrics shown follow get_device_metrics (page ${shown.system}, tool ${tools.system} frames)`,
+    JSON.stringify(tools));
+  const sparks = await page.$$eval('#sparks figure', f => Object.fromEntries(f.map(x => [x.dataset.metric, Number(x.dataset.points)])));
+  check(sparks.CPU > 0 && sparks['process RSS'] > 0, `the health sparklines draw the device's frames (${JSON.stringify(sparks)})`);
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);
