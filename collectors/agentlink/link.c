@@ -339,9 +339,9 @@ static int send_command(struct device *d, const char *cmd, json_t *args, bool as
 	snprintf(d->pend[slot].id, sizeof(d->pend[slot].id), "%s", id);
 	snprintf(d->pend[slot].cmd, sizeof(d->pend[slot].cmd), "%s", cmd);
 	pthread_mutex_unlock(&d->lock);
-	msg = json_pack("{s:s,s:s,s:O}", "id", id, "cmd", cmd, "args", args ? args : json_object());
-	if (!args)
-		json_object_set_new(msg, "args", json_object());
+	/* "O" takes a reference to the caller's args; "o" steals the new {}. */
+	msg = args ? json_pack("{s:s,s:s,s:O}", "id", id, "cmd", cmd, "args", args)
+		   : json_pack("{s:s,s:s,s:o}", "id", id, "cmd", cmd, "args", json_object());
 	text = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	pthread_mutex_lock(&d->send_lock);

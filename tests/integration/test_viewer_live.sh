@@ -92,3 +92,4 @@ samples=$(/usr/bin/python3 -c 'import json,sys; print(sum(e["samples"] for e in 
 	notok "$name: the session analyzes: $(oneline "$WORK/an.json") $(oneline "$WORK/an.err")"
 echo "# $name: screenshots in $out"
 stop_server "$name"
+[ -n "${KEEP_SERVER_ERR:-}" ] && cp "$WORK/server.err" "$KEEP_SERVER_ERR"
