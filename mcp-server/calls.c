@@ -34,7 +34,7 @@ struct mcp_call {
 	json_t *id;
 	json_t *progress_token;
 	bool stateless;
-	bool cancelled;
+	atomic_bool cancelled;          /* set under s->lock by a cancel from another thread, read by the one stepping */
 	const struct tool_def *tool;
 	struct sbx_worker *w;
 	struct timespec started;
