@@ -252,7 +252,8 @@ static void buf_reserve(struct pl_buf *b, size_t extra)
 void pl_buf_add(struct pl_buf *b, const void *p, size_t n)
 {
 	buf_reserve(b, n);
-	memcpy(b->data + b->len, p, n);
+	if (n)  /* p may be NULL for nothing; memcpy(.., NULL, 0) is undefined */
+		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = '\0';
 }
