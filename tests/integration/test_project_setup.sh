@@ -247,6 +247,27 @@ fi
 outside=$(find "$WORK" -newer "$WORK/outside.stamp" -type f ! -path "$WORK/rt/*" ! -path "$WORK/refuse/*" ! -path "$WORK/nul/*" | grep -v "^$WORK/[a-z0-9.]*$" | head -3)
 [ -z "$outside" ] && ok "$name: nothing outside the projects was written" || notok "$name: written outside: $outside"
 
+# A record that climbs out of the project (a cloned repository may carry
+# .perflens/setup.json): detach refuses its paths by name and removes
+# nothing outside, even an empty file whose SHA-256 the record gives.
+x="$WORK/climb"
+mkdir -p "$x/proj/.perflens" "$x/victim-dir"
+: > "$x/victim"
+$PY - "$x/proj/.perflens/setup.json" <<'PY'
+import hashlib, json, sys
+e = hashlib.sha256(b"").hexdigest()
+json.dump({"format": 1, "clients": {"codex": {"files": [
+    {"path": "../victim", "kind": "file", "sha256": e, "created": True}],
+    "dirs": ["../victim-dir"]}}}, open(sys.argv[1], "w"))
+PY
+"$PERFLENS" detach --project "$x/proj" > /dev/null 2> "$WORK/err"
+rc=$?
+if [ "$rc" -eq 5 ] && grep -q "not a plain path" "$WORK/err" && [ -e "$x/victim" ] && [ -d "$x/victim-dir" ]; then
+	ok "$name: a recorded '../victim' is refused (exit 5); the file and folder outside the project stay"
+else
+	notok "$name: detach with a record climbing out: exit $rc, victim $( [ -e "$x/victim" ] && echo kept || echo REMOVED): $(oneline "$WORK/err")"
+fi
+
 # claude-config and install-skill --client claude-code.
 mkdir -p "$WORK/ws"
 if "$PERFLENS" claude-config --workspace "$WORK/ws" --read-only > "$WORK/cc.json" 2> "$WORK/err" && $PY - "$WORK/cc.json" "$WORK/ws" "$SERVER" <<'PY'
