@@ -217,7 +217,10 @@ static size_t visible_tools(const struct mcp_config *cfg, size_t *rows)
 static void do_tools_list(struct request *r)
 {
 	const char *cursor = json_string_value(json_object_get(r->params, "cursor"));
-	size_t start = 0, end, rows[64], nrows = visible_tools(&r->s->cfg, rows);
+	/* As many rows as the registry has: a fixed array would overflow
+	 * silently once the table grows past it. */
+	size_t *rows = pl_xcalloc(tool_count ? tool_count : 1, sizeof(*rows));
+	size_t start = 0, end, nrows = visible_tools(&r->s->cfg, rows);
 	json_t *tools = json_array();
 	struct pl_error err;
 	char next[64];
@@ -225,6 +228,7 @@ static void do_tools_list(struct request *r)
 	if (json_object_get(r->params, "cursor") && (!cursor ||
 	    tool_cursor_parse(cursor, "tools/list", &start, &err) || start >= nrows)) {
 		json_decref(tools);
+		free(rows);
 		mcp_send_error(r->sink, r->id, MCP_RPC_INVALID_PARAMS, "invalid cursor",
 			   json_pack("{s:s}", "hint", "pass nextCursor exactly as tools/list returned it, or omit it"));
 		return;
@@ -247,6 +251,7 @@ static void do_tools_list(struct request *r)
 		}
 		json_array_append_new(tools, t);
 	}
+	free(rows);
 	{
 		json_t *res = json_pack("{s:o}", "tools", tools);
 		if (end < nrows) {
