@@ -388,8 +388,12 @@ static void serve_wait(struct viewer *v, const struct viewer_request *rq, struct
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			for (char *p = buf; p < buf + n;) {
 				const struct inotify_event *e = (const struct inotify_event *)p;
+				/* An event of the folder itself (IN_IGNORED: it was
+				 * removed) has no name: e->name[0] would be the next
+				 * event's bytes, or past the buffer. */
+				bool hidden = e->len && e->name[0] == '.';
 				for (size_t i = 0; i <= PL_ARRAY_LEN(watched_dirs); i++)
-					if (wd[i] >= 0 && e->wd == wd[i] && e->name[0] != '.')
+					if (wd[i] >= 0 && e->wd == wd[i] && !hidden)
 						changed[i] = any = true;
 				p += sizeof(*e) + e->len;
 			}
