@@ -141,6 +141,19 @@ for a in /etc/passwd ../../etc/passwd "perflens://artifacts/../x" "collections/c
 done
 [ -z "$bad" ] && ok "$name: path-like ids and artifacts: 404, nothing outside the artifact root" ||
 	notok "$name: path-like ids and artifacts: 404:$bad"
+# A folder of the root that is a symbolic link out of it: the server
+# process serves files itself (no Landlock behind it), so the link must
+# not be followed.  The exports folder is put back afterwards.
+mkdir -p "$WORK/outside" && echo "root:outside-secret" > "$WORK/outside/secret.txt"
+mv "$art/exports" "$art/exports.real" && ln -s "$WORK/outside" "$art/exports"
+code=$(curl -s -o "$WORK/b" -w '%{http_code}' -H "$A" "$base/viewer/api/file/exports/secret.txt")
+api "$WORK/s" "$WORK/b2" -H "$A" -d '{"tool":"read_artifact_page","arguments":{"artifact":"exports/secret.txt"}}' "$base/viewer/api/call"
+rm "$art/exports" && mv "$art/exports.real" "$art/exports"
+if [ "$code" = 404 ] && ! grep -q outside-secret "$WORK/b" "$WORK/b2"; then
+	ok "$name: exports -> a folder outside the root: 404, the file there is not served"
+else
+	notok "$name: a symlinked exports folder: $code, $(oneline "$WORK/b") $(oneline "$WORK/b2")"
+fi
 bad=""
 for t in analyze_profile export_profile collect_profile build_report normalize_benchmark inspect_collection_capabilities symbolize inspect_elf; do
 	api "$WORK/s" "$WORK/b" -H "$A" -d "{\"tool\":\"$t\",\"arguments\":{\"analysis_id\":\"$bundled\",\"format\":\"svg\"}}" "$base/viewer/api/call"

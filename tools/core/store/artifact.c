@@ -545,15 +545,46 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 	return true;
 }
 
+/* ROOT/REL for reading, following no symbolic link below ROOT: each
+ * folder of REL is opened O_PATH | O_NOFOLLOW from the one before (O_PATH,
+ * so that Landlock in a worker asks nothing of it), then the file
+ * O_NOFOLLOW.  The server itself (resources/read, the viewer) opens
+ * artifacts with no Landlock behind it: an "exports" link to / must not
+ * make exports/passwd readable.  -1 with errno set when it cannot. */
+static int open_beneath(const char *root, const char *rel)
+{
+	int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+	char part[256];
+
+	while (dir >= 0) {
+		size_t n = strcspn(rel, "/");
+
+		if (!rel[n]) {
+			fd = openat(dir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			close(dir);
+			return fd;
+		}
+		if (n == 0 || n >= sizeof(part)) {
+			close(dir);
+			errno = ENOENT;
+			return -1;
+		}
+		memcpy(part, rel, n);
+		part[n] = '\0';
+		fd = openat(dir, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dir);
+		dir = fd;
+		rel += n + 1;
+	}
+	return -1;
+}
+
 int pl_artifact_open(const char *root, const char *rel, uint64_t *size,
 		     struct pl_error *err)
 {
-	char path[4096];
 	struct stat sb;
-	int fd;
+	int fd = open_beneath(root, rel);
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		pl_fail(err, PL_ERR_INPUT, "call list_artifacts to see what exists",
 			"no artifact '%s'", rel);
