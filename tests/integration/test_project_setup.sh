@@ -359,6 +359,24 @@ fi
 grep -q "fix .*--update --server" "$WORK/st2.txt" && ok "$name: status --format table names the fix" ||
 	notok "$name: status table: $(oneline "$WORK/st2.txt")"
 
+# A record that names another program (a cloned repository may carry
+# .perflens/setup.json): status reports it and does not run it; a number
+# where an argument belongs does not crash it.
+h="$WORK/hostile-rec"
+mkdir -p "$h/.perflens"
+$PY - "$h/.perflens/setup.json" "$WORK/ran" <<'PY'
+import json, sys
+json.dump({"format": 1, "clients": {"codex": {"server": "/bin/sh", "files": [],
+    "args": ["-c", "touch " + sys.argv[2], 7]}}}, open(sys.argv[1], "w"))
+PY
+"$PERFLENS" status --project "$h" > "$WORK/st3.json" 2> "$WORK/err"
+rc=$?
+if [ "$rc" -le 2 ] && [ ! -e "$WORK/ran" ] && grep -q "status does not run it" "$WORK/st3.json"; then
+	ok "$name: status does not run a recorded server that is not perflens-mcp (/bin/sh -c ...); it says so"
+else
+	notok "$name: status with a hostile record: exit $rc, $( [ -e "$WORK/ran" ] && echo RAN): $(oneline "$WORK/st3.json") $(oneline "$WORK/err")"
+fi
+
 # ------------------------------------------------------- the real clients
 
 if ! bin=$(sh tests/mcp/setup-agents.sh --check 2>"$WORK/err"); then

@@ -32,11 +32,18 @@
 #define INITIALIZE_TIMEOUT_MS 15000
 #define MAX_ANSWER (1u << 20)
 
-static const char *rs(json_t *o, const char *key)
+/* A string of the record, "" when it is not one (the record is read
+ * from the project: a number where a string belongs must not crash). */
+static const char *sv(json_t *v)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	const char *s = json_string_value(v);
 
 	return s ? s : "";
+}
+
+static const char *rs(json_t *o, const char *key)
+{
+	return sv(json_object_get(o, key));
 }
 
 static void problem(json_t *problems, const char *what, const char *fix)
@@ -181,8 +188,8 @@ static char **server_argv(const char *server, json_t *args, const char *tmp_root
 
 	argv[0] = (char *)server;
 	json_array_foreach(args, i, a) {
-		argv[i + 1] = (char *)json_string_value(a);
-		if (tmp_root && i > 0 && strcmp(json_string_value(json_array_get(args, i - 1)), "--artifact-root") == 0)
+		argv[i + 1] = (char *)sv(a);
+		if (tmp_root && i > 0 && strcmp(sv(json_array_get(args, i - 1)), "--artifact-root") == 0)
 			argv[i + 1] = (char *)tmp_root;
 	}
 	return argv;
@@ -196,8 +203,8 @@ static const char *missing_artifact_root(json_t *args)
 	struct stat st;
 
 	json_array_foreach(args, i, a)
-		if (strcmp(json_string_value(a), "--artifact-root") == 0 && i + 1 < json_array_size(args)) {
-			const char *root = json_string_value(json_array_get(args, i + 1));
+		if (strcmp(sv(a), "--artifact-root") == 0 && i + 1 < json_array_size(args)) {
+			const char *root = sv(json_array_get(args, i + 1));
 			return stat(root, &st) == 0 ? NULL : root;
 		}
 	return NULL;
@@ -296,9 +303,20 @@ static bool has_arg(json_t *args, const char *flag)
 	json_t *a;
 
 	json_array_foreach(args, i, a)
-		if (strcmp(json_string_value(a), flag) == 0)
+		if (strcmp(sv(a), flag) == 0)
 			return true;
 	return false;
+}
+
+/* Will status run this recorded server?  The record is a file in the
+ * project, which a cloned repository may carry: status runs only what
+ * init records (an absolute path to a perflens-mcp), never, say, /bin/sh
+ * with arguments from the record. */
+static bool runnable_server(const char *server)
+{
+	const char *base = strrchr(server, '/');
+
+	return server[0] == '/' && base && strcmp(base + 1, SETUP_MCP_BINARY) == 0;
 }
 
 static json_t *client_status(const char *proj, const char *client, json_t *crec)
@@ -307,7 +325,7 @@ static json_t *client_status(const char *proj, const char *client, json_t *crec)
 	json_t *args = json_object_get(crec, "args"), *files = json_array(), *problems = json_array();
 	json_t *row, *init = NULL, *skill = skill_check(proj, client), *out;
 	char *version = NULL, fix[PATH_MAX + 200];
-	bool runs = access(server, X_OK) == 0;
+	bool runs = access(server, X_OK) == 0, ours = runnable_server(server);
 	size_t i;
 
 	json_array_foreach(json_object_get(crec, "files"), i, row) {
@@ -319,9 +337,12 @@ static json_t *client_status(const char *proj, const char *client, json_t *crec)
 				"the registration was edited since init wrote it",
 				"keep yours, or undo the edit (perflens detach then perflens init writes it afresh)");
 	}
-	if (runs && (version = server_version(server)))
+	if (runs && ours && (version = server_version(server)))
 		init = initialize_check(server, args);
-	if (!runs) {
+	if (runs && !ours) {
+		problem(problems, "the recorded server is not an absolute path to " SETUP_MCP_BINARY ": status does not run it",
+			"check " SETUP_RECORD_REL " (a copied project may carry one), then perflens init --project DIR --update --server /path/to/" SETUP_MCP_BINARY);
+	} else if (!runs) {
 		snprintf(fix, sizeof(fix), "rebuild or reinstall perflens-mcp at '%s', or point the project at the one you have: perflens init --project DIR --update --server /path/to/perflens-mcp",
 			 server);
 		problem(problems, "the recorded server binary is not there (moved or removed)", fix);
