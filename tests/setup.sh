@@ -33,14 +33,26 @@ set -eu
 #   (profile.proto, tools/core/profile/pprof.proto) with generated code, not by
 #   hand; libcairo2-dev draws the PNG flame graphs; golang-go is also the Go
 #   producer (runtime/pprof) and oracle (go tool pprof) of the pprof input
-#   tests; pngcheck checks the PNGs the tests get.
+#   tests; pngcheck checks the PNGs the tests get;
+#   chromium renders the SVGs and drives the web viewer in tests;
+#   libclang-rt-14-dev holds clang's libFuzzer and sanitizer runtimes
+#   (only a Recommends of clang, which --no-install-recommends skips);
+#   file (file(1) checks the agents are static ELFs of their arch), curl
+#   (test_viewer.sh and docs/json-rpc.md's HTTP examples), openssl (a
+#   self-signed certificate for the debuginfod TLS check); npm, only when
+#   no npm is on PATH, fetches Node 22 and the MCP test clients
+#   (tests/mcp/setup-node.sh).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
 libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
 golang-go llvm help2man
 musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
-binutils clang libprotobuf-c-dev protobuf-c-compiler libcairo2-dev pngcheck"
+binutils clang libclang-rt-14-dev libprotobuf-c-dev protobuf-c-compiler libcairo2-dev pngcheck
+file curl openssl"
+# An image with its own Node (e.g. NodeSource's, which conflicts with
+# Debian's npm) keeps it; a fresh Debian 12 gets Debian's npm.
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for pkg in $PACKAGES; do

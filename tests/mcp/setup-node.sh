@@ -13,7 +13,8 @@
 # holds the official binary) into a cache folder, $PERFLENS_NODE_CACHE or by
 # default $HOME/.cache/perflens-node22; the modules are installed into
 # tests/mcp/node_modules with `npm ci` from package-lock.json.  It needs an
-# `npm` (the image's Node 20 has one; it runs under Node 22 here).  Running
+# `npm` (an image's own Node has one; tests/setup.sh installs Debian's npm when
+# there is none; it runs under Node 22 here).  Running
 # it again changes nothing and needs no network.  Progress goes to stderr;
 # stdout gets only the path of node.  Exit 1 with the reason when something
 # cannot be installed (e.g. the registry cannot be reached).
