@@ -114,8 +114,11 @@ static bool copy_stream(FILE *in, const char *path)
 	if (!out)
 		return false;
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		fwrite(buf, 1, n, out);
-	ok = !ferror(in);
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	/* A short write (a full /tmp) must not leave a cut kallsyms that
+	 * perf would then trust. */
+	ok = !ferror(in) && !ferror(out);
 	return fclose(out) == 0 && ok;
 }
 
