@@ -15,6 +15,20 @@ for k in sys.argv[2].split("."):
     v = v[int(k)] if isinstance(v, list) else v[k]
 print(v)' "$1" "$2"
 }
+# oracle WHAT CMD...: run an oracle that prints its own ok / not ok
+# lines.  One that exits non-zero without a "not ok" line (a traceback, a
+# missing module) is a not ok too, never a silent pass; the script goes on.
+oracle() {
+	_oracle_what=$1
+	shift
+	"$@" >"$WORK/oracle.out" 2>&1
+	_oracle_rc=$?
+	cat "$WORK/oracle.out"
+	if [ "$_oracle_rc" -ne 0 ] && ! grep -q '^not ok - ' "$WORK/oracle.out"; then
+		notok "$_oracle_what: $(basename "$1") exited $_oracle_rc without a check line: $(tail -3 "$WORK/oracle.out" | tr '\n\t' '  ' | cut -c1-300)"
+	fi
+	return 0
+}
 need_shared() {
 	if [ ! -d "$SHARED/peers" ]; then
 		skip "$1: $SHARED/peers is absent (tests read the peers' data in place)"

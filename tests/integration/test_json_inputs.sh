@@ -32,20 +32,20 @@ EOF
 	if (cd "$WORK" && "$node" --cpu-prof --cpu-prof-dir="$WORK/prof" busy.js) 2>"$WORK/err" &&
 		prof=$(ls "$WORK"/prof/*.cpuprofile 2>/dev/null | head -1) && [ -n "$prof" ]; then
 		ok "V8 input: node --cpu-prof wrote $(basename "$prof")"
-		$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$prof" v8 || true
+		oracle "V8 input" $PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$prof" v8
 	else
 		notok "V8 input: node --cpu-prof: $(oneline "$WORK/err")"
 	fi
 fi
-$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$WORK/jc/good.cpuprofile" v8 || true
+oracle "V8 input" $PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$WORK/jc/good.cpuprofile" v8
 
 if [ -z "$node22" ]; then
 	skip "speedscope input: schema validation: $(cat "$WORK/node.err")"
 else
-	"$node22" tests/integration/check_speedscope.mjs "$WORK"/jc/*.speedscope.json || true
+	oracle "speedscope schema" "$node22" tests/integration/check_speedscope.mjs "$WORK"/jc/*.speedscope.json
 fi
 for f in "$WORK"/jc/*.speedscope.json; do
-	$PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$f" speedscope || true
+	oracle "speedscope input" $PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$f" speedscope
 done
 
 # bad FILE MALFORMED: analyzed, exit 0, MALFORMED records counted; or with

@@ -13,7 +13,7 @@ mkdir -p "$WORK/in" "$WORK/pics"
 /usr/bin/python3 tests/integration/json_craft.py "$WORK/in"
 gzip -dc fixtures/device-x86/chunk_000.txt.gz >"$WORK/in/chunk.txt"
 HERE="$REPO/tests/integration" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" INPUTS="$WORK/in" \
-	PICS="$WORK/pics" /usr/bin/python3 tests/integration/mcp_pictures.py || true
+	PICS="$WORK/pics" oracle pictures /usr/bin/python3 tests/integration/mcp_pictures.py
 if [ -n "${KEEP_PICTURES:-}" ]; then
 	mkdir -p "$KEEP_PICTURES" && cp "$WORK"/pics/*.png "$KEEP_PICTURES"/
 fi

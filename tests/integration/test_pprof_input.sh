@@ -30,7 +30,7 @@ fi
 ok "pprof input: a Go program wrote a CPU and a heap profile with runtime/pprof"
 
 for f in cpu heap; do
-	$PY tests/integration/pprof_oracle.py "$PERFLENS" "$art" "$WORK/$f.pprof" || true
+	oracle "pprof input $f" $PY tests/integration/pprof_oracle.py "$PERFLENS" "$art" "$WORK/$f.pprof"
 done
 
 # The same profile, not gzipped: the same events and totals.
