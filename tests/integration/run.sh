@@ -3,8 +3,8 @@
 #
 # Each tests/integration/test_*.sh prints one line per check:
 #   ok - WHAT         not ok - WHAT: WHY        skip - WHAT: WHY
-# This runner counts them (a script that exits non-zero without a "not ok"
-# line counts as one failure) and ends with the plain closing line
+# This runner counts them (a script that exits non-zero, or prints a Python
+# traceback, without a "not ok" line counts as one failure) and ends with the plain closing line
 # "N passed, N failed, N skipped".  Exit status is non-zero on any failure.
 set -u
 BUILD=${BUILD:-build}
@@ -32,6 +32,12 @@ for t in tests/integration/test_*.sh; do
 	s=$(grep -c '^skip - ' "$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $t exited $rc"
+		f=1
+	fi
+	# A check that crashed mid-script (a Python traceback) with no "not ok"
+	# line of its own: the script's exit status is its last command's.
+	if [ "$f" -eq 0 ] && grep -q '^Traceback (most recent call last):' "$out"; then
+		echo "not ok - $t: a Python traceback and no not ok line (a check crashed mid-script)"
 		f=1
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
