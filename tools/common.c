@@ -329,7 +329,32 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 
 json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why)
 {
-	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
+	json_t *step = json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
+
+	tool_step_needs(step);
+	return step;
+}
+
+/* A collection can never be sent as it is: what to profile is the
+ * caller's to name, and so is the authorization phrase (a result that
+ * carried it would be the server authorizing itself).  `needs` says so in
+ * the step, so that an agent following next_steps adds them instead of
+ * sending a call that can only fail. */
+void tool_step_needs(json_t *step)
+{
+	json_t *args = json_object_get(step, "arguments"), *needs;
+
+	if (!json_is_object(args) || strcmp(json_string_value(json_object_get(step, "tool")) ?: "", "collect_profile"))
+		return;
+	needs = json_array();
+	if (!json_object_get(args, "executable") && !json_object_get(args, "pid"))
+		json_array_append_new(needs, json_string("executable or pid"));
+	if (!json_object_get(args, "authorization"))
+		json_array_append_new(needs, json_string("authorization"));
+	if (json_array_size(needs))
+		json_object_set_new(step, "needs", needs);
+	else
+		json_decref(needs);
 }
 
 bool tool_add_picture(json_t *result, const void *png, size_t n)

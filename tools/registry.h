@@ -233,6 +233,9 @@ json_t *tool_call_text(const char *tool, json_t *args);
  * it is, {"tool", "arguments" (stolen), "why"}; a new reference.  A step
  * that needs a value only the agent has is advice, not a next step. */
 json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why);
+/* `needs` on a step: the arguments the caller must add before sending it
+ * (for collect_profile: what to profile and the authorization phrase). */
+void tool_step_needs(json_t *step);
 
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

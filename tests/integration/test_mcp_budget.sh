@@ -261,9 +261,16 @@ s2.close()
 bad, sent = [], 0
 for where, st in steps:
     name, args = st.get("tool"), st.get("arguments")
-    if set(st) != {"tool", "arguments", "why"}:
-        bad.append("%s: %s is not {tool, arguments, why}" % (where, short(st, 200)))
+    if set(st) - {"needs"} != {"tool", "arguments", "why"}:
+        bad.append("%s: %s is not {tool, arguments, why[, needs]}" % (where, short(st, 200)))
         continue
+    # A collection is never ready as it is: the step must say what to add.
+    if name == "collect_profile" and not ("authorization" in st.get("needs", []) and
+            (args.get("executable") or args.get("pid") or "executable or pid" in st.get("needs", []))):
+        bad.append("%s: %s does not say what it needs" % (where, short(st, 200)))
+        continue
+    if st.get("needs"):
+        continue  # validated once the caller has added them
     if name not in inputs:
         bad.append("%s: %s names no listed tool" % (where, short(st, 200)))
         continue
