@@ -109,6 +109,14 @@ for name, fmt, event in cases:
     hs = s.call("list_hotspots", args)["result"].get("structuredContent", {})
     check("%s: list_hotspots from next_steps gives %s hotspots in %s" % (name, event, hs.get("unit")),
           hs.get("hotspots") and hs.get("event") == event, short(hs))
+    if fmt != "perf_script":
+        # perf cannot record a pprof sample type or a V8/speedscope weight:
+        # no candidate may send the agent to collect_profile for one.
+        cl = s.call("classify_hotspots", {"analysis_id": aid, "limit": 50}, timeout=120)["result"].get("structuredContent", {})
+        tools_named = [st.get("tool") for c in cl.get("candidates", []) for st in c.get("next_steps", [])]
+        check("%s: classify_hotspots names no collect_profile step for events perf cannot record (%d candidates)"
+              % (name, len(cl.get("candidates", []))), "candidates" in cl and "collect_profile" not in tools_named,
+              short(cl))
 
     r = s.call("export_profile", {"analysis_id": aid, "event": event, "format": "png"}, timeout=120)
     e = r["result"].get("structuredContent", {})

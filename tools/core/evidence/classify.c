@@ -737,6 +737,17 @@ static json_t *next_step_json(json_t *spec, const char *const *keys, const char 
 	return out;
 }
 
+/* Whether `event` is one perf could record: an event whose unit the input
+ * named (pprof sample types, speedscope and V8 weights) is not, so a
+ * collect_profile step for it could only fail. */
+static bool perf_can_record(const struct pl_profile *p, const char *event)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		if (strcmp(pl_str(p, p->events[i].name), event) == 0 && p->events[i].unit1)
+			return false;
+	return true;
+}
+
 static json_t *next_steps_json(const struct pl_classifier *c, const struct rule *ru,
 			       const char *event, uint32_t top)
 {
@@ -754,7 +765,12 @@ static json_t *next_steps_json(const struct pl_classifier *c, const struct rule 
 	vals[3] = top == PL_NOID ? NULL : top_id;
 	vals[4] = top == PL_NOID ? NULL : pl_str(p, p->funcs[top].dso);
 	json_array_foreach(json_object_get(ru->doc, "next_steps"), i, spec) {
-		json_t *step = next_step_json(spec, keys, vals, PL_ARRAY_LEN(keys));
+		const char *tool = json_string_value(json_object_get(spec, "tool")) ?: "";
+		json_t *step;
+		/* A collection of an event perf cannot record could only fail. */
+		if (!perf_can_record(p, event) && strcmp(tool, "collect_profile") == 0)
+			continue;
+		step = next_step_json(spec, keys, vals, PL_ARRAY_LEN(keys));
 		if (step)
 			json_array_append_new(out, step);
 	}
