@@ -481,13 +481,17 @@ static void run_tool(struct viewer *v, const char *tool, json_t *args, struct vi
 	struct mcp_session sess = {0};
 	struct mcp_call *call;
 	json_t *msg, *resp = NULL, *m, *result;
-	json_int_t id;
+	char id[48];
 	size_t i;
 
+	/* A stateless call is cancelled by its id alone, among every
+	 * stateless call (calls.c): an id of the viewer's own kind, so that
+	 * an agent's notifications/cancelled for its request 3 does not stop
+	 * the viewer's call 3. */
 	pthread_mutex_lock(&v->lock);
-	id = (json_int_t)++v->next_id;
+	snprintf(id, sizeof(id), "perflens-viewer-%" PRIu64, ++v->next_id);
 	pthread_mutex_unlock(&v->lock);
-	msg = json_pack("{s:s,s:I,s:s,s:{s:s,s:O,s:{s:s}}}", "jsonrpc", "2.0", "id", id,
+	msg = json_pack("{s:s,s:s,s:s,s:{s:s,s:O,s:{s:s}}}", "jsonrpc", "2.0", "id", id,
 			"method", "tools/call", "params", "name", tool, "arguments", args,
 			"_meta", "io.modelcontextprotocol/protocolVersion", MCP_STATELESS_VERSION);
 	if ((call = mcp_handle(v->s, &sess, msg, &sink)))
