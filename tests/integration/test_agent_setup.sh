@@ -105,6 +105,13 @@ assert r["files"] == n and n >= 1, (r, n)' "$WORK/out" "$proj" "$dest"; then
 	expect_error "install-skill without --project" usage 2 -- install-skill
 	expect_error "install-skill into a missing folder" usage 2 -- install-skill --project "$WORK/nope"
 	[ ! -e "$WORK/nope" ] && ok "a missing project folder is not created" || notok "$WORK/nope was created"
+	# .agents linked to a folder outside (a user's global one): refused,
+	# nothing written there.
+	mkdir -p "$WORK/linked" "$WORK/global-agents"
+	ln -s "$WORK/global-agents" "$WORK/linked/.agents"
+	expect_error "install-skill through a linked .agents is refused" output_refused 5 -- install-skill --project "$WORK/linked"
+	[ -z "$(ls -A "$WORK/global-agents")" ] && ok "nothing is written through the link" ||
+		notok "written outside the project: $(ls -A "$WORK/global-agents")"
 fi
 
 # -------------------------------------------------------- codex-config

@@ -609,8 +609,11 @@ static enum pl_err skill_paths(const char *given, const char *client, char proj[
 	if (!setup_valid_utf8(proj))
 		return pl_fail(err, PL_ERR_USAGE, "use a project path that is valid UTF-8",
 			       "'%s' is not valid UTF-8", proj);
-	if (!setup_join(skills, PATH_MAX, proj, setup_skills_dir(client)) ||
-	    !setup_join(dest, PATH_MAX, skills, PL_SKILL_NAME) ||
+	/* .claude or .agents may be a link to the user's global folder:
+	 * install-skill writes inside the project only, as init does. */
+	if (setup_inside(proj, setup_skills_dir(client), skills, err))
+		return err->code;
+	if (!setup_join(dest, PATH_MAX, skills, PL_SKILL_NAME) ||
 	    !setup_join(stage, PATH_MAX, skills, "." PL_SKILL_NAME ".tmp-XXXXXX"))
 		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter project path",
 			       "project path '%s' is too long", proj);

@@ -109,6 +109,12 @@ bool setup_skill_file(size_t i, const char **rel, const char **text);
  * `err` set when it cannot be read or is not a record. */
 json_t *setup_load_record(const char *proj, bool *exists, struct pl_error *err);
 
+/* PROJ/REL into out, refusing (PL_ERR_OUTPUT, naming the path) a REL
+ * that is absolute or has an empty, "." or ".." component, and a
+ * symbolic link (or a non-folder) at any component under PROJ: so that
+ * nothing outside the project is touched (project_setup.c). */
+enum pl_err setup_inside(const char *proj, const char *rel, char out[PATH_MAX], struct pl_error *err);
+
 /* What a recorded row (borrowed) is on disk now: "as_written",
  * "changed", "missing" (the file, block or entry is gone), or
  * "unreadable" (a link, not a regular file...). */

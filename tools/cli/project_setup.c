@@ -119,7 +119,7 @@ static bool plain_rel(const char *rel)
 /* PROJ/REL, refusing a REL that climbs out (plain_rel), a symbolic link
  * (or anything but a folder) in any folder component that exists, and a
  * link at the end.  The project itself is resolved already. */
-static enum pl_err inside(const char *proj, const char *rel, char out[PATH_MAX], struct pl_error *err)
+enum pl_err setup_inside(const char *proj, const char *rel, char out[PATH_MAX], struct pl_error *err)
 {
 	struct stat st;
 
@@ -154,7 +154,7 @@ static enum pl_err read_disk(const char *proj, const char *rel, struct disk *d, 
 	int fd;
 	ssize_t n;
 
-	if (inside(proj, rel, path, err))
+	if (setup_inside(proj, rel, path, err))
 		return err->code;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -186,7 +186,7 @@ static enum pl_err make_parents(const char *proj, const char *rel, json_t *made,
 	char path[PATH_MAX], *p;
 	struct stat st;
 
-	if (inside(proj, rel, path, err))
+	if (setup_inside(proj, rel, path, err))
 		return err->code;
 	for (p = path + strlen(proj) + 1; (p = strchr(p, '/')); p++) {
 		*p = '\0';
@@ -209,7 +209,7 @@ static enum pl_err write_file(const char *proj, const char *rel, const char *dat
 {
 	char path[PATH_MAX];
 
-	if (inside(proj, rel, path, err) || pl_write_file_atomic(path, data, len, err))
+	if (setup_inside(proj, rel, path, err) || pl_write_file_atomic(path, data, len, err))
 		return err->code;
 	if (old && old->exists && old->mode != 0644)
 		chmod(path, old->mode);
@@ -220,7 +220,7 @@ static enum pl_err remove_file(const char *proj, const char *rel, struct pl_erro
 {
 	char path[PATH_MAX];
 
-	if (inside(proj, rel, path, err))
+	if (setup_inside(proj, rel, path, err))
 		return err->code;
 	if (unlink(path) < 0 && errno != ENOENT)
 		return pl_fail(err, PL_ERR_OUTPUT, "check that the project folder is writable",
@@ -1049,7 +1049,7 @@ static void remove_dirs(const char *proj, json_t *dirs)
 	struct pl_error ignored;
 
 	for (size_t i = json_array_size(dirs); i-- > 0;)
-		if (inside(proj, json_string_value(json_array_get(dirs, i)), path, &ignored) == PL_OK)
+		if (setup_inside(proj, json_string_value(json_array_get(dirs, i)), path, &ignored) == PL_OK)
 			rmdir(path);
 }
 
@@ -1084,7 +1084,7 @@ static enum pl_err detach_record(const char *proj, json_t *record, struct pl_err
 		return store_record(proj, record, err);
 	if (remove_file(proj, RECORD_REL, err) || remove_file(proj, BACKUP_REL, err))
 		return err->code;
-	if (inside(proj, ".perflens", path, err) == PL_OK)
+	if (setup_inside(proj, ".perflens", path, err) == PL_OK)
 		rmdir(path);
 	return PL_OK;
 }
@@ -1105,7 +1105,7 @@ static int run_detach(const struct detach_opts *o)
 		return cli_fail(&err);
 	}
 	if (setup_resolve_dir("project", o->project, "pass an existing folder: " DETACH_USAGE, proj, &err) ||
-	    pick_clients(o->client, clients, &n, &err) || inside(proj, RECORD_REL, path, &err))
+	    pick_clients(o->client, clients, &n, &err) || setup_inside(proj, RECORD_REL, path, &err))
 		return cli_fail(&err);
 	if (lstat(path, &st) < 0) {
 		pl_fail(&err, PL_ERR_INPUT, "nothing to detach: perflens init did not set this project up",
