@@ -10,7 +10,8 @@
  * older than it before it, so the sample's thread has the new name;
  * every byte order and the compressed form give the same profile; a
  * callchain running off its record is counted and previewed; a record
- * of size 0, data past the end and a corrupt zstd stream are errors.
+ * of size 0, data past the end, a corrupt zstd stream and a COMPRESSED
+ * record inside the stream are errors.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -393,6 +394,43 @@ START_TEST(unknown_record_types_are_skipped_by_size)
 }
 END_TEST
 
+/* A COMPRESSED record whose zstd payload holds another COMPRESSED record
+ * (perf writes none): an error naming it, not a recursion. */
+static void zstd_record(struct img *m, const unsigned char *src, size_t n)
+{
+	unsigned char out[4096];
+	size_t k = ZSTD_compress(out, sizeof(out), src, n, 1);
+
+	ck_assert(!ZSTD_isError(k));
+	hdr(m, 81, 0, (uint16_t)(8 + k));
+	put(m, out, k);
+}
+
+START_TEST(compressed_inside_compressed_is_an_error)
+{
+	struct img m = {0}, inner = {0}, outer = {0};
+	struct pl_profile p;
+	struct pl_error err;
+	uint64_t data_off;
+
+	file_image(&m, false, false);
+	memcpy(&data_off, m.b + 40, 8);
+	m.n = data_off;
+	round_end(&inner);
+	zstd_record(&outer, inner.b, inner.n);
+	round_end(&outer);
+	zstd_record(&m, outer.b, outer.n);
+	set_u64(&m, 48, m.n - data_off);
+	ck_assert_int_eq(read_img(&p, &m, &err), PL_ERR_MALFORMED);
+	ck_assert_msg(strstr(err.text, "COMPRESSED record inside compressed data") != NULL, "%s",
+		      err.text);
+	pl_profile_release(&p);
+	free(inner.b);
+	free(outer.b);
+	free(m.b);
+}
+END_TEST
+
 Suite *suite_pdread(void)
 {
 	Suite *s = suite_create("pdread");
@@ -402,6 +440,7 @@ Suite *suite_pdread(void)
 	tcase_add_test(tc, big_endian_image_gives_the_same_profile);
 	tcase_add_test(tc, one_zstd_stream_across_compressed_records);
 	tcase_add_test(tc, corrupt_zstd_is_an_error);
+	tcase_add_test(tc, compressed_inside_compressed_is_an_error);
 	tcase_add_test(tc, bad_framing_is_an_error_naming_the_offset);
 	tcase_add_test(tc, callchain_off_the_record_is_counted_and_previewed);
 	tcase_add_test(tc, unknown_record_types_are_skipped_by_size);

@@ -792,6 +792,11 @@ static enum pl_err one_record(struct pd_file *f, const uint8_t *rec, size_t size
 	f->counts.records++;
 	if (type < PD_TYPES)
 		f->counts.by_type[type]++;
+	/* The stream's buffer is being walked: a COMPRESSED record out of it
+	 * would append to (and move) that buffer and walk it again from its
+	 * start, recursing without end.  perf writes none; refuse it. */
+	if (from_stream && (type == PD_COMPRESSED || type == PD_COMPRESSED2))
+		return bad(err, "a COMPRESSED record inside compressed data", off);
 	if (type >= PD_KERNEL_TYPES) {
 		switch (type) {
 		case PD_FINISHED_ROUND:
