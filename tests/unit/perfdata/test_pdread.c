@@ -11,7 +11,8 @@
  * every byte order and the compressed form give the same profile; a
  * callchain running off its record is counted and previewed; a record
  * of size 0, data past the end, a corrupt zstd stream and a COMPRESSED
- * record inside the stream are errors.
+ * record inside the stream are errors; forks past the map-entry bound
+ * are a limit error.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -431,6 +432,52 @@ START_TEST(compressed_inside_compressed_is_an_error)
 }
 END_TEST
 
+/* FORK copies the parent's maps: 1100 forks of a process of 4096 maps
+ * would hold 4.5M map entries from a 600 KB file.  Past 4M entries in all
+ * processes together the read stops with PL_ERR_LIMIT; 1000 forks fit. */
+static void fork_img(struct img *m, unsigned forks)
+{
+	struct img data = {0};
+	uint64_t data_off;
+
+	file_image(m, false, false);
+	memcpy(&data_off, m->b + 40, 8);
+	m->n = data_off;
+	for (unsigned i = 0; i < 4096; i++)
+		mmap2(&data, 10, 0x400000 + 0x2000ull * i, 0x1000, "/bin/x");
+	for (unsigned i = 0; i < forks; i++) {
+		hdr(&data, 7, 0, 8 + 24 + 16);
+		u32(&data, 1000 + i);   /* pid, ppid, tid, ptid */
+		u32(&data, 10);
+		u32(&data, 1000 + i);
+		u32(&data, 10);
+		u64(&data, 2);          /* time */
+		trailer(&data, 1000 + i, 1000 + i, 2);
+	}
+	put(m, data.b, data.n);
+	set_u64(m, 48, data.n);
+	free(data.b);
+}
+
+START_TEST(fork_copies_of_maps_are_bounded)
+{
+	struct img m = {0};
+	struct pl_profile p;
+	struct pl_error err;
+
+	fork_img(&m, 1100);
+	ck_assert_int_eq(read_img(&p, &m, &err), PL_ERR_LIMIT);
+	ck_assert_msg(strstr(err.text, "mapped regions") != NULL, "%s", err.text);
+	pl_profile_release(&p);
+	free(m.b);
+	m = (struct img){0};
+	fork_img(&m, 1000);
+	ck_assert_int_eq(read_img(&p, &m, &err), PL_OK);
+	pl_profile_release(&p);
+	free(m.b);
+}
+END_TEST
+
 Suite *suite_pdread(void)
 {
 	Suite *s = suite_create("pdread");
@@ -441,6 +488,7 @@ Suite *suite_pdread(void)
 	tcase_add_test(tc, one_zstd_stream_across_compressed_records);
 	tcase_add_test(tc, corrupt_zstd_is_an_error);
 	tcase_add_test(tc, compressed_inside_compressed_is_an_error);
+	tcase_add_test(tc, fork_copies_of_maps_are_bounded);
 	tcase_add_test(tc, bad_framing_is_an_error_naming_the_offset);
 	tcase_add_test(tc, callchain_off_the_record_is_counted_and_previewed);
 	tcase_add_test(tc, unknown_record_types_are_skipped_by_size);

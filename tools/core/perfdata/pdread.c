@@ -53,6 +53,10 @@
 #define FRAME_CACHE (1u << 16)
 #define MAX_THREADS (1u << 22)
 #define MAX_MAPS_PER_SPACE (1u << 20)
+/* Map entries of all address spaces together: FORK copies the parent's
+ * maps, so N forks of a process of M maps would hold N x M entries
+ * (a 240 KB file of 3000 maps and 3000 forks took 480 MB). */
+#define MAX_MAP_ENTRIES (1u << 22)
 #define MAX_DSOS (1u << 16)
 
 /* ------------------------------------------------------------ model */
@@ -114,6 +118,7 @@ struct reader {
 	struct thread **all;         /* every thread ever made, to free */
 	size_t nall, all_cap;
 	uint32_t next_serial;
+	uint64_t map_entries;        /* live map entries, all spaces: MAX_MAP_ENTRIES */
 	/* dsos */
 	struct dso **dsos;
 	size_t ndsos, dsos_cap;
@@ -259,9 +264,10 @@ static struct maps *maps_new(struct reader *r)
 	return m;
 }
 
-static void maps_put(struct maps *m)
+static void maps_put(struct reader *r, struct maps *m)
 {
 	if (m && --m->refs == 0) {
+		r->map_entries -= m->n;
 		free(m->v);
 		free(m);
 	}
@@ -298,10 +304,10 @@ static void maps_insert_sorted(struct maps *m, struct map mp)
 }
 
 /* maps__fixup_overlappings, then the insert. */
-static void maps_insert(struct maps *m, struct map mp)
+static void maps_insert(struct reader *r, struct maps *m, struct map mp)
 {
 	struct map keep[2];
-	size_t nkeep = 0, out = 0;
+	size_t nkeep = 0, out = 0, before = m->n;
 
 	if (m->n >= MAX_MAPS_PER_SPACE)
 		return;
@@ -325,6 +331,7 @@ static void maps_insert(struct maps *m, struct map mp)
 	for (size_t i = 0; i < nkeep; i++)
 		maps_insert_sorted(m, keep[i]);
 	maps_insert_sorted(m, mp);
+	r->map_entries = r->map_entries - before + m->n;
 }
 
 /* ------------------------------------------------------------ threads */
@@ -393,7 +400,7 @@ static void update_pid(struct reader *r, struct thread *t, int32_t pid)
 	struct thread *leader = thread_findnew(r, pid, pid);
 	if (!leader || t->maps == leader->maps)
 		return;
-	maps_put(t->maps);
+	maps_put(r, t->maps);
 	t->maps = leader->maps;
 	t->maps->refs++;
 }
@@ -460,10 +467,11 @@ static void comm_record(struct reader *r, const uint8_t *rec, size_t size)
 		thread_set_comm(t, rec_string(rec + 16, rec + size, comm, sizeof(comm)));
 }
 
-static void fork_record(struct reader *r, const uint8_t *rec, size_t size)
+static enum pl_err fork_record(struct reader *r, const uint8_t *rec, size_t size,
+			       struct pl_error *err)
 {
 	if (size < 24)
-		return;
+		return PL_OK;
 	int32_t pid = (int32_t)pd_u32(&r->f, rec + 8), ppid = (int32_t)pd_u32(&r->f, rec + 12);
 	int32_t tid = (int32_t)pd_u32(&r->f, rec + 16), ptid = (int32_t)pd_u32(&r->f, rec + 20);
 	struct thread *t = thread_find(r, tid), *parent = thread_findnew(r, ppid, ptid);
@@ -476,14 +484,20 @@ static void fork_record(struct reader *r, const uint8_t *rec, size_t size)
 		thread_remove(r, t);
 	t = thread_findnew(r, pid, tid);
 	if (!t || !parent)
-		return;
+		return PL_OK;
 	if (parent->comm_set)
 		thread_set_comm(t, parent->comm);
 	if (t->pid == parent->pid || t->maps == parent->maps ||
 	    (pd_u16(&r->f, rec + 4) & MISC_FORK_EXEC))
-		return;
+		return PL_OK;
+	if (r->map_entries + parent->maps->n > MAX_MAP_ENTRIES)
+		return pl_fail(err, PL_ERR_LIMIT, "analyze a shorter capture",
+			       "more than %u mapped regions in all processes together (each FORK copies its parent's)",
+			       MAX_MAP_ENTRIES);
 	for (size_t i = 0; i < parent->maps->n; i++)
 		maps_insert_sorted(t->maps, parent->maps->v[i]);
+	r->map_entries += parent->maps->n;
+	return PL_OK;
 }
 
 /* The mapping as the perf script parser keeps it from the printed line. */
@@ -589,7 +603,7 @@ static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool 
 			size_t n = rec[40] <= 20 ? rec[40] : 20;
 			pl_hex(rec + 44, n, mp.dso->build_id);
 		}
-		maps_insert(t->maps, mp);
+		maps_insert(r, t->maps, mp);
 	}
 	note_mapping(r, pid, start, len, pgoff, file_id, maj, min, ino, name);
 }
@@ -827,7 +841,7 @@ static enum pl_err on_record(void *arg, const uint8_t *rec, size_t size, uint64_
 	switch (type) {
 	case PD_SAMPLE: return sample_record(r, rec, size, err);
 	case PD_COMM: comm_record(r, rec, size); break;
-	case PD_FORK: fork_record(r, rec, size); break;
+	case PD_FORK: return fork_record(r, rec, size, err);
 	case PD_MMAP: mmap_record(r, rec, size, false); break;
 	case PD_MMAP2: mmap_record(r, rec, size, true); break;
 	case PD_AUX: case PD_ITRACE_START: case PD_AUXTRACE: case PD_AUXTRACE_INFO:
@@ -926,7 +940,7 @@ static bool attrs_supported(struct reader *r)
 static void reader_release(struct reader *r)
 {
 	for (size_t i = 0; i < r->nall; i++) {
-		maps_put(r->all[i]->maps);
+		maps_put(r, r->all[i]->maps);
 		free(r->all[i]->comm);
 		free(r->all[i]);
 	}
