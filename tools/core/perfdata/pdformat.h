@@ -16,8 +16,9 @@
  * assumed).  A record that cannot be framed ends the walk with an error
  * naming its offset; a record of an unknown type is skipped by its size
  * and counted.  Memory: the file is mapped; queued records that came out
- * of the zstd stream are copied, within PD_MAX_QUEUE_BYTES (past it the
- * older half is delivered, as perf does when its queue is full).
+ * of the zstd stream are copied; the queue's entries and copies together
+ * stay within PD_MAX_QUEUE_BYTES (past it the older half is delivered,
+ * as perf does when its queue is full).
  *
  * Byte order: every field is read through pd_u16/u32/u64, which swap
  * when the file is of the other byte order; the attribute bit field is
@@ -74,7 +75,7 @@ enum {
 #define PD_MAX_ATTRS 256
 #define PD_MAX_IDS (1u << 20)            /* ids of all events together */
 #define PD_MAX_BUILD_IDS 4096
-#define PD_MAX_QUEUE_BYTES (256u << 20)  /* copies of queued zstd records */
+#define PD_MAX_QUEUE_BYTES (256u << 20)  /* queue entries + copies of zstd records */
 #define PD_MAX_DECOMP_CHUNK (64u << 20)  /* what one COMPRESSED record may become */
 #define PD_MAX_CHAIN 4096                /* callchain entries read per sample */
 
