@@ -136,13 +136,57 @@ static char *join_cmdline(const struct pd_file *f, const uint8_t *p, const uint8
 	return b.data;
 }
 
+struct pd_id_attr {
+	uint64_t id;
+	uint32_t attr;
+};
+
+/* The first attr holding `id`: a binary search of the index (a record
+ * asks once or twice, and a recording of many CPUs and events has
+ * thousands of ids). */
 static struct pd_attr *attr_by_id(const struct pd_file *f, uint64_t id)
 {
-	for (size_t i = 0; i < f->nattrs; i++)
-		for (size_t k = 0; k < f->attrs[i].nids; k++)
-			if (f->attrs[i].ids[k] == id)
-				return &f->attrs[i];
-	return NULL;
+	size_t lo = 0, hi = f->nid_index;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->id_index[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->nid_index && f->id_index[lo].id == id ? &f->attrs[f->id_index[lo].attr] : NULL;
+}
+
+static int cmp_id_attr(const void *a, const void *b)
+{
+	const struct pd_id_attr *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->attr > y->attr) - (x->attr < y->attr);
+}
+
+/* Merge attr `ai`'s ids into the index; an id already there keeps its
+ * older attr first (the first attr holding it is the one found). */
+static void index_ids(struct pd_file *f, uint32_t ai)
+{
+	const struct pd_attr *a = &f->attrs[ai];
+	size_t n = f->nid_index, i = 0, j = 0, k = 0;
+	struct pd_id_attr *add = pl_xmalloc((a->nids ? a->nids : 1) * sizeof(*add));
+	struct pd_id_attr *out = pl_xmalloc((n + a->nids ? n + a->nids : 1) * sizeof(*out));
+
+	for (size_t x = 0; x < a->nids; x++)
+		add[x] = (struct pd_id_attr){a->ids[x], ai};
+	if (a->nids)
+		qsort(add, a->nids, sizeof(*add), cmp_id_attr);
+	while (i < n || j < a->nids)
+		out[k++] = j >= a->nids || (i < n && f->id_index[i].id <= add[j].id) ? f->id_index[i++]
+										      : add[j++];
+	free(f->id_index);
+	free(add);
+	f->id_index = out;
+	f->nid_index = k;
 }
 
 /* perf's evlist__id2evsel: the only one, or the first for id 0. */
@@ -262,6 +306,7 @@ static enum pl_err add_attr(struct pd_file *f, const uint8_t *p, size_t asz, con
 	a->ids = pl_xmalloc((a->nids ? a->nids : 1) * sizeof(uint64_t));
 	for (size_t k = 0; k < a->nids; k++)
 		a->ids[k] = pd_u64(f, ids + 8 * k);
+	index_ids(f, (uint32_t)(f->nattrs - 1));
 	calc_positions(f);
 	return PL_OK;
 }
@@ -350,6 +395,7 @@ void pd_release(struct pd_file *f)
 		free(f->attrs[i].name);
 	}
 	free(f->attrs);
+	free(f->id_index);
 	for (size_t i = 0; i < f->nbuild_ids; i++)
 		free(f->build_ids[i].filename);
 	free(f->build_ids);

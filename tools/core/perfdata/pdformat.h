@@ -100,6 +100,8 @@ struct pd_attr {
 #define PD_A_EXCLUDE_GUEST (1ull << 20)
 #define PD_A_EXCLUDE_CALLCHAIN_USER (1ull << 22)
 
+struct pd_id_attr;
+
 struct pd_build_id {
 	int32_t pid;
 	uint16_t misc;
@@ -139,6 +141,8 @@ struct pd_file {
 	uint64_t data_off, data_size;   /* file mode; pipe: from 16 to the end */
 	struct pd_attr *attrs;
 	size_t nattrs;
+	struct pd_id_attr *id_index;    /* every attr's ids, by (id, attr): pd_attr_of */
+	size_t nid_index;
 	int id_pos, is_pos;             /* of the first attr: perf's evlist values */
 	uint64_t features[4];           /* bitmap (file mode; pipe: those seen) */
 	char *hostname, *osrelease, *version, *arch, *cpudesc, *cmdline;
