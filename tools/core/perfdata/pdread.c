@@ -68,6 +68,7 @@ struct dso {
 	enum dso_kind kind;
 	char build_id[41];
 	bool loaded;
+	bool hit;                    /* a sample's own address fell in it */
 	struct pd_symtab syms;
 	uint32_t name_id;            /* profile string, PL_NOID until used */
 };
@@ -618,17 +619,21 @@ struct resolved {
 };
 
 /* thread__find_symbol in `mode`, and what perf script prints for it. */
+/* thread__find_map: the kernel map or the thread's, by mode; NULL for none. */
+static struct map *find_map(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip)
+{
+	if (mode == MISC_KERNEL)
+		return r->kmap.dso && ip >= r->kmap.start && ip < r->kmap.end ? &r->kmap : NULL;
+	if (mode == MISC_USER)
+		return maps_find(t->maps, ip);
+	return NULL;
+}
+
 static void resolve(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip, bool raw_addr,
 		    struct resolved *out)
 {
-	struct map *m = NULL;
+	struct map *m = find_map(r, t, mode, ip);
 
-	if (mode == MISC_KERNEL) {
-		if (r->kmap.dso && ip >= r->kmap.start && ip < r->kmap.end)
-			m = &r->kmap;
-	} else if (mode == MISC_USER) {
-		m = maps_find(t->maps, ip);
-	}
 	out->sym = "[unknown]";
 	out->dso = "[unknown]";
 	out->d = NULL;
@@ -774,6 +779,11 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 		t->sample_pid = s.pid;
 	}
 	uint32_t thread = t->comm_id;
+	/* perf buildid-list's build_id__mark_dso_hit: the DSO of the
+	 * sample's own address (not its callers'), for note_build_ids. */
+	struct map *hit = find_map(r, t, s.cpumode, s.ip);
+	if (hit && hit->dso)
+		hit->dso->hit = true;
 	uint32_t *ev = &r->event_ids[s.attr_index];
 	if (!*ev)
 		*ev = pl_intern_event(p, r->event_names[s.attr_index],
@@ -966,7 +976,9 @@ static void reader_release(struct reader *r)
 }
 
 /* Build-ids as perf buildid-list gives them: the recorded table, else
- * those the MMAP2 records carried. */
+ * those the MMAP2 records carried for the DSOs a sample's address fell in
+ * (perf lists "with hits" when there is no table: a DSO seen only among
+ * callers, ld.so calling an ifunc resolver say, is not listed). */
 static void note_build_ids(struct reader *r)
 {
 	struct pl_profile *p = r->p;
@@ -982,7 +994,7 @@ static void note_build_ids(struct reader *r)
 		return;
 	for (size_t i = 0; i < r->ndsos && p->nbuild_ids < PL_MAX_BUILD_IDS; i++) {
 		const struct dso *d = r->dsos[i];
-		if (!d->build_id[0] || d->name_id == PL_NOID)
+		if (!d->build_id[0] || !d->hit || d->name_id == PL_NOID)
 			continue;
 		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
 		struct pl_build_id *o = &p->build_ids[p->nbuild_ids++];
