@@ -360,8 +360,15 @@ static void serve_wait(struct viewer *v, const struct viewer_request *rq, struct
 		api_error(out, 404, "not_found", "no such session", "a session id comes from list_sessions");
 		return;
 	}
-	if (!root || (fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0) {
+	if (!root) {
 		api_error(out, 503, "unsupported", "nothing to watch", "start perflens-mcp with --artifact-root");
+		return;
+	}
+	/* Each wait has its own inotify instance; they are few per user
+	 * (fs.inotify.max_user_instances, 128 by default). */
+	if ((fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0) {
+		api_error(out, 503, "limit_exceeded", "cannot watch the artifact root now (inotify instances used up)",
+			  "close other viewer tabs, or raise fs.inotify.max_user_instances, then reload the page");
 		return;
 	}
 	if (timeout < 1 || timeout > 55)
