@@ -310,6 +310,49 @@ check("each session holds its own agent's chunks only (%s)" % got, want == [1, 2
 for f in many:
     f.stop()
 
+# ------------------------------------- seed agents where the operator allows
+# A seed agent (0.10/0.12: a hello without ext, auth by the code in clear,
+# no counters) is accepted from loopback with --agent-allow-legacy loopback,
+# and from a listed address only (127.0.0.2 is listed, 127.0.0.1 is not).
+def seed_capture(srv, label, *fake_args):
+    f = Fake("--server", "127.0.0.1:%d" % srv[1], "--code", CODE, "--mode", "legacy", "--chunk", CHUNK,
+             "--max-chunks", "3", "--interval", "0.2", *fake_args)
+    d = wait(lambda: device_where(srv[0], state="connected"), 10)
+    check("%s: a seed agent is accepted, marked legacy (%s)" % (label, (d or {}).get("agent_version")),
+          d and d["legacy"] is True and d["features"] == [] and f.has("auth") and
+          f.has("auth")[0]["method"] == "token", (d, f.events()[-3:]))
+    r = srv[0].call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH})
+    sess = sc(r).get("session") or "none"
+    wait(lambda: len(f.has("chunk")) >= 3, 10)
+    time.sleep(0.5)
+    stop = sc(srv[0].call("stop_capture", {"device": (d or {}).get("device", "x")}))
+    steps = stop.get("next_steps") or [{}]
+    sent = f.has("stop")[0]["counters"] if f.has("stop") else {}
+    an = sc(srv[0].call(steps[0].get("tool", "analyze_profile"), steps[0].get("arguments", {}), timeout=60))
+    total = sum(e["samples"] for e in an.get("events", []))
+    check("%s: its session lands and analyzes to the %s samples it sent (%d)" % (label, sent.get("samples_sent"), total),
+          stop.get("session") == sess and steps[0].get("tool") == "analyze_profile" and stop.get("chunks") == 3 and
+          total > 0 and total == sent.get("samples_sent") and an.get("session", {}).get("live") is False,
+          (stop, sent, an.get("session")))
+    f.stop()
+
+
+ART5 = os.path.join(WORK, "art-legacy")
+lo = start_server(ART5, "--allow-device-control", "--agent-allow-legacy", "loopback", name="legacy-lo")
+seed_capture(lo, "--agent-allow-legacy loopback")
+lo[0].close()
+ART6 = os.path.join(WORK, "art-legacy-listed")
+listed = start_server(ART6, "--allow-device-control", "--agent-allow-legacy", "127.0.0.2,10.9.9.9", name="legacy-list")
+seed_capture(listed, "--agent-allow-legacy 127.0.0.2,10.9.9.9, from 127.0.0.2", "--source", "127.0.0.2")
+f = Fake("--server", "127.0.0.1:%d" % listed[1], "--code", CODE, "--mode", "legacy", "--chunk", CHUNK)
+d = wait(lambda: next((x for x in devices(listed[0]) if x["address"] == "127.0.0.1" and x["state"] == "rejected"), None), 10)
+check("--agent-allow-legacy 127.0.0.2,...: a seed agent from 127.0.0.1 (not listed) is still refused (%s)"
+      % (d or {}).get("reason"), d and "--agent-allow-legacy" in (d.get("reason") or "") and not f.has("auth"),
+      ([x.get("reason") for x in devices(listed[0])], f.events()[-3:]))
+f.stop()
+listed[0].close()
+
 # --------------------------------------------- SIGKILL mid-capture, restart
 k = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--interval", "0.2")
 d = wait(lambda: device_where(s, state="connected"), 10)

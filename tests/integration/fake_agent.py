@@ -76,8 +76,9 @@ class Agent:
         return flag, self.recv_exact(n)
 
     def hello(self):
-        h = {"type": "hello", "version": 1, "agent": "perflens", "agent_version": "fake-1",
-             "auth": "token", "platform": {"arch": "x86_64", "kernel": "fake", "perf_version": "perf version fake",
+        # The seed's 0.10/0.12 hello: no ext, auth "token", its version.
+        h = {"type": "hello", "version": 1, "agent": "perflens",
+             "agent_version": "0.12.0" if self.a.mode == "legacy" else "fake-1", "auth": "token", "platform": {"arch": "x86_64", "kernel": "fake", "perf_version": "perf version fake",
                                            "perf_event_paranoid": 2}}
         if self.a.mode in ("hmac", "wrongproof"):
             h["ext"] = {"pairing": "hmac-sha256-v1", "nonce": self.nonce, "features": ["maps", "counters"]}
@@ -147,10 +148,18 @@ class Agent:
         if name == "ping":
             self.answer(rid, ok=True)
         elif name == "status":
-            self.answer(rid, ok=True, state="profiling" if self.profiling.is_set() else "idle",
-                        counters=self.counters, max_sample_rate=1000,
-                        capabilities={"record_events": ["cpu-clock"], "stat_only_events": [],
-                                      "callgraph_method": "fp", "pipe_mode": True})
+            caps = {"record_events": ["cpu-clock"], "stat_only_events": [], "callgraph_method": "fp",
+                    "pipe_mode": True}
+            state = "profiling" if self.profiling.is_set() else "idle"
+            if self.a.mode == "legacy":
+                # The seed's status: no counters (extension 3), no max rate.
+                self.answer(rid, ok=True, state=state, pid=-1, frequency=99, duration=8,
+                            agent_version="0.12.0", capabilities=caps,
+                            platform={"arch": "x86_64", "kernel": "fake", "perf_version": "perf version fake",
+                                      "perf_event_paranoid": 2})
+            else:
+                self.answer(rid, ok=True, state=state, counters=self.counters, max_sample_rate=1000,
+                            capabilities=caps)
         elif name == "start":
             if self.profiling.is_set():
                 self.answer(rid, ok=False, error="already profiling")
@@ -165,7 +174,10 @@ class Agent:
                 return
             self.profiling.clear()
             emit(event="stop", counters=self.counters)
-            self.answer(rid, ok=True, counters=self.counters)
+            if self.a.mode == "legacy":
+                self.answer(rid, ok=True)  # the seed's stop answer
+            else:
+                self.answer(rid, ok=True, counters=self.counters)
         elif name == "pause":
             self.paused = True
             self.answer(rid, ok=True)
@@ -236,6 +248,7 @@ def main():
     p.add_argument("--server")
     p.add_argument("--listen", type=int)
     p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--source", help="--server: dial from this local address (127.0.0.2: another loopback peer)")
     p.add_argument("--code", default="")
     p.add_argument("--mode", default="hmac", choices=["hmac", "legacy", "pre010", "wrongproof"])
     p.add_argument("--chunk", help="perf script text sent as each chunk")
@@ -252,7 +265,8 @@ def main():
     a = p.parse_args()
     if a.server:
         host, port = a.server.rsplit(":", 1)
-        s = socket.create_connection((host, int(port)), timeout=10)
+        s = socket.create_connection((host, int(port)), timeout=10,
+                                     source_address=(a.source, 0) if a.source else None)
         s.settimeout(None)
         emit(event="connected")
         Agent(s, a).run()
