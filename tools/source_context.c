@@ -493,6 +493,16 @@ static json_t *text_fix(bool missing, json_t *tried)
 	return out;
 }
 
+/* The hotspot has no source lines in this analysis: what gives them. */
+static json_t *no_lines_fix(const char *hid, size_t without_lines)
+{
+	return json_sprintf("the analysis has no source lines for hotspot '%s' (%zu samples without "
+			    "lines): analyze perf script text recorded with -F +srcline, or the perf.data "
+			    "with analyze_profile(srcline=true), then call source_context again; "
+			    "hot_offsets, where present, still name the hot instructions (symbolize)",
+			    hid, without_lines);
+}
+
 static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_profile *p,
 				struct counts *c, json_t *args, uint32_t event, json_t **result,
 				struct pl_error *err)
@@ -529,25 +539,32 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 		nshown++;
 	}
 	free(order);
-	if (nshown == 0) {
+	if (nshown == 0 && want) {
 		json_decref(files);
 		json_decref(tried);
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
-			       "analyze text with srclines (perf script -F +srcline) or a perf.data with analyze_profile(srcline=true)",
-			       "the analysis has no source lines for %s '%s'", want ? "file" : "hotspot",
-			       want ? want : hid);
+			       "analyze text with srclines (perf script -F +srcline) or a perf.data with analyze_profile(srcline=true), or pass a hotspot_id",
+			       "the analysis has no source lines for file '%s'", want);
 	}
 	if (hid)
 		tool_parse_hotspot_id(p, hid, &func, err);
 	steps = source_next_steps(id, pl_str(p, p->events[event].name), hid);
 	offsets = hid ? hot_offsets(p, c, func, steps) : json_null();
+	if (nshown == 0) {
+		/* A hotspot without lines is still an answer (classify names this
+		 * call for program code whatever the input held): its sampled
+		 * offsets, where the input kept them, and how to get lines. */
+		json_decref(tried);
+		tried = NULL;
+	}
 	*result = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:o,s:I,s:b,s:o,s:o,s:o}", "analysis_id", id, "event",
 		pl_str(p, p->events[event].name), "hotspot_id", hid ? json_string(hid) : json_null(),
 		"symbol", hid ? json_string(pl_str(p, p->funcs[func].symbol)) : json_null(),
 		"samples_with_lines", (json_int_t)c->with_lines,
 		"samples_without_lines", (json_int_t)c->without_lines, "files", files,
 		"files_omitted", (json_int_t)(c->nfiles > nshown ? c->nfiles - nshown : 0),
-		"source_text_missing", nread == 0, "source_text_fix", text_fix(nread == 0, tried),
+		"source_text_missing", nread == 0,
+		"source_text_fix", tried ? text_fix(nread == 0, tried) : no_lines_fix(hid, c->without_lines),
 		"hot_offsets", offsets, "next_steps", steps);
 	json_decref(tried);
 	return PL_OK;

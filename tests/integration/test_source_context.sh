@@ -128,3 +128,24 @@ if [ $rc -eq 3 ] && grep -q "srcline" "$WORK/err"; then
 else
 	notok "$name: no srclines: exit $rc: $(oneline "$WORK/err")"
 fi
+# A hotspot of that analysis (classify names source_context for program
+# code whatever the input held) is still an answer: no files, the fix
+# naming srcline, and the hotspot's samples counted as without lines.
+"$PERFLENS" hotspots --analysis-id "$id2" --artifact-root "$WORK/art" >"$WORK/nosrc-hot.json" 2>"$WORK/err"
+hot2=$(/usr/bin/python3 -c 'import json,sys; h=[x for x in json.load(open(sys.argv[1]))["hotspots"] if x["symbol"]=="fib"]; print(h[0]["hotspot_id"] if h else "")' "$WORK/nosrc-hot.json")
+"$PERFLENS" source --analysis-id "$id2" --hotspot-id "$hot2" --artifact-root "$WORK/art" >"$WORK/nosrc-src.json" 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 0 ] && /usr/bin/python3 - "$WORK/nosrc-src.json" "$WORK/nosrc-hot.json" "$hot2" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+hot = [h for h in json.load(open(sys.argv[2]))["hotspots"] if h["hotspot_id"] == sys.argv[3]][0]
+assert r["files"] == [] and r["samples_with_lines"] == 0, r
+assert r["source_text_missing"] and "srcline" in r["source_text_fix"], r
+assert r["samples_without_lines"] >= hot["self"]["samples"] > 0, (r["samples_without_lines"], hot)
+assert any(s["tool"] == "get_hotspot" for s in r["next_steps"]), r["next_steps"]
+EOF
+then
+	ok "$name: a hotspot of an analysis without srclines answers with no files and the srcline fix"
+else
+	notok "$name: hotspot without srclines: exit $rc: $(oneline "$WORK/err") $(oneline "$WORK/nosrc-src.json")"
+fi
