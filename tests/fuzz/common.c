@@ -8,6 +8,7 @@
 #include "base/limits.h"
 #include "base/util.h"
 #include "profile/parse.h"
+#include "profile/profile.h"
 #include "store/stack_table.h"
 #include "store/summary.h"
 
@@ -149,5 +150,21 @@ void fuzz_profile_path(const char *path, int format)
 	json_decref(brief);
 	pl_buf_release(&summary);
 	pl_buf_release(&stacks);
+	pl_profile_release(&p);
+}
+
+void fuzz_profile_buffer(fuzz_buffer_reader *reader, const uint8_t *data, size_t n)
+{
+	struct pl_limits lim;
+	struct pl_profile p;
+	struct pl_error err;
+
+	pl_limits_default(&lim);
+	lim.max_depth = 64;
+	lim.max_frames = 4096;
+	lim.max_stacks = 4096;
+	lim.max_records = 100000;
+	pl_profile_init(&p, &lim);
+	reader(&p, data, n, "fuzz", &err);
 	pl_profile_release(&p);
 }

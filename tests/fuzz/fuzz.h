@@ -11,6 +11,8 @@
 #ifndef PL_FUZZ_H
 #define PL_FUZZ_H
 
+#include "base/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,5 +52,16 @@ int fuzz_emit_buf(const char *buffer, size_t size, void *data);
  * analysis writer does and read the stack table back, which must succeed:
  * an analysis PerfLens wrote that it cannot reload is a defect (abort). */
 void fuzz_profile_path(const char *path, int format);
+
+struct pl_profile;
+
+/* A reader of a whole profile in memory (pl_parse_pprof and its kind). */
+typedef enum pl_err fuzz_buffer_reader(struct pl_profile *p, const void *data, size_t n,
+				       const char *name, struct pl_error *err);
+
+/* Read `n` bytes with `reader` into a profile with small limits (so that
+ * limits are reached too) and release it; the harness of such a reader is
+ * this one call. */
+void fuzz_profile_buffer(fuzz_buffer_reader *reader, const uint8_t *data, size_t n);
 
 #endif

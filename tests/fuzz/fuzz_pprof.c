@@ -2,23 +2,11 @@
  * any bytes as a profile.proto message, with small limits so that limits
  * are reached too.  Seed corpus: tests/fuzz/corpus/pprof/ (hand-made
  * profiles of tests/integration/pprof_craft.py and a Go CPU profile). */
+#include "fuzz.h"
 #include "profile/parse_pprof.h"
-
-#include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-	struct pl_limits lim;
-	struct pl_profile p;
-	struct pl_error err;
-
-	pl_limits_default(&lim);
-	lim.max_depth = 64;
-	lim.max_frames = 4096;
-	lim.max_stacks = 4096;
-	lim.max_records = 100000;
-	pl_profile_init(&p, &lim);
-	pl_parse_pprof(&p, data, n, "fuzz", &err);
-	pl_profile_release(&p);
+	fuzz_profile_buffer(pl_parse_pprof, data, n);
 	return 0;
 }
