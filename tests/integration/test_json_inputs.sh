@@ -82,3 +82,31 @@ bad v8-dangling.json 2
 bad v8-cycle.json refused "V8 .cpuprofile none of whose samples could be read"
 
 bad v8-huge.json 1
+
+# format forced through perflens-mcp, as an agent sends it: the server
+# checks the arguments against the tool's inputSchema, so each reader's
+# name must be in its format enum; a file forced as the wrong format is an
+# error naming the fix, never read as another format.
+$PY tests/integration/pprof_craft.py "$WORK/pc" >/dev/null
+REPO="$REPO" WORK="$WORK" oracle "forced format" $PY - "$(cd "$BUILD" && pwd)/perflens-mcp" "$WORK" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["REPO"], "tests", "integration"))
+from mcp_client import *
+SERVER, W = sys.argv[1:3]
+s = Stdio([SERVER, "--allowed-root", W, "--artifact-root", os.path.join(W, "mcpart"), "--allow-writes"], "forced")
+s.initialize()
+def analyze(path, fmt):
+    return s.call("analyze_profile", {"path": os.path.join(W, path), "format": fmt}, timeout=60)
+for path, fmt in [("pc/good.pb", "pprof"), ("jc/sampled.speedscope.json", "speedscope"),
+                  ("jc/evented.speedscope.json", "speedscope"), ("jc/good.cpuprofile", "cpuprofile")]:
+    r = analyze(path, fmt)
+    sc = (r or {}).get("result", {}).get("structuredContent") or {}
+    got = [i.get("format") for i in sc.get("inputs", [])]
+    check("forced format: format=%s reads %s as %s" % (fmt, path, got), got == [fmt], short(r))
+for path, fmt, word in [("jc/sampled.speedscope.json", "cpuprofile", "cpuprofile"),
+                        ("jc/good.cpuprofile", "pprof", "pprof"), ("pc/good.pb", "speedscope", "speedscope")]:
+    r = analyze(path, fmt)
+    check("forced format: %s forced as %s is refused naming the fix" % (path, fmt),
+          is_tool_error(r, word), short(r))
+s.close()
+PY

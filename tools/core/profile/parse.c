@@ -55,9 +55,7 @@ void pl_format_list(struct pl_buf *out)
 	pl_buf_adds(out, "formats read:");
 	for (size_t i = 1; i < PL_ARRAY_LEN(format_names); i++)
 		pl_buf_addf(out, "%s %s", i > 1 ? "," : "", format_names[i].name);
-	/* pprof, speedscope and cpuprofile are detected only: the tool
-	 * schemas' format enum stops at perf_data (the tools/list budget). */
-	pl_buf_adds(out, " (auto-detected; format=NAME forces one up to perf_data), each gzip- or zstd-compressed or not; "
+	pl_buf_adds(out, " (auto-detected; format=NAME forces one), each gzip- or zstd-compressed or not; "
 		    "benchmark results go to normalize_benchmark");
 }
 

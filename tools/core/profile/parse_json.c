@@ -38,15 +38,18 @@
 
 /* ------------------------------------------------------------- common */
 
-static enum pl_err load(const void *data, size_t n, const char *source, json_t **doc,
-			struct pl_error *err)
+/* `kind` names the format in the error: the file may have been forced to
+ * it (format=NAME) while being something else altogether. */
+static enum pl_err load(const void *data, size_t n, const char *source, const char *kind,
+			json_t **doc, struct pl_error *err)
 {
 	json_error_t je;
 
 	*doc = json_loadb(data, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!*doc)
-		return pl_fail(err, PL_ERR_MALFORMED, "check that the file is whole and is JSON",
-			       "'%s' is not valid JSON: %s (line %d)", source, je.text, je.line);
+		return pl_fail(err, PL_ERR_MALFORMED, "check that the file is whole and is JSON, or analyze it with format auto",
+			       "'%s' is not valid JSON, so not a %s file: %s (line %d)", source, kind,
+			       je.text, je.line);
 	if (!json_is_object(*doc)) {
 		json_decref(*doc);
 		return pl_fail(err, PL_ERR_MALFORMED, "pass the profile object itself",
@@ -374,7 +377,7 @@ enum pl_err pl_parse_cpuprofile(struct pl_profile *p, const void *data, size_t n
 	json_t *doc, *nodes, *samples, *deltas;
 	enum pl_err rc;
 
-	if ((rc = load(data, n, source, &doc, err)))
+	if ((rc = load(data, n, source, "V8 .cpuprofile", &doc, err)))
 		return rc;
 	nodes = json_object_get(doc, "nodes");
 	samples = json_object_get(doc, "samples");
@@ -607,7 +610,7 @@ enum pl_err pl_parse_speedscope(struct pl_profile *p, const void *data, size_t n
 	enum pl_err rc = PL_OK;
 	size_t i;
 
-	if ((rc = load(data, n, source, &doc, err)))
+	if ((rc = load(data, n, source, "speedscope", &doc, err)))
 		return rc;
 	s.frames = json_object_get(json_object_get(doc, "shared"), "frames");
 	profiles = json_object_get(doc, "profiles");
