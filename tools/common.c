@@ -357,6 +357,52 @@ void tool_step_needs(json_t *step)
 		json_decref(needs);
 }
 
+/* The tools whose step arguments name a file the worker opens. */
+static const struct {
+	const char *tool, *arg;
+} step_file_args[] = {
+	{"inspect_elf", "path"},
+	{"symbolize", "binary"},
+	{"analyze_profile", "path"},
+};
+
+static void check_step_path(const struct tool_ctx *ctx, json_t *step)
+{
+	const char *tool = json_string_value(json_object_get(step, "tool"));
+	json_t *args = json_object_get(step, "arguments"), *needs;
+	char resolved[PATH_MAX];
+	struct pl_error err = {0};
+
+	for (size_t i = 0; i < sizeof(step_file_args) / sizeof(*step_file_args); i++) {
+		const char *path = json_string_value(json_object_get(args, step_file_args[i].arg));
+		if (strcmp(tool, step_file_args[i].tool) || !path ||
+		    !tool_resolve_input(ctx, path, resolved, sizeof(resolved), &err))
+			continue;
+		if (!json_is_array(needs = json_object_get(step, "needs")))
+			json_object_set_new(step, "needs", needs = json_array());
+		json_array_append_new(needs, json_sprintf("%s: a copy under an allowed root (%s)",
+			step_file_args[i].arg, err.code == PL_ERR_PATH ? "this one is outside them" :
+			"this one is not here"));
+	}
+}
+
+void tool_steps_check_paths(const struct tool_ctx *ctx, json_t *v)
+{
+	const char *key;
+	json_t *x;
+	size_t i;
+
+	if (json_is_object(v)) {
+		if (json_is_string(json_object_get(v, "tool")) && json_is_object(json_object_get(v, "arguments")))
+			check_step_path(ctx, v);
+		json_object_foreach(v, key, x)
+			tool_steps_check_paths(ctx, x);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			tool_steps_check_paths(ctx, x);
+	}
+}
+
 bool tool_add_picture(json_t *result, const void *png, size_t n)
 {
 	json_t *blocks = json_object_get(result, TOOL_BLOCKS_KEY);

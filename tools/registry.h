@@ -236,6 +236,11 @@ json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why)
 /* `needs` on a step: the arguments the caller must add before sending it
  * (for collect_profile: what to profile and the authorization phrase). */
 void tool_step_needs(json_t *step);
+/* Every step in a result (at any depth) whose file argument this server
+ * cannot read (a device's module path, a library outside the allowed
+ * roots) gains `needs` naming that argument, so that it is not sent as it
+ * is to fail with path_refused. */
+void tool_steps_check_paths(const struct tool_ctx *ctx, json_t *result);
 
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

@@ -258,7 +258,7 @@ if len(bids) == 2:
     check("investigation: compare_benchmarks answers", sc, short(r))
     gather("compare_benchmarks", sc or {})
 s2.close()
-bad, sent = [], 0
+bad, sent, file_steps = [], 0, [0, 0]
 for where, st in steps:
     name, args = st.get("tool"), st.get("arguments")
     if set(st) - {"needs"} != {"tool", "arguments", "why"}:
@@ -269,6 +269,21 @@ for where, st in steps:
             (args.get("executable") or args.get("pid") or "executable or pid" in st.get("needs", []))):
         bad.append("%s: %s does not say what it needs" % (where, short(st, 200)))
         continue
+    # A step naming a file this server cannot read (a device's module
+    # path, a library outside the roots) says so in needs, and only then.
+    farg = {"inspect_elf": "path", "symbolize": "binary", "analyze_profile": "path"}.get(name)
+    fpath = args.get(farg) if farg and isinstance(args, dict) else None
+    if isinstance(fpath, str) and not fpath.startswith("perflens://"):
+        roots = [WORK, REPO] if where in ("inspect_elf", "normalize_benchmark", "compare_benchmarks") else [REPO, SHARED]
+        real = os.path.realpath(fpath)
+        readable = os.path.exists(real) and any(real.startswith(os.path.realpath(r).rstrip("/") + "/")
+                                                for r in roots)
+        said = any(n.startswith(farg + ":") for n in st.get("needs", []))
+        file_steps[said] += 1
+        if readable == said:
+            bad.append("%s: %s: needs must name %s exactly when the file is outside the allowed roots"
+                       % (where, short(st, 200), farg))
+            continue
     if st.get("needs"):
         continue  # validated once the caller has added them
     if name not in inputs:
@@ -286,8 +301,10 @@ for where, st in steps:
         if not r or r.get("result", {}).get("isError"):
             bad.append("%s: %s sent as it is fails: %s" % (where, short(st, 200), short(r, 200)))
 check("investigation: all %d next_steps are calls of listed tools whose arguments validate against "
-      "their inputSchema (%d read-only ones sent as they are answer); tools: %s"
-      % (len(steps), sent, sorted({st.get("tool") for _, st in steps})), steps and not bad, bad[:5])
+      "their inputSchema (%d read-only ones sent as they are answer; of %d naming a file, %d outside "
+      "the roots say so in needs); tools: %s"
+      % (len(steps), sent, sum(file_steps), file_steps[1], sorted({st.get("tool") for _, st in steps})),
+      steps and not bad, bad[:5])
 
 # ------------------------------------------------- the report as raw text
 md_path = rep.get("path")

@@ -37,7 +37,9 @@ node="$cache/node_modules/$pkg/bin/node"
 stamp="$here/node_modules/.perflens-lock.sha256"
 
 node_ok() { [ -x "$node" ] && [ "$("$node" --version 2>/dev/null)" = "v$NODE_VERSION" ]; }
-lock_sum() { sha256sum "$here/package.json" "$here/package-lock.json" | sha256sum | cut -d' ' -f1; }
+# Of the contents only, so that a worktree or a moved checkout whose
+# node_modules is a link to another tree's (same lock file) counts.
+lock_sum() { cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -d' ' -f1; }
 modules_ok() {
 	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(lock_sum)" ] &&
 		[ -f "$here/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
