@@ -8,6 +8,13 @@
  * glyph atlas into the image's pixels afterwards (a glyph is a few dozen
  * pixel blends, far cheaper than a cairo mask each); then cairo writes
  * the PNG into a memory buffer.
+ *
+ * Text is UTF-8, decoded strictly: each code point is one cell of the
+ * monospaced atlas, drawn with its glyph, or a box when the atlas lacks
+ * it; each invalid subpart (a stray byte, an overlong form, a cut
+ * sequence) is one U+FFFD, so nothing is dropped and two names that
+ * differ only there do not look alike.  Widths and ".." cuts count
+ * cells, so a cut never splits a sequence.
  */
 #include "flamepng.h"
 #include "font_atlas.h"
@@ -22,14 +29,16 @@
 #define PNG_SUB 18          /* subtitle */
 #define PNG_BOTTOM 10
 #define PNG_FH 16           /* px per level, as the SVG's default */
-#define PNG_MAX_LABEL 256   /* characters of one label */
+#define PNG_MAX_LABEL 256   /* cells of one label */
 
+/* A label is glyph indices of the atlas (font_atlas.h), one a cell. */
 struct label {
 	double x;
 	int baseline;
 	const struct pl_font *font;
 	uint8_t rgb[3];
-	char text[PNG_MAX_LABEL + 1];
+	uint16_t n;
+	uint16_t glyph[PNG_MAX_LABEL];
 };
 
 /* Where the levels of one layout go. */
@@ -53,37 +62,86 @@ struct png {
 
 /* ------------------------------------------------------------- text */
 
-/* `s` as printable ASCII: another character is '?', a cut ends in "..",
- * nothing when fewer than 3 characters fit (the SVG's rule). */
-static void fit_text(char *out, const char *s, long max_chars)
+/* The code point of the UTF-8 sequence at s (*len bytes), or -1 for an
+ * invalid one, of which *len is the maximal subpart (Unicode's "U+FFFD
+ * substitution of maximal subparts"): an overlong form, a surrogate, a
+ * code point past U+10FFFF, a stray continuation byte or a cut sequence
+ * is invalid, each subpart one replacement character. */
+static long utf8_decode(const unsigned char *s, size_t *len)
 {
-	size_t n = 0, chars = 0;
-	const unsigned char *p = (const unsigned char *)s;
+	unsigned need, cp;
+	unsigned char lo = 0x80, hi = 0xbf;
 
-	out[0] = '\0';
-	if (max_chars < 3)
-		return;
-	if (max_chars > PNG_MAX_LABEL)
-		max_chars = PNG_MAX_LABEL;
-	for (size_t i = 0; p[i]; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			chars++;
-	for (size_t i = 0; p[i] && n < (size_t)max_chars; i++) {
-		if ((p[i] & 0xc0) == 0x80)
-			continue;   /* the rest of a character shown as '?' */
-		out[n++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	*len = 1;
+	if (s[0] < 0x80)
+		return s[0];
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 1, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 2, cp = s[0] & 0x0f, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 3, cp = s[0] & 0x07, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return -1;
+	for (unsigned k = 1; k <= need; k++) {
+		if (s[k] < lo || s[k] > hi)
+			return -1;   /* s[k] is not part of it (a NUL ends it too) */
+		cp = cp << 6 | (s[k] & 0x3f);
+		*len = k + 1;
+		lo = 0x80, hi = 0xbf;
 	}
-	if (chars > (size_t)max_chars)
-		n = (size_t)max_chars - 2, out[n++] = '.', out[n++] = '.';
-	out[n] = '\0';
+	return cp;
+}
+
+/* The atlas glyph of a code point: its own, U+FFFD's for an invalid
+ * sequence (-1), the box for one the atlas lacks (controls included). */
+static uint16_t glyph_of(long cp)
+{
+	size_t lo = 0, hi = pl_font_nglyphs;
+
+	if (cp < 0)
+		return (uint16_t)pl_font_replacement;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pl_font_code_points[mid] < (unsigned long)cp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pl_font_nglyphs && pl_font_code_points[lo] == (unsigned long)cp
+		? (uint16_t)lo : (uint16_t)pl_font_nglyphs;
+}
+
+/* `s` (UTF-8) as glyphs of at most max_cells cells, one a code point or
+ * invalid subpart: a cut ends in "..", nothing when fewer than 3 cells
+ * fit (the SVG's rule).  Returns the cells. */
+static uint16_t fit_text(uint16_t *out, const char *s, long max_cells)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0, len;
+
+	if (max_cells < 3)
+		return 0;
+	if (max_cells > PNG_MAX_LABEL)
+		max_cells = PNG_MAX_LABEL;
+	while (*p && n < (size_t)max_cells) {
+		out[n++] = glyph_of(utf8_decode(p, &len));
+		p += len;
+	}
+	if (*p) {   /* more cells than fit */
+		n = (size_t)max_cells - 2;
+		out[n++] = glyph_of('.');
+		out[n++] = glyph_of('.');
+	}
+	return (uint16_t)n;
 }
 
 static void queue_label(struct png *g, double x, int baseline, const struct pl_font *f,
-			const uint8_t rgb[3], const char *text)
+			const uint8_t rgb[3], const uint16_t *glyphs, uint16_t n)
 {
 	struct label *l;
 
-	if (!text[0])
+	if (!n)
 		return;
 	PL_GROW(g->labels, g->labels_cap, g->nlabels + 1);
 	l = &g->labels[g->nlabels++];
@@ -91,17 +149,27 @@ static void queue_label(struct png *g, double x, int baseline, const struct pl_f
 	l->baseline = baseline;
 	l->font = f;
 	memcpy(l->rgb, rgb, 3);
-	snprintf(l->text, sizeof(l->text), "%s", text);
+	l->n = n;
+	memcpy(l->glyph, glyphs, n * sizeof(*glyphs));
+}
+
+/* A label of text that fits the picture's width, from x. */
+static void queue_text(struct png *g, double x, int baseline, const struct pl_font *f,
+		       const uint8_t rgb[3], const char *text)
+{
+	uint16_t glyphs[PNG_MAX_LABEL];
+
+	queue_label(g, x, baseline, f, rgb, glyphs,
+		    fit_text(glyphs, text, (long)((g->width - x - PNG_XPAD) / f->advance)));
 }
 
 static void queue_centered(struct png *g, int baseline, const struct pl_font *f,
 			   const uint8_t rgb[3], const char *text)
 {
-	char fitted[PNG_MAX_LABEL + 1];
-	long max = (long)((g->width - 2 * PNG_XPAD) / f->advance);
+	uint16_t glyphs[PNG_MAX_LABEL];
+	uint16_t n = fit_text(glyphs, text, (long)((g->width - 2 * PNG_XPAD) / f->advance));
 
-	fit_text(fitted, text, max);
-	queue_label(g, (g->width - strlen(fitted) * f->advance) / 2.0, baseline, f, rgb, fitted);
+	queue_label(g, (g->width - n * f->advance) / 2.0, baseline, f, rgb, glyphs, n);
 }
 
 static unsigned hexval(char c)
@@ -111,12 +179,13 @@ static unsigned hexval(char c)
 
 /* Blend one glyph's coverage into the pixels (ARGB32, opaque). */
 static void blit_glyph(unsigned char *data, int stride, uint32_t w, uint32_t h,
-		       const struct pl_font *f, unsigned char c, int x0, int y0, const uint8_t rgb[3])
+		       const struct pl_font *f, uint16_t glyph, int x0, int y0, const uint8_t rgb[3])
 {
-	const char *cell = f->cells + (size_t)(c - 0x20) * f->cell_w * f->cell_h;
+	const struct pl_glyph *gl = &f->glyphs[glyph];
+	const char *cell = f->cells + gl->offset;
 
-	for (unsigned y = 0; y < f->cell_h; y++) {
-		int py = y0 + (int)y;
+	for (unsigned y = 0; y < gl->rows; y++) {
+		int py = y0 + (int)(gl->top + y);
 		if (py < 0 || (uint32_t)py >= h)
 			continue;
 		for (unsigned x = 0; x < f->cell_w; x++) {
@@ -145,8 +214,8 @@ static void draw_labels(struct png *g)
 	stride = cairo_image_surface_get_stride(g->surface);
 	for (size_t i = 0; i < g->nlabels; i++) {
 		const struct label *l = &g->labels[i];
-		for (size_t k = 0; l->text[k]; k++)
-			blit_glyph(data, stride, g->width, g->height, l->font, (unsigned char)l->text[k],
+		for (size_t k = 0; k < l->n; k++)
+			blit_glyph(data, stride, g->width, g->height, l->font, l->glyph[k],
 				   (int)lround(l->x + k * l->font->advance) - 1,
 				   l->baseline - (int)l->font->baseline, l->rgb);
 	}
@@ -160,7 +229,7 @@ static void draw_box(void *arg, const struct pl_flame_box *b)
 	static const uint8_t black[3] = {0, 0, 0};
 	struct png *g = arg;
 	const struct band *bd = &g->band;
-	char fitted[PNG_MAX_LABEL + 1];
+	uint16_t glyphs[PNG_MAX_LABEL];
 	int y;
 
 	if (b->level < bd->min)
@@ -175,8 +244,8 @@ static void draw_box(void *arg, const struct pl_flame_box *b)
 	cairo_rectangle(g->cr, b->x0, y, b->x1 - b->x0, PNG_FH - 1);
 	cairo_fill(g->cr);
 	g->frames++;
-	fit_text(fitted, b->name, (long)floor((b->x1 - b->x0 - 6) / pl_font12.advance));
-	queue_label(g, b->x0 + 3, y + 12, &pl_font12, black, fitted);
+	queue_label(g, b->x0 + 3, y + 12, &pl_font12, black, glyphs,
+		    fit_text(glyphs, b->name, (long)floor((b->x1 - b->x0 - 6) / pl_font12.advance)));
 }
 
 /* ------------------------------------------------------------ picture */
@@ -274,7 +343,7 @@ static void note_cut(struct png *g, uint32_t cut, int baseline)
 	if (!cut)
 		return;
 	snprintf(note, sizeof(note), "%u deeper level%s not drawn", cut, cut == 1 ? "" : "s");
-	queue_label(g, PNG_XPAD, baseline, &pl_font12, red, note);
+	queue_text(g, PNG_XPAD, baseline, &pl_font12, red, note);
 }
 
 enum pl_err pl_flamegraph_png(struct pl_buf *out, const struct pl_flame_stack *stacks, size_t n,
@@ -368,7 +437,7 @@ enum pl_err pl_sandwich_png(struct pl_buf *out, const struct pl_flame_stack *cal
 		if (st->levels_cut)
 			snprintf(note + k, sizeof(note) - (size_t)k, "; %u deeper level%s not drawn",
 				 st->levels_cut, st->levels_cut == 1 ? "" : "s");
-		queue_label(&g, PNG_XPAD, (int)head - 4, &pl_font12, (const uint8_t[3]){0x60, 0x60, 0x60}, note);
+		queue_text(&g, PNG_XPAD, (int)head - 4, &pl_font12, (const uint8_t[3]){0x60, 0x60, 0x60}, note);
 	}
 	g.band = (struct band){(int)y_mid, 1, -1, 1, 1 + up_shown};
 	rc = pl_flamegraph_layout(callers, ncallers, names, nnames, &fo, draw_box, &g, &up, err);
