@@ -702,34 +702,32 @@ static void cmd_stop(struct ctx *x)
 	}
 }
 
-static void cmd_pause(struct ctx *x)
+/* pause and resume: move the capture from state `from` to `to` (the
+ * collector sees pause_req and tears its perf down, or is woken to start
+ * again); otherwise answer `refusal`. */
+static void switch_state(struct ctx *x, enum agent_state from, enum agent_state to, const char *refusal)
 {
 	pthread_mutex_lock(&A.mu);
-	if (A.state != ST_PROFILING) {
+	if (A.state != from) {
 		pthread_mutex_unlock(&A.mu);
-		fail(x->w, "not profiling");
+		fail(x->w, refusal);
 		return;
 	}
-	A.state = ST_PAUSED;
-	A.pause_req = 1;
+	A.state = to;
+	A.pause_req = to == ST_PAUSED;
 	pthread_cond_broadcast(&A.cv);
 	pthread_mutex_unlock(&A.mu);
 	jw_kbool(x->w, "ok", 1);
 }
 
+static void cmd_pause(struct ctx *x)
+{
+	switch_state(x, ST_PROFILING, ST_PAUSED, "not profiling");
+}
+
 static void cmd_resume(struct ctx *x)
 {
-	pthread_mutex_lock(&A.mu);
-	if (A.state != ST_PAUSED) {
-		pthread_mutex_unlock(&A.mu);
-		fail(x->w, "not paused");
-		return;
-	}
-	A.state = ST_PROFILING;
-	A.pause_req = 0;
-	pthread_cond_broadcast(&A.cv);
-	pthread_mutex_unlock(&A.mu);
-	jw_kbool(x->w, "ok", 1);
+	switch_state(x, ST_PAUSED, ST_PROFILING, "not paused");
 }
 
 static void cmd_configure(struct ctx *x)

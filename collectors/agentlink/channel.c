@@ -39,10 +39,7 @@ bool coll_id_ok(const char *id)
 	return true;
 }
 
-/* Write `len` bytes to `path` through a '.'-prefixed temp in its folder,
- * with `mode`; 0 or an errno value (the temp is removed on failure). */
-static int write_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
-			     bool sync)
+int coll_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, bool sync)
 {
 	char tmp[4200];
 	const char *slash = strrchr(path, '/');
@@ -65,7 +62,7 @@ static int write_atomic_mode(const char *path, const void *data, size_t len, mod
 		else
 			off += (size_t)w;
 	}
-	if (!e && sync && fsync(fd) < 0)
+	if (!e && sync && fdatasync(fd) < 0)
 		e = errno;
 	if (close(fd) < 0 && !e)
 		e = errno;
@@ -94,7 +91,7 @@ static int write_json_mode(const char *artifact_root, const char *rel, json_t *d
 			return errno ? errno : EIO;
 		}
 	}
-	e = write_atomic_mode(path, text, strlen(text), mode, false);
+	e = coll_write_file_atomic(path, text, strlen(text), mode, false);
 	free(text);
 	return e;
 }

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -52,6 +53,13 @@ json_t *coll_channel_take(const char *artifact_root, char *id, size_t cap);
 
 /* The link's side: answer request `id` with `answer` (borrowed). */
 void coll_channel_answer(const char *artifact_root, const char *id, json_t *answer);
+
+/* Write `len` bytes to `path` through a '.'-prefixed temp in its folder
+ * (".NAME.tmp-XXXXXX"), with `mode`, fdatasync'ed first when `sync`, then
+ * renamed over `path`: a reader sees the old file or the whole new one.
+ * 0 or an errno value (the temp is removed on failure: ENOSPC leaves
+ * nothing behind). */
+int coll_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, bool sync);
 
 /* Write `doc` (borrowed) to artifact_root/rel atomically (temp + rename,
  * the temp file starting with '.' so no folder reader takes it); 0 or an

@@ -11,7 +11,7 @@
  *                                 readers); metrics.json, the seed's
  *                                 {type: [frames]}, is written at the end
  *
- * A chunk is written to ".chunk_NNNNN.EXT.part" and renamed, so a reader
+ * A chunk is written to a '.'-prefixed temp and renamed, so a reader
  * (analyze_profile, which takes chunk_* names) never sees half of one; a
  * write that fails (ENOSPC) removes the temp and records a gap with that
  * index, which is never reused: no chunk is partial or overwritten.  The
@@ -140,47 +140,16 @@ void spool_write_metadata(struct spool *s)
 	json_decref(m);
 }
 
-/* Write the whole of [p, p+n) to `path` via a '.'-prefixed temp; 0 or errno. */
-static int write_chunk_file(const char *dir, const char *name, const void *p, size_t n)
-{
-	char tmp[4300], path[4300];
-	size_t off = 0;
-	int fd, e = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s/.%s.part", dir, name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno;
-	while (off < n && !e) {
-		ssize_t w = write(fd, (const char *)p + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			e = w < 0 ? errno : EIO;
-		else
-			off += (size_t)w;
-	}
-	if (!e && fdatasync(fd) < 0)
-		e = errno;
-	if (close(fd) < 0 && !e)
-		e = errno;
-	if (!e && rename(tmp, path) < 0)
-		e = errno;
-	if (e)
-		unlink(tmp);
-	return e;
-}
-
 bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
 		 char *why, size_t why_cap)
 {
-	char name[64];
+	char name[64], path[4300];
 	unsigned index = s->next_chunk++;
 	int e;
 
 	snprintf(name, sizeof(name), "chunk_%05u.%s", index, zstd ? "zst" : "txt");
-	e = make_dir(s) ? write_chunk_file(s->dir, name, p, n) : (errno ? errno : EIO);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+	e = make_dir(s) ? coll_write_file_atomic(path, p, n, 0644, true) : (errno ? errno : EIO);
 	if (e) {
 		snprintf(why, why_cap, "%s could not be written: %s", name, strerror(e));
 		json_array_append_new(s->gaps, json_pack("{s:i,s:s}", "chunk", (int)index,
@@ -340,8 +309,11 @@ static void recover(const char *root, const char *id)
 		unsigned idx;
 		struct stat sb;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_name[0] == '.' && strstr(de->d_name, ".part")) {
-			unlink(path);  /* a chunk the killed server was writing */
+		if (de->d_name[0] == '.') {
+			/* Only temps start with '.' here: a chunk or metadata the
+			 * killed server was writing. */
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				unlink(path);
 			continue;
 		}
 		if (sscanf(de->d_name, "chunk_%u.", &idx) == 1 && stat(path, &sb) == 0) {
