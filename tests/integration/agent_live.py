@@ -15,7 +15,11 @@ phrases) runs the agent's probe and its continuous capture, chunks arrive
 zstd-compressed, metrics of every enabled type (system, process, network)
 arrive, the live session analyzes, stop_capture's next step analyzes the
 finished one to exactly the samples the agent says it sent (its counters),
-and list_hotspots finds the workload's own function.  With "netns": three
+and list_hotspots finds the workload's own function.  Then pause_capture
+stops chunks arriving (at most the one in flight lands while paused),
+resume_capture resumes them, and start_capture's duration_seconds stops
+a capture by itself, its session finalized (live: false) and analyzed to
+what the agent counted.  With "netns": three
 agents as separate hosts (network namespaces with veth pairs this test
 makes), each with its own session that analyzes to its own counters.
 """
@@ -125,6 +129,86 @@ def finish(s, dev, session, label, func, log=None):
     return an, counters
 
 
+def chunks_of(s, dev):
+    return next((x["chunks"] for x in devices(s) if x["device"] == dev), -1)
+
+
+def session_total(s, session):
+    r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=90)
+    return sum(e["samples"] for e in sc(r).get("events", [])), sc(r).get("session", {})
+
+
+def pause_resume(s, dev, pid, sent_before):
+    """pause stops chunks arriving; resume restarts them; stop names the
+    session; it analyzes to the samples the agent sent during it."""
+    r = s.call("start_capture", {"device": dev, "pid": pid, "frequency_hz": 199, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=90)
+    session = sc(r).get("session") or "none"
+    base = chunks_of(s, dev)
+    wait(lambda: chunks_of(s, dev) >= base + 2, 30)
+    r = s.call("pause_capture", {"device": dev}, timeout=40)
+    check("pause_capture: the device is paused", sc(r).get("state") == "paused", result_text(r)[:300])
+    c0 = chunks_of(s, dev)
+    time.sleep(4)  # four chunk intervals
+    c1 = chunks_of(s, dev)
+    check("paused for 4 s at 1 s chunks: %d chunk(s) landed (at most the one in flight)" % (c1 - c0),
+          0 <= c1 - c0 <= 1, (c0, c1))
+    r = s.call("resume_capture", {"device": dev}, timeout=40)
+    check("resume_capture without the collection phrase: refused, naming it",
+          is_tool_error(r, "authorization"), result_text(r)[:300])
+    r = s.call("resume_capture", {"device": dev, "authorization": AUTH}, timeout=40)
+    check("resume_capture: profiling again", sc(r).get("state") == "profiling", result_text(r)[:300])
+    c2 = wait(lambda: (lambda n: n if n >= c1 + 2 else None)(chunks_of(s, dev)), 20)
+    check("after resume chunks arrive again (%s after %d)" % (c2, c1), c2 is not None, chunks_of(s, dev))
+    r = s.call("stop_capture", {"device": dev}, timeout=60)
+    stop = sc(r)
+    steps = stop.get("next_steps") or [{}]
+    check("pause/resume: stop_capture names the session and analyze_profile on it next",
+          stop.get("session") == session and steps[0].get("tool") == "analyze_profile" and
+          steps[0].get("arguments", {}).get("path", "").endswith(session), result_text(r)[:400])
+    sent = (stop.get("agent_counters") or {}).get("samples_sent", 0)
+    total, meta = session_total(s, session)
+    check("pause/resume: the session's %d samples = the agent's samples_sent during it (%d)" % (total, sent - sent_before),
+          total > 0 and total == sent - sent_before and meta.get("live") is False, (total, sent, sent_before, meta))
+    return sent
+
+
+def auto_stop(s, dev, pid, sent_before, seconds=4):
+    """duration_seconds: the link stops the capture by itself."""
+    r = s.call("start_capture", {"device": dev, "pid": pid, "frequency_hz": 199, "interval_seconds": 1,
+                                 "duration_seconds": seconds, "authorization": AUTH, "pid_authorization": PAUTH},
+               timeout=90)
+    session = sc(r).get("session") or "none"
+    t0 = time.monotonic()
+    check("start_capture with duration_seconds %d started" % seconds, sc(r).get("capture", {}).get("ok") is True,
+          result_text(r)[:300])
+    mpath = os.path.join(ART, "sessions", session, "metadata.json")
+
+    def final():
+        try:
+            m = json.load(open(mpath))
+        except (OSError, ValueError):
+            return None
+        return m if m.get("live") is False else None
+    m = wait(final, seconds + 15, 0.1)
+    dt = time.monotonic() - t0
+    d = next((x for x in devices(s) if x["device"] == dev), {})
+    # The duration, the agent's stop (it cuts and sends the chunk in
+    # flight), the link's 2 s grace, and this poll, on a loaded machine.
+    check("duration_seconds %d: the capture stopped by itself and the session was finalized after %.1f s "
+          "(the duration, the agent's stop and the 2 s grace)" % (seconds, dt),
+          m is not None and seconds <= dt <= seconds + 2 + 6 and d.get("state") == "connected", (dt, m, d.get("state")))
+    sent = ((m or {}).get("agent_counters") or {}).get("samples_sent", 0)
+    total, meta = session_total(s, session)
+    check("duration: the finalized session's %d samples = the agent's samples_sent during it (%d)"
+          % (total, sent - sent_before), total > 0 and total == sent - sent_before and meta.get("live") is False,
+          (total, sent, sent_before, meta))
+    r = s.call("list_sessions", {"device": dev})
+    check("list_sessions shows the auto-stopped session finished",
+          any(x["session"] == session and x["live"] is False for x in sc(r).get("sessions", [])), result_text(r)[:300])
+    return sent
+
+
 try:
     if not NETNS:
         s, port = server("127.0.0.1:0")
@@ -163,6 +247,8 @@ try:
                   sc(r).get("frames") and all(f["type"] == typ for f in sc(r)["frames"]), result_text(r)[:300])
         check("the pairing code is in no log, result or state file",
               CODE not in s.stderr() and not any(CODE in open(f).read() for f in glob.glob(os.path.join(ART, "devices", "*.json"))))
+        sent = pause_resume(s, dev, w.pid, counters.get("samples_sent", 0))
+        auto_stop(s, dev, w.pid, sent)
         s.close()
     else:
         s, port = server("0.0.0.0:0")
