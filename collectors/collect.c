@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -516,6 +517,28 @@ static void remove_stale_staging(const char *parent)
 }
 
 /* The main perf run, and the metadata of what it did. */
+/* perf record says nothing when it cannot write perf.data (it exits 255):
+ * a failure with the staging folder's file system (nearly) full is that,
+ * and the error says so instead of blaming the event or the target.  Less
+ * than 1 MiB free counts: perf writes its ring buffers in pieces of up to
+ * about 512 KiB, so the write that failed may have left that much. */
+static enum pl_err blame_full_disk(const char *staging, enum pl_err rc, struct pl_error *err)
+{
+	struct statvfs v;
+	unsigned long long avail;
+	char was[sizeof(err->text)];
+
+	if (rc != PL_ERR_EXTERNAL || statvfs(staging, &v) != 0)
+		return rc;
+	avail = (unsigned long long)v.f_bavail * v.f_frsize;
+	if (avail >= (1u << 20))
+		return rc;
+	snprintf(was, sizeof(was), "%s", err->text);
+	return pl_fail(err, PL_ERR_OUTPUT, "free space on the artifact root's file system (df), then collect again",
+		       "the artifact root's file system is full (%llu bytes free) so perf could not write its "
+		       "output: %s", avail, was);
+}
+
 static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_collect_req *r,
 			    const char *staging, char *data, size_t cap, json_t **meta,
 			    json_t *warnings, struct pl_error *err)
@@ -532,6 +555,7 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, r->pid <= 0,
 			   coll_tail_line, &out, &res, err);
+	rc = blame_full_disk(staging, rc, err);
 	pl_run_stderr_tail(&res, tail, sizeof(tail));
 	version = perf_version(env);
 	*meta = json_pack("{s:s,s:i,s:s,s:s?,s:o,s:s?,s:o,s:o,s:s,s:f,s:i,s:i,s:b,s:o,s:o}",

@@ -1,6 +1,8 @@
 # test_faults.sh - faults injected around a serving perflens-mcp (stdio):
 # the artifact root's disk full (a small tmpfs) and read-only (a read-only
-# bind mount) for analyses, exports, reports and benchmarks; few file
+# bind mount) for analyses, exports, reports and benchmarks, and for
+# collections (collect_profile with real perf, cpu-clock; agent sessions
+# are test_agent_link.sh's "full sessions folder" case); few file
 # descriptors (ulimit -n) and little address space (RLIMIT_AS) in the
 # server and its workers; workers SIGKILLed at random points of many calls;
 # the server SIGKILLed while it writes.  Each shows a clear error, no
@@ -41,8 +43,8 @@ def sh(*argv):
     return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def start(root, name, pre=None):
-    argv = [SERVER, "--allowed-root", IN, "--artifact-root", root, "--allow-writes"]
+def start(root, name, pre=None, extra=()):
+    argv = [SERVER, "--allowed-root", IN, "--artifact-root", root, "--allow-writes"] + list(extra)
     s = Stdio(argv if not pre else ["sh", "-c", pre + ' && exec "$@"', "sh"] + argv, name)
     s.initialize()
     return s
@@ -139,26 +141,39 @@ def recover(s, what):
 
 
 # ------------------------------------------------------------- disk full
-def disk_full():
-    root = os.path.join(WORK, "full")
+def fill(root):
+    """Fill what is left of the tmpfs at root with root/filler (a little
+    at a time: tmpfs accounts pages)."""
+    fd = os.open(os.path.join(root, "filler"), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def small_tmpfs(name, size, what):
+    """WORK/name with a tmpfs of `size` mounted on it, or None (skipped)."""
+    root = os.path.join(WORK, name)
     os.makedirs(root)
-    m = sh("mount", "-t", "tmpfs", "-o", "size=1m", "perflens-full", root)
+    m = sh("mount", "-t", "tmpfs", "-o", "size=" + size, "perflens-" + name, root)
     if m.returncode:
-        print("skip - disk full: cannot mount a tmpfs: %s" % m.stdout.strip())
+        print("skip - %s: cannot mount a tmpfs: %s" % (what, m.stdout.strip()))
+        return None
+    return root
+
+
+def disk_full():
+    root = small_tmpfs("full", "1m", "disk full")
+    if not root:
         return
     try:
         s = start(root, "disk-full")
         r = s.call("analyze_profile", {"path": SMALL})
         aid = result(r).get("structuredContent", {}).get("analysis_id", "an-00000000000000000001")
         before = final_files(root)
-        # Fill what is left (a little file per step: tmpfs accounts pages).
-        fd = os.open(os.path.join(root, "filler"), os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            while os.write(fd, b"\0" * 4096) > 0:
-                pass
-        except OSError:
-            pass
-        os.close(fd)
+        fill(root)
         exercise(s, aid, "disk full")
         after = [p for p in final_files(root) if p != "filler"]
         check("disk full: no new file under a final name", after == [p for p in before if p != "filler"],
@@ -201,6 +216,96 @@ def read_only():
         check("read-only root: reading an analysis still works", not is_error(r), short(r))
         sh("mount", "-o", "remount,bind,rw", root)
         recover(s, "read-only root")
+    finally:
+        sh("umount", "-l", root)
+        s.close()
+
+
+# ------------------------------------------------------------ collections
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+COLLECT = ["--allow-collection", "--allow-process-execution"]
+
+
+def perf_records():
+    """Why real perf cannot record here, or None."""
+    probe = os.path.join(WORK, "probe.data")
+    r = sh("perf", "record", "-e", "cpu-clock", "-g", "-N", "-o", probe, "--", "true")
+    return None if r.returncode == 0 else "perf cannot record here: %s" % r.stdout.strip()[-200:]
+
+
+def collection_dirs(root):
+    """collections/ID folders (a staging folder starts with a dot)."""
+    d = os.path.join(root, "collections")
+    return sorted(e for e in os.listdir(d) if os.path.isdir(os.path.join(d, e))) if os.path.isdir(d) else []
+
+
+def collect(s):
+    exe = os.path.join(IN, "fib")
+    return s.call("collect_profile", {"executable": exe, "authorization": AUTH, "call_graph": "fp"}, timeout=120)
+
+
+def collect_fails(s, root, what):
+    before = all_files(root)
+    r = collect(s)
+    e = err_of(r)
+    check("%s: collect_profile fails with a clear error (%s: %s)" % (what, e.get("code"), e.get("message", "")[:80]),
+          is_error(r) and e.get("code") == "output_refused" and e.get("hint"), short(r, 500))
+    check("%s: no collection folder, staging folder or file is left" % what,
+          all_files(root) == before and not [d for d in collection_dirs(root) if d.startswith(".")],
+          "new: %s" % [p for p in all_files(root) if p not in before])
+    check("%s: the server still answers ping" % what, s.ping_ms() is not None, s.stderr())
+
+
+def collect_works(s, root, what):
+    r = collect(s)
+    cid = result(r).get("structuredContent", {}).get("collection_id")
+    files = result(r).get("structuredContent", {}).get("files") or []
+    check("%s: collect_profile works (%s)" % (what, cid),
+          cid and cid in collection_dirs(root), short(r))
+    data = os.path.join(root, "collections", cid or "x", "perf.data")
+    rep = sh("perf", "report", "-i", data, "--stdio", "--header-only") if cid else None
+    check("%s: ... and its perf.data is whole (perf report reads it)" % what,
+          rep is not None and rep.returncode == 0 and files, rep and rep.stdout[-300:])
+
+
+def collections():
+    why = perf_records()
+    if why:
+        print("skip - collections under faults: %s" % why)
+        return
+    fib = os.path.join(IN, "fib")
+    src = os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "workloads", "fib.c")
+    if sh("gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-o", fib, src).returncode:
+        check("collections: build the workload (gcc fib.c)", False)
+        return
+    # Disk full: perf writes its perf.data into the staging folder.
+    root = small_tmpfs("cfull", "64m", "collections, disk full")
+    if not root:
+        return
+    try:
+        s = start(root, "collect-full", extra=COLLECT)
+        collect_works(s, root, "collections, before the disk fills")
+        fill(root)
+        collect_fails(s, root, "collections, disk full")
+        os.unlink(os.path.join(root, "filler"))
+        collect_works(s, root, "collections, disk full, once space is back")
+        s.close()
+    finally:
+        sh("umount", "-l", root)
+    # Read-only: the collections folder exists, nothing may be made in it.
+    root = os.path.join(WORK, "cro")
+    os.makedirs(root)
+    s = start(root, "collect-ro", extra=COLLECT)
+    collect_works(s, root, "collections, before the root is made read-only")
+    if sh("mount", "--bind", root, root).returncode:
+        print("skip - collections, read-only root: cannot bind-mount")
+        s.close()
+        return
+    try:
+        if sh("mount", "-o", "remount,bind,ro", root).returncode == 0:
+            collect_fails(s, root, "collections, read-only root")
+            sh("mount", "-o", "remount,bind,rw", root)
+            collect_works(s, root, "collections, read-only root, once writable again")
     finally:
         sh("umount", "-l", root)
         s.close()
@@ -325,6 +430,7 @@ def kill_server():
 if ROOT_USER:
     disk_full()
     read_only()
+    collections()
 else:
     print("skip - disk full and read-only root: mounting needs root")
 limits()
