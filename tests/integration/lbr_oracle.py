@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""lbr_oracle.py - what perf itself makes of a file lbr_craft.py wrote.
+
+usage: lbr_oracle.py NAME ORIGINAL.data CRAFTED.data DEPTH [NR0]
+
+Runs `perf script -F tid,time,ip,sym` on the frame-pointer recording and
+on its LBR rewrite and checks, sample by sample (both in perf's delivery
+order, the times unchanged), that perf read the crafted file as an LBR
+call stack: the kernel frames as recorded, then the user frames the
+branch stack holds - the recorded user chain without its zero entries,
+cut to DEPTH + 1 frames (the leaf from entries[0].to, one frame per
+entry's `from`) - by symbol.  The original's user chain is perf's own
+reading of the frame pointers, so perf on both files is the oracle; the
+crafted file's frames must also differ from its own callchain (which
+holds only the user leaf), or the branch stack was not what perf used.
+NR0 names the one sample given nr 0 (0-based among samples with a user
+part): perf 6.1 still reads entries[0].to there, past the branch stack,
+so that sample must show exactly one user frame.
+Prints ok / not ok lines.
+"""
+import subprocess
+import sys
+
+
+def samples(path):
+    out = subprocess.run(["perf", "script", "-i", path, "-F", "tid,time,ip,sym,dso", "--no-inline"],
+                         capture_output=True, text=True, check=True).stdout
+    res, cur = [], None
+    for line in out.split("\n"):
+        if not line.strip():
+            if cur is not None:
+                res.append(cur)
+            cur = None
+        elif not line[0].isspace():
+            cur = {"head": line.strip(), "frames": []}
+        elif cur is not None:
+            ip, rest = line.strip().split(" ", 1)
+            sym, dso = rest.rsplit(" (", 1)
+            cur["frames"].append((int(ip, 16), sym, dso.rstrip(")") == "[kernel.kallsyms]"))
+    if cur is not None:
+        res.append(cur)
+    return res
+
+
+def main():
+    name, orig, crafted, depth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    nr0 = int(sys.argv[5]) if len(sys.argv) > 5 else -1
+    a, b = samples(orig), samples(crafted)
+    if len(a) != len(b) or not a:
+        print("not ok - %s: perf script gives %d samples for the crafted file, %d for the original"
+              % (name, len(b), len(a)))
+        return
+    bad, user_n, cut, kern, longest = [], 0, 0, 0, 0
+    for i, (x, y) in enumerate(zip(a, b)):
+        kx = [f[1] for f in x["frames"] if f[2]]
+        ux = [f[1] for f in x["frames"] if not f[2] and not (f[0] == 0 and f[1] == "[unknown]")]
+        ky = [f[1] for f in y["frames"] if f[2]]
+        uy = [f[1] for f in y["frames"] if not f[2]]
+        if kx:
+            kern += 1
+        if ux and user_n == nr0:
+            ok = kx == ky and len(uy) == 1
+        else:
+            ok = kx == ky and uy == ux[:depth + 1]
+        if ux:
+            user_n += 1
+        if len(ux) > depth + 1:
+            cut += 1
+        longest = max(longest, len(uy))
+        if not ok and len(bad) < 3:
+            bad.append("sample %d (%s): fp %s | crafted %s" % (i, x["head"], kx + ux, ky + uy))
+        elif not ok:
+            bad.append("")
+    if bad:
+        print("not ok - %s: perf reads %d of %d crafted samples otherwise: %s"
+              % (name, len(bad), len(a), "; ".join(s for s in bad if s)))
+    else:
+        print("ok - %s: perf script reads the crafted file as LBR call stacks: %d samples, %d with kernel "
+              "frames, %d cut at the LBR depth %d, up to %d user frames from the branch stack"
+              % (name, len(a), kern, cut, depth, longest))
+
+
+if __name__ == "__main__":
+    main()
