@@ -41,6 +41,15 @@ static void rotate_set_parents(struct pd_symtab *t, uint32_t old, uint32_t new_,
 	change_child(t, old, new_, parent);
 }
 
+/* The child of `n` on side `dir` (0 left, 1 right): the kernel's code
+ * is written twice, once per side; here each piece is written once with
+ * its sides named L (the side the walk came from) and R = !L. */
+static uint32_t *kid(struct pd_symtab *t, uint32_t n, bool dir)
+{
+	return dir ? &N(n).right : &N(n).left;
+}
+
+/* __rb_insert: `parent` sits on side L of its red-violated grandparent. */
 static void insert_color(struct pd_symtab *t, uint32_t node)
 {
 	uint32_t parent = N(node).parent, gparent, tmp;
@@ -53,40 +62,8 @@ static void insert_color(struct pd_symtab *t, uint32_t node)
 		if (N(parent).black)
 			break;
 		gparent = N(parent).parent;
-		tmp = N(gparent).right;
-		if (parent != tmp) {
-			if (is_red(t, tmp)) {
-				N(tmp).black = 1;
-				N(parent).black = 1;
-				node = gparent;
-				parent = N(node).parent;
-				N(node).black = 0;
-				continue;
-			}
-			tmp = N(parent).right;
-			if (node == tmp) {
-				tmp = N(node).left;
-				N(parent).right = tmp;
-				N(node).left = parent;
-				if (tmp != PD_NIL) {
-					N(tmp).parent = parent;
-					N(tmp).black = 1;
-				}
-				N(parent).parent = node;
-				N(parent).black = 0;
-				parent = node;
-				tmp = N(node).right;
-			}
-			N(gparent).left = tmp;
-			N(parent).right = gparent;
-			if (tmp != PD_NIL) {
-				N(tmp).parent = gparent;
-				N(tmp).black = 1;
-			}
-			rotate_set_parents(t, gparent, parent, false);
-			break;
-		}
-		tmp = N(gparent).left;
+		bool L = parent == N(gparent).right, R = !L;
+		tmp = *kid(t, gparent, R);
 		if (is_red(t, tmp)) {
 			N(tmp).black = 1;
 			N(parent).black = 1;
@@ -95,11 +72,11 @@ static void insert_color(struct pd_symtab *t, uint32_t node)
 			N(node).black = 0;
 			continue;
 		}
-		tmp = N(parent).left;
+		tmp = *kid(t, parent, R);
 		if (node == tmp) {
-			tmp = N(node).right;
-			N(parent).left = tmp;
-			N(node).right = parent;
+			tmp = *kid(t, node, L);
+			*kid(t, parent, R) = tmp;
+			*kid(t, node, L) = parent;
 			if (tmp != PD_NIL) {
 				N(tmp).parent = parent;
 				N(tmp).black = 1;
@@ -107,10 +84,10 @@ static void insert_color(struct pd_symtab *t, uint32_t node)
 			N(parent).parent = node;
 			N(parent).black = 0;
 			parent = node;
-			tmp = N(node).left;
+			tmp = *kid(t, node, R);
 		}
-		N(gparent).right = tmp;
-		N(parent).left = gparent;
+		*kid(t, gparent, L) = tmp;
+		*kid(t, parent, R) = gparent;
 		if (tmp != PD_NIL) {
 			N(tmp).parent = gparent;
 			N(tmp).black = 1;
@@ -135,72 +112,27 @@ void pd_tree_insert(struct pd_symtab *t, uint32_t i)
 	insert_color(t, i);
 }
 
-/* ____rb_erase_color, both mirror halves. */
+/* ____rb_erase_color: `node` (PD_NIL at first) is on side L of
+ * `parent`, its sibling on side R. */
 static void erase_color(struct pd_symtab *t, uint32_t parent)
 {
 	uint32_t node = PD_NIL, sibling, tmp1, tmp2;
 
 	for (;;) {
-		sibling = N(parent).right;
-		if (node != sibling) {
-			if (is_red(t, sibling)) {
-				tmp1 = N(sibling).left;
-				N(parent).right = tmp1;
-				N(sibling).left = parent;
-				N(tmp1).parent = parent;
-				N(tmp1).black = 1;
-				rotate_set_parents(t, parent, sibling, false);
-				sibling = tmp1;
-			}
-			tmp1 = N(sibling).right;
-			if (!is_red(t, tmp1)) {
-				tmp2 = N(sibling).left;
-				if (!is_red(t, tmp2)) {
-					N(sibling).black = 0;
-					if (is_red(t, parent)) {
-						N(parent).black = 1;
-					} else {
-						node = parent;
-						parent = N(node).parent;
-						if (parent != PD_NIL)
-							continue;
-					}
-					break;
-				}
-				tmp1 = N(tmp2).right;
-				N(sibling).left = tmp1;
-				N(tmp2).right = sibling;
-				N(parent).right = tmp2;
-				if (tmp1 != PD_NIL) {
-					N(tmp1).parent = sibling;
-					N(tmp1).black = 1;
-				}
-				tmp1 = sibling;
-				sibling = tmp2;
-			}
-			tmp2 = N(sibling).left;
-			N(parent).right = tmp2;
-			N(sibling).left = parent;
-			N(tmp1).parent = sibling;
-			N(tmp1).black = 1;
-			if (tmp2 != PD_NIL)
-				N(tmp2).parent = parent;
-			rotate_set_parents(t, parent, sibling, true);
-			break;
-		}
-		sibling = N(parent).left;
+		bool L = node == N(parent).right, R = !L;
+		sibling = *kid(t, parent, R);
 		if (is_red(t, sibling)) {
-			tmp1 = N(sibling).right;
-			N(parent).left = tmp1;
-			N(sibling).right = parent;
+			tmp1 = *kid(t, sibling, L);
+			*kid(t, parent, R) = tmp1;
+			*kid(t, sibling, L) = parent;
 			N(tmp1).parent = parent;
 			N(tmp1).black = 1;
 			rotate_set_parents(t, parent, sibling, false);
 			sibling = tmp1;
 		}
-		tmp1 = N(sibling).left;
+		tmp1 = *kid(t, sibling, R);
 		if (!is_red(t, tmp1)) {
-			tmp2 = N(sibling).right;
+			tmp2 = *kid(t, sibling, L);
 			if (!is_red(t, tmp2)) {
 				N(sibling).black = 0;
 				if (is_red(t, parent)) {
@@ -213,10 +145,10 @@ static void erase_color(struct pd_symtab *t, uint32_t parent)
 				}
 				break;
 			}
-			tmp1 = N(tmp2).left;
-			N(sibling).right = tmp1;
-			N(tmp2).left = sibling;
-			N(parent).left = tmp2;
+			tmp1 = *kid(t, tmp2, R);
+			*kid(t, sibling, L) = tmp1;
+			*kid(t, tmp2, R) = sibling;
+			*kid(t, parent, R) = tmp2;
 			if (tmp1 != PD_NIL) {
 				N(tmp1).parent = sibling;
 				N(tmp1).black = 1;
@@ -224,9 +156,9 @@ static void erase_color(struct pd_symtab *t, uint32_t parent)
 			tmp1 = sibling;
 			sibling = tmp2;
 		}
-		tmp2 = N(sibling).right;
-		N(parent).left = tmp2;
-		N(sibling).right = parent;
+		tmp2 = *kid(t, sibling, L);
+		*kid(t, parent, R) = tmp2;
+		*kid(t, sibling, L) = parent;
 		N(tmp1).parent = sibling;
 		N(tmp1).black = 1;
 		if (tmp2 != PD_NIL)
