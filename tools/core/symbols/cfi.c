@@ -239,6 +239,15 @@ struct dso_state {
 	char *path;            /* the local file, when found */
 };
 
+/* One verdict of the memo.  The key is three words, so the table holds
+ * them inline and probes on a mixed hash: interning them as strings cost
+ * ~170 instructions a frame, the most of the pass (6M frames for a 115 MB
+ * recording). */
+struct memo_slot {
+	uint64_t pid, dso_leaf, pc;
+	uint8_t used, edge;
+};
+
 struct pass {
 	struct pl_profile *p;
 	struct pl_cfi *cfi;
@@ -247,9 +256,8 @@ struct pass {
 	const struct pl_debuginfod *dbg;
 	struct dso_state *dsos;          /* [ndsos]: the string ids before the pass */
 	size_t ndsos;
-	struct pl_strtab memo;           /* (pid, dso, pc, leaf) -> index */
-	uint8_t *memo_edge;
-	size_t memo_cap;
+	struct memo_slot *memo;          /* (pid, dso, pc, leaf) -> edge, open addressing */
+	size_t memo_mask, memo_count;
 	uint32_t *words;
 	size_t words_cap;
 	uint64_t skipped_records;        /* of events not unwound by frame pointers */
@@ -318,17 +326,44 @@ static enum pl_edge judge(struct pass *ps, int64_t pid, uint32_t dso, uint64_t p
 	return edge;
 }
 
+static size_t memo_slot_of(const struct pass *ps, uint64_t pid, uint64_t dso_leaf, uint64_t pc)
+{
+	size_t j = (size_t)pl_mix_u64(pc ^ pl_mix_u64(dso_leaf ^ (pid << 33))) & ps->memo_mask;
+
+	while (ps->memo[j].used &&
+	       (ps->memo[j].pc != pc || ps->memo[j].dso_leaf != dso_leaf || ps->memo[j].pid != pid))
+		j = (j + 1) & ps->memo_mask;
+	return j;
+}
+
+/* Twice the size, kept at load <= 1/2. */
+static void memo_grow(struct pass *ps)
+{
+	struct memo_slot *old = ps->memo;
+	size_t old_n = old ? ps->memo_mask + 1 : 0;
+
+	ps->memo_mask = old_n ? old_n * 2 - 1 : 4095;
+	ps->memo = pl_xcalloc(ps->memo_mask + 1, sizeof(*ps->memo));
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i].used)
+			ps->memo[memo_slot_of(ps, old[i].pid, old[i].dso_leaf, old[i].pc)] = old[i];
+	free(old);
+}
+
 static enum pl_edge judge_memo(struct pass *ps, int64_t pid, uint32_t dso, uint64_t pc, bool leaf)
 {
-	uint64_t key[3] = {(uint64_t)pid, (uint64_t)dso << 1 | leaf, pc};
-	size_t before = ps->memo.count;
-	uint32_t id = pl_strtab_intern(&ps->memo, (const char *)key, sizeof(key));
+	uint64_t dso_leaf = (uint64_t)dso << 1 | leaf;
+	size_t j;
 
-	if (ps->memo.count != before) {
-		PL_GROW(ps->memo_edge, ps->memo_cap, ps->memo.count);
-		ps->memo_edge[id] = (uint8_t)judge(ps, pid, dso, pc, leaf);
+	if ((ps->memo_count + 1) * 2 > ps->memo_mask + 1 || !ps->memo)
+		memo_grow(ps);
+	j = memo_slot_of(ps, (uint64_t)pid, dso_leaf, pc);
+	if (!ps->memo[j].used) {
+		uint8_t edge = (uint8_t)judge(ps, pid, dso, pc, leaf);
+		ps->memo[j] = (struct memo_slot){(uint64_t)pid, dso_leaf, pc, 1, edge};
+		ps->memo_count++;
 	}
-	return (enum pl_edge)ps->memo_edge[id];
+	return (enum pl_edge)ps->memo[j].edge;
 }
 
 /* The mark of one site: every user frame but the root, from the leaf.
@@ -393,7 +428,7 @@ static void judge_site(struct pass *ps, uint32_t site)
 enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *cfg,
 				 const struct pl_debuginfod *dbg, struct pl_error *err)
 {
-	struct pass ps = {p, pl_cfi_new(), NULL, cfg, dbg, NULL, 0, {0}, NULL, 0, NULL, 0, 0};
+	struct pass ps = {.p = p, .cfi = pl_cfi_new(), .cfg = cfg, .dbg = dbg};
 
 	(void)err;
 	if (!pl_nsites(p) && !p->caller_check.records_unchecked) {
@@ -403,7 +438,6 @@ enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *
 	/* Reasons are interned as the pass goes: DSOs are the ids before. */
 	ps.ndsos = p->strs.count;
 	ps.dsos = pl_xcalloc(ps.ndsos + 1, sizeof(*ps.dsos));
-	pl_strtab_init(&ps.memo);
 	for (uint32_t s = 0; s < pl_nsites(p); s++)
 		judge_site(&ps, s);
 	pl_marked_finish(p);
@@ -414,9 +448,8 @@ enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *
 	for (size_t i = 0; i < ps.ndsos; i++)
 		free(ps.dsos[i].path);
 	free(ps.dsos);
-	free(ps.memo_edge);
+	free(ps.memo);
 	free(ps.words);
-	pl_strtab_release(&ps.memo);
 	pl_symbolizer_free(ps.sym);
 	pl_cfi_free(ps.cfi);
 	return PL_OK;
