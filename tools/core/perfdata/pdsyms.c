@@ -108,8 +108,111 @@ static void fixup(struct pd_symtab *t, bool kallsyms)
 	}
 }
 
+/* Index order of v by start, equal starts in insertion order: the
+ * tree's in-order sequence.  kallsyms comes sorted, so one pass checks. */
+static uint32_t *order_by_start(const struct pd_symtab *t)
+{
+	uint32_t *o = pl_xmalloc((t->n + 1) * sizeof(*o));
+	bool sorted = true;
+
+	for (size_t i = 0; i < t->n; i++) {
+		o[i] = (uint32_t)i;
+		if (i && t->v[i - 1].start > t->v[i].start)
+			sorted = false;
+	}
+	if (!sorted) {
+		/* Insertion into runs is too slow for a shuffled table: a
+		 * merge sort keyed on (start, index) keeps equal starts stable. */
+		uint32_t *tmp = pl_xmalloc((t->n + 1) * sizeof(*tmp));
+		for (size_t w = 1; w < t->n; w *= 2) {
+			for (size_t lo = 0; lo < t->n; lo += 2 * w) {
+				size_t mid = lo + w < t->n ? lo + w : t->n;
+				size_t hi = lo + 2 * w < t->n ? lo + 2 * w : t->n, a = lo, b = mid, k = lo;
+				while (a < mid && b < hi)
+					tmp[k++] = t->v[o[b]].start < t->v[o[a]].start ? o[b++] : o[a++];
+				while (a < mid)
+					tmp[k++] = o[a++];
+				while (b < hi)
+					tmp[k++] = o[b++];
+			}
+			uint32_t *x = o;
+			o = tmp;
+			tmp = x;
+		}
+		free(tmp);
+	}
+	return o;
+}
+
+/* fixup() over the sorted order instead of the tree: the same ends and
+ * the same survivors (its in-order walk is this order, and an erase
+ * keeps the order of the rest).  Leaves the survivors in t->flat when
+ * their ranges are disjoint; otherwise restores v and returns false. */
+static bool fixup_flat(struct pd_symtab *t, bool kallsyms)
+{
+	uint32_t *o = order_by_start(t);
+	size_t n = t->n, out = 0;
+
+	for (size_t k = 0; k + 1 < n; k++) {
+		struct pd_sym *prev = &N(o[k]), *curr = &N(o[k + 1]);
+		if (prev->end != prev->start)
+			continue;
+		if (kallsyms && (!strchr(pd_sym_name(t, prev), '[') != !strchr(pd_sym_name(t, curr), '[')))
+			prev->end = ((prev->end + 4096) + 4095) / 4096 * 4096;
+		else
+			prev->end = curr->start;
+	}
+	if (n && N(o[n - 1]).end == N(o[n - 1]).start)
+		N(o[n - 1]).end = (N(o[n - 1]).start + 4095) / 4096 * 4096 + 4096;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t i = o[k];
+		if (out && N(o[out - 1]).start == N(i).start) {
+			if (a_is_best(t, &N(o[out - 1]), &N(i))) {
+				N(i).erased = 1;
+			} else {
+				N(o[out - 1]).erased = 1;
+				o[out - 1] = i;
+			}
+			continue;
+		}
+		o[out++] = i;
+	}
+	/* Disjoint: each survivor ends by the next one's start, so exactly
+	 * one holds an address, and perf's walk down any tree finds it. */
+	for (size_t k = 0; k + 1 < out; k++)
+		if (N(o[k]).end > N(o[k + 1]).start) {
+			free(o);
+			return false;
+		}
+	t->flat = o;
+	t->nflat = out;
+	return true;
+}
+
+/* The last survivor starting at or before ip, if it holds ip (as
+ * symbols__find's test: start <= ip < end, or ip at a zero-size one; an
+ * end that wrapped past 2^64 holds nothing). */
+static const struct pd_sym *find_flat(const struct pd_symtab *t, uint64_t ip)
+{
+	size_t lo = 0, hi = t->nflat;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[t->flat[mid]].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct pd_sym *s = &t->v[t->flat[lo - 1]];
+	return ip < s->end || (ip == s->end && ip == s->start) ? s : NULL;
+}
+
 const struct pd_sym *pd_symtab_find(const struct pd_symtab *t, uint64_t ip)
 {
+	if (t->flat)
+		return find_flat(t, ip);
 	uint32_t n = t->n ? t->root : PD_NIL;
 
 	while (n != PD_NIL) {
@@ -128,6 +231,7 @@ void pd_symtab_release(struct pd_symtab *t)
 {
 	free(t->v);
 	free(t->names);
+	free(t->flat);
 	memset(t, 0, sizeof(*t));
 	t->root = PD_NIL;
 }
@@ -607,8 +711,17 @@ void pd_symtab_load_kallsyms(struct pd_symtab *t, const char *text, size_t n, ui
 	memset(t, 0, sizeof(*t));
 	t->root = PD_NIL;
 	kallsyms_each(text, n, load_one, &a);
-	tree_add_new(t, 0);
-	fixup(t, true);
+	if (!fixup_flat(t, true)) {
+		/* Overlaps (a module's first symbol within the page rounding of
+		 * the symbol before it): perf's tree decides.  kallsyms gives no
+		 * sizes, so every end was its start. */
+		for (size_t i = 0; i < t->n; i++) {
+			t->v[i].end = t->v[i].start;
+			t->v[i].erased = 0;
+		}
+		tree_add_new(t, 0);
+		fixup(t, true);
+	}
 	t->loaded = t->n > 0;
 	snprintf(t->source, sizeof(t->source), "kallsyms");
 	if (!t->loaded)

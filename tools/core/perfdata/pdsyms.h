@@ -39,6 +39,11 @@ struct pd_symtab {
 	struct pd_sym *v;
 	size_t n, cap;
 	uint32_t root;       /* PD_NIL when empty */
+	/* When the fixed-up symbols hold disjoint ranges, the tree's shape
+	 * cannot change an answer: lookups binary-search these indices of v
+	 * (sorted by start) and no tree is built.  NULL: use the tree. */
+	uint32_t *flat;
+	size_t nflat;
 	char *names;
 	size_t names_len, names_cap;
 	bool loaded;         /* a file was found and read */
