@@ -174,23 +174,37 @@ static struct dso *dso_find(struct reader *r, const char *name, enum dso_kind ki
 	return d;
 }
 
+/* The file's bytes (at most `max`), NUL-terminated, or NULL.  Read in
+ * place, growing from the size fstat gives (0 for /proc files). */
 static char *slurp(const char *path, size_t max, size_t *n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct pl_buf b = {0};
-	char buf[1 << 16];
+	struct stat st;
+	size_t len = 0, cap;
+	char *b;
 	ssize_t k;
 
 	*n = 0;
 	if (fd < 0)
 		return NULL;
-	while ((k = read(fd, buf, sizeof(buf))) > 0 && b.len < max)
-		pl_buf_add(&b, buf, (size_t)k);
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < max ? (size_t)st.st_size + 1 :
+		1 << 16;
+	b = pl_xmalloc(cap + 1);
+	while (len < max && (k = read(fd, b + len, cap - len)) > 0) {
+		len += (size_t)k;
+		if (len == cap) {
+			cap *= 2;
+			b = pl_xrealloc(b, cap + 1);
+		}
+	}
 	close(fd);
-	if (!b.data)
+	if (len == 0) {
+		free(b);
 		return NULL;
-	*n = b.len;
-	return b.data;
+	}
+	b[len] = '\0';
+	*n = len;
+	return b;
 }
 
 /* The kernel's symbols, only when the recording is of this kernel. */
@@ -211,7 +225,8 @@ static void load_kernel(struct reader *r, struct dso *d)
 		snprintf(note, sizeof(note), "unresolved: no kernel symbol addresses could be read "
 			 "(kallsyms missing, or addresses hidden by kptr_restrict)");
 	} else if (d->build_id[0] && running[0] && strcmp(d->build_id, running) == 0) {
-		pd_symtab_load_kallsyms(&d->syms, ks, nk, r->kref ? text - r->kref : 0);
+		pd_symtab_adopt_kallsyms(&d->syms, ks, nk, r->kref ? text - r->kref : 0);
+		ks = NULL;
 		snprintf(note, sizeof(note), "kallsyms: the recorded kernel build-id %s is the running kernel's",
 			 d->build_id);
 	} else if (d->build_id[0]) {
@@ -220,7 +235,8 @@ static void load_kernel(struct reader *r, struct dso *d)
 			 d->build_id, running[0] ? running : "unknown");
 	} else if (r->f.osrelease && uname(&u) == 0 && strcmp(u.release, r->f.osrelease) == 0 &&
 		   r->kref == text) {
-		pd_symtab_load_kallsyms(&d->syms, ks, nk, 0);
+		pd_symtab_adopt_kallsyms(&d->syms, ks, nk, 0);
+		ks = NULL;
 		snprintf(note, sizeof(note),
 			 "kallsyms: no kernel build-id recorded; the release (%s) and the _text address are "
 			 "the running kernel's", u.release);

@@ -7,7 +7,6 @@
  * in perf's own red-black tree (pdtree.c), so that overlapping symbols
  * resolve as perf's tree walk resolves them.
  */
-#include <ctype.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -621,14 +620,22 @@ void pd_symtab_load_vdso(struct pd_symtab *t, const char *build_id)
 
 /* ------------------------------------------------------------ kernel */
 
+/* Hex digits at *p, without ctype: 122k kallsyms lines of 16 digits made
+ * the per-character isxdigit/isdigit calls most of the parse. */
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *q = *p;
 	uint64_t x = 0;
 
-	while (q < end && isxdigit((unsigned char)*q)) {
-		x = x * 16 + (uint64_t)(isdigit((unsigned char)*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
-		q++;
+	for (; q < end; q++) {
+		unsigned c = (unsigned char)*q, d = c - '0';
+		if (d > 9) {
+			d = (c | 0x20) - 'a';
+			if (d > 5)
+				break;
+			d += 10;
+		}
+		x = x * 16 + d;
 	}
 	if (q == *p)
 		return false;
@@ -689,27 +696,44 @@ struct load_arg {
 	uint64_t delta;
 };
 
+/* A kept line becomes a symbol whose name stays where it is in the text
+ * (t->names), ended in place: no copy of 122k names. */
 static bool load_one(void *arg, uint64_t addr, char type, const char *name, size_t len)
 {
 	struct load_arg *a = arg;
-	char u = (char)toupper((unsigned char)type);
+	struct pd_symtab *t = a->t;
+	bool upper = type >= 'A' && type <= 'Z';
+	char u = upper || type < 'a' || type > 'z' ? type : (char)(type - 'a' + 'A');
 
 	if ((u != 'T' && u != 'W' && u != 'D' && u != 'B') || (len && name[0] == '$'))
 		return true;
-	uint8_t bind = type == 'W' ? STB_WEAK : isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;
+	uint8_t bind = type == 'W' ? STB_WEAK : upper ? STB_GLOBAL : STB_LOCAL;
 	uint8_t st = (u == 'T' || u == 'W') ? STT_FUNC : STT_OBJECT;
+	size_t off = (size_t)(name - t->names);
 	/* Module symbols ("name\t[mod]") keep their tab: they are other maps'. */
-	add_sym(a->t, addr - (memchr(name, '\t', len) ? 0 : a->delta), 0, bind, st,
-		name, len);
+	uint64_t start = addr - (memchr(name, '\t', len) ? 0 : a->delta);
+	t->names[off + len] = '\0';   /* the line's '\n', or the text's own NUL */
+	PL_GROW(t->v, t->cap, t->n + 1);
+	t->v[t->n++] = (struct pd_sym){start, start, (uint32_t)off, bind, st, 0, 0, PD_NIL, PD_NIL, PD_NIL};
 	return true;
 }
 
-void pd_symtab_load_kallsyms(struct pd_symtab *t, const char *text, size_t n, uint64_t delta)
+void pd_symtab_adopt_kallsyms(struct pd_symtab *t, char *text, size_t n, uint64_t delta)
 {
 	struct load_arg a = {t, delta};
+	size_t lines = 1;
 
 	memset(t, 0, sizeof(*t));
 	t->root = PD_NIL;
+	t->names = text;
+	t->names_len = t->names_cap = n + 1;
+	/* One array of the right size: growing it by doubling copied and
+	 * faulted in twice its 5 MB. */
+	for (const char *p = text, *end = text + n; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		lines++;
+	t->cap = n / 16 + 1 < lines ? n / 16 + 1 : lines;
+	t->v = pl_xmalloc(t->cap * sizeof(*t->v));
+	pl_prefault(t->v, t->cap * sizeof(*t->v));
 	kallsyms_each(text, n, load_one, &a);
 	if (!fixup_flat(t, true)) {
 		/* Overlaps (a module's first symbol within the page rounding of
@@ -726,6 +750,15 @@ void pd_symtab_load_kallsyms(struct pd_symtab *t, const char *text, size_t n, ui
 	snprintf(t->source, sizeof(t->source), "kallsyms");
 	if (!t->loaded)
 		t->why = "kallsyms holds no symbols";
+}
+
+void pd_symtab_load_kallsyms(struct pd_symtab *t, const char *text, size_t n, uint64_t delta)
+{
+	char *copy = pl_xmalloc(n + 1);
+
+	memcpy(copy, text, n);
+	copy[n] = '\0';
+	pd_symtab_adopt_kallsyms(t, copy, n, delta);
 }
 
 bool pd_kernel_notes_build_id(const unsigned char *p, size_t n, char *hex)

@@ -59,6 +59,9 @@ void pd_symtab_load_vdso(struct pd_symtab *t, const char *build_id);
 /* The kernel from a kallsyms text: `delta` is subtracted from every
  * address (current minus recorded reference address). */
 void pd_symtab_load_kallsyms(struct pd_symtab *t, const char *text, size_t n, uint64_t delta);
+/* The same, taking `text` (n bytes, text[n] == 0, from malloc) as the
+ * table's own: the names stay in it, ended in place. */
+void pd_symtab_adopt_kallsyms(struct pd_symtab *t, char *text, size_t n, uint64_t delta);
 void pd_symtab_release(struct pd_symtab *t);
 
 /* perf's symbols__find at `addr`; NULL when none holds it. */
