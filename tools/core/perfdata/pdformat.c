@@ -627,13 +627,46 @@ struct pd_queue {
 	bool sorted;
 };
 
-static int qent_cmp(const void *a, const void *b)
+/* The end of the ascending run (by time) that starts at i. */
+static size_t run_end(const struct qent *v, size_t i, size_t n)
 {
-	const struct qent *x = a, *y = b;
+	while (++i < n && v[i].time >= v[i - 1].time)
+		;
+	return i;
+}
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* Sort the queue by (time, seq), merging its ascending runs.  A queue is
+ * the older sorted part left by the last flush, then records pushed in
+ * seq order, one ascending run per CPU buffer perf drained in a round: a
+ * few runs, so merging them costs a pass or two where qsort cost ~240
+ * instructions a record.  Every entry of a run has a smaller seq than
+ * every entry after it (only the first run can hold older entries), so a
+ * merge that takes the left one on equal times keeps (time, seq) order. */
+static void q_sort(struct pd_queue *q)
+{
+	struct qent *tmp = pl_xmalloc(q->cap * sizeof(*tmp));
+	size_t nruns;
+
+	do {
+		size_t i = 0, out = 0;
+		nruns = 0;
+		while (i < q->n) {
+			size_t a = i, mid = run_end(q->v, i, q->n), hi = mid < q->n ? run_end(q->v, mid, q->n) : mid;
+			size_t b = mid;
+			while (a < mid && b < hi)
+				tmp[out++] = q->v[b].time < q->v[a].time ? q->v[b++] : q->v[a++];
+			while (a < mid)
+				tmp[out++] = q->v[a++];
+			while (b < hi)
+				tmp[out++] = q->v[b++];
+			i = hi;
+			nruns++;
+		}
+		struct qent *x = q->v;
+		q->v = tmp;
+		tmp = x;
+	} while (nruns > 1);
+	free(tmp);
 }
 
 /* Deliver queued records with time <= limit, in order. */
@@ -644,8 +677,8 @@ static enum pl_err q_flush(struct pd_queue *q, uint64_t limit, pd_record_fn fn, 
 	enum pl_err rc = PL_OK;
 
 	if (!q->sorted) {
-		if (q->n)   /* an empty queue's v is NULL: qsort's is nonnull */
-			qsort(q->v, q->n, sizeof(*q->v), qent_cmp);
+		if (q->n)   /* an empty queue's v is NULL */
+			q_sort(q);
 		q->sorted = true;
 	}
 	for (; i < q->n && q->v[i].time <= limit; i++) {
@@ -691,7 +724,7 @@ static enum pl_err q_push(struct pd_file *f, const uint8_t *rec, size_t size, ui
 	if (q->owned_bytes + q->n * sizeof(*q->v) > PD_MAX_QUEUE_BYTES) {
 		f->counts.queue_half_flushes++;
 		if (!q->sorted) {
-			qsort(q->v, q->n, sizeof(*q->v), qent_cmp);
+			q_sort(q);
 			q->sorted = true;
 		}
 		return q_flush(q, q->v[q->n / 2].time, fn, arg, err);
