@@ -16,6 +16,7 @@
 #include "registry.h"
 #include "store/artifact.h"
 #include "evidence/diff.h"
+#include "base/escape.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -137,6 +138,14 @@ static json_t *warnings_json(const struct compare_args *a, const struct pl_diff 
 	if (d->npaths && d->fold_total[0] && d->fold_total[1] && d->common_paths == 0)
 		json_array_append_new(w, json_string(
 			"no call path is common to both sides (different programs, process names or symbols?): every path is added or removed"));
+	if (d->main_dso[0] && d->main_dso[1] && strcmp(d->main_dso[0], d->main_dso[1]))
+		json_array_append_new(w, json_sprintf(
+			"the main executables differ (baseline %s, candidate %s): their functions are compared by name, as two builds of one program",
+			PL_ESC_MSG(d->main_dso[0]), PL_ESC_MSG(d->main_dso[1])));
+	if (d->dso_joined_apart)
+		json_array_append_new(w, json_sprintf(
+			"%zu functions are compared across modules of one file name in different folders (e.g. /lib and /usr/lib)",
+			d->dso_joined_apart));
 	for (int s = 0; s < 2; s++) {
 		double u = d->total[s].period ? 100.0 * (double)d->unknown_self[s].period / (double)d->total[s].period : 0;
 		if (u > UNKNOWN_WARN_PERCENT)

@@ -29,6 +29,18 @@ oracle() {
 	fi
 	return 0
 }
+# need_perf_record WHAT: skip the rest of the script, saying why, unless
+# perf is installed and can record here (cpu-clock with call chains).
+need_perf_record() {
+	if ! command -v perf >/dev/null 2>&1; then
+		skip "$1: perf is not installed"
+		exit 0
+	fi
+	if ! perf record -e cpu-clock -g -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+		skip "$1: perf cannot record here: $(oneline "$WORK/probe.err")"
+		exit 0
+	fi
+}
 need_shared() {
 	if [ ! -d "$SHARED/peers" ]; then
 		skip "$1: $SHARED/peers is absent (tests read the peers' data in place)"

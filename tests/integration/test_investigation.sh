@@ -10,14 +10,7 @@
 # Every planted cause must be found with its evidence.
 . tests/integration/lib.sh
 name="investigation"
-if ! command -v perf >/dev/null 2>&1; then
-	skip "$name: perf is not installed"
-	exit 0
-fi
-if ! perf record -e cpu-clock -g -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
-	skip "$name: perf cannot record here: $(oneline "$WORK/probe.err")"
-	exit 0
-fi
+need_perf_record "$name"
 src="$REPO/tests/workloads/investigation/app.c"
 mkdir -p "$WORK/bin"
 if ! gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/app" "$src" 2>"$WORK/err"; then

@@ -108,10 +108,7 @@ id=$(jget "$WORK/a.json" analysis_id)
 check_export bundled "$id" cycles sample_workload
 
 # ------------------------------------------------- a recorded workload
-if ! command -v perf >/dev/null || ! perf record -e cpu-clock -g -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/err"; then
-	skip "pprof of a recorded workload: perf cannot record here: $(oneline "$WORK/err")"
-	exit 0
-fi
+need_perf_record "pprof of a recorded workload"
 mkdir -p "$WORK/bin"
 if ! gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/app" "$REPO/tests/workloads/investigation/app.c" 2>"$WORK/err" ||
 	! perf record -e cpu-clock -F 999 -g -o "$WORK/app.data" -- "$WORK/bin/app" 1 >/dev/null 2>"$WORK/err"; then

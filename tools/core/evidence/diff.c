@@ -8,9 +8,10 @@
  * whose sort keeps its context in a global and so cannot run twice at
  * once.
  *
- * Functions are then joined by (symbol, DSO) text in a hash table whose
- * hashes each side computed in its thread; ids of the two profiles never
- * meet.
+ * Functions are then joined by (symbol, DSO key) text in a hash table
+ * whose hashes each side computed in its thread; ids of the two profiles
+ * never meet.  The key (dso_key) is the module's file name, and each
+ * side's main executable is one module whatever its path.
  * Paths: each candidate line is re-interned into the baseline's fold (its
  * names first, mapped id by id), so a line id names one text whichever
  * side it came from.  Lines are in byte order of their text by comparing
@@ -88,7 +89,8 @@ struct side {
 	int s;
 	struct pl_fold_opts fold;
 	struct pl_func_weight *funcs;   /* [nfuncs of the side's profile] */
-	uint64_t *hash;                 /* [nfuncs]: of (symbol, DSO), for the join */
+	uint64_t *hash;                 /* [nfuncs]: of (symbol, DSO key), for the join */
+	uint32_t main_dso;              /* pl_main_dso of the side's event */
 	struct pl_folded folded;
 	uint32_t *sorted;               /* the fold's line ids in text order */
 	enum pl_err rc;
@@ -99,6 +101,27 @@ static void add_amount(struct pl_amount *a, const struct pl_weight *w)
 {
 	a->samples += w->samples;
 	a->period += w->period;
+}
+
+/* What a function's DSO is joined by.  Each side's main executable is
+ * one module whatever its path (two builds of a program, ./app-old and
+ * ./app-new, are what an A/B comparison compares); any other module by
+ * its file name, so that libc under /lib and under /usr/lib, or a library
+ * in two build folders, stays one; kernel and other [bracketed] names as
+ * they are.  NULL for no DSO. */
+static const char main_key[] = "\x01main executable";
+
+static const char *dso_key(const struct side *sd, const struct pl_profile *p, uint32_t dso)
+{
+	const char *name, *slash;
+
+	if (dso == PL_NOID)
+		return NULL;
+	if (dso == sd->main_dso)
+		return main_key;
+	name = pl_str(p, dso);
+	slash = strrchr(name, '/');
+	return name[0] == '[' || !slash ? name : slash + 1;
 }
 
 static void weigh_side(struct side *sd)
@@ -135,13 +158,14 @@ static void weigh_side(struct side *sd)
 			add_amount(&d->unknown_any[sd->s], w);
 	}
 	free(stamp);
+	sd->main_dso = pl_main_dso(p, ev);
 	sd->hash = zeroed(pl_nfuncs(p), sizeof(uint64_t));
 	for (uint32_t f = 0; f < pl_nfuncs(p); f++) {
 		const struct pl_func *fn = &p->funcs[f];
+		const char *key = dso_key(sd, p, fn->dso);
 		uint64_t h = pl_strtab_hash(pl_str(p, fn->symbol), p->strs.lens[fn->symbol]);
-		if (fn->dso != PL_NOID)
-			h ^= (pl_strtab_hash(pl_str(p, fn->dso), p->strs.lens[fn->dso]) + 1) *
-			     0xff51afd7ed558ccdULL;
+		if (key)
+			h ^= (pl_strtab_hash(key, strlen(key)) + 1) * 0xff51afd7ed558ccdULL;
 		sd->hash[f] = h;
 	}
 }
@@ -156,12 +180,10 @@ struct join {
 };
 
 static bool same_func(const struct pl_diff_func *df, const struct pl_profile *p,
-		      const struct pl_func *f)
+		      const struct pl_func *f, const char *key)
 {
-	const char *dso = pl_str(p, f->dso);
-
 	return strcmp(df->symbol, pl_str(p, f->symbol)) == 0 &&
-	       (df->dso && dso ? strcmp(df->dso, dso) == 0 : df->dso == dso);
+	       (df->dso_key && key ? strcmp(df->dso_key, key) == 0 : df->dso_key == key);
 }
 
 /* Add one side's functions with weight to d->funcs (room for all of
@@ -173,21 +195,29 @@ static void join_side(struct pl_diff *d, const struct side *sd, struct join *j)
 	for (uint32_t f = 0; f < pl_nfuncs(p); f++) {
 		uint64_t h = sd->hash[f];
 		size_t k = h & j->mask;
+		const char *key = dso_key(sd, p, p->funcs[f].dso);
 		struct pl_diff_func *df;
 
 		if (!sd->funcs[f].incl.samples)
 			continue;
-		/* (symbol, DSO) is unique within a side: only side 1 can match */
+		/* Only side 1 can match.  Within a side two functions may share a
+		 * key (one symbol in libx.so of two folders): they stay apart. */
 		for (; j->slots[k].func1; k = (k + 1) & j->mask)
 			if (sd->s && j->slots[k].h == h &&
-			    same_func(&d->funcs[j->slots[k].func1 - 1], p, &p->funcs[f]))
+			    d->funcs[j->slots[k].func1 - 1].func[1] == PL_NOID &&
+			    same_func(&d->funcs[j->slots[k].func1 - 1], p, &p->funcs[f], key))
 				break;
 		if (!j->slots[k].func1) {
 			df = &d->funcs[d->nfuncs++];
 			df->symbol = pl_str(p, p->funcs[f].symbol);
 			df->dso = pl_str(p, p->funcs[f].dso);
+			df->dso_key = key;
 			df->func[0] = df->func[1] = PL_NOID;
 			j->slots[k] = (struct join_slot){h, (uint32_t)d->nfuncs};
+		} else {
+			const char *dso = pl_str(p, p->funcs[f].dso);
+			df = &d->funcs[j->slots[k].func1 - 1];
+			d->dso_joined_apart += key != main_key && df->dso && dso && strcmp(df->dso, dso);
 		}
 		df = &d->funcs[j->slots[k].func1 - 1];
 		df->func[sd->s] = f;
@@ -207,6 +237,8 @@ static void join_funcs(struct pl_diff *d, const struct side *sides)
 	while (j.mask < 2 * n)
 		j.mask = j.mask * 2 + 1;
 	j.slots = zeroed(j.mask, sizeof(*j.slots));
+	for (int s = 0; s < 2; s++)
+		d->main_dso[s] = sides[s].main_dso == PL_NOID ? NULL : pl_str(d->p[s], sides[s].main_dso);
 	join_side(d, &sides[0], &j);
 	join_side(d, &sides[1], &j);
 	free(j.slots);

@@ -46,7 +46,8 @@ enum pl_diff_status pl_diff_classify(uint64_t before, uint64_t after,
 /* One (symbol, DSO) seen with weight on either side. */
 struct pl_diff_func {
 	const char *symbol;        /* borrowed from a profile */
-	const char *dso;           /* NULL when unknown */
+	const char *dso;           /* NULL when unknown; the side that had it first */
+	const char *dso_key;       /* what the sides were joined by (diff.c dso_key) */
 	uint32_t func[2];          /* function id per side, PL_NOID when absent */
 	struct pl_func_weight w[2];
 	double self_pct[2], incl_pct[2];   /* unrounded shares */
@@ -72,6 +73,9 @@ struct pl_diff {
 
 	struct pl_diff_func *funcs;
 	size_t nfuncs;
+	const char *main_dso[2];   /* each side's main executable, or NULL */
+	size_t dso_joined_apart;   /* functions joined whose module paths differ
+				    * (same file name, other folder) */
 
 	/* Both sides' folded lines: names and lines are the baseline's fold
 	 * with the candidate's lines added (its n and weights stay the

@@ -13,6 +13,7 @@
  */
 #include "export/formats.h"
 #include "base/escape.h"
+#include "profile/aggregate.h"
 #include "profile/srcline.h"
 
 #include <stdlib.h>
@@ -212,71 +213,6 @@ static uint32_t mapping_id(struct pp_ctx *c, uint32_t dso)
 	if (id == c->mappings.count)
 		c->mapping_has[id - 1] = 0;
 	return id;
-}
-
-/* ------------------------------------------------ the main executable */
-
-/* Could `dso` be a program rather than a library or the kernel?  Its name
- * is the whole evidence a text profile gives: not "[...]", no ".so". */
-static bool may_be_program(const struct pl_profile *p, const struct pl_func *fn)
-{
-	const char *name, *base;
-
-	if (fn->dso == PL_NOID || fn->kind != PL_KIND_USER || fn->inlined)
-		return false;
-	name = pl_str(p, fn->dso);
-	base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	return name[0] != '[' && name[0] != '(' && !strstr(base, ".so");
-}
-
-/* Does the module file `dso` carry the thread's name (comm, which the
- * kernel cuts to 15 bytes)? */
-static bool named_like(const struct pl_profile *p, uint32_t dso, uint32_t comm)
-{
-	const char *name = pl_str(p, dso), *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	const char *c = comm == PL_NOID ? NULL : pl_str(p, comm);
-
-	return c && c[0] && strncmp(base, c, strlen(c)) == 0;
-}
-
-/* The main executable of the event's samples, as a DSO string id, or
- * PL_NOID: pprof readers (go tool pprof's "File:") take the first mapping
- * for it.  The program module of the most samples whose thread is named
- * after it wins; else the program module of the most samples.  Each
- * sample counts once per module (inclusive), ties go to the lower id. */
-static uint32_t main_dso(const struct pl_profile *p, uint32_t event)
-{
-	size_t nstr = p->strs.count;
-	uint64_t *named = pl_xcalloc(nstr + 1, sizeof(uint64_t)), *any = pl_xcalloc(nstr + 1, sizeof(uint64_t));
-	uint32_t *seen = pl_xcalloc(nstr + 1, sizeof(uint32_t)), best = PL_NOID;
-
-	for (size_t s = 0; s < pl_nstacks(p); s++) {
-		const struct pl_stack *st = &p->stacks[s];
-		const struct pl_weight *w = pl_stack_weight(p, (uint32_t)s, event);
-		uint32_t comm = p->threads[st->thread].comm;
-		if (!w || !w->samples)
-			continue;
-		for (uint32_t d = 0; d < st->depth; d++) {
-			const struct pl_func *fn = &p->funcs[p->frames[st->frames[d]].func];
-			if (!may_be_program(p, fn) || seen[fn->dso] == s + 1)
-				continue;
-			seen[fn->dso] = (uint32_t)s + 1;
-			any[fn->dso] += w->samples;
-			if (named_like(p, fn->dso, comm))
-				named[fn->dso] += w->samples;
-		}
-	}
-	for (uint64_t *score = named; score; score = score == named ? any : NULL) {
-		for (size_t i = 0; i < nstr; i++)
-			if (score[i] && (best == PL_NOID || score[i] > score[best]))
-				best = (uint32_t)i;
-		if (best != PL_NOID)
-			break;
-	}
-	free(named);
-	free(any);
-	free(seen);
-	return best;
 }
 
 /* A frame inlined into its caller: perf prints "(inlined)" where the DSO
@@ -637,7 +573,7 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 	unit_id = str_index0(c, unit);
 	comment = eo->comment ? str_index0(c, eo->comment) : 0;
 	/* The main executable is mapping 1, whatever frame comes first. */
-	if ((main = main_dso(p, fo->event)) != PL_NOID)
+	if ((main = pl_main_dso(p, fo->event)) != PL_NOID)
 		mapping_id(c, main);
 	/* Fields in ascending number order, as protobuf serializers write them. */
 	emit_sample_types(c, event, unit_id);

@@ -251,3 +251,67 @@ void pl_callpaths_release(struct pl_callpaths *cp)
 	free(cp->paths);
 	memset(cp, 0, sizeof(*cp));
 }
+
+/* ------------------------------------------------ the main executable */
+
+/* Could `dso` be a program rather than a library or the kernel?  Its name
+ * is the whole evidence a text profile gives: not "[...]", no ".so". */
+static bool may_be_program(const struct pl_profile *p, const struct pl_func *fn)
+{
+	const char *name, *base;
+
+	if (fn->dso == PL_NOID || fn->kind != PL_KIND_USER || fn->inlined)
+		return false;
+	name = pl_str(p, fn->dso);
+	base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	return name[0] != '[' && name[0] != '(' && !strstr(base, ".so");
+}
+
+/* Does the module file `dso` carry the thread's name (comm, which the
+ * kernel cuts to 15 bytes)? */
+static bool named_like(const struct pl_profile *p, uint32_t dso, uint32_t comm)
+{
+	const char *name = pl_str(p, dso), *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	const char *c = comm == PL_NOID ? NULL : pl_str(p, comm);
+
+	return c && c[0] && strncmp(base, c, strlen(c)) == 0;
+}
+
+/* The main executable of the event's samples, as a DSO string id, or
+ * PL_NOID (see aggregate.h).  The program module of the most samples whose thread is named
+ * after it wins; else the program module of the most samples.  Each
+ * sample counts once per module (inclusive), ties go to the lower id. */
+uint32_t pl_main_dso(const struct pl_profile *p, uint32_t event)
+{
+	size_t nstr = p->strs.count;
+	uint64_t *named = pl_xcalloc(nstr + 1, sizeof(uint64_t)), *any = pl_xcalloc(nstr + 1, sizeof(uint64_t));
+	uint32_t *seen = pl_xcalloc(nstr + 1, sizeof(uint32_t)), best = PL_NOID;
+
+	for (size_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, (uint32_t)s, event);
+		uint32_t comm = p->threads[st->thread].comm;
+		if (!w || !w->samples)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			const struct pl_func *fn = &p->funcs[p->frames[st->frames[d]].func];
+			if (!may_be_program(p, fn) || seen[fn->dso] == s + 1)
+				continue;
+			seen[fn->dso] = (uint32_t)s + 1;
+			any[fn->dso] += w->samples;
+			if (named_like(p, fn->dso, comm))
+				named[fn->dso] += w->samples;
+		}
+	}
+	for (uint64_t *score = named; score; score = score == named ? any : NULL) {
+		for (size_t i = 0; i < nstr; i++)
+			if (score[i] && (best == PL_NOID || score[i] > score[best]))
+				best = (uint32_t)i;
+		if (best != PL_NOID)
+			break;
+	}
+	free(named);
+	free(any);
+	free(seen);
+	return best;
+}

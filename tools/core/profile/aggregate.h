@@ -69,4 +69,10 @@ void pl_callpaths_build(struct pl_callpaths *cp, const struct pl_profile *p,
 			uint32_t event, uint32_t func_filter);
 void pl_callpaths_release(struct pl_callpaths *cp);
 
+/* The main executable of the event's samples, as a DSO string id, or
+ * PL_NOID when no frame's module looks like a program: pprof readers
+ * (go tool pprof's "File:") take the first mapping for it, and a
+ * comparison joins two builds of one program at different paths by it. */
+uint32_t pl_main_dso(const struct pl_profile *p, uint32_t event);
+
 #endif
