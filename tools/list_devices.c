@@ -15,7 +15,7 @@ static json_t *device_brief(json_t *d)
 		"device", "address", "port", "direction", "state", "reason", "session", "chunks",
 		"samples", "text_bytes", "wire_bytes", "frames_dropped", "metrics_frames",
 		"last_chunk_time", "connected_at", "legacy", "features", "platform", "capabilities",
-		"capture", "last_drop",
+		"capture", "last_drop", "write_errors",
 	};
 	json_t *b = json_object();
 

@@ -29,7 +29,7 @@ static json_t *session_brief(const char *id, json_t *m)
 	json_t *counters = json_object_get(m, "agent_counters");
 
 	dev_session_uri(id, uri, sizeof(uri));
-	return json_pack("{s:s,s:s,s:O,s:b,s:b,s:O,s:i,s:O,s:O,s:O,s:O,s:O}",
+	return json_pack("{s:s,s:s,s:O,s:b,s:b,s:O,s:i,s:O,s:O,s:O,s:O,s:O,s:O}",
 		"session", id, "uri", uri,
 		"device", json_object_get(m, "agent") ? json_object_get(m, "agent") : json_null(),
 		"live", json_is_true(json_object_get(m, "live")),
@@ -41,7 +41,8 @@ static json_t *session_brief(const char *id, json_t *m)
 		"text_bytes", json_object_get(m, "text_bytes") ? json_object_get(m, "text_bytes") : json_null(),
 		"samples_sent", counters && json_object_get(counters, "samples_sent")
 			? json_object_get(counters, "samples_sent") : json_null(),
-		"capture", json_object_get(m, "capture") ? json_object_get(m, "capture") : json_null());
+		"capture", json_object_get(m, "capture") ? json_object_get(m, "capture") : json_null(),
+		"write_errors", json_object_get(m, "write_errors") ? json_object_get(m, "write_errors") : json_null());
 }
 
 enum pl_err tool_list_sessions(const struct tool_ctx *ctx, json_t *args, json_t **result,

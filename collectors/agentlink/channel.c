@@ -101,6 +101,40 @@ int coll_write_json(const char *artifact_root, const char *rel, json_t *doc)
 	return write_json_mode(artifact_root, rel, doc, 0644);
 }
 
+/* Overwrite the file at `path` with `text` in the blocks it holds already,
+ * which a full disk still lets us write; false when it does not fit. */
+static bool rewrite_in_place(const char *path, const char *text)
+{
+	size_t n = strlen(text);
+	struct stat sb;
+	bool ok = false;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && n <= (size_t)sb.st_blocks * 512 &&
+	    pwrite(fd, text, n, 0) == (ssize_t)n && ftruncate(fd, (off_t)n) == 0)
+		ok = true;
+	close(fd);
+	return ok;
+}
+
+int coll_write_state(const char *artifact_root, const char *rel, json_t *doc, bool *landed)
+{
+	int e = coll_write_json(artifact_root, rel, doc);
+	char path[4096], *text;
+
+	*landed = e == 0;
+	if (e != ENOSPC && e != EDQUOT)
+		return e;
+	snprintf(path, sizeof(path), "%s/%s", artifact_root, rel);
+	if ((text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12)))) {
+		*landed = rewrite_in_place(path, text);
+		free(text);
+	}
+	return e;
+}
+
 json_t *coll_read_json(const char *artifact_root, const char *rel, size_t max_bytes)
 {
 	char path[4096];

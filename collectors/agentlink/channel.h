@@ -66,6 +66,14 @@ int coll_write_file_atomic(const char *path, const void *data, size_t len, mode_
  * errno value. */
 int coll_write_json(const char *artifact_root, const char *rel, json_t *doc);
 
+/* A state file that must keep up even on a full disk (a session's
+ * metadata.json, devices/ID.json): coll_write_json, and when that fails
+ * for space (ENOSPC, EDQUOT) the file is rewritten in place if the new
+ * text fits in the blocks it holds (not atomic: only a full disk costs
+ * that).  Returns 0 or the errno of the atomic write; *landed says whether
+ * the new content is on disk either way. */
+int coll_write_state(const char *artifact_root, const char *rel, json_t *doc, bool *landed);
+
 /* Read artifact_root/rel as JSON (new reference) or NULL; files over
  * `max_bytes` are refused. */
 json_t *coll_read_json(const char *artifact_root, const char *rel, size_t max_bytes);

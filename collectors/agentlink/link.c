@@ -84,6 +84,7 @@ struct device {
 	char reason[256];
 	bool authed, legacy, maps, counters;
 	json_t *hello, *capabilities, *capture, *status_counters;
+	json_t *write_errors;    /* devices/ID.json writes that failed (coll_note_write_error) */
 	struct spool spool;
 	bool have_spool;
 	long long stop_at_ms;    /* a stop was answered: finalize after the grace */
@@ -94,6 +95,7 @@ struct device {
 	char last_drop[200], connected_at[40], last_chunk[40];
 	struct pending pend[MAX_PENDING];
 	unsigned next_cmd;
+	char send_failure[200];  /* why a send failed (the link is shut down then), or "" */
 	long long ping_sent_ms;  /* 0: none outstanding */
 	char ping_id[24];
 };
@@ -119,8 +121,7 @@ static long long mono_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logf_(const char *fmt, ...)
+void coll_link_log(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -196,6 +197,7 @@ static void dev_free(struct device *d)
 	json_decref(d->capabilities);
 	json_decref(d->capture);
 	json_decref(d->status_counters);
+	json_decref(d->write_errors);
 	for (int i = 0; i < MAX_PENDING; i++)
 		json_decref(d->pend[i].answer);
 	pthread_mutex_destroy(&d->lock);
@@ -237,6 +239,25 @@ static struct device *dev_find(const char *id)
 	return found;
 }
 
+/* What the link could not write for this device: its state file's
+ * failures and its session's, by path under the artifact root (new). */
+static json_t *write_errors_json(struct device *d)
+{
+	json_t *all = json_object(), *v;
+	const char *what;
+	char key[300];
+
+	json_object_foreach(d->write_errors, what, v) {
+		json_object_set(all, what, v);
+	}
+	if (d->have_spool)
+		json_object_foreach(d->spool.write_errors, what, v) {
+			snprintf(key, sizeof(key), "%s/%s/%s", COLL_SESSIONS_DIR, d->spool.id, what);
+			json_object_set(all, key, v);
+		}
+	return all;
+}
+
 /* The device's state as list_devices shows it (under dev->lock). */
 static json_t *dev_json(struct device *d)
 {
@@ -267,6 +288,7 @@ static json_t *dev_json(struct device *d)
 	json_object_set(j, "agent_counters", d->status_counters ? d->status_counters : json_null());
 	json_object_set_new(j, "server_pid", json_integer(getpid()));
 	json_object_set_new(j, "max_sample_rate", d->max_rate > 0 ? json_integer(d->max_rate) : json_null());
+	json_object_set_new(j, "write_errors", write_errors_json(d));
 	return j;
 }
 
@@ -275,10 +297,15 @@ static void dev_publish_locked(struct device *d)
 {
 	char rel[200];
 	json_t *j = dev_json(d);
+	bool landed;
+	int e;
 
 	snprintf(rel, sizeof(rel), "%s/%s.json", COLL_DEVICES_DIR, d->id);
 	json_object_set_new(j, "updated", json_integer((json_int_t)time(NULL)));
-	(void)coll_write_json(link_.cfg.artifact_root, rel, j);
+	/* On a full disk the state is rewritten in its own pages; what cannot
+	 * land at all is counted, and shows once it can be written again. */
+	if ((e = coll_write_state(link_.cfg.artifact_root, rel, j, &landed)) && !landed)
+		coll_note_write_error(d->write_errors, d->id, rel, e);
 	json_decref(j);
 }
 
@@ -315,6 +342,27 @@ static void close_spool_locked(struct device *d)
 
 /* ------------------------------------------------------------ commands */
 
+/* Send one command frame, bounded by the socket's SO_SNDTIMEO and
+ * TCP_USER_TIMEOUT; a send that fails (the agent stopped reading for the
+ * send bound, or the link broke) ends the link: the reason is kept for
+ * the reader, which finalizes the session.  0 or -1 with `why`. */
+static int dev_send(struct device *d, const char *text, char *why, size_t cap)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->send_lock);
+	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	pthread_mutex_unlock(&d->send_lock);
+	if (rc < 0) {
+		pthread_mutex_lock(&d->lock);
+		if (!d->send_failure[0])
+			snprintf(d->send_failure, sizeof(d->send_failure), "%s", why);
+		pthread_mutex_unlock(&d->lock);
+		shutdown(d->fd, SHUT_RDWR);
+	}
+	return rc;
+}
+
 /* Send {id, cmd, args} (args borrowed, may be NULL); the pending slot's
  * index, or -1 with `why`. */
 static int send_command(struct device *d, const char *cmd, json_t *args, bool async, char *why,
@@ -344,15 +392,12 @@ static int send_command(struct device *d, const char *cmd, json_t *args, bool as
 		   : json_pack("{s:s,s:s,s:o}", "id", id, "cmd", cmd, "args", json_object());
 	text = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
-	pthread_mutex_lock(&d->send_lock);
-	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
-	pthread_mutex_unlock(&d->send_lock);
+	rc = dev_send(d, text, why, cap);
 	free(text);
 	if (rc < 0) {
 		pthread_mutex_lock(&d->lock);
 		d->pend[slot].used = false;
 		pthread_mutex_unlock(&d->lock);
-		shutdown(d->fd, SHUT_RDWR);
 		return -1;
 	}
 	return slot;
@@ -391,6 +436,17 @@ static json_t *device_command(struct device *d, const char *cmd, json_t *args, u
 	d->pend[slot].done = false;
 	pthread_mutex_unlock(&d->lock);
 	return answer;
+}
+
+/* A start or reprobe is waiting for its answer: the agent runs its
+ * capability probe and answers nothing else meanwhile (under dev->lock). */
+static bool probe_in_flight_locked(struct device *d)
+{
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->pend[i].used && !d->pend[i].done &&
+		    (strcmp(d->pend[i].cmd, "start") == 0 || strcmp(d->pend[i].cmd, "reprobe") == 0))
+			return true;
+	return false;
 }
 
 /* What an answer to `cmd` changes in the device (under dev->lock). */
@@ -509,7 +565,8 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 	} else {
 		ensure_spool_locked(d);
 		json_object_set_new(j, "recv_ts", json_real((double)time(NULL)));
-		spool_metrics(&d->spool, j);
+		if (spool_metrics(&d->spool, j))
+			dev_publish_locked(d);
 		d->metrics++;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -535,7 +592,7 @@ static void on_chunk(struct device *d, struct wire_frame *f)
 			spool_now_iso(d->last_chunk, sizeof(d->last_chunk));
 		} else {
 			snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
-			logf_("%s: a gap in session %s: %s", d->id, d->spool.id, why);
+			coll_link_log("%s: a gap in session %s: %s", d->id, d->spool.id, why);
 		}
 	}
 	dev_publish_locked(d);
@@ -602,11 +659,8 @@ static bool is_hex(const char *s, size_t n)
 static int send_json(struct device *d, json_t *msg, char *why, size_t cap)
 {
 	char *text = json_dumps(msg, JSON_COMPACT);
-	int rc;
+	int rc = dev_send(d, text, why, cap);
 
-	pthread_mutex_lock(&d->send_lock);
-	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
-	pthread_mutex_unlock(&d->send_lock);
 	free(text);
 	return rc;
 }
@@ -784,13 +838,10 @@ static bool handshake(struct device *d, char *why, size_t cap)
 static bool ping_due(struct device *d, char *why, size_t cap)
 {
 	long long now = mono_ms();
-	bool busy = false;
 
 	pthread_mutex_lock(&d->lock);
-	for (int i = 0; i < MAX_PENDING; i++)
-		busy |= d->pend[i].used && !d->pend[i].done &&
-			(strcmp(d->pend[i].cmd, "start") == 0 || strcmp(d->pend[i].cmd, "reprobe") == 0);
-	if (d->ping_sent_ms && !busy && now - d->ping_sent_ms > (long long)link_.cfg.send_timeout_ms) {
+	if (d->ping_sent_ms && !probe_in_flight_locked(d) &&
+	    now - d->ping_sent_ms > (long long)link_.cfg.send_timeout_ms) {
 		pthread_mutex_unlock(&d->lock);
 		snprintf(why, cap, "the agent stopped answering (no reply to a ping within %u ms)",
 			 link_.cfg.send_timeout_ms);
@@ -799,7 +850,7 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 	if (d->auto_stop_ms && now >= d->auto_stop_ms) {
 		d->auto_stop_ms = 0;
 		pthread_mutex_unlock(&d->lock);
-		logf_("%s: the capture's duration passed: stopping it", d->id);
+		coll_link_log("%s: the capture's duration passed: stopping it", d->id);
 		if (send_command(d, "stop", NULL, true, why, cap) < 0)
 			return false;
 		pthread_mutex_lock(&d->lock);
@@ -816,7 +867,6 @@ static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t
 {
 	long long now = mono_ms();
 	char id[24], text[64];
-	int rc;
 
 	if (now - *last_ping < (long long)link_.cfg.ping_interval_ms)
 		return true;
@@ -831,10 +881,7 @@ static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t
 	d->ping_sent_ms = now;
 	pthread_mutex_unlock(&d->lock);
 	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"status\",\"args\":{}}", id);
-	pthread_mutex_lock(&d->send_lock);
-	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
-	pthread_mutex_unlock(&d->send_lock);
-	return rc == 0;
+	return dev_send(d, text, why, cap) == 0;
 }
 
 static void serve_frames(struct device *d, char *why, size_t cap)
@@ -897,20 +944,24 @@ static void *reader_main(void *arg)
 	char why[256] = "";
 
 	if (!handshake(d, why, sizeof(why))) {
-		logf_("%s: rejected: %s", d->id, why);
+		coll_link_log("%s: rejected: %s", d->id, why);
 		pthread_mutex_lock(&d->lock);
 		d->reader_done = true;
 		pthread_mutex_unlock(&d->lock);
 		dev_set_state(d, "rejected", why);
 	} else {
-		logf_("%s: paired (%s)%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
-		      d->maps ? ", maps" : "");
+		coll_link_log("%s: paired (%s)%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
+			      d->maps ? ", maps" : "");
 		dev_set_state(d, "connected", NULL);
 		/* What the agent is doing now, its counters and max rate. */
 		if (send_command(d, "status", NULL, true, why, sizeof(why)) < 0)
-			logf_("%s: status failed: %s", d->id, why);
+			coll_link_log("%s: status failed: %s", d->id, why);
 		serve_frames(d, why, sizeof(why));
-		logf_("%s: link ended: %s", d->id, why);
+		pthread_mutex_lock(&d->lock);
+		if (d->send_failure[0])  /* the read failed because a send did */
+			snprintf(why, sizeof(why), "%s", d->send_failure);
+		pthread_mutex_unlock(&d->lock);
+		coll_link_log("%s: link ended: %s", d->id, why);
 		pthread_mutex_lock(&d->lock);
 		d->reader_done = true;
 		close_spool_locked(d);
@@ -945,6 +996,7 @@ static struct device *dev_new(int fd, const char *address, unsigned port, bool o
 	d->outbound = outbound;
 	snprintf(d->id, sizeof(d->id), "%s_%u", address, port);
 	snprintf(d->state, sizeof(d->state), "handshake");
+	d->write_errors = json_object();
 	spool_now_iso(d->connected_at, sizeof(d->connected_at));
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->send_lock, NULL);
@@ -991,7 +1043,7 @@ static void *listener_main(void *arg)
 		fd = accept4(link_.listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno != EINTR && errno != EAGAIN) {
-				logf_("accept failed: %s; retrying in 1 s", strerror(errno));
+				coll_link_log("accept failed: %s; retrying in 1 s", strerror(errno));
 				sleep(1);
 			}
 			continue;
@@ -1009,7 +1061,7 @@ static void *listener_main(void *arg)
 			}
 		}
 		if (!(d = dev_new(fd, addr, ntohs(peer.sin_port), false))) {
-			logf_("refused %s: %d agents are linked already", addr, MAX_DEVICES);
+			coll_link_log("refused %s: %d agents are linked already", addr, MAX_DEVICES);
 			close(fd);
 			continue;
 		}
@@ -1412,6 +1464,7 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 	struct pl_error e2;
 	char dir[4200];
 	json_t *state;
+	int e;
 
 	if (link_.running)
 		return PL_OK;
@@ -1435,7 +1488,9 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 	state = json_pack("{s:i,s:b,s:o,s:i,s:b}", "server_pid", (int)getpid(), "control", cfg->allow_control,
 			  "listen", cfg->listen_addr ? json_string(cfg->listen_addr) : json_null(),
 			  "port", (int)link_.port, "pairing_code_set", cfg->pairing_code[0] != '\0');
-	coll_write_json(cfg->artifact_root, COLL_LINK_STATE, state);
+	if ((e = coll_write_json(cfg->artifact_root, COLL_LINK_STATE, state)))
+		coll_link_log("cannot write %s: %s (list_devices will not show the link's own state)",
+			      COLL_LINK_STATE, strerror(e));
 	json_decref(state);
 	if (cfg->listen_addr && !(link_.have_listener = spawn(&link_.listener, listener_main)))
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start the agent listener thread");
@@ -1443,8 +1498,8 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot start the agent link's servicer thread");
 	link_.running = true;
 	if (cfg->listen_addr)
-		logf_("listening on %s:%u%s", cfg->listen_addr, link_.port,
-		      cfg->allow_control ? "; device control enabled" : "");
+		coll_link_log("listening on %s:%u%s", cfg->listen_addr, link_.port,
+			      cfg->allow_control ? "; device control enabled" : "");
 	return PL_OK;
 }
 

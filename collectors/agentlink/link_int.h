@@ -82,6 +82,7 @@ struct spool {
 	json_t *platform;           /* borrowed copy of the hello's */
 	json_t *counters;           /* the agent's last counters, or NULL */
 	json_t *capture;            /* what start answered, or NULL */
+	json_t *write_errors;       /* {file: {error, count, first}}: what could not be written */
 	char started[40], last_chunk[40];
 	bool live;
 	bool dir_made;
@@ -94,7 +95,9 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device,
  * written (a gap is recorded, the reason in `why`). */
 bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
 		 char *why, size_t why_cap);
-void spool_metrics(struct spool *s, json_t *frame);
+/* One metrics frame appended to metrics.jsonl; true when it could not be
+ * and that is a new kind of write error (the device's state should say). */
+bool spool_metrics(struct spool *s, json_t *frame);
 void spool_maps(struct spool *s, json_t *maps);
 /* A chunk that never came whole (the link cut mid-frame): a gap. */
 void spool_gap(struct spool *s, const char *reason);
@@ -106,5 +109,15 @@ void spool_write_metadata(struct spool *s);
 void spool_sweep(const char *artifact_root);
 /* "2026-12-01T21:00:00.123Z" */
 void spool_now_iso(char *out, size_t cap);
+
+/* A write for `what` (a file name) that failed with errno `e`, counted in
+ * `errors` ({what: {error (the latest), count (every failed write),
+ * first (when)}}: nothing the link could not keep is silent) and logged
+ * when the file's error is new (its first, or another kind), naming
+ * `owner` (a session or device id).  True then. */
+bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e);
+
+/* "perflens-mcp: agent link: ..." on stderr. */
+void coll_link_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

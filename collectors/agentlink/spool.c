@@ -47,6 +47,25 @@ void spool_now_iso(char *out, size_t cap)
 
 static char spool_root[4096];
 
+bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e)
+{
+	json_t *rec = json_object_get(errors, what);
+	const char *msg = strerror(e);
+	char now[40];
+
+	if (rec) {
+		json_object_set_new(rec, "count", json_integer(json_integer_value(json_object_get(rec, "count")) + 1));
+		if (strcmp(json_string_value(json_object_get(rec, "error")), msg) == 0)
+			return false;
+		json_object_set_new(rec, "error", json_string(msg));  /* the latest kind */
+	} else {
+		spool_now_iso(now, sizeof(now));
+		json_object_set_new(errors, what, json_pack("{s:s,s:i,s:s}", "error", msg, "count", 1, "first", now));
+	}
+	coll_link_log("%s: cannot write %s: %s (kept going; counted in its write_errors)", owner, what, msg);
+	return true;
+}
+
 void spool_open(struct spool *s, const char *artifact_root, const char *device, json_t *platform)
 {
 	static unsigned serial;
@@ -67,6 +86,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	snprintf(s->device, sizeof(s->device), "%s", device);
 	s->gaps = json_array();
 	s->metrics_counts = json_object();
+	s->write_errors = json_object();
 	s->platform = platform ? json_deep_copy(platform) : json_null();
 	spool_now_iso(s->started, sizeof(s->started));
 	s->live = true;
@@ -102,41 +122,28 @@ static json_t *metadata_json(const struct spool *s, bool recovered)
 		json_object_set(m, "agent_counters", s->counters);
 	if (s->capture)
 		json_object_set(m, "capture", s->capture);
+	if (json_object_size(s->write_errors))
+		json_object_set(m, "write_errors", s->write_errors);
 	if (recovered)
 		json_object_set_new(m, "recovered", json_true());
 	return m;
-}
-
-static void rewrite_in_place(const char *dir, json_t *m)
-{
-	char path[4400];
-	char *text = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/metadata.json", dir);
-	if (text && (fd = open(path, O_WRONLY | O_CLOEXEC)) >= 0) {
-		size_t n = strlen(text);
-		if (pwrite(fd, text, n, 0) == (ssize_t)n)
-			(void)ftruncate(fd, (off_t)n);
-		close(fd);
-	}
-	free(text);
 }
 
 void spool_write_metadata(struct spool *s)
 {
 	char rel[300];
 	json_t *m;
+	bool landed;
+	int e;
 
 	if (!s->dir_made)
 		return;
 	m = metadata_json(s, false);
 	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, s->id);
-	/* On a full disk the temp file cannot be made: the gap must still be
-	 * recorded, so the file is rewritten in place (its pages are there
-	 * already; not atomic, which only a full disk costs). */
-	if (coll_write_json(spool_root, rel, m) == ENOSPC)
-		rewrite_in_place(s->dir, m);
+	/* On a full disk the gap must still be recorded: coll_write_state
+	 * rewrites the file in the pages it holds. */
+	if ((e = coll_write_state(spool_root, rel, m, &landed)) && !landed)
+		coll_note_write_error(s->write_errors, s->id, "metadata.json", e);
 	json_decref(m);
 }
 
@@ -172,56 +179,93 @@ void spool_gap(struct spool *s, const char *reason)
 		spool_write_metadata(s);
 }
 
-void spool_metrics(struct spool *s, json_t *frame)
+/* `line` (its NUL replaced by a newline) appended to `path` by one
+ * write(2) with O_APPEND, so lines never interleave; a short write is cut
+ * back off, so a reader never meets half a line before a whole one.
+ * 0 or an errno value. */
+static int append_line(const char *path, char *line)
+{
+	size_t n = strlen(line);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644), e = 0;
+	struct stat sb;
+	ssize_t w;
+
+	if (fd < 0)
+		return errno;
+	line[n] = '\n';
+	if (fstat(fd, &sb) < 0)
+		e = errno;
+	else if ((w = write(fd, line, n + 1)) != (ssize_t)(n + 1)) {
+		e = w < 0 ? errno : ENOSPC;  /* a short write: the disk filled */
+		if (w > 0)
+			(void)ftruncate(fd, sb.st_size);
+	}
+	line[n] = '\0';
+	if (close(fd) < 0 && !e)
+		e = errno;
+	return e;
+}
+
+bool spool_metrics(struct spool *s, json_t *frame)
 {
 	const char *type = json_string_value(json_object_get(frame, "type"));
 	char path[4300];
 	char *text;
-	FILE *f;
+	int e;
 
-	if (!type || !make_dir(s))
-		return;
+	if (!type)
+		return false;
+	if (!make_dir(s))
+		return coll_note_write_error(s->write_errors, s->id, "metrics.jsonl", errno ? errno : EIO);
 	text = json_dumps(frame, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	snprintf(path, sizeof(path), "%s/metrics.jsonl", s->dir);
-	/* One write(2) per line with O_APPEND: lines never interleave. */
-	if (text && (f = fopen(path, "ae"))) {
-		size_t n = strlen(text);
-		text[n] = '\n';
-		if (fwrite(text, 1, n + 1, f) == n + 1 && fflush(f) == 0) {
-			s->metrics++;
-			json_object_set_new(s->metrics_counts, type,
-				json_integer(json_integer_value(json_object_get(s->metrics_counts, type)) + 1));
-		}
-		fclose(f);
+	if (!text)
+		e = ENOMEM;
+	else if (!(e = append_line(path, text))) {
+		s->metrics++;
+		json_object_set_new(s->metrics_counts, type,
+			json_integer(json_integer_value(json_object_get(s->metrics_counts, type)) + 1));
 	}
 	free(text);
+	if (e && coll_note_write_error(s->write_errors, s->id, "metrics.jsonl", e)) {
+		spool_write_metadata(s);  /* the new kind of loss shows at once */
+		return true;
+	}
+	return false;
 }
 
 void spool_maps(struct spool *s, json_t *maps)
 {
 	char rel[300];
+	int e;
 
-	if (!make_dir(s))
+	if (!make_dir(s)) {
+		coll_note_write_error(s->write_errors, s->id, "maps", errno ? errno : EIO);
 		return;
+	}
 	snprintf(rel, sizeof(rel), "%s/%s/maps_%05u.json", COLL_SESSIONS_DIR, s->id, s->next_chunk);
-	if (coll_write_json(spool_root, rel, maps) == 0)
+	if (!(e = coll_write_json(spool_root, rel, maps)))
 		s->maps++;
+	else
+		coll_note_write_error(s->write_errors, s->id, "maps", e);
 	spool_write_metadata(s);
 }
 
-/* metrics.json, the seed's {type: [frames]}, from metrics.jsonl. */
-static void write_metrics_json(const char *dir, const char *rel_dir)
+/* metrics.json, the seed's {type: [frames]}, from metrics.jsonl; 0 or
+ * the errno of its write. */
+static int write_metrics_json(const char *dir, const char *rel_dir)
 {
 	char path[4300], rel[400];
 	char *line = NULL;
 	size_t cap = 0;
 	json_t *all = json_object();
 	FILE *f;
+	int e;
 
 	snprintf(path, sizeof(path), "%s/metrics.jsonl", dir);
 	if (!(f = fopen(path, "re"))) {
 		json_decref(all);
-		return;
+		return 0;
 	}
 	while (getline(&line, &cap, f) > 0) {
 		json_t *frame = json_loads(line, 0, NULL);
@@ -237,8 +281,9 @@ static void write_metrics_json(const char *dir, const char *rel_dir)
 	fclose(f);
 	free(line);
 	snprintf(rel, sizeof(rel), "%s/metrics.json", rel_dir);
-	(void)coll_write_json(spool_root, rel, all);
+	e = coll_write_json(spool_root, rel, all);
 	json_decref(all);
+	return e;
 }
 
 /* Remove a session folder that holds no chunk and no metrics. */
@@ -265,10 +310,13 @@ void spool_close(struct spool *s)
 	if (s->live && s->dir_made) {
 		s->live = false;
 		snprintf(rel, sizeof(rel), "%s/%s", COLL_SESSIONS_DIR, s->id);
-		if (s->chunks == 0 && s->metrics == 0 && json_array_size(s->gaps) == 0)
+		int e;
+		if (s->chunks == 0 && s->metrics == 0 && json_array_size(s->gaps) == 0 &&
+		    json_object_size(s->write_errors) == 0)
 			remove_empty(s->dir);
 		else {
-			write_metrics_json(s->dir, rel);
+			if ((e = write_metrics_json(s->dir, rel)))
+				coll_note_write_error(s->write_errors, s->id, "metrics.json", e);
 			spool_write_metadata(s);
 		}
 	}
@@ -278,7 +326,8 @@ void spool_close(struct spool *s)
 	json_decref(s->platform);
 	json_decref(s->counters);
 	json_decref(s->capture);
-	s->gaps = s->metrics_counts = s->platform = s->counters = s->capture = NULL;
+	json_decref(s->write_errors);
+	s->gaps = s->metrics_counts = s->platform = s->counters = s->capture = s->write_errors = NULL;
 }
 
 /* ------------------------------------------------------------ the sweep */
@@ -348,8 +397,10 @@ static void recover(const char *root, const char *id)
 		json_object_set_new(m, "version", json_string(PL_VERSION));
 	snprintf(spool_root, sizeof(spool_root), "%s", root);
 	snprintf(path, sizeof(path), "%s/%s", COLL_SESSIONS_DIR, id);
-	write_metrics_json(dir, path);
-	(void)coll_write_json(root, rel, m);
+	if (write_metrics_json(dir, path))
+		coll_link_log("%s: recovered, but its metrics.json could not be written", id);
+	if (coll_write_json(root, rel, m))
+		coll_link_log("%s: recovered, but its metadata.json could not be written", id);
 	json_decref(m);
 	json_decref(old);
 }

@@ -38,7 +38,10 @@ static int read_exact(int fd, void *p, size_t n, char *why, size_t cap)
 		}
 		if (r < 0) {
 			snprintf(why, cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK
-				 ? "the peer sent nothing in time" : strerror(errno));
+				 ? "the peer sent nothing in time"
+				 : errno == ETIMEDOUT
+				 ? "the agent stopped reading or is gone (what the server sent went unacknowledged for the send bound: TCP_USER_TIMEOUT)"
+				 : strerror(errno));
 			return -1;
 		}
 		off += (size_t)r;

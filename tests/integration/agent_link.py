@@ -271,6 +271,83 @@ check("an agent that stops reading is detected within the send bound (3 s + a pi
       d is not None and dt < 3.0 + 1.1 + 1.5, (dt, [x.get("reason") for x in devices(s)]))
 sr.stop()
 
+# ------------------------- the server's send bound: an agent that stops reading
+# while the server sends.  Its receive window is small (SO_RCVBUF 2 KB), so
+# a burst of commands (start_capture with 16 long event names, ~1.2 KB
+# each) cannot all be sent: the server's socket holds data the agent never
+# acknowledges.  The kernel's own view of the server's socket (a duplicate
+# taken with pidfd_getfd) shows the bounds set; the link ends within the
+# send bound, and every command in flight fails at once, not at its own
+# 120 s timeout.
+def server_socket_opts(server_pid, peer_port):
+    """getsockopt on the server's socket to 127.0.0.1:peer_port, through a
+    duplicate of it (pidfd_getfd, Linux 5.6); None when that is not possible."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        pidfd = os.pidfd_open(server_pid)
+    except (AttributeError, OSError):
+        return None
+    try:
+        for fd in sorted(int(x) for x in os.listdir("/proc/%d/fd" % server_pid)):
+            if not os.readlink("/proc/%d/fd/%d" % (server_pid, fd)).startswith("socket:"):
+                continue
+            dup = libc.syscall(438, pidfd, fd, 0)  # SYS_pidfd_getfd
+            if dup < 0:
+                return None
+            sk = socket.socket(fileno=dup)
+            try:
+                if sk.family == socket.AF_INET and sk.type == socket.SOCK_STREAM and sk.getpeername()[1] == peer_port:
+                    tv = struct.unpack("ll", sk.getsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, 16))
+                    return {"keepalive": sk.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                            "keepidle": sk.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                            "keepintvl": sk.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                            "keepcnt": sk.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                            "user_timeout_ms": sk.getsockopt(socket.IPPROTO_TCP, 18),  # TCP_USER_TIMEOUT
+                            "sndtimeo_ms": tv[0] * 1000 + tv[1] // 1000}
+            except OSError:
+                pass
+            finally:
+                sk.close()
+    finally:
+        os.close(pidfd)
+    return None
+
+
+import struct
+sb = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--stop-reading", "--rcvbuf", "2048", "--chunk", CHUNK)
+wait(lambda: sb.has("stopped_reading"), 10)
+d = wait(lambda: device_where(s, state="connected"), 5) or {}
+opts = server_socket_opts(s.pid, d.get("port", 0))
+if opts is None:
+    print("skip - the server's socket options: pidfd_getfd is not available here")
+else:
+    check("the server's link socket has keepalive (30 s idle, 5 s x 4), TCP_USER_TIMEOUT and SO_SNDTIMEO "
+          "of the send bound (3000 ms): %s" % opts,
+          opts == {"keepalive": 1, "keepidle": 30, "keepintvl": 5, "keepcnt": 4, "user_timeout_ms": 3000,
+                   "sndtimeo_ms": 3000}, opts)
+long_events = ["e%02d-" % i + "x" * 59 for i in range(16)]
+rids = []
+t1 = time.monotonic()
+for i in range(8):
+    s.next_id += 1
+    rids.append(s.next_id)
+    s.send({"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call", "params": {"name": "start_capture",
+            "arguments": {"device": d.get("device", "x"), "pid": 1000 + i, "events": long_events, "interval_seconds": 1,
+                          "authorization": AUTH, "pid_authorization": PAUTH}}})
+answers = [s.wait_for(rid, 30) for rid in rids]
+dt_calls = time.monotonic() - t1
+gone = wait(lambda: next((x for x in devices(s) if x["device"] == d.get("device") and x["state"] == "disconnected"), None), 10)
+dt = time.monotonic() - t1
+check("an agent that stops reading while the server sends 8 start commands (~10 KB into a 2 KB window): "
+      "the link ends within the send bound, %.1f s (bound 3 s + 1 s ping interval + slack): %s"
+      % (dt, (gone or {}).get("reason")), gone is not None and dt < 3.0 + 1.1 + 2.0, [x.get("reason") for x in devices(s)])
+check("every command in flight failed at once when the link ended (%.1f s, not their 120 s): %s"
+      % (dt_calls, sorted(set(result_text(a)[:90] for a in answers))),
+      all(a and a.get("result", {}).get("isError") for a in answers) and dt_calls < 3.0 + 1.1 + 2.0,
+      [result_text(a)[:200] for a in answers])
+sb.stop()
+
 # ------------------------------------------------------ a link cut mid-chunk
 cut = Fake("--server", "127.0.0.1:%d" % port, "--code", CODE, "--chunk", CHUNK, "--cut-after", "2",
            "--interval", "0.2")
@@ -427,7 +504,7 @@ else:
     try:
         s3, port3 = start_server(small, "--allow-device-control", name="full")
         f = Fake("--server", "127.0.0.1:%d" % port3, "--code", CODE, "--chunk", CHUNK, "--max-chunks", "9",
-                 "--interval", "0.2", "--metrics-interval", "5")
+                 "--interval", "0.2", "--metrics-interval", "0.1")
         d = wait(lambda: device_where(s3, state="connected"), 10)
         r = s3.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
                                       "authorization": AUTH, "pid_authorization": PAUTH})
@@ -448,6 +525,41 @@ else:
         check("no gap's index was reused by a later chunk", not set(idx) & {g["chunk"] for g in m["gaps"]}, (idx, m["gaps"]))
         check("the server keeps serving on a full disk", s3.ping_ms() is not None and
               "devices" in sc(s3.call("list_devices", {})), s3.stderr()[-300:])
+        # Metrics keep coming; once the disk is full to the last block
+        # (a filler file takes what the refused chunks left), metrics.jsonl
+        # cannot grow either.
+        with open(os.path.join(small, "filler"), "wb", buffering=0) as fill:
+            try:
+                while fill.write(b"\0" * 4096):
+                    pass
+            except OSError:
+                pass
+        time.sleep(1.5)
+        m = json.load(open(os.path.join(fdir, "metadata.json")))
+        werr = (m.get("write_errors") or {}).get("metrics.jsonl") or {}
+        check("a full disk: the metrics frames not written are counted in the session's metadata "
+              "(write_errors metrics.jsonl: %s x%s), the session stays live" % (werr.get("error"), werr.get("count")),
+              "No space left" in (werr.get("error") or "") and werr.get("count", 0) >= 1 and m.get("live") is True, m)
+        lines = open(os.path.join(fdir, "metrics.jsonl")).read().split("\n")
+        def parses(t):
+            try:
+                return isinstance(json.loads(t), dict)
+            except ValueError:
+                return False
+        torn = [l for l in lines if l and not parses(l)]
+        check("metrics.jsonl holds whole lines only (%d), none torn by the full disk" % len(lines[:-1]),
+              lines[-1] == "" and not torn, lines[-2:])
+        dv = next((x for x in sc(s3.call("list_devices", {})).get("devices", []) if x["session"] == fsess), {})
+        key = "sessions/%s/metrics.jsonl" % fsess
+        check("list_devices shows the write error and the device's state is current on the full disk "
+              "(its state file rewritten in place: %s chunks)" % dv.get("chunks"),
+              key in (dv.get("write_errors") or {}) and dv.get("chunks") == m["chunks"], dv)
+        check("the server logs the write error once, naming the file",
+              s3.stderr().count("cannot write metrics.jsonl: No space left on device") == 1, s3.stderr()[-600:])
+        r = s3.call("list_sessions", {})
+        check("list_sessions shows the session's write errors",
+              any(x["session"] == fsess and "metrics.jsonl" in (x.get("write_errors") or {})
+                  for x in sc(r).get("sessions", [])), result_text(r)[:300])
         f.stop()
         s3.close()
     finally:

@@ -8,8 +8,8 @@ implementation independent of the server's nettle), the commands the link
 sends (auth ping status start stop pause resume list_processes), chunks of
 a given perf script text compressed with the zstd command, metrics frames,
 maps frames, and the faults the tests need (garbage before the hello, a
-4 GB frame header, a wrong proof, a link that stops reading, a link cut
-mid-chunk).  Events go to stdout as JSON lines so the test can follow.
+4 GB frame header, a wrong proof, a link that stops reading after its
+first command, a small receive window, a link cut mid-chunk).  Events go to stdout as JSON lines so the test can follow.
 
   fake_agent.py --server HOST:PORT | --listen PORT  --code CODE [options]
 """
@@ -235,12 +235,14 @@ class Agent:
                     if not a.metrics_early:
                         threading.Thread(target=self.metrics, daemon=True).start()
                     threading.Thread(target=self.collector, daemon=True).start()
-                    if a.stop_reading:
-                        emit(event="stopped_reading")
-                        while True:
-                            time.sleep(1)
                 continue
             self.handle(cmd)
+            if a.stop_reading:
+                # The link's first command (its status) answered, then nothing
+                # is read again: the kernel's receive buffer fills and stays full.
+                emit(event="stopped_reading")
+                while True:
+                    time.sleep(1)
 
 
 def main():
@@ -260,13 +262,19 @@ def main():
     p.add_argument("--garbage", action="store_true")
     p.add_argument("--huge-header", action="store_true")
     p.add_argument("--stop-reading", action="store_true")
+    p.add_argument("--rcvbuf", type=int, help="--server: SO_RCVBUF before connecting (a small window)")
     p.add_argument("--cut-after", type=int)
     p.add_argument("--once", action="store_true", help="--listen: serve one connection and leave")
     a = p.parse_args()
     if a.server:
         host, port = a.server.rsplit(":", 1)
-        s = socket.create_connection((host, int(port)), timeout=10,
-                                     source_address=(a.source, 0) if a.source else None)
+        s = socket.socket()
+        if a.rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
+        if a.source:
+            s.bind((a.source, 0))
+        s.settimeout(10)
+        s.connect((host, int(port)))
         s.settimeout(None)
         emit(event="connected")
         Agent(s, a).run()

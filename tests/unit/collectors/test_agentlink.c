@@ -3,11 +3,16 @@
  * computed with Python's hmac module (an independent implementation),
  * the zstd chunk check on frames made by the zstd command, frame reading
  * over a socketpair (caps before allocation, a frame cut mid-way), ids,
- * and a request through the channel's files. */
+ * a request through the channel's files, and the startup sweep of a
+ * session a killed server left (its temps removed, whatever their name). */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collectors/agentlink/link_int.h"
@@ -122,6 +127,74 @@ START_TEST(a_request_goes_through_the_channel_files)
 }
 END_TEST
 
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(the_sweep_finalizes_a_killed_session_and_drops_its_temps)
+{
+	char root[] = "/tmp/pl-sweep-XXXXXX", dir[200], path[300];
+	struct stat sb;
+	json_t *m;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/sessions", root);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/sessions/s1", root);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/chunk_00000.txt", dir);
+	put_file(path, "x 1/1 1.0: 1 cpu-clock:\n");
+	snprintf(path, sizeof(path), "%s/metadata.json", dir);
+	put_file(path, "{\"live\": true, \"chunks\": 1}");
+	/* What coll_write_file_atomic leaves when the server dies mid-write. */
+	snprintf(path, sizeof(path), "%s/.chunk_00001.zst.tmp-AbC123", dir);
+	put_file(path, "half");
+	snprintf(path, sizeof(path), "%s/.metadata.json.tmp-XyZ789", dir);
+	put_file(path, "{");
+	spool_sweep(root);
+	snprintf(path, sizeof(path), "%s/.chunk_00001.zst.tmp-AbC123", dir);
+	ck_assert_int_ne(stat(path, &sb), 0);
+	snprintf(path, sizeof(path), "%s/.metadata.json.tmp-XyZ789", dir);
+	ck_assert_int_ne(stat(path, &sb), 0);
+	m = coll_read_json(root, "sessions/s1/metadata.json", 1 << 20);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(json_is_false(json_object_get(m, "live")));
+	ck_assert(json_is_true(json_object_get(m, "recovered")));
+	ck_assert_int_eq(json_integer_value(json_object_get(m, "chunks")), 1);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(a_state_file_is_written_whole_and_errors_are_counted)
+{
+	char root[] = "/tmp/pl-state-XXXXXX";
+	json_t *doc = json_pack("{s:s}", "state", "connected"), *errors = json_object(), *back;
+	bool landed = false;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(coll_write_state(root, "devices/d.json", doc, &landed), 0);
+	ck_assert(landed);
+	back = coll_read_json(root, "devices/d.json", 1 << 16);
+	ck_assert_str_eq(json_string_value(json_object_get(back, "state")), "connected");
+	json_decref(back);
+	/* The first error of a file is new (logged), the same again counted,
+	 * another kind new again; the count is of every failed write. */
+	ck_assert(coll_note_write_error(errors, "d", "metrics.jsonl", ENOSPC));
+	ck_assert(!coll_note_write_error(errors, "d", "metrics.jsonl", ENOSPC));
+	ck_assert(coll_note_write_error(errors, "d", "metrics.jsonl", EIO));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(errors, "metrics.jsonl"), "count")), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(errors, "metrics.jsonl"), "error")),
+			 strerror(EIO));
+	json_decref(errors);
+	json_decref(doc);
+}
+END_TEST
+
 Suite *suite_agentlink(void)
 {
 	Suite *s = suite_create("agentlink");
@@ -131,6 +204,8 @@ Suite *suite_agentlink(void)
 	tcase_add_test(tc, frames_are_capped_before_allocation_and_cut_ones_say_so);
 	tcase_add_test(tc, ids_are_names_not_paths);
 	tcase_add_test(tc, a_request_goes_through_the_channel_files);
+	tcase_add_test(tc, the_sweep_finalizes_a_killed_session_and_drops_its_temps);
+	tcase_add_test(tc, a_state_file_is_written_whole_and_errors_are_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }
