@@ -64,6 +64,7 @@ struct agent {
 	int collector_running;
 	pthread_t collector;
 	int continuous;                  /* mode of the capture (mu) */
+	char capture_end[128];           /* why the last capture ended by itself, "" if it did not (mu) */
 	struct agent_counters counters;  /* (mu) */
 	int m_enabled, m_interval, m_network, m_disk, m_threads; /* metrics config (mu) */
 	uint32_t maps_seq;               /* (mu) */

@@ -503,6 +503,16 @@ static void capture_release(struct capture *cap)
 	free(cap->pending);
 }
 
+/* The profiled process is gone: the capture ends by itself, and status
+ * says why (the server learns it there; the seed told nobody). */
+static void target_gone(int pid)
+{
+	agent_log("pid %d exited: capture ends", pid);
+	pthread_mutex_lock(&A.mu);
+	snprintf(A.capture_end, sizeof A.capture_end, "the target process (pid %d) exited", pid);
+	pthread_mutex_unlock(&A.mu);
+}
+
 void *collector_main(void *arg)
 {
 	struct capture *cap = malloc(sizeof *cap);
@@ -533,7 +543,7 @@ void *collector_main(void *arg)
 		if (stop)
 			break;
 		if (!target_alive(cap->pid, cap->start_time)) {
-			agent_log("pid %d exited: capture ends", cap->pid);
+			target_gone(cap->pid);
 			break;
 		}
 		double t_run = mono_now();
@@ -544,7 +554,7 @@ void *collector_main(void *arg)
 			break;
 		if (r == RUN_FAILED || r == RUN_ENDED) {
 			if (!target_alive(cap->pid, cap->start_time)) {
-				agent_log("pid %d exited: capture ends", cap->pid);
+				target_gone(cap->pid);
 				break;
 			}
 			if (r == RUN_FAILED) {

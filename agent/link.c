@@ -419,6 +419,8 @@ static void cmd_status(struct ctx *x)
 		write_strings(w, "events", A.events, A.n_events);
 		jw_kstr(w, "mode", A.continuous ? "continuous" : "rounds");
 	}
+	if (A.state == ST_IDLE && A.capture_end[0])
+		jw_kstr(w, "capture_end", A.capture_end);
 	if (x->l->features & FEAT_COUNTERS)
 		write_counters(w);
 	pthread_mutex_unlock(&A.mu);
@@ -651,6 +653,7 @@ static void cmd_start(struct ctx *x)
 	pick_events(x);
 	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
+	A.capture_end[0] = '\0';
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
 	if (agent_thread(&A.collector, collector_main, NULL) != 0) {

@@ -449,6 +449,28 @@ static bool probe_in_flight_locked(struct device *d)
 	return false;
 }
 
+/* A status answer says idle while a capture runs here: it ended on the
+ * device by itself (the target exited; the agent says why in
+ * capture_end).  The session records that and is finalized after the
+ * grace, as after a stop (under dev->lock). */
+static void note_capture_end_locked(struct device *d, json_t *a)
+{
+	const char *st = json_string_value(json_object_get(a, "state"));
+	const char *why = json_string_value(json_object_get(a, "capture_end"));
+
+	if (!st || strcmp(st, "idle") != 0 || probe_in_flight_locked(d) ||
+	    (strcmp(d->state, "profiling") != 0 && strcmp(d->state, "paused") != 0))
+		return;
+	snprintf(d->state, sizeof(d->state), "connected");
+	coll_link_log("%s: the capture ended on the device: %s", d->id,
+		      why ? why : "its status says idle (no reason given)");
+	if (d->have_spool && !d->stop_at_ms) {
+		snprintf(d->spool.ended, sizeof(d->spool.ended), "on the device: %s",
+			 why ? why : "its status says idle (no reason given)");
+		d->stop_at_ms = mono_ms();
+	}
+}
+
 /* What an answer to `cmd` changes in the device (under dev->lock). */
 static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 {
@@ -492,6 +514,8 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 		if (json_integer_value(rate) > 0)
 			d->max_rate = json_integer_value(rate);
 		d->status_seen = true;
+		if (strcmp(cmd, "status") == 0)
+			note_capture_end_locked(d, a);
 		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
 		if (json_is_object(caps)) {
 			json_decref(d->capabilities);

@@ -84,6 +84,7 @@ struct spool {
 	json_t *capture;            /* what start answered, or NULL */
 	json_t *write_errors;       /* {file: {error, count, first}}: what could not be written */
 	char started[40], last_chunk[40];
+	char ended[200];            /* why the capture ended on the device by itself, or "" */
 	bool live;
 	bool dir_made;
 };

@@ -122,6 +122,8 @@ static json_t *metadata_json(const struct spool *s, bool recovered)
 		json_object_set(m, "agent_counters", s->counters);
 	if (s->capture)
 		json_object_set(m, "capture", s->capture);
+	if (s->ended[0])
+		json_object_set_new(m, "ended", json_string(s->ended));
 	if (json_object_size(s->write_errors))
 		json_object_set(m, "write_errors", s->write_errors);
 	if (recovered)

@@ -19,7 +19,8 @@ and list_hotspots finds the workload's own function.  Then pause_capture
 stops chunks arriving (at most the one in flight lands while paused),
 resume_capture resumes them, and start_capture's duration_seconds stops
 a capture by itself, its session finalized (live: false) and analyzed to
-what the agent counted.  With "netns": three
+what the agent counted; a target that exits mid-capture ends its session
+(metadata "ended" says so) and the agent keeps serving.  With "netns": three
 agents as separate hosts (network namespaces with veth pairs this test
 makes), each with its own session that analyzes to its own counters.
 """
@@ -138,6 +139,17 @@ def session_total(s, session):
     return sum(e["samples"] for e in sc(r).get("events", [])), sc(r).get("session", {})
 
 
+def finalized(session):
+    """A condition for wait(): the session's metadata once it is final."""
+    def final():
+        try:
+            m = json.load(open(os.path.join(ART, "sessions", session, "metadata.json")))
+        except (OSError, ValueError):
+            return None
+        return m if m.get("live") is False else None
+    return final
+
+
 def pause_resume(s, dev, pid, sent_before):
     """pause stops chunks arriving; resume restarts them; stop names the
     session; it analyzes to the samples the agent sent during it."""
@@ -182,15 +194,7 @@ def auto_stop(s, dev, pid, sent_before, seconds=4):
     t0 = time.monotonic()
     check("start_capture with duration_seconds %d started" % seconds, sc(r).get("capture", {}).get("ok") is True,
           result_text(r)[:300])
-    mpath = os.path.join(ART, "sessions", session, "metadata.json")
-
-    def final():
-        try:
-            m = json.load(open(mpath))
-        except (OSError, ValueError):
-            return None
-        return m if m.get("live") is False else None
-    m = wait(final, seconds + 15, 0.1)
+    m = wait(finalized(session), seconds + 15, 0.1)
     dt = time.monotonic() - t0
     d = next((x for x in devices(s) if x["device"] == dev), {})
     # The duration, the agent's stop (it cuts and sends the chunk in
@@ -206,6 +210,37 @@ def auto_stop(s, dev, pid, sent_before, seconds=4):
     r = s.call("list_sessions", {"device": dev})
     check("list_sessions shows the auto-stopped session finished",
           any(x["session"] == session and x["live"] is False for x in sc(r).get("sessions", [])), result_text(r)[:300])
+    return sent
+
+
+def target_exits(s, dev, sent_before):
+    """The profiled process exits mid-capture: the agent ends its capture
+    and says why in status; the link's next ping sees it, the session
+    records it (ended) and is finalized; the agent keeps serving."""
+    victim = spawn([BINARY], "victim")
+    r = s.call("start_capture", {"device": dev, "pid": victim.pid, "frequency_hz": 199, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=120)
+    session = sc(r).get("session") or "none"
+    base = chunks_of(s, dev)
+    wait(lambda: chunks_of(s, dev) >= base + 2, 30)
+    victim.kill()
+    victim.wait()
+    t0 = time.monotonic()
+    m = wait(finalized(session), 25, 0.2) or {}
+    dt = time.monotonic() - t0
+    d = next((x for x in devices(s) if x["device"] == dev), {})
+    check("the target exits mid-capture: the session is finalized after %.1f s (a ping interval and the grace), "
+          "ended: %s" % (dt, m.get("ended")),
+          m.get("live") is False and "pid %d) exited" % victim.pid in (m.get("ended") or "") and
+          d.get("state") == "connected", (m, d.get("state"), d.get("reason")))
+    sent = (m.get("agent_counters") or {}).get("samples_sent", 0)
+    total, meta = session_total(s, session)
+    check("the ended session's %d samples = the agent's samples_sent during it (%d)" % (total, sent - sent_before),
+          total > 0 and total == sent - sent_before, (total, sent, sent_before, meta))
+    r = s.call("list_device_processes", {"device": dev, "limit": 200}, timeout=60)
+    pids = [p["pid"] for p in sc(r).get("processes", [])]
+    check("the agent keeps serving after its target exited (list_device_processes: %d processes)" % len(pids),
+          pids and victim.pid not in pids, result_text(r)[:300])
     return sent
 
 
@@ -248,7 +283,8 @@ try:
         check("the pairing code is in no log, result or state file",
               CODE not in s.stderr() and not any(CODE in open(f).read() for f in glob.glob(os.path.join(ART, "devices", "*.json"))))
         sent = pause_resume(s, dev, w.pid, counters.get("samples_sent", 0))
-        auto_stop(s, dev, w.pid, sent)
+        sent = auto_stop(s, dev, w.pid, sent)
+        target_exits(s, dev, sent)
         s.close()
     else:
         s, port = server("0.0.0.0:0")

@@ -656,6 +656,35 @@ def scenario_handshake(port, code):
     p.close()
 
 
+def scenario_emfile(port, code, agent_pid, log):
+    """--listen out of descriptors: the test lowered the agent's
+    RLIMIT_NOFILE below its next descriptor, so accept() fails (EMFILE).
+    The agent logs it and backs off (about once a second, not a spin),
+    keeps listening, and takes the waiting connection once descriptors
+    are there again (the limit raised back)."""
+    what = "listen, out of descriptors"
+    p = Peer.connect(port)  # completes in the kernel's backlog
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline and "accept failed: Too many open files" not in open(log).read():
+        time.sleep(0.1)
+    t0, n0 = time.monotonic(), open(log).read().count("accept failed")
+    time.sleep(3)
+    n1 = open(log).read().count("accept failed")
+    rate = (n1 - n0) / (time.monotonic() - t0)
+    check(what + ": accept() EMFILE is logged and backed off (%.1f retries/s)" % rate,
+          n0 >= 1 and "retrying in 1 s" in open(log).read() and 0.3 <= rate <= 1.5, open(log).read()[-400:])
+    check(what + ": the agent is still running", os.path.exists("/proc/%d" % agent_pid))
+    subprocess.run(["prlimit", "--pid", str(agent_pid), "--nofile=1024:"], check=True)  # the soft limit back
+    try:
+        h = p.read_hello(timeout=6)
+        r = p.auth_hmac(code)
+        ok = h.get("type") == "hello" and r.get("ok") is True and p.command("ping").get("ok") is True
+    except (TimeoutError, EOFError, AssertionError) as e:
+        ok, r = False, repr(e)
+    check(what + ": with descriptors back, the waiting connection is accepted and pairs", ok, r)
+    p.close()
+
+
 def proc_ticks(pid):
     """utime + stime of pid itself (not its children), and its VmRSS/VmHWM in kB."""
     with open("/proc/%d/stat" % pid) as f:
@@ -717,6 +746,8 @@ if __name__ == "__main__":
             scenario_require_proof(int(args[0]), args[1])
         elif name == "handshake":
             scenario_handshake(int(args[0]), args[1])
+        elif name == "emfile":
+            scenario_emfile(int(args[0]), args[1], int(args[2]), args[3])
         else:
             check("agent_peer: scenario " + name, False, "unknown")
     except Exception as e:  # one failing step must not hide what came before

@@ -5,7 +5,8 @@
 # sample count of their text; --listen: pre-auth refusals, three wrong
 # codes, the seed's token, hmac both ways, a continuous capture whose zstd
 # chunks, metrics of every type, maps with build-ids and counters are
-# checked; --server: reconnect after a drop mid-chunk, backoff growth on
+# checked; --listen out of descriptors (accept EMFILE backs off and goes
+# on); --server: reconnect after a drop mid-chunk, backoff growth on
 # failed auth, a server that stops reading, garbage and 4 GB headers.
 . tests/integration/lib.sh
 AGENT="${PERFLENS_AGENT:-$(cd "$BUILD" && pwd)/perflens-agent}"
@@ -136,6 +137,19 @@ stop_agent
 start_listen "$WORK/rounds.err" PERFLENS_TEST_ROUNDS=1
 python3 "$HERE/agent_peer.py" rounds "$port" "$code" $spin
 stop_agent
+
+# --listen out of descriptors: its limit lowered below the next descriptor
+# once it listens, accept() fails with EMFILE; it backs off and goes on.
+if command -v prlimit >/dev/null 2>&1; then
+	start_listen "$WORK/emfile.err"
+	free_fd=0 # the lowest descriptor number it does not hold: accept() would get it
+	while [ -e "/proc/$agent_pid/fd/$free_fd" ]; do free_fd=$((free_fd + 1)); done
+	prlimit --pid "$agent_pid" --nofile="$free_fd:" 2>/dev/null || notok "emfile: prlimit --pid failed"
+	python3 "$HERE/agent_peer.py" emfile "$port" "$code" "$agent_pid" "$WORK/emfile.err"
+	stop_agent
+else
+	skip "listen, out of descriptors: prlimit is missing (util-linux)"
+fi
 
 # --server: the agent dials the fake, which drops it mid-chunk.
 port=$(free_port)
