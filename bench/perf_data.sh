@@ -17,7 +17,7 @@
 #
 #   BUILD=/tmp/b sh bench/perf_data.sh
 # Environment: BENCH_PD_SMALL, BENCH_PD_BIG (existing recordings to use),
-# BENCH_RUNS (best of, default 3), BENCH_TMPDIR (where recordings go;
+# BENCH_RUNS (best of, default 5), BENCH_TMPDIR (where recordings go;
 # kept), BENCH_PD_SMALL_MB / BENCH_PD_BIG_MB (sizes recorded, MiB,
 # default 6 and 110, at 5 and 40 kHz), BENCH_PD_CAP_SECONDS (longest a
 # recording may run, default 400).
@@ -25,7 +25,7 @@ set -u
 BUILD=${BUILD:-build}
 REPO=$(pwd)
 PL=$(cd "$BUILD" && pwd)/perflens
-RUNS=${BENCH_RUNS:-3}
+RUNS=${BENCH_RUNS:-5}
 TMP=${BENCH_TMPDIR:-/tmp/perflens-bench-pd}
 mkdir -p "$TMP/art"
 if ! command -v perf >/dev/null 2>&1 || [ ! -x "$PL" ]; then
@@ -61,17 +61,29 @@ record "$BIG" "${BENCH_PD_BIG_MB:-110}" 40000
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 
 # best CMD...: the best wall time of $RUNS runs (seconds), the peak RSS
-# of that run (MB) and its cpu time (user+sys, seconds), as "SECONDS MB
-# CPU".  On a loaded VM the cpu time is the steadier figure.
+# of that run (MB) and the best cpu time (user+sys, seconds), as "SECONDS
+# MB CPU".  On a loaded VM the cpu time is the steadier figure.  Timed by
+# wait4's rusage (microseconds; /usr/bin/time prints 10 ms steps, too
+# coarse for the small file).
 best() {
-	b=""
-	for i in $(seq "$RUNS"); do
-		/usr/bin/time -f "%e %M %U %S" -o "$TMP/time" "$@" >/dev/null 2>"$TMP/err" || { echo "fail fail fail"; return; }
-		set -- "$@"
-		read -r t m u sy <"$TMP/time"
-		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t bm=$m bc=$(echo "$u + $sy" | bc -l); fi
-	done
-	echo "$b $((bm / 1024)) $bc"
+	python3 - "$RUNS" "$@" <<'PY' 2>"$TMP/err"
+import os, subprocess, sys, time
+runs, cmd = int(sys.argv[1]), sys.argv[2:]
+best = None
+for _ in range(runs):
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    if status != 0:
+        print("fail fail fail")
+        sys.exit(0)
+    cpu = ru.ru_utime + ru.ru_stime
+    if best is None or wall < best[0]:
+        best = [wall, ru.ru_maxrss // 1024, min(cpu, best[2]) if best else cpu]
+    best[2] = min(best[2], cpu)
+print("%.3f %d %.3f" % tuple(best))
+PY
 }
 ratio() { python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print("%.1fx" % (a / b) if b > 0 else "inf")' "$1" "$2"; }
 
