@@ -501,13 +501,55 @@ static int cmp_marked(const void *a, const void *b)
 	return x->mark < y->mark ? -1 : (x->mark > y->mark);
 }
 
+/* Sort the marked records by (stack, event, mark): a counting sort by
+ * stack, whose buckets hold a few records each, then each bucket by the
+ * rest.  qsort's calls through cmp_marked cost ~1100 instructions a
+ * record (187k records of a 115 MB perf.data: 210M). */
+static void sort_marked(struct pl_profile *p)
+{
+	size_t nstacks = 0;
+
+	for (size_t i = 0; i < p->nmarked; i++)
+		if (p->marked[i].stack >= nstacks)
+			nstacks = (size_t)p->marked[i].stack + 1;
+	size_t *at = pl_xcalloc(nstacks + 1, sizeof(*at));
+	struct pl_marked *out = pl_xmalloc(p->nmarked * sizeof(*out));
+	for (size_t i = 0; i < p->nmarked; i++)
+		at[p->marked[i].stack + 1]++;
+	for (size_t s = 0; s < nstacks; s++)
+		at[s + 1] += at[s];
+	for (size_t i = 0; i < p->nmarked; i++)
+		out[at[p->marked[i].stack]++] = p->marked[i];
+	/* at[s] is now the end of bucket s, the start of bucket s + 1. */
+	for (size_t s = 0, lo = 0; s < nstacks; lo = at[s++]) {
+		size_t n = at[s] - lo;
+		if (n < 2)
+			continue;
+		if (n > 16) {
+			qsort(out + lo, n, sizeof(*out), cmp_marked);
+			continue;
+		}
+		for (size_t i = lo + 1; i < at[s]; i++) {
+			struct pl_marked x = out[i];
+			size_t j = i;
+			for (; j > lo && cmp_marked(&out[j - 1], &x) > 0; j--)
+				out[j] = out[j - 1];
+			out[j] = x;
+		}
+	}
+	free(at);
+	free(p->marked);
+	p->marked = out;
+	p->marked_cap = p->nmarked;
+}
+
 void pl_marked_finish(struct pl_profile *p)
 {
 	size_t k = 0;
 
 	if (!p->nmarked)
 		return;
-	qsort(p->marked, p->nmarked, sizeof(*p->marked), cmp_marked);
+	sort_marked(p);
 	for (size_t i = 0; i < p->nmarked; i++) {
 		if (k && cmp_marked(&p->marked[k - 1], &p->marked[i]) == 0) {
 			p->marked[k - 1].samples += p->marked[i].samples;
