@@ -30,8 +30,11 @@ Usage: lbr_craft.py IN OUT [--depth N] [--nr0 K] [--bad KIND]
   --bad KIND  one sample made wrong: overrun (nr runs off the record),
               no-hwidx (attr has HW_INDEX, the sample lacks it: what the
               kernel writes when it has no branch stack), extra-hwidx (the
-              attr lacks HW_INDEX, every sample carries one)
-Prints what it wrote: samples, with a user part, entries, deepest stack.
+              attr lacks HW_INDEX, one sample carries one)
+Prints what it wrote (samples, with a user part, entries, deepest stack),
+then on a line of its own the times (ns) of the samples with a user part
+and no entries: the --nr0 one, and those whose user chain was one frame
+(the LBR holds no call for them).  Needs TIME in sample_type.
 """
 import bisect
 import struct
@@ -165,6 +168,7 @@ def main():
 
     stats = {"samples": 0, "user": 0, "entries": 0, "deepest": 0}
     bad_done = False
+    nr0_times = []   # samples with a user part and an empty branch stack
     data = bytearray()
     for off, typ, misc, size in records(b, d_off, d_off + d_size):
         rec = b[off:off + size]
@@ -189,12 +193,16 @@ def main():
                 entries.append((calls[k + 1] - 5, maps.entry(pid, calls[k]), 0))
             if stats["user"] == nr0:
                 entries = []
+            if not entries:
+                nr0_times.append(struct.unpack_from("<Q", rec, tid_at + 8)[0])
             stats["user"] += 1
         stats["entries"] += len(entries)
         stats["deepest"] = max(stats["deepest"], len(chain) + len(entries))
         branch = struct.pack("<Q", len(entries))
-        if hw_idx_in_attr or bad == "extra-hwidx":
+        extra = not bad_done and entries and bad == "extra-hwidx"
+        if hw_idx_in_attr or extra:
             branch += struct.pack("<Q", len(entries) - 1 if entries else 0)
+            bad_done = bad_done or extra
         for e in entries:
             branch += struct.pack("<QQQ", *e)
         if not bad_done and entries and bad == "overrun":
@@ -205,7 +213,7 @@ def main():
             bad_done = True
         body = rec[8:c] + struct.pack("<Q", len(chain)) + struct.pack("<%dQ" % len(chain), *chain) + branch
         data += struct.pack("<IHH", typ, misc, 8 + len(body)) + body
-    if bad and bad != "extra-hwidx" and not bad_done:
+    if bad and not bad_done:
         raise SystemExit("lbr_craft: no sample to make %s (use --nr0 for no-hwidx)" % bad)
 
     # Features follow the data: their table and payloads move with it.
@@ -234,6 +242,7 @@ def main():
     struct.pack_into("<Q", out, 48, len(data))
     open(pos[1], "wb").write(out)
     print("samples %(samples)d user %(user)d entries %(entries)d deepest %(deepest)d" % stats)
+    print(" ".join(str(t) for t in nr0_times))
 
 
 if __name__ == "__main__":

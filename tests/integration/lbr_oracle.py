@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """lbr_oracle.py - what perf itself makes of a file lbr_craft.py wrote.
 
-usage: lbr_oracle.py NAME ORIGINAL.data CRAFTED.data DEPTH [NR0]
+usage: lbr_oracle.py NAME ORIGINAL.data CRAFTED.data DEPTH [NR0_TIME...]
 
 Runs `perf script -F tid,time,ip,sym` on the frame-pointer recording and
 on its LBR rewrite and checks, sample by sample (both in perf's delivery
@@ -13,9 +13,9 @@ entry's `from`) - by symbol.  The original's user chain is perf's own
 reading of the frame pointers, so perf on both files is the oracle; the
 crafted file's frames must also differ from its own callchain (which
 holds only the user leaf), or the branch stack was not what perf used.
-NR0 names the one sample given nr 0 (0-based among samples with a user
-part): perf 6.1 still reads entries[0].to there, past the branch stack,
-so that sample must show exactly one user frame.
+NR0_TIME (ns, as lbr_craft.py prints them) names the samples whose branch
+stack is empty: perf 6.1 still reads entries[0].to there, past the branch
+stack, so each must show exactly one user frame, whatever its name.
 Prints ok / not ok lines.
 """
 import subprocess
@@ -23,8 +23,11 @@ import sys
 
 
 def samples(path):
-    out = subprocess.run(["perf", "script", "-i", path, "-F", "tid,time,ip,sym,dso", "--no-inline"],
-                         capture_output=True, text=True, check=True).stdout
+    run = subprocess.run(["perf", "script", "-i", path, "-F", "tid,time,ip,sym,dso", "--no-inline"],
+                         capture_output=True, text=True, check=True)
+    if not run.stdout.strip():
+        raise SystemExit("not ok - perf script -i %s printed nothing: %s" % (path, run.stderr.strip()[:300]))
+    out = run.stdout
     res, cur = [], None
     for line in out.split("\n"):
         if not line.strip():
@@ -44,13 +47,14 @@ def samples(path):
 
 def main():
     name, orig, crafted, depth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    nr0 = int(sys.argv[5]) if len(sys.argv) > 5 else -1
+    # perf script's time field: seconds and microseconds of the ns time.
+    nr0 = {"%d.%06d:" % (int(t) // 10**9, int(t) % 10**9 // 1000) for t in sys.argv[5:]}
     a, b = samples(orig), samples(crafted)
     if len(a) != len(b) or not a:
         print("not ok - %s: perf script gives %d samples for the crafted file, %d for the original"
               % (name, len(b), len(a)))
         return
-    bad, user_n, cut, kern, longest = [], 0, 0, 0, 0
+    bad, cut, kern, longest, empty = [], 0, 0, 0, 0
     for i, (x, y) in enumerate(zip(a, b)):
         kx = [f[1] for f in x["frames"] if f[2]]
         ux = [f[1] for f in x["frames"] if not f[2] and not (f[0] == 0 and f[1] == "[unknown]")]
@@ -58,12 +62,12 @@ def main():
         uy = [f[1] for f in y["frames"] if not f[2]]
         if kx:
             kern += 1
-        if ux and user_n == nr0:
+        if ux and x["head"].split()[-1] in nr0:
             ok = kx == ky and len(uy) == 1
         else:
             ok = kx == ky and uy == ux[:depth + 1]
-        if ux:
-            user_n += 1
+        if ux and x["head"].split()[-1] in nr0:
+            empty += 1
         if len(ux) > depth + 1:
             cut += 1
         longest = max(longest, len(uy))
@@ -76,8 +80,8 @@ def main():
               % (name, len(bad), len(a), "; ".join(s for s in bad if s)))
     else:
         print("ok - %s: perf script reads the crafted file as LBR call stacks: %d samples, %d with kernel "
-              "frames, %d cut at the LBR depth %d, up to %d user frames from the branch stack"
-              % (name, len(a), kern, cut, depth, longest))
+              "frames, %d cut at the LBR depth %d, up to %d user frames from the branch stack, %d with an "
+              "empty one" % (name, len(a), kern, cut, depth, longest, empty))
 
 
 if __name__ == "__main__":

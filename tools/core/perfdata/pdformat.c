@@ -467,6 +467,52 @@ static uint64_t take(struct cursor *c)
 	return v;
 }
 
+/* What follows CALLCHAIN up to the branch stack's end (RAW, BRANCH_STACK:
+ * nr, hw_idx when the attr has HW_INDEX, nr entries of 24 bytes), as
+ * evsel__parse_sample reads it.  The kernel writes every field after it
+ * as fixed u64s but REGS_* and STACK_USER (refused for this reader) and
+ * AUX: without those the record's size must come out exactly, so a
+ * hw_idx present where the attr says none (or missing where it says one)
+ * makes the sample a skipped one instead of entries read shifted. */
+static bool parse_branch_stack(struct cursor *c, const struct pd_attr *a, struct pd_sample *s,
+			       const char **why)
+{
+	const uint64_t after = PD_S_WEIGHT | PD_S_DATA_SRC | PD_S_TRANSACTION | PD_S_PHYS_ADDR |
+			       PD_S_CGROUP | PD_S_DATA_PAGE_SIZE | PD_S_CODE_PAGE_SIZE | PD_S_WEIGHT_STRUCT;
+	const uint64_t variable = PD_S_REGS_USER | PD_S_STACK_USER | PD_S_REGS_INTR | PD_S_AUX;
+	uint64_t t = a->sample_type;
+
+	if ((t & PD_S_RAW) && c->end - c->p >= 4) {
+		uint64_t raw = pd_u32(c->f, c->p);
+		if (raw + 4 > (uint64_t)(c->end - c->p))
+			c->ok = false;
+		else
+			c->p += raw + 4;
+	} else if (t & PD_S_RAW) {
+		c->ok = false;
+	}
+	uint64_t nr = take(c);
+	if (a->branch_sample_type & PD_BR_HW_INDEX)
+		take(c);
+	if (!c->ok) {
+		*why = "record shorter than its sample_type says";
+		return false;
+	}
+	if (nr > (uint64_t)(c->end - c->p) / 24) {
+		*why = "branch stack runs past the end of the record";
+		return false;
+	}
+	s->nbranch = nr;
+	s->branch = c->p;
+	c->p += nr * 24;
+	if (!(t & variable) && (uint64_t)(c->end - c->p) != 8 * (uint64_t)__builtin_popcountll(t & after)) {
+		*why = "record size disagrees with its branch stack (hw_idx present where the attr says absent, "
+		       "or missing where it says present)";
+		return false;
+	}
+	return true;
+}
+
 bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 		     struct pd_sample *s, const char **why)
 {
@@ -545,6 +591,8 @@ bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 		s->chain = c.p;
 		c.p += nr * 8;
 	}
+	if (t & PD_S_BRANCH_STACK)
+		return parse_branch_stack(&c, a, s, why);
 	if (!c.ok) {
 		*why = "record shorter than its sample_type says";
 		return false;

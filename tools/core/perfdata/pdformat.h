@@ -47,6 +47,11 @@ enum {
 };
 #define PD_S_KNOWN ((1ull << 25) - 1)
 
+/* perf_event_attr.branch_sample_type bits (perf 6.1 knows those below
+ * PD_BR_MAX); CALL_STACK is --call-graph lbr, HW_INDEX puts a u64 after
+ * the branch stack's nr. */
+enum { PD_BR_CALL_STACK = 1u << 11, PD_BR_HW_INDEX = 1u << 17, PD_BR_MAX = 1u << 19 };
+
 /* read_format bits */
 enum { PD_R_TOTAL_ENABLED = 1, PD_R_TOTAL_RUNNING = 2, PD_R_ID = 4, PD_R_GROUP = 8, PD_R_LOST = 16 };
 
@@ -109,7 +114,8 @@ struct pd_build_id {
 	char *filename;
 };
 
-/* A decoded sample, up to its callchain (all the analysis reads). */
+/* A decoded sample, up to its callchain and branch stack (all the
+ * analysis reads). */
 struct pd_sample {
 	const struct pd_attr *attr;
 	uint32_t attr_index;
@@ -119,6 +125,8 @@ struct pd_sample {
 	bool has_period;
 	uint64_t nchain;
 	const uint8_t *chain; /* nchain u64s, read with pd_u64 */
+	uint64_t nbranch;     /* BRANCH_STACK: entries, each {from, to, flags} */
+	const uint8_t *branch; /* where entries[0] is (past hw_idx), even for nbranch 0 */
 };
 
 /* What the walk counted. */

@@ -12,7 +12,8 @@
  * unmapped one as it is; a frame with no map is "[unknown]" in
  * "[unknown]".  Callchains are walked leaf first, markers switching the
  * mode, an unknown marker dropping the chain, at most 127 real entries
- * (perf script's max stack).
+ * (perf script's max stack); an LBR call stack (--call-graph lbr) takes
+ * its user frames from the branch stack instead (pdlbr.c, walk_lbr).
  *
  * Resolved frames are cached by (address space, its generation, mode,
  * address): a sample costs a few hash probes once its frames were seen.
@@ -30,6 +31,7 @@
 
 #include "pdread.h"
 #include "pdformat.h"
+#include "pdlbr.h"
 #include "pdsyms.h"
 #include "base/escape.h"
 #include "base/sha256.h"
@@ -724,14 +726,53 @@ static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, ui
 	return frame;
 }
 
+/* One more frame of the sample, leaf first. */
+static enum pl_err push_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip, size_t *n,
+			      struct pl_error *err)
+{
+	if (*n >= r->p->limits.max_depth)
+		return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
+			       "a stack is deeper than %u frames", r->p->limits.max_depth);
+	grow_frames(r, *n + 1);
+	uint32_t fr = chain_frame(r, t, mode, ip, &r->pcs[*n], err);
+	if (fr == PL_NOID)
+		return err->code;
+	r->frames[(*n)++] = fr;
+	return PL_OK;
+}
+
+/* --call-graph lbr: the user frames from the branch stack (pdlbr.h);
+ * *done false when perf walks the callchain instead. */
+static enum pl_err walk_lbr(struct reader *r, struct thread *t, const struct pd_sample *s,
+			    const uint8_t *rec, size_t size, size_t *n, bool *done, struct pl_error *err)
+{
+	struct pd_lbr_iter it;
+	enum pd_lbr_how how = pd_lbr_begin(&it, &r->f, s, rec, size, MAX_STACK);
+	uint8_t mode;
+	uint64_t ip;
+	enum pl_err rc;
+
+	*done = how != PD_LBR_FP_CHAIN;
+	if (how == PD_LBR_UNREADABLE)
+		unsupported(r, "%s", it.why);
+	while (how == PD_LBR_FRAMES && pd_lbr_next(&it, &mode, &ip))
+		if ((rc = push_frame(r, t, mode, ip, n, err)))
+			return rc;
+	return PL_OK;
+}
+
 /* thread__resolve_callchain_sample, callee order: the frames leaf first. */
 static enum pl_err walk_chain(struct reader *r, struct thread *t, const struct pd_sample *s,
-			      size_t *n, struct pl_error *err)
+			      const uint8_t *rec, size_t size, size_t *n, struct pl_error *err)
 {
 	uint8_t mode = MISC_USER;
 	size_t real = 0;
+	bool done = false;
+	enum pl_err rc;
 
 	*n = 0;
+	if (pd_lbr_applies(s->attr) && ((rc = walk_lbr(r, t, s, rec, size, n, &done, err)) || done))
+		return rc;
 	for (uint64_t i = 0; i < s->nchain && real < MAX_STACK; i++) {
 		uint64_t ip = pd_u64(&r->f, s->chain + 8 * i);
 		if (ip >= CTX_MAX) {
@@ -748,14 +789,8 @@ static enum pl_err walk_chain(struct reader *r, struct thread *t, const struct p
 			continue;
 		}
 		real++;
-		if (*n >= r->p->limits.max_depth)
-			return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
-				       "a stack is deeper than %u frames", r->p->limits.max_depth);
-		grow_frames(r, *n + 1);
-		uint32_t fr = chain_frame(r, t, mode, ip, &r->pcs[*n], err);
-		if (fr == PL_NOID)
-			return err->code;
-		r->frames[(*n)++] = fr;
+		if ((rc = push_frame(r, t, mode, ip, n, err)))
+			return rc;
 	}
 	return PL_OK;
 }
@@ -808,7 +843,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	uint64_t period = s.has_period ? s.period : 1;
 	bool chain = s.attr->sample_type & PD_S_CALLCHAIN;
 	if (chain) {
-		if ((rc = walk_chain(r, t, &s, &n, err)))
+		if ((rc = walk_chain(r, t, &s, rec, size, &n, err)))
 			return rc;
 	} else {
 		struct resolved res;
@@ -944,8 +979,13 @@ static bool attrs_supported(struct reader *r)
 			unsupported(r, "DWARF callchains (--call-graph dwarf) in event %s: perf unwinds them", name);
 			return false;
 		}
-		if (a->sample_type & PD_S_BRANCH_STACK) {
-			unsupported(r, "branch stacks (LBR) in event %s", name);
+		if ((a->sample_type & PD_S_BRANCH_STACK) && !pd_lbr_applies(a)) {
+			unsupported(r, "branch stacks without the LBR call stack (-b/-j: perf report sorts "
+				    "by branch) in event %s", name);
+			return false;
+		}
+		if ((a->sample_type & PD_S_BRANCH_STACK) && a->branch_sample_type >= PD_BR_MAX) {
+			unsupported(r, "branch_sample_type bits perf 6.1 does not know in event %s", name);
 			return false;
 		}
 		if (a->sample_type & PD_S_READ) {

@@ -11,11 +11,14 @@
  * same calls the perf script parser makes.  So the same file gives the
  * same profile either way.
  *
- * What it does not reproduce, it refuses with PL_ERR_UNSUPPORTED and the
- * reason in `why` (the caller then runs perf script): tracepoints,
- * DWARF callchains, branch stacks (LBR), sample-read groups, guest
- * samples, kernel modules, JIT map files, AUX tracing, events it cannot
- * name.  Kernel names come from kallsyms only when the recording's
+ * Callchains are frame-pointer ones or LBR call stacks (--call-graph
+ * lbr: the user frames from the branch stack, pdlbr.h).  What it does
+ * not reproduce, it refuses with PL_ERR_UNSUPPORTED and the reason in
+ * `why` (the caller then runs perf script): tracepoints, DWARF
+ * callchains, branch stacks without the LBR call stack (-b/-j), an empty
+ * LBR stack whose leaf perf reads from memory the file does not hold
+ * (pipe mode, -z), sample-read groups, guest samples, kernel modules,
+ * JIT map files, AUX tracing, events it cannot name.  Kernel names come from kallsyms only when the recording's
  * kernel build-id is the running kernel's (or, with none recorded, when
  * its release and _text address are); otherwise kernel frames stay
  * [unknown] and the provenance says why.
