@@ -8,8 +8,13 @@
 # threads, evented in microseconds, bytes, unit "none"); each is first
 # validated with ajv against the schema the npm package `speedscope` ships
 # (check_speedscope.mjs), then json_oracle.py compares.  The npm package
-# ships no sample profiles of its own (they live in speedscope's
-# repository), so none are read here.  Bad files of both formats
+# ships no speedscope-format sample (those live in speedscope's
+# repository), only its app and one sample of another format (collapsed
+# stacks): speedscope_convert.mjs runs the app in Chromium, which imports
+# that sample, and the node --cpu-prof profile, with its own importers and
+# exports them as (evented) speedscope JSON; each is validated, compared by
+# json_oracle.py with its raw JSON, and the example's totals with the
+# collapsed file it came from.  Bad files of both formats
 # (truncated, wrong types, ids that point nowhere, a cycle of parent links,
 # huge and negative weights, a close of a frame that is not open): exit 3
 # with the reason, or the records counted malformed.
@@ -47,6 +52,45 @@ fi
 for f in "$WORK"/jc/*.speedscope.json; do
 	oracle "speedscope input" $PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$f" speedscope
 done
+
+# speedscope's own conversions (see the header): $1 the file to import
+# (none: its example), $2 a name for the folder.
+by_speedscope() {
+	if ! out=$(timeout 120 "$node22" tests/integration/speedscope_convert.mjs /usr/bin/chromium \
+		"$WORK/ssc/$2" ${1:+"$1"} 2>"$WORK/ssc.err") || [ ! -s "$out" ]; then
+		notok "speedscope's export of $2: $(oneline "$WORK/ssc.err")"
+		return 1
+	fi
+	ok "speedscope's export of $2: speedscope $(jget "$out" exporter) wrote $(basename "$out") ($(jget "$out" profiles.0.type), unit $(jget "$out" profiles.0.unit))"
+	oracle "speedscope schema" "$node22" tests/integration/check_speedscope.mjs "$out"
+	oracle "speedscope input" $PY tests/integration/json_oracle.py "$PERFLENS" "$art" "$out" speedscope
+}
+if [ -z "$node22" ]; then
+	skip "speedscope's own exports: $(cat "$WORK/node.err")"
+elif [ ! -x /usr/bin/chromium ]; then
+	skip "speedscope's own exports: /usr/bin/chromium is not installed (tests/setup.sh installs it)"
+elif by_speedscope "" example; then
+	# The collapsed sample itself: each line a stack and its count.
+	"$PERFLENS" analyze --input "$out" --artifact-root "$art" >"$WORK/ssx.json" 2>"$WORK/err"
+	want=$(awk '{n++; s += $NF} END {print s, n}' "$WORK/ssc/example/example.txt")
+	got="$(jget "$WORK/ssx.json" events.0.period) $(jget "$WORK/ssx.json" events.0.samples)"
+	if [ "$got" = "$want" ]; then
+		ok "speedscope's example: weight and stacks ($got) are the collapsed sample's sums"
+	else
+		notok "speedscope's example: weight and stacks $got, the collapsed sample has $want"
+	fi
+	if [ -n "${prof:-}" ] && by_speedscope "$prof" cpuprofile; then
+		# Not a check: speedscope's own reading of the V8 ticks beside ours.
+		$PY - "$out" "$prof" <<'PY'
+import json, sys
+ss, v8 = (json.load(open(f)) for f in sys.argv[1:3])
+p = ss["profiles"][0]
+ts = v8["startTime"] + sum(v8["timeDeltas"])
+print("# speedscope's import of the V8 profile spans %d us; the V8 ticks' deltas %d us, its last tick to endTime %d us"
+      % (p["endValue"] - p["startValue"], sum(v8["timeDeltas"]), v8["endTime"] - ts))
+PY
+	fi
+fi
 
 # bad FILE MALFORMED: analyzed, exit 0, MALFORMED records counted; or with
 # MALFORMED "refused": exit 3 with a malformed_profile error (or, when no
