@@ -24,8 +24,10 @@ builtin-record.c, kernel/events/core.c perf_output_sample):
   stack; cutting it means a reader that walked the user chain instead
   would be caught.  Samples without a user part get nr 0.
 
-Usage: lbr_craft.py IN OUT [--depth N] [--nr0 K] [--bad KIND]
+Usage: lbr_craft.py IN OUT [--depth N] [--nr0 K] [--drop-lone] [--bad KIND]
   --depth N   LBR depth (default 32)
+  --drop-lone samples whose user chain is one frame (no call for the LBR)
+              are left out, so that no branch stack is empty
   --nr0 K     the K-th sample with a user part (0-based) gets nr 0
   --bad KIND  one sample made wrong: overrun (nr runs off the record),
               no-hwidx (attr has HW_INDEX, the sample lacks it: what the
@@ -121,10 +123,12 @@ def records(b, off, end):
 def main():
     args = sys.argv[1:]
     opts = {"--depth": "32", "--nr0": "-1", "--bad": ""}
-    pos = []
+    pos, drop_lone = [], False
     while args:
         a = args.pop(0)
-        if a in opts:
+        if a == "--drop-lone":
+            drop_lone = True
+        elif a in opts:
             opts[a] = args.pop(0)
         else:
             pos.append(a)
@@ -166,7 +170,7 @@ def main():
             name = b[name_at:off + size].split(b"\0")[0].decode("utf-8", "replace")
             maps.add(pid, start, length, pgoff, name)
 
-    stats = {"samples": 0, "user": 0, "entries": 0, "deepest": 0}
+    stats = {"samples": 0, "user": 0, "entries": 0, "deepest": 0, "dropped": 0}
     bad_done = False
     nr0_times = []   # samples with a user part and an empty branch stack
     data = bytearray()
@@ -193,6 +197,9 @@ def main():
                 entries.append((calls[k + 1] - 5, maps.entry(pid, calls[k]), 0))
             if stats["user"] == nr0:
                 entries = []
+            elif drop_lone and len(calls) == 1:
+                stats["dropped"] += 1
+                continue
             if not entries:
                 nr0_times.append(struct.unpack_from("<Q", rec, tid_at + 8)[0])
             stats["user"] += 1
@@ -241,7 +248,7 @@ def main():
         out += p
     struct.pack_into("<Q", out, 48, len(data))
     open(pos[1], "wb").write(out)
-    print("samples %(samples)d user %(user)d entries %(entries)d deepest %(deepest)d" % stats)
+    print("samples %(samples)d user %(user)d entries %(entries)d deepest %(deepest)d dropped %(dropped)d" % stats)
     print(" ".join(str(t) for t in nr0_times))
 
 

@@ -6,7 +6,7 @@
 # each file into the perf.data --call-graph lbr writes (lbr_craft.py):
 # user-only (cpu-clock:u), kernel+user, a stack deeper than the LBR depth
 # (perf 6.1 does not stitch by default), one sample with an empty branch
-# stack.  perf decides what each file means: lbr_oracle.py checks that
+# stack, and pipe copies of two of them (perf inject).  perf decides what each file means: lbr_oracle.py checks that
 # perf script reads the user frames from the branch stack, then the
 # native reader's folded output must be byte-identical to the perf
 # script path's, its summary and stack table equal but for provenance,
@@ -65,6 +65,25 @@ for f in user kernel deep nr0; do
 		"$(wc -w <"$WORK/$f.nr0")" "$n")
 	compare_readers "$f" "$WORK/$f.data" 0 callee "$tol"
 done
+
+# Pipe mode, written by perf inject from crafted files: read natively
+# when no branch stack is empty (--drop-lone leaves out the samples of one
+# user frame, startup code without frame pointers); with an empty one perf
+# reads its leaf from a reused record buffer, so the file goes to perf
+# script, saying so.
+/usr/bin/python3 "$here/lbr_craft.py" "$WORK/deep.fp" "$WORK/lone.data" --depth 16 --drop-lone >/dev/null &&
+	perf inject -i "$WORK/lone.data" -o - >"$WORK/deep-pipe.data" 2>>"$WORK/err" &&
+	perf inject -i "$WORK/nr0.data" -o - >"$WORK/nr0-pipe.data" 2>>"$WORK/err" ||
+	notok "$name: lbr_craft --drop-lone or perf inject failed: $(oneline "$WORK/err")"
+compare_readers deep-pipe "$WORK/deep-pipe.data" 1
+d=$(analyze "" "$WORK/nr0-pipe.data")
+why=$(jget "$d" provenance.inputs.0.reader_reason 2>/dev/null)
+if [ "$(jget "$d" provenance.inputs.0.reader 2>/dev/null)" = "perf script" ] &&
+	case "$why" in *"empty LBR"*) true ;; *) false ;; esac; then
+	ok "$name nr0-pipe: an empty LBR stack in a pipe goes to perf script, and the provenance says why"
+else
+	notok "$name nr0-pipe: reader $(jget "$d" provenance.inputs.0.reader 2>&1) reason '$why'"
+fi
 
 # Broken branch stacks: each a skipped sample, counted, the rest read.
 /usr/bin/python3 "$here/lbr_craft.py" "$WORK/kernel.fp" "$WORK/overrun.data" --bad overrun >/dev/null &&
