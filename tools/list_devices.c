@@ -15,7 +15,7 @@ static json_t *device_brief(json_t *d)
 		"device", "address", "port", "direction", "state", "reason", "session", "chunks",
 		"samples", "text_bytes", "wire_bytes", "frames_dropped", "metrics_frames",
 		"last_chunk_time", "connected_at", "legacy", "features", "platform", "capabilities",
-		"capture", "last_drop", "write_errors",
+		"capture", "last_drop", "write_errors", "last_session",
 	};
 	json_t *b = json_object();
 
@@ -57,6 +57,11 @@ enum pl_err tool_list_devices(const struct tool_ctx *ctx, json_t *args, json_t *
 				"find the pid to profile on this device"));
 		if (session && json_integer_value(json_object_get(d, "chunks")) > 0 && json_array_size(steps) < 5)
 			json_array_append_new(steps, dev_analyze_step(session, "analyze the chunks of this device's session so far"));
+		else if (!session && json_is_string(json_object_get(d, "last_session")) && json_array_size(steps) < 5)
+			/* A capture that stopped by itself (duration_seconds, its
+			 * target exited) left a finished session nobody named yet. */
+			json_array_append_new(steps, dev_analyze_step(json_string_value(json_object_get(d, "last_session")),
+				"analyze the device's last finished session"));
 	}
 	*result = json_pack("{s:o,s:o,s:o,s:o}", "devices", page, "link", link ? link : json_null(),
 			    "next_steps", steps,

@@ -93,6 +93,7 @@ struct device {
 	bool status_seen;        /* a status answer came (max_rate is known if it said) */
 	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
 	char last_drop[200], connected_at[40], last_chunk[40];
+	char last_session[128];  /* the session finalized last (stopped, auto-stopped, ended), or "" */
 	struct pending pend[MAX_PENDING];
 	unsigned next_cmd;
 	char send_failure[200];  /* why a send failed (the link is shut down then), or "" */
@@ -280,6 +281,7 @@ static json_t *dev_json(struct device *d)
 	json_object_set_new(j, "last_drop", d->last_drop[0] ? json_string(d->last_drop) : json_null());
 	json_object_set_new(j, "last_chunk_time", d->last_chunk[0] ? json_string(d->last_chunk) : json_null());
 	json_object_set_new(j, "session", d->have_spool ? json_string(d->spool.id) : json_null());
+	json_object_set_new(j, "last_session", d->last_session[0] ? json_string(d->last_session) : json_null());
 	json_object_set_new(j, "samples", samples ? json_incref(samples) : json_null());
 	json_object_set(j, "platform", d->hello && json_object_get(d->hello, "platform")
 			? json_object_get(d->hello, "platform") : json_null());
@@ -335,7 +337,8 @@ static void close_spool_locked(struct device *d)
 		return;
 	if (d->status_counters && !d->spool.counters)
 		d->spool.counters = json_incref(d->status_counters);
-	spool_close(&d->spool);
+	if (spool_close(&d->spool))
+		snprintf(d->last_session, sizeof(d->last_session), "%s", d->spool.id);
 	d->have_spool = false;
 	d->stop_at_ms = 0;
 }

@@ -102,8 +102,9 @@ bool spool_metrics(struct spool *s, json_t *frame);
 void spool_maps(struct spool *s, json_t *maps);
 /* A chunk that never came whole (the link cut mid-frame): a gap. */
 void spool_gap(struct spool *s, const char *reason);
-/* Finalize: live false, metrics.json; an empty session is removed. */
-void spool_close(struct spool *s);
+/* Finalize: live false, metrics.json; an empty session is removed.
+ * True when the session's folder stays (it holds something). */
+bool spool_close(struct spool *s);
 /* metadata.json now (live or final). */
 void spool_write_metadata(struct spool *s);
 /* At startup: recover the sessions an earlier server left live. */

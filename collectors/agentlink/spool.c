@@ -305,18 +305,20 @@ static void remove_empty(const char *dir)
 	rmdir(dir);
 }
 
-void spool_close(struct spool *s)
+bool spool_close(struct spool *s)
 {
 	char rel[300];
+	bool kept = false;
+	int e;
 
 	if (s->live && s->dir_made) {
 		s->live = false;
 		snprintf(rel, sizeof(rel), "%s/%s", COLL_SESSIONS_DIR, s->id);
-		int e;
 		if (s->chunks == 0 && s->metrics == 0 && json_array_size(s->gaps) == 0 &&
 		    json_object_size(s->write_errors) == 0)
 			remove_empty(s->dir);
 		else {
+			kept = true;
 			if ((e = write_metrics_json(s->dir, rel)))
 				coll_note_write_error(s->write_errors, s->id, "metrics.json", e);
 			spool_write_metadata(s);
@@ -330,6 +332,7 @@ void spool_close(struct spool *s)
 	json_decref(s->capture);
 	json_decref(s->write_errors);
 	s->gaps = s->metrics_counts = s->platform = s->counters = s->capture = s->write_errors = NULL;
+	return kept;
 }
 
 /* ------------------------------------------------------------ the sweep */

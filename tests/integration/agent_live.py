@@ -150,6 +150,17 @@ def finalized(session):
     return final
 
 
+def check_last_session_step(s, dev, session, label):
+    """No stop_capture answered for a capture that stopped by itself:
+    list_devices names its finished session and analyze_profile on it."""
+    r = sc(s.call("list_devices", {}))
+    d = next((x for x in r.get("devices", []) if x["device"] == dev), {})
+    steps = [x for x in r.get("next_steps", []) if x["tool"] == "analyze_profile"]
+    check("%s: list_devices names the finished session (last_session) and analyze_profile on it next" % label,
+          d.get("last_session") == session and d.get("session") is None and
+          any(x["arguments"].get("path", "").endswith(session) for x in steps), (d.get("last_session"), steps))
+
+
 def pause_resume(s, dev, pid, sent_before):
     """pause stops chunks arriving; resume restarts them; stop names the
     session; it analyzes to the samples the agent sent during it."""
@@ -207,6 +218,7 @@ def auto_stop(s, dev, pid, sent_before, seconds=4):
     check("duration: the finalized session's %d samples = the agent's samples_sent during it (%d)"
           % (total, sent - sent_before), total > 0 and total == sent - sent_before and meta.get("live") is False,
           (total, sent, sent_before, meta))
+    check_last_session_step(s, dev, session, "duration")
     r = s.call("list_sessions", {"device": dev})
     check("list_sessions shows the auto-stopped session finished",
           any(x["session"] == session and x["live"] is False for x in sc(r).get("sessions", [])), result_text(r)[:300])
@@ -237,6 +249,7 @@ def target_exits(s, dev, sent_before):
     total, meta = session_total(s, session)
     check("the ended session's %d samples = the agent's samples_sent during it (%d)" % (total, sent - sent_before),
           total > 0 and total == sent - sent_before, (total, sent, sent_before, meta))
+    check_last_session_step(s, dev, session, "target exited")
     r = s.call("list_device_processes", {"device": dev, "limit": 200}, timeout=60)
     pids = [p["pid"] for p in sc(r).get("processes", [])]
     check("the agent keeps serving after its target exited (list_device_processes: %d processes)" % len(pids),
