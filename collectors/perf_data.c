@@ -293,6 +293,10 @@ static void script_argv(const char **argv, const char *path, const char *fields,
 	size_t n = 0;
 
 	argv[n++] = o->perf_path;
+	if (o->buildid_dir) {
+		argv[n++] = "--buildid-dir";
+		argv[n++] = o->buildid_dir;
+	}
 	argv[n++] = "script";
 	argv[n++] = "-i";
 	argv[n++] = path;

@@ -19,7 +19,7 @@ const char *const pl_perf_default_paths[] = {
 
 const char *const pl_perf_reads[] = {
 	"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/proc/kallsyms", "/proc/sys/kernel",
-	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", "/root/.debug", NULL,
+	"/sys/kernel/notes", "/sys/bus/event_source", "/sys/devices", NULL,
 };
 
 const char *const pl_perf_data_reads[] = {
@@ -57,6 +57,26 @@ static const char *resolved_executable(const char *path)
 
 	if (!pl_esc_decode(path, bytes, sizeof(bytes)) || !realpath(bytes, buf) ||
 	    !is_executable_file(buf))
+		return NULL;
+	return keep(pl_xstrdup(buf));
+}
+
+/* Where perf's own build-id cache is for the server's user, as perf
+ * finds it ($PERF_BUILDID_DIR, else $HOME/.debug), resolved (kept), or
+ * NULL when it is not a folder. */
+static const char *resolved_buildid_dir(void)
+{
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char want[PATH_MAX], buf[PATH_MAX];
+	struct stat st;
+
+	if (env && env[0])
+		snprintf(want, sizeof(want), "%s", env);
+	else if (home && home[0] == '/')
+		snprintf(want, sizeof(want), "%s/.debug", home);
+	else
+		return NULL;
+	if (!realpath(want, buf) || stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
 		return NULL;
 	return keep(pl_xstrdup(buf));
 }
@@ -101,6 +121,8 @@ void pl_perf_cfg_finish(struct pl_perf_cfg *c)
 		c->timeout_ms = 50000;
 	if (!c->probe_workload)
 		c->probe_workload = resolved_executable("/proc/self/exe");
+	if (!c->buildid_dir)
+		c->buildid_dir = resolved_buildid_dir();
 }
 
 /* Copy `in` to the new file `path`; false on any failure. */

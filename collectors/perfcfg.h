@@ -31,6 +31,11 @@ struct pl_perf_cfg {
 	 * the call-graph probe has perf run as its known-depth workload
 	 * (known_chain.h); NULL when it cannot be resolved. */
 	const char *probe_workload;
+	/* perf's build-id cache ($PERF_BUILDID_DIR, else $HOME/.debug of the
+	 * server's user, resolved at start; NULL when absent), passed to perf
+	 * script as --buildid-dir: perf runs with no HOME, and without the
+	 * cache it names every [vdso] frame [unknown]. */
+	const char *buildid_dir;
 };
 
 /* Where perf is looked for when --perf-path is not given (NULL-ended). */

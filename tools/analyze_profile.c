@@ -306,6 +306,7 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 		ctx->allow_writes ? tool_kallsyms_copy(ctx->artifact_root, kallsyms_copy, sizeof(kallsyms_copy)) :
 		"/proc/kallsyms";
 	opts->perf_data.kallsyms_shown = "/proc/kallsyms";
+	opts->perf_data.buildid_dir = ctx->perf.buildid_dir;
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));
 	/* The artifact writer waits for the input's hash only where the

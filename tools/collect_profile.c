@@ -107,7 +107,7 @@ static void add_sched_table(const struct tool_ctx *ctx, const struct pl_collect_
 		.read = coll_perf_data_read, .perf_path = ctx->perf.path,
 		.timeout_ms = ctx->perf.timeout_ms,
 		.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms",
-		.kallsyms_shown = "/proc/kallsyms",
+		.kallsyms_shown = "/proc/kallsyms", .buildid_dir = ctx->perf.buildid_dir,
 	};
 	char data[PATH_MAX];
 	struct pl_profile p;

@@ -26,7 +26,7 @@ if ! perf record -e cpu-clock -g -N -o "$WORK/probe.data" -- true >/dev/null 2>"
 	exit 0
 fi
 mkdir -p "$WORK/art"
-for w in fib libc_strings; do
+for w in fib libc_strings depth; do
 	gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/$w" "$REPO/tests/workloads/$w.c" 2>>"$WORK/err" ||
 		notok "$name: cannot build $w: $(oneline "$WORK/err")"
 done
@@ -42,15 +42,30 @@ record multi -e cpu-clock,task-clock -F 999 -g -o "$WORK/multi.data" -- "$WORK/l
 record z -e cpu-clock -F 999 -g -z -o "$WORK/z.data" -- "$WORK/libc_strings" &&
 record bid -e cpu-clock -F 999 -g --buildid-mmap -o "$WORK/bid.data" -- "$WORK/libc_strings" &&
 record nog -e cpu-clock -F 999 -o "$WORK/nog.data" -- "$WORK/fib" &&
-perf record -N -e cpu-clock -F 999 -g -o - -- "$WORK/fib" 2>"$WORK/pipe.rec.err" >"$WORK/pipe.data"
+perf record -N -e cpu-clock -F 999 -g -o - -- "$WORK/fib" 2>"$WORK/pipe.rec.err" >"$WORK/pipe.data" &&
+# User-only, with the build-id cache (no -N): depth's clock_gettime calls
+# land in the vdso, which perf names only from its cache (~/.debug).
+perf record -e cpu-clock:u -F 999 -g -o "$WORK/vdso.data" -- "$WORK/depth" >/dev/null 2>"$WORK/vdso.rec.err"
 if [ $? -ne 0 ]; then
 	notok "$name: recording failed: $(cat "$WORK"/*.rec.err | oneline /dev/stdin)"
 	exit 0
 fi
 
 . "$here/perf_data_readers.sh"
-for f in fp multi pipe z bid nog; do
+for f in fp multi pipe z bid nog vdso; do
 	case $f in nog | pipe) compare_readers "$f" "$WORK/$f.data" 1 ;; *) compare_readers "$f" "$WORK/$f.data" ;; esac
+	# compare_readers leaves the last event's folded text in t.folded: the
+	# vdso frames are named as perf script names them (perf's cache).
+	if [ $f = vdso ]; then
+		want=$(perf script -i "$WORK/vdso.data" 2>/dev/null | grep -c ' __vdso_[a-z_]*+0x[0-9a-f]* (\[vdso\])')
+		if [ "$want" -gt 0 ] && grep -q ';__vdso_[a-z_]* [0-9]*$' "$WORK/t.folded" && ! grep -q '\[\[vdso\]\]' "$WORK/t.folded"; then
+			ok "$name vdso: the vdso frames are named as perf script names them ($want frames)"
+		elif [ "$want" -eq 0 ]; then
+			skip "$name vdso: perf script names no __vdso_ frame in this recording"
+		else
+			notok "$name vdso: perf script names $want __vdso_ frames, the folded output: $(grep vdso "$WORK/t.folded" | oneline /dev/stdin)"
+		fi
+	fi
 done
 
 # Provenance of a compressed recording: what the reader saw.

@@ -31,6 +31,7 @@ struct pl_perf_data_opts {
 	const char *refusal;       /* why perf may not run, when perf_path is NULL */
 	const char *kallsyms;      /* --kallsyms for perf, or NULL */
 	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */
+	const char *buildid_dir;   /* perf's build-id cache (--buildid-dir), or NULL */
 };
 
 struct pl_parse_opts {
