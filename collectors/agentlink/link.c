@@ -1213,6 +1213,22 @@ static json_t *op_connect(json_t *req)
 	return answer;
 }
 
+/* A stop the agent refused (not profiling): when a capture stopped by
+ * itself, its finished session is what the caller wants (new string). */
+static json_t *stop_refused_hint(struct device *d)
+{
+	char hint[400];
+
+	pthread_mutex_lock(&d->lock);
+	if (d->last_session[0])
+		snprintf(hint, sizeof(hint), "the capture already ended (by its duration, or its target exited): "
+			 "analyze_profile path=perflens://artifacts/%s/%s", COLL_SESSIONS_DIR, d->last_session);
+	else
+		snprintf(hint, sizeof(hint), "call list_devices to see the device's state");
+	pthread_mutex_unlock(&d->lock);
+	return json_string(hint);
+}
+
 /* The device's answer as the tool's: {ok, answer, device}. */
 static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 {
@@ -1278,9 +1294,12 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	out = json_pack("{s:b,s:o,s:o}", "ok", json_is_true(json_object_get(a, "ok")), "answer", a,
 			"device", dev_json(d));
 	pthread_mutex_unlock(&d->lock);
-	if (!json_is_true(json_object_get(a, "ok")))
-		json_object_set(out, "error", json_object_get(a, "error") ? json_object_get(a, "error")
-				: json_string("the agent refused"));
+	if (!json_is_true(json_object_get(a, "ok"))) {
+		json_t *e = json_object_get(a, "error");
+		json_object_set_new(out, "error", e ? json_incref(e) : json_string("the agent refused"));
+		if (strcmp(cmd, "stop") == 0)
+			json_object_set_new(out, "hint", stop_refused_hint(d));
+	}
 	dev_unref(d);
 	return out;
 }

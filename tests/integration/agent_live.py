@@ -250,6 +250,9 @@ def target_exits(s, dev, sent_before):
     check("the ended session's %d samples = the agent's samples_sent during it (%d)" % (total, sent - sent_before),
           total > 0 and total == sent - sent_before, (total, sent, sent_before, meta))
     check_last_session_step(s, dev, session, "target exited")
+    r = s.call("stop_capture", {"device": dev}, timeout=40)
+    check("stop_capture after the capture ended by itself: refused, naming analyze_profile on its session",
+          is_tool_error(r, "analyze_profile", session), result_text(r)[:300])
     r = s.call("list_device_processes", {"device": dev, "limit": 200}, timeout=60)
     pids = [p["pid"] for p in sc(r).get("processes", [])]
     check("the agent keeps serving after its target exited (list_device_processes: %d processes)" % len(pids),
