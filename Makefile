@@ -76,7 +76,7 @@ store: base profile
 export: base profile
 evidence: base profile symbols store export
 collectors: base profile
-agent: collectors/health.h
+agent: collectors/health.h collectors/procfs.h
 collectors/agentlink: base collectors/collect.h
 sandbox: base
 tools: base profile perfdata symbols store export evidence collectors collectors/agentlink sandbox/sandbox.h
@@ -94,13 +94,14 @@ BINS := $(BUILD)/perflens $(BUILD)/perflens-mcp
 
 
 # The device agent (agent/): one static binary that links only libc and
-# zstd, so it includes nothing of the server but collectors/health.h (see
+# zstd, so it includes nothing of the server but collectors/health.h and
+# collectors/procfs.h, the /proc readers it shares with the server (see
 # LAYERS).  x86_64 with musl-gcc and Debian's libzstd.a; aarch64 with the
 # Debian cross compiler (static glibc: no NSS, numeric addresses) and
 # libzstd-dev:arm64.  musl-gcc must not see /usr/include (glibc's headers),
 # so zstd's two headers are linked into a folder of their own.  A missing
 # toolchain skips with the reason.
-AGENT_SRC := $(sort $(wildcard agent/*.c)) collectors/health.c
+AGENT_SRC := $(sort $(wildcard agent/*.c)) collectors/health.c collectors/procfs.c
 AGENT_VERSION := $(shell sed -n 's/^\#define PL_VERSION "\(.*\)"/\1/p' tools/core/base/version.h)
 AGENT_CFLAGS := -std=gnu11 -Os -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -I. -I$(BUILD)/agent-inc -DAGENT_VERSION='"$(AGENT_VERSION)"' \

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collectors/procfs.h"
 #include "json.h"
 
 #ifndef AGENT_VERSION
@@ -95,8 +96,7 @@ double real_now(void);
 void sleep_ms(int ms);
 int agent_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 
-/* proc.c */
-int read_small(const char *path, char *buf, size_t cap);
+/* proc.c (the /proc readers themselves are collectors/procfs.h's) */
 int target_alive(int pid, uint64_t start_time);
 void platform_detect(void);
 int max_sample_rate(void);
@@ -105,7 +105,6 @@ void write_pid_info(struct jw *w, int pid);
 /* maps: returns a hash of the executable mappings, writes the frame when w */
 uint64_t maps_hash(int pid);
 int write_maps_frame(struct jw *w, int pid, uint64_t start_time, uint32_t seq);
-int elf_build_id(int fd, char *hex, size_t cap);
 
 /* perf.c: children */
 struct child {

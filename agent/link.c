@@ -1033,7 +1033,7 @@ int serve_listen(const char *bind_addr, int port)
 static int hosts_lookup(const char *host, struct in_addr *out)
 {
 	char buf[65536], *save = NULL;
-	if (read_small("/etc/hosts", buf, sizeof buf) <= 0)
+	if (coll_read_text("/etc/hosts", buf, sizeof buf) <= 0)
 		return -1;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *hash = strchr(line, '#'), *s2 = NULL, *addr;

@@ -13,6 +13,7 @@
 #include "callgraph_probe.h"
 #include "coll_int.h"
 #include "collect.h"
+#include "procfs.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 
@@ -38,19 +39,17 @@ static const struct {
 	{"lock:contention_begin", "events/lock/contention_begin", "lock"},
 };
 
+/* A small /proc file without its trailing blanks (caller frees), or NULL. */
 static char *read_small(const char *path)
 {
 	char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n;
+	long n = coll_read_text(path, buf, sizeof(buf));
 
-	if (!f)
+	if (n < 0)
 		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
-	return pl_xstrndup(buf, n);
+	return pl_xstrndup(buf, (size_t)n);
 }
 
 /* A file's identity in the cache key: its size and mtime (0 when gone). */

@@ -1,10 +1,9 @@
 /* health.c - the health metrics of health.h from /proc and /sys.
  *
- * Each source is read whole into a fixed stack buffer (a short read of a
- * huge /proc file just loses its tail, it never grows memory) and parsed
- * with sscanf/strtoull on lines.  No state outside the caller's, so it
- * is safe from several threads.  /proc/PID/stat's comm may hold spaces
- * and parentheses, so fields are counted from the last ')'. */
+ * Each source is read whole into a fixed buffer by procfs.c's readers (a
+ * short read of a huge /proc file just loses its tail, it never grows
+ * memory) and parsed with strtoull on lines.  No state outside the
+ * caller's, so it is safe from several threads. */
 #include "health.h"
 
 #include <dirent.h>
@@ -15,23 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static long read_text(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	if (fd < 0)
-		return -1;
-	while (n + 1 < cap) {
-		ssize_t k = read(fd, buf + n, cap - 1 - n);
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return (long)n;
-}
-
 static double mono_seconds(void)
 {
 	struct timespec ts;
@@ -39,54 +21,8 @@ static double mono_seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Up to n unsigned numbers separated by blanks from p into v; how many.
- * (strtoull, not sscanf: the static agent then links no scanf.) */
-static int u64s(const char *p, unsigned long long *v, int n)
-{
-	int k = 0;
-	while (k < n) {
-		char *e;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
-			break;
-		v[k++] = strtoull(p, &e, 10);
-		p = e;
-	}
-	return k;
-}
-
-/* The value after "Key:" in a /proc/meminfo or status style text. */
-static int key_value(const char *text, const char *key, uint64_t *out)
-{
-	size_t kl = strlen(key);
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
-			*out = strtoull(p + kl + 1, NULL, 10);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* system                                                               */
-
-static int cpu_line(const char *line, struct coll_cpu_times *t)
-{
-	unsigned long long v[8] = {0};
-	const char *p = strchr(line, ' ');
-	if (!p)
-		return -1;
-	if (u64s(p, v, 8) < 4)
-		return -1;
-	uint64_t total = 0;
-	for (int i = 0; i < 8; i++)
-		total += v[i];
-	t->total = total;
-	t->busy = total - v[3] - v[4]; /* idle + iowait */
-	return 0;
-}
 
 static double pct(struct coll_cpu_times now, struct coll_cpu_times prev)
 {
@@ -103,10 +39,10 @@ static void system_cpu(struct coll_health_state *st, struct coll_health_system *
 	memset(core, 0, sizeof core);
 	for (const char *p = stat; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (strncmp(p, "cpu ", 4) == 0) {
-			have_all = cpu_line(p, &all) == 0;
+			have_all = coll_cpu_line(p, &all) == 0;
 		} else if (strncmp(p, "cpu", 3) == 0 && p[3] >= '0' && p[3] <= '9') {
 			int n = atoi(p + 3);
-			if (n >= 0 && n < COLL_HEALTH_MAX_CORES && cpu_line(p, &core[n]) == 0 &&
+			if (n >= 0 && n < COLL_HEALTH_MAX_CORES && coll_cpu_line(p, &core[n]) == 0 &&
 			    n + 1 > out->num_cores)
 				out->num_cores = n + 1;
 		} else if (strncmp(p, "ctxt ", 5) == 0) {
@@ -134,15 +70,15 @@ static void system_mem(struct coll_health_system *out)
 {
 	char buf[8192];
 	uint64_t freekb = 0, swapfree = 0;
-	if (read_text("/proc/meminfo", buf, sizeof buf) < 0)
+	if (coll_read_text("/proc/meminfo", buf, sizeof buf) < 0)
 		return;
-	key_value(buf, "MemTotal", &out->mem_total_kb);
-	if (!key_value(buf, "MemAvailable", &out->mem_available_kb) && key_value(buf, "MemFree", &freekb))
+	coll_key_u64(buf, "MemTotal", &out->mem_total_kb);
+	if (!coll_key_u64(buf, "MemAvailable", &out->mem_available_kb) && coll_key_u64(buf, "MemFree", &freekb))
 		out->mem_available_kb = freekb;
-	key_value(buf, "Buffers", &out->mem_buffers_kb);
-	key_value(buf, "Cached", &out->mem_cached_kb);
-	key_value(buf, "SwapTotal", &out->swap_total_kb);
-	key_value(buf, "SwapFree", &swapfree);
+	coll_key_u64(buf, "Buffers", &out->mem_buffers_kb);
+	coll_key_u64(buf, "Cached", &out->mem_cached_kb);
+	coll_key_u64(buf, "SwapTotal", &out->swap_total_kb);
+	coll_key_u64(buf, "SwapFree", &swapfree);
 	out->mem_used_kb = out->mem_total_kb > out->mem_available_kb ?
 				   out->mem_total_kb - out->mem_available_kb : 0;
 	out->swap_used_kb = out->swap_total_kb > swapfree ? out->swap_total_kb - swapfree : 0;
@@ -156,30 +92,30 @@ int coll_health_system(struct coll_health_state *st, struct coll_health_system *
 	enum { STAT_CAP = 65536 };  /* /proc/stat's intr line is long on big machines */
 	char buf[256], path[96], *stat = malloc(STAT_CAP);
 	memset(out, 0, sizeof *out);
-	if (!stat || read_text("/proc/stat", stat, STAT_CAP) < 0) {
+	if (!stat || coll_read_text("/proc/stat", stat, STAT_CAP) < 0) {
 		free(stat);
 		return -1;
 	}
 	system_cpu(st, out, stat);
 	free(stat);
 	system_mem(out);
-	if (read_text("/proc/loadavg", buf, sizeof buf) > 0) {
+	if (coll_read_text("/proc/loadavg", buf, sizeof buf) > 0) {
 		char *e = buf;
 		out->load_1m = strtod(e, &e);
 		out->load_5m = strtod(e, &e);
 		out->load_15m = strtod(e, &e);
 	}
-	if (read_text("/proc/uptime", buf, sizeof buf) > 0)
+	if (coll_read_text("/proc/uptime", buf, sizeof buf) > 0)
 		out->uptime_sec = strtoull(buf, NULL, 10);
 	for (int i = 0; i < out->num_cores; i++) {
 		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
-		if (read_text(path, buf, sizeof buf) <= 0)
+		if (coll_read_text(path, buf, sizeof buf) <= 0)
 			break;
 		out->freq_mhz[out->n_freq++] = (double)strtoull(buf, NULL, 10) / 1000.0;
 	}
 	if (out->n_freq == 0 && warn && !st->warned_freq++)
 		warn("no cpufreq in /sys/devices/system/cpu/cpu0/cpufreq: freq_mhz is left out");
-	if (read_text("/sys/class/thermal/thermal_zone0/temp", buf, sizeof buf) > 0) {
+	if (coll_read_text("/sys/class/thermal/thermal_zone0/temp", buf, sizeof buf) > 0) {
 		out->have_temp = 1;
 		out->temp_c = (int)(strtoll(buf, NULL, 10) / 1000);
 	} else if (warn && !st->warned_thermal++) {
@@ -190,52 +126,6 @@ int coll_health_system(struct coll_health_state *st, struct coll_health_system *
 
 /* ------------------------------------------------------------------ */
 /* process                                                              */
-
-/* Fields of /proc/PID/stat from field 3 on (after the comm), in f[3..]. */
-static int stat_fields(const char *path, char *comm, unsigned comm_cap,
-		       unsigned long long f[53], char *state)
-{
-	char buf[2048];
-	if (read_text(path, buf, sizeof buf) <= 0)
-		return -1;
-	char *open_p = strchr(buf, '('), *close_p = strrchr(buf, ')');
-	if (!open_p || !close_p || close_p < open_p)
-		return -1;
-	if (comm && comm_cap > 0) {
-		size_t n = (size_t)(close_p - open_p - 1);
-		if (n >= comm_cap)
-			n = comm_cap - 1;
-		memcpy(comm, open_p + 1, n);
-		comm[n] = '\0';
-	}
-	char *p = close_p + 1;
-	while (*p == ' ')
-		p++;
-	if (state)
-		*state = *p;
-	memset(f, 0, 53 * sizeof f[0]);
-	p++;
-	for (int i = 4; i < 53 && *p; i++) {
-		char *e;
-		f[i] = strtoull(p, &e, 10);
-		if (e == p)
-			break;
-		p = e;
-	}
-	return 0;
-}
-
-int coll_proc_stat_identity(int pid, uint64_t *start_time, char *comm, unsigned comm_cap,
-			    char *state)
-{
-	char path[64];
-	unsigned long long f[53];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if (pid <= 0 || stat_fields(path, comm, comm_cap, f, state) < 0)
-		return -1;
-	*start_time = f[22];
-	return 0;
-}
 
 static int64_t count_dir(const char *path)
 {
@@ -255,22 +145,23 @@ int coll_health_process(struct coll_health_state *st, int pid, struct coll_healt
 			coll_health_warn_fn warn)
 {
 	char path[64], buf[4096];
-	unsigned long long f[53];
+	struct coll_pid_stat ps;
 	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	memset(out, 0, sizeof *out);
 	out->pid = pid;
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if (pid <= 0 || stat_fields(path, out->comm, sizeof out->comm, f, &out->state) < 0)
+	if (coll_pid_stat(pid, &ps) < 0)
 		return -1;
-	out->minor_faults = f[10];
-	out->major_faults = f[12];
-	out->threads = f[20];
-	out->start_time = f[22];
-	out->vsize_kb = f[23] / 1024;
-	out->rss_kb = f[24] * (unsigned long long)(page > 0 ? page : 4096) / 1024;
-	uint64_t ticks = f[14] + f[15];
+	memcpy(out->comm, ps.comm, sizeof out->comm);
+	out->state = ps.state;
+	out->minor_faults = ps.minor_faults;
+	out->major_faults = ps.major_faults;
+	out->threads = ps.threads;
+	out->start_time = ps.start_time;
+	out->vsize_kb = ps.vsize / 1024;
+	out->rss_kb = ps.rss_pages * (uint64_t)(page > 0 ? page : 4096) / 1024;
+	uint64_t ticks = ps.utime + ps.stime;
 	double now = mono_seconds();
-	if (st->proc_pid == pid && now > st->proc_wall && tck > 0) {
+	if (st->proc_pid == pid && now > st->proc_wall && tck > 0 && ticks >= st->proc_ticks) {
 		out->have_cpu = 1;
 		out->cpu_pct = 100.0 * (double)(ticks - st->proc_ticks) / ((now - st->proc_wall) * (double)tck);
 	}
@@ -282,12 +173,12 @@ int coll_health_process(struct coll_health_state *st, int pid, struct coll_healt
 	if (out->fds < 0 && warn && !st->warned_fd++)
 		warn("cannot read /proc/PID/fd (another user's process?): fds is -1");
 	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	if (read_text(path, buf, sizeof buf) > 0) {
-		key_value(buf, "voluntary_ctxt_switches", &out->voluntary_csw);
-		key_value(buf, "nonvoluntary_ctxt_switches", &out->involuntary_csw);
+	if (coll_read_text(path, buf, sizeof buf) > 0) {
+		coll_key_u64(buf, "voluntary_ctxt_switches", &out->voluntary_csw);
+		coll_key_u64(buf, "nonvoluntary_ctxt_switches", &out->involuntary_csw);
 	}
 	snprintf(path, sizeof path, "/proc/%d/oom_score", pid);
-	if (read_text(path, buf, 64) > 0)
+	if (coll_read_text(path, buf, 64) > 0)
 		out->oom_score = strtoll(buf, NULL, 10);
 	return 0;
 }
@@ -300,7 +191,7 @@ int coll_health_network(struct coll_health_network *out)
 	enum { CAP = 32768 };
 	char *buf = malloc(CAP);
 	memset(out, 0, sizeof *out);
-	if (!buf || read_text("/proc/net/dev", buf, CAP) < 0) {
+	if (!buf || coll_read_text("/proc/net/dev", buf, CAP) < 0) {
 		free(buf);
 		return -1;
 	}
@@ -315,7 +206,7 @@ int coll_health_network(struct coll_health_network *out)
 		if (nlen == 0 || nlen >= sizeof out->ifs[0].name || (nlen == 2 && !strncmp(name, "lo", 2)))
 			continue;
 		unsigned long long v[16] = {0};
-		if (u64s(colon + 1, v, 11) < 11)
+		if (coll_u64s(colon + 1, v, 11) < 11)
 			continue;
 		struct coll_health_iface *i = &out->ifs[out->n++];
 		memcpy(i->name, name, nlen);
@@ -347,7 +238,7 @@ int coll_health_disk(int pid, struct coll_health_disk *out)
 	enum { CAP = 32768 };
 	char path[64], io[1024], *buf = malloc(CAP);
 	memset(out, 0, sizeof *out);
-	if (!buf || read_text("/proc/diskstats", buf, CAP) < 0) {
+	if (!buf || coll_read_text("/proc/diskstats", buf, CAP) < 0) {
 		free(buf);
 		return -1;
 	}
@@ -357,7 +248,7 @@ int coll_health_disk(int pid, struct coll_health_disk *out)
 		unsigned long long v[11] = {0}, majmin[2];
 		const char *q = p;
 		size_t nl = 0;
-		if (u64s(q, majmin, 2) < 2)
+		if (coll_u64s(q, majmin, 2) < 2)
 			continue;
 		while (*q == ' ')
 			q++;
@@ -371,7 +262,7 @@ int coll_health_disk(int pid, struct coll_health_disk *out)
 			nl++;
 		memcpy(name, q, nl);
 		name[nl] = '\0';
-		if (nl == 0 || u64s(q + nl, v, 8) < 8)
+		if (nl == 0 || coll_u64s(q + nl, v, 8) < 8)
 			continue;
 		if (skip_disk(out, name) || (v[0] == 0 && v[4] == 0))
 			continue;
@@ -387,12 +278,12 @@ int coll_health_disk(int pid, struct coll_health_disk *out)
 	free(buf);
 	if (pid > 0) {
 		snprintf(path, sizeof path, "/proc/%d/io", pid);
-		if (read_text(path, io, sizeof io) > 0) {
+		if (coll_read_text(path, io, sizeof io) > 0) {
 			out->have_proc = 1;
-			key_value(io, "read_bytes", &out->proc_read_bytes);
-			key_value(io, "write_bytes", &out->proc_write_bytes);
-			key_value(io, "syscr", &out->proc_syscr);
-			key_value(io, "syscw", &out->proc_syscw);
+			coll_key_u64(io, "read_bytes", &out->proc_read_bytes);
+			coll_key_u64(io, "write_bytes", &out->proc_write_bytes);
+			coll_key_u64(io, "syscr", &out->proc_syscr);
+			coll_key_u64(io, "syscw", &out->proc_syscw);
 		}
 	}
 	return 0;
@@ -411,16 +302,18 @@ int coll_health_threads(int pid, struct coll_health_threads *out)
 		return -1;
 	while ((e = readdir(d)) != NULL && out->n < COLL_HEALTH_MAX_THREADS) {
 		char tpath[96];
-		unsigned long long f[53];
+		struct coll_pid_stat ps;
 		struct coll_health_thread *t = &out->t[out->n];
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		int tid = atoi(e->d_name);
 		snprintf(tpath, sizeof tpath, "/proc/%d/task/%d/stat", pid, tid);
-		if (stat_fields(tpath, t->comm, sizeof t->comm, f, &t->state) < 0)
+		if (coll_pid_stat_read(tpath, &ps) < 0)
 			continue;
+		memcpy(t->comm, ps.comm, sizeof t->comm);
+		t->state = ps.state;
 		t->tid = tid;
-		t->ticks = f[14] + f[15];
+		t->ticks = ps.utime + ps.stime;
 		out->n++;
 	}
 	closedir(d);

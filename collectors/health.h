@@ -7,20 +7,18 @@
  * readings, so the caller keeps one struct coll_health_state per target
  * and passes it to every read (the first reading has no percentages:
  * have_overall / have_cpu are 0).  Every read is bounded: fixed arrays,
- * files read into fixed buffers. */
+ * files read into fixed buffers (the readers are procfs.h's). */
 #ifndef COLL_HEALTH_H
 #define COLL_HEALTH_H
 
 #include <stdint.h>
 
+#include "procfs.h"
+
 #define COLL_HEALTH_MAX_CORES 128
 #define COLL_HEALTH_MAX_IFACES 32
 #define COLL_HEALTH_MAX_DISKS 8
 #define COLL_HEALTH_MAX_THREADS 64
-
-struct coll_cpu_times {
-	uint64_t busy, total;
-};
 
 struct coll_health_state {
 	int have_prev;
@@ -91,7 +89,7 @@ struct coll_health_thread {
 
 struct coll_health_threads {
 	int pid;
-	long clk_tck;
+	int64_t clk_tck;
 	int n;
 	struct coll_health_thread t[COLL_HEALTH_MAX_THREADS];
 };
@@ -106,10 +104,5 @@ int coll_health_process(struct coll_health_state *st, int pid, struct coll_healt
 int coll_health_network(struct coll_health_network *out);
 int coll_health_disk(int pid, struct coll_health_disk *out);
 int coll_health_threads(int pid, struct coll_health_threads *out);
-
-/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), the
- * comm and the state; 0 or -1 when the process is gone.  comm may be NULL. */
-int coll_proc_stat_identity(int pid, uint64_t *start_time, char *comm, unsigned comm_cap,
-			    char *state);
 
 #endif

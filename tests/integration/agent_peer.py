@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+import metrics_oracle
+
 FLAG_RAW, FLAG_ZSTD, FLAG_CMD, FLAG_RESP, FLAG_METRICS = 0, 1, 2, 3, 4
 
 
@@ -85,6 +87,7 @@ class Peer:
         self.hello = None
         self.n = 0
         self.closed = False
+        self.target = None      # the capture's pid, for the oracle of disk metrics
 
     @classmethod
     def connect(cls, port, host="127.0.0.1", timeout=10):
@@ -125,6 +128,7 @@ class Peer:
             self.chunks.append((flag, payload, text))
         elif flag == FLAG_METRICS:
             m = json.loads(payload)
+            m["_oracle"] = metrics_oracle.snapshot(m, self.target)
             self.metrics.setdefault(m.get("type"), []).append(m)
         elif flag == FLAG_RESP:
             m = json.loads(payload)
@@ -246,16 +250,25 @@ def perf_children_checks(what):
 
 
 def capture_checks(p, what, workload, pid, seconds=7, stop=True):
-    """start in continuous mode, collect, stop; check chunks, metrics, maps, counters."""
-    r = p.command("configure_metrics", {"enabled": True, "interval": 1, "network": True,
-                                        "disk": True, "threads": True})
-    check(what + ": configure_metrics turns disk and threads on", r.get("ok") and r.get("disk")
-          and r.get("threads") and r.get("interval") == 1, r)
+    """start in continuous mode, collect, stop; check chunks, metrics, maps, counters.
+    Disk and threads metrics are opt-in: off for the first 2.5 s of the
+    capture (none may arrive), then turned on."""
+    p.target = pid
+    r = p.command("configure_metrics", {"enabled": True, "interval": 1, "network": True})
+    check(what + ": configure_metrics: disk and threads are off unless asked for", r.get("ok")
+          and r.get("disk") is False and r.get("threads") is False and r.get("interval") == 1, r)
     r = p.command("start", {"pid": pid, "frequency": 99, "duration": 2}, timeout=120)
     check(what + ": start answers continuous mode with cpu-clock (no PMU here)",
           r.get("ok") and r.get("mode") == "continuous" and r.get("events") == ["cpu-clock"], r)
     check(what + ": start reports frame-pointer call chains", r.get("callgraph") == "fp", r)
-    p.pump(seconds / 2)
+    p.pump(2.5)
+    got = {t: len(p.metrics.get(t, [])) for t in ("system", "process", "network", "disk", "threads")}
+    check(what + ": opt-in: system, process and network metrics but no disk or threads before they are enabled",
+          got["system"] and got["process"] and got["network"] and not got["disk"] and not got["threads"], got)
+    r = p.command("configure_metrics", {"disk": True, "threads": True})
+    check(what + ": configure_metrics turns disk and threads on", r.get("ok") and r.get("disk")
+          and r.get("threads") and r.get("interval") == 1 and r.get("network"), r)
+    p.pump(max(0.5, seconds / 2 - 2.5))
     perf_children_checks(what)
     p.pump(seconds / 2)
     st = p.command("status")
@@ -295,6 +308,9 @@ def verify_capture(p, what, workload, pid, end, perflens=None, work=None):
           and procm.get("rss_kb", 0) > 0 and "voluntary_csw" in procm, procm)
     thr = (p.metrics.get("threads") or [{}])[-1]
     check(what + ": threads metrics list the target's thread", any(t.get("comm") for t in thr.get("threads", [])), thr)
+    disk = (p.metrics.get("disk") or [{}])[-1]
+    check(what + ": disk metrics carry the target's I/O (proc)", "proc" in disk and "syscr" in disk["proc"], disk)
+    metrics_oracle.check_metrics(p.metrics, check, what)
     check(what + ": a maps frame arrives", len(p.maps) >= 1, p.maps[:1])
     if p.maps:
         m = p.maps[0]

@@ -39,9 +39,11 @@ probe tools/core/store/fine.c profile/profile.h
 probe tools/core/store/same.c artifact.h
 : >"$T/agent/json.h"
 : >"$T/collectors/health.h"
+: >"$T/collectors/procfs.h"
 probe agent/engine.c base/util.h
 probe agent/collect.c collectors/run.h
 probe agent/health.c collectors/health.h
+probe agent/procfs.c collectors/procfs.h
 probe agent/own.c json.h
 
 expect_refused() { # FILE INCLUDE
@@ -68,8 +70,9 @@ expect_refused tools/core/store/bare.c symbolize.h
 expect_refused tools/up.c mcp-server/server.h
 expect_allowed tools/core/store/fine.c
 expect_allowed tools/core/store/same.c
-# The static agent links only libc and zstd: its own headers and collectors/health.h.
+# The static agent links only libc and zstd: its own headers, collectors/health.h and procfs.h.
 expect_refused agent/engine.c base/util.h
 expect_refused agent/collect.c collectors/run.h
 expect_allowed agent/health.c
+expect_allowed agent/procfs.c
 expect_allowed agent/own.c
