@@ -669,6 +669,7 @@ def scenario_handshake(port, code):
     check(what + ": ping", r.get("ok") is True, r)
     p.pump(2.5)
     check(what + ": system metrics arrive", len(p.metrics.get("system", [])) >= 1, sorted(p.metrics))
+    metrics_oracle.check_metrics(p.metrics, check, what, ("system", "network"))
     p.close()
 
 
