@@ -115,6 +115,16 @@ CROSS_CC := $(shell command -v aarch64-linux-gnu-gcc 2>/dev/null)
 ZSTD_A_ARM := /usr/lib/aarch64-linux-gnu/libzstd.a
 AGENT_WHY := $(if $(MUSL_CC),$(if $(wildcard $(ZSTD_A)),,$(ZSTD_A) is missing (apt-get install libzstd-dev)),musl-gcc is missing (apt-get install musl-tools))
 AGENT_CROSS_WHY := $(if $(CROSS_CC),$(if $(wildcard $(ZSTD_A_ARM)),,$(ZSTD_A_ARM) is missing (dpkg --add-architecture arm64; apt-get install libzstd-dev:arm64)),aarch64-linux-gnu-gcc is missing (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross))
+# The TSan build's agent (make test-tsan): musl has no ThreadSanitizer, so
+# it is glibc's gcc -fsanitize=thread, dynamic, with the shared libzstd
+# (the agent's collector, metrics and receive threads are what it checks).
+ifeq ($(TSAN),1)
+MUSL_CC := $(CC)
+ZSTD_A := -lzstd
+AGENT_WHY :=
+AGENT_CFLAGS += -fsanitize=thread -g
+AGENT_LDFLAGS := -fsanitize=thread
+endif
 
 .PHONY: agent agent-cross
 agent: $(if $(AGENT_WHY),agent-skip,$(AGENT_BIN))
@@ -260,10 +270,14 @@ check: test test-san
 # sandbox's address-space guard): the unit tests (the input hash thread, the
 # stack-table writer thread) and the integration tests whose binaries run
 # threads (the HTTP transport's, compare_profiles' pair, the hashing of big
-# inputs), in $(TSAN_BUILD).  A report stops the binary with exit 66, which
-# fails its test; suppressions, each justified, are in tests/tsan.supp.
+# inputs, the agent link's listener, servicer, reader and request threads
+# against a Python agent and against our agent, and the agent's own
+# collector, metrics and receive threads, built with glibc's TSan: see
+# AGENT above), in $(TSAN_BUILD).  A report stops the binary with exit 66,
+# which fails its test; suppressions, each justified, are in tests/tsan.supp.
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session
+TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session \
+	test_agent.sh test_agent_link.sh test_agent_live.sh
 # die_after_fork=0: the zygote forks workers from the threaded server and
 # a worker may start its own threads (TSan stops that by default; it cannot
 # follow the parent's threads across fork, which the worker never touches);
@@ -273,7 +287,7 @@ test-tsan:
 	+@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TSAN=1 \
 		all $(TSAN_BUILD)/test_unit $(TSAN_BUILD)/faults/perflens-mcp
 	$(TSAN_ENV) $(TSAN_BUILD)/test_unit
-	@$(TSAN_ENV) BUILD=$(TSAN_BUILD) ONLY="$(TSAN_TESTS)" sh tests/integration/run.sh
+	@$(TSAN_ENV) PERFLENS_TSAN=1 BUILD=$(TSAN_BUILD) ONLY="$(TSAN_TESTS)" sh tests/integration/run.sh
 
 bench: all
 	@BUILD=$(BUILD) sh bench/run.sh

@@ -87,7 +87,10 @@ struct agent {
 
 extern struct agent A;
 #include <signal.h>
-extern volatile sig_atomic_t agent_quit;   /* SIGINT/SIGTERM: finish and exit */
+/* SIGINT/SIGTERM: finish and exit.  Atomic, not only sig_atomic_t: the
+ * handler runs on the main thread and the collector, metrics and receive
+ * threads read it (TSan: a data race as a volatile sig_atomic_t). */
+extern _Atomic int agent_quit;
 
 /* log.c-ish helpers (main.c) */
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

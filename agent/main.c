@@ -38,7 +38,7 @@ static void defaults(void)
 	A.chunk_raw_max = CHUNK_RAW_MAX;
 }
 
-volatile sig_atomic_t agent_quit;
+_Atomic int agent_quit;
 
 void agent_log(const char *fmt, ...)
 {

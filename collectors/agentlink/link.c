@@ -74,7 +74,7 @@ struct device {
 	bool outbound;
 	int fd;
 	pthread_t reader;
-	bool reader_started, reader_done;
+	bool reader_started, reader_done;  /* reader_done: stored atomically, loaded so where unlocked */
 	int refs;                /* under link.lock */
 	char code[256];          /* outbound: the code the call gave; wiped after use */
 	/* Under dev->lock: */
@@ -104,7 +104,7 @@ struct device {
 static struct {
 	pthread_mutex_t lock;
 	struct coll_link_cfg cfg;
-	bool running, stopping;
+	bool running, stopping;  /* stopping: set by coll_link_stop, read by every thread (atomic) */
 	int listen_fd;
 	unsigned port;
 	pthread_t listener, servicer;
@@ -232,7 +232,7 @@ static struct device *dev_find(const char *id)
 
 	pthread_mutex_lock(&link_.lock);
 	for (size_t i = 0; i < link_.ndevices && !found; i++)
-		if (strcmp(link_.devices[i]->id, id) == 0 && !link_.devices[i]->reader_done) {
+		if (strcmp(link_.devices[i]->id, id) == 0 && !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE)) {
 			found = link_.devices[i];
 			found->refs++;
 		}
@@ -291,7 +291,12 @@ static json_t *dev_json(struct device *d)
 	json_object_set_new(j, "server_pid", json_integer(getpid()));
 	json_object_set_new(j, "max_sample_rate", d->max_rate > 0 ? json_integer(d->max_rate) : json_null());
 	json_object_set_new(j, "write_errors", write_errors_json(d));
-	return j;
+	/* A copy: the answer is dumped after the lock is let go, while the
+	 * reader thread may change the hello, capabilities, capture and
+	 * counters objects in place (TSan saw the dump read freed keys). */
+	json_t *copy = json_deep_copy(j);
+	json_decref(j);
+	return copy;
 }
 
 /* devices/ID.json from the state now (under dev->lock). */
@@ -566,7 +571,9 @@ static void on_response(struct device *d, struct wire_frame *f)
 				if (d->pend[i].async)
 					d->pend[i].used = false;
 				else {
-					d->pend[i].answer = json_incref(j);
+					/* a copy: the tool's thread dumps it unlocked while
+					 * this thread keeps parts of j (capture, counters) */
+					d->pend[i].answer = json_deep_copy(j);
 					d->pend[i].done = true;
 				}
 				matched = true;
@@ -923,7 +930,7 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 		struct wire_frame f;
 		int r = poll(&p, 1, 250);
 
-		if (link_.stopping) {
+		if (__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE)) {
 			snprintf(why, cap, "the server is stopping");
 			return;
 		}
@@ -973,7 +980,7 @@ static void *reader_main(void *arg)
 	if (!handshake(d, why, sizeof(why))) {
 		coll_link_log("%s: rejected: %s", d->id, why);
 		pthread_mutex_lock(&d->lock);
-		d->reader_done = true;
+		__atomic_store_n(&d->reader_done, true, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&d->lock);
 		dev_set_state(d, "rejected", why);
 	} else {
@@ -990,7 +997,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&d->lock);
 		coll_link_log("%s: link ended: %s", d->id, why);
 		pthread_mutex_lock(&d->lock);
-		d->reader_done = true;
+		__atomic_store_n(&d->reader_done, true, __ATOMIC_RELEASE);
 		close_spool_locked(d);
 		snprintf(d->state, sizeof(d->state), "disconnected");
 		snprintf(d->reason, sizeof(d->reason), "%s", why);
@@ -998,9 +1005,14 @@ static void *reader_main(void *arg)
 		pthread_cond_broadcast(&d->cond);
 		pthread_mutex_unlock(&d->lock);
 	}
-	shutdown(d->fd, SHUT_RDWR);
-	close(d->fd);
-	d->fd = -1;
+	/* Others shut the link down from their threads (disconnect, stop):
+	 * they load fd atomically, and see -1 once it is closed. */
+	pthread_mutex_lock(&d->lock);
+	int fd = d->fd;
+	__atomic_store_n(&d->fd, -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&d->lock);
+	shutdown(fd, SHUT_RDWR);
+	close(fd);
 	dev_unref(d);  /* the reader's own reference */
 	return NULL;
 }
@@ -1057,7 +1069,7 @@ static bool start_reader(struct device *d)
 static void *listener_main(void *arg)
 {
 	(void)arg;
-	while (!link_.stopping) {
+	while (!__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = {link_.listen_fd, POLLIN, 0};
 		struct sockaddr_in peer;
 		socklen_t len = sizeof(peer);
@@ -1162,7 +1174,7 @@ static json_t *op_connect(json_t *req)
 		 * new one starts, bounded at 10 s. */
 		shutdown(old->fd, SHUT_RDWR);
 		deadline = mono_ms() + 10000;
-		while (!old->reader_done && mono_ms() < deadline)
+		while (!__atomic_load_n(&old->reader_done, __ATOMIC_ACQUIRE) && mono_ms() < deadline)
 			usleep(20000);
 		dev_unref(old);
 	}
@@ -1240,15 +1252,22 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 
 	if (!d)
 		return fail_answer("no such connected device", "call list_devices for the devices linked now");
-	if (strcmp(cmd, "start") == 0 && !d->status_seen) {
+	/* The reader thread sets both under the lock as answers come. */
+	pthread_mutex_lock(&d->lock);
+	bool status_seen = d->status_seen;
+	pthread_mutex_unlock(&d->lock);
+	if (strcmp(cmd, "start") == 0 && !status_seen) {
 		/* The status sent at pairing has not come back: ask now, so the
 		 * device's max sample rate bounds this start. */
 		json_decref(device_command(d, "status", NULL, 5000, why, sizeof(why)));
 	}
-	if (strcmp(cmd, "start") == 0 && d->max_rate > 0 &&
-	    json_integer_value(json_object_get(args, "frequency")) > d->max_rate) {
+	pthread_mutex_lock(&d->lock);
+	json_int_t max_rate = d->max_rate;
+	pthread_mutex_unlock(&d->lock);
+	if (strcmp(cmd, "start") == 0 && max_rate > 0 &&
+	    json_integer_value(json_object_get(args, "frequency")) > max_rate) {
 		snprintf(why, sizeof(why), "the frequency is over the device's max sample rate of %lld Hz",
-			 (long long)d->max_rate);
+			 (long long)max_rate);
 		dev_unref(d);
 		return fail_answer(why, "pass a lower frequency_hz");
 	}
@@ -1320,11 +1339,15 @@ static json_t *op_disconnect(json_t *req)
 	if (profiling)
 		a = device_command(d, "stop", NULL, 5000, why, sizeof(why));
 	json_decref(a);
-	shutdown(d->fd, SHUT_RDWR);
+	shutdown(__atomic_load_n(&d->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
 	deadline = mono_ms() + 10000;
-	while (!d->reader_done && mono_ms() < deadline)
-		usleep(20000);
 	pthread_mutex_lock(&d->lock);
+	while (!d->reader_done && mono_ms() < deadline) {
+		/* reader_done is the reader thread's, set under the lock */
+		pthread_mutex_unlock(&d->lock);
+		usleep(20000);
+		pthread_mutex_lock(&d->lock);
+	}
 	snprintf(d->reason, sizeof(d->reason), "disconnected by disconnect_device");
 	snprintf(d->state, sizeof(d->state), "disconnected");
 	dev_publish_locked(d);
@@ -1433,7 +1456,7 @@ static void *request_main(void *arg)
 static void *servicer_main(void *arg)
 {
 	(void)arg;
-	while (!link_.stopping) {
+	while (!__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE)) {
 		char id[64];
 		json_t *req = coll_channel_take(link_.cfg.artifact_root, id, sizeof(id));
 		pthread_t t;
@@ -1515,7 +1538,7 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 	if (link_.running)
 		return PL_OK;
 	link_.cfg = *cfg;
-	link_.stopping = false;
+	__atomic_store_n(&link_.stopping, false, __ATOMIC_RELEASE);
 	if (!cfg->artifact_root)
 		return pl_fail(err, PL_ERR_USAGE, "add --artifact-root DIR",
 			       "the agent link needs --artifact-root DIR for its sessions");
@@ -1560,22 +1583,21 @@ void coll_link_stop(void)
 
 	if (!link_.running)
 		return;
-	link_.stopping = true;
+	__atomic_store_n(&link_.stopping, true, __ATOMIC_RELEASE);
 	if (link_.have_listener)
 		pthread_join(link_.listener, NULL);
 	if (link_.have_servicer)
 		pthread_join(link_.servicer, NULL);
 	pthread_mutex_lock(&link_.lock);
 	for (size_t i = 0; i < link_.ndevices; i++)
-		if (link_.devices[i]->fd >= 0)
-			shutdown(link_.devices[i]->fd, SHUT_RDWR);
+		shutdown(__atomic_load_n(&link_.devices[i]->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
 	pthread_mutex_unlock(&link_.lock);
 	/* Readers finalize their sessions and leave. */
 	for (;;) {
 		size_t live = 0;
 		pthread_mutex_lock(&link_.lock);
 		for (size_t i = 0; i < link_.ndevices; i++)
-			live += !link_.devices[i]->reader_done;
+			live += !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE);
 		pthread_mutex_unlock(&link_.lock);
 		if (!live || mono_ms() > deadline)
 			break;

@@ -46,6 +46,18 @@ void spool_now_iso(char *out, size_t cap)
 }
 
 static char spool_root[4096];
+static pthread_mutex_t spool_root_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* spool_root is the artifact root, the same for the whole process: set
+ * it once, under a lock, so device threads opening spools at once do not
+ * race on it and every reader (which opened its spool first) sees it. */
+static void set_spool_root(const char *root)
+{
+	pthread_mutex_lock(&spool_root_mu);
+	if (strcmp(spool_root, root) != 0)
+		snprintf(spool_root, sizeof(spool_root), "%s", root);
+	pthread_mutex_unlock(&spool_root_mu);
+}
 
 bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e)
 {
@@ -74,7 +86,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	char stamp[32];
 
 	memset(s, 0, sizeof(*s));
-	snprintf(spool_root, sizeof(spool_root), "%s", artifact_root);
+	set_spool_root(artifact_root);
 	clock_gettime(CLOCK_REALTIME, &t);
 	gmtime_r(&t.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
@@ -400,7 +412,7 @@ static void recover(const char *root, const char *id)
 		json_object_set_new(m, "gaps", json_array());
 	if (!json_object_get(m, "version"))
 		json_object_set_new(m, "version", json_string(PL_VERSION));
-	snprintf(spool_root, sizeof(spool_root), "%s", root);
+	set_spool_root(root);
 	snprintf(path, sizeof(path), "%s/%s", COLL_SESSIONS_DIR, id);
 	if (write_metrics_json(dir, path))
 		coll_link_log("%s: recovered, but its metrics.json could not be written", id);

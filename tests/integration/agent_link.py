@@ -165,6 +165,7 @@ check("the agent got the pid and frequency, not the phrases",
 session = st.get("session") or "none"
 wait(lambda: len(a.has("chunk")) >= 2, 10)
 live_dir = os.path.join(ART, "sessions", session)
+wait(lambda: glob.glob(os.path.join(live_dir, "chunk_*")), 10)  # the server lags on a slow build (TSan)
 meta = json.load(open(os.path.join(live_dir, "metadata.json"))) if os.path.exists(live_dir) else {}
 check("the session is live on disk while capturing", meta.get("live") is True, meta)
 r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=60)
@@ -437,6 +438,8 @@ r = s.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "
                              "authorization": AUTH, "pid_authorization": PAUTH})
 ksess = sc(r).get("session", "none")
 wait(lambda: len(k.has("chunk")) >= 3, 10)
+# ... and the server has written them (it lags on a slow build: TSan).
+wait(lambda: len(glob.glob(os.path.join(ART, "sessions", ksess, "chunk_*"))) >= 3, 10)
 os.kill(s.pid, signal.SIGKILL)
 s.p.wait()
 k.stop()

@@ -172,6 +172,17 @@ class Peer:
                 break
             self._keep(flag, payload)
 
+    def settle(self, quiet, longest=20.0):
+        """Pump until no chunk has come for `quiet` seconds (at most
+        `longest`): the chunk a pause or stop cut is sent after the answer,
+        later on a slow build (TSan) or a loaded machine."""
+        end = time.monotonic() + longest
+        while time.monotonic() < end:
+            n = len(self.chunks)
+            self.pump(quiet)
+            if len(self.chunks) == n:
+                return
+
     def auth_hmac(self, code, wrong=False, features=("maps", "counters")):
         sn = secrets.token_hex(16)
         an = self.hello["ext"]["nonce"]
@@ -467,7 +478,7 @@ def scenario_server(port, code, pid, workload, perflens, work, agent_log):
     check(what + ": reprobe is refused while paused", r.get("ok") is False and "stop first" in r.get("error", ""), r)
     r = p2.command("start", {"pid": pid})
     check(what + ": start is refused while paused, naming resume", "resume" in r.get("error", ""), r)
-    p2.pump(1.5)
+    p2.settle(3.0)
     before = len(p2.chunks)
     p2.pump(2.5)
     check(what + ": no chunk while paused", len(p2.chunks) == before, len(p2.chunks) - before)

@@ -118,7 +118,16 @@ class Agent:
                 with self.lock:
                     self.s.sendall(struct.pack(">IB", len(z), 1) + z[: len(z) // 2])
                 emit(event="cut_mid_chunk")
-                self.s.shutdown(socket.SHUT_RDWR)
+                # Half-close and read to the server's end: closing with its
+                # pings unread would send a reset, which may overtake the
+                # half frame on a slow server (TSan) and hide the cut.
+                self.s.shutdown(socket.SHUT_WR)
+                self.s.settimeout(10)
+                try:
+                    while self.s.recv(65536):
+                        pass
+                except OSError:
+                    pass
                 self.s.close()
                 os._exit(0)
             try:
