@@ -17,6 +17,8 @@
  *
  * Resolved frames are cached by (address space, its generation, mode,
  * address): a sample costs a few hash probes once its frames were seen.
+ * Whole callchains are cached too, by their raw entries and what their
+ * frames depend on: a repeated chain costs one hash of its bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +55,10 @@
 #define MAP_HUGETLB_FLAG 0x40000
 #define PROT_EXEC_FLAG 4
 #define FRAME_CACHE (1u << 16)
+/* Chains remembered whole: 8k of at most CHAIN_MAX_BYTES of entries, so
+ * at most 16 MB whatever the file. */
+#define CHAIN_CACHE (1u << 13)
+#define CHAIN_MAX_BYTES 2048
 #define MAX_THREADS (1u << 22)
 #define MAX_MAPS_PER_SPACE (1u << 20)
 /* Map entries of all address spaces together: FORK copies the parent's
@@ -107,6 +113,19 @@ struct frame_entry {
 	uint64_t printed;
 };
 
+/* A callchain seen before, as its raw entries, with what it became: the
+ * same entries in the same thread (profile thread, address space and its
+ * generation, the kernel map's) resolve to the same stack and the same
+ * site, so a repeat skips the walk and both internings. */
+struct chain_entry {
+	uint64_t hash;
+	uint32_t thread, serial, gen, kgen, event;
+	uint32_t stack, site;        /* site: PL_NOID past the sites' bound */
+	bool used, has_site;         /* has_site: sites were kept when it was seen */
+	uint32_t nbytes, cap;
+	uint8_t *bytes;
+};
+
 struct reader {
 	struct pl_profile *p;
 	struct pd_file f;
@@ -136,6 +155,7 @@ struct reader {
 	uint32_t *rev;
 	size_t frames_cap;
 	struct frame_entry *cache;
+	struct chain_entry *chains;  /* CHAIN_CACHE entries, direct-mapped */
 	uint32_t *event_ids;         /* per attr: profile event id + 1 */
 	size_t prepared;             /* attrs checked and named */
 	char **event_names;
@@ -795,6 +815,72 @@ static enum pl_err walk_chain(struct reader *r, struct thread *t, const struct p
 	return PL_OK;
 }
 
+/* The cache entry for this sample's chain: used when it was seen before
+ * (and, if sites are kept now, was seen with them), else an unused one to
+ * fill once the chain is walked; NULL for a chain too long to keep. */
+static struct chain_entry *chain_seen(struct reader *r, const struct thread *t, uint32_t thread,
+				      uint32_t event, const struct pd_sample *s)
+{
+	size_t nb = (size_t)s->nchain * 8;
+
+	if (s->nchain > CHAIN_MAX_BYTES / 8)
+		return NULL;
+	uint32_t serial = t->maps->serial, gen = t->maps->gen;
+	uint64_t h = pl_strtab_hash(s->chain, nb) ^
+		     pl_mix_u64((uint64_t)thread << 32 ^ event ^ (uint64_t)serial << 16 ^
+				(uint64_t)gen << 40 ^ (uint64_t)r->kgen << 8);
+	struct chain_entry *e = &r->chains[h & (CHAIN_CACHE - 1)];
+	bool same = e->used && e->hash == h && e->nbytes == nb && e->thread == thread &&
+		    e->event == event && e->serial == serial && e->gen == gen && e->kgen == r->kgen &&
+		    (e->has_site || !r->p->nmappings) && memcmp(e->bytes, s->chain, nb) == 0;
+	if (!same) {
+		e->used = false;
+		e->hash = h;
+		e->thread = thread;
+		e->event = event;
+		e->serial = serial;
+		e->gen = gen;
+		e->kgen = r->kgen;
+		if (nb > e->cap) {
+			e->cap = (uint32_t)nb;
+			e->bytes = pl_xrealloc(e->bytes, nb);
+		}
+		e->nbytes = (uint32_t)nb;
+		if (nb)
+			memcpy(e->bytes, s->chain, nb);
+	}
+	return e;
+}
+
+static void chain_remember(struct chain_entry *e, uint32_t stack, uint32_t site, bool has_site)
+{
+	e->stack = stack;
+	e->site = site;
+	e->has_site = has_site;
+	e->used = true;
+}
+
+/* What every kept sample ends with. */
+static enum pl_err sample_done(struct reader *r, uint32_t stack, uint32_t event, uint64_t period,
+			       bool chain, struct pl_error *err)
+{
+	struct pl_profile *p = r->p;
+
+	p->records_parsed++;
+	r->samples++;
+	/* Without a callchain perf prints no blank line after a sample: the
+	 * last one ends the text unterminated (a tail, profile.h). */
+	r->have_last = true;
+	r->last_tail = !chain;
+	r->last_stack = stack;
+	r->last_event = event;
+	r->last_period = period;
+	if (p->records_parsed > p->limits.max_records)
+		return pl_fail(err, PL_ERR_LIMIT, "raise --max-records, or record a shorter capture",
+			       "more than %llu records", (unsigned long long)p->limits.max_records);
+	return PL_OK;
+}
+
 static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t size,
 				 struct pl_error *err)
 {
@@ -842,7 +928,18 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	uint32_t event = *ev - 1;
 	uint64_t period = s.has_period ? s.period : 1;
 	bool chain = s.attr->sample_type & PD_S_CALLCHAIN;
+	struct chain_entry *seen = NULL;
 	if (chain) {
+		/* An LBR chain's frames come from its branch stack as well:
+		 * not keyed by the callchain alone, so never cached. */
+		if (!pd_lbr_applies(s.attr))
+			seen = chain_seen(r, t, thread, event, &s);
+		if (seen && seen->used) {
+			pl_add_weight(p, seen->stack, event, 1, period, s.has_period);
+			if (p->nmappings)
+				pl_add_site_again(p, seen->site, period);
+			return sample_done(r, seen->stack, event, period, chain, err);
+		}
 		if ((rc = walk_chain(r, t, &s, rec, size, &n, err)))
 			return rc;
 	} else {
@@ -873,21 +970,12 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (stack == PL_NOID)
 		return err->code;
 	pl_add_weight(p, stack, event, 1, period, s.has_period);
+	uint32_t site = PL_NOID;
 	if (p->nmappings)
-		pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);
-	p->records_parsed++;
-	r->samples++;
-	/* Without a callchain perf prints no blank line after a sample: the
-	 * last one ends the text unterminated (a tail, profile.h). */
-	r->have_last = true;
-	r->last_tail = !chain;
-	r->last_stack = stack;
-	r->last_event = event;
-	r->last_period = period;
-	if (p->records_parsed > p->limits.max_records)
-		return pl_fail(err, PL_ERR_LIMIT, "raise --max-records, or record a shorter capture",
-			       "more than %llu records", (unsigned long long)p->limits.max_records);
-	return PL_OK;
+		site = pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);
+	if (seen)
+		chain_remember(seen, stack, site, p->nmappings != 0);
+	return sample_done(r, stack, event, period, chain, err);
 }
 
 static enum pl_err on_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
@@ -1027,6 +1115,9 @@ static void reader_release(struct reader *r)
 	free(r->pcs);
 	free(r->rev_pcs);
 	free(r->cache);
+	for (size_t i = 0; r->chains && i < CHAIN_CACHE; i++)
+		free(r->chains[i].bytes);
+	free(r->chains);
 	free(r->kernel_note);
 	pd_release(&r->f);
 }
@@ -1155,6 +1246,7 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 		return rc;
 	}
 	r.cache = pl_xcalloc(FRAME_CACHE, sizeof(*r.cache));
+	r.chains = pl_xcalloc(CHAIN_CACHE, sizeof(*r.chains));
 	if (!r.f.pipe && !attrs_supported(&r)) {
 		reader_release(&r);
 		return PL_ERR_UNSUPPORTED;
@@ -1236,6 +1328,7 @@ static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, s
 	if (rc == PL_OK) {
 		r->f.droppable = true;
 		r->cache = pl_xcalloc(FRAME_CACHE, sizeof(*r->cache));
+		r->chains = pl_xcalloc(CHAIN_CACHE, sizeof(*r->chains));
 		if (!r->f.pipe && !attrs_supported(r))
 			rc = PL_ERR_UNSUPPORTED;
 	}

@@ -417,8 +417,8 @@ void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
 
 /* ------------------------------------------------------- caller checks */
 
-void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
-		 uint32_t depth, uint64_t period)
+uint32_t pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
+		     uint32_t depth, uint64_t period)
 {
 	size_t n = 8 + (size_t)depth * 8, before = p->site_keys.count;
 	uint64_t small[64];
@@ -437,13 +437,21 @@ void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uin
 			p->site_period = pl_xrealloc(p->site_period, p->sites_cap * sizeof(uint64_t));
 			p->site_samples[id] = p->site_period[id] = 0;
 		}
-		p->site_samples[id]++;
-		p->site_period[id] += period;
-	} else {
-		p->caller_check.records_unchecked++;
 	}
+	pl_add_site_again(p, id, period);
 	if (key != small)
 		free(key);
+	return id;
+}
+
+void pl_add_site_again(struct pl_profile *p, uint32_t site, uint64_t period)
+{
+	if (site == PL_NOID) {
+		p->caller_check.records_unchecked++;
+		return;
+	}
+	p->site_samples[site]++;
+	p->site_period[site] += period;
 }
 
 static void sites_release(struct pl_profile *p)

@@ -431,14 +431,18 @@ void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
 		       const char *reason, const char *text, size_t n);
 
 /* Caller checks.  pl_add_site adds one record of `period` to the site
- * (stack, event, pcs), `pcs` root first as the stack's frames; a site
- * past PL_MAX_SITE_BYTES is counted in records_unchecked instead.
+ * (stack, event, pcs), `pcs` root first as the stack's frames, and returns
+ * the site's id; a site past PL_MAX_SITE_BYTES is counted in
+ * records_unchecked instead (PL_NOID).
  * pl_add_marked appends; pl_marked_finish sorts the entries and merges
  * equal keys (call it once all are in).  pl_marked_first gives the index
  * of the first entry of `stack` (nmarked when none); entries of a stack
  * are contiguous after pl_marked_finish.  pl_drop_sites frees the sites. */
-void pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
-		 uint32_t depth, uint64_t period);
+uint32_t pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
+		     uint32_t depth, uint64_t period);
+/* One more record of `period` for the site pl_add_site returned (PL_NOID:
+ * the site was past the bound, and so is this record). */
+void pl_add_site_again(struct pl_profile *p, uint32_t site, uint64_t period);
 static inline size_t pl_nsites(const struct pl_profile *p) { return p->site_keys.count; }
 uint32_t pl_intern_mark(struct pl_profile *p, const uint32_t *words, size_t n);
 static inline size_t pl_nmarks(const struct pl_profile *p) { return p->mark_keys.count; }
