@@ -5,7 +5,10 @@
  * util/symbol-elf.c (dso__load_sym, dso__synthesize_plt_symbols as in
  * 6.1, before .plt.sec support).  Symbols live
  * in perf's own red-black tree (pdtree.c), so that overlapping symbols
- * resolve as perf's tree walk resolves them.
+ * resolve as perf's tree walk resolves them.  A kallsyms table whose
+ * fixed-up ranges are disjoint (the usual case) skips the tree: any tree
+ * gives the one symbol holding an address, so a binary search over the
+ * sorted survivors answers the same (fixup_flat, find_flat).
  */
 #include <fcntl.h>
 #include <gelf.h>
