@@ -907,8 +907,11 @@ static enum pl_err decompress(struct pd_file *f, struct stream *st, const uint8_
 			return rc;
 		pos += sz;
 	}
-	memmove(st->buf, st->buf + pos, st->len - pos);
-	st->len -= pos;
+	/* A frame that decompresses to nothing leaves buf NULL: no offset on it. */
+	if (pos) {
+		memmove(st->buf, st->buf + pos, st->len - pos);
+		st->len -= pos;
+	}
 	return PL_OK;
 }
 
