@@ -564,6 +564,22 @@ else:
               any(x["session"] == fsess and "metrics.jsonl" in (x.get("write_errors") or {})
                   for x in sc(r).get("sessions", [])), result_text(r)[:300])
         f.stop()
+        # Space back: the next capture's chunks all land, with no gap.
+        os.unlink(os.path.join(small, "filler"))
+        subprocess.run(["mount", "-o", "remount,size=64m", small])
+        f2 = Fake("--server", "127.0.0.1:%d" % port3, "--code", CODE, "--chunk", CHUNK, "--max-chunks", "3",
+                  "--interval", "0.2", "--metrics-interval", "5")
+        d2 = wait(lambda: device_where(s3, state="connected"), 10)
+        r = s3.call("start_capture", {"device": (d2 or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH})
+        sess2 = sc(r).get("session", "none")
+        dir2 = os.path.join(small, "sessions", sess2)
+        wait(lambda: len(glob.glob(os.path.join(dir2, "chunk_*"))) >= 3, 20)
+        m2 = json.load(open(os.path.join(dir2, "metadata.json"))) if os.path.exists(dir2) else {}
+        check("once space is back, the next session keeps every chunk (%s chunks, %d gaps)" % (
+              m2.get("chunks"), len(m2.get("gaps") or [])),
+              m2.get("chunks") == 3 and not m2.get("gaps"), m2)
+        f2.stop()
         s3.close()
     finally:
         subprocess.run(["umount", "-l", small])
