@@ -61,10 +61,15 @@ enum pl_err dev_request(const struct tool_ctx *ctx, const char *op, const char *
 	if (!json_is_true(json_object_get(a, "ok"))) {
 		const char *e = json_string_value(json_object_get(a, "error"));
 		const char *hint = json_string_value(json_object_get(a, "hint"));
-		pl_fail(err, PL_ERR_EXTERNAL, hint && *hint ? hint : "call list_devices to see the device's state",
+		const char *code = json_string_value(json_object_get(a, "code"));
+		enum pl_err c = code ? pl_err_from_name(code) : PL_ERR_EXTERNAL;
+		/* The link names a code where the failure is not the device's. */
+		if (c == PL_OK)
+			c = PL_ERR_EXTERNAL;
+		pl_fail(err, c, hint && *hint ? hint : "call list_devices to see the device's state",
 			"%s: %s", op, e ? e : "the device refused");
 		json_decref(a);
-		return PL_ERR_EXTERNAL;
+		return c;
 	}
 	*answer = a;
 	return PL_OK;

@@ -1278,7 +1278,16 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 			close_spool_locked(d);
 		d->stop_at_ms = 0;
 		ensure_spool_locked(d);
+		bool ready = spool_make_dir_now(&d->spool, why, sizeof(why));
 		pthread_mutex_unlock(&d->lock);
+		if (!ready) {
+			dev_unref(d);
+			out = fail_answer(why, "make the artifact root's sessions folder writable (or free "
+					  "space there), then call start_capture again; nothing was sent to the device");
+			/* The tool's error code: ours to write, not the device's failure. */
+			json_object_set_new(out, "code", json_string(pl_err_name(PL_ERR_OUTPUT)));
+			return out;
+		}
 	}
 	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
 	json_object_del(args, "auto_stop_seconds");

@@ -107,6 +107,11 @@ void spool_gap(struct spool *s, const char *reason);
 bool spool_close(struct spool *s);
 /* metadata.json now (live or final). */
 void spool_write_metadata(struct spool *s);
+/* Make the session's folder now (and its first metadata.json): false,
+ * with the reason in `why`, when it cannot be made (a read-only or full
+ * sessions folder), so that a capture with nowhere to land is refused
+ * before the device starts it. */
+bool spool_make_dir_now(struct spool *s, char *why, size_t cap);
 /* At startup: recover the sessions an earlier server left live. */
 void spool_sweep(const char *artifact_root);
 /* "2026-12-01T21:00:00.123Z" */

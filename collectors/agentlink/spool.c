@@ -104,17 +104,32 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	s->live = true;
 }
 
-static bool make_dir(struct spool *s)
+static bool make_dir_why(struct spool *s, struct pl_error *err)
 {
-	struct pl_error err;
-
 	if (s->dir_made)
 		return true;
-	if (pl_make_dirs(s->dir, &err))
+	if (pl_make_dirs(s->dir, err))
 		return false;
 	s->dir_made = true;
 	spool_write_metadata(s);
 	return true;
+}
+
+static bool make_dir(struct spool *s)
+{
+	struct pl_error err;
+
+	return make_dir_why(s, &err);
+}
+
+bool spool_make_dir_now(struct spool *s, char *why, size_t cap)
+{
+	struct pl_error err = {0};
+
+	if (make_dir_why(s, &err))
+		return true;
+	snprintf(why, cap, "cannot make the session folder %s/%s: %s", COLL_SESSIONS_DIR, s->id, err.text);
+	return false;
 }
 
 static json_t *metadata_json(const struct spool *s, bool recovered)

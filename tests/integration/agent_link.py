@@ -584,6 +584,44 @@ else:
     finally:
         subprocess.run(["umount", "-l", small])
 
+# ------------------------------------ a read-only sessions folder, then rw
+ro_art = os.path.join(WORK, "ro-art")
+os.makedirs(os.path.join(ro_art, "sessions"))
+ro = os.path.join(ro_art, "sessions")
+if os.geteuid() != 0 or subprocess.run(["mount", "--bind", ro, ro]).returncode:
+    print("skip - a read-only sessions folder: needs root to bind-mount it read-only")
+else:
+    try:
+        s5, port5 = start_server(ro_art, "--allow-device-control", name="ro")
+        subprocess.run(["mount", "-o", "remount,bind,ro", ro], check=True)
+        f = Fake("--server", "127.0.0.1:%d" % port5, "--code", CODE, "--chunk", CHUNK, "--max-chunks", "3",
+                 "--interval", "0.2", "--metrics-interval", "5")
+        d = wait(lambda: device_where(s5, state="connected"), 10)
+        r = s5.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH})
+        text = result_text(r)
+        print("# read-only start_capture: %s" % text[:400])
+        check("a read-only sessions folder: start_capture fails as output_refused, naming the folder and why",
+              (r or {}).get("result", {}).get("isError") and "output_refused" in text and "sessions" in text and
+              ("Read-only" in text or "read-only" in text), text[:400])
+        check("a read-only sessions folder: nothing was written there, the device was not started "
+              "and the server keeps serving", not os.listdir(ro) and not f.has("start") and
+              s5.ping_ms() is not None, (os.listdir(ro), f.events()[-3:]))
+        subprocess.run(["mount", "-o", "remount,bind,rw", ro], check=True)
+        r = s5.call("start_capture", {"device": (d or {}).get("device", "x"), "pid": 1, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH})
+        sess5 = sc(r).get("session", "none")
+        dir5 = os.path.join(ro, sess5)
+        wait(lambda: len(glob.glob(os.path.join(dir5, "chunk_*"))) >= 3, 20)
+        m5 = json.load(open(os.path.join(dir5, "metadata.json"))) if os.path.exists(dir5) else {}
+        check("once writable again, the next capture's session keeps every chunk (%s chunks, %d gaps)" % (
+              m5.get("chunks"), len(m5.get("gaps") or [])), m5.get("chunks") == 3 and not m5.get("gaps"),
+              (result_text(r)[:300], m5))
+        f.stop()
+        s5.close()
+    finally:
+        subprocess.run(["umount", "-l", ro])
+
 for f in agents:
     f.stop()
 sys.exit(1 if fails else 0)
