@@ -478,7 +478,10 @@ def scenario_server(port, code, pid, workload, perflens, work, agent_log):
     check(what + ": reprobe is refused while paused", r.get("ok") is False and "stop first" in r.get("error", ""), r)
     r = p2.command("start", {"pid": pid})
     check(what + ": start is refused while paused, naming resume", "resume" in r.get("error", ""), r)
-    p2.settle(3.0)
+    # The chunk the pause cut comes once perf has stopped and perf script
+    # drained: up to the 3 s grace and its reading on a loaded machine, so
+    # quiet must last longer than that before it counts as paused.
+    p2.settle(6.0, longest=30.0)
     before = len(p2.chunks)
     p2.pump(2.5)
     check(what + ": no chunk while paused", len(p2.chunks) == before, len(p2.chunks) - before)

@@ -120,12 +120,12 @@ for mode in ("fp", "dwarf"):
     if check("lines MCP: handed-over %s capture with --binary: frames named, none missing" % mode,
              not a.get("isError") and not miss and srclines(asc) > 0, short(a)):
         # perf unwinds a DWARF chain itself and needs the binary for it: at
-        # its recorded path (gone) or in its build-id cache (~/.debug, which
-        # the sandbox does not open).  --binary reaches PerfLens's lines, not
-        # perf's unwinder, so the oracle's perf reads without a cache too.
-        os.makedirs(work + "/empty-bid", exist_ok=True)
+        # its recorded path (gone) or in its build-id cache, which the
+        # server hands perf (--buildid-dir, the server's user's ~/.debug);
+        # --binary reaches PerfLens's lines, not perf's unwinder, so the
+        # oracle's perf reads with that same cache.
         ok, why = oracle(asc, work + "/away/data." + mode, recorded, copy, mode,
-                         {"ORACLE_BUILDID_DIR": work + "/empty-bid"})
+                         {"ORACLE_BUILDID_DIR": os.path.join(os.environ.get("HOME", "/root"), ".debug")})
         check("lines MCP: handed-over %s capture's lines agree with eu-addr2line on the copy: %s"
               % (mode, why), ok, why)
     if mode != "fp" or a.get("isError"):

@@ -55,8 +55,11 @@ real = [p for p in params if p.get("progress", 0) > 0]
 res = (r or {}).get("result", {})
 sc = res.get("structuredContent") or {}
 check("500 MB analysis: a success (%.1f s)" % took, res.get("isError") is False, short(r))
-check("500 MB analysis: %d progress notifications before the result, several with real bytes" % len(params),
-      len(real) >= 3, short(params[:5]))
+# The read takes under a second here, and notifications come at most a
+# few a second: real bytes at least once on the way and once at the end.
+total = max([p.get("total", 0) for p in params] or [0])
+check("500 MB analysis: %d progress notifications before the result, with real bytes on the way" % len(params),
+      len(real) >= 2 and any(0 < p["progress"] < total for p in real), short(params[:5]))
 check("500 MB analysis: progress values strictly increase (%s)" % vals[:8],
       vals == sorted(vals) and len(set(vals)) == len(vals), vals)
 check("500 MB analysis: the totals are the file's size (%d bytes, os.stat) and the last value reaches it" % size,
