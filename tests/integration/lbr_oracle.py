@@ -34,7 +34,10 @@ def samples(path):
             if cur is not None:
                 res.append(cur)
             cur = None
-        elif not line[0].isspace():
+        elif line[0] != "\t":
+            # A sample's first line; frames start with a tab.  (Not "does
+            # not start with a space": perf pads the tid to 5 columns, and
+            # pid_max 32768 wraps here, so a tid under 10000 starts with one.)
             cur = {"head": line.strip(), "frames": []}
         elif cur is not None:
             ip, rest = line.strip().split(" ", 1)
