@@ -15,7 +15,7 @@ static json_t *device_brief(json_t *d)
 		"device", "address", "port", "direction", "state", "reason", "session", "chunks",
 		"samples", "text_bytes", "wire_bytes", "frames_dropped", "metrics_frames",
 		"last_chunk_time", "connected_at", "legacy", "features", "platform", "capabilities",
-		"capture", "last_drop", "write_errors", "last_session",
+		"capture", "last_drop", "write_errors", "last_session", "session_chunks",
 	};
 	json_t *b = json_object();
 
@@ -55,13 +55,16 @@ enum pl_err tool_list_devices(const struct tool_ctx *ctx, json_t *args, json_t *
 			json_array_append_new(steps, tool_next_step("list_device_processes",
 				json_pack("{s:O}", "device", json_object_get(d, "device")),
 				"find the pid to profile on this device"));
-		if (session && json_integer_value(json_object_get(d, "chunks")) > 0 && json_array_size(steps) < 5)
+		json_int_t session_chunks = json_integer_value(json_object_get(d, "session_chunks"));
+		const char *last = json_string_value(json_object_get(d, "last_session"));
+		if (session && session_chunks > 0 && json_array_size(steps) < 5)
 			json_array_append_new(steps, dev_analyze_step(session, "analyze the chunks of this device's session so far"));
-		else if (!session && json_is_string(json_object_get(d, "last_session")) && json_array_size(steps) < 5)
-			/* A capture that stopped by itself (duration_seconds, its
-			 * target exited) left a finished session nobody named yet. */
-			json_array_append_new(steps, dev_analyze_step(json_string_value(json_object_get(d, "last_session")),
-				"analyze the device's last finished session"));
+		else if (last && json_array_size(steps) < 5)
+			/* No capture is writing chunks (the open session, if any,
+			 * holds metrics only): a capture that stopped by itself
+			 * (duration_seconds, its target exited) left a finished
+			 * session nobody named yet. */
+			json_array_append_new(steps, dev_analyze_step(last, "analyze the device's last finished session"));
 	}
 	*result = json_pack("{s:o,s:o,s:o,s:o}", "devices", page, "link", link ? link : json_null(),
 			    "next_steps", steps,

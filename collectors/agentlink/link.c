@@ -281,6 +281,9 @@ static json_t *dev_json(struct device *d)
 	json_object_set_new(j, "last_drop", d->last_drop[0] ? json_string(d->last_drop) : json_null());
 	json_object_set_new(j, "last_chunk_time", d->last_chunk[0] ? json_string(d->last_chunk) : json_null());
 	json_object_set_new(j, "session", d->have_spool ? json_string(d->spool.id) : json_null());
+	/* An open session may hold metrics only (those that arrive between
+	 * captures wait in the next capture's session): say how many chunks. */
+	json_object_set_new(j, "session_chunks", d->have_spool ? json_integer(d->spool.chunks) : json_null());
 	json_object_set_new(j, "last_session", d->last_session[0] ? json_string(d->last_session) : json_null());
 	json_object_set_new(j, "samples", samples ? json_incref(samples) : json_null());
 	json_object_set(j, "platform", d->hello && json_object_get(d->hello, "platform")

@@ -157,7 +157,7 @@ def check_last_session_step(s, dev, session, label):
     d = next((x for x in r.get("devices", []) if x["device"] == dev), {})
     steps = [x for x in r.get("next_steps", []) if x["tool"] == "analyze_profile"]
     check("%s: list_devices names the finished session (last_session) and analyze_profile on it next" % label,
-          d.get("last_session") == session and d.get("session") is None and
+          d.get("last_session") == session and (d.get("session") is None or d.get("session_chunks") == 0) and
           any(x["arguments"].get("path", "").endswith(session) for x in steps), (d.get("last_session"), steps))
 
 
