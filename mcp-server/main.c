@@ -16,6 +16,7 @@
  */
 #include "transports.h"
 #include "worker.h"
+#include "tools/perf_data_read.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
 #include "collectors/agentlink/link.h"
@@ -412,8 +413,8 @@ int main(int argc, char **argv)
 	}
 	/* Workers lose CAP_SYSLOG, and with it the kernel's symbol addresses:
 	 * perf and the native perf.data reader get a copy taken now. */
-	if (!o->cfg.no_sandbox)
-		pl_perf_cfg_snapshot_kallsyms(&o->cfg.ctx.perf);
+	if (!o->cfg.no_sandbox && pl_perf_cfg_snapshot_kallsyms(&o->cfg.ctx.perf))
+		tool_kallsyms_index(o->cfg.ctx.perf.kallsyms_path);
 	/* Once the options are final (workers inherit them, see worker.h),
 	 * and before the transport starts: the zygote, and so every worker,
 	 * then maps nothing that only the server needs (libmicrohttpd and

@@ -12,7 +12,10 @@
 #include "base/escape.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
+#include "perfdata/pdkindex.h"
 #include "perfdata/pdread.h"
+
+#include <sys/stat.h>
 
 /* Mark the perf script result with the reason the native reader gave. */
 static void mark_fallback(struct pl_profile *p, const char *why)
@@ -69,26 +72,66 @@ static bool boot_id(char out[40])
 	return true;
 }
 
+/* A whole file into `out`, up to `max` bytes; false when it cannot be opened. */
+static bool read_whole(const char *path, struct pl_buf *out, size_t max)
+{
+	char chunk[1 << 16];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 && out->len < max)
+		pl_buf_add(out, chunk, (size_t)n);
+	close(fd);
+	return true;
+}
+
+bool tool_kallsyms_index(const char *kallsyms_path)
+{
+	char path[4200];
+	struct stat ks, ix;
+	struct pd_kindex_source src;
+	struct pl_error ignored;
+	struct pl_buf text = {0};
+	size_t len = 0;
+	void *blob;
+	bool ok;
+
+	if (!pd_kindex_path(kallsyms_path, path, sizeof(path)) || stat(kallsyms_path, &ks) != 0)
+		return false;
+	/* One made after the copy stands (the reader checks it whole, and
+	 * parses the copy when it refuses it). */
+	if (stat(path, &ix) == 0 && (ix.st_mtim.tv_sec > ks.st_mtim.tv_sec ||
+				     (ix.st_mtim.tv_sec == ks.st_mtim.tv_sec && ix.st_mtim.tv_nsec >= ks.st_mtim.tv_nsec)))
+		return true;
+	if (!read_whole(kallsyms_path, &text, 256u << 20))
+		return false;
+	pd_kindex_source_of(&ks, &src);
+	/* The copy is of the running kernel: a recording of it needs no shift. */
+	blob = text.len ? pd_kindex_build(text.data, text.len, 0, &src, &len) : NULL;
+	pl_buf_release(&text);
+	ok = blob && pl_write_file_atomic(path, blob, len, &ignored) == PL_OK;
+	free(blob);
+	return ok;
+}
+
 const char *tool_kallsyms_copy(const char *artifact_root, char *buf, size_t cap)
 {
 	char id[40], dir[4096];
 	struct pl_buf text = {0};
 	struct pl_error ignored;
-	char chunk[1 << 16];
-	ssize_t n;
-	int fd;
 
 	if (!artifact_root || !boot_id(id) ||
 	    snprintf(dir, sizeof(dir), "%s/cache", artifact_root) >= (int)sizeof(dir) ||
 	    snprintf(buf, cap, "%s/kallsyms-%s", dir, id) >= (int)cap)
 		return "/proc/kallsyms";
-	if (access(buf, R_OK) == 0)
+	if (access(buf, R_OK) == 0) {
+		tool_kallsyms_index(buf);
 		return buf;
-	if ((fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC)) < 0)
+	}
+	if (!read_whole("/proc/kallsyms", &text, 256u << 20))
 		return "/proc/kallsyms";
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0 && text.len < (256u << 20))
-		pl_buf_add(&text, chunk, (size_t)n);
-	close(fd);
 	/* Hidden addresses (kptr_restrict, no CAP_SYSLOG) are all zero: not
 	 * worth keeping, and another run may see the real ones. */
 	bool real = text.len > 16 && strncmp(text.data, "0000000000000000", 16) != 0;
@@ -98,5 +141,6 @@ const char *tool_kallsyms_copy(const char *artifact_root, char *buf, size_t cap)
 		return "/proc/kallsyms";
 	}
 	pl_buf_release(&text);
+	tool_kallsyms_index(buf);
 	return buf;
 }

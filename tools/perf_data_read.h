@@ -24,4 +24,10 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
  * when no copy can be made.  `buf` holds the path (cap bytes). */
 const char *tool_kallsyms_copy(const char *artifact_root, char *buf, size_t cap);
 
+/* Make the index of a kallsyms copy (perfdata/pdkindex.h) beside it, as
+ * COPY.index, unless one newer than the copy is there: the native reader
+ * then maps the kernel's table instead of parsing the copy.  False when
+ * none could be made (the reader parses the copy, as without one). */
+bool tool_kallsyms_index(const char *kallsyms_path);
+
 #endif

@@ -68,6 +68,51 @@ for f in fp multi pipe z bid nog vdso; do
 	fi
 done
 
+# The kallsyms index (perfdata/pdkindex.h): the first analysis under an
+# artifact root leaves cache/kallsyms-BOOT.index beside the kallsyms copy,
+# and later ones map it.  A damaged index is never trusted: one kernel
+# name that the folded output holds is changed in the index in place
+# (same length, so only the checksum can tell), and the next analysis
+# still gives the same names, byte for byte, without the changed one.  The
+# recording is of dd copying in 1 KB blocks: mostly kernel frames.
+kx="$WORK/kx"
+rm -rf "$kx"
+perf record -N -e cpu-clock -F 999 -g -o "$WORK/kx.data" -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
+	>/dev/null 2>>"$WORK/err"
+kx_folded() {
+	id=$(PERFLENS_PERF_DATA_READER=native "$PERFLENS" analyze --path "$WORK/kx.data" --artifact-root "$kx" 2>>"$WORK/err" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+	"$PERFLENS" export --analysis-id "$id" --format folded --output - --artifact-root "$kx" 2>>"$WORK/err"
+}
+kx_folded >"$WORK/kx1.folded"
+index=$(ls "$kx"/cache/kallsyms-*.index 2>/dev/null | head -1)
+if [ -n "$index" ] && [ -s "$WORK/kx1.folded" ]; then
+	ok "$name: the first analysis leaves the kallsyms index beside the copy ($(basename "$index"), $(stat -c %s "$index") bytes)"
+	changed=$(/usr/bin/python3 - "$index" "$WORK/kx1.folded" <<'EOF2'
+import sys
+index = bytearray(open(sys.argv[1], "rb").read())
+frames = {f for line in open(sys.argv[2]) for f in line.rsplit(" ", 1)[0].split(";")}
+for name in sorted(frames, key=lambda n: (-len(n), n)):
+    key = b"\0" + name.encode() + b"\0"
+    at = index.find(key)
+    if len(name) > 8 and at >= 0 and index.find(key, at + 1) < 0:
+        index[at + 1] = ord("Q") if name[0] != "Q" else ord("R")
+        with open(sys.argv[1], "r+b") as f:
+            f.seek(at + 1); f.write(index[at + 1:at + 2])
+        print(index[at + 1:at + 1 + len(name)].decode()); break
+EOF2
+)
+	rm -rf "$kx/analyses"
+	kx_folded >"$WORK/kx2.folded"
+	if [ -n "$changed" ] && cmp -s "$WORK/kx1.folded" "$WORK/kx2.folded" && ! grep -qF "$changed" "$WORK/kx2.folded"; then
+		ok "$name: a damaged kallsyms index is refused: the names stay perf's, byte for byte ($changed was planted and not read)"
+	else
+		notok "$name: damaged index (planted '$changed'): $(diff "$WORK/kx1.folded" "$WORK/kx2.folded" | head -3 | oneline /dev/stdin)"
+	fi
+else
+	notok "$name: no kallsyms index after an analysis under $kx: $(ls "$kx/cache" 2>&1 | oneline /dev/stdin)"
+fi
+
 # Provenance of a compressed recording: what the reader saw.
 nat=$(analyze native "$WORK/z.data")
 if [ "$(jget "$nat" provenance.inputs.0.perf_data.compressed)" = True ] &&

@@ -127,6 +127,14 @@ void pl_prefault(void *p, size_t n)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }
 
+void *pl_xcalloc_hot(size_t n, size_t size)
+{
+	void *p = pl_xcalloc(n, size);
+
+	pl_prefault(p, n * size);
+	return p;
+}
+
 /* Below glibc's largest mmap threshold (32 MiB), so that a piece comes
  * from the heap, not from a mapping of its own. */
 #define HEAP_PIECE ((size_t)30 << 20)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pdsyms.h"
@@ -34,7 +35,7 @@ static void add_sym(struct pd_symtab *t, uint64_t start, uint64_t size, uint8_t 
 	memcpy(t->names + t->names_len, name, nlen);
 	t->names[t->names_len + nlen] = '\0';
 	t->v[t->n++] = (struct pd_sym){start, size ? start + size : start, (uint32_t)t->names_len, bind,
-				       type, 0, 0, PD_NIL, PD_NIL, PD_NIL};
+				       type, 0, 0};
 	t->names_len += nlen + 1;
 }
 
@@ -200,29 +201,29 @@ static const struct pd_sym *find_flat(const struct pd_symtab *t, uint64_t ip)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[t->flat[mid]].start <= ip)
+		if (t->v[t->flat_all ? mid : t->flat[mid]].start <= ip)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	const struct pd_sym *s = &t->v[t->flat[lo - 1]];
+	const struct pd_sym *s = &t->v[t->flat_all ? lo - 1 : t->flat[lo - 1]];
 	return ip < s->end || (ip == s->end && ip == s->start) ? s : NULL;
 }
 
 const struct pd_sym *pd_symtab_find(const struct pd_symtab *t, uint64_t ip)
 {
-	if (t->flat)
+	if (t->flat || t->flat_all)
 		return find_flat(t, ip);
 	uint32_t n = t->n ? t->root : PD_NIL;
 
 	while (n != PD_NIL) {
 		const struct pd_sym *s = &t->v[n];
 		if (ip < s->start)
-			n = s->left;
+			n = t->nodes[n].left;
 		else if (ip > s->end || (ip == s->end && ip != s->start))
-			n = s->right;
+			n = t->nodes[n].right;
 		else
 			return s;
 	}
@@ -231,9 +232,14 @@ const struct pd_sym *pd_symtab_find(const struct pd_symtab *t, uint64_t ip)
 
 void pd_symtab_release(struct pd_symtab *t)
 {
-	free(t->v);
-	free(t->names);
+	if (t->map)
+		munmap(t->map, t->map_len);
+	if (!t->external) {
+		free(t->v);
+		free(t->names);
+	}
 	free(t->flat);
+	free(t->nodes);
 	memset(t, 0, sizeof(*t));
 	t->root = PD_NIL;
 }
@@ -717,7 +723,7 @@ static bool load_one(void *arg, uint64_t addr, char type, const char *name, size
 	uint64_t start = addr - (memchr(name, '\t', len) ? 0 : a->delta);
 	t->names[off + len] = '\0';   /* the line's '\n', or the text's own NUL */
 	PL_GROW(t->v, t->cap, t->n + 1);
-	t->v[t->n++] = (struct pd_sym){start, start, (uint32_t)off, bind, st, 0, 0, PD_NIL, PD_NIL, PD_NIL};
+	t->v[t->n++] = (struct pd_sym){start, start, (uint32_t)off, bind, st, 0, 0};
 	return true;
 }
 

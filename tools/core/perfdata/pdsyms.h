@@ -30,22 +30,38 @@ struct pd_sym {
 	uint64_t start, end;
 	uint32_t name;       /* offset into the table's names */
 	uint8_t binding, type;
-	uint8_t black, erased;
-	uint32_t left, right, parent;  /* perf's red-black tree, PD_NIL ends */
+	uint8_t erased, pad;
+};
+/* Symbol i's place in perf's red-black tree (nodes[i]); PD_NIL ends.
+ * Apart from the symbols: a flat table (the kernel's, most often) has no
+ * tree, and its symbols stay 24 bytes. */
+struct pd_node {
+	uint32_t left, right, parent;
+	uint8_t black;
 };
 #define PD_NIL UINT32_MAX
 
 struct pd_symtab {
 	struct pd_sym *v;
 	size_t n, cap;
+	struct pd_node *nodes;  /* the tree's links, for v[0..nodes_cap) */
+	size_t nodes_cap;
 	uint32_t root;       /* PD_NIL when empty */
 	/* When the fixed-up symbols hold disjoint ranges, the tree's shape
 	 * cannot change an answer: lookups binary-search these indices of v
-	 * (sorted by start) and no tree is built.  NULL: use the tree. */
+	 * (sorted by start) and no tree is built.  NULL: use the tree, unless
+	 * flat_all (every symbol of v, in order: a kallsyms index). */
 	uint32_t *flat;
 	size_t nflat;
+	bool flat_all;
 	char *names;
 	size_t names_len, names_cap;
+	/* v and names point into a kallsyms index (pdkindex.h), not into
+	 * memory of their own: `map` (map_len bytes) is unmapped on release
+	 * when set, and nothing is freed when it is not. */
+	bool external;
+	void *map;
+	size_t map_len;
 	bool loaded;         /* a file was found and read */
 	char source[4096];   /* the file the symbols came from, "" when none */
 	const char *why;     /* why there are none (static text), or NULL */

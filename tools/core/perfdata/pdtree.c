@@ -8,12 +8,13 @@
  * start with equal keys going right, fed in perf's order.
  */
 #include "pdsyms.h"
+#include "base/util.h"
 
-#define N(i) (t->v[i])
+#define N(i) (t->nodes[i])
 
 static bool is_red(const struct pd_symtab *t, uint32_t i)
 {
-	return i != PD_NIL && !t->v[i].black;
+	return i != PD_NIL && !t->nodes[i].black;
 }
 
 static void change_child(struct pd_symtab *t, uint32_t old, uint32_t new_, uint32_t parent)
@@ -101,9 +102,10 @@ void pd_tree_insert(struct pd_symtab *t, uint32_t i)
 {
 	uint32_t parent = PD_NIL, *link = &t->root;
 
+	PL_GROW(t->nodes, t->nodes_cap, (size_t)i + 1);
 	while (*link != PD_NIL) {
 		parent = *link;
-		link = N(i).start < N(parent).start ? &N(parent).left : &N(parent).right;
+		link = t->v[i].start < t->v[parent].start ? &N(parent).left : &N(parent).right;
 	}
 	N(i).parent = parent;
 	N(i).left = N(i).right = PD_NIL;
@@ -219,7 +221,7 @@ void pd_tree_erase(struct pd_symtab *t, uint32_t node)
 		N(successor).parent = N(node).parent;
 		N(successor).black = N(node).black;
 	}
-	N(node).erased = 1;
+	t->v[node].erased = 1;
 	if (rebalance != PD_NIL)
 		erase_color(t, rebalance);
 }

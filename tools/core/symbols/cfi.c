@@ -343,7 +343,7 @@ static void memo_grow(struct pass *ps)
 	size_t old_n = old ? ps->memo_mask + 1 : 0;
 
 	ps->memo_mask = old_n ? old_n * 2 - 1 : 4095;
-	ps->memo = pl_xcalloc(ps->memo_mask + 1, sizeof(*ps->memo));
+	ps->memo = pl_xcalloc_hot(ps->memo_mask + 1, sizeof(*ps->memo));
 	for (size_t i = 0; i < old_n; i++)
 		if (old[i].used)
 			ps->memo[memo_slot_of(ps, old[i].pid, old[i].dso_leaf, old[i].pc)] = old[i];

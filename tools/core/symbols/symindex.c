@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/checksum.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 
@@ -93,62 +94,18 @@ static void copy_str(char *dst, size_t cap, const char *src)
 
 /* ----------------------------------------------------------- checksum */
 
-/* xxh64-style lanes: four independent 8-byte streams, then an avalanche.
- * Part of the format (never changed without a version bump). */
-#define P1 0x9e3779b185ebca87ull
-#define P2 0xc2b2ae3d27d4eb4full
-#define P3 0x165667b19e3779f9ull
-
-static uint64_t rotl(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static uint64_t round64(uint64_t h, uint64_t v)
-{
-	return rotl(h + v * P2, 31) * P1;
-}
-
-static uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static void checksum_feed(uint64_t lane[4], const unsigned char *p, size_t n)
-{
-	size_t i = 0;
-	unsigned char tail[32] = {0};
-
-	for (; i + 32 <= n; i += 32)
-		for (int l = 0; l < 4; l++)
-			lane[l] = round64(lane[l], load64(p + i + 8 * l));
-	if (i < n) {
-		memcpy(tail, p + i, n - i);
-		for (int l = 0; l < 4; l++)
-			lane[l] = round64(lane[l], load64(tail + 8 * l));
-	}
-}
-
 /* The checksum of a blob whose header's checksum field is taken as 0. */
 static uint64_t blob_checksum(const unsigned char *p, size_t n)
 {
-	uint64_t lane[4] = {P1 + P2, P2, 0, (uint64_t)0 - P1};
+	struct pl_checksum c;
 	struct sx_header h;
-	uint64_t x;
 
 	memcpy(&h, p, sizeof(h));
 	h.checksum = 0;
-	checksum_feed(lane, (const unsigned char *)&h, sizeof(h));
-	checksum_feed(lane, p + sizeof(h), n - sizeof(h));
-	x = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18) + n;
-	x ^= x >> 33;
-	x *= P2;
-	x ^= x >> 29;
-	x *= P3;
-	return x ^ (x >> 32);
+	pl_checksum_init(&c);
+	pl_checksum_feed(&c, &h, sizeof(h));
+	pl_checksum_feed(&c, p + sizeof(h), n - sizeof(h));
+	return pl_checksum_final(&c, n);
 }
 
 /* ------------------------------------------------------------ builder */
