@@ -35,6 +35,7 @@
 #include "pdformat.h"
 #include "pdlbr.h"
 #include "pdkindex.h"
+#include "pdprefetch.h"
 #include "pdsyms.h"
 #include "base/escape.h"
 #include "base/sha256.h"
@@ -147,6 +148,7 @@ struct reader {
 	size_t ndsos, dsos_cap;
 	struct map kmap;             /* the kernel map; dso NULL until seen */
 	uint64_t kref;               /* recorded _text address (kernel mmap pgoff) */
+	struct pd_prefetch *pf;      /* tables loaded ahead, or NULL */
 	uint32_t kgen;               /* bumped when the kernel map changes */
 	bool kernel_decided;
 	char *kernel_note;           /* provenance: how kernel names came */
@@ -264,7 +266,7 @@ static void load_kernel(struct reader *r, struct dso *d)
 	free(notes);
 	/* The index of the server's kallsyms copy answers without a parse
 	 * of its 122k lines (a quarter of a 6 MB recording's read). */
-	if (pd_kindex_open(&x, r->kallsyms_path)) {
+	if (pd_prefetch_take_kindex(r->pf, &x) || pd_kindex_open(&x, r->kallsyms_path)) {
 		text = x.text_addr;
 		have_text = text != 0;
 	} else {
@@ -307,7 +309,10 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	if (r->no_files)
 		return &d->syms;
 	switch (d->kind) {
-	case DK_FILE: pd_symtab_load_elf(&d->syms, d->name, d->build_id); break;
+	case DK_FILE:
+		if (!pd_prefetch_take_elf(r->pf, d->name, d->build_id, &d->syms))
+			pd_symtab_load_elf(&d->syms, d->name, d->build_id);
+		break;
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
 	case DK_KERNEL: load_kernel(r, d); break;
 	case DK_ANON:
@@ -1120,6 +1125,8 @@ static bool attrs_supported(struct reader *r)
 
 static void reader_release(struct reader *r)
 {
+	pd_prefetch_end(r->pf);   /* before the file: its items name the file's build-ids */
+	r->pf = NULL;
 	for (size_t i = 0; i < r->nall; i++) {
 		maps_put(r, r->all[i]->maps);
 		free(r->all[i]->comm);
@@ -1354,6 +1361,8 @@ static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, s
 
 	if (rc == PL_OK) {
 		r->f.droppable = true;
+		/* The tables the samples will need load on the other CPU. */
+		r->pf = pd_prefetch_start(&r->f, strncmp(r->kallsyms_path, "/proc/", 6) != 0 ? r->kallsyms_path : NULL);
 		r->cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r->cache));
 		r->chains = pl_xcalloc_hot(CHAIN_CACHE, sizeof(*r->chains));
 		if (!r->f.pipe && !attrs_supported(r))

@@ -378,6 +378,13 @@ static size_t site_words(struct pass *ps, const struct pl_stack *st, const uint6
 	bool leaf = true;
 	size_t n = 0;
 
+	/* The verdict of the frame before: a recursion repeats one return
+	 * address down the stack, and the memo's probe is then skipped. */
+	uint64_t last_pc = 0;
+	uint32_t last_dso = PL_NOID;
+	enum pl_edge last_edge = PL_EDGE_UNKNOWN;
+	bool have_last = false;
+
 	PL_GROW(ps->words, ps->words_cap, st->depth + 1);
 	for (uint32_t d = st->depth; d-- > 1;) {
 		const struct pl_func *fn = &p->funcs[p->frames[st->frames[d]].func];
@@ -386,7 +393,17 @@ static size_t site_words(struct pass *ps, const struct pl_stack *st, const uint6
 			continue;
 		if (pcs[d - 1] == pcs[d] && fn->inlined)
 			continue;
-		edge = judge_memo(ps, pid, fn->dso, pcs[d], leaf);
+		if (have_last && !leaf && pcs[d] == last_pc && fn->dso == last_dso) {
+			edge = last_edge;
+		} else {
+			edge = judge_memo(ps, pid, fn->dso, pcs[d], leaf);
+			/* Only a caller's verdict stands for the next caller (a
+			 * leaf is judged at its pc, a caller at the byte before). */
+			have_last = !leaf;
+			last_pc = pcs[d];
+			last_dso = fn->dso;
+			last_edge = edge;
+		}
 		leaf = false;
 		if (edge != PL_EDGE_KEPT)
 			ps->words[n++] = d << 2 | (uint32_t)edge;
