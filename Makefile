@@ -23,9 +23,10 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 
-PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c cairo
-# libcurl: headers only; tools/core/symbols/debuginfod.c dlopen()s it when a fetch needs it.
-HDR_PKGS := libcurl
+PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c
+# Headers only: tools/core/symbols/debuginfod.c dlopen()s libcurl when a fetch needs it,
+# tools/core/export/flamepng.c libcairo for the first picture.
+HDR_PKGS := libcurl cairo
 
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g

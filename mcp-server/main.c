@@ -91,6 +91,7 @@ static int start_workers(const struct options *o)
 
 	if (o->cfg.no_sandbox)
 		return 0;
+	tool_preload_for_workers();
 	if (mcp_worker_setup(&o->cfg.ctx, &err))
 		return fail_error(&err);
 	sbx_set_preconfine(preload_for_worker);  /* workers forked directly too */

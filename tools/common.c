@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "base/escape.h"
 #include "store/artifact.h"
+#include "export/flamepng.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -447,4 +448,10 @@ void tool_followup_set_running(bool running)
 bool tool_followup_running(void)
 {
 	return followup_running;
+}
+
+void tool_preload_for_workers(void)
+{
+	/* A server without libcairo still serves; its pictures say why not. */
+	(void)pl_flamepng_preload();
 }

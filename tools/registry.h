@@ -273,6 +273,10 @@ enum pl_err tool_pause_capture(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_resume_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
+/* Load, before workers fork and are confined, the libraries tools load
+ * on first use (libcairo for pictures): a confined worker could not. */
+void tool_preload_for_workers(void);
+
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 #endif

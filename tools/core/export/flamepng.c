@@ -21,6 +21,7 @@
 
 #include <cairo.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,84 @@
 #define PNG_BOTTOM 10
 #define PNG_FH 16           /* px per level, as the SVG's default */
 #define PNG_MAX_LABEL 256   /* cells of one label */
+
+/* ------------------------------------------------------------ cairo */
+
+/* libcairo is not linked: it is dlopen()ed on the first picture (or by
+ * pl_flamepng_preload(), which the server calls before its workers fork
+ * and are confined), and called through this table.  Linked, it and its
+ * ~17 dependencies (pixman, fontconfig, freetype, X11, xcb, ...) were
+ * mapped and relocated in every process: 0.8 ms of every CLI call, most
+ * of which never draw.  <cairo.h> still gives the types and constants. */
+#define LIBCAIRO_SONAME "libcairo.so.2"
+
+static struct {
+	cairo_t *(*create)(cairo_surface_t *target);
+	void (*destroy)(cairo_t *cr);
+	void (*fill)(cairo_t *cr);
+	cairo_surface_t *(*image_surface_create)(cairo_format_t format, int width, int height);
+	unsigned char *(*image_surface_get_data)(cairo_surface_t *surface);
+	int (*image_surface_get_stride)(cairo_surface_t *surface);
+	void (*paint)(cairo_t *cr);
+	void (*pattern_add_color_stop_rgb)(cairo_pattern_t *pattern, double offset, double red, double green, double blue);
+	cairo_pattern_t *(*pattern_create_linear)(double x0, double y0, double x1, double y1);
+	void (*pattern_destroy)(cairo_pattern_t *pattern);
+	void (*rectangle)(cairo_t *cr, double x, double y, double width, double height);
+	void (*set_source)(cairo_t *cr, cairo_pattern_t *source);
+	void (*set_source_rgb)(cairo_t *cr, double red, double green, double blue);
+	const char *(*status_to_string)(cairo_status_t status);
+	void (*surface_destroy)(cairo_surface_t *surface);
+	void (*surface_flush)(cairo_surface_t *surface);
+	void (*surface_mark_dirty)(cairo_surface_t *surface);
+	cairo_status_t (*surface_status)(cairo_surface_t *surface);
+	cairo_status_t (*surface_write_to_png_stream)(cairo_surface_t *surface, cairo_write_func_t write_func, void *closure);
+} cx;
+
+static pthread_once_t cairo_once = PTHREAD_ONCE_INIT;
+static bool cairo_loaded;
+static char cairo_error[400];  /* why not, when !cairo_loaded */
+
+static void load_cairo(void)
+{
+	const struct pl_dl_sym syms[] = {
+		{"cairo_create", &cx.create},
+		{"cairo_destroy", &cx.destroy},
+		{"cairo_fill", &cx.fill},
+		{"cairo_image_surface_create", &cx.image_surface_create},
+		{"cairo_image_surface_get_data", &cx.image_surface_get_data},
+		{"cairo_image_surface_get_stride", &cx.image_surface_get_stride},
+		{"cairo_paint", &cx.paint},
+		{"cairo_pattern_add_color_stop_rgb", &cx.pattern_add_color_stop_rgb},
+		{"cairo_pattern_create_linear", &cx.pattern_create_linear},
+		{"cairo_pattern_destroy", &cx.pattern_destroy},
+		{"cairo_rectangle", &cx.rectangle},
+		{"cairo_set_source", &cx.set_source},
+		{"cairo_set_source_rgb", &cx.set_source_rgb},
+		{"cairo_status_to_string", &cx.status_to_string},
+		{"cairo_surface_destroy", &cx.surface_destroy},
+		{"cairo_surface_flush", &cx.surface_flush},
+		{"cairo_surface_mark_dirty", &cx.surface_mark_dirty},
+		{"cairo_surface_status", &cx.surface_status},
+		{"cairo_surface_write_to_png_stream", &cx.surface_write_to_png_stream},
+	};
+
+	cairo_loaded = pl_dl_load(LIBCAIRO_SONAME, syms, PL_ARRAY_LEN(syms), cairo_error,
+				  sizeof(cairo_error)) != NULL;
+}
+
+bool pl_flamepng_preload(void)
+{
+	pthread_once(&cairo_once, load_cairo);
+	return cairo_loaded;
+}
+
+static enum pl_err cairo_ready(struct pl_error *err)
+{
+	if (pl_flamepng_preload())
+		return PL_OK;
+	return pl_fail(err, PL_ERR_UNSUPPORTED, "install libcairo2 (apt-get install libcairo2), or export svg",
+		       "PNG pictures need libcairo, which cannot be loaded: %s", cairo_error);
+}
 
 /* A label is glyph indices of the atlas (font_atlas.h), one a cell. */
 struct label {
@@ -209,9 +288,9 @@ static void draw_labels(struct png *g)
 	unsigned char *data;
 	int stride;
 
-	cairo_surface_flush(g->surface);
-	data = cairo_image_surface_get_data(g->surface);
-	stride = cairo_image_surface_get_stride(g->surface);
+	cx.surface_flush(g->surface);
+	data = cx.image_surface_get_data(g->surface);
+	stride = cx.image_surface_get_stride(g->surface);
 	for (size_t i = 0; i < g->nlabels; i++) {
 		const struct label *l = &g->labels[i];
 		for (size_t k = 0; k < l->n; k++)
@@ -219,7 +298,7 @@ static void draw_labels(struct png *g)
 				   (int)lround(l->x + k * l->font->advance) - 1,
 				   l->baseline - (int)l->font->baseline, l->rgb);
 	}
-	cairo_surface_mark_dirty(g->surface);
+	cx.surface_mark_dirty(g->surface);
 }
 
 /* ------------------------------------------------------------- frames */
@@ -240,9 +319,9 @@ static void draw_box(void *arg, const struct pl_flame_box *b)
 		return;
 	}
 	y = bd->y_ref + bd->dir * (int)(b->level - bd->ref) * PNG_FH;
-	cairo_set_source_rgb(g->cr, b->rgb[0] / 255.0, b->rgb[1] / 255.0, b->rgb[2] / 255.0);
-	cairo_rectangle(g->cr, b->x0, y, b->x1 - b->x0, PNG_FH - 1);
-	cairo_fill(g->cr);
+	cx.set_source_rgb(g->cr, b->rgb[0] / 255.0, b->rgb[1] / 255.0, b->rgb[2] / 255.0);
+	cx.rectangle(g->cr, b->x0, y, b->x1 - b->x0, PNG_FH - 1);
+	cx.fill(g->cr);
 	g->frames++;
 	queue_label(g, b->x0 + 3, y + 12, &pl_font12, black, glyphs,
 		    fit_text(glyphs, b->name, (long)floor((b->x1 - b->x0 - 6) / pl_font12.advance)));
@@ -255,23 +334,26 @@ static enum pl_err png_start(struct png *g, const struct pl_png_opts *o, uint32_
 {
 	static const uint8_t black[3] = {0, 0, 0}, gray[3] = {0x60, 0x60, 0x60};
 	cairo_pattern_t *bg;
+	enum pl_err rc;
 
 	memset(g, 0, sizeof(*g));
+	if ((rc = cairo_ready(err)))
+		return rc;
 	g->width = o->width;
 	g->height = height;
-	g->surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)g->width, (int)height);
-	if (cairo_surface_status(g->surface) != CAIRO_STATUS_SUCCESS) {
-		cairo_surface_destroy(g->surface);
+	g->surface = cx.image_surface_create(CAIRO_FORMAT_RGB24, (int)g->width, (int)height);
+	if (cx.surface_status(g->surface) != CAIRO_STATUS_SUCCESS) {
+		cx.surface_destroy(g->surface);
 		return pl_fail(err, PL_ERR_LIMIT, "use a smaller width",
 			       "cannot make a %ux%u picture", g->width, height);
 	}
-	g->cr = cairo_create(g->surface);
-	bg = cairo_pattern_create_linear(0, 0, 0, height);
-	cairo_pattern_add_color_stop_rgb(bg, 0.05, 0xee / 255.0, 0xee / 255.0, 0xee / 255.0);
-	cairo_pattern_add_color_stop_rgb(bg, 0.95, 0xee / 255.0, 0xee / 255.0, 0xb0 / 255.0);
-	cairo_set_source(g->cr, bg);
-	cairo_paint(g->cr);
-	cairo_pattern_destroy(bg);
+	g->cr = cx.create(g->surface);
+	bg = cx.pattern_create_linear(0, 0, 0, height);
+	cx.pattern_add_color_stop_rgb(bg, 0.05, 0xee / 255.0, 0xee / 255.0, 0xee / 255.0);
+	cx.pattern_add_color_stop_rgb(bg, 0.95, 0xee / 255.0, 0xee / 255.0, 0xb0 / 255.0);
+	cx.set_source(g->cr, bg);
+	cx.paint(g->cr);
+	cx.pattern_destroy(bg);
 	queue_centered(g, 24, &pl_font16, black, o->title ? o->title : "Flame Graph");
 	if (o->subtitle)
 		queue_centered(g, 24 + PNG_SUB, &pl_font12, gray, o->subtitle);
@@ -290,17 +372,17 @@ static enum pl_err png_finish(struct png *g, struct pl_buf *out, struct pl_png_s
 	cairo_status_t cs;
 
 	draw_labels(g);
-	cs = cairo_surface_write_to_png_stream(g->surface, png_write, out);
+	cs = cx.surface_write_to_png_stream(g->surface, png_write, out);
 	st->width = g->width;
 	st->height = g->height;
 	st->levels = levels;
 	st->frames = g->frames;
-	cairo_destroy(g->cr);
-	cairo_surface_destroy(g->surface);
+	cx.destroy(g->cr);
+	cx.surface_destroy(g->surface);
 	free(g->labels);
 	if (cs != CAIRO_STATUS_SUCCESS)
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cairo cannot write the PNG: %s",
-			       cairo_status_to_string(cs));
+			       cx.status_to_string(cs));
 	return PL_OK;
 }
 
@@ -385,8 +467,8 @@ enum pl_err pl_flamegraph_png(struct pl_buf *out, const struct pl_flame_stack *s
 	st->levels_cut = levels > shown ? levels - shown : 0;
 	note_cut(&g, st->levels_cut, 11);
 	if (rc) {
-		cairo_destroy(g.cr);
-		cairo_surface_destroy(g.surface);
+		cx.destroy(g.cr);
+		cx.surface_destroy(g.surface);
 		free(g.labels);
 		return rc;
 	}
@@ -445,8 +527,8 @@ enum pl_err pl_sandwich_png(struct pl_buf *out, const struct pl_flame_stack *cal
 	if (!rc)
 		rc = pl_flamegraph_layout(callees, ncallees, names, nnames, &fo, draw_box, &g, &down, err);
 	if (rc) {
-		cairo_destroy(g.cr);
-		cairo_surface_destroy(g.surface);
+		cx.destroy(g.cr);
+		cx.surface_destroy(g.surface);
 		free(g.labels);
 		return rc;
 	}

@@ -47,4 +47,9 @@ enum pl_err pl_sandwich_png(struct pl_buf *out, const struct pl_flame_stack *cal
 			    const struct pl_png_opts *o, struct pl_png_stats *st,
 			    struct pl_error *err);
 
+/* Load libcairo now (once per process): the server does it before its
+ * workers fork, since a confined worker could not.  False when it cannot
+ * be loaded (a picture then fails, naming the package). */
+bool pl_flamepng_preload(void);
+
 #endif
