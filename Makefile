@@ -277,7 +277,7 @@ check: test test-san
 # AGENT above), in $(TSAN_BUILD).  A report stops the binary with exit 66,
 # which fails its test; suppressions, each justified, are in tests/tsan.supp.
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session \
+TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_perf_data_native test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session \
 	test_agent.sh test_agent_link.sh test_agent_live.sh
 # die_after_fork=0: the zygote forks workers from the threaded server and
 # a worker may start its own threads (TSan stops that by default; it cannot
