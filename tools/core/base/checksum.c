@@ -1,7 +1,10 @@
 /* checksum.c - the cache files' checksum (see checksum.h). */
 #include "checksum.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/util.h"
 
 #define P1 0x9e3779b185ebca87ull
 #define P2 0xc2b2ae3d27d4eb4full
@@ -59,4 +62,22 @@ uint64_t pl_checksum_final(const struct pl_checksum *c, uint64_t total)
 	x ^= x >> 29;
 	x *= P3;
 	return x ^ (x >> 32);
+}
+
+uint64_t pl_checksum_sealed(const void *blob, size_t len, size_t header, size_t field)
+{
+	/* The header is fed whole, from a copy with the field zeroed: each
+	 * feed pads its own tail, so splitting it would change the value. */
+	unsigned char *head = pl_xmalloc(header ? header : 1);
+	struct pl_checksum c;
+	uint64_t x;
+
+	memcpy(head, blob, header);
+	memset(head + field, 0, 8);
+	pl_checksum_init(&c);
+	pl_checksum_feed(&c, head, header);
+	pl_checksum_feed(&c, (const unsigned char *)blob + header, len - header);
+	x = pl_checksum_final(&c, len);
+	free(head);
+	return x;
 }

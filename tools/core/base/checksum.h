@@ -22,4 +22,9 @@ void pl_checksum_feed(struct pl_checksum *c, const void *p, size_t n);
 /* The value, given the total length of what was sealed. */
 uint64_t pl_checksum_final(const struct pl_checksum *c, uint64_t total);
 
+/* The checksum of a file image that holds its own checksum: the 8 bytes
+ * at `field` (inside the first `header` bytes) taken as 0; the caller
+ * checks len >= header and field + 8 <= header. */
+uint64_t pl_checksum_sealed(const void *blob, size_t len, size_t header, size_t field);
+
 #endif

@@ -10,6 +10,7 @@
 #include "pdkindex.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,15 +52,7 @@ bool pd_kindex_path(const char *kallsyms_path, char *out, size_t cap)
 
 static uint64_t blob_checksum(const unsigned char *p, size_t len)
 {
-	struct pl_checksum c;
-	struct kx_header h;
-
-	memcpy(&h, p, sizeof(h));
-	h.checksum = 0;
-	pl_checksum_init(&c);
-	pl_checksum_feed(&c, &h, sizeof(h));
-	pl_checksum_feed(&c, p + sizeof(h), len - sizeof(h));
-	return pl_checksum_final(&c, len);
+	return pl_checksum_sealed(p, len, sizeof(struct kx_header), offsetof(struct kx_header, checksum));
 }
 
 void pd_kindex_seal(void *blob, size_t len)

@@ -1,6 +1,6 @@
 /* pdprefetch.c - symbol tables loaded ahead, in a thread (see pdprefetch.h).
  *
- * Each item moves TODO -> LOADING -> DONE in the thread, or TODO -> TAKEN
+ * Each item moves QUEUED -> LOADING -> DONE in the thread, or QUEUED -> TAKEN
  * when the reader gets there first; DONE -> TAKEN hands the table over.
  * One mutex guards the states; the loads themselves run unlocked.
  */
@@ -12,7 +12,7 @@
 
 #include "base/util.h"
 
-enum { TODO, LOADING, DONE, TAKEN };
+enum { QUEUED, LOADING, DONE, TAKEN };
 
 struct item {
 	const char *path;      /* the feature's filename (the file outlives us) */
@@ -40,7 +40,7 @@ static bool claim(struct pd_prefetch *pf, int *state)
 	bool mine;
 
 	pthread_mutex_lock(&pf->mu);
-	mine = !pf->stop && *state == TODO;
+	mine = !pf->stop && *state == QUEUED;
 	if (mine)
 		*state = LOADING;
 	pthread_mutex_unlock(&pf->mu);
@@ -85,7 +85,7 @@ struct pd_prefetch *pd_prefetch_start(const struct pd_file *f, const char *kalls
 	struct pd_prefetch *pf = pl_xcalloc(1, sizeof(*pf));
 
 	pf->kallsyms = kallsyms;
-	pf->kx_state = kallsyms ? TODO : TAKEN;
+	pf->kx_state = kallsyms ? QUEUED : TAKEN;
 	pf->items = pl_xcalloc(f->nbuild_ids + 1, sizeof(*pf->items));
 	for (size_t i = 0; i < f->nbuild_ids; i++) {
 		const struct pd_build_id *b = &f->build_ids[i];
@@ -93,7 +93,7 @@ struct pd_prefetch *pd_prefetch_start(const struct pd_file *f, const char *kalls
 			continue;
 		pf->items[pf->n].path = b->filename;
 		memcpy(pf->items[pf->n].build_id, b->hex, sizeof(b->hex));
-		pf->items[pf->n].state = TODO;
+		pf->items[pf->n].state = QUEUED;
 		pf->n++;
 	}
 	pthread_mutex_init(&pf->mu, NULL);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,15 +98,7 @@ static void copy_str(char *dst, size_t cap, const char *src)
 /* The checksum of a blob whose header's checksum field is taken as 0. */
 static uint64_t blob_checksum(const unsigned char *p, size_t n)
 {
-	struct pl_checksum c;
-	struct sx_header h;
-
-	memcpy(&h, p, sizeof(h));
-	h.checksum = 0;
-	pl_checksum_init(&c);
-	pl_checksum_feed(&c, &h, sizeof(h));
-	pl_checksum_feed(&c, p + sizeof(h), n - sizeof(h));
-	return pl_checksum_final(&c, n);
+	return pl_checksum_sealed(p, n, sizeof(struct sx_header), offsetof(struct sx_header, checksum));
 }
 
 /* ------------------------------------------------------------ builder */
