@@ -244,6 +244,15 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 	bool asked_end = res->signal == SIGINT && res->interrupted && wrote;
 	bool targets_end = target_status && wrote && !res->interrupted;
 
+	/* The filter the worker handed down stopped perf: the text names the
+	 * pid as sbx_explain_child_sigsys reads it, so the server (which can
+	 * read the audit log) adds the system call. */
+	if (res->signal == SIGSYS)
+		return pl_fail(err, PL_ERR_EXTERNAL,
+			       "this perf makes a system call the sandbox does not allow: report it with perf's "
+			       "version and the call named here",
+			       "%s %s was killed by SIGSYS, the sandbox's answer to a forbidden system call (pid %d)",
+			       argv[0], argv[1], res->pid);
 	if (!targets_end && ((res->signal && !asked_end) || (!res->signal && res->exit_status != 0))) {
 		pl_run_stderr_tail(res, tail, sizeof(tail));
 		return pl_fail(err, PL_ERR_EXTERNAL,
@@ -598,6 +607,26 @@ static enum pl_err commit(const char *parent, const char *staging, json_t *meta,
 	return rc;
 }
 
+/* The modes that record tracepoints need tracefs mounted.  perf mounts it
+ * itself when it is not, but that mount(2) is one the sandbox forbids
+ * (the worker is killed by SIGSYS), so a machine where nothing mounted it
+ * yet is told how to, before anything runs. */
+static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_error *err)
+{
+	static const char *const roots[] = {"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"};
+
+	if (r->mode != PL_COLLECT_OFF_CPU && r->mode != PL_COLLECT_SCHED && r->mode != PL_COLLECT_LOCK)
+		return PL_OK;
+	for (size_t i = 0; i < PL_ARRAY_LEN(roots); i++)
+		if (access(roots[i], F_OK) == 0)
+			return PL_OK;
+	return pl_fail(err, PL_ERR_UNSUPPORTED,
+		       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
+		       "inside this server's sandbox), then call again; mode=record needs no tracepoints",
+		       "mode=%s records tracepoints, and tracefs is not mounted (no /sys/kernel/tracing/events)",
+		       pl_collect_mode_name(r->mode));
+}
+
 enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		       json_t **result, struct pl_error *err)
 {
@@ -606,7 +635,7 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	enum pl_err rc;
 
 	snprintf(parent, sizeof(parent), "%s/collections", env->artifact_root);
-	if ((rc = pl_make_dirs(parent, err)))
+	if ((rc = require_tracefs(r, err)) || (rc = pl_make_dirs(parent, err)))
 		goto fail;
 	remove_stale_staging(parent);
 	coll_join(staging, sizeof(staging), parent, ".staging-XXXXXX");

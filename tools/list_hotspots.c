@@ -106,6 +106,40 @@ static json_t *page_of(const struct hot_list *l, const struct tool_page *pg)
 	return page;
 }
 
+/* How many of a page's first hotspots get a get_hotspot step. */
+#define STEPS_PER_PAGE 3
+
+/* get_hotspot for the page's first hotspots (same event, same threads),
+ * then the next page as a call ready to send. */
+static json_t *page_steps(const struct query *q, const char *event, json_t *page,
+			  const struct tool_page *pg)
+{
+	json_t *steps = json_array(), *h, *args;
+	size_t i;
+
+	json_array_foreach(page, i, h) {
+		if (i == STEPS_PER_PAGE)
+			break;
+		args = json_pack("{s:s,s:O,s:s}", "analysis_id", q->id, "hotspot_id",
+				 json_object_get(h, "hotspot_id"), "event", event);
+		if (q->threads.has_tid)
+			json_object_set_new(args, "tid", json_integer(q->threads.tid));
+		if (q->threads.comm)
+			json_object_set_new(args, "comm", json_string(q->threads.comm));
+		json_array_append_new(steps, tool_next_step("get_hotspot", args, i == 0
+			? "who calls the heaviest function on this page and what it calls"
+			: "the callers and callees of the next heaviest one"));
+	}
+	if (pg->end < pg->total) {
+		args = json_copy(q->args);
+		json_object_del(args, "offset");
+		json_object_set_new(args, "event", json_string(event));
+		json_object_set_new(args, "cursor", json_string(pg->next));
+		json_array_append_new(steps, tool_next_step("list_hotspots", args, "the next page"));
+	}
+	return steps;
+}
+
 /* The result for the hotspots `l` of `event` into *result, *rc the call's
  * outcome (a bad cursor is an error of its own); false when the index
  * turned out malformed on the way. */
@@ -125,6 +159,8 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 				"analysis_id", q->id, "event", event, "unit", unit, "sort", q->sort,
 				"total", total, "hotspots", page, "page", tool_page_json(&pg,
 					tool_page_call(&pg, "list_hotspots", q->args, json_pack("{s:s}", "event", event))));
+		if (page)
+			json_object_set_new(*result, "next_steps", page_steps(q, event, page, &pg));
 		if (page && q->threads.active)
 			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&q->threads));
 	}

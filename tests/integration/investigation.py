@@ -168,6 +168,23 @@ hot, pages = all_pages("list_hotspots", {"analysis_id": aid, "limit": 5}, "hotsp
 names = [sym(h) for h in hot]
 check("%s: list_hotspots pages to the end (%d items over %d pages)" % (W, len(hot), pages),
       pages > 1 and len(set(h.get("hotspot_id") for h in hot)) == len(hot), names[:10])
+# An agent that only follows next_steps walks the same pages: each page's
+# last step is the next page, its first the heaviest function's get_hotspot.
+stepped, res, first_steps = [], call("list_hotspots", {"analysis_id": aid, "limit": 5}), []
+for _ in range(200):
+    sc = res[0]
+    stepped += sc.get("hotspots") or []
+    first_steps.append(parse_step((sc.get("next_steps") or [None])[0] or {}))
+    nxt = follow(sc, "list_hotspots")
+    if not nxt:
+        break
+    res = call("list_hotspots", nxt)
+check("%s: following list_hotspots' next_steps walks the same %d hotspots as the cursors, each page "
+      "leading with get_hotspot of its first" % (W, len(stepped)),
+      [h.get("hotspot_id") for h in stepped] == [h.get("hotspot_id") for h in hot] and
+      all(st and st[0] == "get_hotspot" for st in first_steps) and
+      [st[1].get("hotspot_id") for st in first_steps] == [h.get("hotspot_id") for h in hot[::5]],
+      short(first_steps[:3], 400))
 strlen = next((h for h in hot if "strlen" in sym(h)), None)
 count = next((h for h in hot if sym(h) == "count_stat"), None)
 check("%s: strlen and count_stat are among the hottest functions by self" % W,
@@ -212,6 +229,15 @@ byt, res = call("list_hotspots", {"analysis_id": aid, "tid": ctid, "limit": 5})
 check("%s: list_hotspots for one counter thread (tid %s) leads with count_stat" % (W, ctid),
       not res.get("isError") and byt.get("hotspots") and sym(byt["hotspots"][0]) == "count_stat" and
       "format_record" not in json.dumps(byt), short(res, 400))
+# The thread's page names get_hotspot of count_stat for that thread.
+gstep = follow(byt, "get_hotspot", tid=ctid)
+if check("%s: that page's next_steps name get_hotspot of its first hotspot, for tid %s" % (W, ctid),
+         gstep and byt.get("hotspots") and gstep.get("hotspot_id") == byt["hotspots"][0].get("hotspot_id"),
+         short(byt.get("next_steps"), 400)):
+    gh, res = call("get_hotspot", gstep)
+    callers = [sym(c) for c in gh.get("callers", [])]
+    check("%s: get_hotspot as the step says: %s of tid %s, called from counter" % (W, gh.get("symbol"), ctid),
+          not res.get("isError") and gh.get("symbol") == "count_stat" and "counter" in callers, short(res, 400))
 cp, res = call("get_call_paths", {"analysis_id": aid, "tid": ctid, "limit": 5})
 # The heaviest path is counter > count_stat, and no path is another
 # thread's (the formatter's).  Not every path need hold counter: with frame

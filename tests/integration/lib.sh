@@ -41,6 +41,19 @@ need_perf_record() {
 		exit 0
 	fi
 }
+# Tracepoint modes (off_cpu, sched, lock) need tracefs mounted; perf mounts
+# it itself when it is not, but not in our sandbox (collect.c says how to).
+# A machine where nothing mounted it yet gets it mounted here, as root, as
+# perf would have done.
+need_tracefs() {
+	[ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ] && return 0
+	if [ "$(id -u)" = 0 ] && mount -t tracefs nodev /sys/kernel/tracing 2>"$WORK/mount.err"; then
+		echo "# $1: tracefs was not mounted: mounted it on /sys/kernel/tracing"
+		return 0
+	fi
+	skip "$1: tracefs is not mounted and cannot be here: $(oneline "$WORK/mount.err" 2>/dev/null)"
+	exit 0
+}
 need_shared() {
 	if [ ! -d "$SHARED/peers" ]; then
 		skip "$1: $SHARED/peers is absent (tests read the peers' data in place)"

@@ -179,6 +179,30 @@ else
 	notok "$name stat: $(oneline "$WORK/err")"
 fi
 
+# ------------------------------------------------- tracefs not mounted
+# In a mount namespace of its own, without tracefs: the tracepoint modes
+# are refused before anything runs, with the mount that fixes it (perf
+# would mount tracefs itself, and the sandbox kills it for that).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+	unshare -m --propagation private sh -c '
+		for m in /sys/kernel/debug/tracing /sys/kernel/tracing /sys/kernel/debug; do umount -l $m 2>/dev/null; done
+		[ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ] && exit 99
+		exec "$@"' sh "$PERFLENS" collect --artifact-root "$WORK/art-notrace" --mode off_cpu \
+		--executable "$WORK/bin/blk" --authorize-target $P >"$WORK/nt.json" 2>"$WORK/nt.err"
+	rc=$?
+	if [ $rc = 99 ]; then
+		skip "$name: tracefs could not be unmounted in a mount namespace"
+	elif [ $rc = 3 ] && grep -q "mount -t tracefs nodev /sys/kernel/tracing" "$WORK/nt.err" &&
+		[ ! -e "$WORK/art-notrace/collections" ]; then
+		ok "$name: without tracefs, off_cpu is refused (exit 3) naming the mount, and nothing is run or kept"
+	else
+		notok "$name: without tracefs: exit $rc: $(oneline "$WORK/nt.err")"
+	fi
+else
+	skip "$name: the tracefs-less case needs root and unshare"
+fi
+need_tracefs "$name"
+
 # ----------------------------------------------------------- off-CPU
 # offcpu.txt is perf script text of the event offcpu-time (period: blocked
 # ns) with the task state as the leaf frame; each record keeps comm,

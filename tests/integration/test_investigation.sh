@@ -11,6 +11,7 @@
 . tests/integration/lib.sh
 name="investigation"
 need_perf_record "$name"
+need_tracefs "$name"
 src="$REPO/tests/workloads/investigation/app.c"
 mkdir -p "$WORK/bin"
 if ! gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/bin/app" "$src" 2>"$WORK/err"; then
