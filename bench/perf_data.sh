@@ -7,8 +7,10 @@
 # path (PERFLENS_PERF_DATA_READER=perf-script), with peak RSS, and a bare
 # walk of the records (bench/perf_data_walk.c) as the floor.  Prints the
 # load, the figures and the ratios against the targets (>= 5x perf
-# report, >= 10x the perf script path).  A measurement, not a test: exits
-# 0 whatever the figures.
+# report, >= 10x the perf script path).  Then peak RSS of one process
+# recorded to 6 and to 60 MB, with its distinct stacks and raw call
+# chains: what memory follows instead of the file's size.  A measurement,
+# not a test: exits 0 whatever the figures.
 #
 # The recordings are sized, not timed: cpu-clock samples only the CPU
 # time the workloads get, so on a loaded VM a timed recording comes out
@@ -53,6 +55,16 @@ record() {
 		while [ \$(date +%s) -lt \$end ]; do '$TMP/libc_strings'; done & b=\$!
 		trap 'kill \$a \$b' TERM
 		wait" >/dev/null 2>&1
+}
+# record_app FILE MIB: one long-running process (the investigation app,
+# six threads) until perf has written MIB: its stacks stop growing once
+# its paths were all seen, whatever the length, which the loops above
+# (a new pid per run, so new stacks) never do.
+[ -x "$TMP/app" ] || gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$TMP/app" tests/workloads/investigation/app.c || exit 2
+record_app() {
+	[ -s "$1" ] && return 0
+	echo "# recording $1: perf record -e cpu-clock -F 5000 -g --max-size ${2}M of one app process" >&2
+	perf record -e cpu-clock -F 5000 -g -N --max-size "${2}M" -o "$1" -- "$TMP/app" "$CAP" >/dev/null 2>&1
 }
 SMALL=${BENCH_PD_SMALL:-$TMP/small.data}
 BIG=${BENCH_PD_BIG:-$TMP/big.data}
@@ -106,3 +118,18 @@ for f in "$SMALL" "$BIG"; do
 	echo "  wall: native vs perf report $(ratio "$rep_t" "$nat_t") (target >= 5x), vs the perf script path $(ratio "$txt_t" "$nat_t") (target >= 10x), native / floor $(ratio "$nat_t" "$walk_t")"
 	echo "  cpu:  native vs perf report $(ratio "$rep_c" "$nat_c"), vs the perf script path $(ratio "$txt_c" "$nat_c"), native / floor $(ratio "$nat_c" "$walk_c")"
 done
+
+# Peak RSS against file size: one process recorded to 6 and 60 MB.  The
+# profile keeps a stack per distinct (thread, frames) and the caller check
+# a site per distinct raw call chain, so RSS follows those counts (printed
+# by perf_data_walk --counts), not the number of samples.
+APP6=$TMP/app6.data APP60=$TMP/app60.data
+record_app "$APP6" 6
+record_app "$APP60" 60
+for f in "$APP6" "$APP60"; do
+	env PERFLENS_PERF_DATA_READER=native "$PL" analyze --path "$f" --artifact-root "$TMP/art" >/dev/null 2>&1
+	set -- $(best env PERFLENS_PERF_DATA_READER=native "$PL" analyze --path "$f" --artifact-root "$TMP/art")
+	eval "rss_$(basename "$f" .data)=$2"
+	echo "perf.data $(basename "$f") ($(( $(stat -c %s "$f") / 1000000 )) MB, $("$WALK" "$f"), $("$WALK" --counts "$f")): native peak RSS $2 MB"
+done
+echo "  peak RSS 60 MB / 6 MB of one process: $(ratio "$rss_app60" "$rss_app6") for $(ratio "$(stat -c %s "$APP60")" "$(stat -c %s "$APP6")") the file"

@@ -2,15 +2,40 @@
  * walk its records in perf's delivery order (ordering, zstd), with no
  * symbols and no profile.  bench/perf_data.sh builds and times it.
  *
- *   perf_data_walk FILE   prints "records N samples N"
+ *   perf_data_walk FILE            prints "records N samples N"
+ *   perf_data_walk --counts FILE   reads FILE natively into a profile and
+ *                                  prints "stacks N address_chains N": the
+ *                                  distinct stacks (functions) and the
+ *                                  distinct raw call chains (the caller
+ *                                  check's sites), what peak RSS is bounded
+ *                                  by, for the RSS lines of the bench
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfdata/pdread.h"
+
+static int counts(const char *path)
+{
+	struct pl_limits lim;
+	struct pl_profile p;
+	struct pl_error err;
+	char why[512];
+
+	pl_limits_default(&lim);
+	pl_profile_init(&p, &lim);
+	if (pd_read_profile(&p, path, NULL, NULL, why, sizeof(why), &err) != PL_OK) {
+		fprintf(stderr, "%s\n", err.text);
+		return 1;
+	}
+	printf("stacks %zu address_chains %zu\n", pl_nstacks(&p), pl_nsites(&p));
+	pl_profile_release(&p);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -19,8 +44,10 @@ int main(int argc, char **argv)
 	uint64_t records, samples;
 	int fd;
 
+	if (argc == 3 && strcmp(argv[1], "--counts") == 0)
+		return counts(argv[2]);
 	if (argc != 2 || (fd = open(argv[1], O_RDONLY)) < 0 || fstat(fd, &st) != 0) {
-		fprintf(stderr, "usage: perf_data_walk FILE\n");
+		fprintf(stderr, "usage: perf_data_walk [--counts] FILE\n");
 		return 2;
 	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -48,12 +48,46 @@ START_TEST(inclusive_counts_recursion_once_per_stack)
 }
 END_TEST
 
+/* A site's packed key (profile.c) gives back its stack, event and every
+ * pc: deltas up and down the whole 64-bit range, a repeated address, a
+ * stack deeper than the on-stack key buffer. */
+START_TEST(site_keys_read_back_exactly)
+{
+	struct pl_buf text = {0};
+	uint64_t pcs[70], back[70];
+	uint32_t stack, event, site;
+
+	pl_buf_addf(&text, "a 1 1.0: 10 cpu-clock:\n");
+	for (int i = 0; i < 70; i++)
+		pl_buf_addf(&text, "\t%x f%d (/x)\n", 0x1000 + i, i);
+	pl_buf_addf(&text, "\n");
+	ck_assert_int_eq(feed(text.data), PL_OK);
+	pl_buf_release(&text);
+	ck_assert_uint_eq(pl_nstacks(&prof), 1);
+	for (int i = 0; i < 70; i++)
+		pcs[i] = i % 5 == 0 ? UINT64_MAX - (uint64_t)i : i % 5 == 1 ? (uint64_t)i
+			: i % 5 == 2 ? 0xffffffff81234567ull : i % 5 == 3 ? 0xffffffff81234567ull : 0;
+	site = pl_add_site(&prof, 0, 0, pcs, 70, 7);
+	ck_assert_uint_ne(site, PL_NOID);
+	ck_assert_uint_eq(pl_add_site(&prof, 0, 0, pcs, 70, 3), site);
+	ck_assert_uint_eq(prof.site_samples[site], 2);
+	ck_assert_uint_eq(prof.site_period[site], 10);
+	ck_assert(pl_site_read(&prof, site, &stack, &event, back, 70));
+	ck_assert_uint_eq(stack, 0);
+	ck_assert_uint_eq(event, 0);
+	ck_assert(memcmp(pcs, back, sizeof(pcs)) == 0);
+	/* too small a buffer is refused, not overrun */
+	ck_assert(!pl_site_read(&prof, site, &stack, &event, back, 69));
+}
+END_TEST
+
 Suite *suite_aggregate(void)
 {
 	Suite *s = suite_create("aggregate");
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, inclusive_counts_recursion_once_per_stack);
+	tcase_add_test(tc, site_keys_read_back_exactly);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -417,16 +417,84 @@ void pl_note_malformed(struct pl_profile *p, uint64_t line_no,
 
 /* ------------------------------------------------------- caller checks */
 
+/* A site's key: varints of the stack, the event and the depth, then each
+ * pc as the zigzag varint of its difference from the pc before (0 before
+ * the root).  Frames of one module sit close together and a recursion
+ * repeats its return address, so most pcs take one to three bytes instead
+ * of eight: a frame-pointer recording of deep recursions, whose distinct
+ * address chains grow with its length, holds three times the sites in
+ * the same bytes (PL_MAX_SITE_BYTES). */
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		out[n++] = (uint8_t)(v & 0x7f) | (v >> 7 ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static bool get_varint(const uint8_t **at, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *at < end && shift < 64; shift += 7) {
+		uint8_t b = *(*at)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static size_t site_key(uint8_t *key, uint32_t stack, uint32_t event, const uint64_t *pcs, uint32_t depth)
+{
+	size_t n = put_varint(key, stack);
+	uint64_t prev = 0;
+
+	n += put_varint(key + n, event);
+	n += put_varint(key + n, depth);
+	for (uint32_t i = 0; i < depth; i++) {
+		int64_t d = (int64_t)(pcs[i] - prev);
+		n += put_varint(key + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+		prev = pcs[i];
+	}
+	return n;
+}
+
+bool pl_site_read(const struct pl_profile *p, uint32_t site, uint32_t *stack, uint32_t *event,
+		  uint64_t *pcs, uint32_t cap)
+{
+	const uint8_t *at = (const uint8_t *)pl_strtab_get(&p->site_keys, site);
+	const uint8_t *end = at + p->site_keys.lens[site];
+	uint64_t v, depth, prev = 0;
+
+	if (!get_varint(&at, end, &v) || v >= pl_nstacks(p))
+		return false;
+	*stack = (uint32_t)v;
+	if (!get_varint(&at, end, &v) || v >= p->nevents)
+		return false;
+	*event = (uint32_t)v;
+	if (!get_varint(&at, end, &depth) || depth != p->stacks[*stack].depth || depth > cap)
+		return false;
+	for (uint32_t i = 0; i < depth; i++) {
+		if (!get_varint(&at, end, &v))
+			return false;
+		prev += (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+		pcs[i] = prev;
+	}
+	return at == end;
+}
+
 uint32_t pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const uint64_t *pcs,
 		     uint32_t depth, uint64_t period)
 {
-	size_t n = 8 + (size_t)depth * 8, before = p->site_keys.count;
-	uint64_t small[64];
-	uint64_t *key = depth < 63 ? small : pl_xmalloc(n);
+	size_t cap = 30 + (size_t)depth * 10, before = p->site_keys.count, n;
+	uint8_t small[30 + 64 * 10];
+	uint8_t *key = cap <= sizeof(small) ? small : pl_xmalloc(cap);
 	uint32_t id = PL_NOID;
 
-	key[0] = (uint64_t)stack | (uint64_t)event << 32;
-	memcpy(key + 1, pcs, (size_t)depth * 8);
+	n = site_key(key, stack, event, pcs, depth);
 	if (p->site_keys.bytes + n <= PL_MAX_SITE_BYTES ||
 	    (id = pl_strtab_find(&p->site_keys, (const char *)key, n)) != PL_NOID) {
 		if (id == PL_NOID)

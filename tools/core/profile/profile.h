@@ -322,7 +322,7 @@ struct pl_profile {
 	struct pl_recovery recovery;
 
 	/* Caller checks (see enum pl_edge). */
-	struct pl_strtab site_keys;   /* (stack, event, pcs root first) -> site id */
+	struct pl_strtab site_keys;   /* (stack, event, pcs root first) -> site id, packed (profile.c) */
 	uint64_t *site_samples, *site_period;
 	size_t sites_cap;
 	struct pl_strtab mark_keys;   /* mark words -> mark id */
@@ -444,6 +444,10 @@ uint32_t pl_add_site(struct pl_profile *p, uint32_t stack, uint32_t event, const
  * the site was past the bound, and so is this record). */
 void pl_add_site_again(struct pl_profile *p, uint32_t site, uint64_t period);
 static inline size_t pl_nsites(const struct pl_profile *p) { return p->site_keys.count; }
+/* Site `site`'s stack, event and pcs (root first, the stack's depth of
+ * them, at most `cap`); false when its key does not fit this profile. */
+bool pl_site_read(const struct pl_profile *p, uint32_t site, uint32_t *stack, uint32_t *event,
+		  uint64_t *pcs, uint32_t cap);
 uint32_t pl_intern_mark(struct pl_profile *p, const uint32_t *words, size_t n);
 static inline size_t pl_nmarks(const struct pl_profile *p) { return p->mark_keys.count; }
 /* The words of mark `id` (borrowed) and their count. */

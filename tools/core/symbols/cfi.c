@@ -260,6 +260,8 @@ struct pass {
 	size_t memo_mask, memo_count;
 	uint32_t *words;
 	size_t words_cap;
+	uint64_t *pcs;                   /* one site's, judge_site's */
+	size_t pcs_cap;
 	uint64_t skipped_records;        /* of events not unwound by frame pointers */
 };
 
@@ -419,27 +421,19 @@ static size_t site_words(struct pass *ps, const struct pl_stack *st, const uint6
 static void judge_site(struct pass *ps, uint32_t site)
 {
 	struct pl_profile *p = ps->p;
-	const char *key = pl_strtab_get(&p->site_keys, site);
-	uint64_t head, *pcs;
 	uint32_t stack, event;
 	size_t n;
 
-	memcpy(&head, key, 8);
-	stack = (uint32_t)head;
-	event = (uint32_t)(head >> 32);
+	if (!pl_site_read(p, site, &stack, &event, ps->pcs, (uint32_t)ps->pcs_cap))
+		return;
 	if (!pl_event_fp_chain(p, event)) {
 		ps->skipped_records += p->site_samples[site];
 		return;
 	}
-	if (p->site_keys.lens[site] != 8 + (size_t)p->stacks[stack].depth * 8)
-		return;
-	pcs = pl_xmalloc(p->stacks[stack].depth * 8 + 8);
-	memcpy(pcs, key + 8, p->stacks[stack].depth * 8);
-	n = site_words(ps, &p->stacks[stack], pcs);
+	n = site_words(ps, &p->stacks[stack], ps->pcs);
 	if (n)
 		pl_add_marked(p, stack, event, pl_intern_mark(p, ps->words, n),
 			      p->site_samples[site], p->site_period[site]);
-	free(pcs);
 }
 
 enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *cfg,
@@ -455,6 +449,10 @@ enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *
 	/* Reasons are interned as the pass goes: DSOs are the ids before. */
 	ps.ndsos = p->strs.count;
 	ps.dsos = pl_xcalloc(ps.ndsos + 1, sizeof(*ps.dsos));
+	for (size_t s = 0; s < pl_nstacks(p); s++)
+		if (p->stacks[s].depth > ps.pcs_cap)
+			ps.pcs_cap = p->stacks[s].depth;
+	ps.pcs = pl_xmalloc((ps.pcs_cap + 1) * sizeof(*ps.pcs));
 	for (uint32_t s = 0; s < pl_nsites(p); s++)
 		judge_site(&ps, s);
 	pl_marked_finish(p);
@@ -467,6 +465,7 @@ enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *
 	free(ps.dsos);
 	free(ps.memo);
 	free(ps.words);
+	free(ps.pcs);
 	pl_symbolizer_free(ps.sym);
 	pl_cfi_free(ps.cfi);
 	return PL_OK;
