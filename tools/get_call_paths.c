@@ -199,6 +199,34 @@ static void keep_through(const struct pl_profile *p, struct pl_callpaths *cps, u
 	cps->n = kept;
 }
 
+/* get_hotspot of the function asked for (else the heaviest path's leaf),
+ * with source_context when it is user code, then the next page. */
+static json_t *next_steps(const struct pl_profile *p, const char *id, uint32_t event, uint32_t func,
+			  const struct tool_thread_filter *threads, const struct tool_page *pg,
+			  json_t *args)
+{
+	const char *ev = pl_str(p, p->events[event].name);
+	json_t *steps = json_array(), *next;
+
+	if (func != PL_NOID) {
+		json_array_append_new(steps, tool_next_step("get_hotspot", tool_thread_filter_args(threads,
+			json_pack("{s:s,s:o,s:s}", "analysis_id", id, "hotspot_id", json_sprintf("fn%u", func),
+				  "event", ev)), "its callers and callees, one edge at a time, with their weights"));
+		if (p->funcs[func].kind == PL_KIND_USER)
+			json_array_append_new(steps, tool_next_step("source_context",
+				json_pack("{s:s,s:o,s:s}", "analysis_id", id, "hotspot_id", json_sprintf("fn%u", func),
+					  "event", ev), "the source lines its samples fall on"));
+	}
+	if (pg->end < pg->total) {
+		next = json_copy(args);
+		json_object_del(next, "offset");
+		json_object_set_new(next, "event", json_string(ev));
+		json_object_set_new(next, "cursor", json_string(pg->next));
+		json_array_append_new(steps, tool_next_step("get_call_paths", next, "the next page of paths"));
+	}
+	return steps;
+}
+
 enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 				json_t **result, struct pl_error *err)
 {
@@ -243,6 +271,9 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 		"paths", paths, "caller_check", caller_check_json(&p, event, pm, pg.end - pg.start),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "get_call_paths", args,
 			json_pack("{s:s}", "event", pl_str(&p, p.events[event].name)))));
+	if (func == PL_NOID && pg.end > pg.start)
+		func = cps.paths[pg.start].funcs[cps.paths[pg.start].depth - 1];
+	json_object_set_new(*result, "next_steps", next_steps(&p, id, event, func, &threads, &pg, args));
 	marks_free(pm, pg.end - pg.start);
 	if (threads.active)
 		json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));

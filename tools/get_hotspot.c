@@ -263,13 +263,8 @@ static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view
 static json_t *step_arguments(const char *id, const char *event, const char *symbol,
 			      const struct tool_thread_filter *threads)
 {
-	json_t *args = json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", event, "symbol", symbol);
-
-	if (threads->has_tid)
-		json_object_set_new(args, "tid", json_integer(threads->tid));
-	if (threads->comm)
-		json_object_set_new(args, "comm", json_string(threads->comm));
-	return args;
+	return tool_thread_filter_args(threads, json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", event,
+							   "symbol", symbol));
 }
 
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,

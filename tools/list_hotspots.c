@@ -120,12 +120,8 @@ static json_t *page_steps(const struct query *q, const char *event, json_t *page
 	json_array_foreach(page, i, h) {
 		if (i == STEPS_PER_PAGE)
 			break;
-		args = json_pack("{s:s,s:O,s:s}", "analysis_id", q->id, "hotspot_id",
-				 json_object_get(h, "hotspot_id"), "event", event);
-		if (q->threads.has_tid)
-			json_object_set_new(args, "tid", json_integer(q->threads.tid));
-		if (q->threads.comm)
-			json_object_set_new(args, "comm", json_string(q->threads.comm));
+		args = tool_thread_filter_args(&q->threads, json_pack("{s:s,s:O,s:s}", "analysis_id", q->id,
+				"hotspot_id", json_object_get(h, "hotspot_id"), "event", event));
 		json_array_append_new(steps, tool_next_step("get_hotspot", args, i == 0
 			? "who calls the heaviest function on this page and what it calls"
 			: "the callers and callees of the next heaviest one"));

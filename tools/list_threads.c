@@ -93,6 +93,30 @@ static json_t *blocked_hint(const struct page_facts *pf)
 			"authorization); then list_threads on its analysis"));
 }
 
+/* list_hotspots of the page's first two threads, then the next page. */
+static json_t *next_steps(const char *id, const char *event, json_t *page, const struct tool_page *pg,
+			  json_t *args)
+{
+	json_t *steps = json_array(), *t, *next;
+	size_t i;
+
+	json_array_foreach(page, i, t) {
+		if (i == 2)
+			break;
+		json_array_append_new(steps, tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:O}",
+			"analysis_id", id, "event", event, "tid", json_object_get(t, "tid")),
+			i == 0 ? "where the heaviest thread spends its time (shares of that thread)"
+			       : "the same for the next thread"));
+	}
+	if (pg->end < pg->total) {
+		next = json_copy(args);
+		json_object_set_new(next, "event", json_string(event));
+		json_object_set_new(next, "cursor", json_string(pg->next));
+		json_array_append_new(steps, tool_next_step("list_threads", next, "the next page of threads"));
+	}
+	return steps;
+}
+
 enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 			      json_t **result, struct pl_error *err)
 {
@@ -130,6 +154,7 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		"blocked_threads", blocked_hint(&pf),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
 			json_pack("{s:s}", "event", event))));
+	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args));
 out:
 	json_decref(pf.described);
 	pl_buf_release(&query);

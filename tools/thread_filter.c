@@ -129,3 +129,12 @@ json_t *tool_thread_filter_json(const struct tool_thread_filter *f)
 		"threads", (json_int_t)f->matched, "samples", (json_int_t)f->kept.samples,
 		"period", (json_int_t)f->kept.period, "percent_of_event", round(pct * 1e4) / 1e4);
 }
+
+json_t *tool_thread_filter_args(const struct tool_thread_filter *f, json_t *args)
+{
+	if (f->has_tid)
+		json_object_set_new(args, "tid", json_integer(f->tid));
+	if (f->comm)
+		json_object_set_new(args, "comm", json_string(f->comm));
+	return args;
+}

@@ -40,6 +40,9 @@ void tool_thread_filter_query(const struct tool_thread_filter *f, struct pl_buf 
 /* ", tid=N, comm=\"...\"" for a next_call (values JSON-quoted). */
 void tool_thread_filter_call(const struct tool_thread_filter *f, struct pl_buf *call);
 
+/* The same "tid" and "comm" into a next step's arguments; returns args. */
+json_t *tool_thread_filter_args(const struct tool_thread_filter *f, json_t *args);
+
 /* {"tid", "comm", "threads", "samples", "period", "percent_of_event"}:
  * what was kept (new reference); NULL when inactive. */
 json_t *tool_thread_filter_json(const struct tool_thread_filter *f);

@@ -198,6 +198,13 @@ flagged = [p for p in fmt_paths
            any("strlen" in f.get("symbol", "") and f.get("caller_may_be_missing", 0) > 0 for f in p["frames"])]
 check("%s: the fp path format_record > strlen is flagged caller_may_be_missing" % W,
       flagged, short([p.get("caller_check") for p in fmt_paths] + [p["frames"][-1] for p in fmt_paths], 600))
+# The paths' next_steps: get_hotspot of the symbol asked for, and its source.
+gst = follow(paths, "get_hotspot")
+if check("%s: get_call_paths(strlen) names get_hotspot of it next" % W, gst, short(paths.get("next_steps"), 300)):
+    gh, res = call("get_hotspot", gst)
+    check("%s: get_hotspot as get_call_paths' step says: %s, called from format_record" % (W, gh.get("symbol")),
+          not res.get("isError") and "strlen" in (gh.get("symbol") or "") and
+          "format_record" in [sym(c) for c in gh.get("callers", [])], short(res, 400))
 quality = json.dumps(on.get("quality") or on.get("data_quality") or on)
 check("%s: the analysis counts the share of samples whose caller may be missing" % W,
       "caller_may_be_missing" in quality, short(quality, 300))
@@ -215,6 +222,17 @@ check("%s: nearly idle threads (writer, reader) are called probably blocked, wit
       not any(t.get("probably_blocked") for t in threads if (t.get("comm") or "").startswith(("formatter", "counter"))) and
       nxt.get("tool") == "collect_profile" and (nxt.get("arguments") or {}).get("mode") == "off_cpu",
       short([(t.get("comm"), t.get("probably_blocked")) for t in threads] + [th.get("blocked_threads")], 500))
+# list_threads' next_steps: the heaviest thread's hotspots, for its tid.
+lst = follow(th, "list_hotspots")
+if check("%s: list_threads names list_hotspots of its heaviest thread next" % W,
+         lst and threads and lst.get("tid") == threads[0].get("tid"), short(th.get("next_steps"), 300)):
+    lh, res = call("list_hotspots", lst)
+    check("%s: list_hotspots as list_threads' step says keeps that one thread (tid %s, %s)"
+          % (W, lst.get("tid"), threads[0].get("comm")),
+          not res.get("isError") and (lh.get("thread_filter") or {}).get("tid") == lst.get("tid") and
+          (lh.get("thread_filter") or {}).get("threads") == 1, short(res, 400))
+
+
 def tops_of(t):
     return [f.get("symbol") for f in (t.get("top_functions") or [])]
 
