@@ -152,9 +152,13 @@ rmdir "$WORK/art/collections/.staging-live"
 if collect --mode stat --repeat 3 --events task-clock --events page-faults --executable "$WORK/bin/fib" --authorize-target $P; then
 	csv="$(jget "$WORK/out.json" folder)/stat.csv"
 	"$PERFLENS" stat --input "$csv" --input-format perf_stat --artifact-root "$WORK/art" >"$WORK/stat.json" 2>"$WORK/err"
-	if /usr/bin/python3 - "$csv" "$WORK/stat.json" <<'EOF'
+	# -x output has no header: the format is detected from its first counter
+	"$PERFLENS" stat --input "$csv" --artifact-root "$WORK/art" >"$WORK/stat-auto.json" 2>>"$WORK/err"
+	if /usr/bin/python3 - "$csv" "$WORK/stat.json" "$WORK/stat-auto.json" <<'EOF'
 import json, sys
-csv, res = sys.argv[1:3]
+csv, res, auto = sys.argv[1:4]
+if open(res).read() != open(auto).read():
+    sys.exit(1)
 theirs, statuses = {}, {}
 for line in open(csv):
     f = line.strip().split(",")
@@ -171,7 +175,7 @@ bad += [e for e in statuses if status.get(e) != statuses[e]]
 sys.exit(1 if bad or not theirs else 0)
 EOF
 	then
-		ok "$name stat: repeated perf stat counters read back equal to the CSV perf wrote"
+		ok "$name stat: repeated perf stat counters read back equal to the CSV perf wrote, format given or detected"
 	else
 		notok "$name stat: $(oneline "$WORK/err") $(head -c 300 "$WORK/stat.json")"
 	fi

@@ -215,6 +215,15 @@ START_TEST(detect_format_from_first_lines)
 	ck_assert_int_eq(pl_detect_format("# comment\na;b 3\n", 16), PL_FMT_FOLDED);
 	ck_assert_int_eq(pl_detect_format("app 1 1.0: 1 cpu-clock:\n", 24), PL_FMT_PERF_SCRIPT);
 	ck_assert_int_eq(pl_detect_format("\n Performance counter stats for 'ls':\n", 38), PL_FMT_PERF_STAT);
+	/* perf stat -x has no header: its first counter line tells */
+#define DETECT(t) pl_detect_format(t, strlen(t))
+	ck_assert_int_eq(DETECT("3.25,msec,task-clock,9.16%,3250264,100.00,0.031,CPUs utilized\n"), PL_FMT_PERF_STAT);
+	ck_assert_int_eq(DETECT("<not supported>,,cycles,0,100.00,,\n"), PL_FMT_PERF_STAT);
+	ck_assert_int_eq(DETECT("1425,15;msec;task-clock;1425150000;100,00;0,998;CPUs utilized\n"), PL_FMT_PERF_STAT);
+	ck_assert_int_eq(DETECT("main;work;leaf 12\n"), PL_FMT_FOLDED);
+	ck_assert_int_eq(DETECT("a,b,c\n"), PL_FMT_PERF_SCRIPT);
+	ck_assert_int_eq(DETECT("perf 123 [000] 1.0: 1 cpu-clock:\n"), PL_FMT_PERF_SCRIPT);
+#undef DETECT
 }
 END_TEST
 

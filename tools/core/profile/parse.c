@@ -69,9 +69,9 @@ static bool ends_with_count(const char *s, size_t n)
 }
 
 /* Look at the first meaningful line: folded lines end in " COUNT" and do
- * not start with white space; perf stat announces itself; anything else
- * that has lines is taken for perf script (its parser reports what it
- * cannot read). */
+ * not start with white space; perf stat announces itself, or (-x, CSV)
+ * its first line is a counter; anything else that has lines is taken for
+ * perf script (its parser reports what it cannot read). */
 enum pl_format pl_detect_format(const char *head, size_t n)
 {
 	size_t i = 0;
@@ -98,6 +98,8 @@ enum pl_format pl_detect_format(const char *head, size_t n)
 			continue;
 		if (line[0] != ' ' && line[0] != '\t' && ends_with_count(line, len))
 			return PL_FMT_FOLDED;
+		if (pl_stat_line_is_csv(line, len))
+			return PL_FMT_PERF_STAT;
 		return PL_FMT_PERF_SCRIPT;
 	}
 	return PL_FMT_PERF_SCRIPT;

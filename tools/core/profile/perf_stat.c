@@ -687,6 +687,13 @@ static bool csv_detect(struct span s, struct counter_text *ct)
 	return false;
 }
 
+bool pl_stat_line_is_csv(const char *line, size_t n)
+{
+	struct counter_text ct;
+
+	return csv_detect((struct span){line, n}, &ct);
+}
+
 /* ------------------------------------------------------------------ */
 /* Human layout                                                       */
 /* ------------------------------------------------------------------ */

@@ -28,6 +28,11 @@ enum pl_stat_status {
 };
 const char *pl_stat_status_name(enum pl_stat_status s);
 
+/* True when one line (no newline) reads as a counter of `perf stat -x`
+ * output, with any separator: how format detection knows a CSV stat file,
+ * which has no "Performance counter stats" header. */
+bool pl_stat_line_is_csv(const char *line, size_t n);
+
 struct pl_stat_counter {
 	char *event;           /* as printed: "cycles", "cpu_core/cycles/" */
 	enum pl_stat_status status;
