@@ -155,8 +155,21 @@ check("%s: capabilities: dwarf call graphs probed as usable, not shallow" % W,
 check("%s: capabilities report online CPUs" % W,
       isinstance((caps.get("cpus") or {}).get("online"), int) and caps["cpus"]["online"] == os.cpu_count(), short(caps, 400))
 
+# The capabilities' next_steps: collect_profile calls of what works here,
+# each saying it needs what to profile and the phrase.
+cstep = next((st for st in caps.get("next_steps") or [] if st.get("tool") == "collect_profile" and
+              (st.get("arguments") or {}).get("mode") == "record" and
+              st["arguments"].get("call_graph") == "fp"), None)
+recording = [e.get("event") for e in caps.get("events", []) if e.get("record") == "works"]
+check("%s: capabilities name collect_profile record (fp) next with an event that records here (%s), "
+      "needing what to profile and the authorization" % (W, recording[:1]),
+      cstep and (cstep["arguments"].get("events") or [None])[0] in recording and
+      sorted(cstep.get("needs") or []) == ["authorization", "executable or pid"], short(caps.get("next_steps"), 500))
+
 # ------------------------------------------------------------ on-CPU, fp
-fp = collect("record, frame pointers", mode="record", call_graph="fp", arguments=["3"])
+# as the capabilities' step says, with what it needs added (collect())
+fp = collect("record, frame pointers", **dict((cstep or {}).get("arguments") or {"mode": "record", "call_graph": "fp"},
+                                              arguments=["3"]))
 meta = fp.get("metadata") or {}
 check("%s: the collection keeps the target's exit status and its stdout (its own metric)" % W,
       meta.get("target_exit_status", meta.get("exit_status")) == 0 and
