@@ -19,6 +19,7 @@
 #include "collectors/capabilities.h"
 #include "collectors/collect.h"
 #include "collectors/perfcfg.h"
+#include "collectors/procfs.h"
 #include "symbols/elfinfo.h"
 #include "symbols/symcfg.h"
 #include "sandbox/sandbox.h"
@@ -72,16 +73,10 @@ static void check_perf(json_t *lines, const struct pl_perf_cfg *perf)
 /* True when this process has capability `bit` in its effective set. */
 static bool has_cap(int bit)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char buf[256];
-	unsigned long long eff = 0;
+	char buf[4096];
+	const char *eff = coll_read_text("/proc/self/status", buf, sizeof(buf)) > 0 ? strstr(buf, "\nCapEff:") : NULL;
 
-	while (f && fgets(buf, sizeof(buf), f))
-		if (strncmp(buf, "CapEff:", 7) == 0)
-			eff = strtoull(buf + 7, NULL, 16);
-	if (f)
-		fclose(f);
-	return (eff >> bit) & 1;
+	return eff && (strtoull(eff + 8, NULL, 16) >> bit) & 1;
 }
 
 /* What level `level` lets an unprivileged user do. */
@@ -100,15 +95,12 @@ static const char *paranoid_meaning(int level)
 
 static void check_paranoid(json_t *lines)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	bool root = geteuid() == 0, perfmon = has_cap(38) || has_cap(21);
-	char detail[500];
+	char detail[500], text[32];
 	int level = 0;
-	bool read_ok = f && fscanf(f, "%d", &level) == 1;
 
-	if (f)
-		fclose(f);
-	if (!read_ok) {
+	if (coll_read_text("/proc/sys/kernel/perf_event_paranoid", text, sizeof(text)) <= 0 ||
+	    sscanf(text, "%d", &level) != 1) {
 		line(lines, "perf_event_paranoid", "warn", NULL, "cannot read /proc/sys/kernel/perf_event_paranoid",
 		     "check that /proc is mounted");
 		return;
