@@ -49,6 +49,8 @@ const struct tool_def tool_table[] = {
 	{"stop_capture", "schemas/tools/stop_capture.json", tool_stop_capture, TOOL_DEVICE},
 	{"pause_capture", "schemas/tools/pause_capture.json", tool_pause_capture, TOOL_DEVICE},
 	{"resume_capture", "schemas/tools/resume_capture.json", tool_resume_capture, TOOL_DEVICE},
+	{"configure_device_metrics", "schemas/tools/configure_device_metrics.json", tool_configure_device_metrics,
+	 TOOL_DEVICE},
 	{"disconnect_device", "schemas/tools/disconnect_device.json", tool_disconnect_device, TOOL_DEVICE},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},

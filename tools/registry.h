@@ -271,6 +271,7 @@ enum pl_err tool_start_capture(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_stop_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_pause_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_resume_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_configure_device_metrics(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 /* Load, before workers fork and are confined, the libraries tools load

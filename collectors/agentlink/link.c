@@ -1389,6 +1389,10 @@ static json_t *gate(json_t *req, const char *op)
 			return fail_answer("frequency must be 1..100000 Hz and the interval 1..300 s",
 					   "pass frequency_hz and interval_seconds within range");
 	}
+	if (strcmp(op, "configure_metrics") == 0 && json_object_get(args, "interval") &&
+	    (json_integer_value(json_object_get(args, "interval")) < 1 ||
+	     json_integer_value(json_object_get(args, "interval")) > 3600))
+		return fail_answer("the metrics interval must be 1..3600 s", "pass interval_seconds within range");
 	if (strcmp(op, "start") == 0 || strcmp(op, "resume") == 0) {
 		if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
 			return fail_answer("the request lacks the collection authorization phrase",
@@ -1425,7 +1429,7 @@ static void *request_main(void *arg)
 	} commands[] = {
 		{"start", "start", 120000}, {"stop", "stop", 30000}, {"pause", "pause", 30000},
 		{"resume", "resume", 30000}, {"status", "status", 30000},
-		{"list_processes", "list_processes", 60000},
+		{"list_processes", "list_processes", 60000}, {"configure_metrics", "configure_metrics", 30000},
 	};
 
 	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(req, "request_id")));

@@ -125,8 +125,9 @@ s, port = start_server(ART, "--allow-device-control", "--agent-send-timeout-ms",
 tools = listing(s)
 names = {t["name"] for t in tools}
 dev_tools = {"list_devices", "list_sessions", "get_device_metrics", "list_device_processes", "connect_device",
-             "start_capture", "stop_capture", "pause_capture", "resume_capture", "disconnect_device"}
-check("the link's server lists the 10 device tools", dev_tools <= names, sorted(dev_tools - names))
+             "start_capture", "stop_capture", "pause_capture", "resume_capture", "configure_device_metrics",
+             "disconnect_device"}
+check("the link's server lists the 11 device tools", dev_tools <= names, sorted(dev_tools - names))
 read = len(json.dumps([{"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
                        for t in tools], separators=(",", ":")).encode())
 DEVICE_BUDGET = 26 * 1024

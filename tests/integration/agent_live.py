@@ -164,6 +164,16 @@ def check_last_session_step(s, dev, session, label):
 def pause_resume(s, dev, pid, sent_before):
     """pause stops chunks arriving; resume restarts them; stop names the
     session; it analyzes to the samples the agent sent during it."""
+    # Disk and per-thread metrics are opt-in: configure_device_metrics.
+    r = s.call("configure_device_metrics", {"device": dev, "interval_seconds": 0}, timeout=40)
+    check("configure_device_metrics: an interval of 0 is refused before the device", is_tool_error(r, "interval"),
+          result_text(r)[:300])
+    r = s.call("configure_device_metrics", {"device": dev, "disk": True, "threads": True, "interval_seconds": 1},
+               timeout=40)
+    m = sc(r).get("metrics") or {}
+    check("configure_device_metrics: the device answers disk and threads on, every 1 s",
+          m.get("disk") is True and m.get("threads") is True and m.get("interval_seconds") == 1 and
+          m.get("network") is True, result_text(r)[:300])
     r = s.call("start_capture", {"device": dev, "pid": pid, "frequency_hz": 199, "interval_seconds": 1,
                                  "authorization": AUTH, "pid_authorization": PAUTH}, timeout=90)
     session = sc(r).get("session") or "none"
@@ -189,6 +199,11 @@ def pause_resume(s, dev, pid, sent_before):
     check("pause/resume: stop_capture names the session and analyze_profile on it next",
           stop.get("session") == session and steps[0].get("tool") == "analyze_profile" and
           steps[0].get("arguments", {}).get("path", "").endswith(session), result_text(r)[:400])
+    for typ in ("disk", "threads"):
+        r = s.call("get_device_metrics", {"session": session, "type": typ, "limit": 5})
+        check("after configure_device_metrics, %s metrics arrived in the session (%s frames)"
+              % (typ, sc(r).get("page", {}).get("total_items")),
+              sc(r).get("frames") and all(f["type"] == typ for f in sc(r)["frames"]), result_text(r)[:300])
     sent = (stop.get("agent_counters") or {}).get("samples_sent", 0)
     total, meta = session_total(s, session)
     check("pause/resume: the session's %d samples = the agent's samples_sent during it (%d)" % (total, sent - sent_before),
