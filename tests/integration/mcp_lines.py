@@ -175,5 +175,19 @@ else:
     print("skip - lines MCP: the refused call's name: %s" %
           ("the kernel log has no audit record of it (rate-limited)" if kmsg else "/dev/kmsg is not readable here"),
           flush=True)
+# The same for perf record under collect_profile: its error says SIGSYS
+# with perf's pid, so the server names the call there too.
+r = s.call("collect_profile", {"mode": "record", "executable": work + "/bin/sysperf-c",
+                               "authorization": "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"}, timeout=60)
+text = (((r or {}).get("result") or {}).get("content") or [{}])[0].get("text", "")
+base = "killed by SIGSYS" in text and "forbidden system call" in text
+m = re.search(r"\(pid (\d+)\)", text)
+logged = m and kmsg and re.search(r"type=1326 .* pid=%s .*syscall=101 " % m.group(1),
+                                  subprocess.run(["dmesg"], capture_output=True, text=True).stdout)
+if logged:
+    check("collect MCP: perf record killed by the sandbox: the error names SIGSYS and the refused call (ptrace)",
+          base and "the system call the sandbox refused: ptrace" in text, text)
+else:
+    check("collect MCP: perf record killed by the sandbox: the error names SIGSYS", base, text)
 s.close()
 sys.exit(1 if fails else 0)

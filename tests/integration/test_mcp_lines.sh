@@ -119,7 +119,7 @@ fi
 
 # A perf that makes a system call the sandbox refuses (ptrace), for the
 # server's error: it must name the call, from the kernel's audit record.
-printf '#include <string.h>\n#include <sys/ptrace.h>\nint main(int c, char **v) { for (int i = 1; i < c; i++) if (!strcmp(v[i], "script")) ptrace(PTRACE_TRACEME, 0, 0, 0); return 0; }\n' >"$WORK/sysperf.c"
+printf '#include <string.h>\n#include <sys/ptrace.h>\nint main(int c, char **v) { for (int i = 1; i < c; i++) if (!strcmp(v[i], "script") || !strcmp(v[i], "record")) ptrace(PTRACE_TRACEME, 0, 0, 0); return 0; }\n' >"$WORK/sysperf.c"
 gcc -o "$WORK/bin/sysperf-c" "$WORK/sysperf.c" 2>>"$WORK/err" || notok "$name: gcc sysperf failed: $(oneline "$WORK/err")"
 HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" /usr/bin/python3 "$here/mcp_lines.py"
 exit 0
