@@ -455,8 +455,10 @@ enum pl_err pl_cfi_check_callers(struct pl_profile *p, const struct pl_sym_cfg *
 	ps.pcs = pl_xmalloc((ps.pcs_cap + 1) * sizeof(*ps.pcs));
 	for (uint32_t s = 0; s < pl_nsites(p); s++)
 		judge_site(&ps, s);
-	pl_marked_finish(p);
+	/* The sites are done with: dropped before the marks' sort makes its
+	 * copy, so the two never sit in memory together. */
 	pl_drop_sites(p);
+	pl_marked_finish(p);
 	/* Only frame-pointer chains are judged: DWARF, LBR or unsaid ones
 	 * leave the profile unchecked. */
 	p->caller_check.attempted = ps.skipped_records < p->records_parsed;
