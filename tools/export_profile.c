@@ -279,6 +279,26 @@ static void load_build_ids(const struct tool_ctx *ctx, const char *id, struct pl
 	json_decref(summary);
 }
 
+/* The same flame graph as a picture (unless this was one), and the file
+ * itself page by page when it is text. */
+static json_t *next_steps(json_t *args, const char *event, enum export_format f, json_t *uri)
+{
+	json_t *steps = json_array(), *png;
+
+	if (f != EXPORT_PNG) {
+		/* the same options (pid, tid, kernel frames, ...) */
+		png = json_copy(args);
+		json_object_set_new(png, "event", json_string(event));
+		json_object_set_new(png, "format", json_string("png"));
+		json_array_append_new(steps, tool_next_step("export_profile", png,
+			"the same flame graph as a picture, returned inline for you to look at"));
+	}
+	if (f == EXPORT_FOLDED || f == EXPORT_SPEEDSCOPE)
+		json_array_append_new(steps, tool_next_step("read_artifact_page", json_pack("{s:O}", "artifact", uri),
+			"the exported file itself, page by page"));
+	return steps;
+}
+
 enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 				json_t **result, struct pl_error *err)
 {
@@ -332,6 +352,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	else
 		rc = export_samples(&job, id, path.data, title, res, err);
 	if (!rc) {
+		json_object_set_new(res, "next_steps", next_steps(args, event, job.format, json_object_get(res, "uri")));
 		*result = res;
 		res = NULL;
 	}

@@ -88,6 +88,12 @@ for name, fmt, event in cases:
     # The SVG's fill of "all" and its background: same colour rule.
     sv = s.call("export_profile", {"analysis_id": aid, "event": event, "format": "svg"}, timeout=120)
     svg = open(sv["result"]["structuredContent"]["path"]).read()
+    # The SVG's next step is the same picture, as an agent would follow it.
+    step = next((x for x in sv["result"]["structuredContent"].get("next_steps", [])
+                 if x.get("tool") == "export_profile" and x["arguments"].get("format") == "png"), None)
+    check("%s: export_profile(svg) names the same flame graph as a PNG next, and following it gives this PNG"
+          % name, step and images(s.call("export_profile", step["arguments"], timeout=120)) == [png],
+          short(sv["result"]["structuredContent"].get("next_steps")))
     m = re.search(r"<title>all \(.*?</title><rect [^>]*fill=\"rgb\((\d+),(\d+),(\d+)\)\"", svg)
     all_rgb = tuple(int(v) for v in m.groups()) if m else None
     bar = rows[h - 10 - 8][w // 2]     # the middle of the bottom bar ("all")
