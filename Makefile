@@ -262,8 +262,10 @@ test-integration: all agent-cross $(BUILD)/faults/perflens-mcp node-setup
 
 test: test-unit test-fuzz-replay test-integration
 
+# Sanitized code runs two to three times slower: the unit tests' timeouts
+# are scaled for it (check reads CK_TIMEOUT_MULTIPLIER from the environment).
 test-san:
-	$(MAKE) BUILD=build-san SAN=1 OPT=-O1 test
+	$(MAKE) BUILD=build-san SAN=1 OPT=-O1 CK_TIMEOUT_MULTIPLIER=4 test
 
 check: test test-san
 

@@ -145,12 +145,21 @@ static int count_children(void)
 }
 
 /* The zygote's children less its spare, which is forked once a job ended
- * (or just after a reply, for calls back to back): give it a moment to
- * appear. */
+ * (or just after a reply, for calls back to back).  A worker that has
+ * answered may still be exiting, and the zygote reaps it a moment later:
+ * on a loaded machine that moment passed 20 ms, so the count is taken
+ * again until it reaches 0 or 3 s have gone (a worker that stays is a
+ * leak, and still fails). */
 static int count_workers_of(pid_t zygote)
 {
-	usleep(20000);
-	return children_of(zygote, true);
+	int n = 0;
+
+	for (int i = 0; i < 150; i++) {
+		usleep(20000);
+		if ((n = children_of(zygote, true)) == 0)
+			break;
+	}
+	return n;
 }
 
 /* Reap what a killed zygote left to us (its spare, a subreaper's orphan). */
