@@ -153,41 +153,41 @@ s.close()
 os.environ["PERFLENS_PERF_DATA_READER"] = "perf-script"
 s = server(["--perf-path", work + "/bin/sysperf-c"], "sigsys")
 del os.environ["PERFLENS_PERF_DATA_READER"]
-r = s.call("analyze_profile", {"path": work + "/away/data.fp"}, timeout=60)
-text = (((r or {}).get("result") or {}).get("content") or [{}])[0].get("text", "")
-base = "killed by SIGSYS" in text and "refused a system call" in text and "complete perf.data" not in text
 try:
     os.close(os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK))
     kmsg = True
 except OSError:
     kmsg = False
-m = re.search(r"\(pid (\d+)\)", text)
-logged = m and kmsg and re.search(r"type=1326 .* pid=%s .*syscall=101 " % m.group(1),
-                                  subprocess.run(["dmesg"], capture_output=True, text=True).stdout)
-if logged:
-    check("lines MCP: perf killed by the sandbox: the error names SIGSYS and the refused call (ptrace)",
-          base and "the system call the sandbox refused: ptrace" in text, text)
-else:
+
+
+def check_sigsys(what, r, words):
+    """The error of a perf killed by the sandbox: SIGSYS and `words`, and
+    ptrace named when the kernel log has the audit record of its pid."""
+    text = (((r or {}).get("result") or {}).get("content") or [{}])[0].get("text", "")
+    base = "killed by SIGSYS" in text and all(w in text for w in words) and "complete perf.data" not in text
+    m = re.search(r"\(pid (\d+)\)", text)
+    logged = m and kmsg and re.search(r"type=1326 .* pid=%s .*syscall=101 " % m.group(1),
+                                      subprocess.run(["dmesg"], capture_output=True, text=True).stdout)
+    if logged:
+        check(what + ": the error names SIGSYS and the refused call (ptrace)",
+              base and "the system call the sandbox refused: ptrace" in text, text)
+        return
     # Without a readable kernel log, or when printk rate-limited the audit
     # record ("kauditd_printk_skb: N callbacks suppressed", many sandboxed
     # processes killed at once), no name can be given.
-    check("lines MCP: perf killed by the sandbox: the error names SIGSYS", base, text)
-    print("skip - lines MCP: the refused call's name: %s" %
-          ("the kernel log has no audit record of it (rate-limited)" if kmsg else "/dev/kmsg is not readable here"),
+    check(what + ": the error names SIGSYS", base, text)
+    print("skip - %s: the refused call's name: %s" % (what,
+          "the kernel log has no audit record of it (rate-limited)" if kmsg else "/dev/kmsg is not readable here"),
           flush=True)
+
+
+check_sigsys("lines MCP: perf killed by the sandbox",
+             s.call("analyze_profile", {"path": work + "/away/data.fp"}, timeout=60), ["refused a system call"])
 # The same for perf record under collect_profile: its error says SIGSYS
 # with perf's pid, so the server names the call there too.
-r = s.call("collect_profile", {"mode": "record", "executable": work + "/bin/sysperf-c",
-                               "authorization": "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"}, timeout=60)
-text = (((r or {}).get("result") or {}).get("content") or [{}])[0].get("text", "")
-base = "killed by SIGSYS" in text and "forbidden system call" in text
-m = re.search(r"\(pid (\d+)\)", text)
-logged = m and kmsg and re.search(r"type=1326 .* pid=%s .*syscall=101 " % m.group(1),
-                                  subprocess.run(["dmesg"], capture_output=True, text=True).stdout)
-if logged:
-    check("collect MCP: perf record killed by the sandbox: the error names SIGSYS and the refused call (ptrace)",
-          base and "the system call the sandbox refused: ptrace" in text, text)
-else:
-    check("collect MCP: perf record killed by the sandbox: the error names SIGSYS", base, text)
+check_sigsys("collect MCP: perf record killed by the sandbox",
+             s.call("collect_profile", {"mode": "record", "executable": work + "/bin/sysperf-c",
+                                        "authorization": "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"}, timeout=60),
+             ["forbidden system call"])
 s.close()
 sys.exit(1 if fails else 0)
