@@ -311,6 +311,11 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			"next_steps", json_pack("[o]", tool_next_step("get_call_paths",
 				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &threads),
 				"whole call paths through this function")));
+		if (f->kind == PL_KIND_USER)
+			json_array_append_new(json_object_get(*result, "next_steps"), tool_next_step("source_context",
+				json_pack("{s:s,s:s,s:s}", "analysis_id", id, "hotspot_id", hid,
+					  "event", pl_str(&p, p.events[event].name)),
+				"the source lines its samples fall on"));
 		add_caller_check(&p, event, *result, marked);
 		if (json_is_true(json_object_get(args, "picture")) &&
 		    (rc = add_sandwich(&p, &v, event, func, *result, err))) {

@@ -283,7 +283,10 @@ if count:
     gh, res = call("get_hotspot", {"analysis_id": aid, "hotspot_id": count["hotspot_id"]})
     callers = [sym(c) for c in gh.get("callers", [])]
     check("%s: get_hotspot count_stat: called from counter" % W, "counter" in callers, short(res, 400))
-    sctx, res = call("source_context", {"analysis_id": aid, "hotspot_id": count["hotspot_id"]})
+    sstep = follow(gh, "source_context")
+    check("%s: get_hotspot count_stat names source_context of it next" % W,
+          sstep and sstep.get("hotspot_id") == count["hotspot_id"], short(gh.get("next_steps"), 300))
+    sctx, res = call("source_context", sstep or {"analysis_id": aid, "hotspot_id": count["hotspot_id"]})
     lines = [(l.get("line"), l.get("self_samples", 0)) for f in sctx.get("files", [])
              for l in (f.get("hot_lines") or f.get("lines") or []) if isinstance(l, dict)]
     lines = sorted(lines, key=lambda x: -(x[1] or 0))
