@@ -284,6 +284,20 @@ json_t *tool_page_call(const struct tool_page *pg, const char *tool, json_t *arg
 	return text;
 }
 
+json_t *tool_page_step(const struct tool_page *pg, const char *tool, json_t *args, const char *event,
+		       const char *why)
+{
+	json_t *next;
+
+	if (pg->end >= pg->total)
+		return NULL;
+	next = json_copy(args);
+	json_object_del(next, "offset");
+	json_object_set_new(next, "event", json_string(event));
+	json_object_set_new(next, pg->cursor_key, json_string(pg->next));
+	return tool_next_step(tool, next, why);
+}
+
 enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,
 				  struct pl_error *err)
 {

@@ -217,13 +217,8 @@ static json_t *next_steps(const struct pl_profile *p, const char *id, uint32_t e
 				json_pack("{s:s,s:o,s:s}", "analysis_id", id, "hotspot_id", json_sprintf("fn%u", func),
 					  "event", ev), "the source lines its samples fall on"));
 	}
-	if (pg->end < pg->total) {
-		next = json_copy(args);
-		json_object_del(next, "offset");
-		json_object_set_new(next, "event", json_string(ev));
-		json_object_set_new(next, "cursor", json_string(pg->next));
-		json_array_append_new(steps, tool_next_step("get_call_paths", next, "the next page of paths"));
-	}
+	if ((next = tool_page_step(pg, "get_call_paths", args, ev, "the next page of paths")))
+		json_array_append_new(steps, next);
 	return steps;
 }
 

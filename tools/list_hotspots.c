@@ -126,13 +126,8 @@ static json_t *page_steps(const struct query *q, const char *event, json_t *page
 			? "who calls the heaviest function on this page and what it calls"
 			: "the callers and callees of the next heaviest one"));
 	}
-	if (pg->end < pg->total) {
-		args = json_copy(q->args);
-		json_object_del(args, "offset");
-		json_object_set_new(args, "event", json_string(event));
-		json_object_set_new(args, "cursor", json_string(pg->next));
-		json_array_append_new(steps, tool_next_step("list_hotspots", args, "the next page"));
-	}
+	if ((args = tool_page_step(pg, "list_hotspots", q->args, event, "the next page")))
+		json_array_append_new(steps, args);
 	return steps;
 }
 

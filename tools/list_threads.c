@@ -108,12 +108,8 @@ static json_t *next_steps(const char *id, const char *event, json_t *page, const
 			i == 0 ? "where the heaviest thread spends its time (shares of that thread)"
 			       : "the same for the next thread"));
 	}
-	if (pg->end < pg->total) {
-		next = json_copy(args);
-		json_object_set_new(next, "event", json_string(event));
-		json_object_set_new(next, "cursor", json_string(pg->next));
-		json_array_append_new(steps, tool_next_step("list_threads", next, "the next page of threads"));
-	}
+	if ((next = tool_page_step(pg, "list_threads", args, event, "the next page of threads")))
+		json_array_append_new(steps, next);
 	return steps;
 }
 

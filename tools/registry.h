@@ -224,6 +224,12 @@ json_t *tool_page_json(const struct tool_page *pg, json_t *next_call_new);
  * cursor_key set to the next cursor. */
 json_t *tool_page_call(const struct tool_page *pg, const char *tool, json_t *args, json_t *set_new);
 
+/* The same next page as a next_steps entry (new): `tool` with `args`
+ * (borrowed) less "offset", "event" set to `event`, cursor_key to the
+ * next cursor; NULL on the last page. */
+json_t *tool_page_step(const struct tool_page *pg, const char *tool, json_t *args, const char *event,
+		       const char *why);
+
 /* "tool(key=VALUE, ...)" with every value as JSON text (strings quoted
  * and escaped, reals as the shortest text that reads back the same), in
  * the order of `args` (borrowed); a new string. */
