@@ -20,7 +20,7 @@ enum pl_err tool_connect_device(const struct tool_ctx *ctx, json_t *args, json_t
 	if (rc)
 		return rc;
 	dev = json_object_get(answer, "device");
-	*result = json_pack("{s:O,s:[o]}", "device", dev, "next_steps",
+	*result = json_pack("{s:o,s:[o]}", "device", dev_brief(dev), "next_steps",
 		tool_next_step("list_device_processes", json_pack("{s:O}", "device", json_object_get(dev, "device")),
 			       "find the pid to profile on this device"));
 	json_decref(answer);

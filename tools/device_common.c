@@ -166,3 +166,84 @@ json_t *dev_page_slice(json_t *all, struct tool_page *pg)
 		json_array_append(page, json_array_get(all, i));
 	return page;
 }
+
+json_t *dev_typed(json_t *obj, const char *key, enum dev_kind kind)
+{
+	json_t *v = json_object_get(obj, key), *x;
+	size_t i;
+
+	switch (kind) {
+	case DEV_STRING:
+		return json_is_string(v) ? v : NULL;
+	case DEV_INT:
+		return json_is_integer(v) ? v : NULL;
+	case DEV_NUMBER:
+		return json_is_number(v) ? v : NULL;
+	case DEV_BOOL:
+		return json_is_boolean(v) ? v : NULL;
+	case DEV_OBJECT:
+		return json_is_object(v) ? v : NULL;
+	case DEV_ARRAY:
+		return json_is_array(v) ? v : NULL;
+	case DEV_STRINGS:
+		if (!json_is_array(v))
+			return NULL;
+		json_array_foreach(v, i, x)
+			if (!json_is_string(x))
+				return NULL;
+		return v;
+	}
+	return NULL;
+}
+
+json_t *dev_typed_or_null(json_t *obj, const char *key, enum dev_kind kind)
+{
+	json_t *v = dev_typed(obj, key, kind);
+
+	return v ? json_incref(v) : json_null();
+}
+
+/* The link's states (collectors/agentlink/link.c), the schema's enum. */
+static bool dev_state_known(const char *state)
+{
+	static const char *const known[] = {
+		"handshake", "connected", "rejected", "profiling", "paused", "disconnected",
+	};
+
+	for (size_t i = 0; state && i < PL_ARRAY_LEN(known); i++)
+		if (strcmp(state, known[i]) == 0)
+			return true;
+	return false;
+}
+
+json_t *dev_brief(json_t *state)
+{
+	static const struct {
+		const char *key;
+		enum dev_kind kind;
+	} keep[] = {
+		{"device", DEV_STRING}, {"address", DEV_STRING}, {"port", DEV_INT},
+		{"direction", DEV_STRING}, {"state", DEV_STRING}, {"reason", DEV_STRING},
+		{"session", DEV_STRING}, {"chunks", DEV_INT}, {"samples", DEV_INT},
+		{"text_bytes", DEV_INT}, {"wire_bytes", DEV_INT}, {"frames_dropped", DEV_INT},
+		{"metrics_frames", DEV_INT}, {"last_chunk_time", DEV_STRING}, {"connected_at", DEV_STRING},
+		{"legacy", DEV_BOOL}, {"features", DEV_STRINGS}, {"platform", DEV_OBJECT},
+		{"capabilities", DEV_OBJECT}, {"capture", DEV_OBJECT}, {"last_drop", DEV_STRING},
+		{"write_errors", DEV_OBJECT}, {"last_session", DEV_STRING}, {"session_chunks", DEV_INT},
+	};
+	json_t *b = json_object();
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(keep); i++)
+		json_object_set_new(b, keep[i].key, dev_typed_or_null(state, keep[i].key, keep[i].kind));
+	json_object_set_new(b, "agent_version",
+			    dev_typed_or_null(json_object_get(state, "hello"), "agent_version", DEV_STRING));
+	json_object_set_new(b, "state", dev_state(state));
+	return b;
+}
+
+json_t *dev_state(json_t *state)
+{
+	json_t *v = dev_typed(state, "state", DEV_STRING);
+
+	return v && dev_state_known(json_string_value(v)) ? json_incref(v) : json_null();
+}

@@ -40,6 +40,25 @@ void dev_session_uri(const char *session, char *out, size_t cap);
 /* The analyze_profile step for a session (new). */
 json_t *dev_analyze_step(const char *session, const char *why);
 
+/* The JSON kinds of the device tools' outputSchemas. */
+enum dev_kind { DEV_STRING, DEV_INT, DEV_NUMBER, DEV_BOOL, DEV_OBJECT, DEV_ARRAY, DEV_STRINGS };
+
+/* `key` of `obj` when it is of `kind` (borrowed), else NULL: state files,
+ * session metadata and whatever an agent sent may hold anything, and a
+ * result that breaks its outputSchema is thrown away by the client. */
+json_t *dev_typed(json_t *obj, const char *key, enum dev_kind kind);
+
+/* The same, a new reference, JSON null where the kind does not match. */
+json_t *dev_typed_or_null(json_t *obj, const char *key, enum dev_kind kind);
+
+/* A device as every device tool shows it (new): the fields a model needs
+ * of the link's state (devices/ID.json or a control answer's device),
+ * each of its schema's kind or null ($defs/device of list_devices). */
+json_t *dev_brief(json_t *state);
+
+/* The device's state as dev_brief has it (a known state or null, new). */
+json_t *dev_state(json_t *state);
+
 /* Items [page] of `all` (borrowed) into a new array, with `pg` bound. */
 json_t *dev_page_slice(json_t *all, struct tool_page *pg);
 

@@ -20,7 +20,8 @@ enum pl_err tool_disconnect_device(const struct tool_ctx *ctx, json_t *args, jso
 	if (json_is_string(json_object_get(d, "session")))
 		json_array_append_new(steps, dev_analyze_step(json_string_value(json_object_get(d, "session")),
 			"analyze the device's last session"));
-	*result = json_pack("{s:O,s:O,s:o}", "device", d, "state", json_object_get(d, "state"), "next_steps", steps);
+	*result = json_pack("{s:o,s:o,s:o}", "device", dev_brief(d), "state", dev_state(d),
+			    "next_steps", steps);
 	json_decref(answer);
 	return PL_OK;
 }

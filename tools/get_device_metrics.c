@@ -30,7 +30,8 @@ static json_t *read_frames(const char *dir, const char *type, double since)
 		while (getline(&line, &cap, f) > 0) {
 			json_t *fr = json_loads(line, 0, NULL);
 			const char *t = json_string_value(json_object_get(fr, "type"));
-			if (t && strcmp(t, type) == 0 && json_number_value(json_object_get(fr, "ts")) > since)
+			if (t && strcmp(t, type) == 0 && json_is_number(json_object_get(fr, "ts")) &&
+			    json_number_value(json_object_get(fr, "ts")) > since)
 				json_array_append(out, fr);
 			json_decref(fr);
 		}
@@ -43,7 +44,7 @@ static json_t *read_frames(const char *dir, const char *type, double since)
 		json_t *all = json_load_file(path, 0, NULL), *fr;
 		size_t i;
 		json_array_foreach(json_object_get(all, type), i, fr)
-			if (json_number_value(json_object_get(fr, "ts")) > since)
+			if (json_is_number(json_object_get(fr, "ts")) && json_number_value(json_object_get(fr, "ts")) > since)
 				json_array_append(out, fr);
 		json_decref(all);
 	}

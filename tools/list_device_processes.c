@@ -7,6 +7,18 @@
 
 #include <string.h>
 
+/* A process as the schema has it (new), or NULL for an entry without a
+ * pid: the agent's list is a stranger's JSON. */
+static json_t *process_brief(json_t *p)
+{
+	if (!dev_typed(p, "pid", DEV_INT))
+		return NULL;
+	return json_pack("{s:O,s:o,s:o,s:o}", "pid", json_object_get(p, "pid"),
+			 "comm", dev_typed_or_null(p, "comm", DEV_STRING),
+			 "cmdline", dev_typed_or_null(p, "cmdline", DEV_STRING),
+			 "cpu", dev_typed_or_null(p, "cpu", DEV_NUMBER));
+}
+
 enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				       struct pl_error *err)
 {
@@ -29,10 +41,12 @@ enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args,
 		return rc;
 	}
 	json_array_foreach(json_object_get(json_object_get(answer, "answer"), "processes"), i, p) {
-		const char *comm = json_string_value(json_object_get(p, "comm"));
-		const char *cmd = json_string_value(json_object_get(p, "cmdline"));
-		if (!match || (comm && strstr(comm, match)) || (cmd && strstr(cmd, match)))
-			json_array_append(kept, p);
+		json_t *b = process_brief(p);
+		const char *comm = json_string_value(json_object_get(b, "comm"));
+		const char *cmd = json_string_value(json_object_get(b, "cmdline"));
+		if (b && (!match || (comm && strstr(comm, match)) || (cmd && strstr(cmd, match))))
+			json_array_append(kept, b);
+		json_decref(b);
 	}
 	page = dev_page_slice(kept, &pg);
 	if (json_array_size(page) && ctx->allow_device_control)

@@ -7,24 +7,22 @@
 
 #include <string.h>
 
-/* What a model needs of a device's state (new). */
-static json_t *device_brief(json_t *d)
+/* The link's own state (link.json, new) as the schema has it, or NULL. */
+static json_t *link_brief(json_t *link_new)
 {
-	json_t *hello = json_object_get(d, "hello");
-	static const char *const keep[] = {
-		"device", "address", "port", "direction", "state", "reason", "session", "chunks",
-		"samples", "text_bytes", "wire_bytes", "frames_dropped", "metrics_frames",
-		"last_chunk_time", "connected_at", "legacy", "features", "platform", "capabilities",
-		"capture", "last_drop", "write_errors", "last_session", "session_chunks",
-	};
-	json_t *b = json_object();
+	json_t *b;
 
-	for (size_t i = 0; i < PL_ARRAY_LEN(keep); i++) {
-		json_t *v = json_object_get(d, keep[i]);
-		json_object_set(b, keep[i], v ? v : json_null());
+	if (!json_is_object(link_new)) {
+		json_decref(link_new);
+		return NULL;
 	}
-	json_object_set(b, "agent_version", json_object_get(hello, "agent_version")
-			? json_object_get(hello, "agent_version") : json_null());
+	b = json_pack("{s:o,s:o,s:o,s:o,s:o}",
+		"server_pid", dev_typed_or_null(link_new, "server_pid", DEV_INT),
+		"control", dev_typed_or_null(link_new, "control", DEV_BOOL),
+		"listen", dev_typed_or_null(link_new, "listen", DEV_STRING),
+		"port", dev_typed_or_null(link_new, "port", DEV_INT),
+		"pairing_code_set", dev_typed_or_null(link_new, "pairing_code_set", DEV_BOOL));
+	json_decref(link_new);
 	return b;
 }
 
@@ -45,9 +43,10 @@ enum pl_err tool_list_devices(const struct tool_ctx *ctx, json_t *args, json_t *
 		return rc;
 	}
 	json_array_foreach(all, i, d)
-		json_array_append_new(briefs, device_brief(d));
+		json_array_append_new(briefs, dev_brief(d));
 	page = dev_page_slice(briefs, &pg);
 	link = ctx->artifact_root ? coll_read_json(ctx->artifact_root, COLL_LINK_STATE, 1u << 16) : NULL;
+	link = link_brief(link);
 	json_array_foreach(page, i, d) {
 		const char *state = json_string_value(json_object_get(d, "state"));
 		const char *session = json_string_value(json_object_get(d, "session"));

@@ -20,29 +20,30 @@ static int newest_first(const void *a, const void *b)
 			      json_string_value(json_object_get(*(json_t *const *)a, "session")));
 }
 
-/* One session's brief from its metadata (new). */
+/* One session's brief from its metadata (new), each field of its schema's
+ * kind or null: metadata.json may be a seed's, or damaged. */
 static json_t *session_brief(const char *id, json_t *m)
 {
 	char uri[300];
-	json_t *gaps = json_object_get(m, "gaps");
-	json_t *chunks = json_object_get(m, "chunks");
-	json_t *counters = json_object_get(m, "agent_counters");
+	json_t *chunks = dev_typed(m, "chunks", DEV_INT);
+	json_t *started = dev_typed(m, "started", DEV_STRING);
 
+	if (!started)
+		started = dev_typed(m, "timestamp", DEV_STRING);
 	dev_session_uri(id, uri, sizeof(uri));
-	return json_pack("{s:s,s:s,s:O,s:b,s:b,s:O,s:i,s:O,s:O,s:O,s:O,s:O,s:O}",
+	return json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:i,s:O,s:o,s:o,s:o,s:o,s:o}",
 		"session", id, "uri", uri,
-		"device", json_object_get(m, "agent") ? json_object_get(m, "agent") : json_null(),
+		"device", dev_typed_or_null(m, "agent", DEV_STRING),
 		"live", json_is_true(json_object_get(m, "live")),
 		"recovered", json_is_true(json_object_get(m, "recovered")),
-		"chunks", chunks ? chunks : json_integer(0), "gaps", (int)json_array_size(gaps),
-		"started", json_object_get(m, "started") ? json_object_get(m, "started")
-			   : json_object_get(m, "timestamp") ? json_object_get(m, "timestamp") : json_null(),
-		"last_chunk_time", json_object_get(m, "last_chunk_time") ? json_object_get(m, "last_chunk_time") : json_null(),
-		"text_bytes", json_object_get(m, "text_bytes") ? json_object_get(m, "text_bytes") : json_null(),
-		"samples_sent", counters && json_object_get(counters, "samples_sent")
-			? json_object_get(counters, "samples_sent") : json_null(),
-		"capture", json_object_get(m, "capture") ? json_object_get(m, "capture") : json_null(),
-		"write_errors", json_object_get(m, "write_errors") ? json_object_get(m, "write_errors") : json_null());
+		"chunks", chunks ? json_incref(chunks) : json_integer(0),
+		"gaps", (int)json_array_size(json_object_get(m, "gaps")),
+		"started", started ? started : json_null(),
+		"last_chunk_time", dev_typed_or_null(m, "last_chunk_time", DEV_STRING),
+		"text_bytes", dev_typed_or_null(m, "text_bytes", DEV_INT),
+		"samples_sent", dev_typed_or_null(json_object_get(m, "agent_counters"), "samples_sent", DEV_INT),
+		"capture", dev_typed_or_null(m, "capture", DEV_OBJECT),
+		"write_errors", dev_typed_or_null(m, "write_errors", DEV_OBJECT));
 }
 
 enum pl_err tool_list_sessions(const struct tool_ctx *ctx, json_t *args, json_t **result,

@@ -15,7 +15,7 @@ enum pl_err tool_pause_capture(const struct tool_ctx *ctx, json_t *args, json_t 
 	if ((rc = dev_request(ctx, "pause", device, NULL, 30000, &answer, err)))
 		return rc;
 	d = json_object_get(answer, "device");
-	*result = json_pack("{s:O,s:O}", "device", d, "state", json_object_get(d, "state"));
+	*result = json_pack("{s:o,s:o}", "device", dev_brief(d), "state", dev_state(d));
 	json_decref(answer);
 	return PL_OK;
 }

@@ -48,9 +48,9 @@ enum pl_err tool_start_capture(const struct tool_ctx *ctx, json_t *args, json_t 
 	if (json_is_string(json_object_get(d, "session")))
 		json_array_append_new(steps, tool_next_step("get_device_metrics",
 			json_pack("{s:s,s:s}", "device", device, "type", "process"), "the process's health while profiled"));
-	*result = json_pack("{s:O,s:O,s:O,s:o}", "device", d,
-			    "session", json_object_get(d, "session") ? json_object_get(d, "session") : json_null(),
-			    "capture", json_object_get(answer, "answer"), "next_steps", steps);
+	*result = json_pack("{s:o,s:o,s:o,s:o}", "device", dev_brief(d),
+			    "session", dev_typed_or_null(d, "session", DEV_STRING),
+			    "capture", dev_typed_or_null(answer, "answer", DEV_OBJECT), "next_steps", steps);
 	json_decref(answer);
 	return PL_OK;
 }

@@ -26,11 +26,11 @@ enum pl_err tool_stop_capture(const struct tool_ctx *ctx, json_t *args, json_t *
 	}
 	json_array_append_new(steps, tool_next_step("list_sessions", json_pack("{s:s}", "device", device),
 						    "the device's sessions"));
-	*result = json_pack("{s:O,s:O,s:O,s:O,s:O,s:o}", "device", json_object_get(answer, "device"),
-		"session", json_is_string(session) ? session : json_null(),
-		"chunks", meta && json_object_get(meta, "chunks") ? json_object_get(meta, "chunks") : json_null(),
-		"gaps", meta && json_object_get(meta, "gaps") ? json_object_get(meta, "gaps") : json_null(),
-		"agent_counters", json_object_get(a, "counters") ? json_object_get(a, "counters") : json_null(),
+	*result = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "device", dev_brief(json_object_get(answer, "device")),
+		"session", dev_typed_or_null(a, "session", DEV_STRING),
+		"chunks", dev_typed_or_null(meta, "chunks", DEV_INT),
+		"gaps", dev_typed_or_null(meta, "gaps", DEV_ARRAY),
+		"agent_counters", dev_typed_or_null(a, "counters", DEV_OBJECT),
 		"next_steps", steps);
 	json_decref(meta);
 	json_decref(answer);

@@ -75,6 +75,7 @@ def start_server(art, *extra, name="link", env_code=True):
             "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file] + list(extra)
     s = Stdio(argv, name)
     s.initialize()
+    s.check_outputs()
     port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
                               if "agent link: listening on" in l), None), 10)
     return s, port
@@ -441,6 +442,7 @@ ksess = sc(r).get("session", "none")
 wait(lambda: len(k.has("chunk")) >= 3, 10)
 # ... and the server has written them (it lags on a slow build: TSan).
 wait(lambda: len(glob.glob(os.path.join(ART, "sessions", ksess, "chunk_*"))) >= 3, 10)
+s.outputs_summary()
 os.kill(s.pid, signal.SIGKILL)
 s.p.wait()
 k.stop()

@@ -92,6 +92,8 @@ class Stdio:
         self.next_id = 1000
         self.lines = 0
         self.garbage = []   # stdout lines that are not JSON-RPC 2.0 objects
+        self.validators = None  # tool name -> outputSchema validator (check_outputs)
+        self.validated = {}     # tool name -> results validated
 
     def send(self, msg):
         data = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
@@ -163,12 +165,62 @@ class Stdio:
         params = {"name": name, "arguments": args}
         if meta:
             params["_meta"] = meta
-        return self.request("tools/call", params, timeout=timeout)
+        r = self.request("tools/call", params, timeout=timeout)
+        if self.validators is not None:
+            self.validate_output(name, r)
+        return r
+
+    def check_outputs(self):
+        """Validate every later successful tool result's structuredContent
+        against the outputSchema tools/list gives for it, with
+        python3-jsonschema (an oracle independent of our C): a result that
+        breaks its schema is one a client throws away.  Call after
+        initialize(); outputs_summary() prints what was validated."""
+        try:
+            import jsonschema
+        except ImportError:
+            print("# skip: outputSchema checks: python3-jsonschema is not installed", flush=True)
+            return False
+        self.validators = {}
+        params = {}
+        for _ in range(100):   # tools/list is paged: follow nextCursor
+            r = self.request("tools/list", params)
+            result = (r or {}).get("result") or {}
+            for t in result.get("tools") or []:
+                if "outputSchema" in t:
+                    self.validators[t["name"]] = jsonschema.Draft202012Validator(t["outputSchema"])
+            if not result.get("nextCursor"):
+                break
+            params = {"cursor": result["nextCursor"]}
+        return check("tools/list gives %d outputSchemas to validate results against" % len(self.validators),
+                     self.validators, short(r))
+
+    def validate_output(self, name, r):
+        res = (r or {}).get("result") or {}
+        v = self.validators.get(name)
+        if v is None or res.get("isError") or "structuredContent" not in res:
+            return
+        errors = sorted(v.iter_errors(res["structuredContent"]), key=lambda e: list(e.absolute_path))
+        if errors:
+            e = errors[0]
+            check("%s's result matches its outputSchema" % name, False,
+                  "at %s: %s" % ("/".join(str(x) for x in e.absolute_path) or "(top)", e.message))
+        else:
+            self.validated[name] = self.validated.get(name, 0) + 1
+
+    def outputs_summary(self):
+        if self.validators is not None and self.validated:
+            check("%d results of %d tools matched their outputSchema (%s)" % (
+                sum(self.validated.values()), len(self.validated),
+                ", ".join("%s %d" % kv for kv in sorted(self.validated.items()))),
+                True)
 
     def initialize(self, version="2025-11-25"):
         r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
                                         "clientInfo": {"name": "perflens-tests", "version": "1"}})
         self.notify("notifications/initialized")
+        if os.environ.get("PERFLENS_CHECK_OUTPUTS") == "1" and self.validators is None:
+            self.check_outputs()   # every test's results, when asked (slower)
         return r
 
     def ping_ms(self, timeout=5.0):
@@ -185,6 +237,7 @@ class Stdio:
 
     def close(self):
         """End of input: the server must exit by itself, 0, with no sanitizer report."""
+        self.outputs_summary()
         try:
             self.p.stdin.close()
         except OSError:
