@@ -75,7 +75,6 @@ def start_server(art, *extra, name="link", env_code=True):
             "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file] + list(extra)
     s = Stdio(argv, name)
     s.initialize()
-    s.check_outputs()
     port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
                               if "agent link: listening on" in l), None), 10)
     return s, port

@@ -77,7 +77,6 @@ def server(listen):
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", ART, "--allow-writes", "--agent-listen", listen,
                "--agent-pairing-code-file", code_file, "--allow-device-control", "--binary", BINARY], "live")
     s.initialize()
-    s.check_outputs()
     port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
                               if "agent link: listening on" in l), None), 10)
     return s, port

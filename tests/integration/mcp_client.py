@@ -192,8 +192,10 @@ class Stdio:
             if not result.get("nextCursor"):
                 break
             params = {"cursor": result["nextCursor"]}
-        return check("tools/list gives %d outputSchemas to validate results against" % len(self.validators),
-                     self.validators, short(r))
+        if not self.validators:   # a protocol version without outputSchema, or no tools
+            print("# outputSchema checks: tools/list gave none to check against", flush=True)
+            return False
+        return True
 
     def validate_output(self, name, r):
         res = (r or {}).get("result") or {}
@@ -219,8 +221,8 @@ class Stdio:
         r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
                                         "clientInfo": {"name": "perflens-tests", "version": "1"}})
         self.notify("notifications/initialized")
-        if os.environ.get("PERFLENS_CHECK_OUTPUTS") == "1" and self.validators is None:
-            self.check_outputs()   # every test's results, when asked (slower)
+        if os.environ.get("PERFLENS_CHECK_OUTPUTS") != "0" and self.validators is None:
+            self.check_outputs()   # every test's results (PERFLENS_CHECK_OUTPUTS=0: none)
         return r
 
     def ping_ms(self, timeout=5.0):
