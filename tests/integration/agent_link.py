@@ -270,7 +270,7 @@ d = wait(lambda: next((x for x in devices(s) if x["state"] == "disconnected" and
                        "stopped answering" in (x.get("reason") or "")), None), 15)
 dt = time.monotonic() - t1
 check("an agent that stops reading is detected within the send bound (3 s + a ping interval): %.1f s" % dt,
-      d is not None and dt < 3.0 + 1.1 + 1.5, (dt, [x.get("reason") for x in devices(s)]))
+      d is not None and dt < 3.0 + 1.1 + 1.5 * SCALE, (dt, [x.get("reason") for x in devices(s)]))
 sr.stop()
 
 # ------------------------- the server's send bound: an agent that stops reading
@@ -343,10 +343,10 @@ gone = wait(lambda: next((x for x in devices(s) if x["device"] == d.get("device"
 dt = time.monotonic() - t1
 check("an agent that stops reading while the server sends 8 start commands (~10 KB into a 2 KB window): "
       "the link ends within the send bound, %.1f s (bound 3 s + 1 s ping interval + slack): %s"
-      % (dt, (gone or {}).get("reason")), gone is not None and dt < 3.0 + 1.1 + 2.0, [x.get("reason") for x in devices(s)])
+      % (dt, (gone or {}).get("reason")), gone is not None and dt < 3.0 + 1.1 + 2.0 * SCALE, [x.get("reason") for x in devices(s)])
 check("every command in flight failed at once when the link ended (%.1f s, not their 120 s): %s"
       % (dt_calls, sorted(set(result_text(a)[:90] for a in answers))),
-      all(a and a.get("result", {}).get("isError") for a in answers) and dt_calls < 3.0 + 1.1 + 2.0,
+      all(a and a.get("result", {}).get("isError") for a in answers) and dt_calls < 3.0 + 1.1 + 2.0 * SCALE,
       [result_text(a)[:200] for a in answers])
 sb.stop()
 

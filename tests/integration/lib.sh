@@ -60,6 +60,11 @@ need_shared() {
 		exit 0
 	fi
 }
+# The sanitizer halves of `make check` set CK_TIMEOUT_MULTIPLIER (ASan 4,
+# TSan 10): slack in a deadline scales with it (a whole number here),
+# never a bound the product itself promises.
+SCALE=${CK_TIMEOUT_MULTIPLIER:-1}
+SCALE=${SCALE%%.*}
 # A fresh artifact root per script, removed at exit.  Servers are stopped
 # at exit too, whatever happened: the one in $srv_pid (started by the
 # script) and every pid a python client listed in $WORK/pids.

@@ -21,6 +21,21 @@ def check(what, cond, why=""):
     return bool(cond)
 
 
+# The sanitizer halves of `make check` set it (ASan 4, TSan 10): slack in
+# deadlines scales with it, never a bound the product itself promises.
+SCALE = float(os.environ.get("CK_TIMEOUT_MULTIPLIER") or 1)
+
+
+def until(cond, timeout, step=0.05):
+    """Poll cond() until it is true or timeout (seconds) passes; its last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() >= end:
+            return v
+        time.sleep(step)
+
+
 def short(v, n=300):
     return (v if isinstance(v, str) else json.dumps(v))[:n]
 

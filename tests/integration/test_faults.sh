@@ -378,8 +378,11 @@ def kill_workers():
     check("killed workers: every one of %d calls is answered (%d workers killed, %d error results)" % (N, killed, errors),
           answered == N, "%d answered; %s" % (answered, s.stderr()))
     check("killed workers: no call waits more than 30 s after its kill", not slow, slow)
-    time.sleep(0.5)
-    zombies = [p for p, st in processes().items() if st[0] == "Z" and (st[1] == pid or st[1] in children(pid))]
+    # The zygote reaps killed workers off the caller's path: wait for it.
+    def zombies_left():
+        return [p for p, st in processes().items() if st[0] == "Z" and (st[1] == pid or st[1] in children(pid))]
+    until(lambda: not zombies_left(), 5 * SCALE)
+    zombies = zombies_left()
     check("killed workers: no zombie is left", not zombies, zombies)
     for _ in range(20):
         if fd_count(pid) <= fds0:

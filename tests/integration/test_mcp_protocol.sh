@@ -321,17 +321,17 @@ if check("http: the faults server listens", hf.port, hf.stderr()):
         res["s"] = time.monotonic() - t
     th = threading.Thread(target=hang)
     th.start()
-    workers, end = {}, time.monotonic() + 5
+    workers, end = {}, time.monotonic() + 5 * SCALE
     while not workers and time.monotonic() < end:
         workers = children(hf.pid)
         time.sleep(0.05)
     ms = hf.ping_ms()
     check("http cancel: ping answers at once while a call hangs (%s ms)" % (ms and round(ms)), ms is not None and ms < 1000, ms)
     st, hd, text, msgs = hf.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "h1"}})
-    th.join(5)
+    th.join(5 * SCALE)
     r = res.get("r")
     check("http cancel: the hanging POST returns at once, without a response for its id",
-          r is not None and res["s"] < 5 and not any(m.get("id") == "h1" for m in r[3]), short(str(r)))
+          r is not None and res["s"] < 5 * SCALE and not any(m.get("id") == "h1" for m in r[3]), short(str(r)))
     end = time.monotonic() + 3
     while children(hf.pid) and time.monotonic() < end:
         time.sleep(0.05)

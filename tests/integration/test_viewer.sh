@@ -178,15 +178,17 @@ grep -qi '^Access-Control-' "$WORK/h" && bad="$bad cors"
 curl -s -D "$WORK/h2" -o /dev/null -H "$A" -H "Origin: $base" -X OPTIONS "$base/viewer/api/call"
 grep -qi '^Access-Control-' "$WORK/h2" && bad="$bad cors-preflight"
 [ -z "$bad" ] && ok "$name: strict CSP, nosniff, no framing, no CORS headers" || notok "$name: security headers:$bad; $(oneline "$WORK/h")"
-# Long polling for the live page: an answer on a change, none before.
+# Long polling for the live page: an answer on a change, none before.  The
+# change comes 2 s after the request, so that a loaded (sanitizer) server
+# has taken the request's baseline before it.
 t0=$(date +%s%N)
 curl -s -H "$A" "$base/viewer/api/wait?timeout=2" > "$WORK/w0"
 t1=$(date +%s%N)
-( sleep 1; mkdir -p "$art/sessions/s-test"; echo x > "$art/sessions/s-test/.chunk_000.tmp"; mv "$art/sessions/s-test/.chunk_000.tmp" "$art/sessions/s-test/chunk_000.txt" ) &
+( sleep 2; mkdir -p "$art/sessions/s-test"; echo x > "$art/sessions/s-test/.chunk_000.tmp"; mv "$art/sessions/s-test/.chunk_000.tmp" "$art/sessions/s-test/chunk_000.txt" ) &
 w1_pid=$!
 curl -s -H "$A" "$base/viewer/api/wait?timeout=20" > "$WORK/w1"
 wait "$w1_pid"
-( sleep 1; echo '{"type":"system"}' >> "$art/sessions/s-test/metrics.jsonl" ) &
+( sleep 2; echo '{"type":"system"}' >> "$art/sessions/s-test/metrics.jsonl" ) &
 w2_pid=$!
 curl -s -H "$A" "$base/viewer/api/wait?timeout=20&session=s-test" > "$WORK/w2"
 t2=$(date +%s%N)
