@@ -197,6 +197,36 @@ static json_t *module_json(struct pl_sym_module *m)
 			 (json_int_t)pl_sym_module_symbol_count(m), "lookup", lookup);
 }
 
+/* What to call after this page: when an offset did not resolve, or
+ * resolved without a source line, inspect_elf of the module says which
+ * symbols and debug information it has and where a debug file could come
+ * from (the fix is there, not in calling symbolize again).  A page whose
+ * every answer has its line needs nothing next. */
+static json_t *next_steps_json(json_t *module, json_t *answers)
+{
+	size_t i, unnamed = 0, lineless = 0;
+	json_t *a, *steps = json_array();
+	char why[256];
+
+	json_array_foreach(answers, i, a) {
+		if (!json_is_true(json_object_get(a, "resolved")))
+			unnamed++;
+		else if (!json_object_get(a, "file"))
+			lineless++;
+	}
+	if (!unnamed && !lineless)
+		return steps;
+	snprintf(why, sizeof(why),
+		 "%zu of %zu offsets on this page %s: inspect_elf says which symbols and debug "
+		 "information the file has and where a debug file could come from",
+		 unnamed + lineless, json_array_size(answers),
+		 unnamed ? "did not resolve" : "have no source line");
+	json_array_append_new(steps, tool_next_step("inspect_elf",
+						    json_pack("{s:O}", "path", json_object_get(module, "path")),
+						    why));
+	return steps;
+}
+
 /* ---------------------------------------------------------------- tool */
 
 struct request {
@@ -272,7 +302,7 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	struct pl_symbolizer *s = NULL;
 	char index_dir[PATH_MAX];
 	struct pl_sym_module *m;
-	json_t *answers = NULL;
+	json_t *answers = NULL, *module = NULL;
 	size_t end = 0, nresolved = 0;
 	enum pl_err rc;
 
@@ -309,16 +339,19 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 	tool_page_stop(&r.pg, end);
 	/* Not a call: the offsets (up to PL_SYM_MAX_BATCH) would make it
 	 * bigger than the answers. */
-	*result = json_pack("{s:o,s:O,s:I,s:o}", "module", module_json(m), "answers", answers,
+	module = module_json(m);
+	*result = json_pack("{s:O,s:O,s:I,s:o,s:o}", "module", module, "answers", answers,
 			    "resolved", (json_int_t)nresolved, "page",
 			    tool_page_json(&r.pg, json_sprintf(
 				"symbolize with the same binary/build_id, offsets and inline, and cursor=\"%s\"",
-				r.pg.next)));
+				r.pg.next)),
+			    "next_steps", next_steps_json(module, answers));
 	if (!*result)
 		rc = pl_fail(err, PL_ERR_INTERNAL, "report this as a bug",
 			     "the module's answers could not be encoded");
 out:
 	json_decref(answers);
+	json_decref(module);
 	pl_symbolizer_free(s);
 	free(r.offsets);
 	pl_buf_release(&r.query);

@@ -342,7 +342,7 @@ FIX_ID=$(eu-readelf -n "$WORK/bin/fix_O2" | awk '/Build ID:/ { print $3 }')
 mkdir -p "$WORK/mcp"
 WORK="$WORK" timeout 120 /usr/bin/python3 - "$(cd "$BUILD" && pwd)/perflens-mcp" "$WORK" "$FIX_ID" \
 	"$(nm "$WORK/bin/fix_O2" | awk '$3 == "work_loop" { print "0x" $1 }')" <<'PY'
-import json, os, sys, time
+import json, os, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "integration"))
 from mcp_client import *
 
@@ -366,6 +366,26 @@ sc = (r or {}).get("result", {}).get("structuredContent") or {}
 json.dump(sc, open(work + "/mcp/elf.json", "w"))
 check("mcp inspect_elf: the stripped binary's debuglink file is found", 
       (sc.get("debug", {}).get("separate_file") or {}).get("found_by") == "debuglink", short(r, 500))
+# next_steps as an agent follows them: nothing after answers with their
+# lines; inspect_elf of the module after an offset that did not resolve
+# (the bare binary keeps only .dynsym, and work_loop is not exported:
+# eu-addr2line names nothing there either).
+check("mcp symbolize: every answer has its line, so no next step", sc.get("next_steps") == [], short(sc.get("next_steps")))
+r = s.call("symbolize", {"binary": work + "/bin/bare", "offsets": [off]})
+sc = (r or {}).get("result", {}).get("structuredContent") or {}
+json.dump(sc, open(work + "/mcp/symbolize-bare.json", "w"))
+a2l = subprocess.run(["eu-addr2line", "-f", "-e", work + "/bin/bare", off], capture_output=True, text=True).stdout.split()
+steps = sc.get("next_steps") or []
+step = steps[0] if steps else {}
+if check("mcp symbolize bare: work_loop unresolved (eu-addr2line: %s) and next_steps names inspect_elf of the module" % a2l,
+         sc.get("resolved") == 0 and a2l[:1] == ["??"] and step.get("tool") == "inspect_elf" and
+         step.get("arguments") == {"path": work + "/bin/bare"} and "did not resolve" in step.get("why", ""),
+         short(sc, 600)):
+    r = s.call(step["tool"], step["arguments"])
+    e = (r or {}).get("result", {}).get("structuredContent") or {}
+    check("mcp: following it, inspect_elf says why: stripped, no debug file, only exported functions named",
+          e.get("stripped") is True and (e.get("debug") or {}).get("separate_file") is None and
+          "Only exported" in e.get("symbolization", ""), short(e, 600))
 r = s.call("symbolize", {"binary": "/usr/lib/x86_64-linux-gnu/libc.so.6", "offsets": ["0x10"]})
 check("mcp symbolize: a binary outside the allowed roots is refused", is_tool_error(r, "outside the allowed roots"), short(r))
 check("mcp: the server exits cleanly", s.close() == 0 and not sanitizer_report(s.stderr()), s.stderr()[-300:])
