@@ -23,7 +23,7 @@ import sys
 
 
 def samples(path):
-    run = subprocess.run(["perf", "script", "-i", path, "-F", "tid,time,ip,sym,dso", "--no-inline"],
+    run = subprocess.run(["perf", "script", "-i", path, "-F", "tid,time,ip,sym,symoff,dso", "--no-inline"],
                          capture_output=True, text=True, check=True)
     if not run.stdout.strip():
         raise SystemExit("not ok - perf script -i %s printed nothing: %s" % (path, run.stderr.strip()[:300]))
@@ -42,10 +42,25 @@ def samples(path):
         elif cur is not None:
             ip, rest = line.strip().split(" ", 1)
             sym, dso = rest.rsplit(" (", 1)
-            cur["frames"].append((int(ip, 16), sym, dso.rstrip(")") == "[kernel.kallsyms]"))
+            sym, plus, off = sym.rpartition("+0x")
+            if not plus:  # [unknown]: no offset
+                sym, off = off, "-1"
+            cur["frames"].append((int(ip, 16), sym, dso.rstrip(")") == "[kernel.kallsyms]", int(off, 16)))
     if cur is not None:
         res.append(cur)
     return res
+
+
+def same_frame(i, fp, lbr):
+    """Frame i of the fp chain and of perf's LBR reading name the same call.
+    By symbol, except where the fp frame's return address is the first
+    byte of its function (ld.so's _start calls _dl_start as its last
+    instruction, so its return address opens _dl_start_user): the branch
+    stack holds the call instruction (5 bytes before), in the function
+    before, and perf names that one."""
+    if i > 0 and fp[3] == 0:
+        return lbr[0] == fp[0] - 5
+    return lbr[1] == fp[1]
 
 
 def main():
@@ -60,15 +75,18 @@ def main():
     bad, cut, kern, longest, empty = [], 0, 0, 0, 0
     for i, (x, y) in enumerate(zip(a, b)):
         kx = [f[1] for f in x["frames"] if f[2]]
-        ux = [f[1] for f in x["frames"] if not f[2] and not (f[0] == 0 and f[1] == "[unknown]")]
+        fx = [f for f in x["frames"] if not f[2] and not (f[0] == 0 and f[1] == "[unknown]")]
+        ux = [f[1] for f in fx]
         ky = [f[1] for f in y["frames"] if f[2]]
-        uy = [f[1] for f in y["frames"] if not f[2]]
+        fy = [f for f in y["frames"] if not f[2]]
+        uy = [f[1] for f in fy]
         if kx:
             kern += 1
         if ux and x["head"].split()[-1] in nr0:
             ok = kx == ky and len(uy) == 1
         else:
-            ok = kx == ky and uy == ux[:depth + 1]
+            ok = kx == ky and len(fy) == len(fx[:depth + 1]) and all(
+                same_frame(i, a, b) for i, (a, b) in enumerate(zip(fx, fy)))
         if ux and x["head"].split()[-1] in nr0:
             empty += 1
         if len(ux) > depth + 1:
