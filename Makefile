@@ -5,10 +5,13 @@
 #   make            build the binaries into $(BUILD) (default: build/)
 #   make demo       the evidence workflow on the bundled real captures (tests/demo.sh)
 #   make test       unit tests (check) and integration tests, normal build
-#   make test-san   the same under ASan+UBSan (into build-san/)
+#   make test-san   the same under ASan+UBSan (into build-san/), less the
+#                   integration scripts that run no sanitized code
 #   make check      both of the above: what CI and the README run
-#   make fuzz       each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (clang)
-#   make fuzz-long  the same at nice 19, for a longer FUZZ_SECONDS
+#   make check-fast unit tests and a smoke test of each surface (the edit loop)
+#   make fuzz       a short pass of each libFuzzer harness of tests/fuzz/
+#                   (FUZZ_SECONDS each, FUZZ_JOBS at a time; clang)
+#   make fuzz-long  the same at nice 19, for a longer FUZZ_SECONDS (600)
 #   make test-tsan  unit tests and the threaded integration tests under TSan
 #   make bench      speed benchmarks against peers (prints ratios; not tests)
 #   make agent      the static device agent, x86_64 (musl-gcc + Debian's libzstd.a)
@@ -22,6 +25,13 @@
 BUILD ?= build
 SAN ?=
 CC ?= cc
+# `make` alone builds everything (the agent's rules come first in this file).
+.DEFAULT_GOAL := all
+# Compile jobs of the builds `make check` starts itself, and integration
+# scripts run at once (tests/integration/run.sh -j: most of them wait on
+# perf, servers and timeouts more than they compute).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+IT_JOBS ?= 3
 
 PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c
 # Headers only: tools/core/symbols/debuginfod.c dlopen()s libcurl when a fetch needs it,
@@ -240,13 +250,20 @@ demo: all
 test-unit: $(BUILD)/test_unit
 	$(BUILD)/test_unit
 
-# A server built with test hooks (the test_fault tool), for the sandbox
-# failure tests only; normal builds never contain it.
-$(BUILD)/faults/perflens-mcp: FORCE
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/faults EXTRA_CFLAGS=-DPL_TEST_HOOKS $(BUILD)/faults/perflens-mcp-real
+# A server built with test hooks (the test_fault tool, --no-sandbox), for
+# the sandbox failure tests only; normal builds never contain it.  Only the
+# three files that read PL_TEST_HOOKS are compiled again; the rest are the
+# normal build's objects (named first, the faults objects win over the
+# library's copies of registry.o).
+FAULT_SRC := mcp-server/main.c tools/registry.c tools/test_fault.c
+FAULT_OBJ := $(FAULT_SRC:%.c=$(BUILD)/faults/obj/%.o)
+$(BUILD)/faults/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PL_CFLAGS) $(CFLAGS) -DPL_TEST_HOOKS -MMD -MP -c $< -o $@
+$(BUILD)/faults/obj/mcp-server/%.o: PL_CFLAGS += $(shell pkg-config --cflags libmicrohttpd)
 
-$(BUILD)/perflens-mcp-real: $(MCP_OBJ) $(LIB)
-	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $(BUILD)/perflens-mcp $^ $(PL_LDLIBS) -lpthread
+$(BUILD)/faults/perflens-mcp: $(FAULT_OBJ) $(filter-out $(BUILD)/obj/mcp-server/main.o,$(MCP_OBJ)) $(LIB)
+	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(PL_LDLIBS) -lpthread
 
 FORCE:
 
@@ -258,16 +275,37 @@ node-setup:
 	@sh tests/mcp/setup-agents.sh >/dev/null || echo "make: claude/codex setup failed; the agent setup tests will skip" >&2
 
 test-integration: all agent-cross $(BUILD)/faults/perflens-mcp node-setup
-	@BUILD=$(BUILD) sh tests/integration/run.sh
+	@BUILD=$(BUILD) SAN=$(SAN) sh tests/integration/run.sh -j $(IT_JOBS)
 
-test: test-unit test-fuzz-replay test-integration
+test:
+	+@$(MAKE) --no-print-directory -j$(JOBS) test-build
+	+@$(MAKE) --no-print-directory -j1 test-unit test-fuzz-replay test-integration
 
 # Sanitized code runs two to three times slower: the unit tests' timeouts
 # are scaled for it (check reads CK_TIMEOUT_MULTIPLIER from the environment).
+# The integration scripts tagged `# run.sh: no-asan` run no sanitized code
+# (the static agent, shell and Python checks of files) and are left out.
 test-san:
-	$(MAKE) BUILD=build-san SAN=1 OPT=-O1 CK_TIMEOUT_MULTIPLIER=4 test
+	+@$(MAKE) --no-print-directory BUILD=build-san SAN=1 OPT=-O1 CK_TIMEOUT_MULTIPLIER=4 test
 
-check: test test-san
+# Every test: what CI and the README run.  Each part can be run alone;
+# each prints the seconds it took when it ends.
+CHECK_PARTS := test test-san fuzz test-tsan
+check:
+	@for part in $(CHECK_PARTS); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$part || exit 1; \
+		echo "make check: $$part took $$(( $$(date +%s) - start )) s"; \
+	done
+
+# The edit loop: unit tests and one quick script for each surface (CLI,
+# MCP over stdio and HTTP, the viewer, the agent link, the sandbox), in a
+# few minutes.  CI runs `make check`.
+FAST_TESTS ?= test_cli.sh test_mcp_e2e.sh test_mcp_sandbox.sh test_viewer.sh test_agent_link.sh test_perf_data_native.sh
+check-fast:
+	+@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/test_unit $(BUILD)/faults/perflens-mcp
+	$(BUILD)/test_unit
+	@BUILD=$(BUILD) ONLY="$(FAST_TESTS)" sh tests/integration/run.sh -j $(IT_JOBS)
 
 # ThreadSanitizer (gcc's, which defines __SANITIZE_THREAD__ for the
 # sandbox's address-space guard): the unit tests (the input hash thread, the
@@ -280,17 +318,17 @@ check: test test-san
 # which fails its test; suppressions, each justified, are in tests/tsan.supp.
 TSAN_BUILD ?= build-tsan
 TSAN_TESTS ?= test_mcp_protocol test_mcp_e2e test_perf_data_native test_mcp_bad_input test_compare test_cli test_hotspot_index test_device_session \
-	test_agent.sh test_agent_link.sh test_agent_live.sh
+	test_agent.sh test_agent_server.sh test_agent_link.sh test_agent_live.sh
 # die_after_fork=0: the zygote forks workers from the threaded server and
 # a worker may start its own threads (TSan stops that by default; it cannot
 # follow the parent's threads across fork, which the worker never touches);
 # check's per-test timeouts are 10 times longer (TSan runs 5-15 times slower).
 TSAN_ENV = CK_TIMEOUT_MULTIPLIER=10 TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 die_after_fork=0 suppressions=$(CURDIR)/tests/tsan.supp"
 test-tsan:
-	+@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TSAN=1 \
+	+@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(TSAN_BUILD) OPT=-O1 TSAN=1 \
 		all $(TSAN_BUILD)/test_unit $(TSAN_BUILD)/faults/perflens-mcp
 	$(TSAN_ENV) $(TSAN_BUILD)/test_unit
-	@$(TSAN_ENV) PERFLENS_TSAN=1 BUILD=$(TSAN_BUILD) ONLY="$(TSAN_TESTS)" sh tests/integration/run.sh
+	@$(TSAN_ENV) PERFLENS_TSAN=1 BUILD=$(TSAN_BUILD) ONLY="$(TSAN_TESTS)" sh tests/integration/run.sh -j 2
 
 bench: all
 	@BUILD=$(BUILD) sh bench/run.sh
@@ -312,7 +350,7 @@ clean:
 # $(BUILD)/fuzz-corpus/NAME (the committed corpus stays as it is).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 20
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 fuzz_tag = $(shell sed -n 's|^// fuzz-$(2):||p' tests/fuzz/fuzz_$(1).c)
@@ -340,37 +378,33 @@ test-fuzz-replay: $(FUZZ_REPLAYS)
 		$(BUILD)/fuzz-replay/$$n tests/fuzz/corpus/$$n || { echo "fuzz replay: $$n failed" >&2; exit 1; }; \
 	done
 
+# Everything the tests of one flavour run, so that it is built once, at
+# -j$(JOBS), before any test starts (here, after FUZZ_REPLAYS is known).
+test-build: all agent-cross $(BUILD)/faults/perflens-mcp $(BUILD)/test_unit $(FUZZ_REPLAYS)
+
 # The instrumented build: the whole tree again with clang, libFuzzer's
 # coverage and ASan+UBSan, in $(BUILD)/fuzz.
 FUZZ_MAKE = $(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(FUZZ_CC) OPT=-O1 \
 	EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" PL_LDFLAGS="$(FUZZ_SAN)"
 fuzz-build:
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: $(FUZZ_CC) is missing (apt-get install clang)" >&2; exit 2; }
-	+@$(FUZZ_MAKE) $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzzers/%)
+	+@$(FUZZ_MAKE) -j$(JOBS) $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzzers/%)
 
-# Each harness for FUZZ_SECONDS, one at a time; a crash stops the run and
-# leaves its input in $(BUILD)/fuzz-crashes/ (add it to the corpus once
-# fixed).  FUZZ_ONLY=NAME fuzzes one harness.  FUZZ_NICE=19 is fuzz-long's.
+# Each harness for FUZZ_SECONDS, FUZZ_JOBS at a time (tests/fuzz/run.sh);
+# a crash fails the run and leaves its input in $(BUILD)/fuzz-crashes/ (add
+# it to the corpus once fixed).  `make fuzz` is CI's short pass of every
+# harness; `make fuzz-long` the long runs, at nice 19.  FUZZ_ONLY=NAME
+# fuzzes one harness.
 FUZZ_ONLY ?= $(FUZZ_NAMES)
 FUZZ_NICE ?= 10
+FUZZ_SECONDS_LONG ?= 600
+FUZZ_JOBS ?= $(JOBS)
 fuzz: fuzz-build
-	@mkdir -p $(BUILD)/fuzz-crashes
-	@for n in $(FUZZ_ONLY); do \
-		mkdir -p $(BUILD)/fuzz-corpus/$$n; \
-		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
-		flags=$$(sed -n 's|^// fuzz-flags:||p' tests/fuzz/fuzz_$$n.c); \
-		echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
-		nice -n $(FUZZ_NICE) $(BUILD)/fuzz/fuzzers/$$n -max_total_time=$(FUZZ_SECONDS) \
-			-timeout=30 -rss_limit_mb=2048 -print_final_stats=1 $$dict $$flags \
-			-artifact_prefix=$(BUILD)/fuzz-crashes/$$n- \
-			$(BUILD)/fuzz-corpus/$$n tests/fuzz/corpus/$$n \
-			>$(BUILD)/fuzz-crashes/$$n.log 2>&1 || { tail -60 $(BUILD)/fuzz-crashes/$$n.log >&2; \
-			echo "fuzz: $$n found a crash (input: $(BUILD)/fuzz-crashes/$$n-*)" >&2; exit 1; }; \
-		grep -E '^#[0-9]+ *DONE|stat::number_of_executed_units|cov: ' $(BUILD)/fuzz-crashes/$$n.log | tail -2; \
-	done
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_NICE=$(FUZZ_NICE) FUZZ_JOBS=$(FUZZ_JOBS) \
+		sh tests/fuzz/run.sh $(FUZZ_ONLY)
 
 fuzz-long:
-	@$(MAKE) --no-print-directory fuzz FUZZ_NICE=19 FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_NICE=19 FUZZ_SECONDS=$(FUZZ_SECONDS_LONG)
 
 # ------------------------------------------------------------ install
 # Where `make install` puts things (GNU conventions; DESTDIR for staging).
@@ -414,3 +448,4 @@ uninstall:
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 -include $(AGENT_SRC:%.c=$(BUILD)/agent-obj/x86_64/%.d) $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.d)
 -include $(wildcard $(BUILD)/obj/tests/fuzz/*.d)
+-include $(FAULT_OBJ:.o=.d)

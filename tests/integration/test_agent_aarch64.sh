@@ -3,6 +3,7 @@
 # with hmac proofs both ways against the fake server (agent_peer.py), and
 # a headless round with real perf (qemu-user runs the agent; the perf it
 # executes is this machine's own, which profiles a native workload).
+# run.sh: no-asan: the aarch64 agent under qemu is not built with ASan
 . tests/integration/lib.sh
 AGENT="$(cd "$BUILD" && pwd)/perflens-agent-aarch64"
 HERE="$REPO/tests/integration"

@@ -2,6 +2,7 @@
 # (tests/integration/fake_agent.py: its own HMAC, zstd and sample count),
 # driven through perflens-mcp as an agent would (agent_link.py says what
 # is checked).  Needs the zstd command (the agent compresses with it).
+# run.sh: slow
 . tests/integration/lib.sh
 need_shared "agent link"
 if ! command -v zstd >/dev/null 2>&1; then

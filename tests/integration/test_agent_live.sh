@@ -4,6 +4,7 @@
 # separate hosts in network namespaces this test creates (agent_live.py
 # says what is checked).  Skips, saying why, without the agent binary,
 # root, perf, or ip netns.
+# run.sh: slow
 . tests/integration/lib.sh
 agent="$(cd "$BUILD" && pwd)/perflens-agent"
 server="$(cd "$BUILD" && pwd)/perflens-mcp"

@@ -4,6 +4,7 @@
 # it; `perflens codex-config` prints TOML that python3's tomllib parses,
 # with absolute, correctly escaped paths; usage errors are exit 2 with one
 # JSON error object on stderr.
+# run.sh: no-asan: the Skill and config files the CLI writes, checked by Python
 . tests/integration/lib.sh
 PY=python3
 SKILL=perflens-performance-analysis

@@ -11,6 +11,7 @@
 # python3-jsonschema for every tool result and artifact, and statuses that
 # follow from how the runs were made (sleep 0.03 is slower than sleep 0.01;
 # a 3x larger loop is slower; an artifact against itself shows no change).
+# run.sh: slow
 . tests/integration/lib.sh
 PY=/usr/bin/python3
 if ! $PY -c 'import jsonschema, scipy.stats' 2>/dev/null; then

@@ -10,6 +10,7 @@
 # same depths and verdicts, lbr as failed where perf record refuses it,
 # its output must validate against the tool's outputSchema, and a second
 # call is answered from the cache.
+# run.sh: slow
 . tests/integration/lib.sh
 name="callgraph probe"
 here="$REPO/tests/integration"

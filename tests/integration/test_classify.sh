@@ -17,6 +17,7 @@
 #    against the tools' output schemas;
 #  - cmark-gfm (GitHub's CommonMark parser) for the report's headings and
 #    the escaping of caller text (skipped with a reason when absent).
+# run.sh: slow
 . tests/integration/lib.sh
 need_shared "classify"
 PY=/usr/bin/python3

@@ -9,6 +9,7 @@
 # on the same perf.data), sched and lock runs, a pid attach, and a
 # timeout that must kill perf and the workload it started, leaving no
 # process and no staging folder behind.
+# run.sh: slow
 . tests/integration/lib.sh
 name="collect"
 here="$REPO/tests/integration"

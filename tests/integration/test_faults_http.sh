@@ -5,6 +5,7 @@
 # within a few seconds) and the server's memory stays bounded (its RSS
 # read from /proc, against a bound well under what holding the bodies or
 # a thread stack per refused connection would take).
+# run.sh: slow
 . tests/integration/lib.sh
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
 

@@ -8,6 +8,7 @@
 # bundled capture with the id the build's binary gives, install-skill
 # writing the same Skill as the installed copy), and after uninstall no
 # file left under DESTDIR.
+# run.sh: no-asan: make install's file layout, the same for every build
 . tests/integration/lib.sh
 if ! command -v help2man >/dev/null; then
 	skip "make install: help2man is not installed (apt-get install help2man): the man pages need it"

@@ -8,6 +8,7 @@
 # to the end, call paths with a thread filter, get_hotspot,
 # source_context, classification and one report over several analyses.
 # Every planted cause must be found with its evidence.
+# run.sh: slow
 . tests/integration/lib.sh
 name="investigation"
 need_perf_record "$name"

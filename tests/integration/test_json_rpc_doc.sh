@@ -7,6 +7,7 @@
 # (`perflens call`, the same registry by another road) answers for the
 # same call; the HTTP examples also check status codes and headers.  The
 # HTTP part needs port 8765 free on loopback, as the document uses it.
+# run.sh: serial: the document's HTTP examples need port 8765
 . tests/integration/lib.sh
 if ! command -v curl >/dev/null; then
 	skip "json-rpc doc: curl is not installed"

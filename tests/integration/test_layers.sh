@@ -6,6 +6,7 @@
 # deliberate wrong include of each kind the table forbids (engine -> tools,
 # base -> a higher subsystem, tools -> mcp-server, anything -> sandbox
 # internals, a bare name from another folder), must fail naming each.
+# run.sh: no-asan: a shell check of the includes, no binary
 . "$(dirname "$0")/lib.sh"
 what="layering check"
 cd "$REPO" || exit 1

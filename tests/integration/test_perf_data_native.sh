@@ -13,6 +13,7 @@
 # --allow-process-execution analyzes a perf.data in its worker, then
 # list_hotspots answers from it.  --binary names a moved binary's frames
 # after the native reader as after perf script.
+# run.sh: slow
 . tests/integration/lib.sh
 name="perf.data native"
 here="$REPO/tests/integration"

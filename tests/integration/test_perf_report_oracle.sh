@@ -12,6 +12,7 @@
 # misattributed sample (> 0.1 pp) fails the check.  Checks per workload:
 # totals (sample count and event count), self, children; one workload is
 # also analyzed from the default `perf script` header form.
+# run.sh: slow
 . tests/integration/lib.sh
 name="perf report oracle"
 cmp_py="$REPO/tests/integration/compare_perf_report.py"

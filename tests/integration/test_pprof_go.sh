@@ -18,7 +18,7 @@ if ! command -v go >/dev/null || ! go tool pprof -h >/dev/null 2>&1; then
 	skip "pprof: go tool pprof is not available (apt-get install golang-go)"
 	exit 0
 fi
-export HOME="$WORK" PPROF_TMPDIR="$WORK/pprof-tmp" GOCACHE="$WORK/gocache"
+export HOME="$WORK" PPROF_TMPDIR="$WORK/pprof-tmp" GOCACHE="$GO_CACHE"
 export A="$WORK/art"
 
 # check_export WHAT ANALYSIS_ID EVENT WANT_FILE

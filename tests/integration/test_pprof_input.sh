@@ -18,7 +18,7 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 0
 fi
 art="$WORK/art"
-export HOME="$WORK" GOCACHE="$WORK/gocache" GO111MODULE=off GOFLAGS=
+export HOME="$WORK" GOCACHE="$GO_CACHE" GO111MODULE=off GOFLAGS=
 mkdir -p "$WORK/go"
 cp tests/integration/goprof/main.go "$WORK/go/"
 if ! (cd "$WORK/go" && go build -o goprof main.go) >"$WORK/err" 2>&1; then

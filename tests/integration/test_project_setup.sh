@@ -15,6 +15,7 @@
 # a no-op (no file touched); a read-only project gets no write flags;
 # nothing outside the project is written.  Also claude-config and
 # install-skill --client claude-code.
+# run.sh: no-asan: the real claude and codex CLIs reading the files init wrote
 . tests/integration/lib.sh
 name="project setup"
 PY=/usr/bin/python3

@@ -7,6 +7,7 @@
 # call examples (lines "tool_name {json}") and `mcp__perflens__NAME`
 # mentions must name no tool the server lacks; the installed Skill
 # (perflens install-skill) is the same text.  Nothing is tolerated.
+# run.sh: no-asan: the Skill's text against tools/list
 . tests/integration/lib.sh
 SKILL="$REPO/skill/perflens-performance-analysis/SKILL.md"
 server="$(cd "$BUILD" && pwd)/perflens-mcp"

@@ -92,7 +92,7 @@ func main() {
 	}
 }
 GO
-	if (cd "$WORK/go" && GOCACHE="$WORK/go/cache" GOPATH="$WORK/go/path" GO111MODULE=off GOFLAGS= \
+	if (cd "$WORK/go" && GOCACHE="$GO_CACHE" GOPATH="$WORK/go/path" GO111MODULE=off GOFLAGS= \
 		go build -o spin main.go) >"$WORK/go.err" 2>&1 && "$WORK/go/spin" "$WORK/go/cpu.pprof"; then
 		file -b "$WORK/go/cpu.pprof" | grep -q gzip && ok "Go's pprof file is gzip, says file(1)" ||
 			notok "Go's pprof file: file(1) says $(file -b "$WORK/go/cpu.pprof")"

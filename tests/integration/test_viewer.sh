@@ -14,6 +14,7 @@
 # browser cannot show: 401 without or with a wrong token or cookie, 403
 # for a foreign Origin or Host, 404 for path-like ids, the security
 # headers, no CORS, and that only read-only tools answer.
+# run.sh: slow
 . tests/integration/lib.sh
 name="viewer"
 here="$REPO/tests/integration"

@@ -7,6 +7,7 @@
 # a reload and agree with list_sessions and get_device_metrics read in the
 # page.  Skips, saying why, without the agent, root and perf, Node with
 # puppeteer-core, or Chromium.
+# run.sh: slow
 . tests/integration/lib.sh
 name="viewer live"
 here="$REPO/tests/integration"
