@@ -30,12 +30,14 @@ enum pl_err dev_require_phrases(json_t *args, bool pid, struct pl_error *err)
 
 	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
 		return pl_fail(err, PL_ERR_PATH,
-			       "pass authorization=\"" PL_COLLECT_PHRASE "\" if you are authorized to profile this device",
-			       "capture refused: the call lacks authorization=\"" PL_COLLECT_PHRASE "\"");
+			       "ask the user whether you may profile this device; only the user gives the phrase "
+			       "(authorization), never fill it in yourself",
+			       "capture refused: the call lacks the authorization phrase (argument authorization)");
 	if (pid && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
 		return pl_fail(err, PL_ERR_PATH,
-			       "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\" if you are authorized to attach to this process",
-			       "capture refused: the call lacks pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"");
+			       "ask the user whether you may attach to this process; only the user gives the phrase "
+			       "(pid_authorization), never fill it in yourself",
+			       "capture refused: the call lacks the pid attach phrase (argument pid_authorization)");
 	return PL_OK;
 }
 

@@ -303,7 +303,7 @@ enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx
 		*result = NULL;
 	}
 	if (!rc)
-		tool_steps_check_paths(ctx, *result);
+		tool_steps_check(ctx, *result);
 	if (!rc && json_is_array(json_object_get(*result, TOOL_BLOCKS_KEY)))
 		*blocks = json_incref(json_object_get(*result, TOOL_BLOCKS_KEY));
 	if (!rc)
