@@ -4,6 +4,7 @@
 #include "collectors/collect.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,10 +152,31 @@ void dev_session_uri(const char *session, char *out, size_t cap)
 	snprintf(out, cap, "perflens://artifacts/%s/%s", COLL_SESSIONS_DIR, session);
 }
 
-json_t *dev_analyze_step(const char *session, const char *why)
+/* Does the session's folder hold a chunk (chunk_*) yet? */
+static bool session_has_chunks(const struct tool_ctx *ctx, const char *session)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	bool found = false;
+
+	if (!ctx->artifact_root || !coll_id_ok(session))
+		return false;
+	snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, session);
+	if (!(d = opendir(dir)))
+		return false;
+	while (!found && (e = readdir(d)))
+		found = strncmp(e->d_name, "chunk_", 6) == 0;
+	closedir(d);
+	return found;
+}
+
+json_t *dev_analyze_step(const struct tool_ctx *ctx, const char *session, const char *why)
 {
 	char uri[300];
 
+	if (!session_has_chunks(ctx, session))
+		return NULL;
 	dev_session_uri(session, uri, sizeof(uri));
 	return tool_next_step("analyze_profile", json_pack("{s:s}", "path", uri), why);
 }
