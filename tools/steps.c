@@ -144,8 +144,8 @@ static void check_phrases(struct step_check *sc, const char *tool)
 		    (phrase_args[i].only_with_pid && !json_object_get(sc->args, "pid")))
 			continue;
 		add_need(sc, phrase_args[i].arg);
-		add_operator(sc, "%s: the user's own consent to %s; only the user gives this phrase, never fill it in "
-			     "yourself", phrase_args[i].arg, phrase_args[i].consent);
+		add_operator(sc, "%s: the user's consent to %s; only the user gives the phrase", phrase_args[i].arg,
+			     phrase_args[i].consent);
 	}
 	if (strcmp(tool, "collect_profile") == 0 && !json_object_get(sc->args, "executable") &&
 	    !json_object_get(sc->args, "pid"))
@@ -191,22 +191,22 @@ static void check_flags(struct step_check *sc, const struct tool_def *t)
 		if (strcmp(tool_gates[i].tool, t->name) == 0)
 			g = tool_gates[i].gates;
 	if ((t->needs & TOOL_DEVICE) && !ctx->device_link)
-		add_operator(sc, "the server: restart perflens-mcp with --agent-listen IPV4:PORT or "
+		add_operator(sc, "restart perflens-mcp with --agent-listen IPV4:PORT or "
 			     "--allow-device-control (%s is listed only with the agent link)", t->name);
 	if ((g & GATE_CONTROL) && (!ctx->allow_device_control || !ctx->allow_writes || !ctx->artifact_root))
-		add_operator(sc, "the server: restart perflens-mcp with --allow-device-control --artifact-root DIR "
+		add_operator(sc, "restart perflens-mcp with --allow-device-control --artifact-root DIR "
 			     "--allow-writes");
 	if ((g & GATE_COLLECT) && (!ctx->allow_collection || !ctx->allow_writes || !ctx->artifact_root ||
 				   !ctx->allow_process_execution))
-		add_operator(sc, "the server: restart perflens-mcp with --allow-collection --allow-writes "
+		add_operator(sc, "restart perflens-mcp with --allow-collection --allow-writes "
 			     "--allow-process-execution --artifact-root DIR");
 	else if ((g & GATE_COLLECT) && !ctx->perf.path)
-		add_operator(sc, "the machine: install linux-perf, or start the server with --perf-path FILE");
+		add_operator(sc, "install linux-perf, or start the server with --perf-path FILE");
 	if ((g & GATE_PID) && json_object_get(sc->args, "pid") && !ctx->allow_pid_attach)
-		add_operator(sc, "the server: restart perflens-mcp with --allow-pid-attach to attach to a pid");
+		add_operator(sc, "restart perflens-mcp with --allow-pid-attach to attach to a pid");
 	if (((g & GATE_WRITES) || ((g & GATE_EXPORTS) && !json_is_false(json_object_get(sc->args, "exports")))) &&
 	    (!ctx->allow_writes || !ctx->artifact_root))
-		add_operator(sc, "the server: restart perflens-mcp with --allow-writes --artifact-root DIR");
+		add_operator(sc, "restart perflens-mcp with --allow-writes --artifact-root DIR");
 }
 
 /* ------------------------------------------------------------- machine */
@@ -244,18 +244,17 @@ static void check_tracepoint(struct step_check *sc, const char *name, const char
 	json_t *t;
 
 	if (!sc->caps) {
-		add_unconfirmed(sc, "whether tracepoint %s (%s) exists here", name, for_what);
+		add_unconfirmed(sc, "tracepoint %s (%s)", name, for_what);
 		return;
 	}
 	t = probe_entry(sc->caps, "tracepoints", "name", name, strlen(name));
 	if (t && json_is_true(json_object_get(t, "available")))
 		return;
 	if (t || !some_tracepoint_available(sc->caps))
-		add_operator(sc, "the machine: %s needs tracepoint %s, which the probe did not find (tracefs not "
+		add_operator(sc, "%s needs tracepoint %s, which the probe did not find (tracefs not "
 			     "mounted, or the kernel lacks it): %s", for_what, name, MOUNT_TRACEFS);
 	else
-		add_unconfirmed(sc, "whether tracepoint %s exists (the probe does not look for it; "
-				"`perf list '%s'` says)", name, name);
+		add_unconfirmed(sc, "tracepoint %s (not probed; `perf list '%s'` says)", name, name);
 }
 
 /* One event of a record or stat step. */
@@ -268,12 +267,12 @@ static void check_event(struct step_check *sc, const char *ev, bool record)
 	char what[200];
 
 	if (pl_event_is_offcpu_time(ev)) {
-		add_operator(sc, "the step: '%s' is PerfLens's name for off-CPU time, not an event perf knows "
-			     "(perf exits 129): collect it with collect_profile(mode=\"off_cpu\") instead", ev);
+		add_operator(sc, "'%s' is PerfLens's name for off-CPU time, not an event perf knows (perf exits "
+			     "129): collect it with collect_profile(mode=\"off_cpu\") instead", ev);
 		return;
 	}
 	if (strchr(ev, '/')) {
-		add_unconfirmed(sc, "whether perf knows the PMU event %s (`perf list` says)", ev);
+		add_unconfirmed(sc, "PMU event %s (`perf list` says)", ev);
 		return;
 	}
 	/* "cycles:u" is cycles with a modifier; "sched:sched_switch" a tracepoint. */
@@ -283,20 +282,20 @@ static void check_event(struct step_check *sc, const char *ev, bool record)
 		if (strchr(colon + 1, ':') || strspn(colon + 1, "ukhGHpPSDWe") != strlen(colon + 1))
 			check_tracepoint(sc, ev, what);
 		else
-			add_unconfirmed(sc, "whether perf can %s %.*s here", record ? "sample" : "count", (int)n, ev);
+			add_unconfirmed(sc, "perf can %s %.*s", record ? "sample" : "count", (int)n, ev);
 		return;
 	}
 	if (!e) {
-		add_unconfirmed(sc, "whether perf can %s %s here", record ? "sample" : "count", ev);
+		add_unconfirmed(sc, "perf can %s %s", record ? "sample" : "count", ev);
 		return;
 	}
 	count = json_string_value(json_object_get(e, "count")) ?: "";
 	rec = json_string_value(json_object_get(e, "record")) ?: "";
 	if (strcmp(count, "counted") != 0)
-		add_operator(sc, "the machine: perf cannot count %.*s here (%s; VMs often lack hardware events): "
+		add_operator(sc, "perf cannot count %.*s here (%s; VMs often lack hardware events): "
 			     "use cpu-clock or task-clock", (int)n, ev, count);
 	else if (record && strcmp(rec, "failed") == 0)
-		add_operator(sc, "the machine: perf cannot sample %.*s here: sample cpu-clock", (int)n, ev);
+		add_operator(sc, "perf cannot sample %.*s here: sample cpu-clock", (int)n, ev);
 }
 
 /* What collect_profile asks of the machine, against the probe. */
@@ -328,14 +327,14 @@ static void check_machine(struct step_check *sc)
 	if (strcmp(mode, "record") != 0 || !graph || strcmp(graph, "fp") == 0 || strcmp(graph, "none") == 0)
 		return;
 	if (!sc->caps) {
-		add_unconfirmed(sc, "whether call_graph=\"%s\" yields chains here", graph);
+		add_unconfirmed(sc, "call_graph=\"%s\" yields chains", graph);
 		return;
 	}
 	g = probe_entry(sc->caps, "call_graphs", "mode", graph, strlen(graph));
 	if (!g)
-		add_unconfirmed(sc, "whether call_graph=\"%s\" yields chains here", graph);
+		add_unconfirmed(sc, "call_graph=\"%s\" yields chains", graph);
 	else if (strcmp(json_string_value(json_object_get(g, "status")) ?: "", "real_chains") != 0)
-		add_operator(sc, "the machine: call_graph=\"%s\" yields no real chains here (%s): use what "
+		add_operator(sc, "call_graph=\"%s\" yields no real chains here (%s): use what "
 			     "inspect_collection_capabilities says works", graph,
 			     json_string_value(json_object_get(g, "status")) ?: "unknown");
 }
@@ -380,9 +379,9 @@ static void check_step(const struct tool_ctx *ctx, struct machine *m, json_t *st
 	sc.args = json_deep_copy(json_object_get(step, "arguments"));
 	check_phrases(&sc, tool);
 	if (!t) {
-		add_operator(&sc, "the step: '%s' is no tool of this server; report it", tool);
+		add_operator(&sc, "'%s' is no tool of this server: a bug, report it", tool);
 	} else if (tool_check_args(t, sc.args, &err)) {
-		add_operator(&sc, "the step: its arguments are not a valid %s call (%s); report it", tool, err.text);
+		add_operator(&sc, "not a valid %s call (%s): a bug, report it", tool, err.text);
 	} else {
 		check_flags(&sc, t);
 		if (strcmp(tool, "collect_profile") == 0) {
@@ -395,9 +394,8 @@ static void check_step(const struct tool_ctx *ctx, struct machine *m, json_t *st
 		check_paths(&sc, tool);
 	}
 	if (sc.unconfirmed.len)
-		add_operator(&sc, "unconfirmed: %s%s", sc.unconfirmed.data,
-			     sc.caps ? "" : " (no capability probe of this boot is cached: call "
-			     "inspect_collection_capabilities first)");
+		add_operator(&sc, "unconfirmed here: %s%s", sc.unconfirmed.data,
+			     sc.caps ? "" : " (no capability probe cached: call inspect_collection_capabilities)");
 	json_object_del(step, "needs");
 	json_object_del(step, "operator");
 	if (json_array_size(sc.needs))

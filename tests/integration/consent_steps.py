@@ -138,7 +138,7 @@ def step_rules(where):
                 bad.append("%s %s: %s offered without the user's phrase named" % (w, name, short(st, 200)))
             if st["tool"] == "collect_profile" and "offcpu-time" in json.dumps(args.get("events", [])):
                 bad.append("%s %s: asks perf for offcpu-time: %s" % (w, name, short(st, 200)))
-            if any("report it" in o for o in st.get("operator", [])):
+            if any("a bug, report it" in o for o in st.get("operator", [])):
                 bad.append("%s %s: a step that fails its own tool's inputSchema: %s" % (w, name, short(st, 300)))
     return bad
 
