@@ -74,9 +74,15 @@ refused() { # WHAT WANT_TEXT ARGS...: exit 5 naming WANT_TEXT, nothing written
 	fi
 }
 refused "no --authorize-target" "--authorize-target" --executable "$WORK/bin/fib"
-refused "a wrong phrase" "$P" --executable "$WORK/bin/fib" --authorize-target yes
+refused "a wrong phrase" "the authorization phrase" --executable "$WORK/bin/fib" --authorize-target yes
 refused "a pid without --allow-pid-attach" "--allow-pid-attach" --pid $$ --duration-seconds 1 --authorize-target $P
-refused "a pid without its phrase" "$PP" --pid $$ --duration-seconds 1 --authorize-target $P --allow-pid-attach
+refused "a pid without its phrase" "pid_authorization" --pid $$ --duration-seconds 1 --authorize-target $P --allow-pid-attach
+collect --executable "$WORK/bin/fib" --authorize-target yes
+if grep -q -e "$P" -e "$PP" "$WORK/err"; then
+	notok "$name gate: the refusal quotes a phrase: $(oneline "$WORK/err")"
+else
+	ok "$name gate: the refusal names the authorization argument, never the phrase itself"
+fi
 collect --pid $$ --authorize-target $P --allow-pid-attach --pid-authorization $PP
 [ $? -eq 2 ] && grep -q duration_seconds "$WORK/err" && ok "$name gate: a pid without duration_seconds is a usage error" ||
 	notok "$name gate: pid without duration: $(oneline "$WORK/err")"
