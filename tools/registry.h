@@ -17,6 +17,9 @@
  *     the MCP server confines the worker from the row alone);
  *  4. add tests: a unit test of its logic and a CLI or MCP call checked
  *     against an independent oracle.
+ * A tool that needs a server flag or an authorization phrase also gets
+ * its row in steps.c's tool_gates[] or phrase_args[], so that a step
+ * proposing it says what it needs (tool_steps_check).
  */
 #ifndef PL_REGISTRY_H
 #define PL_REGISTRY_H
