@@ -4,9 +4,14 @@
  * server's flags and the probe's answer mark what a person must do;
  * offcpu-time is never offered as runnable; unknown stays unconfirmed. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tools/registry.h"
+#include "collectors/capabilities.h"
 #include "collectors/collect.h"
 
 static struct tool_ctx ctx;
@@ -246,6 +251,37 @@ START_TEST(a_step_checked_twice_is_unchanged)
 }
 END_TEST
 
+/* The probe's cache counts only for the boot and the perf it was taken
+ * with; anything else is no answer (unknown), never a stale one. */
+START_TEST(the_cached_probe_counts_only_for_its_boot_and_perf)
+{
+	char root[] = "/tmp/test_steps.XXXXXX", dir[64], file[96];
+	json_t *got, *doc;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/collections", root);
+	snprintf(file, sizeof(file), "%s/capabilities.json", dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	doc = json_pack("{s:{s:s,s:{s:s}},s:{s:[]}}", "key", "boot_id", "b-1", "perf", "path", "/usr/bin/perf",
+			"answer", "events");
+	ck_assert_ptr_nonnull(f = fopen(file, "w"));
+	json_dumpf(doc, f, 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(got = coll_capabilities_cached("/usr/bin/perf", root, "b-1"));
+	ck_assert(json_is_array(json_object_get(got, "events")));
+	json_decref(got);
+	ck_assert_ptr_null(coll_capabilities_cached("/usr/bin/perf", root, "b-2"));
+	ck_assert_ptr_null(coll_capabilities_cached("/opt/perf", root, "b-1"));
+	ck_assert_ptr_null(coll_capabilities_cached("/usr/bin/perf", root, NULL));
+	ck_assert_ptr_null(coll_capabilities_cached("/usr/bin/perf", "/nonexistent", "b-1"));
+	unlink(file);
+	rmdir(dir);
+	rmdir(root);
+	json_decref(doc);
+}
+END_TEST
+
 Suite *suite_steps(void)
 {
 	Suite *s = suite_create("steps");
@@ -261,6 +297,7 @@ Suite *suite_steps(void)
 	tcase_add_test(tc, unknown_stays_unconfirmed_never_runnable);
 	tcase_add_test(tc, writes_and_device_control_are_server_flags);
 	tcase_add_test(tc, a_step_checked_twice_is_unchanged);
+	tcase_add_test(tc, the_cached_probe_counts_only_for_its_boot_and_perf);
 	suite_add_tcase(s, tc);
 	return s;
 }
