@@ -157,6 +157,8 @@ inputs = [offcpu, os.path.join(REPO, "fixtures/device-x86/chunk_000.txt.gz"),
           os.path.join(REPO, "fixtures/perf-stat/human-default.txt"),
           os.path.join(SHARED, "peers/flamegraph/test/perf-iperf-stacks-pidtid-01.txt"),
           os.path.join(SHARED, "peers/device-sessions/session-x86-baseline")]
+true = os.path.join(WORK, "true")   # a program under the allowed roots
+subprocess.run(["cp", "/bin/true", true], check=True)
 base = [SERVER, "--allowed-root", WORK, "--allowed-root", REPO, "--allowed-root", SHARED,
         "--artifact-root", ART, "--allow-writes"]
 
@@ -165,9 +167,17 @@ t0 = time.monotonic()
 s = Stdio(base, "reader")
 s.initialize()
 roots = analyses(s, "reader", inputs)
-roots.append(call(s, "reader", "collect_profile", {"mode": "off_cpu", "executable": "/bin/true"}))
+roots.append(call(s, "reader", "collect_profile", {"mode": "off_cpu", "executable": true}))
 roots.append(call(s, "reader", "normalize_benchmark", {"path": os.path.join(REPO, "fixtures/benchmarks/pyperf-baseline.json")}))
-roots.append(call(s, "reader", "inspect_elf", {"path": "/bin/true"}))
+roots.append(call(s, "reader", "inspect_elf", {"path": true}))
+roots.append(call(s, "reader", "symbolize", {"binary": true, "offsets": ["0x1000", "0x2000"]}))
+roots.append(call(s, "reader", "list_artifacts", {}))
+ids = [sc(r)["analysis_id"] for w, n, r in seen if n == "analyze_profile" and sc(r).get("analysis_id")]
+if ids:
+    roots.append(call(s, "reader", "build_report", {"analysis_id": ids[1 % len(ids)], "problem": "slow",
+                                                    "metric": "wall seconds, lower is better"}))
+    roots.append(call(s, "reader", "compare_profiles", {"baseline_id": ids[1 % len(ids)],
+                                                        "candidate_id": ids[1 % len(ids)], "event": "cycles"}))
 oc = [r for w, n, r in seen if n == "classify_hotspots" and "offcpu-time" in json.dumps(sc(r).get("candidates", [])[:1])]
 osteps = [st for r in oc for st in steps_of(sc(r)) if st["tool"] == "collect_profile"]
 check("reader: the off-CPU analysis's remedies collect with mode off_cpu (%d steps), never perf's offcpu-time"
@@ -185,19 +195,35 @@ s.close()
 s = Stdio(base + ["--allow-collection", "--allow-process-execution", "--allow-pid-attach"], "collector")
 s.initialize()
 roots = analyses(s, "collector", inputs[:3])
-r = call(s, "collector", "collect_profile", {"mode": "stat", "executable": "/bin/true"})
+r = call(s, "collector", "collect_profile", {"mode": "stat", "executable": true})
 check("collector: a collection without the phrase is refused, naming the argument, not the phrase",
       is_tool_error(r, "authorization"), result_text(r)[:300])
 r = call(s, "collector", "collect_profile", {"mode": "record", "pid": 1, "duration_seconds": 1,
                                             "authorization": PHRASES[0]})
 check("collector: a pid attach without its phrase is refused, naming pid_authorization",
       is_tool_error(r, "pid_authorization"), result_text(r)[:300])
+# What perf can do here, probed and cached: later steps are checked against it.
+caps = call(s, "collector", "inspect_collection_capabilities", {}, timeout=300)
+roots.append(caps)
+# The user's consent, given by this test as the user would: collections
+# whose results (and their next steps) are walked and followed too.
+for mode, extra in (("stat", {}), ("record", {"call_graph": "fp"})):
+    r = call(s, "collector", "collect_profile", dict({"mode": mode, "executable": true,
+                                                      "authorization": PHRASES[0]}, **extra), timeout=120)
+    check("collector: collect_profile mode %s with the user's phrase collects" % mode, sc(r).get("collection_id"),
+          result_text(r)[:300])
+    roots.append(r)
+roots += analyses(s, "collector probed", inputs[:2])
+probed = [st for rr in roots[-6:] for st in steps_of(sc(rr)) if st["tool"] == "collect_profile"]
+check("collector: with the probe cached, no collect_profile step is left unconfirmed for want of one",
+      sc(caps).get("events") is None or all(not any("no capability probe cached" in o for o in st.get("operator", []))
+                                             for st in probed), short(probed, 400))
 csteps = [st for rr in roots for st in steps_of(sc(rr)) if st["tool"] == "collect_profile"]
 check("collector: %d collect_profile steps, each naming authorization in needs and the user's consent in operator"
       % len(csteps), csteps and all("authorization" in st.get("needs", []) and
                                     any(o.startswith("authorization:") for o in st.get("operator", []))
                                     for st in csteps), short(csteps, 300))
-sent, skipped, bad = follow(s, "collector", roots, budget=40)
+sent, skipped, bad = follow(s, "collector", roots, budget=80)
 check("collector: %d runnable next steps followed to depth 2 succeed (%d skipped)" % (sent, skipped),
       sent > 5 and not bad, bad[:3])
 s.close()
@@ -235,6 +261,9 @@ else:
           cap and set(cap[0].get("needs", [])) >= {"authorization", "pid_authorization"} and
           "authorization" not in cap[0]["arguments"] and cap[0].get("operator"), short(cap, 400))
     roots.append(call(s, "link connected", "get_device_metrics", {"device": dev, "type": "system"}))
+    roots.append(call(s, "link connected", "configure_device_metrics", {"device": dev, "interval_seconds": 1}))
+    roots.append(call(s, "link connected", "connect_device", {"host": "127.0.0.1", "port": 9,
+                                                             "pairing_code": "pairing-Code-34"}))
     roots.append(call(s, "link connected", "start_capture", {"device": dev, "pid": 3}))
     followed = [follow(s, "link connected", roots, budget=20)]
     # The user's consent, given by this test as the user would.
