@@ -608,8 +608,7 @@ static enum pl_err commit(const char *parent, const char *staging, json_t *meta,
 	return rc;
 }
 
-/* Is `ev` a tracepoint (sys:name), not an event with modifiers (cycles:u)? */
-static bool is_tracepoint(const char *ev)
+bool pl_collect_is_tracepoint(const char *ev)
 {
 	const char *colon = strchr(ev, ':');
 
@@ -632,7 +631,7 @@ static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_err
 		if (pl_event_is_offcpu_time(r->events[i]))
 			return pl_fail(err, PL_ERR_USAGE, "collect off-CPU time with mode=\"off_cpu\" (no events)",
 				       "'%s' is PerfLens's name for off-CPU time, not an event perf knows", r->events[i]);
-		if (!tracepoint && is_tracepoint(r->events[i]))
+		if (!tracepoint && pl_collect_is_tracepoint(r->events[i]))
 			tracepoint = r->events[i];
 	}
 	if (r->mode != PL_COLLECT_OFF_CPU && r->mode != PL_COLLECT_SCHED && r->mode != PL_COLLECT_LOCK && !tracepoint)

@@ -279,7 +279,7 @@ static void check_event(struct step_check *sc, const char *ev, bool record)
 	e = sc->caps ? probe_entry(sc->caps, "events", "event", ev, n) : NULL;
 	if (colon && !e) {
 		snprintf(what, sizeof(what), "event %s", ev);
-		if (strchr(colon + 1, ':') || strspn(colon + 1, "ukhGHpPSDWe") != strlen(colon + 1))
+		if (pl_collect_is_tracepoint(ev))
 			check_tracepoint(sc, ev, what);
 		else
 			add_unconfirmed(sc, "perf can %s %.*s", record ? "sample" : "count", (int)n, ev);
