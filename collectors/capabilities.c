@@ -18,6 +18,7 @@
 #include "base/util.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,38 @@ static json_t *cached_answer(const char *cache, json_t *key)
 		r = json_deep_copy(json_object_get(old, "answer"));
 		json_object_set_new(r, "cached", json_true());
 	}
+	json_decref(old);
+	return r;
+}
+
+static char *boot_id_copy;
+static pthread_once_t boot_id_once = PTHREAD_ONCE_INIT;
+
+static void read_boot_id(void)
+{
+	boot_id_copy = read_small("/proc/sys/kernel/random/boot_id");
+}
+
+const char *coll_boot_id(void)
+{
+	pthread_once(&boot_id_once, read_boot_id);
+	return boot_id_copy;
+}
+
+json_t *coll_capabilities_cached(const char *perf_path, const char *artifact_root, const char *boot_id)
+{
+	char cache[4200];
+	json_t *old, *key, *r = NULL;
+
+	if (!perf_path || !artifact_root || !boot_id)
+		return NULL;
+	snprintf(cache, sizeof(cache), "%.4000s/collections/capabilities.json", artifact_root);
+	old = json_load_file(cache, 0, NULL);
+	key = json_object_get(old, "key");
+	if (json_is_object(json_object_get(old, "answer")) &&
+	    strcmp(json_string_value(json_object_get(key, "boot_id")) ?: "", boot_id) == 0 &&
+	    strcmp(json_string_value(json_object_get(json_object_get(key, "perf"), "path")) ?: "", perf_path) == 0)
+		r = json_incref(json_object_get(old, "answer"));
 	json_decref(old);
 	return r;
 }

@@ -25,6 +25,19 @@
 enum pl_err coll_capabilities(const char *perf_path, const char *workload, const char *artifact_root,
 			      bool refresh, json_t **result, struct pl_error *err);
 
+/* The answer coll_capabilities() last cached under ARTIFACT_ROOT, if it
+ * was probed on boot `boot_id` (coll_boot_id()) with `perf_path`; NULL
+ * otherwise (never probed, another boot, another perf, unreadable: then
+ * nothing is known).  Reads one file and runs nothing, so a sandboxed
+ * worker may call it (it reads the artifact root; the boot id it cannot
+ * read is the one its parent took, see coll_boot_id).  New reference. */
+json_t *coll_capabilities_cached(const char *perf_path, const char *artifact_root, const char *boot_id);
+
+/* This boot's id (/proc/sys/kernel/random/boot_id), read once per process
+ * and kept; NULL when it cannot be read.  Call it before forking workers
+ * that cannot read /proc: they inherit the copy. */
+const char *coll_boot_id(void);
+
 /* One event: counted with perf stat (over `perf version`) and, for
  * cpu-clock and cycles, sampled with perf record into `scratch` (the file
  * is removed): {event, count, record, detail}, new.  What `perflens

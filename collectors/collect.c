@@ -32,6 +32,7 @@
 #include "coll_int.h"
 #include "base/sha256.h"
 #include "base/util.h"
+#include "profile/profile.h"
 
 #define MAX_ARGV (PL_COLLECT_MAX_ARGS + 2 * PL_COLLECT_MAX_EVENTS + 32)
 /* What perf script or report may print after a recording, streamed (to
@@ -607,19 +608,43 @@ static enum pl_err commit(const char *parent, const char *staging, json_t *meta,
 	return rc;
 }
 
-/* The modes that record tracepoints need tracefs mounted.  perf mounts it
- * itself when it is not, but that mount(2) is one the sandbox forbids
- * (the worker is killed by SIGSYS), so a machine where nothing mounted it
- * yet is told how to, before anything runs. */
+bool pl_collect_is_tracepoint(const char *ev)
+{
+	const char *colon = strchr(ev, ':');
+
+	return colon && strspn(colon + 1, "ukhGHpPSDWe") != strlen(colon + 1);
+}
+
+/* The modes that record tracepoints, and tracepoint events, need tracefs
+ * mounted.  perf mounts it itself when it is not, but that mount(2) is one
+ * the sandbox forbids (the worker is killed by SIGSYS), so a machine where
+ * nothing mounted it yet is told how to, before anything runs.  An event
+ * only PerfLens names (offcpu-time) is refused with the mode that makes
+ * it: perf would exit 129. */
 static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_error *err)
 {
 	static const char *const roots[] = {"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"};
+	bool events_used = r->mode == PL_COLLECT_RECORD || r->mode == PL_COLLECT_STAT;
+	const char *tracepoint = NULL;
 
-	if (r->mode != PL_COLLECT_OFF_CPU && r->mode != PL_COLLECT_SCHED && r->mode != PL_COLLECT_LOCK)
+	for (size_t i = 0; events_used && i < r->nevents; i++) {
+		if (pl_event_is_offcpu_time(r->events[i]))
+			return pl_fail(err, PL_ERR_USAGE, "collect off-CPU time with mode=\"off_cpu\" (no events)",
+				       "'%s' is PerfLens's name for off-CPU time, not an event perf knows", r->events[i]);
+		if (!tracepoint && pl_collect_is_tracepoint(r->events[i]))
+			tracepoint = r->events[i];
+	}
+	if (r->mode != PL_COLLECT_OFF_CPU && r->mode != PL_COLLECT_SCHED && r->mode != PL_COLLECT_LOCK && !tracepoint)
 		return PL_OK;
 	for (size_t i = 0; i < PL_ARRAY_LEN(roots); i++)
 		if (access(roots[i], F_OK) == 0)
 			return PL_OK;
+	if (tracepoint)
+		return pl_fail(err, PL_ERR_UNSUPPORTED,
+			       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
+			       "inside this server's sandbox), then call again; or leave the tracepoint out",
+			       "event '%s' is a tracepoint, and tracefs is not mounted (no /sys/kernel/tracing/events)",
+			       tracepoint);
 	return pl_fail(err, PL_ERR_UNSUPPORTED,
 		       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
 		       "inside this server's sandbox), then call again; mode=record needs no tracepoints",

@@ -61,6 +61,10 @@ struct pl_collect_env {
 enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		       json_t **result, struct pl_error *err);
 
+/* Is event `ev` a tracepoint (sys:name, which needs tracefs), not an
+ * event with modifiers (cycles:u)? */
+bool pl_collect_is_tracepoint(const char *ev);
+
 /* "perf version 6.1.187", or NULL when perf does not say. */
 char *pl_perf_version(const char *perf_path);
 

@@ -121,10 +121,8 @@ static json_t *step_brief(json_t *s)
 	if (!tool)
 		return json_pack("{s:O,s:O}", "command", json_object_get(s, "command"),
 				 "why", json_object_get(s, "why"));
-	json_t *step = json_pack("{s:O,s:O,s:O}", "tool", tool, "arguments", json_object_get(s, "arguments"),
-				 "why", json_object_get(s, "why"));
-	tool_step_needs(step);
-	return step;
+	return json_pack("{s:O,s:O,s:O}", "tool", tool, "arguments", json_object_get(s, "arguments"),
+			 "why", json_object_get(s, "why"));
 }
 
 static json_t *map_array(json_t *list, size_t max, json_t *(*fn)(json_t *))

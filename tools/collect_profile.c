@@ -29,7 +29,7 @@ static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pi
 
 	if (!ctx->allow_collection)
 		return gate(err, "collection is not enabled (the server was not started with --allow-collection)",
-			    "restart perflens-mcp with --allow-collection --allow-writes --allow-process-execution --artifact-root DIR; the CLI needs --authorize-target " PL_COLLECT_PHRASE);
+			    "restart perflens-mcp with --allow-collection --allow-writes --allow-process-execution --artifact-root DIR; the CLI needs --authorize-target PHRASE");
 	if (!ctx->allow_writes || !ctx->artifact_root)
 		return gate(err, "the server was not started with --allow-writes",
 			    "restart perflens-mcp with --allow-writes --artifact-root DIR");
@@ -40,16 +40,18 @@ static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pi
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "install linux-perf or pass --perf-path FILE",
 			       "collection refused: no perf was found");
 	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
-		return gate(err, "the call lacks authorization=\"" PL_COLLECT_PHRASE "\"",
-			    "pass authorization=\"" PL_COLLECT_PHRASE "\" (CLI: --authorize-target " PL_COLLECT_PHRASE ") if you are authorized to profile this target");
+		return gate(err, "the call lacks the authorization phrase (argument authorization)",
+			    "ask the user whether you may profile this target; only the user gives the phrase "
+			    "(authorization; CLI: --authorize-target), never fill it in yourself");
 	if (!pid_mode)
 		return PL_OK;
 	if (!ctx->allow_pid_attach)
 		return gate(err, "attaching to a pid needs --allow-pid-attach at server start",
 			    "restart perflens-mcp with --allow-pid-attach, or start the program with executable=");
 	if (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0)
-		return gate(err, "the call lacks pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"",
-			    "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\" if you are authorized to attach to this process");
+		return gate(err, "the call lacks the pid attach phrase (argument pid_authorization)",
+			    "ask the user whether you may attach to this process; only the user gives the phrase "
+			    "(pid_authorization), never fill it in yourself");
 	if (!json_object_get(args, "duration_seconds"))
 		return pl_fail(err, PL_ERR_USAGE, "pass duration_seconds (1 to 300)",
 			       "attaching to a pid needs a bounded duration_seconds");

@@ -12,6 +12,7 @@
 #include "base/escape.h"
 #include "store/artifact.h"
 #include "export/flamepng.h"
+#include "collectors/capabilities.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -344,78 +345,7 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 
 json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why)
 {
-	json_t *step = json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
-
-	tool_step_needs(step);
-	return step;
-}
-
-/* A collection can never be sent as it is: what to profile is the
- * caller's to name, and so is the authorization phrase (a result that
- * carried it would be the server authorizing itself).  `needs` says so in
- * the step, so that an agent following next_steps adds them instead of
- * sending a call that can only fail. */
-void tool_step_needs(json_t *step)
-{
-	json_t *args = json_object_get(step, "arguments"), *needs;
-
-	if (!json_is_object(args) || strcmp(json_string_value(json_object_get(step, "tool")) ?: "", "collect_profile"))
-		return;
-	needs = json_array();
-	if (!json_object_get(args, "executable") && !json_object_get(args, "pid"))
-		json_array_append_new(needs, json_string("executable or pid"));
-	if (!json_object_get(args, "authorization"))
-		json_array_append_new(needs, json_string("authorization"));
-	if (json_array_size(needs))
-		json_object_set_new(step, "needs", needs);
-	else
-		json_decref(needs);
-}
-
-/* The tools whose step arguments name a file the worker opens. */
-static const struct {
-	const char *tool, *arg;
-} step_file_args[] = {
-	{"inspect_elf", "path"},
-	{"symbolize", "binary"},
-	{"analyze_profile", "path"},
-};
-
-static void check_step_path(const struct tool_ctx *ctx, json_t *step)
-{
-	const char *tool = json_string_value(json_object_get(step, "tool"));
-	json_t *args = json_object_get(step, "arguments"), *needs;
-	char resolved[PATH_MAX];
-	struct pl_error err = {0};
-
-	for (size_t i = 0; i < sizeof(step_file_args) / sizeof(*step_file_args); i++) {
-		const char *path = json_string_value(json_object_get(args, step_file_args[i].arg));
-		if (strcmp(tool, step_file_args[i].tool) || !path ||
-		    !tool_resolve_input(ctx, path, resolved, sizeof(resolved), &err))
-			continue;
-		if (!json_is_array(needs = json_object_get(step, "needs")))
-			json_object_set_new(step, "needs", needs = json_array());
-		json_array_append_new(needs, json_sprintf("%s: a copy under an allowed root (%s)",
-			step_file_args[i].arg, err.code == PL_ERR_PATH ? "this one is outside them" :
-			"this one is not here"));
-	}
-}
-
-void tool_steps_check_paths(const struct tool_ctx *ctx, json_t *v)
-{
-	const char *key;
-	json_t *x;
-	size_t i;
-
-	if (json_is_object(v)) {
-		if (json_is_string(json_object_get(v, "tool")) && json_is_object(json_object_get(v, "arguments")))
-			check_step_path(ctx, v);
-		json_object_foreach(v, key, x)
-			tool_steps_check_paths(ctx, x);
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, x)
-			tool_steps_check_paths(ctx, x);
-	}
+	return json_pack("{s:s,s:o,s:s}", "tool", tool, "arguments", arguments_new, "why", why);
 }
 
 bool tool_add_picture(json_t *result, const void *png, size_t n)
@@ -468,4 +398,7 @@ void tool_preload_for_workers(void)
 {
 	/* A server without libcairo still serves; its pictures say why not. */
 	(void)pl_flamepng_preload();
+	/* Workers cannot read /proc: the boot id the step check compares the
+	 * capability cache with is taken now (collectors/capabilities.h). */
+	(void)coll_boot_id();
 }

@@ -4,6 +4,7 @@
 #include "collectors/collect.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,14 @@ enum pl_err dev_require_phrases(json_t *args, bool pid, struct pl_error *err)
 
 	if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
 		return pl_fail(err, PL_ERR_PATH,
-			       "pass authorization=\"" PL_COLLECT_PHRASE "\" if you are authorized to profile this device",
-			       "capture refused: the call lacks authorization=\"" PL_COLLECT_PHRASE "\"");
+			       "ask the user whether you may profile this device; only the user gives the phrase "
+			       "(authorization), never fill it in yourself",
+			       "capture refused: the call lacks the authorization phrase (argument authorization)");
 	if (pid && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
 		return pl_fail(err, PL_ERR_PATH,
-			       "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\" if you are authorized to attach to this process",
-			       "capture refused: the call lacks pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"");
+			       "ask the user whether you may attach to this process; only the user gives the phrase "
+			       "(pid_authorization), never fill it in yourself",
+			       "capture refused: the call lacks the pid attach phrase (argument pid_authorization)");
 	return PL_OK;
 }
 
@@ -149,10 +152,31 @@ void dev_session_uri(const char *session, char *out, size_t cap)
 	snprintf(out, cap, "perflens://artifacts/%s/%s", COLL_SESSIONS_DIR, session);
 }
 
-json_t *dev_analyze_step(const char *session, const char *why)
+/* Does the session's folder hold a chunk (chunk_*) yet? */
+static bool session_has_chunks(const struct tool_ctx *ctx, const char *session)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	bool found = false;
+
+	if (!ctx->artifact_root || !coll_id_ok(session))
+		return false;
+	snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, session);
+	if (!(d = opendir(dir)))
+		return false;
+	while (!found && (e = readdir(d)))
+		found = strncmp(e->d_name, "chunk_", 6) == 0;
+	closedir(d);
+	return found;
+}
+
+json_t *dev_analyze_step(const struct tool_ctx *ctx, const char *session, const char *why)
 {
 	char uri[300];
 
+	if (!session_has_chunks(ctx, session))
+		return NULL;
 	dev_session_uri(session, uri, sizeof(uri));
 	return tool_next_step("analyze_profile", json_pack("{s:s}", "path", uri), why);
 }

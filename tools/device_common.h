@@ -37,8 +37,15 @@ json_t *dev_load_session(const struct tool_ctx *ctx, const char *session);
 /* "perflens://artifacts/sessions/ID" */
 void dev_session_uri(const char *session, char *out, size_t cap);
 
-/* The analyze_profile step for a session (new). */
-json_t *dev_analyze_step(const char *session, const char *why);
+/* The analyze_profile step for a session (new), or NULL while the
+ * session holds no chunk yet (analyze_profile could only refuse it). */
+json_t *dev_analyze_step(const struct tool_ctx *ctx, const char *session, const char *why);
+/* Append `step_new` (stolen) to `steps` unless it is NULL. */
+static inline void dev_steps_add(json_t *steps, json_t *step_new)
+{
+	if (step_new)
+		json_array_append_new(steps, step_new);
+}
 
 /* The JSON kinds of the device tools' outputSchemas. */
 enum dev_kind { DEV_STRING, DEV_INT, DEV_NUMBER, DEV_BOOL, DEV_OBJECT, DEV_ARRAY, DEV_STRINGS };

@@ -18,7 +18,7 @@ enum pl_err tool_disconnect_device(const struct tool_ctx *ctx, json_t *args, jso
 	}
 	d = json_object_get(answer, "device");
 	if (json_is_string(json_object_get(d, "session")))
-		json_array_append_new(steps, dev_analyze_step(json_string_value(json_object_get(d, "session")),
+		dev_steps_add(steps, dev_analyze_step(ctx, json_string_value(json_object_get(d, "session")),
 			"analyze the device's last session"));
 	*result = json_pack("{s:o,s:o,s:o}", "device", dev_brief(d), "state", dev_state(d),
 			    "next_steps", steps);

@@ -50,11 +50,10 @@ enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args,
 	}
 	page = dev_page_slice(kept, &pg);
 	if (json_array_size(page) && ctx->allow_device_control)
-		json_array_append_new(steps, tool_next_step("start_capture", json_pack("{s:s,s:O,s:s,s:s}",
-			"device", device, "pid", json_object_get(json_array_get(page, 0), "pid"),
-			"authorization", "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING",
-			"pid_authorization", "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"),
-			"profile the busiest listed process, if you are authorized to"));
+		/* The phrases are the user's to give: needs names them. */
+		json_array_append_new(steps, tool_next_step("start_capture", json_pack("{s:s,s:O}",
+			"device", device, "pid", json_object_get(json_array_get(page, 0), "pid")),
+			"profile the busiest listed process, once the user has said you may"));
 	*result = json_pack("{s:s,s:o,s:o,s:o}", "device", device, "processes", page, "next_steps", steps,
 			    "page", tool_page_json(&pg, tool_page_call(&pg, "list_device_processes", args, NULL)));
 	json_decref(answer);

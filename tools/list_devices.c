@@ -57,13 +57,13 @@ enum pl_err tool_list_devices(const struct tool_ctx *ctx, json_t *args, json_t *
 		json_int_t session_chunks = json_integer_value(json_object_get(d, "session_chunks"));
 		const char *last = json_string_value(json_object_get(d, "last_session"));
 		if (session && session_chunks > 0 && json_array_size(steps) < 5)
-			json_array_append_new(steps, dev_analyze_step(session, "analyze the chunks of this device's session so far"));
+			dev_steps_add(steps, dev_analyze_step(ctx, session, "analyze the chunks of this device's session so far"));
 		else if (last && json_array_size(steps) < 5)
 			/* No capture is writing chunks (the open session, if any,
 			 * holds metrics only): a capture that stopped by itself
 			 * (duration_seconds, its target exited) left a finished
 			 * session nobody named yet. */
-			json_array_append_new(steps, dev_analyze_step(last, "analyze the device's last finished session"));
+			dev_steps_add(steps, dev_analyze_step(ctx, last, "analyze the device's last finished session"));
 	}
 	*result = json_pack("{s:o,s:o,s:o,s:o}", "devices", page, "link", link ? link : json_null(),
 			    "next_steps", steps,

@@ -90,7 +90,7 @@ enum pl_err tool_list_sessions(const struct tool_ctx *ctx, json_t *args, json_t 
 	page = dev_page_slice(all, &pg);
 	json_array_foreach(page, i, s)
 		if (json_integer_value(json_object_get(s, "chunks")) > 0 && json_array_size(steps) < 3)
-			json_array_append_new(steps, dev_analyze_step(json_string_value(json_object_get(s, "session")),
+			dev_steps_add(steps, dev_analyze_step(ctx, json_string_value(json_object_get(s, "session")),
 				json_is_true(json_object_get(s, "live")) ? "analyze the chunks of this live session so far"
 									 : "analyze this session"));
 	*result = json_pack("{s:o,s:o,s:o}", "sessions", page, "next_steps", steps,

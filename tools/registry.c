@@ -5,7 +5,8 @@
  * maxLength, pattern, required, additionalProperties false), fills the
  * schema's defaults, then runs the handler.  So a handler never sees a
  * missing required key, a wrong type or an unknown key, and the error a
- * caller gets names the property and what would be valid.
+ * caller gets names the property and what would be valid.  Every result
+ * then passes the one check of its next steps (steps.c) before it leaves.
  */
 #include "registry.h"
 #include "base/schemas.h"
@@ -303,7 +304,7 @@ enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx
 		*result = NULL;
 	}
 	if (!rc)
-		tool_steps_check_paths(ctx, *result);
+		tool_steps_check(ctx, *result);
 	if (!rc && json_is_array(json_object_get(*result, TOOL_BLOCKS_KEY)))
 		*blocks = json_incref(json_object_get(*result, TOOL_BLOCKS_KEY));
 	if (!rc)

@@ -17,6 +17,9 @@
  *     the MCP server confines the worker from the row alone);
  *  4. add tests: a unit test of its logic and a CLI or MCP call checked
  *     against an independent oracle.
+ * A tool that needs a server flag or an authorization phrase also gets
+ * its row in steps.c's tool_gates[] or phrase_args[], so that a step
+ * proposing it says what it needs (tool_steps_check).
  */
 #ifndef PL_REGISTRY_H
 #define PL_REGISTRY_H
@@ -235,18 +238,34 @@ json_t *tool_page_step(const struct tool_page *pg, const char *tool, json_t *arg
  * the order of `args` (borrowed); a new string. */
 json_t *tool_call_text(const char *tool, json_t *args);
 
-/* One entry of a result's next_steps: a tool call an agent can send as
- * it is, {"tool", "arguments" (stolen), "why"}; a new reference.  A step
- * that needs a value only the agent has is advice, not a next step. */
+/* One entry of a result's next_steps: {"tool", "arguments" (stolen),
+ * "why"}, a new reference.  A step that needs a value only the agent has
+ * is advice, not a next step.  Never put an authorization phrase in one:
+ * tool_steps_check names it in `needs` instead. */
 json_t *tool_next_step(const char *tool, json_t *arguments_new, const char *why);
-/* `needs` on a step: the arguments the caller must add before sending it
- * (for collect_profile: what to profile and the authorization phrase). */
-void tool_step_needs(json_t *step);
-/* Every step in a result (at any depth) whose file argument this server
- * cannot read (a device's module path, a library outside the allowed
- * roots) gains `needs` naming that argument, so that it is not sent as it
- * is to fail with path_refused. */
-void tool_steps_check_paths(const struct tool_ctx *ctx, json_t *result);
+
+/* The one check of next steps (steps.c), run on every result before it
+ * leaves tool_run: each step, at any depth of `result` (an object with a
+ * string "tool" and an object "arguments"), loses any authorization
+ * phrase and gains
+ *   "needs": the arguments the caller must add first ("authorization",
+ *     "pid_authorization", "executable or pid", "path: a copy under an
+ *     allowed root (...)"), and
+ *   "operator": what a person must do before it can work, each saying
+ *     what to do: the user's consent (a phrase), a server flag, tracefs,
+ *     an event perf cannot count or does not know, a step whose
+ *     arguments fail the tool's inputSchema (a bug), or what the
+ *     capability probe could not confirm ("unconfirmed: ...").
+ * A step without "operator" is one to send, once its needs are added.
+ * What the machine can do is the probe's cached answer for this boot
+ * (tool_machine_caps); without one, it is unconfirmed, never assumed.
+ * tool_steps_check_with takes that answer from the caller (borrowed; NULL:
+ * none), for tests. */
+void tool_steps_check(const struct tool_ctx *ctx, json_t *result);
+void tool_steps_check_with(const struct tool_ctx *ctx, json_t *caps, json_t *result);
+/* The capability probe's cached answer for this boot and perf, or NULL
+ * (new reference). */
+json_t *tool_machine_caps(const struct tool_ctx *ctx);
 
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

@@ -41,13 +41,13 @@ enum pl_err tool_start_capture(const struct tool_ctx *ctx, json_t *args, json_t 
 	if ((rc = dev_request(ctx, "start", device, req, 50000, &answer, err)))
 		return rc;
 	d = json_object_get(answer, "device");
-	steps = json_pack("[o,o]",
-		tool_next_step("list_devices", json_object(), "watch chunks and samples arrive"),
-		tool_next_step("stop_capture", json_pack("{s:s}", "device", device),
-			       "stop when enough was captured; its next step analyzes the session"));
+	/* stop_capture last: it ends what the others look at. */
+	steps = json_pack("[o]", tool_next_step("list_devices", json_object(), "watch chunks and samples arrive"));
 	if (json_is_string(json_object_get(d, "session")))
 		json_array_append_new(steps, tool_next_step("get_device_metrics",
 			json_pack("{s:s,s:s}", "device", device, "type", "process"), "the process's health while profiled"));
+	json_array_append_new(steps, tool_next_step("stop_capture", json_pack("{s:s}", "device", device),
+		"stop when enough was captured; its next step analyzes the session"));
 	*result = json_pack("{s:o,s:o,s:o,s:o}", "device", dev_brief(d),
 			    "session", dev_typed_or_null(d, "session", DEV_STRING),
 			    "capture", dev_typed_or_null(answer, "answer", DEV_OBJECT), "next_steps", steps);

@@ -20,7 +20,7 @@ enum pl_err tool_stop_capture(const struct tool_ctx *ctx, json_t *args, json_t *
 	a = json_object_get(answer, "answer");
 	session = json_object_get(a, "session");
 	if (json_is_string(session)) {
-		json_array_append_new(steps, dev_analyze_step(json_string_value(session),
+		dev_steps_add(steps, dev_analyze_step(ctx, json_string_value(session),
 			"analyze the finished session: hotspots per event"));
 		meta = dev_load_session(ctx, json_string_value(session));
 	}

@@ -1395,11 +1395,11 @@ static json_t *gate(json_t *req, const char *op)
 		return fail_answer("the metrics interval must be 1..3600 s", "pass interval_seconds within range");
 	if (strcmp(op, "start") == 0 || strcmp(op, "resume") == 0) {
 		if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
-			return fail_answer("the request lacks the collection authorization phrase",
-					   "pass authorization=\"" PL_COLLECT_PHRASE "\"");
+			return fail_answer("the request lacks the collection authorization phrase (authorization)",
+					   "only the user gives the phrase: ask whether you may profile this device");
 		if (strcmp(op, "start") == 0 && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
-			return fail_answer("the request lacks the pid attach phrase",
-					   "pass pid_authorization=\"" PL_PID_ATTACH_PHRASE "\"");
+			return fail_answer("the request lacks the pid attach phrase (pid_authorization)",
+					   "only the user gives the phrase: ask whether you may attach to this process");
 	}
 	return NULL;
 }

@@ -75,9 +75,28 @@ refused() { # WHAT WANT_TEXT ARGS...: exit 5 naming WANT_TEXT, nothing written
 	fi
 }
 refused "no --authorize-target" "--authorize-target" --executable "$WORK/bin/fib"
-refused "a wrong phrase" "$P" --executable "$WORK/bin/fib" --authorize-target yes
+refused "a wrong phrase" "the authorization phrase" --executable "$WORK/bin/fib" --authorize-target yes
 refused "a pid without --allow-pid-attach" "--allow-pid-attach" --pid $$ --duration-seconds 1 --authorize-target $P
-refused "a pid without its phrase" "$PP" --pid $$ --duration-seconds 1 --authorize-target $P --allow-pid-attach
+refused "a pid without its phrase" "pid_authorization" --pid $$ --duration-seconds 1 --authorize-target $P --allow-pid-attach
+refused_usage() { # WHAT WANT_TEXT ARGS...: exit 2 naming WANT_TEXT, nothing written
+	what=$1 want=$2
+	shift 2
+	collect "$@"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$want" "$WORK/err" && [ ! -d "$WORK/art/collections" ]; then
+		ok "$name gate: $what is refused naming $want, nothing written"
+	else
+		notok "$name gate: $what: exit $rc, $(oneline "$WORK/err"), collections: $(ls "$WORK/art" 2>&1)"
+	fi
+}
+refused_usage "the event offcpu-time (PerfLens's, not perf's)" 'mode=\\"off_cpu\\"' --mode record --events offcpu-time \
+	--executable "$WORK/bin/fib" --authorize-target $P
+collect --executable "$WORK/bin/fib" --authorize-target yes
+if grep -q -e "$P" -e "$PP" "$WORK/err"; then
+	notok "$name gate: the refusal quotes a phrase: $(oneline "$WORK/err")"
+else
+	ok "$name gate: the refusal names the authorization argument, never the phrase itself"
+fi
 collect --pid $$ --authorize-target $P --allow-pid-attach --pid-authorization $PP
 [ $? -eq 2 ] && grep -q duration_seconds "$WORK/err" && ok "$name gate: a pid without duration_seconds is a usage error" ||
 	notok "$name gate: pid without duration: $(oneline "$WORK/err")"
@@ -202,6 +221,22 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
 		ok "$name: without tracefs, off_cpu is refused (exit 3) naming the mount, and nothing is run or kept"
 	else
 		notok "$name: without tracefs: exit $rc: $(oneline "$WORK/nt.err")"
+	fi
+	# A tracepoint event of mode stat (the syscall count a classify step
+	# proposes) is refused the same way, not killed by the sandbox.
+	unshare -m --propagation private sh -c '
+		for m in /sys/kernel/debug/tracing /sys/kernel/tracing /sys/kernel/debug; do umount -l $m 2>/dev/null; done
+		[ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ] && exit 99
+		exec "$@"' sh "$PERFLENS" collect --artifact-root "$WORK/art-notrace" --mode stat \
+		--events raw_syscalls:sys_enter --executable "$WORK/bin/blk" --authorize-target $P >"$WORK/nt.json" 2>"$WORK/nt.err"
+	rc=$?
+	if [ $rc = 99 ]; then
+		skip "$name: tracefs could not be unmounted in a mount namespace"
+	elif [ $rc = 3 ] && grep -q "tracepoint.*mount -t tracefs nodev\|mount -t tracefs nodev.*tracepoint" "$WORK/nt.err" &&
+		[ ! -e "$WORK/art-notrace/collections" ]; then
+		ok "$name: without tracefs, a stat of raw_syscalls:sys_enter is refused (exit 3) naming the mount"
+	else
+		notok "$name: without tracefs, a tracepoint event: exit $rc: $(oneline "$WORK/nt.err")"
 	fi
 else
 	skip "$name: the tracefs-less case needs root and unshare"

@@ -261,8 +261,8 @@ s2.close()
 bad, sent, file_steps = [], 0, [0, 0]
 for where, st in steps:
     name, args = st.get("tool"), st.get("arguments")
-    if set(st) - {"needs"} != {"tool", "arguments", "why"}:
-        bad.append("%s: %s is not {tool, arguments, why[, needs]}" % (where, short(st, 200)))
+    if set(st) - {"needs", "operator"} != {"tool", "arguments", "why"}:
+        bad.append("%s: %s is not {tool, arguments, why[, needs][, operator]}" % (where, short(st, 200)))
         continue
     # A collection is never ready as it is: the step must say what to add.
     if name == "collect_profile" and not ("authorization" in st.get("needs", []) and
@@ -284,8 +284,8 @@ for where, st in steps:
             bad.append("%s: %s: needs must name %s exactly when the file is outside the allowed roots"
                        % (where, short(st, 200), farg))
             continue
-    if st.get("needs"):
-        continue  # validated once the caller has added them
+    if st.get("needs") or st.get("operator"):
+        continue  # validated once the caller has added them, or not to be sent
     if name not in inputs:
         bad.append("%s: %s names no listed tool" % (where, short(st, 200)))
         continue

@@ -142,16 +142,22 @@ static void print_strings(const char *label, json_t *list, FILE *out)
 			fprintf(out, "%s: %s\n", label, json_string_value(w));
 }
 
-/* next_steps as "next: TOOL  (why)", the call itself in JSON on one line. */
+/* next_steps as "next: TOOL  (why)", the call itself in JSON on one line,
+ * then what it needs added and what a person must do first (registry.h:
+ * tool_steps_check), one line each. */
 static void print_next_steps(json_t *r, FILE *out)
 {
-	json_t *n;
-	size_t i;
+	json_t *n, *x;
+	size_t i, j;
 
 	json_array_foreach(json_object_get(r, "next_steps"), i, n) {
 		char *a = json_dumps(json_object_get(n, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
 		fprintf(out, "next: %s %s\n      %s\n", str_of(n, "tool", "?"), a ? a : "{}", str_of(n, "why", ""));
 		free(a);
+		json_array_foreach(json_object_get(n, "needs"), j, x)
+			fprintf(out, "      needs: %s\n", json_string_value(x) ?: "?");
+		json_array_foreach(json_object_get(n, "operator"), j, x)
+			fprintf(out, "      first: %s\n", json_string_value(x) ?: "?");
 	}
 }
 

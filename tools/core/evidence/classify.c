@@ -748,6 +748,22 @@ static bool perf_can_record(const struct pl_profile *p, const char *event)
 	return true;
 }
 
+/* A rule's collect_profile step (borrowed) for an off-CPU time event:
+ * offcpu-time is no perf event (perf record -e offcpu-time exits 129), so
+ * the step is the off_cpu mode's collection instead (new); NULL when the
+ * step asks what that mode cannot change (its stacks are frame-pointer
+ * chains: call_graph="dwarf" is no remedy there). */
+static json_t *offcpu_spec(json_t *spec)
+{
+	json_t *args = json_object_get(spec, "arguments");
+	const char *graph = json_string_value(json_object_get(args, "call_graph"));
+
+	if (graph && strcmp(graph, "fp") != 0)
+		return NULL;
+	return json_pack("{s:s,s:{s:s},s:O}", "tool", "collect_profile", "arguments", "mode", "off_cpu",
+			 "why", json_object_get(spec, "why"));
+}
+
 static json_t *next_steps_json(const struct pl_classifier *c, const struct rule *ru,
 			       const char *event, uint32_t top)
 {
@@ -766,11 +782,15 @@ static json_t *next_steps_json(const struct pl_classifier *c, const struct rule 
 	vals[4] = top == PL_NOID ? NULL : pl_str(p, p->funcs[top].dso);
 	json_array_foreach(json_object_get(ru->doc, "next_steps"), i, spec) {
 		const char *tool = json_string_value(json_object_get(spec, "tool")) ?: "";
-		json_t *step;
+		json_t *step, *own = NULL;
 		/* A collection of an event perf cannot record could only fail. */
 		if (!perf_can_record(p, event) && strcmp(tool, "collect_profile") == 0)
 			continue;
-		step = next_step_json(spec, keys, vals, PL_ARRAY_LEN(keys));
+		if (strcmp(tool, "collect_profile") == 0 && pl_event_is_offcpu_time(event) &&
+		    !(own = offcpu_spec(spec)))
+			continue;
+		step = next_step_json(own ? own : spec, keys, vals, PL_ARRAY_LEN(keys));
+		json_decref(own);
 		if (step)
 			json_array_append_new(out, step);
 	}

@@ -679,6 +679,20 @@ void pl_note_unknown_module(struct pl_profile *p, uint32_t dso, enum pl_unknown_
 	c->unknown[c->nunknown++] = (struct pl_unknown_module){dso, (uint32_t)why};
 }
 
+bool pl_event_is_offcpu_time(const char *name)
+{
+	static const char *const names[] = {"offcpu-time", "off-cpu-time", "offcpu", "off-cpu"};
+	size_t n = name ? strlen(name) : 0;
+
+	/* The unit suffixes of folded captures: off-cpu-us, offcpu-time-ns. */
+	if (n > 3 && (strcmp(name + n - 3, "-us") == 0 || strcmp(name + n - 3, "-ns") == 0))
+		n -= 3;
+	for (size_t i = 0; name && i < PL_ARRAY_LEN(names); i++)
+		if (strlen(names[i]) == n && strncmp(name, names[i], n) == 0)
+			return true;
+	return false;
+}
+
 void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
 			size_t attrs_n)
 {

@@ -465,6 +465,11 @@ void pl_drop_sites(struct pl_profile *p);
 void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
 			size_t attrs_n);
 bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event);
+/* Is `name` an event of off-CPU time (offcpu-time: collect_profile's
+ * off_cpu mode and perf record --off-cpu; off-cpu, offcpu-us and the like
+ * of folded captures)?  Such a name is no perf event: `perf record -e`
+ * refuses it, and the way to collect it is collect_profile(mode=off_cpu). */
+bool pl_event_is_offcpu_time(const char *name);
 /* Were event `event`'s edges judged? */
 static inline bool pl_caller_checked(const struct pl_profile *p, uint32_t event)
 {
