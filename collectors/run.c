@@ -241,6 +241,8 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 			if (p.fds[i].fd >= 0 && p.fds[i].revents)
 				rc = read_pipe(&p, i, err);
 	}
+	if (rc == PL_OK && o->progress_ms)
+		pl_progress_time_end((uint64_t)((now_s() - p.started) * 1000), o->progress_ms);
 	/* A last line without its newline still counts. */
 	if (rc == PL_OK && p.lb.len) {
 		p.lb.data[p.lb.len] = '\0';

@@ -20,10 +20,15 @@
 #                         gigabytes of input, a timing bound)
 #   # run.sh: no-asan     left out of the sanitized half (SAN=1), with the
 #                         reason after it: it drives no sanitized code
+#   # run.sh: timing      measures time or contention: runs beside the
+#                         others at its own priority while they run at
+#                         nice 10
 # ONLY="NAME ..." runs the scripts whose path contains one of the names.
 # The deadline slack of the tests scales with CK_TIMEOUT_MULTIPLIER (see
 # lib.sh); running several at once on two cores doubles it.
 set -u
+
+tagged() { grep -q "^# run.sh: $2" "$1"; }
 
 # one SCRIPT: run it, then print its output and its counts under a lock.
 one() {
@@ -31,7 +36,11 @@ one() {
 	name=$(basename "$t" .sh)
 	out="$RUN/$name.out"
 	start=$(date +%s.%N)
-	sh "$t" >"$out" 2>&1 </dev/null
+	# Beside other scripts, a script that measures time or contention
+	# (tagged timing) keeps its priority and the rest yield to it.
+	nice=""
+	[ "${RUN_PARALLEL:-}" = 1 ] && ! tagged "$t" timing && nice="nice -n 10"
+	$nice sh "$t" >"$out" 2>&1 </dev/null
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
 	p=$(grep -c '^ok - ' "$out")
@@ -90,7 +99,6 @@ selected() {
 	done
 	return 1
 }
-tagged() { grep -q "^# run.sh: $2" "$1"; }
 
 # The list: slow scripts first, then the rest; serial ones apart.
 : >"$RUN/parallel"
@@ -116,7 +124,7 @@ export RUN
 if [ -s "$RUN/order" ]; then
 	# xargs starts each script through this same file (RUN_ONE), so that
 	# one() is the one definition of how a script is run and counted.
-	xargs -P "$JOBS" -n 1 env RUN_ONE=1 sh "$0" <"$RUN/order"
+	xargs -P "$JOBS" -n 1 env RUN_ONE=1 RUN_PARALLEL=$([ "$JOBS" -gt 1 ] && echo 1) sh "$0" <"$RUN/order"
 fi
 while read -r t; do
 	one "$t"

@@ -12,6 +12,7 @@
 # follow from how the runs were made (sleep 0.03 is slower than sleep 0.01;
 # a 3x larger loop is slower; an artifact against itself shows no change).
 # run.sh: slow
+# run.sh: timing
 . tests/integration/lib.sh
 PY=/usr/bin/python3
 if ! $PY -c 'import jsonschema, scipy.stats' 2>/dev/null; then

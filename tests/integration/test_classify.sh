@@ -18,6 +18,7 @@
 #  - cmark-gfm (GitHub's CommonMark parser) for the report's headings and
 #    the escaping of caller text (skipped with a reason when absent).
 # run.sh: slow
+# run.sh: timing
 . tests/integration/lib.sh
 need_shared "classify"
 PY=/usr/bin/python3

@@ -10,6 +10,7 @@
 # timeout that must kill perf and the workload it started, leaving no
 # process and no staging folder behind.
 # run.sh: slow
+# run.sh: timing
 . tests/integration/lib.sh
 name="collect"
 here="$REPO/tests/integration"

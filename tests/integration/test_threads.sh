@@ -19,6 +19,7 @@
 # Last, build_report over the on-CPU capture, the off-CPU collection and a
 # perf stat collection of the workload: one report with every analysis,
 # its candidates and the counters as perf wrote them in stat.csv.
+# run.sh: timing
 . tests/integration/lib.sh
 name="threads"
 PY=/usr/bin/python3

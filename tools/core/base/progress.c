@@ -64,6 +64,12 @@ void pl_progress_time(uint64_t done_ms, uint64_t total_ms)
 		send_value(false, done_ms, total_ms > done_ms ? total_ms : 0, "ms");
 }
 
+void pl_progress_time_end(uint64_t done_ms, uint64_t total_ms)
+{
+	if (pg.fn)
+		send_value(true, done_ms, total_ms > done_ms ? total_ms : 0, "ms");
+}
+
 void pl_progress_input_start(uint64_t total)
 {
 	if (!pg.fn)

@@ -32,6 +32,11 @@ void pl_progress_input(uint64_t done);
  * measures nothing else. */
 void pl_progress_time(uint64_t done_ms, uint64_t total_ms);
 
+/* The same when the work ended: sent now, whatever the rate limit, so
+ * the last value a client sees is the time the work took, not the last
+ * look at the clock before it. */
+void pl_progress_time_end(uint64_t done_ms, uint64_t total_ms);
+
 /* The listener gets the latest value now, if it has not had it. */
 void pl_progress_flush(void);
 

@@ -760,7 +760,8 @@ static void take_tables(struct pl_profile *p, struct old_tables *o)
 	o->stacks = p->stacks;
 	o->weights = p->weights;
 	o->events = pl_xmalloc((p->nevents + 1) * sizeof(*o->events));
-	memcpy(o->events, p->events, p->nevents * sizeof(*o->events));
+	if (p->nevents)  /* a profile with no sample has no events array */
+		memcpy(o->events, p->events, p->nevents * sizeof(*o->events));
 	pl_strtab_init(&p->frame_keys);
 	pl_strtab_init(&p->stack_keys);
 	p->frames = NULL, p->frames_cap = 0;
@@ -865,7 +866,8 @@ enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *
 		remap_marks(p, &k, (uint32_t)i, to[i], starts, &words);
 	}
 	/* The totals are what they were: only the stacks' frames changed. */
-	memcpy(p->events, o.events, p->nevents * sizeof(*o.events));
+	if (p->nevents)
+		memcpy(p->events, o.events, p->nevents * sizeof(*o.events));
 	for (size_t i = 0; i < p->ntails && rc == PL_OK; i++)
 		p->tails[i].stack = to[p->tails[i].stack];
 	if (rc == PL_OK)
