@@ -12,6 +12,7 @@
 #include "base/escape.h"
 #include "store/artifact.h"
 #include "export/flamepng.h"
+#include "evidence/classify.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -468,4 +469,6 @@ void tool_preload_for_workers(void)
 {
 	/* A server without libcairo still serves; its pictures say why not. */
 	(void)pl_flamepng_preload();
+	/* A few kB: list_hotspots asks them on every call. */
+	pl_rules_builtin_sets_prepare();
 }

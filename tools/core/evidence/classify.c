@@ -340,6 +340,55 @@ enum pl_err pl_rules_builtin(const struct pl_rules **out, struct pl_error *err)
 	return rc;
 }
 
+/* The embedded event sets alone: names copied, patterns compiled; a few
+ * kilobytes, so the zygote can hold them and each worker inherits them
+ * (pl_rules_builtin's whole rules are about 2 MB of compiled regexes). */
+static struct {
+	char *name;
+	regex_t re;
+} builtin_sets[SETS_MAX];
+static size_t builtin_nsets;
+static bool builtin_sets_done;
+
+static void load_builtin_sets_locked(void)
+{
+	const char *text = pl_schema_text(PL_RULES_PATH);
+	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *sets = json_object_get(doc, "event_sets"), *s;
+	const char *name;
+
+	builtin_sets_done = true;
+	json_object_foreach(sets, name, s) {
+		const char *pat = json_string_value(json_object_get(s, "pattern"));
+		if (builtin_nsets == SETS_MAX || !pat ||
+		    regcomp(&builtin_sets[builtin_nsets].re, pat, REG_EXTENDED | REG_NOSUB) != 0)
+			continue;
+		builtin_sets[builtin_nsets++].name = pl_xstrdup(name);
+	}
+	json_decref(doc);
+}
+
+void pl_rules_builtin_sets_prepare(void)
+{
+	pthread_mutex_lock(&builtin_lock);
+	if (!builtin_sets_done)
+		load_builtin_sets_locked();
+	pthread_mutex_unlock(&builtin_lock);
+}
+
+bool pl_rules_builtin_event_in_set(const char *set, const char *event)
+{
+	bool in = false;
+
+	pl_rules_builtin_sets_prepare();
+	for (size_t i = 0; i < builtin_nsets; i++)
+		if (strcmp(builtin_sets[i].name, set) == 0) {
+			in = event && regexec(&builtin_sets[i].re, event, 0, NULL, 0) == 0;
+			break;
+		}
+	return in;
+}
+
 int pl_rules_version(const struct pl_rules *r)
 {
 	return r->version;
