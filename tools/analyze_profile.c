@@ -162,14 +162,20 @@ static json_t *missing_binaries(const struct pl_profile *p)
 static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile *p,
 				  struct pl_error *err)
 {
-	char cache[PATH_MAX];
+	char cache[PATH_MAX], index_dir[PATH_MAX];
 	struct pl_debuginfod dbg = {ctx->sym.debuginfod_urls, ctx->sym.debuginfod_timeout_ms, NULL, 0};
+	bool indexed = false;
 	enum pl_err rc;
 
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(cache, sizeof(cache), "%s/debuginfod-cache", ctx->artifact_root) < (int)sizeof(cache))
 		dbg.cache_dir = cache;
-	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	/* The symbol indexes symbolize keeps: the same answers, without
+	 * inflating a module's DWARF on every analysis. */
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(index_dir, sizeof(index_dir), "%s/cache/symindex", ctx->artifact_root) < (int)sizeof(index_dir))
+		indexed = true;
+	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, indexed ? index_dir : NULL, err);
 	if (rc == PL_OK)
 		rc = pl_cfi_check_callers(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
 	/* After the check: the restack carries its marks to the new stacks. */
