@@ -67,6 +67,7 @@ START_TEST(summary_keys_are_the_values_a_whole_parse_gives)
 		"\"provenance\":{\"inputs\":[{\"path\":\"/p\"}]},\"n\":-1.5e3,\"t\":true}",
 		" { \"events\" : [ ] , \"other\" : null } \n",
 		"{}",
+		"{\"events\":[{\"name\":\"b\\\\\"},\"\\\\\\\"]\"],\"provenance\":\"\\\\\"}",
 	};
 	static const char *const bad[] = {
 		"{\"events\":[1,2}", "{\"events\":[1],\"events\":[2]}", "[1]", "{\"events\":[1]} x",

@@ -373,14 +373,18 @@ enum pl_err pl_artifact_load_summary(const char *root, const char *id,
 	return load_json(path, summary, err);
 }
 
-/* Past the JSON string opening at `p` (its '"'); NULL if it never ends. */
+/* Past the JSON string opening at `p` (its '"'); NULL if it never ends.
+ * A quote ends it unless an odd number of backslashes stands before it. */
 static const char *skip_string(const char *p, const char *end)
 {
-	for (p++; p < end; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
+	const char *q = p;
+
+	while ((q = memchr(q + 1, '"', (size_t)(end - q - 1)))) {
+		const char *b = q;
+		while (b - 1 > p && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			return q + 1;
 	}
 	return NULL;
 }
@@ -392,6 +396,10 @@ static const char *skip_space(const char *p, const char *end)
 	return p;
 }
 
+/* The bytes skip_value stops at inside a container. */
+static const bool structural[256] = {['"'] = true, ['{'] = true, ['['] = true, ['}'] = true,
+				     [']'] = true, [','] = true};
+
 /* Past the JSON value at `p`, brackets and strings followed (not checked
  * otherwise: the wanted values are parsed); NULL if it never ends. */
 static const char *skip_value(const char *p, const char *end)
@@ -399,6 +407,10 @@ static const char *skip_value(const char *p, const char *end)
 	size_t depth = 0;
 
 	while (p < end) {
+		if (depth && !structural[(unsigned char)*p]) {
+			p++;
+			continue;
+		}
 		if (*p == '"') {
 			if (!(p = skip_string(p, end)))
 				return NULL;
