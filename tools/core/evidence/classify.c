@@ -340,12 +340,16 @@ enum pl_err pl_rules_builtin(const struct pl_rules **out, struct pl_error *err)
 	return rc;
 }
 
-/* The embedded event sets alone: names copied, patterns compiled; a few
- * kilobytes, so the zygote can hold them and each worker inherits them
- * (pl_rules_builtin's whole rules are about 2 MB of compiled regexes). */
+/* The embedded event sets alone: names and patterns copied out of the
+ * document (which is freed before any pattern is compiled, so what stays
+ * fills its holes), each pattern compiled when first asked (glibc's
+ * compiled form of one takes about 17 kB).  The zygote holds what the
+ * server asked before its fork, and each spare copies the zygote's heap,
+ * so little is kept: list_hotspots' "off_cpu" (tools/common.c). */
 static struct {
-	char *name;
+	char *name, *pattern;
 	regex_t re;
+	int state;               /* 0 not compiled, 1 compiled, -1 refused */
 } builtin_sets[SETS_MAX];
 static size_t builtin_nsets;
 static bool builtin_sets_done;
@@ -360,10 +364,10 @@ static void load_builtin_sets_locked(void)
 	builtin_sets_done = true;
 	json_object_foreach(sets, name, s) {
 		const char *pat = json_string_value(json_object_get(s, "pattern"));
-		if (builtin_nsets == SETS_MAX || !pat ||
-		    regcomp(&builtin_sets[builtin_nsets].re, pat, REG_EXTENDED | REG_NOSUB) != 0)
+		if (builtin_nsets == SETS_MAX || !pat)
 			continue;
-		builtin_sets[builtin_nsets++].name = pl_xstrdup(name);
+		builtin_sets[builtin_nsets].name = pl_xstrdup(name);
+		builtin_sets[builtin_nsets++].pattern = pl_xstrdup(pat);
 	}
 	json_decref(doc);
 }
@@ -378,15 +382,22 @@ void pl_rules_builtin_sets_prepare(void)
 
 bool pl_rules_builtin_event_in_set(const char *set, const char *event)
 {
-	bool in = false;
+	const regex_t *re = NULL;
 
-	pl_rules_builtin_sets_prepare();
+	pthread_mutex_lock(&builtin_lock);
+	if (!builtin_sets_done)
+		load_builtin_sets_locked();
 	for (size_t i = 0; i < builtin_nsets; i++)
 		if (strcmp(builtin_sets[i].name, set) == 0) {
-			in = event && regexec(&builtin_sets[i].re, event, 0, NULL, 0) == 0;
+			if (builtin_sets[i].state == 0)
+				builtin_sets[i].state = regcomp(&builtin_sets[i].re, builtin_sets[i].pattern,
+								REG_EXTENDED | REG_NOSUB) == 0 ? 1 : -1;
+			if (builtin_sets[i].state == 1)
+				re = &builtin_sets[i].re;
 			break;
 		}
-	return in;
+	pthread_mutex_unlock(&builtin_lock);
+	return re && event && regexec(re, event, 0, NULL, 0) == 0;
 }
 
 int pl_rules_version(const struct pl_rules *r)
