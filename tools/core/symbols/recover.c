@@ -210,8 +210,10 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 		}
 		if (!s) {
 			s = pl_symbolizer_new(cfg, dbg);
-			if (index_dir)
+			if (index_dir) {
 				pl_symbolizer_set_index(s, PL_SYM_INDEX_AUTO, index_dir);
+				pl_symbolizer_set_index_max_source(s, PL_RECOVER_INDEX_MAX_SOURCE);
+			}
 		}
 		why = name_frame(p, s, f, &c[f], err);
 		if (why < 0)
