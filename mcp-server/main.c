@@ -425,6 +425,10 @@ int main(int argc, char **argv)
 		free(o);
 		return rc;
 	}
+	/* The definitions and schema patterns the server checks every call
+	 * against, now rather than on the first call; after the zygote's
+	 * fork, which then copies none of them (workers never check). */
+	tool_schemas_prepare();
 	/* The link's threads start after the zygote's fork (sandbox.h). */
 	if (o->cfg.ctx.device_link) {
 		struct pl_error err;

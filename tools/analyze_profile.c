@@ -162,14 +162,20 @@ static json_t *missing_binaries(const struct pl_profile *p)
 static enum pl_err recover_frames(const struct tool_ctx *ctx, struct pl_profile *p,
 				  struct pl_error *err)
 {
-	char cache[PATH_MAX];
+	char cache[PATH_MAX], index_dir[PATH_MAX];
 	struct pl_debuginfod dbg = {ctx->sym.debuginfod_urls, ctx->sym.debuginfod_timeout_ms, NULL, 0};
+	bool indexed = false;
 	enum pl_err rc;
 
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(cache, sizeof(cache), "%s/debuginfod-cache", ctx->artifact_root) < (int)sizeof(cache))
 		dbg.cache_dir = cache;
-	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
+	/* The symbol indexes symbolize keeps: the same answers, without
+	 * inflating a module's DWARF on every analysis. */
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(index_dir, sizeof(index_dir), "%s/cache/symindex", ctx->artifact_root) < (int)sizeof(index_dir))
+		indexed = true;
+	rc = pl_recover_frames(p, &ctx->sym, dbg.urls ? &dbg : NULL, indexed ? index_dir : NULL, err);
 	if (rc == PL_OK)
 		rc = pl_cfi_check_callers(p, &ctx->sym, dbg.urls ? &dbg : NULL, err);
 	/* After the check: the restack carries its marks to the new stacks. */
@@ -300,11 +306,15 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;
 	/* The server's copy stands for /proc/kallsyms, as does the CLI's copy
 	 * per boot: both record the same command, so the same perf.data gives
-	 * the same analysis on either surface. */
-	static char kallsyms_copy[4096];
-	opts->perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path :
-		ctx->allow_writes ? tool_kallsyms_copy(ctx->artifact_root, kallsyms_copy, sizeof(kallsyms_copy)) :
-		"/proc/kallsyms";
+	 * the same analysis on either surface.  The CLI's copy is made by the
+	 * perf.data reader, when there is a perf.data to read: reading and
+	 * writing the kernel's table cost a text input 30 ms. */
+	if (ctx->perf.kallsyms_path)
+		opts->perf_data.kallsyms = ctx->perf.kallsyms_path;
+	else if (ctx->allow_writes && ctx->artifact_root)
+		opts->perf_data.kallsyms_copy_root = ctx->artifact_root;
+	else
+		opts->perf_data.kallsyms = "/proc/kallsyms";
 	opts->perf_data.kallsyms_shown = "/proc/kallsyms";
 	opts->perf_data.buildid_dir = ctx->perf.buildid_dir;
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));

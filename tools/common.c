@@ -13,6 +13,7 @@
 #include "store/artifact.h"
 #include "export/flamepng.h"
 #include "collectors/capabilities.h"
+#include "evidence/classify.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -401,4 +402,7 @@ void tool_preload_for_workers(void)
 	/* Workers cannot read /proc: the boot id the step check compares the
 	 * capability cache with is taken now (collectors/capabilities.h). */
 	(void)coll_boot_id();
+	/* list_hotspots asks "off_cpu" on every call: compiled here once
+	 * (about 17 kB), not in each worker. */
+	(void)pl_rules_builtin_event_in_set("off_cpu", "");
 }

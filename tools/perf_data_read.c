@@ -28,11 +28,21 @@ static void mark_fallback(struct pl_profile *p, const char *why)
 }
 
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
-				const struct pl_perf_data_opts *o, struct pl_error *err)
+				const struct pl_perf_data_opts *given, struct pl_error *err)
 {
 	const char *force = getenv("PERFLENS_PERF_DATA_READER");
+	struct pl_perf_data_opts with_copy;
+	const struct pl_perf_data_opts *o = given;
+	static char kallsyms_copy[4096];
 	char why[512];
 	enum pl_err rc;
+
+	if (!given->kallsyms && given->kallsyms_copy_root) {
+		with_copy = *given;
+		with_copy.kallsyms = tool_kallsyms_copy(given->kallsyms_copy_root, kallsyms_copy,
+							sizeof(kallsyms_copy));
+		o = &with_copy;
+	}
 
 	if (force && strcmp(force, "perf-script") == 0) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");

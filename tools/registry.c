@@ -161,8 +161,12 @@ static enum pl_err check_range(const char *key, json_t *spec, json_t *v,
 	return PL_OK;
 }
 
-/* Schema patterns, compiled once per process (they are few and fixed);
- * a forked worker inherits them compiled. */
+/* Schema patterns, compiled once per process (they are few and fixed).
+ * Only the server (and the CLI) checks arguments: a worker runs a job
+ * whose arguments the server checked, so it never compiles them.  The
+ * server compiles them all at startup, after the zygote's fork
+ * (tool_schemas_prepare), so that the zygote's heap, which every spare
+ * worker copies, stays without them. */
 struct compiled {
 	const char *pattern;
 	regex_t re;
@@ -186,6 +190,22 @@ static const regex_t *compiled_pattern(const char *pattern)
 	}
 	pthread_mutex_unlock(&patterns_lock);
 	return found;
+}
+
+void tool_schemas_prepare(void)
+{
+	for (size_t i = 0; i < tool_count; i++) {
+		json_t *props = json_object_get(json_object_get(tool_definition(&tool_table[i]),
+								"inputSchema"), "properties");
+		const char *key;
+		json_t *spec;
+
+		json_object_foreach(props, key, spec) {
+			const char *pat = json_string_value(json_object_get(spec, "pattern"));
+			if (pat)
+				(void)compiled_pattern(pat);
+		}
+	}
 }
 
 static enum pl_err check_string(const char *key, json_t *spec, json_t *v,

@@ -300,8 +300,17 @@ enum pl_err tool_configure_device_metrics(const struct tool_ctx *, json_t *, jso
 enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 /* Load, before workers fork and are confined, the libraries tools load
- * on first use (libcairo for pictures): a confined worker could not. */
+ * on first use (libcairo for pictures): a confined worker could not.
+ * Also builds, once in the parent, the little every worker would
+ * otherwise build again on each call (the classification rules' event
+ * sets).  Whatever it leaves on the heap, each spare worker copies
+ * (sandbox/zygote.c, warm_heap): keep it small. */
 void tool_preload_for_workers(void);
+
+/* Parse every tool's definition and compile its schema patterns now
+ * (the server does, after the zygote's fork: workers never check
+ * arguments, and these take about 1.7 MB of heap). */
+void tool_schemas_prepare(void);
 
 #ifdef PL_TEST_HOOKS
 enum pl_err tool_test_fault(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

@@ -104,6 +104,29 @@ START_TEST(embedded_rules_compile_once_and_are_versioned)
 }
 END_TEST
 
+/* list_hotspots asks the event sets alone: the same answers as the
+ * whole compiled rules give. */
+START_TEST(builtin_event_sets_alone_answer_as_the_whole_rules)
+{
+	static const char *const events[] = {"cpu-clock", "cycles:u", "offcpu-time", "sched:sched_switch",
+					     "page-faults", "instructions", "", "sched:sched_stat_iowait"};
+	static const char *const sets[] = {"cpu_time", "off_cpu", "io_wait", "page_faults", "user_only",
+					   "no_such_set"};
+	const struct pl_rules *r;
+	struct pl_error err;
+
+	pl_rules_builtin_sets_prepare();
+	ck_assert_int_eq(pl_rules_builtin(&r, &err), PL_OK);
+	for (size_t i = 0; i < PL_ARRAY_LEN(sets); i++)
+		for (size_t k = 0; k < PL_ARRAY_LEN(events); k++)
+			ck_assert_msg(pl_rules_builtin_event_in_set(sets[i], events[k]) ==
+				      pl_rules_event_in_set(r, sets[i], events[k]), "%s %s", sets[i], events[k]);
+	ck_assert(pl_rules_builtin_event_in_set("off_cpu", "offcpu-time"));
+	ck_assert(!pl_rules_builtin_event_in_set("off_cpu", "cpu-clock"));
+	ck_assert(!pl_rules_builtin_event_in_set("off_cpu", NULL));
+}
+END_TEST
+
 static enum pl_err compile_text(const char *text, struct pl_error *err)
 {
 	json_error_t je;
@@ -365,6 +388,7 @@ Suite *suite_classify(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, embedded_rules_compile_once_and_are_versioned);
+	tcase_add_test(tc, builtin_event_sets_alone_answer_as_the_whole_rules);
 	tcase_add_test(tc, broken_rule_documents_are_refused_naming_the_rule);
 	tcase_add_test(tc, allocation_is_counted_once_per_stack_and_compute_is_not_allocation);
 	tcase_add_test(tc, pure_compute_gets_no_hotspot_candidate);

@@ -340,6 +340,66 @@ enum pl_err pl_rules_builtin(const struct pl_rules **out, struct pl_error *err)
 	return rc;
 }
 
+/* The embedded event sets alone: names and patterns copied out of the
+ * document (which is freed before any pattern is compiled, so what stays
+ * fills its holes), each pattern compiled when first asked (glibc's
+ * compiled form of one takes about 17 kB).  The zygote holds what the
+ * server asked before its fork, and each spare copies the zygote's heap,
+ * so little is kept: list_hotspots' "off_cpu" (tools/common.c). */
+static struct {
+	char *name, *pattern;
+	regex_t re;
+	int state;               /* 0 not compiled, 1 compiled, -1 refused */
+} builtin_sets[SETS_MAX];
+static size_t builtin_nsets;
+static bool builtin_sets_done;
+
+static void load_builtin_sets_locked(void)
+{
+	const char *text = pl_schema_text(PL_RULES_PATH);
+	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *sets = json_object_get(doc, "event_sets"), *s;
+	const char *name;
+
+	builtin_sets_done = true;
+	json_object_foreach(sets, name, s) {
+		const char *pat = json_string_value(json_object_get(s, "pattern"));
+		if (builtin_nsets == SETS_MAX || !pat)
+			continue;
+		builtin_sets[builtin_nsets].name = pl_xstrdup(name);
+		builtin_sets[builtin_nsets++].pattern = pl_xstrdup(pat);
+	}
+	json_decref(doc);
+}
+
+void pl_rules_builtin_sets_prepare(void)
+{
+	pthread_mutex_lock(&builtin_lock);
+	if (!builtin_sets_done)
+		load_builtin_sets_locked();
+	pthread_mutex_unlock(&builtin_lock);
+}
+
+bool pl_rules_builtin_event_in_set(const char *set, const char *event)
+{
+	const regex_t *re = NULL;
+
+	pthread_mutex_lock(&builtin_lock);
+	if (!builtin_sets_done)
+		load_builtin_sets_locked();
+	for (size_t i = 0; i < builtin_nsets; i++)
+		if (strcmp(builtin_sets[i].name, set) == 0) {
+			if (builtin_sets[i].state == 0)
+				builtin_sets[i].state = regcomp(&builtin_sets[i].re, builtin_sets[i].pattern,
+								REG_EXTENDED | REG_NOSUB) == 0 ? 1 : -1;
+			if (builtin_sets[i].state == 1)
+				re = &builtin_sets[i].re;
+			break;
+		}
+	pthread_mutex_unlock(&builtin_lock);
+	return re && event && regexec(re, event, 0, NULL, 0) == 0;
+}
+
 int pl_rules_version(const struct pl_rules *r)
 {
 	return r->version;

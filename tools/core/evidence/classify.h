@@ -48,6 +48,16 @@ json_t *pl_rules_forbidden(const struct pl_rules *r);
  * "cpu_time"); false when the set is not defined. */
 bool pl_rules_event_in_set(const struct pl_rules *r, const char *set, const char *event);
 
+/* Whether `event` belongs to the embedded rules' event set `set`, from
+ * those sets alone (thread-safe): the sets read once (or ahead, by
+ * pl_rules_builtin_sets_prepare()), each set's pattern compiled when it
+ * is first asked, without the rules' own patterns, whose regcomp a tool
+ * that only asks this (list_hotspots) should not pay.  False when the set
+ * is not defined or the document cannot be read (the tools that classify
+ * report that). */
+bool pl_rules_builtin_event_in_set(const char *set, const char *event);
+void pl_rules_builtin_sets_prepare(void);
+
 /* Whether `symbol` is a stack's entry point (_start, main, start_thread,
  * clone...) as the truncated-stack rule's roots define them. */
 bool pl_rules_entry_point(const struct pl_rules *r, const char *symbol);

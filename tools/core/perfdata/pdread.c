@@ -754,21 +754,16 @@ static uint32_t intern_resolved(struct reader *r, const struct resolved *res, st
 }
 
 /* A callchain entry's frame, through the cache. */
-static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip,
-			    uint64_t *printed, struct pl_error *err)
+/* chain_frame's miss: resolve and intern, then keep it in entry `e`.
+ * Out of line, so that the hit, nearly every frame, stays a few
+ * instructions in its callers. */
+static uint32_t __attribute__((noinline)) chain_frame_miss(struct reader *r, struct thread *t, uint8_t mode,
+							   uint64_t ip, uint32_t serial, uint32_t gen,
+							   struct frame_entry *e, uint64_t *printed,
+							   struct pl_error *err)
 {
-	/* Kernel frames do not depend on the thread: the kernel map's own
-	 * generation stands for the address space. */
-	uint32_t serial = mode == MISC_KERNEL ? 0 : t->maps->serial;
-	uint32_t gen = mode == MISC_KERNEL ? r->kgen : t->maps->gen;
-	uint64_t key = ip ^ ((uint64_t)serial << 40) ^ ((uint64_t)gen << 20) ^ mode;
-	struct frame_entry *e = &r->cache[pl_mix_u64(key) & (FRAME_CACHE - 1)];
 	struct resolved res;
 
-	if (e->used && e->ip == ip && e->serial == serial && e->gen == gen && e->mode == mode) {
-		*printed = e->printed;
-		return e->frame;
-	}
 	resolve(r, t, mode, ip, false, &res);
 	uint32_t frame = intern_resolved(r, &res, err);
 	if (frame == PL_NOID)
@@ -778,13 +773,38 @@ static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, ui
 	return frame;
 }
 
-/* One more frame of the sample, leaf first. */
-static enum pl_err push_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip, size_t *n,
-			      struct pl_error *err)
+static uint32_t chain_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip,
+			    uint64_t *printed, struct pl_error *err)
 {
-	if (*n >= r->p->limits.max_depth)
-		return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
-			       "a stack is deeper than %u frames", r->p->limits.max_depth);
+	/* Kernel frames do not depend on the thread: the kernel map's own
+	 * generation stands for the address space. */
+	uint32_t serial = mode == MISC_KERNEL ? 0 : t->maps->serial;
+	uint32_t gen = mode == MISC_KERNEL ? r->kgen : t->maps->gen;
+	uint64_t key = ip ^ ((uint64_t)serial << 40) ^ ((uint64_t)gen << 20) ^ mode;
+	struct frame_entry *e = &r->cache[pl_mix_u64(key) & (FRAME_CACHE - 1)];
+
+	if (__builtin_expect(e->used && e->ip == ip && e->serial == serial && e->gen == gen &&
+			     e->mode == mode, 1)) {
+		*printed = e->printed;
+		return e->frame;
+	}
+	return chain_frame_miss(r, t, mode, ip, serial, gen, e, printed, err);
+}
+
+/* push_frame's refusal, out of its way. */
+static enum pl_err __attribute__((noinline, cold)) too_deep(const struct reader *r, struct pl_error *err)
+{
+	return pl_fail(err, PL_ERR_LIMIT, "analyze a capture recorded with a smaller stack depth",
+		       "a stack is deeper than %u frames", r->p->limits.max_depth);
+}
+
+/* One more frame of the sample, leaf first (inlined into the walks: it
+ * runs for every frame of every sample whose chain is new). */
+static inline __attribute__((always_inline)) enum pl_err
+push_frame(struct reader *r, struct thread *t, uint8_t mode, uint64_t ip, size_t *n, struct pl_error *err)
+{
+	if (__builtin_expect(*n >= r->p->limits.max_depth, 0))
+		return too_deep(r, err);
 	grow_frames(r, *n + 1);
 	uint32_t fr = chain_frame(r, t, mode, ip, &r->pcs[*n], err);
 	if (fr == PL_NOID)

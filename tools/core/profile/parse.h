@@ -30,6 +30,10 @@ struct pl_perf_data_opts {
 				    * inline frames PerfLens computes afterwards */
 	const char *refusal;       /* why perf may not run, when perf_path is NULL */
 	const char *kallsyms;      /* --kallsyms for perf, or NULL */
+	const char *kallsyms_copy_root; /* with kallsyms NULL: the artifact root
+				    * whose per-boot copy of /proc/kallsyms the reader
+				    * makes and uses (tool_kallsyms_copy), only once a
+				    * perf.data is read; NULL: none */
 	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */
 	const char *buildid_dir;   /* perf's build-id cache (--buildid-dir), or NULL */
 };

@@ -815,11 +815,26 @@ static enum pl_err take_cached(struct pl_ps_parser *ps, uint32_t idx, struct pl_
 {
 	const uint32_t *fr = ps->rec_frames + ps->rec_start[idx];
 	const uint64_t *pcs = ps->rec_pcs + ps->rec_start[idx];
-	size_t first = ps->nframes;
+	size_t first = ps->nframes, depth = ps->rec_depth[idx];
 	enum pl_err rc = PL_OK;
 
-	for (uint32_t d = 0; d < ps->rec_depth[idx] && !rc; d++)
-		rc = push_frame(ps, fr[d], pcs[d], err);
+	/* The common case in one copy: no frame before them, within the
+	 * depth limit.  A cached record's frames were settled when it was
+	 * cached (settle_inlined), so pushing them one by one would change
+	 * none; with frames before them, the first may settle those. */
+	if (first == 0 && depth > 0 && depth < ps->p->limits.max_depth) {
+		if (depth > ps->frames_cap) {
+			PL_GROW(ps->frames, ps->frames_cap, depth);
+			ps->pcs = pl_xrealloc(ps->pcs, ps->frames_cap * sizeof(uint64_t));
+		}
+		memcpy(ps->frames, fr, depth * sizeof(*fr));
+		memcpy(ps->pcs, pcs, depth * sizeof(*pcs));
+		ps->nframes = depth;
+		ps->last_was_frame = true;
+	} else {
+		for (uint32_t d = 0; d < depth && !rc; d++)
+			rc = push_frame(ps, fr[d], pcs[d], err);
+	}
 	if (first == 0)
 		ps->rec_hit = idx;
 	return rc;

@@ -456,7 +456,11 @@ static size_t site_key(uint8_t *key, uint32_t stack, uint32_t event, const uint6
 	n += put_varint(key + n, depth);
 	for (uint32_t i = 0; i < depth; i++) {
 		int64_t d = (int64_t)(pcs[i] - prev);
-		n += put_varint(key + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+		uint64_t z = (uint64_t)d << 1 ^ (uint64_t)(d >> 63);
+		if (z < 0x80)
+			key[n++] = (uint8_t)z;
+		else
+			n += put_varint(key + n, z);
 		prev = pcs[i];
 	}
 	return n;
@@ -478,7 +482,9 @@ bool pl_site_read(const struct pl_profile *p, uint32_t site, uint32_t *stack, ui
 	if (!get_varint(&at, end, &depth) || depth != p->stacks[*stack].depth || depth > cap)
 		return false;
 	for (uint32_t i = 0; i < depth; i++) {
-		if (!get_varint(&at, end, &v))
+		if (at < end && !(*at & 0x80))
+			v = *at++;  /* a one-byte delta: frames of a module sit close */
+		else if (!get_varint(&at, end, &v))
 			return false;
 		prev += (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
 		pcs[i] = prev;

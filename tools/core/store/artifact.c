@@ -373,6 +373,137 @@ enum pl_err pl_artifact_load_summary(const char *root, const char *id,
 	return load_json(path, summary, err);
 }
 
+/* Past the JSON string opening at `p` (its '"'); NULL if it never ends.
+ * A quote ends it unless an odd number of backslashes stands before it. */
+static const char *skip_string(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while ((q = memchr(q + 1, '"', (size_t)(end - q - 1)))) {
+		const char *b = q;
+		while (b - 1 > p && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+	}
+	return NULL;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* The bytes skip_value stops at inside a container. */
+static const bool structural[256] = {['"'] = true, ['{'] = true, ['['] = true, ['}'] = true,
+				     [']'] = true, [','] = true};
+
+/* Past the JSON value at `p`, brackets and strings followed (not checked
+ * otherwise: the wanted values are parsed); NULL if it never ends. */
+static const char *skip_value(const char *p, const char *end)
+{
+	size_t depth = 0;
+
+	while (p < end) {
+		if (depth && !structural[(unsigned char)*p]) {
+			p++;
+			continue;
+		}
+		if (*p == '"') {
+			if (!(p = skip_string(p, end)))
+				return NULL;
+			if (!depth)
+				return p;
+			continue;
+		}
+		if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (!depth)
+				return p;  /* a scalar's end: the enclosing object's */
+			if (!--depth)
+				return p + 1;
+		} else if (!depth && *p == ',') {
+			return p;
+		}
+		p++;
+	}
+	return NULL;
+}
+
+static enum pl_err pick_keys(const char *text, size_t len, const char *const *keys, size_t n,
+			     json_t *out)
+{
+	const char *p = text, *end = text + len;
+
+	p = skip_space(p, end);
+	if (p == end || *p++ != '{')
+		return PL_ERR_MALFORMED;
+	p = skip_space(p, end);
+	if (p < end && *p == '}')
+		return skip_space(p + 1, end) == end ? PL_OK : PL_ERR_MALFORMED;
+	for (;;) {
+		const char *k, *ke, *v, *ve;
+		p = skip_space(p, end);
+		if (p == end || *p != '"' || !(ke = skip_string(p, end)))
+			return PL_ERR_MALFORMED;
+		k = p + 1;
+		p = skip_space(ke, end);
+		if (p == end || *p++ != ':')
+			return PL_ERR_MALFORMED;
+		v = skip_space(p, end);
+		if (!(ve = skip_value(v, end)) || ve == v)
+			return PL_ERR_MALFORMED;
+		for (size_t i = 0; i < n; i++) {
+			size_t kl = strlen(keys[i]);
+			json_t *val;
+			if ((size_t)(ke - 1 - k) != kl || memcmp(k, keys[i], kl) != 0)
+				continue;
+			if (json_object_get(out, keys[i]) ||
+			    !(val = json_loadb(v, (size_t)(ve - v), JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL)))
+				return PL_ERR_MALFORMED;
+			json_object_set_new(out, keys[i], val);
+		}
+		p = skip_space(ve, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p == end || *p != '}')
+			return PL_ERR_MALFORMED;
+		p++;
+		break;
+	}
+	return skip_space(p, end) == end ? PL_OK : PL_ERR_MALFORMED;
+}
+
+enum pl_err pl_artifact_load_summary_keys(const char *root, const char *id, const char *const *keys,
+					  size_t n, json_t **summary, struct pl_error *err)
+{
+	char path[4096];
+	size_t len = 0;
+	char *text;
+
+	*summary = NULL;
+	if (check_id(id, err))
+		return err->code;
+	snprintf(path, sizeof(path), "%s/analyses/%s.json", root, id);
+	if (!(text = read_all(path, &len)))
+		return load_json(path, summary, err);  /* says why, as a full load */
+	*summary = json_object();
+	if (pick_keys(text, len, keys, n, *summary) != PL_OK) {
+		free(text);
+		json_decref(*summary);
+		*summary = NULL;
+		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
+			       "artifact '%s' is not a valid summary", path);
+	}
+	free(text);
+	return PL_OK;
+}
+
 enum pl_err pl_artifact_load_profile(const char *root, const char *id,
 				     struct pl_profile *p, struct pl_error *err)
 {

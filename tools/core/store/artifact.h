@@ -58,6 +58,16 @@ json_t *pl_json_text(const char *s);
 /* Is `id` well formed ("an-" + 20 lower-case hex)? */
 bool pl_artifact_id_valid(const char *id);
 
+/* The values of the summary's top-level `keys` (n of them, at most 8),
+ * and only those, in `summary` as an object of them (new reference): the
+ * text is scanned, and only those values are parsed, so that a small
+ * listing (list_artifacts) does not build the whole document.  A key the
+ * summary lacks is absent; a file that is not one JSON object, holds a
+ * wanted key twice or whose wanted value does not parse is
+ * PL_ERR_MALFORMED, as with pl_artifact_load_summary. */
+enum pl_err pl_artifact_load_summary_keys(const char *root, const char *id, const char *const *keys,
+					  size_t n, json_t **summary, struct pl_error *err);
+
 /* Read a summary (new reference in *summary). */
 enum pl_err pl_artifact_load_summary(const char *root, const char *id,
 				     json_t **summary, struct pl_error *err);

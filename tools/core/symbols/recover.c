@@ -172,7 +172,8 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 }
 
 enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
-			      const struct pl_debuginfod *dbg, struct pl_error *err)
+			      const struct pl_debuginfod *dbg, const char *index_dir,
+			      struct pl_error *err)
 {
 	struct cand *c = pl_xcalloc(pl_nframes(p) + 1, sizeof(*c));
 	struct pl_symbolizer *s = NULL;
@@ -207,8 +208,13 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 			r->not_recovered[c[f].state == ST_NO_BASE ? PL_RR_NO_BASE : PL_RR_CONFLICT]++;
 			continue;
 		}
-		if (!s)
+		if (!s) {
 			s = pl_symbolizer_new(cfg, dbg);
+			if (index_dir) {
+				pl_symbolizer_set_index(s, PL_SYM_INDEX_AUTO, index_dir);
+				pl_symbolizer_set_index_max_source(s, PL_RECOVER_INDEX_MAX_SOURCE);
+			}
+		}
 		why = name_frame(p, s, f, &c[f], err);
 		if (why < 0)
 			rc = err->code;

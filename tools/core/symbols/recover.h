@@ -19,9 +19,18 @@
 #include "symcfg.h"
 
 /* Rename what can be renamed; `dbg` may be NULL.  Errors only for limits
- * (the profile is then unchanged in meaning: unnamed frames stay so). */
+ * (the profile is then unchanged in meaning: unnamed frames stay so).
+ * `index_dir` (may be NULL): where modules' symbol indexes are kept
+ * (symbolize.h, PL_SYM_INDEX_AUTO): a module looked up there once is
+ * answered from its index afterwards, without loading (and inflating)
+ * its DWARF again; the answers are the same.  Only modules whose files
+ * take at most PL_RECOVER_INDEX_MAX_SOURCE bytes get one built here
+ * (libc and its debug file: 6 MB, 0.3 s); a bigger one stays on libdw,
+ * whose few lookups cost less than indexing it whole in an analysis. */
+#define PL_RECOVER_INDEX_MAX_SOURCE (32ull << 20)
 enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
-			      const struct pl_debuginfod *dbg, struct pl_error *err);
+			      const struct pl_debuginfod *dbg, const char *index_dir,
+			      struct pl_error *err);
 
 /* The file offset of `addr` (as perf printed it) in module `dso` (string
  * id) for process `pid`, from the profile's mappings; false when no

@@ -137,6 +137,9 @@ struct pl_symbolizer {
 	struct pl_sym_stats stats;
 	enum pl_sym_index_mode index_mode;
 	char *index_dir;               /* NULL: indexes live in memory only */
+	uint64_t index_max_source;     /* AUTO with index_dir: build only for
+					* modules whose files take at most this
+					* many bytes (0: any) */
 };
 
 /* ------------------------------------------------------------ strings */
@@ -520,6 +523,22 @@ static void prepare_dwfl(struct pl_sym_module *m)
 
 /* A valid index from the cache folder, else libdw (and an index built
  * from it when there is a folder to keep it in, or when asked to). */
+/* Do the module's file and its separate debug file take at most `max`
+ * bytes together (0: no bound)? */
+static bool source_within(const struct pl_sym_module *m, uint64_t max)
+{
+	struct stat st;
+	uint64_t total = 0;
+
+	if (!max)
+		return true;
+	if (m->path && stat(m->path, &st) == 0)
+		total += (uint64_t)st.st_size;
+	if (m->debug_path && stat(m->debug_path, &st) == 0)
+		total += (uint64_t)st.st_size;
+	return total <= max;
+}
+
 static void prepare(struct pl_sym_module *m)
 {
 	const struct pl_symbolizer *s = m->owner;
@@ -530,7 +549,8 @@ static void prepare(struct pl_sym_module *m)
 	if (index_load(m))
 		return;
 	prepare_dwfl(m);
-	if (s->index_mode == PL_SYM_INDEX_ALWAYS || (s->index_mode == PL_SYM_INDEX_AUTO && s->index_dir))
+	if (s->index_mode == PL_SYM_INDEX_ALWAYS ||
+	    (s->index_mode == PL_SYM_INDEX_AUTO && s->index_dir && source_within(m, s->index_max_source)))
 		index_build(m);
 	else if (s->index_mode == PL_SYM_INDEX_DEFER && s->index_dir && (m->nsyms || m->has_dwarf)) {
 		m->index_wanted = true;
@@ -1694,6 +1714,11 @@ void pl_symbolizer_free(struct pl_symbolizer *s)
 	pl_strtab_release(&s->strings);
 	free(s->index_dir);
 	free(s);
+}
+
+void pl_symbolizer_set_index_max_source(struct pl_symbolizer *s, uint64_t max_bytes)
+{
+	s->index_max_source = max_bytes;
 }
 
 void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mode,

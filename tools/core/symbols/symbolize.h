@@ -120,6 +120,14 @@ enum pl_sym_index_mode { PL_SYM_INDEX_AUTO, PL_SYM_INDEX_ALWAYS, PL_SYM_INDEX_OF
 void pl_symbolizer_set_index(struct pl_symbolizer *s, enum pl_sym_index_mode mode,
 			     const char *dir);
 
+/* AUTO with a `dir`: build an index at a module's first lookup only when
+ * the module's file and its separate debug file take at most `max_bytes`
+ * together (0, the default: any size); a larger module is answered by
+ * libdw, and an index already in `dir` is used whatever its size.  For
+ * callers that look up few offsets per run, where a big module's build
+ * would cost more than the run. */
+void pl_symbolizer_set_index_max_source(struct pl_symbolizer *s, uint64_t max_bytes);
+
 /* DEFER: how many modules were answered by libdw for want of an index
  * that could be built into `dir`. */
 size_t pl_symbolizer_indexes_wanted(const struct pl_symbolizer *s);
