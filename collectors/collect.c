@@ -30,6 +30,7 @@
 #include "base/escape.h"
 #include "base/fsatomic.h"
 #include "coll_int.h"
+#include "launch.h"
 #include "base/sha256.h"
 #include "base/util.h"
 
@@ -41,6 +42,17 @@
 #define MAX_POST_OUTPUT (1ULL << 30)
 
 static const char *const mode_names[] = {"record", "stat", "sched", "lock", "off_cpu"};
+static const char *const output_names[] = {"file", "discard", "inline"};
+
+bool pl_collect_output_from_name(const char *name, enum pl_collect_output *out)
+{
+	for (size_t i = 0; name && i < PL_ARRAY_LEN(output_names); i++)
+		if (strcmp(name, output_names[i]) == 0) {
+			*out = (enum pl_collect_output)i;
+			return true;
+		}
+	return false;
+}
 
 bool pl_collect_mode_from_name(const char *name, enum pl_collect_mode *mode)
 {
@@ -217,6 +229,9 @@ static enum pl_err to_file(void *arg, const char *line, size_t len, struct pl_er
 	return PL_OK;
 }
 
+static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
+			      bool target_status, bool counts_written, struct pl_error *err);
+
 enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
 			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
 			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
@@ -232,15 +247,24 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 		/* the collection's own length: the pid duration, else its limit */
 		.progress_ms = interrupt_ms ? interrupt_ms : timeout_ms,
 	};
-	char tail[512];
 	enum pl_err rc = pl_run(&o, res, err);
 
 	if (rc)
 		return rc;
+	return judge_perf(argv, res, target_status, false, err);
+}
+
+/* perf stat ends as its program exited (status), once it wrote its
+ * counts: `counts_written` says it did. */
+static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
+			      bool target_status, bool counts_written, struct pl_error *err)
+{
+	char tail[512];
+
 	/* perf record exits 0 after our SIGINT, or, having written its file
 	 * and said so, raises that SIGINT again to end by it: both are the
 	 * end we asked for.  Any other signal or status is a failure. */
-	bool wrote = res->stderr_text && strstr(res->stderr_text, "Captured and wrote");
+	bool wrote = counts_written || (res->stderr_text && strstr(res->stderr_text, "Captured and wrote"));
 	bool asked_end = res->signal == SIGINT && res->interrupted && wrote;
 	bool targets_end = target_status && wrote && !res->interrupted;
 
@@ -548,10 +572,37 @@ static enum pl_err blame_full_disk(const char *staging, enum pl_err rc, struct p
 		       "output: %s", avail, was);
 }
 
+static enum pl_err run_program(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			       const char *const *argv, const char *staging, struct pl_run_result *res,
+			       struct coll_tail *out, json_t *extra, struct pl_error *err);
+
+/* Where and how the program ran, for the metadata. */
+static json_t *launch_json(const struct pl_collect_env *env, const struct pl_collect_req *r)
+{
+	json_t *names = json_array();
+	char *cwd = r->cwd ? pl_esc_dup(r->cwd) : NULL;
+	json_t *j;
+
+	for (size_t i = 0; i < r->nenv; i++) {
+		size_t k = strcspn(r->env[i], "=");
+		json_array_append_new(names, coll_text_json(r->env[i], k));
+	}
+	j = json_pack("{s:s,s:s,s:s?,s:o}", "where",
+		      env->launcher_conn > 0 ? "launcher" : env->confined ? "sandboxed_worker" : "this_process",
+		      "why", env->launcher_conn > 0 ?
+		      "perf and the program ran from the collection launcher, outside the analysis sandbox: with the server's user, capabilities, rlimits, environment, files and network" :
+		      env->confined ? "no collection launcher: perf and the program ran inside the analysis sandbox's worker (seccomp, Landlock, rlimits), which changes what the program may do" :
+		      "perf and the program ran from this process, unconfined",
+		      "working_directory", cwd, "environment_added", names);
+	free(cwd);
+	return j;
+}
+
 static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_collect_req *r,
 			    const char *staging, char *data, size_t cap, json_t **meta,
 			    json_t *warnings, struct pl_error *err)
 {
+	json_t *extra = json_object();
 	struct argv_buf a = {0};
 	struct pl_run_result res;
 	struct coll_tail out = {{0}};
@@ -562,8 +613,11 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 
 	main_command(&a, env, r, staging, data, cap);
 	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, r->pid <= 0,
-			   coll_tail_line, &out, &res, err);
+	rc = run_program(env, r, a.v, staging, &res, &out, extra, err);
+	if (rc == PL_OK && access(data, F_OK) != 0)
+		rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path: it should name perf",
+			     "%s %s ended with status %d and wrote no %s", a.v[0], a.v[1], res.exit_status,
+			     strrchr(data, '/') + 1);
 	rc = blame_full_disk(staging, rc, err);
 	pl_run_stderr_tail(&res, tail, sizeof(tail));
 	version = perf_version(env);
@@ -573,7 +627,18 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 		"kernel", kernel_json(), "cpus", coll_cpus_json(), "started_at", started,
 		"duration_seconds", res.seconds, "exit_status", res.exit_status, "signal", res.signal,
 		"timed_out", res.timed_out, "stderr_tail", coll_text_json(tail, strlen(tail)),
-		"target", coll_target_json(r, &res, &out, &target_failed));
+		"target", coll_target_json(r, &res, &out, coll_counts_written(r, staging), &target_failed));
+	json_object_update(json_object_get(*meta, "target"), extra);
+	json_decref(extra);
+	json_object_set_new(*meta, "launch", launch_json(env, r));
+	json_object_set_new(*meta, "rusage", json_pack("{s:f,s:f,s:I,s:s}", "user_seconds", res.user_seconds,
+		"system_seconds", res.system_seconds, "max_rss_kb", (json_int_t)res.max_rss_kb, "of",
+		"perf and the children it waited for (the program it started)"));
+	if (env->launcher_conn < 0 && env->confined)
+		json_array_append_new(warnings, json_string(
+			"the program ran inside the analysis sandbox (no collection launcher): file opens outside the "
+			"allowed roots, sockets and other calls may have failed or killed it; the profile may not be "
+			"that of its normal run"));
 	if (rc == PL_OK && target_failed)
 		json_array_append_new(warnings, json_sprintf(
 			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
@@ -582,6 +647,111 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 	pl_buf_release(&out.buf);
 	pl_run_result_release(&res);
 	return rc;
+}
+
+/* --------------------------------------------------- the program's run */
+
+/* Up to `cap` bytes of a file, its last ones (or its first, with
+ * `head`), NUL-terminated; *size gets its size.  NULL when unreadable. */
+static char *read_part(const char *path, size_t cap, bool head, uint64_t *size)
+{
+	FILE *fp = fopen(path, "rb");
+	struct stat st;
+	char *buf;
+	size_t n;
+
+	*size = 0;
+	if (!fp)
+		return NULL;
+	if (fstat(fileno(fp), &st) == 0)
+		*size = (uint64_t)st.st_size;
+	if (!head && *size > cap)
+		fseeko(fp, (off_t)(*size - cap), SEEK_SET);
+	buf = pl_xmalloc(cap + 1);
+	n = fread(buf, 1, cap, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+bool coll_counts_written(const struct pl_collect_req *r, const char *staging)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (r->mode != PL_COLLECT_STAT)
+		return false;
+	coll_join(path, sizeof(path), staging, "stat.csv");
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* Where the main run's streams go (collect.h's enum pl_collect_output). */
+static json_t *stream_json(enum pl_collect_output to, const char *file)
+{
+	if (to == PL_OUT_DISCARD)
+		return json_pack("{s:s}", "to", "discard");
+	return json_pack("{s:s,s:s?}", "to", to == PL_OUT_FILE ? "file" : "inline",
+			 "file", to == PL_OUT_FILE ? file : NULL);
+}
+
+/* The main perf command, the program it starts with it: through the
+ * launcher when there is one, else from here; stdout and stderr into
+ * files of the staging folder (never a pipe the program could wait on),
+ * then read back: stderr (perf's lines and the program's) into
+ * res->stderr_text, the tail of stdout into `out`, an inline stream into
+ * meta["target_output"]. */
+static enum pl_err run_program(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			       const char *const *argv, const char *staging, struct pl_run_result *res,
+			       struct coll_tail *out, json_t *extra, struct pl_error *err)
+{
+	char out_path[PATH_MAX], err_path[PATH_MAX], *text;
+	struct pl_run_opts o = {
+		.argv = argv, .env = r->env, .inherit_env = true, .cwd = r->cwd,
+		.stderr_path = err_path, .timeout_ms = r->timeout_ms,
+		.interrupt_ms = r->pid > 0 ? r->duration_ms : 0, .cancel = env->cancel,
+		.progress_ms = r->pid > 0 ? r->duration_ms : r->timeout_ms,
+	};
+	uint64_t size;
+	enum pl_err rc;
+
+	coll_join(out_path, sizeof(out_path), staging, "target.stdout");
+	coll_join(err_path, sizeof(err_path), staging, "target.stderr");
+	o.stdout_path = r->out_stdout == PL_OUT_DISCARD ? "/dev/null" : out_path;
+	if (env->launcher_conn > 0)
+		rc = coll_launch_run(env->launcher_conn, &o, res, err);
+	else
+		rc = pl_run(&o, res, err);
+	free(res->stderr_text);
+	res->stderr_text = read_part(err_path, 1u << 20, false, &size);
+	res->stderr_truncated = size > (1u << 20);
+	if (r->out_stdout != PL_OUT_DISCARD && (text = read_part(out_path, 8192, false, &size))) {
+		pl_buf_add(&out->buf, text, strlen(text));
+		out->bytes = size;
+		free(text);
+	}
+	if (r->out_stdout == PL_OUT_INLINE || r->out_stderr == PL_OUT_INLINE) {
+		json_t *inl = json_object();
+		for (int i = 0; i < 2; i++) {
+			enum pl_collect_output to = i ? r->out_stderr : r->out_stdout;
+			if (to != PL_OUT_INLINE || !(text = read_part(i ? err_path : out_path,
+								      PL_COLLECT_INLINE_BYTES, true, &size)))
+				continue;
+			json_object_set_new(inl, i ? "stderr" : "stdout", coll_text_json(text, strlen(text)));
+			json_object_set_new(inl, i ? "stderr_bytes" : "stdout_bytes", json_integer((json_int_t)size));
+			free(text);
+		}
+		json_object_set_new(extra, "target_output", inl);
+	}
+	if (r->out_stdout == PL_OUT_INLINE)
+		unlink(out_path);
+	if (r->out_stderr != PL_OUT_FILE)
+		unlink(err_path);
+	json_object_set_new(extra, "stdout", stream_json(r->out_stdout, "target.stdout"));
+	json_object_set_new(extra, "stderr", stream_json(r->out_stderr, "target.stderr"));
+	json_object_set_new(extra, "stdin", json_string("/dev/null"));
+	if (rc)
+		return rc;
+	return judge_perf(argv, res, r->pid <= 0, coll_counts_written(r, staging), err);
 }
 
 /* metadata.json into the staging folder, which then becomes
