@@ -576,6 +576,9 @@ static enum pl_err run_program(const struct pl_collect_env *env, const struct pl
 			       const char *const *argv, const char *staging, struct pl_run_result *res,
 			       struct coll_tail *out, json_t *extra, struct pl_error *err);
 
+static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
+			json_t *meta, json_t *warnings);
+
 /* Where and how the program ran, for the metadata. */
 static json_t *launch_json(const struct pl_collect_env *env, const struct pl_collect_req *r)
 {
@@ -643,6 +646,8 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 		json_array_append_new(warnings, json_sprintf(
 			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
 			res.signal ? "signal" : "status", res.signal ? res.signal : res.exit_status));
+	if (rc == PL_OK)
+		distortions(env, res.stderr_text, r->mode == PL_COLLECT_STAT ? NULL : data, *meta, warnings);
 	free(version);
 	pl_buf_release(&out.buf);
 	pl_run_result_release(&res);
@@ -688,10 +693,9 @@ bool coll_counts_written(const struct pl_collect_req *r, const char *staging)
 /* Where the main run's streams go (collect.h's enum pl_collect_output). */
 static json_t *stream_json(enum pl_collect_output to, const char *file)
 {
-	if (to == PL_OUT_DISCARD)
-		return json_pack("{s:s}", "to", "discard");
-	return json_pack("{s:s,s:s?}", "to", to == PL_OUT_FILE ? "file" : "inline",
-			 "file", to == PL_OUT_FILE ? file : NULL);
+	if (to == PL_OUT_FILE)
+		return json_pack("{s:s,s:s}", "to", "file", "file", file);
+	return json_pack("{s:s}", "to", to == PL_OUT_DISCARD ? "discard" : "inline");
 }
 
 /* The main perf command, the program it starts with it: through the
@@ -752,6 +756,109 @@ static enum pl_err run_program(const struct pl_collect_env *env, const struct pl
 	if (rc)
 		return rc;
 	return judge_perf(argv, res, r->pid <= 0, coll_counts_written(r, staging), err);
+}
+
+/* ------------------------------------------------------ what may distort */
+
+#define MAX_EXAMPLES 5
+
+/* Case-insensitive: does the line read like an error or a warning? */
+static bool error_looking(const char *line, size_t n)
+{
+	static const char *const words[] = {"error", "fatal", "failed", "failure", "panic", "abort",
+					    "exception", "segmentation fault", "killed", "cannot",
+					    "can't", "denied", "not found", "warning"};
+	char low[512];
+
+	if (n >= sizeof(low))
+		n = sizeof(low) - 1;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+	low[n] = '\0';
+	for (size_t i = 0; i < PL_ARRAY_LEN(words); i++)
+		if (strstr(low, words[i]))
+			return true;
+	return false;
+}
+
+/* perf's own lines in the shared stderr: its progress ("[ perf record:
+ * ...]"), and its warnings, which say the profile lost data. */
+static bool perf_status_line(const char *line)
+{
+	return strncmp(line, "[ perf record:", 14) == 0;
+}
+
+static bool perf_warning_line(const char *line, bool after_warning)
+{
+	return strncmp(line, "Warning:", 8) == 0 || strstr(line, "Check IO/CPU overload") ||
+	       (strstr(line, "lost ") && strstr(line, "chunks")) ||
+	       (after_warning && strstr(line, "events and lost"));
+}
+
+/* perf's warnings and the program's error-looking lines from the run's
+ * stderr into meta["perf_warnings"], each kind a warning with its count;
+ * then what perf.data says was lost (env->count_lost). */
+static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
+			json_t *meta, json_t *warnings)
+{
+	json_t *pw = json_object(), *perf_lines = json_array(), *examples = json_array();
+	unsigned long long chunks = 0, events = 0, nerr = 0, n1, n2;
+	bool after_warning = false;
+	uint64_t recs = 0, lost = 0, lost_samples = 0;
+
+	for (const char *p = text ? text : ""; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[512];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
+		p += n + (nl != NULL);
+		if (!line[0] || perf_status_line(line))
+			continue;
+		if (perf_warning_line(line, after_warning)) {
+			const char *at = strstr(line, "Processed ");
+			if (at && sscanf(at, "Processed %llu events and lost %llu chunks", &n1, &n2) == 2)
+				events += n1, chunks += n2;
+			if (json_array_size(perf_lines) < 10)
+				json_array_append_new(perf_lines, coll_text_json(line, strlen(line)));
+			after_warning = strncmp(line, "Warning:", 8) == 0;
+			continue;
+		}
+		after_warning = false;
+		if (error_looking(line, strlen(line))) {
+			nerr++;
+			if (json_array_size(examples) < MAX_EXAMPLES)
+				json_array_append_new(examples, coll_text_json(line, strlen(line)));
+		}
+	}
+	json_object_set_new(pw, "perf_lines", perf_lines);
+	json_object_set_new(pw, "lost_chunks", json_integer((json_int_t)chunks));
+	json_object_set_new(pw, "target_error_lines", json_integer((json_int_t)nerr));
+	json_object_set_new(pw, "target_error_examples", examples);
+	if (chunks)
+		json_array_append_new(warnings, json_sprintf(
+			"perf lost %llu chunks of its ring buffer (processed %llu events): samples are missing where "
+			"the machine was busiest; lower frequency_hz, collect fewer events or use a quieter machine",
+			chunks, events));
+	else if (json_array_size(perf_lines))
+		json_array_append_new(warnings, json_sprintf("perf warned: %s (metadata.perf_warnings.perf_lines)",
+			json_string_value(json_array_get(perf_lines, 0))));
+	if (nerr)
+		json_array_append_new(warnings, json_sprintf(
+			"the program wrote %llu error-looking line(s) to stderr, first: \"%s\"; read them "
+			"(metadata.perf_warnings, target.stderr) before trusting the profile",
+			nerr, json_string_value(json_array_get(examples, 0))));
+	if (data && env->count_lost && env->count_lost(data, &recs, &lost, &lost_samples)) {
+		json_object_set_new(pw, "lost_records", json_integer((json_int_t)recs));
+		json_object_set_new(pw, "lost_events", json_integer((json_int_t)lost));
+		json_object_set_new(pw, "lost_samples", json_integer((json_int_t)lost_samples));
+		if (recs || lost_samples)
+			json_array_append_new(warnings, json_sprintf(
+				"perf.data holds %llu PERF_RECORD_LOST records (%llu events lost) and %llu lost samples "
+				"(PERF_RECORD_LOST_SAMPLES): the profile misses them",
+				(unsigned long long)recs, (unsigned long long)lost, (unsigned long long)lost_samples));
+	}
+	json_object_set_new(meta, "perf_warnings", pw);
 }
 
 /* metadata.json into the staging folder, which then becomes

@@ -77,6 +77,11 @@ struct pl_collect_env {
 	 * confined). */
 	int launcher_conn;
 	bool confined;
+	/* Counts of a perf.data's PERF_RECORD_LOST records, the events they
+	 * say were lost, and PERF_RECORD_LOST_SAMPLES' sum (the caller's
+	 * perf.data reader: collectors/ reads no perf.data itself); NULL: not
+	 * counted.  False when the file cannot be read. */
+	bool (*count_lost)(const char *data, uint64_t *records, uint64_t *lost, uint64_t *lost_samples);
 };
 
 /* Run it; on PL_OK *result describes the collection (id, folder, files,

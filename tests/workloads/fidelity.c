@@ -10,6 +10,9 @@
  * variable of its environment (FIDELITY_VAR), and prints one line per
  * step: "name ok" or "name FAILED errno".  Exit status 0 when every step
  * worked, 3 otherwise.  The output does not depend on the machine.
+ * `fidelity fail` also writes "error: asked to fail" to stderr and exits
+ * 5; `fidelity spin S` only spins S seconds in both threads (a process
+ * to attach to).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -51,10 +54,12 @@ static void __attribute__((noinline)) spin(double seconds)
 	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
 }
 
+static double spin_seconds = 0.15;
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	spin(0.15);
+	spin(spin_seconds);
 	return NULL;
 }
 
@@ -132,12 +137,22 @@ static int fork_exec(void)
 	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t;
 	char name[16] = "";
 	const char *var = getenv("FIDELITY_VAR");
 	char path[64];
+
+	if (argc > 2 && strcmp(argv[1], "spin") == 0) {
+		spin_seconds = atof(argv[2]);
+		if (pthread_create(&t, NULL, worker, NULL) != 0)
+			return 1;
+		pthread_setname_np(t, "fid-worker");
+		spin(spin_seconds);
+		pthread_join(t, NULL);
+		return 0;
+	}
 
 	report("open_cwd", open_close("fidelity.out", O_WRONLY | O_CREAT | O_TRUNC));
 	snprintf(path, sizeof(path), "/var/tmp/fidelity.%d", (int)getpid());
@@ -161,5 +176,10 @@ int main(void)
 	pthread_join(t, NULL);
 	printf("environment %s\n", var ? var : "(unset)");
 	printf("failures %d\n", failures);
+	if (argc > 1 && strcmp(argv[1], "fail") == 0) {
+		fflush(stdout);
+		fprintf(stderr, "error: asked to fail\n");
+		return 5;
+	}
 	return failures ? 3 : 0;
 }

@@ -1,0 +1,108 @@
+"""mcp_fidelity.py - collect_profile runs its program faithfully.
+
+Run by test_collect_fidelity.sh with HERE, BUILD_DIR, WORK and TRACEFS
+set; $WORK/direct.out and direct.rc hold the workload's own run.
+"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.environ["HERE"])
+from mcp_client import *  # noqa: E402,F401,F403
+
+build, work = os.environ["BUILD_DIR"], os.environ["WORK"]
+P, PP = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING", "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+direct = open(work + "/direct.out").read()
+direct_rc = int(open(work + "/direct.rc").read())
+s = Stdio([build + "/perflens-mcp", "--allowed-root", work + "/bin", "--artifact-root", work + "/art",
+           "--allow-writes", "--allow-process-execution", "--allow-collection", "--allow-pid-attach"], "fidelity")
+s.initialize()
+
+
+def call(tool, args, timeout=120):
+    r = s.call(tool, args, timeout=timeout)["result"]
+    return r, r.get("structuredContent") or {}
+
+
+def collect(args):
+    return call("collect_profile", dict(args, authorization=P))
+
+
+def thread_comms(sc):
+    nxt = sc["next_steps"][0]
+    a, asc = call(nxt["tool"], nxt["arguments"])
+    if a.get("isError"):
+        return None, a["content"][0]["text"]
+    ev = asc["events"][0]["name"]
+    t, tsc = call("list_threads", {"analysis_id": asc["analysis_id"], "event": ev, "limit": 50})
+    return sorted({x["comm"] for x in tsc.get("threads", [])}), t
+
+
+runs = [("record fp", {"mode": "record", "call_graph": "fp"}, "fidelity"),
+        ("record dwarf", {"mode": "record", "call_graph": "dwarf"}, "fidelity-nofp"),
+        ("stat", {"mode": "stat"}, "fidelity")]
+if os.environ.get("TRACEFS") == "1":
+    runs.append(("off_cpu", {"mode": "off_cpu"}, "fidelity"))
+else:
+    print("skip - fidelity: off_cpu: tracefs is not mounted here", flush=True)
+for what, args, exe in runs:
+    args = dict(args, executable=work + "/bin/" + exe, environment={"FIDELITY_VAR": "fid"})
+    if what == "stat":
+        args["working_directory"] = work + "/bin"   # the default, named
+    r, sc = collect(args)
+    if r.get("isError"):
+        check("fidelity %s: collect_profile" % what, False, short(r, 600))
+        continue
+    m = sc["metadata"]
+    out = open(sc["folder"] + "/target.stdout").read()
+    check("fidelity %s (%s): the same stdout as the direct run, from the launcher, in %s" % (what, exe, m["launch"].get("working_directory")),
+          out == direct and m["launch"]["where"] == "launcher" and m["launch"]["working_directory"] == work + "/bin",
+          "%r vs %r; %s" % (out, direct, m["launch"]))
+    check("fidelity %s: the same exit status (%s), stdin /dev/null, no warning" % (what, m["target"]["exit_status"]),
+          m["target"]["exit_status"] == direct_rc and m["target"]["stdin"] == "/dev/null" and sc["warnings"] == [],
+          "%s %s" % (m["target"], sc["warnings"]))
+    if what.startswith("record"):
+        comms, why = thread_comms(sc)
+        check("fidelity %s: list_threads names the renamed thread (%s)" % (what, comms),
+              comms is not None and "fid-worker" in comms and exe[:15] in comms, short(why))
+    if what == "off_cpu":
+        comms, why = thread_comms(sc)
+        check("fidelity off_cpu: the off-CPU threads keep the program's comms (%s)" % comms,
+              comms is not None and any(c in comms for c in ("fid-worker", "fidelity")), short(why))
+
+# The program's output may be kept inline or dropped; a failing program is
+# a warning with its status and its error line, never silent.
+r, sc = collect({"mode": "record", "executable": work + "/bin/fidelity", "arguments": ["fail"],
+                 "stdout": "inline", "stderr": "inline", "environment": {"FIDELITY_VAR": "fid"}})
+m = sc.get("metadata", {})
+inl = m.get("target", {}).get("target_output", {})
+names = [f["name"] for f in sc.get("files", [])]
+check("fidelity: stdout and stderr inline: in the result, no file kept",
+      inl.get("stdout") == direct and "error: asked to fail" in inl.get("stderr", "") and
+      "target.stdout" not in names and "target.stderr" not in names, short(sc, 600))
+w = " ".join(sc.get("warnings", []))
+check("fidelity: a program that exits 5 and prints an error line is said in warnings",
+      m.get("target", {}).get("exit_status") == 5 and "status 5" in w and "error: asked to fail" in w, w)
+r, sc = collect({"mode": "stat", "executable": work + "/bin/fidelity", "stdout": "discard", "stderr": "discard"})
+names = [f["name"] for f in sc.get("files", [])]
+check("fidelity: stdout and stderr discarded: no file, no tail, status kept",
+      not r.get("isError") and "target.stdout" not in names and "target.stderr" not in names and
+      sc["metadata"]["target"]["stdout_tail"] == "" and sc["metadata"]["target"]["exit_status"] == direct_rc,
+      short(sc, 600))
+
+# An attached process: its threads' names reach list_threads too.
+p = subprocess.Popen([work + "/bin/fidelity", "spin", "4"])
+time.sleep(0.3)
+r, sc = call("collect_profile", {"mode": "record", "pid": p.pid, "duration_seconds": 1, "timeout_seconds": 20,
+                                 "authorization": P, "pid_authorization": PP})
+if r.get("isError"):
+    check("fidelity pid attach: collect_profile", False, short(r, 600))
+else:
+    comms, why = thread_comms(sc)
+    check("fidelity pid attach: list_threads names the renamed thread (%s)" % comms,
+          comms is not None and "fid-worker" in comms, short(why))
+p.kill()
+p.wait()
+s.close()
+sys.exit(1 if fails else 0)
