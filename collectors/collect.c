@@ -6,12 +6,16 @@
  *   stat     perf stat -x, -e EV [-r N] -o stat.csv
  *   sched    perf sched record -o perf.data; perf sched timehist -s
  *   lock     perf lock record -o perf.data; perf lock report
- *   off_cpu  perf record -a -e sched:sched_switch -g -N -o perf.data;
+ *   off_cpu  perf record -a -e sched:sched_switch -g|--call-graph dwarf -N
+ *            -o perf.data;
  *            perf script, turned into blocked time per task and stack
  *            (offcpu.c: event "offcpu-time", unit ns, in offcpu.txt)
  * A command is either `-- EXECUTABLE ARGS` (perf starts it, so perf and
  * the target share the process group that a timeout kills) or `-p PID`,
- * stopped with SIGINT after the duration.  -N keeps perf from writing
+ * stopped with SIGINT after the duration (perf stat then prints its
+ * counts: that is its normal end).  The main command runs from the
+ * collection launcher (launch.h) when there is one: outside the analysis
+ * sandbox, as from the operator's shell; its output goes to files.  -N keeps perf from writing
  * its build-id cache outside the artifact root.
  */
 #include <errno.h>
@@ -188,7 +192,14 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add(a, "record");
 		add(a, "-e");
 		add(a, "sched:sched_switch");
-		add(a, "-g");
+		/* dwarf: perf copies the user stack at each switch, and perf
+		 * script unwinds it (a frameless caller is then not skipped). */
+		if (strcmp(r->call_graph, "dwarf") == 0) {
+			add(a, "--call-graph");
+			add(a, "dwarf");
+		} else {
+			add(a, "-g");
+		}
 		add(a, "-N");
 		add(a, "-o");
 		add(a, out);
