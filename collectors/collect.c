@@ -35,6 +35,7 @@
 #include "base/fsatomic.h"
 #include "coll_int.h"
 #include "launch.h"
+#include "capabilities.h"
 #include "base/sha256.h"
 #include "base/util.h"
 
@@ -896,9 +897,9 @@ static enum pl_err commit(const char *parent, const char *staging, json_t *meta,
 }
 
 /* The modes that record tracepoints need tracefs mounted.  perf mounts it
- * itself when it is not, but that mount(2) is one the sandbox forbids
- * (the worker is killed by SIGSYS), so a machine where nothing mounted it
- * yet is told how to, before anything runs. */
+ * itself when it is not (from the launcher it could), but PerfLens does
+ * not change the machine's mounts behind the operator: a machine where
+ * nothing mounted it yet is told how to, before anything runs. */
 static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_error *err)
 {
 	static const char *const roots[] = {"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"};
@@ -909,8 +910,8 @@ static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_err
 		if (access(roots[i], F_OK) == 0)
 			return PL_OK;
 	return pl_fail(err, PL_ERR_UNSUPPORTED,
-		       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
-		       "inside this server's sandbox), then call again; mode=record needs no tracepoints",
+		       "as root: " COLL_TRACEFS_MOUNT " (perf would mount it itself; PerfLens does not "
+		       "mount file systems on the machine), then call again; mode=record needs no tracepoints",
 		       "mode=%s records tracepoints, and tracefs is not mounted (no /sys/kernel/tracing/events)",
 		       pl_collect_mode_name(r->mode));
 }
