@@ -936,8 +936,12 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	rc = run_main(env, r, staging, data, sizeof(data), &meta, warnings, err);
 	if (rc == PL_OK)
 		rc = post_process(env, r, staging, data, meta, warnings, err);
-	if (rc == PL_OK)
+	if (rc == PL_OK) {
+		/* Kept with the collection: analyze_profile repeats them in its
+		 * data quality. */
+		json_object_set(meta, "warnings", warnings);
 		rc = commit(parent, staging, meta, id, final, sizeof(final), err);
+	}
 	if (rc) {
 		/* Nothing half-made stays: a timeout or failure removes it all. */
 		remove_tree(staging);

@@ -95,6 +95,13 @@ check("fidelity: stdout and stderr inline: in the result, no file kept",
 w = " ".join(sc.get("warnings", []))
 check("fidelity: a program that exits 5 and prints an error line is said in warnings",
       m.get("target", {}).get("exit_status") == 5 and "status 5" in w and "error: asked to fail" in w, w)
+if sc.get("next_steps"):
+    nxt = sc["next_steps"][0]
+    a, asc = call(nxt["tool"], nxt["arguments"])
+    aw = " ".join(asc.get("warnings", []))
+    check("fidelity: the analysis of that collection repeats its warnings in the data quality",
+          "the collection that made this input warned: the target ended with status 5" in aw and
+          "error: asked to fail" in aw, aw or short(a))
 r, sc = collect({"mode": "stat", "executable": work + "/bin/fidelity", "stdout": "discard", "stderr": "discard"})
 names = [f["name"] for f in sc.get("files", [])]
 check("fidelity: stdout and stderr discarded: no file, no tail, status kept",

@@ -267,6 +267,8 @@ static json_t *quality_json(const struct pl_profile *p)
 			p->ntails));
 	if (total == 0 && p->nstats == 0)
 		json_array_append_new(warnings, json_string("no samples were found in the input"));
+	for (size_t i = 0; i < p->nnotes; i++)
+		json_array_append_new(warnings, json_string(p->notes[i]));
 	/* What perf itself recorded as lost (ring buffer overflows). */
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct pl_perf_data_info *pd = p->sources[i].perf_data;
