@@ -126,6 +126,27 @@ static int option_kind(const char *sub, const char *o)
 	return 0;
 }
 
+/* The values collect.c writes: numbers, the CSV separator, the three
+ * call-graph modes, events that are not files (perf compiles and loads a
+ * BPF program named as an event). */
+static const char *check_value(const char *opt, const char *v)
+{
+	size_t n = strlen(v);
+
+	if ((strcmp(opt, "-F") == 0 || strcmp(opt, "-r") == 0) && !digits(v))
+		return "-F and -r take a number";
+	if (strcmp(opt, "-x") == 0 && strcmp(v, ",") != 0)
+		return "-x takes ','";
+	if (strcmp(opt, "--call-graph") == 0 && strcmp(v, "fp") != 0 && strcmp(v, "dwarf") != 0 &&
+	    strcmp(v, "lbr") != 0)
+		return "--call-graph takes fp, dwarf or lbr";
+	if (strcmp(opt, "-e") == 0 &&
+	    ((n > 2 && (strcmp(v + n - 2, ".c") == 0 || strcmp(v + n - 2, ".o") == 0)) ||
+	     (strchr(v, '/') && access(v, F_OK) == 0)))
+		return "an event that names a file (a BPF program) is not run here";
+	return NULL;
+}
+
 static const char *check_env(const char *const *env)
 {
 	size_t n = 0, bytes = 0;
@@ -189,6 +210,8 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 				return "-p takes a process id";
 			has_pid = true;
 		}
+		if ((bad = check_value(argv[i], argv[i + 1])))
+			return bad;
 		i += (size_t)kind - 1;
 	}
 	if (!has_output)

@@ -24,7 +24,8 @@
  * The request is narrow and checked again by the launcher against the
  * flags it was started with, not the worker's word: argv[0] is the
  * allowlisted perf; the subcommand is record, stat, sched record or lock
- * record with only the options collect.c writes; -o and the two output
+ * record with only the options collect.c writes and their values (no
+ * event naming a file, which perf would load as BPF); -o and the two output
  * files lie in a staging folder under ARTIFACT_ROOT/collections; the
  * program after "--" and the working directory resolve under an allowed
  * root; -p (and a run with no program) only with --allow-pid-attach;

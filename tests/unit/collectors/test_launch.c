@@ -67,6 +67,8 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 	const char *pid[] = {"/bin/echo", "record", "-o", data, "-p", "1", NULL};
 	const char *ok[] = {"/bin/echo", "stat", "-x", ",", "-o", data, "--", prog, NULL};
 	const char *ld[] = {"LD_PRELOAD=/tmp/x.so", NULL};
+	const char *bpf[] = {"/bin/echo", "record", "-e", "/tmp/prog.c", "-o", data, "--", prog, NULL};
+	const char *graph[] = {"/bin/echo", "record", "--call-graph", "dwarf,65528", "-o", data, "--", prog, NULL};
 
 	setup();
 	ck_assert_str_eq(check_argv(other_perf, NULL), "the program is not the allowlisted perf");
@@ -75,6 +77,8 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 	ck_assert_str_eq(check_argv(out_elsewhere, NULL),
 			 "perf's output file is not in a collection's staging folder");
 	ck_assert_str_eq(check_argv(prog_elsewhere, NULL), "the program is not under an allowed root");
+	ck_assert_str_eq(check_argv(bpf, NULL), "an event that names a file (a BPF program) is not run here");
+	ck_assert_str_eq(check_argv(graph, NULL), "--call-graph takes fp, dwarf or lbr");
 	ck_assert_str_eq(check_argv(pid, NULL), "attaching to a running process needs --allow-pid-attach");
 	cfg.allow_pid_attach = true;
 	ck_assert_ptr_null(check_argv(pid, NULL));
