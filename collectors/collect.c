@@ -602,12 +602,10 @@ static json_t *launch_json(const struct pl_collect_env *env, const struct pl_col
 		size_t k = strcspn(r->env[i], "=");
 		json_array_append_new(names, coll_text_json(r->env[i], k));
 	}
-	j = json_pack("{s:s,s:s,s:s?,s:o}", "where",
-		      env->launcher_conn > 0 ? "launcher" : env->confined ? "sandboxed_worker" : "this_process",
+	j = json_pack("{s:s,s:s,s:s?,s:o}", "where", env->launcher_conn > 0 ? "launcher" : "this_process",
 		      "why", env->launcher_conn > 0 ?
 		      "perf and the program ran from the collection launcher, outside the analysis sandbox: with the server's user, capabilities, rlimits, environment, files and network" :
-		      env->confined ? "no collection launcher: perf and the program ran inside the analysis sandbox's worker (seccomp, Landlock, rlimits), which changes what the program may do" :
-		      "perf and the program ran from this process, unconfined",
+		      "perf and the program ran from this process (the CLI), unconfined",
 		      "working_directory", cwd, "environment_added", names);
 	free(cwd);
 	return j;
@@ -649,11 +647,6 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 	json_object_set_new(*meta, "rusage", json_pack("{s:f,s:f,s:I,s:s}", "user_seconds", res.user_seconds,
 		"system_seconds", res.system_seconds, "max_rss_kb", (json_int_t)res.max_rss_kb, "of",
 		"perf and the children it waited for (the program it started)"));
-	if (env->launcher_conn < 0 && env->confined)
-		json_array_append_new(warnings, json_string(
-			"the program ran inside the analysis sandbox (no collection launcher): file opens outside the "
-			"allowed roots, sockets and other calls may have failed or killed it; the profile may not be "
-			"that of its normal run"));
 	if (rc == PL_OK && target_failed)
 		json_array_append_new(warnings, json_sprintf(
 			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
@@ -923,6 +916,16 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	json_t *meta = NULL, *warnings = json_array();
 	enum pl_err rc;
 
+	/* A program run inside the analysis sandbox does not run as it does
+	 * without PerfLens (files, sockets, /proc refused): no profile of
+	 * that, and nothing run. */
+	if (env->confined && env->launcher_conn <= 0) {
+		rc = pl_fail(err, PL_ERR_UNSUPPORTED,
+			     "restart perflens-mcp (its stderr says why the launcher did not start); docs/collection.md",
+			     "collection refused: the collection launcher is not running, and the program would run "
+			     "inside the analysis sandbox, not as it runs without PerfLens");
+		goto fail;
+	}
 	snprintf(parent, sizeof(parent), "%s/collections", env->artifact_root);
 	if ((rc = require_tracefs(r, err)) || (rc = pl_make_dirs(parent, err)))
 		goto fail;

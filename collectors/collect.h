@@ -72,9 +72,9 @@ struct pl_collect_env {
 	const char *kallsyms;            /* see symcfg.h; NULL: perf's own */
 	const atomic_int *cancel;        /* see pl_run_opts */
 	/* The connection to the collection launcher (launch.h), or -1: then
-	 * perf runs from this process, and `confined` says whether that is a
-	 * sandboxed worker (the result then warns that the program ran
-	 * confined). */
+	 * perf runs from this process, unless `confined` says that is a
+	 * sandboxed worker: then the collection is refused (the program would
+	 * not run as it does without PerfLens). */
 	int launcher_conn;
 	bool confined;
 	/* Counts of a perf.data's PERF_RECORD_LOST records, the events they

@@ -129,5 +129,31 @@ check("fidelity pid attach: stat ends at the duration with its counts",
       short(r, 600))
 p.kill()
 p.wait()
+
+# Without its launcher (killed here) the server refuses to collect rather
+# than run the program inside the sandbox.
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            st = open("/proc/%s/stat" % d).read()
+        except (OSError, ValueError):
+            continue
+        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+        if int(rest[1]) == pid:
+            out.append((int(d), comm))
+    return out
+
+
+launchers = [c for c, comm in children(s.pid) if comm == "perflens-launch"]
+check("fidelity: the server runs one collection launcher", len(launchers) == 1, children(s.pid))
+for c in launchers:
+    os.kill(c, 9)
+time.sleep(0.2)
+before = set(os.listdir(work + "/art/collections"))
+r, sc = collect({"mode": "record", "executable": work + "/bin/fidelity"})
+text = r["content"][0]["text"]
+check("fidelity: without the launcher collect_profile is refused, naming it, and nothing is kept",
+      r.get("isError") and "launcher" in text and set(os.listdir(work + "/art/collections")) == before, text)
 s.close()
 sys.exit(1 if fails else 0)
