@@ -31,3 +31,14 @@ if [ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ];
 fi
 oracle "$name" env HERE="$here" BUILD_DIR="$(cd "$BUILD" && pwd)" WORK="$WORK" TRACEFS=$tracefs \
 	/usr/bin/python3 "$here/mcp_fidelity.py"
+# The CLI has no sandbox: the program runs from the CLI's own process, the
+# same way (--environment NAME=VALUE repeats).
+"$PERFLENS" collect --artifact-root "$WORK/art-cli" --allowed-root "$WORK/bin" --executable "$WORK/bin/fidelity" \
+	--environment FIDELITY_VAR=fid --authorize-target I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING >"$WORK/cli.json" 2>"$WORK/cli.err"
+folder=$(jget "$WORK/cli.json" folder 2>/dev/null)
+if [ -n "$folder" ] && cmp -s "$folder/target.stdout" "$WORK/direct.out" &&
+	[ "$(jget "$WORK/cli.json" metadata.launch.where)" = this_process ]; then
+	ok "$name: the CLI's collection gives the same stdout, from its own process"
+else
+	notok "$name: the CLI's collection: $(oneline "$WORK/cli.err") $(head -c 300 "$WORK/cli.json")"
+fi
