@@ -352,9 +352,16 @@ static void __attribute__((noreturn)) launcher_main(const struct coll_launcher_c
 	prctl(PR_SET_NAME, "perflens-launch");
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != server)
 		_exit(1);
-	/* stdout belongs to the MCP stdio transport: nothing here writes it. */
+	/* stdout belongs to the MCP stdio transport: nothing here writes it.
+	 * The socket on 3, nothing else of the server's kept. */
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
 		_exit(1);
+	if (sock != 3 && (dup2(sock, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0))
+		_exit(1);
+	sock = 3;
+	if (syscall(SYS_close_range, 4, ~0U, 0) != 0)
+		for (int i = 4; i < 4096; i++)
+			close(i);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);   /* handlers are reaped by the kernel */
