@@ -229,6 +229,19 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 
 /* ------------------------------------------------------------ handler */
 
+/* The process group of the run in progress (pl_run's started_pid): when
+ * the launcher dies (the server is gone) its handlers get SIGTERM and
+ * take their runs with them. */
+static volatile int running_group;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	if (running_group > 0)
+		kill(-running_group, SIGKILL);
+	_exit(1);
+}
+
 static void reply_send(int conn, const struct pl_run_result *res, enum pl_err rc,
 		       const struct pl_error *err)
 {
@@ -294,6 +307,7 @@ static void handle_one(const struct coll_launcher_cfg *cfg, int conn, char *buf,
 		.argv = argv, .env = env, .inherit_env = true, .cwd = paths[0],
 		.stdout_path = paths[1], .stderr_path = paths[2], .hangup_fd = conn,
 		.timeout_ms = h.timeout_ms, .interrupt_ms = h.interrupt_ms,
+		.started_pid = &running_group,
 	};
 	rc = pl_run(&o, &res, &err);
 	reply_send(conn, &res, rc, &err);
@@ -302,16 +316,21 @@ static void handle_one(const struct coll_launcher_cfg *cfg, int conn, char *buf,
 
 static void __attribute__((noreturn)) handler_main(const struct coll_launcher_cfg *cfg, int conn)
 {
+	struct sigaction sa = {.sa_handler = on_term};
 	char *buf = pl_xmalloc(MAX_REQUEST);
 	sigset_t none;
 	ssize_t n;
 
 	prctl(PR_SET_NAME, "perflens-launch");
+	/* SIGCHLD back to default (wait4); SIGINT stays ignored here (a
+	 * terminal's ^C is the server's), and pl_run's child restores SIGINT
+	 * and SIGPIPE for the program. */
 	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGTERM, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
 		_exit(1);
 	while ((n = read(conn, buf, MAX_REQUEST)) > 0) {
 		if ((size_t)n < sizeof(struct launch_head))

@@ -73,7 +73,9 @@ static void child(const struct pl_run_opts *o, char *const *envp, int in_fd, int
 	if (exec_fd < 3 || dup2(exec_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 		_exit(127);
 	close_other_fds();
+	/* Ignored signals survive execve: the program gets the defaults. */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
 	if (o->cwd && chdir(o->cwd) < 0) {
 		e = errno | CHDIR_FAILED;
 		(void)!write(3, &e, sizeof(e));
@@ -410,6 +412,8 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	(void)setpgid(pid, pid);
 	own_group = getpgid(pid) == pid;
 	res->pid = (int)pid;
+	if (o->started_pid && own_group)
+		*o->started_pid = (int)pid;
 	rc = pump_output(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);
@@ -418,6 +422,8 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	/* Anything it started in its own group goes with it. */
 	if (own_group)
 		kill(-pid, SIGKILL);
+	if (o->started_pid)
+		*o->started_pid = 0;
 	res->seconds = now_s() - start;
 	res->user_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	res->system_seconds = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;

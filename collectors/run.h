@@ -51,6 +51,9 @@ struct pl_run_opts {
 	const char *stderr_path;   /* stderr into this file; stderr_text empty */
 	int hangup_fd;             /* > 0: anything readable or a hangup on it
 				    * (the requester went away) cancels the run */
+	volatile int *started_pid; /* when set: the child's pid (its process
+				    * group) once forked, 0 again once reaped;
+				    * for a signal handler that must kill it */
 };
 
 struct pl_run_result {

@@ -130,6 +130,31 @@ check("fidelity pid attach: stat ends at the duration with its counts",
 p.kill()
 p.wait()
 
+# A cancelled call ends its run: the worker goes, its connection hangs up,
+# and the launcher kills perf and the program.
+def spinners():
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            if open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")[:3] == [
+                    (work + "/bin/fidelity").encode(), b"spin", b"30"]:
+                found.append(int(d))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+s.send({"jsonrpc": "2.0", "id": 777, "method": "tools/call", "params": {"name": "collect_profile", "arguments": {
+    "mode": "record", "executable": work + "/bin/fidelity", "arguments": ["spin", "30"], "timeout_seconds": 60,
+    "authorization": P}}})
+started = until(spinners, 10)
+s.notify("notifications/cancelled", {"requestId": 777, "reason": "test"})
+gone = until(lambda: not spinners(), 5)
+check("fidelity: a cancelled collection kills the program the launcher started (%s)" % started,
+      started and gone, spinners())
+for pid in spinners():
+    os.kill(pid, 9)
+
 # Without its launcher (killed here) the server refuses to collect rather
 # than run the program inside the sandbox.
 def children(pid):
