@@ -130,6 +130,17 @@ check("fidelity pid attach: stat ends at the duration with its counts",
 p.kill()
 p.wait()
 
+# What the program may be given is bounded, and checked before anything runs.
+for what, extra, words in [
+        ("a working directory outside the allowed roots", {"working_directory": "/etc"}, "path_refused"),
+        ("a working directory that is a file", {"working_directory": work + "/bin/fidelity"}, "is not a folder"),
+        ("LD_PRELOAD", {"environment": {"LD_PRELOAD": "/tmp/x.so"}}, "would apply to perf as well"),
+        ("65 variables", {"environment": {"V%d" % i: "x" for i in range(65)}}, "")]:
+    r, sc = collect(dict({"mode": "record", "executable": work + "/bin/fidelity"}, **extra))
+    text = r["content"][0]["text"]
+    check("fidelity: %s is refused (%s)" % (what, text.splitlines()[0][:120]),
+          r.get("isError") and words in text, text)
+
 # A cancelled call ends its run: the worker goes, its connection hangs up,
 # and the launcher kills perf and the program.
 def spinners():
