@@ -48,6 +48,12 @@ enum pl_err coll_lock(const struct pl_collect_env *env, const struct pl_collect_
 		      const char *dir, const char *data, json_t *meta, json_t *warnings,
 		      struct pl_error *err);
 
+/* What a collection's stderr (perf's lines and the program's) says may
+ * distort the profile: {perf_lines, lost_chunks, target_error_lines,
+ * target_error_examples}, and a warning per kind found appended to
+ * `warnings`.  New reference. */
+json_t *coll_stderr_findings(const char *text, json_t *warnings);
+
 /* argv as a JSON array of strings.  New reference. */
 json_t *coll_argv_json(const char *const *v);
 

@@ -800,16 +800,11 @@ static bool perf_warning_line(const char *line, bool after_warning)
 	       (after_warning && strstr(line, "events and lost"));
 }
 
-/* perf's warnings and the program's error-looking lines from the run's
- * stderr into meta["perf_warnings"], each kind a warning with its count;
- * then what perf.data says was lost (env->count_lost). */
-static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
-			json_t *meta, json_t *warnings)
+json_t *coll_stderr_findings(const char *text, json_t *warnings)
 {
 	json_t *pw = json_object(), *perf_lines = json_array(), *examples = json_array();
 	unsigned long long chunks = 0, events = 0, nerr = 0, n1, n2;
 	bool after_warning = false;
-	uint64_t recs = 0, lost = 0, lost_samples = 0;
 
 	for (const char *p = text ? text : ""; *p;) {
 		const char *nl = strchr(p, '\n');
@@ -853,6 +848,18 @@ static void distortions(const struct pl_collect_env *env, const char *text, cons
 			"the program wrote %llu error-looking line(s) to stderr, first: \"%s\"; read them "
 			"(metadata.perf_warnings, target.stderr) before trusting the profile",
 			nerr, json_string_value(json_array_get(examples, 0))));
+	return pw;
+}
+
+/* perf's warnings and the program's error-looking lines from the run's
+ * stderr into meta["perf_warnings"] (coll_stderr_findings), then what
+ * perf.data says was lost (env->count_lost). */
+static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
+			json_t *meta, json_t *warnings)
+{
+	json_t *pw = coll_stderr_findings(text, warnings);
+	uint64_t recs = 0, lost = 0, lost_samples = 0;
+
 	if (data && env->count_lost && env->count_lost(data, &recs, &lost, &lost_samples)) {
 		json_object_set_new(pw, "lost_records", json_integer((json_int_t)recs));
 		json_object_set_new(pw, "lost_events", json_integer((json_int_t)lost));

@@ -2,7 +2,8 @@
  * (collectors/launch.c): only the allowlisted perf with the options a
  * collection writes, outputs in a staging folder, a program and working
  * directory under an allowed root, -p only with pid attach, bounded
- * variables without LD_* and PERF_*; and a real run through a launcher. */
+ * variables without LD_* and PERF_*; a real run through a launcher; and
+ * what a collection's stderr says may distort the profile. */
 #include <check.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "collectors/launch.h"
+#include "collectors/coll_int.h"
 
 static char root[PATH_MAX], art[PATH_MAX + 8], stage[PATH_MAX + 64], data[PATH_MAX + 96],
 	out[PATH_MAX + 96], errp[PATH_MAX + 96], prog[PATH_MAX + 16];
@@ -140,6 +142,41 @@ START_TEST(launcher_runs_a_command_and_answers)
 }
 END_TEST
 
+START_TEST(stderr_findings_count_perf_losses_and_program_errors)
+{
+	const char *text =
+		"[ perf record: Woken up 12 times to write data ]\n"
+		"Warning:\n"
+		"Processed 123456 events and lost 7 chunks!\n"
+		"\n"
+		"Check IO/CPU overload!\n"
+		"\n"
+		"loading...\n"
+		"error: could not open config\n"
+		"Segmentation fault in worker\n"
+		"[ perf record: Captured and wrote 3.2 MB perf.data (45678 samples) ]\n";
+	json_t *w = json_array(), *pw = coll_stderr_findings(text, w);
+
+	ck_assert_int_eq(json_integer_value(json_object_get(pw, "lost_chunks")), 7);
+	ck_assert_int_eq(json_array_size(json_object_get(pw, "perf_lines")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(pw, "target_error_lines")), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(pw, "target_error_examples"), 0)),
+			 "error: could not open config");
+	ck_assert_int_eq(json_array_size(w), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+			 "perf lost 7 chunks of its ring buffer (processed 123456 events): samples are missing where "
+			 "the machine was busiest; lower frequency_hz, collect fewer events or use a quieter machine");
+	json_decref(pw);
+	json_decref(w);
+	w = json_array();
+	pw = coll_stderr_findings("[ perf record: Woken up 1 times to write data ]\nall fine\n", w);
+	ck_assert_int_eq(json_array_size(w), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(pw, "target_error_lines")), 0);
+	json_decref(pw);
+	json_decref(w);
+}
+END_TEST
+
 Suite *suite_launch(void)
 {
 	Suite *s = suite_create("launch");
@@ -149,6 +186,7 @@ Suite *suite_launch(void)
 	tcase_add_test(tc, launcher_takes_a_collection_command);
 	tcase_add_test(tc, launcher_refuses_what_a_collection_never_asks);
 	tcase_add_test(tc, launcher_runs_a_command_and_answers);
+	tcase_add_test(tc, stderr_findings_count_perf_losses_and_program_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
