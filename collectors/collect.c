@@ -647,10 +647,14 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 	json_object_set_new(*meta, "rusage", json_pack("{s:f,s:f,s:I,s:s}", "user_seconds", res.user_seconds,
 		"system_seconds", res.system_seconds, "max_rss_kb", (json_int_t)res.max_rss_kb, "of",
 		"perf and the children it waited for (the program it started)"));
-	if (rc == PL_OK && target_failed)
+	if (rc == PL_OK && target_failed) {
+		json_t *t = json_object_get(*meta, "target");
+		json_t *sig = json_object_get(t, "signal");
 		json_array_append_new(warnings, json_sprintf(
 			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
-			res.signal ? "signal" : "status", res.signal ? res.signal : res.exit_status));
+			json_is_integer(sig) ? "signal" : "status",
+			(int)json_integer_value(json_is_integer(sig) ? sig : json_object_get(t, "exit_status"))));
+	}
 	if (rc == PL_OK)
 		distortions(env, res.stderr_text, r->mode == PL_COLLECT_STAT ? NULL : data, *meta, warnings);
 	free(version);

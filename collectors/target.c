@@ -65,6 +65,26 @@ static json_t *tail_json(const char *s, size_t n)
 	return coll_text_json(s, n);
 }
 
+/* The signal perf stat names for its program ("EXE: Segmentation
+ * fault" on a line of its own), or 0. */
+static int stat_signal(const struct pl_collect_req *r, const struct pl_run_result *res)
+{
+	char line[4200];
+
+	if (!r->executable || !res->stderr_text)
+		return 0;
+	for (int sig = 1; sig < 32; sig++) {
+		const char *name = strsignal(sig);
+		if (!name)
+			continue;
+		snprintf(line, sizeof(line), "%s: %s\n", r->executable, name);
+		const char *at = strstr(res->stderr_text, line);
+		if (at && (at == res->stderr_text || at[-1] == '\n'))
+			return sig;
+	}
+	return 0;
+}
+
 static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_result *res,
 			   bool counts_written, bool *failed)
 {
@@ -80,7 +100,13 @@ static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_r
 	if (r->mode == PL_COLLECT_STAT) {
 		/* perf stat ends with its program's exit status; a program killed
 		 * by a signal it names on stderr ("PROG: Segmentation fault") and
-		 * ends 0. */
+		 * ends 0: that line gives the signal back. */
+		int sig = stat_signal(r, res);
+		if (sig) {
+			*failed = true;
+			return json_pack("{s:n,s:i,s:s}", "exit_status", "signal", sig,
+					 "signal_name", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		}
 		*failed = res->exit_status != 0;
 		return json_pack("{s:i,s:n,s:s}", "exit_status", res->exit_status, "signal", "signal_note",
 				 "perf stat passes on the exit status, not a signal: a program killed by one ends 0 here and perf names the signal in stderr_tail");

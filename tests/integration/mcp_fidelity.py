@@ -102,6 +102,14 @@ if sc.get("next_steps"):
     check("fidelity: the analysis of that collection repeats its warnings in the data quality",
           "the collection that made this input warned: the target ended with status 5" in aw and
           "error: asked to fail" in aw, aw or short(a))
+r, sc = collect({"mode": "record", "executable": work + "/bin/fidelity", "arguments": ["crash"]})
+w = " ".join(sc.get("warnings", []))
+check("fidelity: a program that dies of SIGSEGV under record: signal 11 in metadata and warnings",
+      sc.get("metadata", {}).get("target", {}).get("signal") == 11 and "signal 11" in w, w or short(r))
+r, sc = collect({"mode": "stat", "executable": work + "/bin/fidelity", "arguments": ["crash"]})
+w = " ".join(sc.get("warnings", []))
+check("fidelity: a program that dies of SIGSEGV under stat (perf stat ends 0): signal 11 from perf's line",
+      sc.get("metadata", {}).get("target", {}).get("signal") == 11 and "signal 11" in w, w or short(r))
 r, sc = collect({"mode": "stat", "executable": work + "/bin/fidelity", "stdout": "discard", "stderr": "discard"})
 names = [f["name"] for f in sc.get("files", [])]
 check("fidelity: stdout and stderr discarded: no file, no tail, status kept",

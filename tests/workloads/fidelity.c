@@ -11,7 +11,7 @@
  * step: "name ok" or "name FAILED errno".  Exit status 0 when every step
  * worked, 3 otherwise.  The output does not depend on the machine.
  * `fidelity fail` also writes "error: asked to fail" to stderr and exits
- * 5; `fidelity spin S` only spins S seconds in both threads (a process
+ * 5; `fidelity crash` then dies of SIGSEGV; `fidelity spin S` only spins S seconds in both threads (a process
  * to attach to).
  */
 #define _GNU_SOURCE
@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,10 @@ int main(int argc, char **argv)
 	pthread_join(t, NULL);
 	printf("environment %s\n", var ? var : "(unset)");
 	printf("failures %d\n", failures);
+	if (argc > 1 && strcmp(argv[1], "crash") == 0) {
+		fflush(stdout);
+		raise(SIGSEGV);
+	}
 	if (argc > 1 && strcmp(argv[1], "fail") == 0) {
 		fflush(stdout);
 		fprintf(stderr, "error: asked to fail\n");
