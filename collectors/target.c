@@ -109,7 +109,7 @@ static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_r
 		}
 		*failed = res->exit_status != 0;
 		return json_pack("{s:i,s:n,s:s}", "exit_status", res->exit_status, "signal", "signal_note",
-				 "perf stat passes on the exit status, not a signal: a program killed by one ends 0 here and perf names the signal in stderr_tail");
+				 "perf stat passes on the exit status; a signal that killed the program is read from the line perf stat prints for it (EXE: Segmentation fault)");
 	}
 	if (!wrote || res->timed_out)
 		return json_pack("{s:n,s:n,s:s}", "exit_status", "signal", "status_unknown_because",
