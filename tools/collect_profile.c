@@ -78,8 +78,13 @@ static enum pl_err make_env(json_t *env, struct pl_collect_req *r, struct pl_err
 		if (r->nenv == PL_COLLECT_MAX_ENV)
 			return pl_fail(err, PL_ERR_USAGE, "pass at most 64 variables",
 				       "environment has more than %d variables", PL_COLLECT_MAX_ENV);
-		if (!val || !key[0] || strchr(key, '='))
+		if (!val)
 			return pl_fail(err, PL_ERR_USAGE, "pass {\"NAME\": \"value\"}", "environment '%s' is not a string", key);
+		for (const char *c = key; *c || c == key; c++)
+			if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+			      (c > key && *c >= '0' && *c <= '9')))
+				return pl_fail(err, PL_ERR_USAGE, "name variables with letters, digits and '_'",
+					       "environment name '%s' is not a variable name", key);
 		if (strncmp(key, "LD_", 3) == 0 || strncmp(key, "PERF_", 5) == 0)
 			return pl_fail(err, PL_ERR_USAGE, "leave out LD_* and PERF_* variables, or set them where the server starts",
 				       "environment '%s' is refused: it would apply to perf as well as to the program", key);
