@@ -92,7 +92,7 @@ collectors/agentlink: base collectors/collect.h
 sandbox: base
 tools: base profile perfdata symbols store export evidence collectors collectors/agentlink sandbox/sandbox.h
 tools/cli: tools base profile perfdata symbols store export evidence collectors collectors/agentlink sandbox/sandbox.h
-mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/agentlink/link.h sandbox/sandbox.h
+mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/launch.h collectors/agentlink/link.h sandbox/sandbox.h
 tests: *
 bench: *
 endef

@@ -9,6 +9,7 @@
  * collections/capabilities.json, keyed by the boot id and the path, size
  * and modification time of perf and of the workload binary.
  */
+#include <stdio.h>
 #include "capabilities.h"
 #include "callgraph_probe.h"
 #include "coll_int.h"
@@ -155,6 +156,41 @@ static json_t *probe_tracepoints(void)
 	return out;
 }
 
+json_t *coll_tracefs_json(void)
+{
+	FILE *fp = fopen("/proc/self/mounts", "r");
+	char line[1024], dev[256], dir[512], type[64], path[600] = "", events[700];
+	const char *via = NULL;
+	bool readable;
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%255s %511s %63s", dev, dir, type) != 3)
+			continue;
+		if (strcmp(type, "tracefs") == 0 && (!via || strcmp(via, "tracefs") != 0 ||
+						     strcmp(dir, "/sys/kernel/tracing") == 0)) {
+			snprintf(path, sizeof(path), "%s", dir);
+			via = "tracefs";
+		} else if (strcmp(type, "debugfs") == 0 && !via) {
+			snprintf(path, sizeof(path), "%s/tracing", dir);
+			via = "debugfs";
+		}
+	}
+	if (fp)
+		fclose(fp);
+	snprintf(events, sizeof(events), "%s/events", path[0] ? path : "/sys/kernel/tracing");
+	readable = access(events, R_OK) == 0;
+	if (!via && readable) {
+		snprintf(path, sizeof(path), "/sys/kernel/tracing");
+		via = "tracefs";
+	}
+	return json_pack("{s:b,s:s?,s:s?,s:b,s:s,s:s,s:s}", "mounted", via != NULL && readable,
+			 "path", path[0] ? path : NULL, "via", via, "events_readable", readable,
+			 "mount_command", COLL_TRACEFS_MOUNT, "needed_by", "collect_profile mode off_cpu, sched and lock",
+			 "detail", via && readable ? "tracepoints are readable: the tracepoint modes can record" :
+			 "tracefs is not mounted: the tracepoint modes are refused until it is (as root: "
+			 COLL_TRACEFS_MOUNT "); PerfLens does not mount file systems itself");
+}
+
 static json_t *advice(json_t *events, json_t *graphs)
 {
 	json_t *a = json_array(), *e;
@@ -284,6 +320,9 @@ enum pl_err coll_capabilities(const char *perf_path, const char *workload, const
 	snprintf(cache, sizeof(cache), "%.4000s/capabilities.json", collections);
 	if (!refresh && (r = cached_answer(cache, key))) {
 		json_decref(key);
+		/* A mount changes within a boot: never from the cache. */
+		json_object_set_new(r, "tracepoints", probe_tracepoints());
+		json_object_set_new(r, "tracefs", coll_tracefs_json());
 		*result = r;
 		return PL_OK;
 	}
@@ -297,6 +336,7 @@ enum pl_err coll_capabilities(const char *perf_path, const char *workload, const
 		json_decref(r);
 		return rc;
 	}
+	json_object_set_new(r, "tracefs", coll_tracefs_json());
 	*result = r;
 	return PL_OK;
 }

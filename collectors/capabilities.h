@@ -44,4 +44,12 @@ const char *coll_boot_id(void);
  * doctor` asks to tell hardware events from software only. */
 json_t *coll_probe_event(const char *perf, const char *scratch, const char *event);
 
+/* Where tracefs is mounted (the tracepoint modes need it: off_cpu,
+ * sched, lock), from /proc/self/mounts: {"mounted", "path" (or null),
+ * "via" ("tracefs", "debugfs" or null), "events_readable",
+ * "mount_command", "needed_by", "detail"}, new. */
+json_t *coll_tracefs_json(void);
+
+#define COLL_TRACEFS_MOUNT "mount -t tracefs nodev /sys/kernel/tracing"
+
 #endif

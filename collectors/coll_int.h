@@ -31,7 +31,10 @@ enum pl_err coll_tail_line(void *arg, const char *line, size_t len, struct pl_er
  * and the tails of its stdout and stderr; *failed when it ended with a
  * non-zero status or a signal.  New reference. */
 json_t *coll_target_json(const struct pl_collect_req *r, const struct pl_run_result *res,
-			 const struct coll_tail *out, bool *failed);
+			 const struct coll_tail *out, bool counts_written, bool *failed);
+
+/* Mode stat: perf stat wrote its counts (STAGING/stat.csv, not empty). */
+bool coll_counts_written(const struct pl_collect_req *r, const char *staging);
 
 /* A JSON string of n bytes of text (a program's output), bytes that are
  * not UTF-8 as \xHH (base/escape.h's text form: nothing is lost, and
@@ -44,6 +47,12 @@ json_t *coll_text_json(const char *s, size_t n);
 enum pl_err coll_lock(const struct pl_collect_env *env, const struct pl_collect_req *r,
 		      const char *dir, const char *data, json_t *meta, json_t *warnings,
 		      struct pl_error *err);
+
+/* What a collection's stderr (perf's lines and the program's) says may
+ * distort the profile: {perf_lines, lost_chunks, target_error_lines,
+ * target_error_examples}, and a warning per kind found appended to
+ * `warnings`.  New reference. */
+json_t *coll_stderr_findings(const char *text, json_t *warnings);
 
 /* argv as a JSON array of strings.  New reference. */
 json_t *coll_argv_json(const char *const *v);

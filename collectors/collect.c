@@ -6,12 +6,16 @@
  *   stat     perf stat -x, -e EV [-r N] -o stat.csv
  *   sched    perf sched record -o perf.data; perf sched timehist -s
  *   lock     perf lock record -o perf.data; perf lock report
- *   off_cpu  perf record -a -e sched:sched_switch -g -N -o perf.data;
+ *   off_cpu  perf record -a -e sched:sched_switch -g|--call-graph dwarf -N
+ *            -o perf.data;
  *            perf script, turned into blocked time per task and stack
  *            (offcpu.c: event "offcpu-time", unit ns, in offcpu.txt)
  * A command is either `-- EXECUTABLE ARGS` (perf starts it, so perf and
  * the target share the process group that a timeout kills) or `-p PID`,
- * stopped with SIGINT after the duration.  -N keeps perf from writing
+ * stopped with SIGINT after the duration (perf stat then prints its
+ * counts: that is its normal end).  The main command runs from the
+ * collection launcher (launch.h) when there is one: outside the analysis
+ * sandbox, as from the operator's shell; its output goes to files.  -N keeps perf from writing
  * its build-id cache outside the artifact root.
  */
 #include <errno.h>
@@ -30,6 +34,8 @@
 #include "base/escape.h"
 #include "base/fsatomic.h"
 #include "coll_int.h"
+#include "launch.h"
+#include "capabilities.h"
 #include "base/sha256.h"
 #include "base/util.h"
 #include "profile/profile.h"
@@ -42,6 +48,17 @@
 #define MAX_POST_OUTPUT (1ULL << 30)
 
 static const char *const mode_names[] = {"record", "stat", "sched", "lock", "off_cpu"};
+static const char *const output_names[] = {"file", "discard", "inline"};
+
+bool pl_collect_output_from_name(const char *name, enum pl_collect_output *out)
+{
+	for (size_t i = 0; name && i < PL_ARRAY_LEN(output_names); i++)
+		if (strcmp(name, output_names[i]) == 0) {
+			*out = (enum pl_collect_output)i;
+			return true;
+		}
+	return false;
+}
 
 bool pl_collect_mode_from_name(const char *name, enum pl_collect_mode *mode)
 {
@@ -177,7 +194,14 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add(a, "record");
 		add(a, "-e");
 		add(a, "sched:sched_switch");
-		add(a, "-g");
+		/* dwarf: perf copies the user stack at each switch, and perf
+		 * script unwinds it (a frameless caller is then not skipped). */
+		if (strcmp(r->call_graph, "dwarf") == 0) {
+			add(a, "--call-graph");
+			add(a, "dwarf");
+		} else {
+			add(a, "-g");
+		}
 		add(a, "-N");
 		add(a, "-o");
 		add(a, out);
@@ -218,6 +242,9 @@ static enum pl_err to_file(void *arg, const char *line, size_t len, struct pl_er
 	return PL_OK;
 }
 
+static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
+			      bool target_status, bool counts_written, struct pl_error *err);
+
 enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
 			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
 			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
@@ -233,15 +260,24 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 		/* the collection's own length: the pid duration, else its limit */
 		.progress_ms = interrupt_ms ? interrupt_ms : timeout_ms,
 	};
-	char tail[512];
 	enum pl_err rc = pl_run(&o, res, err);
 
 	if (rc)
 		return rc;
+	return judge_perf(argv, res, target_status, false, err);
+}
+
+/* perf stat ends as its program exited (status), once it wrote its
+ * counts: `counts_written` says it did. */
+static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
+			      bool target_status, bool counts_written, struct pl_error *err)
+{
+	char tail[512];
+
 	/* perf record exits 0 after our SIGINT, or, having written its file
 	 * and said so, raises that SIGINT again to end by it: both are the
 	 * end we asked for.  Any other signal or status is a failure. */
-	bool wrote = res->stderr_text && strstr(res->stderr_text, "Captured and wrote");
+	bool wrote = counts_written || (res->stderr_text && strstr(res->stderr_text, "Captured and wrote"));
 	bool asked_end = res->signal == SIGINT && res->interrupted && wrote;
 	bool targets_end = target_status && wrote && !res->interrupted;
 
@@ -549,10 +585,38 @@ static enum pl_err blame_full_disk(const char *staging, enum pl_err rc, struct p
 		       "output: %s", avail, was);
 }
 
+static enum pl_err run_program(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			       const char *const *argv, const char *staging, struct pl_run_result *res,
+			       struct coll_tail *out, json_t *extra, struct pl_error *err);
+
+static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
+			json_t *meta, json_t *warnings);
+
+/* Where and how the program ran, for the metadata. */
+static json_t *launch_json(const struct pl_collect_env *env, const struct pl_collect_req *r)
+{
+	json_t *names = json_array();
+	char *cwd = r->cwd ? pl_esc_dup(r->cwd) : NULL;
+	json_t *j;
+
+	for (size_t i = 0; i < r->nenv; i++) {
+		size_t k = strcspn(r->env[i], "=");
+		json_array_append_new(names, coll_text_json(r->env[i], k));
+	}
+	j = json_pack("{s:s,s:s,s:s?,s:o}", "where", env->launcher_conn > 0 ? "launcher" : "this_process",
+		      "why", env->launcher_conn > 0 ?
+		      "perf and the program ran from the collection launcher, outside the analysis sandbox: with the server's user, capabilities, rlimits, environment, files and network" :
+		      "perf and the program ran from this process (the CLI), unconfined",
+		      "working_directory", cwd, "environment_added", names);
+	free(cwd);
+	return j;
+}
+
 static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_collect_req *r,
 			    const char *staging, char *data, size_t cap, json_t **meta,
 			    json_t *warnings, struct pl_error *err)
 {
+	json_t *extra = json_object();
 	struct argv_buf a = {0};
 	struct pl_run_result res;
 	struct coll_tail out = {{0}};
@@ -563,8 +627,11 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 
 	main_command(&a, env, r, staging, data, cap);
 	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	rc = coll_run_perf(env, a.v, r->timeout_ms, r->pid > 0 ? r->duration_ms : 0, r->pid <= 0,
-			   coll_tail_line, &out, &res, err);
+	rc = run_program(env, r, a.v, staging, &res, &out, extra, err);
+	if (rc == PL_OK && access(data, F_OK) != 0)
+		rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path: it should name perf",
+			     "%s %s ended with status %d and wrote no %s", a.v[0], a.v[1], res.exit_status,
+			     strrchr(data, '/') + 1);
 	rc = blame_full_disk(staging, rc, err);
 	pl_run_stderr_tail(&res, tail, sizeof(tail));
 	version = perf_version(env);
@@ -574,15 +641,241 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 		"kernel", kernel_json(), "cpus", coll_cpus_json(), "started_at", started,
 		"duration_seconds", res.seconds, "exit_status", res.exit_status, "signal", res.signal,
 		"timed_out", res.timed_out, "stderr_tail", coll_text_json(tail, strlen(tail)),
-		"target", coll_target_json(r, &res, &out, &target_failed));
-	if (rc == PL_OK && target_failed)
+		"target", coll_target_json(r, &res, &out, coll_counts_written(r, staging), &target_failed));
+	json_object_update(json_object_get(*meta, "target"), extra);
+	json_decref(extra);
+	json_object_set_new(*meta, "launch", launch_json(env, r));
+	json_object_set_new(*meta, "rusage", json_pack("{s:f,s:f,s:I,s:s}", "user_seconds", res.user_seconds,
+		"system_seconds", res.system_seconds, "max_rss_kb", (json_int_t)res.max_rss_kb, "of",
+		"perf and the children it waited for (the program it started)"));
+	if (rc == PL_OK && target_failed) {
+		json_t *t = json_object_get(*meta, "target");
+		json_t *sig = json_object_get(t, "signal");
 		json_array_append_new(warnings, json_sprintf(
 			"the target ended with %s %d: the profile covers a run that failed; its output is in metadata.target",
-			res.signal ? "signal" : "status", res.signal ? res.signal : res.exit_status));
+			json_is_integer(sig) ? "signal" : "status",
+			(int)json_integer_value(json_is_integer(sig) ? sig : json_object_get(t, "exit_status"))));
+	}
+	if (rc == PL_OK)
+		distortions(env, res.stderr_text, r->mode == PL_COLLECT_STAT ? NULL : data, *meta, warnings);
 	free(version);
 	pl_buf_release(&out.buf);
 	pl_run_result_release(&res);
 	return rc;
+}
+
+/* --------------------------------------------------- the program's run */
+
+/* Up to `cap` bytes of a file, its last ones (or its first, with
+ * `head`), NUL-terminated; *size gets its size.  NULL when unreadable. */
+static char *read_part(const char *path, size_t cap, bool head, uint64_t *size)
+{
+	FILE *fp = fopen(path, "rb");
+	struct stat st;
+	char *buf;
+	size_t n;
+
+	*size = 0;
+	if (!fp)
+		return NULL;
+	if (fstat(fileno(fp), &st) == 0)
+		*size = (uint64_t)st.st_size;
+	if (!head && *size > cap)
+		fseeko(fp, (off_t)(*size - cap), SEEK_SET);
+	buf = pl_xmalloc(cap + 1);
+	n = fread(buf, 1, cap, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+bool coll_counts_written(const struct pl_collect_req *r, const char *staging)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (r->mode != PL_COLLECT_STAT)
+		return false;
+	coll_join(path, sizeof(path), staging, "stat.csv");
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* Where the main run's streams go (collect.h's enum pl_collect_output). */
+static json_t *stream_json(enum pl_collect_output to, const char *file)
+{
+	if (to == PL_OUT_FILE)
+		return json_pack("{s:s,s:s}", "to", "file", "file", file);
+	return json_pack("{s:s}", "to", to == PL_OUT_DISCARD ? "discard" : "inline");
+}
+
+/* The main perf command, the program it starts with it: through the
+ * launcher when there is one, else from here; stdout and stderr into
+ * files of the staging folder (never a pipe the program could wait on),
+ * then read back: stderr (perf's lines and the program's) into
+ * res->stderr_text, the tail of stdout into `out`, an inline stream into
+ * meta["target_output"]. */
+static enum pl_err run_program(const struct pl_collect_env *env, const struct pl_collect_req *r,
+			       const char *const *argv, const char *staging, struct pl_run_result *res,
+			       struct coll_tail *out, json_t *extra, struct pl_error *err)
+{
+	char out_path[PATH_MAX], err_path[PATH_MAX], *text;
+	struct pl_run_opts o = {
+		.argv = argv, .env = r->env, .inherit_env = true, .cwd = r->cwd,
+		.stderr_path = err_path, .timeout_ms = r->timeout_ms,
+		.interrupt_ms = r->pid > 0 ? r->duration_ms : 0, .cancel = env->cancel,
+		.progress_ms = r->pid > 0 ? r->duration_ms : r->timeout_ms,
+	};
+	uint64_t size;
+	enum pl_err rc;
+
+	coll_join(out_path, sizeof(out_path), staging, "target.stdout");
+	coll_join(err_path, sizeof(err_path), staging, "target.stderr");
+	o.stdout_path = r->out_stdout == PL_OUT_DISCARD ? "/dev/null" : out_path;
+	if (env->launcher_conn > 0)
+		rc = coll_launch_run(env->launcher_conn, &o, res, err);
+	else
+		rc = pl_run(&o, res, err);
+	free(res->stderr_text);
+	res->stderr_text = read_part(err_path, 1u << 20, false, &size);
+	res->stderr_truncated = size > (1u << 20);
+	if (r->out_stdout != PL_OUT_DISCARD && (text = read_part(out_path, 8192, false, &size))) {
+		pl_buf_add(&out->buf, text, strlen(text));
+		out->bytes = size;
+		free(text);
+	}
+	if (r->out_stdout == PL_OUT_INLINE || r->out_stderr == PL_OUT_INLINE) {
+		json_t *inl = json_object();
+		for (int i = 0; i < 2; i++) {
+			enum pl_collect_output to = i ? r->out_stderr : r->out_stdout;
+			if (to != PL_OUT_INLINE || !(text = read_part(i ? err_path : out_path,
+								      PL_COLLECT_INLINE_BYTES, true, &size)))
+				continue;
+			json_object_set_new(inl, i ? "stderr" : "stdout", coll_text_json(text, strlen(text)));
+			json_object_set_new(inl, i ? "stderr_bytes" : "stdout_bytes", json_integer((json_int_t)size));
+			free(text);
+		}
+		json_object_set_new(extra, "target_output", inl);
+	}
+	if (r->out_stdout == PL_OUT_INLINE)
+		unlink(out_path);
+	if (r->out_stderr != PL_OUT_FILE)
+		unlink(err_path);
+	json_object_set_new(extra, "stdout", stream_json(r->out_stdout, "target.stdout"));
+	json_object_set_new(extra, "stderr", stream_json(r->out_stderr, "target.stderr"));
+	json_object_set_new(extra, "stdin", json_string("/dev/null"));
+	if (rc)
+		return rc;
+	return judge_perf(argv, res, r->pid <= 0, coll_counts_written(r, staging), err);
+}
+
+/* ------------------------------------------------------ what may distort */
+
+#define MAX_EXAMPLES 5
+
+/* Case-insensitive: does the line read like an error or a warning? */
+static bool error_looking(const char *line, size_t n)
+{
+	static const char *const words[] = {"error", "fatal", "failed", "failure", "panic", "abort",
+					    "exception", "segmentation fault", "killed", "cannot",
+					    "can't", "denied", "not found", "warning"};
+	char low[512];
+
+	if (n >= sizeof(low))
+		n = sizeof(low) - 1;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+	low[n] = '\0';
+	for (size_t i = 0; i < PL_ARRAY_LEN(words); i++)
+		if (strstr(low, words[i]))
+			return true;
+	return false;
+}
+
+/* perf's own lines in the shared stderr: its progress ("[ perf record:
+ * ...]"), and its warnings, which say the profile lost data. */
+static bool perf_status_line(const char *line)
+{
+	return strncmp(line, "[ perf record:", 14) == 0;
+}
+
+static bool perf_warning_line(const char *line, bool after_warning)
+{
+	return strncmp(line, "Warning:", 8) == 0 || strstr(line, "Check IO/CPU overload") ||
+	       (strstr(line, "lost ") && strstr(line, "chunks")) ||
+	       (after_warning && strstr(line, "events and lost"));
+}
+
+json_t *coll_stderr_findings(const char *text, json_t *warnings)
+{
+	json_t *pw = json_object(), *perf_lines = json_array(), *examples = json_array();
+	unsigned long long chunks = 0, events = 0, nerr = 0, n1, n2;
+	bool after_warning = false;
+
+	for (const char *p = text ? text : ""; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[512];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
+		p += n + (nl != NULL);
+		if (!line[0] || perf_status_line(line))
+			continue;
+		if (perf_warning_line(line, after_warning)) {
+			const char *at = strstr(line, "Processed ");
+			if (at && sscanf(at, "Processed %llu events and lost %llu chunks", &n1, &n2) == 2)
+				events += n1, chunks += n2;
+			if (json_array_size(perf_lines) < 10)
+				json_array_append_new(perf_lines, coll_text_json(line, strlen(line)));
+			after_warning = strncmp(line, "Warning:", 8) == 0;
+			continue;
+		}
+		after_warning = false;
+		if (error_looking(line, strlen(line))) {
+			nerr++;
+			if (json_array_size(examples) < MAX_EXAMPLES)
+				json_array_append_new(examples, coll_text_json(line, strlen(line)));
+		}
+	}
+	json_object_set_new(pw, "perf_lines", perf_lines);
+	json_object_set_new(pw, "lost_chunks", json_integer((json_int_t)chunks));
+	json_object_set_new(pw, "target_error_lines", json_integer((json_int_t)nerr));
+	json_object_set_new(pw, "target_error_examples", examples);
+	if (chunks)
+		json_array_append_new(warnings, json_sprintf(
+			"perf lost %llu chunks of its ring buffer (processed %llu events): samples are missing where "
+			"the machine was busiest; lower frequency_hz, collect fewer events or use a quieter machine",
+			chunks, events));
+	else if (json_array_size(perf_lines))
+		json_array_append_new(warnings, json_sprintf("perf warned: %s (metadata.perf_warnings.perf_lines)",
+			json_string_value(json_array_get(perf_lines, 0))));
+	if (nerr)
+		json_array_append_new(warnings, json_sprintf(
+			"the program wrote %llu error-looking line(s) to stderr, first: \"%s\"; read them "
+			"(metadata.perf_warnings, target.stderr) before trusting the profile",
+			nerr, json_string_value(json_array_get(examples, 0))));
+	return pw;
+}
+
+/* perf's warnings and the program's error-looking lines from the run's
+ * stderr into meta["perf_warnings"] (coll_stderr_findings), then what
+ * perf.data says was lost (env->count_lost). */
+static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
+			json_t *meta, json_t *warnings)
+{
+	json_t *pw = coll_stderr_findings(text, warnings);
+	uint64_t recs = 0, lost = 0, lost_samples = 0;
+
+	if (data && env->count_lost && env->count_lost(data, &recs, &lost, &lost_samples)) {
+		json_object_set_new(pw, "lost_records", json_integer((json_int_t)recs));
+		json_object_set_new(pw, "lost_events", json_integer((json_int_t)lost));
+		json_object_set_new(pw, "lost_samples", json_integer((json_int_t)lost_samples));
+		if (recs || lost_samples)
+			json_array_append_new(warnings, json_sprintf(
+				"perf.data holds %llu PERF_RECORD_LOST records (%llu events lost) and %llu lost samples "
+				"(PERF_RECORD_LOST_SAMPLES): the profile misses them",
+				(unsigned long long)recs, (unsigned long long)lost, (unsigned long long)lost_samples));
+	}
+	json_object_set_new(meta, "perf_warnings", pw);
 }
 
 /* metadata.json into the staging folder, which then becomes
@@ -616,11 +909,11 @@ bool pl_collect_is_tracepoint(const char *ev)
 }
 
 /* The modes that record tracepoints, and tracepoint events, need tracefs
- * mounted.  perf mounts it itself when it is not, but that mount(2) is one
- * the sandbox forbids (the worker is killed by SIGSYS), so a machine where
- * nothing mounted it yet is told how to, before anything runs.  An event
- * only PerfLens names (offcpu-time) is refused with the mode that makes
- * it: perf would exit 129. */
+ * mounted.  perf mounts it itself when it is not (from the launcher it
+ * could), but PerfLens does not change the machine's mounts behind the
+ * operator: a machine where nothing mounted it yet is told how to, before
+ * anything runs.  An event only PerfLens names (offcpu-time) is refused
+ * with the mode that makes it: perf would exit 129. */
 static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_error *err)
 {
 	static const char *const roots[] = {"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"};
@@ -641,13 +934,13 @@ static enum pl_err require_tracefs(const struct pl_collect_req *r, struct pl_err
 			return PL_OK;
 	if (tracepoint)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
-			       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
-			       "inside this server's sandbox), then call again; or leave the tracepoint out",
+			       "as root: " COLL_TRACEFS_MOUNT " (perf would mount it itself; PerfLens does not "
+			       "mount file systems on the machine), then call again; or leave the tracepoint out",
 			       "event '%s' is a tracepoint, and tracefs is not mounted (no /sys/kernel/tracing/events)",
 			       tracepoint);
 	return pl_fail(err, PL_ERR_UNSUPPORTED,
-		       "as root: mount -t tracefs nodev /sys/kernel/tracing (perf would mount it itself, but not "
-		       "inside this server's sandbox), then call again; mode=record needs no tracepoints",
+		       "as root: " COLL_TRACEFS_MOUNT " (perf would mount it itself; PerfLens does not "
+		       "mount file systems on the machine), then call again; mode=record needs no tracepoints",
 		       "mode=%s records tracepoints, and tracefs is not mounted (no /sys/kernel/tracing/events)",
 		       pl_collect_mode_name(r->mode));
 }
@@ -659,6 +952,16 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	json_t *meta = NULL, *warnings = json_array();
 	enum pl_err rc;
 
+	/* A program run inside the analysis sandbox does not run as it does
+	 * without PerfLens (files, sockets, /proc refused): no profile of
+	 * that, and nothing run. */
+	if (env->confined && env->launcher_conn <= 0) {
+		rc = pl_fail(err, PL_ERR_UNSUPPORTED,
+			     "restart perflens-mcp (its stderr says why the launcher did not start); docs/collection.md",
+			     "collection refused: the collection launcher is not running, and the program would run "
+			     "inside the analysis sandbox, not as it runs without PerfLens");
+		goto fail;
+	}
 	snprintf(parent, sizeof(parent), "%s/collections", env->artifact_root);
 	if ((rc = require_tracefs(r, err)) || (rc = pl_make_dirs(parent, err)))
 		goto fail;
@@ -672,8 +975,12 @@ enum pl_err pl_collect(const struct pl_collect_env *env, const struct pl_collect
 	rc = run_main(env, r, staging, data, sizeof(data), &meta, warnings, err);
 	if (rc == PL_OK)
 		rc = post_process(env, r, staging, data, meta, warnings, err);
-	if (rc == PL_OK)
+	if (rc == PL_OK) {
+		/* Kept with the collection: analyze_profile repeats them in its
+		 * data quality. */
+		json_object_set(meta, "warnings", warnings);
 		rc = commit(parent, staging, meta, id, final, sizeof(final), err);
+	}
 	if (rc) {
 		/* Nothing half-made stays: a timeout or failure removes it all. */
 		remove_tree(staging);

@@ -25,6 +25,16 @@
 #define PL_COLLECT_MAX_ARGS 64
 #define PL_COLLECT_MAX_EVENTS 16
 
+#define PL_COLLECT_MAX_ENV 64
+
+/* Where the program's stdout or stderr goes: a file in the collection
+ * folder (the default: the program never waits on PerfLens), nowhere,
+ * or a file whose first PL_COLLECT_INLINE_BYTES come back in the result
+ * and which is then removed.  A tail is read after the run in every case
+ * but discard. */
+enum pl_collect_output { PL_OUT_FILE, PL_OUT_DISCARD, PL_OUT_INLINE };
+#define PL_COLLECT_INLINE_BYTES (64u << 10)
+
 enum pl_collect_mode {
 	PL_COLLECT_RECORD,
 	PL_COLLECT_STAT,
@@ -47,6 +57,13 @@ struct pl_collect_req {
 	uint32_t repeat;                 /* stat only */
 	uint32_t timeout_ms;
 	const char *name;                /* a label kept in the metadata */
+	/* How the program runs (launch.h): its working directory (resolved;
+	 * NULL: the server's), variables added to the server's environment,
+	 * and where its stdout and stderr go. */
+	const char *cwd;
+	const char *env[PL_COLLECT_MAX_ENV + 1];
+	size_t nenv;
+	enum pl_collect_output out_stdout, out_stderr;
 };
 
 struct pl_collect_env {
@@ -54,6 +71,17 @@ struct pl_collect_env {
 	const char *artifact_root;
 	const char *kallsyms;            /* see symcfg.h; NULL: perf's own */
 	const atomic_int *cancel;        /* see pl_run_opts */
+	/* The connection to the collection launcher (launch.h), or -1: then
+	 * perf runs from this process, unless `confined` says that is a
+	 * sandboxed worker: then the collection is refused (the program would
+	 * not run as it does without PerfLens). */
+	int launcher_conn;
+	bool confined;
+	/* Counts of a perf.data's PERF_RECORD_LOST records, the events they
+	 * say were lost, and PERF_RECORD_LOST_SAMPLES' sum (the caller's
+	 * perf.data reader: collectors/ reads no perf.data itself); NULL: not
+	 * counted.  False when the file cannot be read. */
+	bool (*count_lost)(const char *data, uint64_t *records, uint64_t *lost, uint64_t *lost_samples);
 };
 
 /* Run it; on PL_OK *result describes the collection (id, folder, files,
@@ -78,6 +106,7 @@ int pl_perf_probe(const char *const *argv, uint32_t timeout_ms, char **out, char
 json_t *coll_cpus_json(void);
 
 bool pl_collect_mode_from_name(const char *name, enum pl_collect_mode *mode);
+bool pl_collect_output_from_name(const char *name, enum pl_collect_output *out);
 const char *pl_collect_mode_name(enum pl_collect_mode mode);
 
 #endif

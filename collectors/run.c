@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,16 +56,14 @@ static void close_other_fds(void)
 		close(fd);
 }
 
-static void child(const struct pl_run_opts *o, int in_fd, int out_fd, int err_fd, int exec_fd)
+/* A failed chdir is told from a failed execve by this bit on errno. */
+#define CHDIR_FAILED (1 << 30)
+
+static void child(const struct pl_run_opts *o, char *const *envp, int in_fd, int out_fd,
+		  int err_fd, int exec_fd)
 {
-	const char *envp[MAX_ENV + 2];
-	size_t n = 0;
 	int e;
 
-	envp[n++] = "LC_ALL=C";
-	for (size_t i = 0; o->env && o->env[i] && n < MAX_ENV + 1; i++)
-		envp[n++] = o->env[i];
-	envp[n] = NULL;
 	(void)setpgid(0, 0);
 	if (o->nice)
 		(void)setpriority(PRIO_PROCESS, 0, o->nice);
@@ -74,11 +73,51 @@ static void child(const struct pl_run_opts *o, int in_fd, int out_fd, int err_fd
 	if (exec_fd < 3 || dup2(exec_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 		_exit(127);
 	close_other_fds();
+	/* Ignored signals survive execve: the program gets the defaults. */
 	signal(SIGPIPE, SIG_DFL);
-	execve(o->argv[0], (char *const *)o->argv, (char *const *)envp);
+	signal(SIGINT, SIG_DFL);
+	if (o->cwd && chdir(o->cwd) < 0) {
+		e = errno | CHDIR_FAILED;
+		(void)!write(3, &e, sizeof(e));
+		_exit(127);
+	}
+	execve(o->argv[0], (char *const *)o->argv, envp);
 	e = errno;
 	(void)!write(3, &e, sizeof(e));
 	_exit(127);
+}
+
+/* The child's environment, built before fork (malloc is not safe after
+ * fork in a threaded caller): LC_ALL=C and `env`, or with inherit_env
+ * environ with `env` replacing or adding names.  Free the array only. */
+static char **make_env(const struct pl_run_opts *o)
+{
+	extern char **environ;
+	size_t n = 0, extra = 0, k = 0;
+	char **envp;
+
+	while (o->env && o->env[extra])
+		extra++;
+	if (extra > MAX_ENV)
+		extra = MAX_ENV;
+	if (o->inherit_env)
+		while (environ && environ[n])
+			n++;
+	envp = pl_xcalloc(n + extra + 2, sizeof(*envp));
+	if (!o->inherit_env)
+		envp[k++] = (char *)"LC_ALL=C";
+	for (size_t i = 0; i < n; i++) {
+		size_t klen = strcspn(environ[i], "=");
+		bool replaced = false;
+		for (size_t j = 0; j < extra && !replaced; j++)
+			replaced = strncmp(o->env[j], environ[i], klen) == 0 && o->env[j][klen] == '=';
+		if (!replaced)
+			envp[k++] = environ[i];
+	}
+	for (size_t j = 0; j < extra; j++)
+		envp[k++] = (char *)o->env[j];
+	envp[k] = NULL;
+	return envp;
 }
 
 /* ------------------------------------------------------------ parent */
@@ -134,14 +173,28 @@ static void kill_child(pid_t pid, bool own_group)
 struct pump {
 	const struct pl_run_opts *o;
 	pid_t pid;
-	struct pollfd fds[2];      /* stdout, stderr; fd -1 once closed */
+	struct pollfd fds[3];      /* stdout, stderr (fd -1 once closed or
+				    * going to a file), the hangup fd */
 	struct line_buf lb;
 	struct pl_run_result *res;
 	double deadline, interrupt_at;
 	double started;            /* for progress_ms */
 	uint64_t max_out;
 	size_t err_cap, kept;
+	bool watch_exit;           /* no pipe tells the end: look at the child */
 };
+
+/* The child has exited (it is left to reap); for runs whose output goes
+ * to files, where no pipe closes at its end. */
+static bool child_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return errno == ECHILD;
+	return si.si_pid == pid;
+}
 
 /* The poll timeout (ms, -1: none) until the deadline, the interrupt or
  * the next cancel check; an error once the deadline passed or the run
@@ -173,8 +226,8 @@ static enum pl_err next_timeout(struct pump *p, int *timeout, struct pl_error *e
 		if (*timeout < 0 || until < *timeout)
 			*timeout = until;
 	}
-	if (o->cancel && (*timeout < 0 || *timeout > 100))
-		*timeout = 100;
+	if ((o->cancel || p->watch_exit) && (*timeout < 0 || *timeout > 50))
+		*timeout = 50;
 	if (o->progress_ms) {
 		pl_progress_time((uint64_t)((now_s() - p->started) * 1000), o->progress_ms);
 		if (*timeout < 0 || *timeout > 250)
@@ -219,27 +272,32 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 {
 	struct pump p = {
 		.o = o, .pid = pid, .res = res, .deadline = deadline,
-		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}},
+		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {o->hangup_fd > 0 ? o->hangup_fd : -1, POLLIN, 0}},
 		.lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE},
 		.interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0,
 		.started = now_s(),
 		.max_out = o->max_stdout ? o->max_stdout : (4ULL << 30),
 		.err_cap = o->max_stderr ? o->max_stderr : DEFAULT_MAX_STDERR,
+		.watch_exit = out_fd < 0 || err_fd < 0,
 	};
 	enum pl_err rc = PL_OK;
 	int timeout;
 
 	res->stderr_text = pl_xcalloc(1, p.err_cap + 1);
-	while (rc == PL_OK && (p.fds[0].fd >= 0 || p.fds[1].fd >= 0)) {
+	while (rc == PL_OK && (p.fds[0].fd >= 0 || p.fds[1].fd >= 0 ||
+			       (p.watch_exit && !child_exited(pid)))) {
 		if ((rc = next_timeout(&p, &timeout, err)))
 			break;
-		if (poll(p.fds, 2, timeout) < 0 && errno != EINTR) {
+		if (poll(p.fds, 3, timeout) < 0 && errno != EINTR) {
 			rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "poll: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < 2 && rc == PL_OK; i++)
 			if (p.fds[i].fd >= 0 && p.fds[i].revents)
 				rc = read_pipe(&p, i, err);
+		if (rc == PL_OK && p.fds[2].fd >= 0 && p.fds[2].revents)
+			rc = pl_fail(err, PL_ERR_TIMEOUT, "the caller stopped it; run it again if still needed",
+				     "'%s' was cancelled: its requester went away", o->argv[0]);
 	}
 	if (rc == PL_OK && o->progress_ms)
 		pl_progress_time_end((uint64_t)((now_s() - p.started) * 1000), o->progress_ms);
@@ -283,50 +341,104 @@ static enum pl_err open_pipes(int *pipes[4], struct pl_error *err)
 	return PL_OK;
 }
 
+/* The file a stream goes to (created or truncated), or -1 with `err`. */
+static int open_sink(const char *path, struct pl_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+
+	if (fd < 0)
+		pl_fail(err, PL_ERR_OUTPUT, "check the folder", "cannot create '%s': %s", path,
+			strerror(errno));
+	return fd;
+}
+
 enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 		   struct pl_error *err)
 {
-	int in[2], out[2], errp[2], ex[2], status = 0, e;
+	int in[2], out[2], errp[2], ex[2], status = 0, e, out_file = -1, err_file = -1;
 	int *pipes[] = {in, out, errp, ex};
 	double start = now_s(), deadline = o->timeout_ms ? start + o->timeout_ms / 1000.0 : 0;
+	struct rusage ru;
 	enum pl_err rc;
 	bool own_group;
+	char **envp;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
+	memset(&ru, 0, sizeof(ru));
 	if (!o->argv || !o->argv[0] || o->argv[0][0] != '/')
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "pl_run needs an absolute program path");
-	if (open_pipes(pipes, err))
+	if (o->stdout_path && (out_file = open_sink(o->stdout_path, err)) < 0)
 		return err->code;
+	if (o->stderr_path && (err_file = open_sink(o->stderr_path, err)) < 0) {
+		close(out_file);
+		return err->code;
+	}
+	if (open_pipes(pipes, err)) {
+		if (out_file >= 0)
+			close(out_file);
+		if (err_file >= 0)
+			close(err_file);
+		return err->code;
+	}
+	/* A stream going to a file has no pipe: its ends are closed at once
+	 * and the file stands in for the write end. */
+	if (out_file >= 0) {
+		close(out[0]), close(out[1]);
+		out[0] = -1, out[1] = out_file;
+	}
+	if (err_file >= 0) {
+		close(errp[0]), close(errp[1]);
+		errp[0] = -1, errp[1] = err_file;
+	}
 	close(in[1]); /* the child's stdin reads end-of-file at once */
+	envp = make_env(o);
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
-		close(in[0]), close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
-		close(ex[0]), close(ex[1]);
+		close(in[0]), close(out[1]), close(errp[1]), close(ex[0]), close(ex[1]);
+		if (out[0] >= 0)
+			close(out[0]);
+		if (errp[0] >= 0)
+			close(errp[0]);
+		free(envp);
 		return pl_fail(err, PL_ERR_EXTERNAL, "the system is out of processes", "fork: %s",
 			       strerror(e));
 	}
 	if (pid == 0)
-		child(o, in[0], out[1], errp[1], ex[1]);
+		child(o, envp, in[0], out[1], errp[1], ex[1]);
+	free(envp);
 	close(in[0]), close(out[1]), close(errp[1]), close(ex[1]);
 	/* Also from here, so the group exists before we may have to kill it
 	 * (whichever call runs first wins; both fail in the sandbox). */
 	(void)setpgid(pid, pid);
 	own_group = getpgid(pid) == pid;
 	res->pid = (int)pid;
+	if (o->started_pid && own_group)
+		*o->started_pid = (int)pid;
 	rc = pump_output(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
 	/* Anything it started in its own group goes with it. */
 	if (own_group)
 		kill(-pid, SIGKILL);
+	if (o->started_pid)
+		*o->started_pid = 0;
 	res->seconds = now_s() - start;
-	if ((e = exec_errno(ex[0])) != 0 && rc == PL_OK)
-		rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path and that the file is executable",
-			     "cannot run '%s': %s", o->argv[0], strerror(e));
+	res->user_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	res->system_seconds = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	res->max_rss_kb = ru.ru_maxrss;
+	if ((e = exec_errno(ex[0])) != 0 && rc == PL_OK) {
+		if (e & CHDIR_FAILED)
+			rc = pl_fail(err, PL_ERR_EXTERNAL, "pass an existing folder as working_directory",
+				     "cannot enter the working directory '%s': %s", o->cwd,
+				     strerror(e & ~CHDIR_FAILED));
+		else
+			rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path and that the file is executable",
+				     "cannot run '%s': %s", o->argv[0], strerror(e));
+	}
 	close(ex[0]);
 	if (WIFSIGNALED(status))
 		res->signal = WTERMSIG(status);

@@ -1,7 +1,9 @@
 /* run.h - run an external program (perf) safely and boundedly.
  *
  * No shell: argv[0] is an absolute path that the caller has allowlisted.
- * The child gets LC_ALL=C and a minimal environment, /dev/null as stdin,
+ * The child gets LC_ALL=C and a minimal environment (or, with
+ * inherit_env, this process's own environment plus `env`), /dev/null as
+ * stdin, optionally a working directory and files for stdout and stderr,
  * every other descriptor closed, its own process group, a lower priority
  * (nice), and the caller's rlimits.  Its stdout is handed to a callback
  * as it arrives (line by line, each line capped), its stderr is kept up
@@ -40,6 +42,18 @@ struct pl_run_opts {
 				    * signal handler): kill and stop */
 	bool progress_stdout;      /* report stdout's bytes (base/progress.h) */
 	uint32_t progress_ms;      /* report elapsed time of this many ms; 0: not */
+	/* Faithful runs (the collection launcher, launch.h): */
+	const char *cwd;           /* the child's working directory; NULL: ours */
+	bool inherit_env;          /* environ, then `env` (replacing equal names);
+				    * no LC_ALL=C */
+	const char *stdout_path;   /* stdout into this file (created, truncated),
+				    * nothing read; on_line is then unused */
+	const char *stderr_path;   /* stderr into this file; stderr_text empty */
+	int hangup_fd;             /* > 0: anything readable or a hangup on it
+				    * (the requester went away) cancels the run */
+	volatile int *started_pid; /* when set: the child's pid (its process
+				    * group) once forked, 0 again once reaped;
+				    * for a signal handler that must kill it */
 };
 
 struct pl_run_result {
@@ -53,6 +67,10 @@ struct pl_run_result {
 	char *stderr_text;         /* kept bytes, NUL-terminated (free it) */
 	bool stderr_truncated;
 	double seconds;
+	/* perf's own use and that of the children it waited for (the target):
+	 * from wait4, zero when it never ran. */
+	double user_seconds, system_seconds;
+	long max_rss_kb;
 };
 
 /* Run to completion.  PL_OK means the program ran and exited (with any

@@ -65,8 +65,28 @@ static json_t *tail_json(const char *s, size_t n)
 	return coll_text_json(s, n);
 }
 
+/* The signal perf stat names for its program ("EXE: Segmentation
+ * fault" on a line of its own), or 0. */
+static int stat_signal(const struct pl_collect_req *r, const struct pl_run_result *res)
+{
+	char line[4200];
+
+	if (!r->executable || !res->stderr_text)
+		return 0;
+	for (int sig = 1; sig < 32; sig++) {
+		const char *name = strsignal(sig);
+		if (!name)
+			continue;
+		snprintf(line, sizeof(line), "%s: %s\n", r->executable, name);
+		const char *at = strstr(res->stderr_text, line);
+		if (at && (at == res->stderr_text || at[-1] == '\n'))
+			return sig;
+	}
+	return 0;
+}
+
 static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_result *res,
-			   bool *failed)
+			   bool counts_written, bool *failed)
 {
 	bool wrote = res->stderr_text && strstr(res->stderr_text, "Captured and wrote");
 
@@ -74,9 +94,23 @@ static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_r
 	if (r->pid > 0)
 		return json_pack("{s:n,s:n,s:s}", "exit_status", "signal", "status_unknown_because",
 				 "the target is a running pid that perf attached to, not perf's child");
-	if (r->mode == PL_COLLECT_STAT)
+	if (r->mode == PL_COLLECT_STAT && (!counts_written || res->timed_out || res->signal))
 		return json_pack("{s:n,s:n,s:s}", "exit_status", "signal", "status_unknown_because",
-				 "perf stat ends 0 whatever the target's status; a target killed by a signal says so in stderr_tail");
+				 "perf stat did not write its counts");
+	if (r->mode == PL_COLLECT_STAT) {
+		/* perf stat ends with its program's exit status; a program killed
+		 * by a signal it names on stderr ("PROG: Segmentation fault") and
+		 * ends 0: that line gives the signal back. */
+		int sig = stat_signal(r, res);
+		if (sig) {
+			*failed = true;
+			return json_pack("{s:n,s:i,s:s}", "exit_status", "signal", sig,
+					 "signal_name", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		}
+		*failed = res->exit_status != 0;
+		return json_pack("{s:i,s:n,s:s}", "exit_status", res->exit_status, "signal", "signal_note",
+				 "perf stat passes on the exit status; a signal that killed the program is read from the line perf stat prints for it (EXE: Segmentation fault)");
+	}
 	if (!wrote || res->timed_out)
 		return json_pack("{s:n,s:n,s:s}", "exit_status", "signal", "status_unknown_because",
 				 "perf did not finish its recording");
@@ -88,9 +122,9 @@ static json_t *status_json(const struct pl_collect_req *r, const struct pl_run_r
 }
 
 json_t *coll_target_json(const struct pl_collect_req *r, const struct pl_run_result *res,
-			 const struct coll_tail *out, bool *failed)
+			 const struct coll_tail *out, bool counts_written, bool *failed)
 {
-	json_t *t = status_json(r, res, failed);
+	json_t *t = status_json(r, res, counts_written, failed);
 	const char *err_text = res->stderr_text ? res->stderr_text : "";
 
 	json_object_set_new(t, "stdout_tail", tail_json(out->buf.data ? out->buf.data : "", out->buf.len));

@@ -19,6 +19,7 @@
 #include "tools/perf_data_read.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
+#include "collectors/launch.h"
 #include "collectors/agentlink/link.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
@@ -83,6 +84,31 @@ static void preload_for_worker(const struct sbx_policy *pol)
 		pl_debuginfod_preload();
 }
 
+/* The collection launcher (collectors/launch.h), forked before the zygote
+ * and before anything is confined, when the flags allow collection: perf
+ * and the program it measures run from it, as from the operator's shell.
+ * Without it a collection runs confined, and says so. */
+static enum pl_err start_launcher(const struct tool_ctx *ctx, struct pl_error *err)
+{
+	static struct coll_launcher_cfg cfg;
+	int fd;
+	pid_t pid;
+	enum pl_err rc;
+
+	if (!ctx->allow_collection || !ctx->allow_process_execution || !ctx->allow_writes ||
+	    !ctx->artifact_root || !ctx->perf.path)
+		return PL_OK;
+	cfg.perf_path = ctx->perf.path;
+	cfg.artifact_root = ctx->artifact_root;
+	cfg.allowed_roots = ctx->allowed_roots;
+	cfg.nroots = ctx->nroots;
+	cfg.allow_pid_attach = ctx->allow_pid_attach;
+	if ((rc = coll_launcher_start(&cfg, &fd, &pid, err)))
+		return rc;
+	sbx_set_launcher_fd(fd);
+	return PL_OK;
+}
+
 /* The workers' job, with the final options, and the zygote (unless tools
  * run in-process); a zygote that fails to start only costs speed. */
 static int start_workers(const struct options *o)
@@ -95,6 +121,8 @@ static int start_workers(const struct options *o)
 	if (mcp_worker_setup(&o->cfg.ctx, &err))
 		return fail_error(&err);
 	sbx_set_preconfine(preload_for_worker);  /* workers forked directly too */
+	if ((err.code = start_launcher(&o->cfg.ctx, &err)))
+		fprintf(stderr, "perflens-mcp: %s\n", err.text);
 	pl_error_clear(&err);
 	if (sbx_zygote_start(&err))
 		fprintf(stderr, "perflens-mcp: %s (%s)\n", err.text, err.hint);

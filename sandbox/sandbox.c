@@ -46,6 +46,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -170,10 +171,78 @@ void sbx_close_from(unsigned first)
 		close((int)fd);
 }
 
+/* The launcher's socket (server, zygote) and a worker's own connection. */
+static int launcher_socket = -1, launcher_conn = -1;
+
+void sbx_set_launcher_fd(int fd)
+{
+	launcher_socket = fd;
+}
+
+int sbx_launcher_socket(void)
+{
+	return launcher_socket;
+}
+
+void sbx_launcher_socket_moved(int fd)
+{
+	launcher_socket = fd;
+}
+
+int sbx_launcher_conn(void)
+{
+	return launcher_conn;
+}
+
+static bool confined;
+
+bool sbx_confined(void)
+{
+	return confined;
+}
+
+/* A collection worker's own connection to the launcher, before anything
+ * is confined: one end goes to the launcher, which forks a handler for
+ * it; -1 when there is no launcher or it cannot be reached. */
+static int connect_launcher(void)
+{
+	char byte = 'C', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {&byte, 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			   .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	int sv[2];
+
+	if (launcher_socket < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+	if (sendmsg(launcher_socket, &m, MSG_NOSIGNAL) != 1) {
+		close(sv[0]), close(sv[1]);
+		return -1;
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
 /* 0, 1 on /dev/null, 2 kept, 3 out, 4 status, 5 ruleset, 6 the job pipe
- * of a primed spare, nothing else.  Returns the step that failed, or NULL. */
+ * of a primed spare, 7 the launcher connection of a collection worker,
+ * nothing else.  Returns the step that failed, or NULL. */
 static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 {
+	int conn = -1;
+
+	if (p->pol->allow_perf_events && p->pol->exec_path) {
+		int c = connect_launcher();
+		if (c >= 0 && (conn = fcntl(c, F_DUPFD_CLOEXEC, 10)) < 0)
+			return "move its launcher connection";
+		if (c >= 0)
+			close(c);
+	}
 	int out = fcntl(p->out_w, F_DUPFD_CLOEXEC, 10);
 	int st = fcntl(p->status_w, F_DUPFD_CLOEXEC, 10);
 	int rs = p->ruleset >= 0 ? fcntl(p->ruleset, F_DUPFD_CLOEXEC, 10) : -1;
@@ -197,10 +266,21 @@ static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 		close(null);
 	if (job >= 0 && rs < 0)
 		close(CHILD_RULESET_FD);
-	if (job >= 0)
+	if (conn >= 0) {
+		if (dup3(conn, SBX_LAUNCH_CONN_FD, O_CLOEXEC) < 0)
+			return "move its launcher connection";
+		if (rs < 0)
+			close(CHILD_RULESET_FD);
+		if (job < 0)
+			close(SBX_JOB_FD);
+		sbx_close_from(SBX_LAUNCH_CONN_FD + 1);
+		launcher_conn = SBX_LAUNCH_CONN_FD;
+	} else if (job >= 0) {
 		sbx_close_from(SBX_JOB_FD + 1);
-	else
+	} else {
 		sbx_close_from(rs >= 0 ? CHILD_RULESET_FD + 1 : CHILD_RULESET_FD);
+	}
+	launcher_socket = -1;
 	return NULL;
 }
 
@@ -329,6 +409,7 @@ void sbx_child_main(const struct sbx_plan *p)
 
 	if (failed)
 		child_fail(status_fd, failed);
+	confined = true;
 	child_done(p->fn(p->arg, CHILD_OUT_FD));
 }
 

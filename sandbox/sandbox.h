@@ -219,6 +219,21 @@ void sbx_set_preconfine(sbx_preconfine_fn fn);
 typedef void (*sbx_warm_up_fn)(void);
 void sbx_set_warm_up(sbx_warm_up_fn fn);
 
+/* A collection launcher (collectors/launch.h) outside the sandbox: the
+ * socket, of SOCK_SEQPACKET, over which it takes connections.  Set it
+ * before sbx_zygote_start(); the zygote keeps it.  A worker whose policy
+ * has allow_perf_events, before it confines itself, makes a socketpair
+ * and sends one end over it (SCM_RIGHTS, one byte), and keeps the other;
+ * no other worker keeps either. */
+void sbx_set_launcher_fd(int fd);
+
+/* In a worker: its own connection to the launcher, or -1 (no launcher,
+ * not a collection worker, or the connection could not be made). */
+int sbx_launcher_conn(void);
+
+/* True in a worker once it is confined (its job runs under the policy). */
+bool sbx_confined(void);
+
 /* Fork the zygote.  Call from main() before any thread exists and before
  * much memory is in use.  PL_OK also when it already runs; on failure
  * sbx_spawn_job() keeps forking directly. */

@@ -35,6 +35,14 @@ struct sbx_plan {
 
 /* Where a primed spare's fn finds its job pipe. */
 #define SBX_JOB_FD 6
+/* Where a collection worker keeps its connection to the launcher. */
+#define SBX_LAUNCH_CONN_FD 7
+/* Where the zygote keeps the launcher's socket (sbx_set_launcher_fd). */
+#define SBX_ZY_LAUNCH_FD 4
+
+/* The launcher's socket in this process (server or zygote), or -1. */
+int sbx_launcher_socket(void);
+void sbx_launcher_socket_moved(int fd);
 
 /* The ruleset and the seccomp program for `pol` into `p`; *abi gets the
  * Landlock ABI (0: none).  On failure p->ruleset may still need closing. */

@@ -1021,16 +1021,21 @@ static int zygote_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* 0, 1 on /dev/null, 2 kept, the socket on 3, nothing else. */
+/* 0, 1 on /dev/null, 2 kept, the socket on 3, the launcher's socket
+ * (when there is one) on 4, nothing else. */
 static int zygote_fds(int sock)
 {
 	int hi = fcntl(sock, F_DUPFD_CLOEXEC, 10);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int launch = sbx_launcher_socket() >= 0 ? fcntl(sbx_launcher_socket(), F_DUPFD_CLOEXEC, 10) : -1;
 
 	if (hi < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup3(hi, ZY_SOCK_FD, O_CLOEXEC) < 0)
 		return -1;
-	sbx_close_from(ZY_SOCK_FD + 1);
+	if (launch >= 0 && dup3(launch, SBX_ZY_LAUNCH_FD, O_CLOEXEC) < 0)
+		return -1;
+	sbx_launcher_socket_moved(launch >= 0 ? SBX_ZY_LAUNCH_FD : -1);
+	sbx_close_from(launch >= 0 ? SBX_ZY_LAUNCH_FD + 1 : ZY_SOCK_FD + 1);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TOP_HOTSPOTS PL_ARTIFACT_TOP
 #define MAX_EVENTS_SHOWN 8
@@ -324,6 +325,33 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 	opts->defer_hash = true;
 }
 
+/* An input collect_profile made (its folder holds the metadata.json of a
+ * collection): the collection's warnings become notes of the data
+ * quality, so that a lost chunk or a failed run is not forgotten once
+ * the profile is analyzed. */
+static void collection_notes(const char *real, struct pl_profile *p)
+{
+	char meta_path[PATH_MAX + 16], note[1200];
+	const char *slash = strrchr(real, '/');
+	json_t *meta, *w;
+	size_t i;
+
+	if (!slash)
+		return;
+	snprintf(meta_path, sizeof(meta_path), "%.*s/metadata.json", (int)(slash - real), real);
+	if (access(meta_path, R_OK) != 0 || !(meta = json_load_file(meta_path, 0, NULL)))
+		return;
+	if (json_is_string(json_object_get(meta, "schema")) &&
+	    strcmp(json_string_value(json_object_get(meta, "schema")), "perflens.collection") == 0)
+		json_array_foreach(json_object_get(meta, "warnings"), i, w)
+			if (json_is_string(w)) {
+				snprintf(note, sizeof(note), "the collection that made this input warned: %s",
+					 json_string_value(w));
+				pl_profile_add_note(p, note);
+			}
+	json_decref(meta);
+}
+
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 				 json_t **result, struct pl_error *err)
 {
@@ -349,6 +377,8 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	}
 	if (rc == PL_OK && stat(real, &sb) == 0 && S_ISDIR(sb.st_mode))
 		session = session_of(real, &p);
+	else if (rc == PL_OK)
+		collection_notes(real, &p);
 	if (rc == PL_OK)
 		rc = recover_frames(ctx, &p, err);
 	if (rc == PL_OK)

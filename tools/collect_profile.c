@@ -11,6 +11,14 @@
 #include "collectors/collect.h"
 #include "collectors/perf_data.h"
 #include "store/sched_json.h"
+#include "sandbox/sandbox.h"
+
+#include "perfdata/pdformat.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <limits.h>
 #include <string.h>
@@ -58,10 +66,76 @@ static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pi
 	return PL_OK;
 }
 
+/* The added variables as NAME=VALUE (new strings in r->env, freed by
+ * release_env): bounded in count and size; LD_* and PERF_* refused (perf
+ * gets the environment too, and they would change perf). */
+static enum pl_err make_env(json_t *env, struct pl_collect_req *r, struct pl_error *err)
+{
+	const char *key;
+	json_t *v;
+	size_t bytes = 0;
+
+	json_object_foreach(env, key, v) {
+		const char *val = json_string_value(v);
+		if (r->nenv == PL_COLLECT_MAX_ENV)
+			return pl_fail(err, PL_ERR_USAGE, "pass at most 64 variables",
+				       "environment has more than %d variables", PL_COLLECT_MAX_ENV);
+		if (!val)
+			return pl_fail(err, PL_ERR_USAGE, "pass {\"NAME\": \"value\"}", "environment '%s' is not a string", key);
+		for (const char *c = key; *c || c == key; c++)
+			if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+			      (c > key && *c >= '0' && *c <= '9')))
+				return pl_fail(err, PL_ERR_USAGE, "name variables with letters, digits and '_'",
+					       "environment name '%s' is not a variable name", key);
+		if (strncmp(key, "LD_", 3) == 0 || strncmp(key, "PERF_", 5) == 0)
+			return pl_fail(err, PL_ERR_USAGE, "leave out LD_* and PERF_* variables, or set them where the server starts",
+				       "environment '%s' is refused: it would apply to perf as well as to the program", key);
+		bytes += strlen(key) + strlen(val) + 2;
+		if (bytes > (32u << 10))
+			return pl_fail(err, PL_ERR_USAGE, "pass shorter values", "environment passes 32 KiB");
+		size_t n = strlen(key) + strlen(val) + 2;
+		char *kv = pl_xmalloc(n);
+		snprintf(kv, n, "%s=%s", key, val);
+		r->env[r->nenv++] = kv;
+	}
+	r->env[r->nenv] = NULL;
+	return PL_OK;
+}
+
+static void release_env(struct pl_collect_req *r)
+{
+	for (size_t i = 0; i < r->nenv; i++)
+		free((char *)r->env[i]);
+	r->nenv = 0;
+}
+
+/* The working directory: given (a folder under an allowed root) or the
+ * first allowed root. */
+static enum pl_err make_cwd(const struct tool_ctx *ctx, json_t *args, char *cwd, size_t cap,
+			    struct pl_error *err)
+{
+	const char *dir = json_string_value(json_object_get(args, "working_directory"));
+	struct stat st;
+	enum pl_err rc;
+
+	if (!dir) {
+		if (!ctx->nroots)
+			return PL_OK;
+		snprintf(cwd, cap, "%s", ctx->allowed_roots[0]);
+		return PL_OK;
+	}
+	if ((rc = tool_resolve_input(ctx, dir, cwd, cap, err)))
+		return rc;
+	if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+		return pl_fail(err, PL_ERR_INPUT, "pass a folder under an allowed root",
+			       "working_directory '%s' is not a folder", dir);
+	return PL_OK;
+}
+
 /* The request from the arguments; the executable must be a regular
  * executable file under an allowed root. */
 static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct pl_collect_req *r,
-				char *exe, size_t cap, struct pl_error *err)
+				char *exe, size_t cap, char *cwd, size_t cwd_cap, struct pl_error *err)
 {
 	const char *path = json_string_value(json_object_get(args, "executable"));
 	json_t *v;
@@ -88,10 +162,56 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	r->repeat = (uint32_t)json_integer_value(json_object_get(args, "repeat"));
 	r->timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "timeout_seconds")) * 1000;
 	r->name = json_string_value(json_object_get(args, "name"));
+	pl_collect_output_from_name(json_string_value(json_object_get(args, "stdout")), &r->out_stdout);
+	pl_collect_output_from_name(json_string_value(json_object_get(args, "stderr")), &r->out_stderr);
+	cwd[0] = '\0';
+	if ((rc = make_cwd(ctx, args, cwd, cwd_cap, err)))
+		return rc;
+	r->cwd = cwd[0] ? cwd : NULL;
+	if ((rc = make_env(json_object_get(args, "environment"), r, err)))
+		return rc;
 	if (r->pid > 0 && r->duration_ms >= r->timeout_ms)
 		return pl_fail(err, PL_ERR_USAGE, "make timeout_seconds larger than duration_seconds",
 			       "duration_seconds must be below timeout_seconds");
 	return PL_OK;
+}
+
+static enum pl_err skip_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
+			       struct pl_error *err)
+{
+	(void)arg, (void)rec, (void)size, (void)time, (void)err;
+	return PL_OK;
+}
+
+/* What a collected perf.data says was lost (collect.h's count_lost):
+ * one walk of the native reader over its records. */
+static bool count_lost(const char *data, uint64_t *records, uint64_t *lost, uint64_t *lost_samples)
+{
+	int fd = open(data, O_RDONLY | O_CLOEXEC);
+	struct pd_file f;
+	struct pl_error err;
+	struct stat st;
+	void *base;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 ||
+	    (base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	memset(&f, 0, sizeof(f));
+	if (pd_open(&f, base, (size_t)st.st_size, &err) == PL_OK) {
+		ok = pd_walk(&f, skip_record, NULL, &err) == PL_OK;
+		*records = f.counts.lost_records;
+		*lost = f.counts.lost;
+		*lost_samples = f.counts.lost_samples;
+		pd_release(&f);
+	}
+	munmap(base, (size_t)st.st_size);
+	return ok;
 }
 
 #define SCHED_TASKS_SHOWN 20
@@ -135,18 +255,24 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 {
 	bool has_exe = json_object_get(args, "executable") != NULL;
 	bool has_pid = json_object_get(args, "pid") != NULL;
-	struct pl_collect_env env = {ctx->perf.path, ctx->artifact_root, ctx->perf.kallsyms_path, NULL};
+	struct pl_collect_env env = {ctx->perf.path, ctx->artifact_root, ctx->perf.kallsyms_path, NULL,
+				     sbx_launcher_conn(), sbx_confined(), count_lost};
 	struct pl_collect_req r;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], cwd[PATH_MAX];
 	enum pl_err rc;
 
 	if (has_exe == has_pid)
 		return pl_fail(err, PL_ERR_USAGE, "pass executable (and arguments) or pid with duration_seconds",
 			       "collect_profile takes exactly one of executable and pid");
-	if ((rc = check_gates(ctx, args, has_pid, err)) ||
-	    (rc = make_request(ctx, args, &r, exe, sizeof(exe), err)))
+	if ((rc = check_gates(ctx, args, has_pid, err)))
 		return rc;
-	if ((rc = pl_collect(&env, &r, result, err)))
+	if ((rc = make_request(ctx, args, &r, exe, sizeof(exe), cwd, sizeof(cwd), err))) {
+		release_env(&r);
+		return rc;
+	}
+	rc = pl_collect(&env, &r, result, err);
+	release_env(&r);
+	if (rc)
 		return rc;
 	if (r.mode == PL_COLLECT_SCHED)
 		add_sched_table(ctx, &r, *result);

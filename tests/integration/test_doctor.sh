@@ -43,7 +43,7 @@ c = {x["check"]: x for x in d["checks"]}
 def say(ok, what):
     print(("ok - " if ok else "not ok - ") + "doctor: " + what)
 want = {"perf", "perf_event_paranoid", "hardware_events", "call_graph_fp", "call_graph_dwarf", "call_graph_lbr",
-        "sandbox", "debuginfod", "libc_debug_info"}
+        "sandbox", "debuginfod", "libc_debug_info", "tracefs"}
 say(want <= set(c) and all(x["status"] in ("ok", "warn", "fail", "info") and x["detail"] for x in d["checks"]) and
     all(x["fix"] for x in d["checks"] if x["status"] in ("warn", "fail")),
     "every check is there, with a status and a detail, and a fix for each warn or fail")
@@ -61,6 +61,18 @@ say(all(c["call_graph_" + m]["value"]["status"] == g[m]["status"] and
     "call-graph lines agree with the capabilities probe: %s" % {m: c["call_graph_" + m]["value"]["status"] for m in g})
 sb = c["sandbox"]
 say(sb["status"] in ("ok", "warn") and sb["value"]["seccomp"] is True, "the sandbox: %s" % sb["detail"])
+# tracefs: where /proc/self/mounts says, in doctor and in the capabilities
+# tool alike, or the exact mount command.
+mounts = [l.split() for l in open("/proc/self/mounts")]
+tf = [m[1] for m in mounts if m[2] == "tracefs"]
+tc, ct = c.get("tracefs", {}), caps.get("tracefs", {})
+if tf:
+    say(tc.get("status") == "ok" and tc.get("value") in tf and ct.get("mounted") is True and ct.get("path") in tf,
+        "tracefs mounted at %s, as /proc/self/mounts says: %s" % (tc.get("value"), tc.get("detail")))
+else:
+    say(tc.get("status") == "warn" and tc.get("fix") == "as root: mount -t tracefs nodev /sys/kernel/tracing" and
+        ct.get("mounted") is False and ct.get("mount_command") == "mount -t tracefs nodev /sys/kernel/tracing",
+        "tracefs not mounted: the exact mount command: %s" % tc.get("fix"))
 ld = c["libc_debug_info"]
 say((dbg == "yes") == (ld["status"] == "ok"), "libc debug info present as /usr/lib/debug says (%s): %s" % (dbg, ld["detail"]))
 PY
@@ -69,4 +81,23 @@ if grep -q "^ok    perf_event_paranoid  level $(cat /proc/sys/kernel/perf_event_
 	ok "$name: the table says the same, with the fixes (do: ...)"
 else
 	notok "$name: the table: $(oneline "$WORK/d.txt")"
+fi
+# Without tracefs (a mount namespace of its own): doctor warns with the
+# exact mount command.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+	unshare -m --propagation private sh -c '
+		for m in /sys/kernel/debug/tracing /sys/kernel/tracing /sys/kernel/debug; do umount -l $m 2>/dev/null; done
+		grep -q " tracefs " /proc/self/mounts && exit 99
+		exec "$@"' sh "$PERFLENS" doctor >"$WORK/nt.txt" 2>&1
+	rc=$?
+	if [ $rc = 99 ]; then
+		skip "$name: tracefs could not be unmounted in a mount namespace"
+	elif grep -q "^warn  *tracefs .*tracefs is not mounted" "$WORK/nt.txt" &&
+		grep -q "as root: mount -t tracefs nodev /sys/kernel/tracing" "$WORK/nt.txt"; then
+		ok "$name: without tracefs, doctor warns and gives the exact mount command"
+	else
+		notok "$name: without tracefs: $(grep tracefs "$WORK/nt.txt" | head -3 | tr '\n' ' ')"
+	fi
+else
+	skip "$name: the tracefs-less case needs root and unshare"
 fi

@@ -117,6 +117,24 @@ static void check_paranoid(json_t *lines)
 	     level == 2 ? "for kernel frames: sudo sysctl kernel.perf_event_paranoid=1" : NULL);
 }
 
+/* tracefs: where, or the exact command that mounts it. */
+static void check_tracefs(json_t *lines)
+{
+	json_t *t = coll_tracefs_json();
+	char detail[700];
+
+	if (json_is_true(json_object_get(t, "mounted"))) {
+		snprintf(detail, sizeof(detail), "mounted at %s (%s): collect_profile can record tracepoints (off_cpu, sched, lock)",
+			 rs(t, "path"), rs(t, "via"));
+		line(lines, "tracefs", "ok", json_string(rs(t, "path")), detail, NULL);
+	} else {
+		line(lines, "tracefs", "warn", NULL,
+		     "tracefs is not mounted: collect_profile refuses off_cpu, sched and lock until it is (record and stat need no tracepoints)",
+		     "as root: " COLL_TRACEFS_MOUNT);
+	}
+	json_decref(t);
+}
+
 static void check_events(json_t *lines, const char *perf, const char *scratch)
 {
 	json_t *cycles, *instr;
@@ -324,6 +342,7 @@ int cli_doctor(int argc, char **argv)
 	lines = json_array();
 	check_perf(lines, &perf);
 	check_paranoid(lines);
+	check_tracefs(lines);
 	check_events(lines, perf.path, scratch);
 	check_call_graphs(lines, &perf, scratch);
 	check_sandbox(lines);

@@ -303,6 +303,28 @@ static int set_arg(json_t *args, const char *key, json_t *spec, const char *valu
 {
 	json_t *arr;
 
+	if (strcmp(type_of(spec), "object") == 0) {
+		/* Repeat the flag for more entries: --environment A=1
+		 * --environment B=2, or give the object as JSON. */
+		json_t *obj = json_object_get(args, key), *parsed;
+		const char *eqv = strchr(value, '=');
+		if (!json_is_object(obj)) {
+			obj = json_object();
+			json_object_set_new(args, key, obj);
+		}
+		if (value[0] == '{' && (parsed = json_loads(value, 0, NULL))) {
+			if (json_is_object(parsed))
+				json_object_update(obj, parsed);
+			json_decref(parsed);
+		} else if (eqv && eqv > value) {
+			char name[256];
+			snprintf(name, sizeof(name), "%.*s", (int)(eqv - value), value);
+			json_object_set_new(obj, name, json_string(eqv + 1));
+		} else {
+			json_object_set_new(args, key, json_string(value));  /* the type check names it */
+		}
+		return 0;
+	}
 	if (strcmp(type_of(spec), "array") != 0) {
 		json_object_set_new(args, key, typed_value(spec, value));
 		return 0;

@@ -73,6 +73,12 @@ void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
 
 static void sites_release(struct pl_profile *p);
 
+void pl_profile_add_note(struct pl_profile *p, const char *text)
+{
+	p->notes = pl_xrealloc(p->notes, (p->nnotes + 1) * sizeof(*p->notes));
+	p->notes[p->nnotes++] = pl_xstrdup(text);
+}
+
 void pl_profile_release(struct pl_profile *p)
 {
 	for (size_t i = 0; i < p->nstats; i++)
@@ -101,6 +107,9 @@ void pl_profile_release(struct pl_profile *p)
 	free(p->stacks);
 	free(p->weights);
 	free(p->tails);
+	for (size_t i = 0; i < p->nnotes; i++)
+		free(p->notes[i]);
+	free(p->notes);
 	sites_release(p);
 	pl_strtab_release(&p->mark_keys);
 	free(p->marked);

@@ -306,6 +306,11 @@ struct pl_profile {
 	struct pl_tail *tails;        /* unterminated last records */
 	size_t ntails, tails_cap;
 
+	/* What the maker of the input said may distort it (a collection's
+	 * warnings, collect_profile), repeated in the data quality. */
+	char **notes;
+	size_t nnotes;
+
 	struct pl_stat_block **stats; /* perf stat sections, in input order */
 	size_t nstats, stats_cap;
 
@@ -342,6 +347,9 @@ void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
  * the counts saves the growing). */
 void pl_profile_reserve(struct pl_profile *p, size_t nstrs, size_t nfuncs,
 			size_t nframes, size_t nstacks);
+/* Add a note (copied) for the data quality's warnings. */
+void pl_profile_add_note(struct pl_profile *p, const char *text);
+
 void pl_profile_release(struct pl_profile *p);
 
 static inline size_t pl_nthreads(const struct pl_profile *p) { return p->thread_keys.count; }

@@ -267,6 +267,18 @@ static json_t *quality_json(const struct pl_profile *p)
 			p->ntails));
 	if (total == 0 && p->nstats == 0)
 		json_array_append_new(warnings, json_string("no samples were found in the input"));
+	for (size_t i = 0; i < p->nnotes; i++)
+		json_array_append_new(warnings, json_string(p->notes[i]));
+	/* What perf itself recorded as lost (ring buffer overflows). */
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct pl_perf_data_info *pd = p->sources[i].perf_data;
+		if (pd && (pd->lost_records || pd->lost_samples))
+			json_array_append_new(warnings, json_sprintf(
+				"perf lost data while recording: %llu PERF_RECORD_LOST records (%llu events) and %llu "
+				"lost samples (PERF_RECORD_LOST_SAMPLES) in input %zu: the busiest moments are under-counted",
+				(unsigned long long)pd->lost_records, (unsigned long long)pd->lost,
+				(unsigned long long)pd->lost_samples, i));
+	}
 	if (p->recovery.user_frames_unknown > p->recovery.recovered)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu unique user frames stay [unknown] (quality.frame_recovery says why); "
