@@ -482,6 +482,8 @@ enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run
 		if (o->progress_ms)
 			pl_progress_time((uint64_t)((now_s() - start) * 1000), o->progress_ms);
 	}
+	if (o->progress_ms)  /* the last value is the time the run took */
+		pl_progress_time_end((uint64_t)((now_s() - start) * 1000), o->progress_ms);
 	n = read(conn, &r, sizeof(r));
 	if (n != (ssize_t)sizeof(r) || r.magic != LAUNCH_MAGIC)
 		return pl_fail(err, PL_ERR_EXTERNAL, "restart perflens-mcp",
