@@ -374,7 +374,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 {
 	const char *argv[] = {env->perf_path, "script", "-i", data, "--ns", "-F",
 			      "comm,pid,tid,time,event,trace,ip,sym,dso", "--show-task-events",
-			      NULL, NULL, NULL};
+			      "--no-demangle", NULL, NULL, NULL};
 	struct offcpu *o = pl_xcalloc(1, sizeof(*o));
 	const char *base = r->executable ? strrchr(r->executable, '/') : NULL;
 	struct pl_run_result res;
@@ -382,8 +382,8 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	enum pl_err rc;
 
 	if (env->kallsyms) {
-		argv[8] = "--kallsyms";
-		argv[9] = env->kallsyms;
+		argv[9] = "--kallsyms";
+		argv[10] = env->kallsyms;
 	}
 	o->root_pid = r->pid;
 	if (r->pid > 0)

@@ -1,0 +1,164 @@
+/* demangle.c - linker symbols made readable (see demangle.h).
+ *
+ * libiberty's cplus_demangle does the demangling, with perf's flags, so
+ * a name is the one perf prints for the same symbol; it is bounded by
+ * PL_DEMANGLE_MAX and by libiberty's own recursion limit.  The short form
+ * is computed here from the full one by a bracket-matching scan that never
+ * reads past `n` and never recurses deeper than the name's own nesting
+ * (itself bounded by PL_DEMANGLE_MAX characters).
+ */
+#include "profile/demangle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty/demangle.h>
+
+#include "base/util.h"
+
+bool pl_demangle_looks_mangled(const char *s, size_t n)
+{
+	if (n >= 3 && s[0] == '_' && (s[1] == 'Z' || s[1] == 'R' || s[1] == 'D'))
+		return true;
+	return n >= 8 && memcmp(s, "_GLOBAL_", 8) == 0;
+}
+
+char *pl_demangle(const char *s, size_t n, enum pl_demangle_form form)
+{
+	char buf[PL_DEMANGLE_MAX + 1];
+	size_t m = n, slen;
+	char *d, *out;
+
+	if (!pl_demangle_looks_mangled(s, n) || n > PL_DEMANGLE_MAX || memchr(s, '\0', n))
+		return NULL;
+	/* perf demangles the symbol, then appends "@plt" */
+	if (m > 4 && memcmp(s + m - 4, "@plt", 4) == 0)
+		m -= 4;
+	memcpy(buf, s, m);
+	buf[m] = '\0';
+	d = cplus_demangle(buf, form == PL_DM_FULL ? (DMGL_PARAMS | DMGL_ANSI) : DMGL_NO_OPTS);
+	if (!d || m == n)
+		return d;
+	slen = strlen(d);
+	out = pl_xmalloc(slen + 5);
+	memcpy(out, d, slen);
+	memcpy(out + slen, "@plt", 5);
+	free(d);
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* The short form                                                      */
+/* ------------------------------------------------------------------ */
+
+/* The index just past the bracket that closes s[i] ('<', '(', '[' or
+ * '{'), or n when it is not closed.  "->" closes nothing. */
+static size_t skip_group(const char *s, size_t n, size_t i)
+{
+	size_t depth = 0;
+
+	for (; i < n; i++) {
+		char c = s[i];
+		if (c == '<' || c == '(' || c == '[' || c == '{')
+			depth++;
+		else if ((c == '>' && !(i > 0 && s[i - 1] == '-')) || c == ')' || c == ']' || c == '}') {
+			if (depth == 0 || --depth == 0)
+				return i + 1;
+		}
+	}
+	return n;
+}
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '$' || c == '.' || (unsigned char)c >= 0x80;
+}
+
+/* Past the operator name that starts at s[i] ("operator" already seen at
+ * i - 8): "()", "[]", a run of operator characters, or a word (new,
+ * delete, a conversion's type up to its parameter list). */
+static size_t skip_operator(const char *s, size_t n, size_t i)
+{
+	static const char ops[] = "+-*/%^&|~!=<>,";
+
+	if (i + 1 < n && ((s[i] == '(' && s[i + 1] == ')') || (s[i] == '[' && s[i + 1] == ']')))
+		return i + 2;
+	if (i < n && s[i] && strchr(ops, s[i])) {
+		while (i < n && s[i] && strchr(ops, s[i]))
+			i++;
+		return i;
+	}
+	/* operator new, operator delete[], operator""_x, operator int */
+	while (i < n && s[i] != '(' && s[i] != '<')
+		i++;
+	return i;
+}
+
+/* Copy s[i..n) in short form onto `out`, returning where it stopped:
+ * at the end of a top-level parameter list not followed by "::", or n. */
+static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out, bool top)
+{
+	bool seg_start = true;
+
+	while (i < n) {
+		char c = s[i];
+		if (c == '{') {
+			/* {lambda(long)#1}, {unnamed type#1}, {{closure}}: kept */
+			size_t e = skip_group(s, n, i);
+			pl_buf_add(out, s + i, e - i);
+			i = e;
+			seg_start = false;
+		} else if (c == '<' && seg_start) {
+			/* a qualified path: <T as Trait>::f */
+			size_t e = skip_group(s, n, i);
+			pl_buf_addc(out, '<');
+			shorten_into(s, e > i + 1 ? e - 1 : e, i + 1, out, false);
+			pl_buf_addc(out, '>');
+			i = e;
+			seg_start = false;
+		} else if (c == '<') {
+			i = skip_group(s, n, i);   /* template arguments */
+		} else if (c == '(' && n - i >= 21 && memcmp(s + i, "(anonymous namespace)", 21) == 0) {
+			pl_buf_add(out, s + i, 21);
+			i += 21;
+			seg_start = false;
+		} else if (c == '(' && top) {
+			i = skip_group(s, n, i);   /* parameters */
+			if (i + 1 < n && s[i] == ':' && s[i + 1] == ':')
+				continue;          /* of an enclosing function */
+			return i;
+		} else if (c == ' ' && top) {
+			/* a template function's return type: "void f<int>(int)" */
+			if (memchr(s + i, '(', n - i))
+				out->len = 0;
+			i++;
+			seg_start = true;
+		} else if (c == 'o' && (i == 0 || !ident_char(s[i - 1])) && n - i >= 8 &&
+			   memcmp(s + i, "operator", 8) == 0 && (n - i == 8 || !ident_char(s[i + 8]))) {
+			size_t e = skip_operator(s, n, i + 8);
+			pl_buf_add(out, s + i, e - i);
+			i = e;
+			seg_start = false;
+		} else {
+			pl_buf_addc(out, c);
+			seg_start = c == ':' || c == ' ' || c == ',';
+			i++;
+		}
+	}
+	return i;
+}
+
+char *pl_demangle_shorten(const char *full, size_t n)
+{
+	struct pl_buf out = {0};
+	bool plt = n > 4 && memcmp(full + n - 4, "@plt", 4) == 0;
+
+	shorten_into(full, plt ? n - 4 : n, 0, &out, true);
+	if (out.len == 0)
+		pl_buf_add(&out, full, plt ? n - 4 : n);
+	if (plt)
+		pl_buf_add(&out, "@plt", 4);
+	pl_buf_addc(&out, '\0');
+	return out.data;
+}

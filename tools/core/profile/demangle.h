@@ -1,0 +1,39 @@
+/* demangle.h - C++ (Itanium ABI), Rust (legacy and v0) and D symbol names
+ * made readable, with libiberty's cplus_demangle as binutils and perf use it.
+ *
+ * Three forms of one linker symbol:
+ *   full:  DMGL_PARAMS | DMGL_ANSI, what `perf report -v` and c++filt print
+ *          ("kv::Store::get(std::__cxx11::basic_string<char, ...> const&)");
+ *   perf:  DMGL_NO_OPTS, what perf 6.1 prints by default ("kv::Store::get");
+ *   short: the perf form with template arguments elided, pprof-style
+ *          ("kv::Box::twice"): what a model reads first.
+ * A name perf would append "@plt" to is demangled before the suffix, as
+ * perf does.  Names longer than PL_DEMANGLE_MAX stay as they are (libiberty
+ * sizes its work arrays on the stack from the name's length).
+ *
+ * Pure functions, thread-safe; results are malloc()ed and the caller
+ * frees them; NULL when the name is not mangled or cannot be demangled.
+ */
+#ifndef PL_DEMANGLE_H
+#define PL_DEMANGLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PL_DEMANGLE_MAX 8192
+
+enum pl_demangle_form { PL_DM_FULL, PL_DM_PERF };
+
+/* True when `s` (n bytes) has a mangling prefix libiberty reads (_Z, _R,
+ * _GLOBAL_, _D), whether or not it demangles. */
+bool pl_demangle_looks_mangled(const char *s, size_t n);
+
+/* The demangled form of `s` (n bytes, need not be NUL-terminated). */
+char *pl_demangle(const char *s, size_t n, enum pl_demangle_form form);
+
+/* The short form of a demangled name `full` (n bytes): template argument
+ * lists and the parameter list elided, "{lambda(...)#N}" and operator
+ * names kept whole.  Always returns a new string. */
+char *pl_demangle_shorten(const char *full, size_t n);
+
+#endif
