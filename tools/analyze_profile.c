@@ -42,8 +42,10 @@ static json_t *top_hotspots(json_t *brief, size_t view_index)
 		if (i >= TOP_HOTSPOTS)
 			break;
 		snprintf(id, sizeof(id), "fn%lld", (long long)f);
-		json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:O}",
+		json_array_append_new(out, json_pack("{s:s,s:O,s:O*,s:O*,s:O,s:O,s:O}",
 			"hotspot_id", id, "symbol", json_object_get(h, "symbol"),
+			"short_name", json_object_get(h, "short_name"),
+			"linkage_name", json_object_get(h, "linkage_name"),
 			"dso", json_object_get(h, "dso"),
 			"self_percent", json_object_get(json_object_get(h, "self"), "percent"),
 			"inclusive_percent", json_object_get(json_object_get(h, "inclusive"), "percent")));

@@ -116,6 +116,36 @@ START_TEST(profile_keeps_the_linkage_name_beside_the_demangled_one)
 }
 END_TEST
 
+START_TEST(short_names_never_merge_two_functions)
+{
+	struct pl_profile p;
+	static const char *const syms[] = {
+		"_ZN2kv5Store3getEl",                 /* kv::Store::get(long) */
+		"_ZN2kv5Store3getEPKc",               /* kv::Store::get(char const*) */
+		"_ZNK2kv3BoxIiE5twiceEv",             /* kv::Box<int>::twice() const */
+		"_ZN2kv3putEv",                       /* kv::put() */
+		"_Z4mainv",                           /* main(), beside C's main */
+		"main",
+	};
+	uint32_t dso, f[6];
+	char **sn;
+
+	pl_profile_init(&p, NULL);
+	dso = pl_intern_str(&p, "/bin/kv", 7);
+	for (size_t i = 0; i < 6; i++)
+		f[i] = pl_intern_func(&p, pl_intern_str(&p, syms[i], strlen(syms[i])), dso);
+	sn = pl_profile_short_names(&p);
+	ck_assert_ptr_null(sn[f[0]]);   /* overloads keep their full names */
+	ck_assert_ptr_null(sn[f[1]]);
+	ck_assert_str_eq(sn[f[2]], "kv::Box::twice");
+	ck_assert_str_eq(sn[f[3]], "kv::put");
+	ck_assert_ptr_null(sn[f[4]]);   /* "main" is another function's */
+	ck_assert_ptr_null(sn[f[5]]);   /* not demangled: no short form */
+	pl_short_names_free(sn, pl_nfuncs(&p));
+	pl_profile_release(&p);
+}
+END_TEST
+
 Suite *suite_demangle(void)
 {
 	Suite *s = suite_create("demangle");
@@ -127,6 +157,7 @@ Suite *suite_demangle(void)
 	tcase_add_test(tc, plain_garbage_and_huge_names_stay_as_given);
 	tcase_add_test(tc, short_names_elide_templates_and_parameters);
 	tcase_add_test(tc, profile_keeps_the_linkage_name_beside_the_demangled_one);
+	tcase_add_test(tc, short_names_never_merge_two_functions);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,12 +9,14 @@
  */
 #include "profile/demangle.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libiberty/demangle.h>
 
 #include "base/util.h"
+#include "profile.h"
 
 bool pl_demangle_looks_mangled(const char *s, size_t n)
 {
@@ -161,4 +163,82 @@ char *pl_demangle_shorten(const char *full, size_t n)
 		pl_buf_add(&out, "@plt", 4);
 	pl_buf_addc(&out, '\0');
 	return out.data;
+}
+
+/* ------------------------------------------------------------------ */
+/* Unique short names over a profile                                   */
+/* ------------------------------------------------------------------ */
+
+struct short_ref {
+	const char *s;       /* the short form */
+	uint32_t dso, symbol;
+	size_t func;
+};
+
+static int short_cmp(const void *a, const void *b)
+{
+	const struct short_ref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c)
+		return c;
+	if (x->dso != y->dso)
+		return x->dso < y->dso ? -1 : 1;
+	if (x->symbol != y->symbol)
+		return x->symbol < y->symbol ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+char **pl_profile_short_names(const struct pl_profile *p)
+{
+	size_t n = pl_nfuncs(p), m = 0;
+	char **out = pl_xcalloc(n ? n : 1, sizeof(*out));
+	struct short_ref *r = pl_xcalloc(n ? n : 1, sizeof(*r));
+
+	for (size_t i = 0; i < n; i++) {
+		const char *sym = pl_str(p, p->funcs[i].symbol);
+		size_t len = sym ? strlen(sym) : 0;
+		char *s;
+
+		/* only a demangled name has templates or parameters to elide */
+		if (!sym || p->funcs[i].linkage == PL_NOID)
+			continue;
+		s = pl_demangle_shorten(sym, len);
+		if (strcmp(s, sym) == 0) {
+			free(s);
+			continue;
+		}
+		out[i] = s;
+		r[m++] = (struct short_ref){s, p->funcs[i].dso, p->funcs[i].symbol, i};
+	}
+	/* A short name another function's plain symbol already has (a C
+	 * function "f" beside C++ "f(int)") collides too. */
+	for (size_t i = 0; i < n; i++)
+		if (!out[i] && p->funcs[i].symbol != PL_NOID && pl_str(p, p->funcs[i].symbol))
+			r[m++] = (struct short_ref){pl_str(p, p->funcs[i].symbol), p->funcs[i].dso,
+						    p->funcs[i].symbol, i};
+	qsort(r, m, sizeof(*r), short_cmp);
+	for (size_t a = 0, b; a < m; a = b) {
+		bool differ = false;
+		for (b = a + 1; b < m && strcmp(r[b].s, r[a].s) == 0 && r[b].dso == r[a].dso; b++)
+			differ |= r[b].symbol != r[a].symbol;
+		if (!differ)
+			continue;
+		for (size_t k = a; k < b; k++)
+			if (out[r[k].func]) {
+				free(out[r[k].func]);
+				out[r[k].func] = NULL;   /* the full name, then */
+			}
+	}
+	free(r);
+	return out;
+}
+
+void pl_short_names_free(char **names, size_t n)
+{
+	if (!names)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
