@@ -126,18 +126,23 @@ START_TEST(short_names_never_merge_two_functions)
 		"_ZN2kv3putEv",                       /* kv::put() */
 		"_Z4mainv",                           /* main(), beside C's main */
 		"main",
+		"_ZNK2kv3BoxIdE5twiceEv",             /* kv::Box<double>::twice() const */
+		"_ZNK2kv4Box2IiE5twiceEv",            /* kv::Box2<int>::twice() const */
 	};
-	uint32_t dso, f[6];
+	uint32_t dso, f[8];
 	char **sn;
 
 	pl_profile_init(&p, NULL);
 	dso = pl_intern_str(&p, "/bin/kv", 7);
-	for (size_t i = 0; i < 6; i++)
+	for (size_t i = 0; i < 8; i++)
 		f[i] = pl_intern_func(&p, pl_intern_str(&p, syms[i], strlen(syms[i])), dso);
 	sn = pl_profile_short_names(&p);
 	ck_assert_ptr_null(sn[f[0]]);   /* overloads keep their full names */
 	ck_assert_ptr_null(sn[f[1]]);
-	ck_assert_str_eq(sn[f[2]], "kv::Box::twice");
+	/* two instances of one template keep their arguments, a lone one not */
+	ck_assert_str_eq(sn[f[2]], "kv::Box<int>::twice");
+	ck_assert_str_eq(sn[f[6]], "kv::Box<double>::twice");
+	ck_assert_str_eq(sn[f[7]], "kv::Box2::twice");
 	ck_assert_str_eq(sn[f[3]], "kv::put");
 	ck_assert_ptr_null(sn[f[4]]);   /* "main" is another function's */
 	ck_assert_ptr_null(sn[f[5]]);   /* not demangled: no short form */

@@ -99,7 +99,8 @@ static size_t skip_operator(const char *s, size_t n, size_t i)
 
 /* Copy s[i..n) in short form onto `out`, returning where it stopped:
  * at the end of a top-level parameter list not followed by "::", or n. */
-static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out, bool top)
+static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out, bool top,
+			   bool templates)
 {
 	bool seg_start = true;
 
@@ -115,8 +116,13 @@ static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out
 			/* a qualified path: <T as Trait>::f */
 			size_t e = skip_group(s, n, i);
 			pl_buf_addc(out, '<');
-			shorten_into(s, e > i + 1 ? e - 1 : e, i + 1, out, false);
+			shorten_into(s, e > i + 1 ? e - 1 : e, i + 1, out, false, templates);
 			pl_buf_addc(out, '>');
+			i = e;
+			seg_start = false;
+		} else if (c == '<' && templates) {
+			size_t e = skip_group(s, n, i);
+			pl_buf_add(out, s + i, e - i);
 			i = e;
 			seg_start = false;
 		} else if (c == '<') {
@@ -151,18 +157,23 @@ static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out
 	return i;
 }
 
-char *pl_demangle_shorten(const char *full, size_t n)
+static char *shorten(const char *full, size_t n, bool templates)
 {
 	struct pl_buf out = {0};
 	bool plt = n > 4 && memcmp(full + n - 4, "@plt", 4) == 0;
 
-	shorten_into(full, plt ? n - 4 : n, 0, &out, true);
+	shorten_into(full, plt ? n - 4 : n, 0, &out, true, templates);
 	if (out.len == 0)
 		pl_buf_add(&out, full, plt ? n - 4 : n);
 	if (plt)
 		pl_buf_add(&out, "@plt", 4);
 	pl_buf_addc(&out, '\0');
 	return out.data;
+}
+
+char *pl_demangle_shorten(const char *full, size_t n)
+{
+	return shorten(full, n, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -224,12 +235,42 @@ char **pl_profile_short_names(const struct pl_profile *p)
 			differ |= r[b].symbol != r[a].symbol;
 		if (!differ)
 			continue;
+		/* template instances (kv::Box<int>::twice, kv::Box<double>::twice)
+		 * keep their template arguments when that tells them apart */
 		for (size_t k = a; k < b; k++)
 			if (out[r[k].func]) {
+				const char *sym = pl_str(p, r[k].symbol);
 				free(out[r[k].func]);
-				out[r[k].func] = NULL;   /* the full name, then */
+				out[r[k].func] = shorten(sym, strlen(sym), true);
+				r[k].s = out[r[k].func];
 			}
 	}
+	/* Every name shown once per DSO: a short name that is still another
+	 * function's (two overloads, or a plain symbol "f<int>") gives way to
+	 * the full name, until none does. */
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t k = 0; k < m; k++)
+			r[k].s = out[r[k].func] ? out[r[k].func] : pl_str(p, r[k].symbol);
+		qsort(r, m, sizeof(*r), short_cmp);
+		for (size_t k = 0; k + 1 < m; k++) {
+			if (strcmp(r[k].s, r[k + 1].s) != 0 || r[k].dso != r[k + 1].dso ||
+			    r[k].symbol == r[k + 1].symbol)
+				continue;
+			for (size_t j = k; j <= k + 1; j++)
+				if (out[r[j].func]) {
+					free(out[r[j].func]);
+					out[r[j].func] = NULL;
+					r[j].s = pl_str(p, r[j].symbol);
+					changed = true;
+				}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (out[i] && strcmp(out[i], pl_str(p, p->funcs[i].symbol)) == 0) {
+			free(out[i]);
+			out[i] = NULL;
+		}
 	free(r);
 	return out;
 }

@@ -39,9 +39,10 @@ char *pl_demangle_shorten(const char *full, size_t n);
 struct pl_profile;
 /* Each function's short name (new array of pl_nfuncs(p) strings, the
  * caller frees each and the array): NULL where it equals the symbol.
- * Two functions of one DSO whose different full names shorten alike keep
- * their full names, so grouping by the short name never merges two
- * functions. */
+ * Functions of one DSO whose different full names shorten alike keep
+ * their template arguments (kv::Box<int>::twice, kv::Box<double>::twice),
+ * and when that is not enough (overloads) their full names, so grouping
+ * by the short name never merges two functions. */
 char **pl_profile_short_names(const struct pl_profile *p);
 void pl_short_names_free(char **names, size_t n);
 
