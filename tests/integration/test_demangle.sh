@@ -31,6 +31,35 @@ check() {   # check LABEL BINARY
 	"$PERFLENS" hotspots --analysis-id "$id" --artifact-root "$WORK/art-native" --limit 100 \
 		>"$WORK/$label.hot.json" 2>"$WORK/err" || { notok "$name $label: hotspots failed: $(oneline "$WORK/err")"; return; }
 	nm "$bin" >"$WORK/$label.nm"
+	# Exports: compat=stackcollapse shows perf script's own names, the same
+	# folded text as the analysis of perf's (demangling) perf script text;
+	# names=short folds no two functions into one line.
+	perf script -i "$data" -F comm,pid,tid,time,event,period,trace,ip,sym,symoff,dso --show-mmap-events \
+		>"$WORK/$label.txt" 2>"$WORK/err" &&
+		"$PERFLENS" analyze --path "$WORK/$label.txt" --artifact-root "$WORK/art-txt" >"$WORK/$label.txt.json" 2>>"$WORK/err" &&
+		"$PERFLENS" export --analysis-id "$(jget "$WORK/$label.txt.json" analysis_id)" --artifact-root "$WORK/art-txt" \
+			--format folded --compat stackcollapse >"$WORK/$label.ex1.json" 2>>"$WORK/err" &&
+		"$PERFLENS" export --analysis-id "$id" --artifact-root "$WORK/art-native" \
+			--format folded --compat stackcollapse >"$WORK/$label.ex2.json" 2>>"$WORK/err" &&
+		"$PERFLENS" export --analysis-id "$id" --artifact-root "$WORK/art-native" \
+			--format folded --names short >"$WORK/$label.ex3.json" 2>>"$WORK/err"
+	if [ $? -ne 0 ]; then
+		notok "$name $label: exports failed: $(oneline "$WORK/err")"
+	elif cmp -s "$(jget "$WORK/$label.ex1.json" path)" "$(jget "$WORK/$label.ex2.json" path)"; then
+		ok "$name $label: the stackcollapse-compatible export names functions as perf script does"
+	else
+		notok "$name $label: compat folded of perf.data and of perf's perf script text differ: $(diff "$(jget "$WORK/$label.ex1.json" path)" "$(jget "$WORK/$label.ex2.json" path)" | head -4 | tr '\n' ' ')"
+	fi
+	short=$(jget "$WORK/$label.ex3.json" path)
+	case $label in
+	g++|clang++)
+		if grep -q ';kv::Box<int>::twice[ ;]' "$short" && grep -q ';kv::Box<double>::twice[ ;]' "$short" &&
+			grep -q ';kv::Store::get(long)[ ;]' "$short"; then
+			ok "$name $label: names=short folds kv::Box<int>::twice apart from kv::Box<double>::twice, overloads by their parameters"
+		else
+			notok "$name $label: names=short folded: $(grep -o ';kv::[^;]*' "$short" | sort -u | head -6 | tr '\n' ' ')"
+		fi ;;
+	esac
 	oracle "$name $label" /usr/bin/python3 - "$label" "$bin" "$WORK" "$PERFLENS" <<'PY'
 import json, re, subprocess, sys
 label, binary, work, perflens = sys.argv[1:5]

@@ -115,9 +115,11 @@ static size_t shorten_into(const char *s, size_t n, size_t i, struct pl_buf *out
 		} else if (c == '<' && seg_start) {
 			/* a qualified path: <T as Trait>::f */
 			size_t e = skip_group(s, n, i);
+			bool closed = e > i + 1 && s[e - 1] == '>';
 			pl_buf_addc(out, '<');
-			shorten_into(s, e > i + 1 ? e - 1 : e, i + 1, out, false, templates);
-			pl_buf_addc(out, '>');
+			shorten_into(s, closed ? e - 1 : e, i + 1, out, false, templates);
+			if (closed)
+				pl_buf_addc(out, '>');
 			i = e;
 			seg_start = false;
 		} else if (c == '<' && templates) {
@@ -282,4 +284,33 @@ void pl_short_names_free(char **names, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+void pl_profile_show_names(struct pl_profile *p, enum pl_name_form form)
+{
+	size_t n = pl_nfuncs(p);
+	char **names;
+
+	if (form == PL_NAMES_FULL)
+		return;
+	if (form == PL_NAMES_SHORT) {
+		names = pl_profile_short_names(p);
+	} else {
+		names = pl_xcalloc(n ? n : 1, sizeof(*names));
+		for (size_t i = 0; i < n; i++) {
+			const char *l = p->funcs[i].linkage != PL_NOID ? pl_str(p, p->funcs[i].linkage) : NULL;
+			if (l)
+				names[i] = form == PL_NAMES_PERF ? pl_demangle(l, strlen(l), PL_DM_PERF)
+								 : pl_xstrdup(l);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id;
+		if (!names[i])
+			continue;
+		id = pl_intern_str(p, names[i], strlen(names[i]));
+		if (id != PL_NOID)
+			p->funcs[i].symbol = id;
+	}
+	pl_short_names_free(names, n);
 }

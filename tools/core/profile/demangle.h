@@ -46,4 +46,17 @@ struct pl_profile;
 char **pl_profile_short_names(const struct pl_profile *p);
 void pl_short_names_free(char **names, size_t n);
 
+/* Which name an export shows for a demangled function. */
+enum pl_name_form {
+	PL_NAMES_FULL,   /* the full demangled name (the profile's symbol) */
+	PL_NAMES_SHORT,  /* pl_profile_short_names' */
+	PL_NAMES_PERF,   /* perf 6.1's default (DMGL_NO_OPTS), as `perf script`
+			  * prints it: what stackcollapse-perf.pl is given */
+	PL_NAMES_INPUT   /* the name as the input gave it (the linkage name) */
+};
+/* Make each demangled function's symbol the `form` name (its linkage
+ * stays): for an export of a profile loaded for it, never one that is
+ * stored again. */
+void pl_profile_show_names(struct pl_profile *p, enum pl_name_form form);
+
 #endif
