@@ -90,7 +90,13 @@ if not any("_Z" in h["symbol"] or h["symbol"].startswith("_R") for h in hot):
 else:
     notok(f"mangled names shown: {[h['symbol'] for h in hot if '_Z' in h['symbol'] or h['symbol'].startswith('_R')][:3]}")
 
-prov = json.load(open(json.load(open(f"{work}/{label}.native.json"))["artifact"]["summary_path"]))["provenance"]
+summary = json.load(open(json.load(open(f"{work}/{label}.native.json"))["artifact"]["summary_path"]))
+prov = summary["provenance"]
+qn = summary["quality"].get("names", {})
+if qn.get("demangled", 0) > 0 and qn.get("undemangled") == 0:
+    ok(f"quality.names counts {qn['demangled']} demangled functions of {qn['functions']}, none left mangled")
+else:
+    notok(f"quality.names: {qn}")
 reader = prov["inputs"][0].get("reader")
 if reader != "native":
     notok(f"the native reader was not the one that ran: {reader}")

@@ -232,6 +232,34 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
 		"remedy", "collect_profile(call_graph=\"dwarf\")");
 }
 
+/* quality.names: how the functions' names came to be (unique functions):
+ * demangled from C++/Rust/D linker names, mangled-looking names libiberty
+ * could not read (shown as given), and JIT code (a perf map names it).
+ * Absent when there are none of them, as in a C program's profile. */
+static void names_quality(const struct pl_profile *p, json_t *q, json_t *warnings)
+{
+	uint64_t named = 0, demangled = 0, undemangled = 0, jit = 0;
+
+	for (size_t i = 0; i < pl_nfuncs(p); i++) {
+		const struct pl_func *f = &p->funcs[i];
+		if (f->unknown)
+			continue;
+		named++;
+		demangled += f->linkage != PL_NOID;
+		undemangled += f->undemangled;
+		jit += f->kind == PL_KIND_JIT;
+	}
+	if (!demangled && !undemangled && !jit)
+		return;
+	json_object_set_new(q, "names", json_pack("{s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
+		"demangled", (json_int_t)demangled, "undemangled", (json_int_t)undemangled,
+		"jit", (json_int_t)jit));
+	if (undemangled)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu function names look mangled but could not be demangled: they read as the linker "
+			"wrote them", (unsigned long long)undemangled));
+}
+
 static json_t *quality_json(const struct pl_profile *p)
 {
 	json_t *warnings = json_array();
@@ -280,6 +308,7 @@ static json_t *quality_json(const struct pl_profile *p)
 
 	if (caller_check)
 		json_object_set_new(q, "caller_check", caller_check);
+	names_quality(p, q, warnings);
 	return q;
 }
 
