@@ -60,9 +60,9 @@ check() {   # check LABEL BINARY
 			notok "$name $label: names=short folded: $(grep -o ';kv::[^;]*' "$short" | sort -u | head -6 | tr '\n' ' ')"
 		fi ;;
 	esac
-	oracle "$name $label" /usr/bin/python3 - "$label" "$bin" "$WORK" "$PERFLENS" <<'PY'
+	oracle "$name $label" /usr/bin/python3 - "$label" "$bin" "$WORK" "$PERFLENS" "$id" <<'PY'
 import json, re, subprocess, sys
-label, binary, work, perflens = sys.argv[1:5]
+label, binary, work, perflens, aid = sys.argv[1:6]
 pre = f"{label}:"
 def ok(m): print(f"ok - demangle {pre} {m}")
 def notok(m): print(f"not ok - demangle {pre} {m}")
@@ -135,6 +135,24 @@ for h in linked:
     a0 = json.loads(r.stdout)["answers"][0] if r.returncode == 0 else {}
     if a0.get("function") != h["symbol"] or a0.get("linkage_name") != h["linkage_name"]:
         bad.append(f"{h['linkage_name']}: symbolize says {a0.get('function')} / {a0.get('linkage_name')}")
+def tool(*args):
+    r = subprocess.run([perflens, *args, "--analysis-id", aid, "--artifact-root", f"{work}/art-native"],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout or r.stderr or "{}")
+fails = []
+for h in linked[:3]:
+    g = tool("hotspot", "--hotspot-id", h["hotspot_id"])
+    if g.get("linkage_name") != h["linkage_name"] or g.get("short_name") != h.get("short_name"):
+        fails.append(f"get_hotspot {h['hotspot_id']}: {g.get('linkage_name')} {g.get('short_name')}")
+    for key in ("short_name", "linkage_name"):
+        if h.get(key):
+            c = tool("callpaths", "--symbol", h[key])
+            if "error" in c or not c.get("paths"):
+                fails.append(f"get_call_paths({key}={h[key]}): {c.get('error')}")
+if not fails:
+    ok("get_hotspot shows the names too, and get_call_paths finds a function by its short or linkage name")
+else:
+    notok(f"names in get_hotspot/get_call_paths: {fails[:3]}")
 if linked and not bad:
     ok(f"{len(linked)} linkage names are nm's symbols, and symbolize at their address answers the same names")
 else:
