@@ -316,8 +316,10 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
 	case DK_KERNEL: load_kernel(r, d); break;
 	case DK_ANON:
-		if (access(d->name, F_OK) == 0)
-			unsupported(r, "JIT symbols from %s (perf script reads that map file)", d->name);
+		/* a JIT's perf map, read as perf reads it; one that exists but
+		 * this process may not open goes to perf script */
+		if (!pd_symtab_load_perfmap(&d->syms, d->name) && access(d->name, F_OK) == 0)
+			unsupported(r, "JIT symbols from %s (the map file cannot be opened here; perf script reads it)", d->name);
 		break;
 	case DK_NODSO: break;
 	}
