@@ -46,14 +46,15 @@ for line in open(f"{work}/report"):
 top = a["events"][0]["top_hotspots"]
 jit = [h for h in top if h["dso"] and h["dso"].startswith("/tmp/perf-")]
 miss = [w for w in want if not any(h["symbol"] == w[1] and abs(h["self_percent"] - w[0]) <= 0.011 for h in top)]
-if len(want) >= 2 and not miss and len(jit) >= 2:
+if len(want) >= 3 and not miss and len(jit) >= 3:
     ok(f"{len(jit)} JIT hotspots named from the map as perf report names them: {[h['symbol'] for h in jit]}")
 else:
     notok(f"perf report {want}, missing {miss}; perflens {[(h['symbol'], h['self_percent']) for h in top[:4]]}")
 funcs = [f for f in s["functions"] if f["dso"] and f["dso"].startswith("/tmp/perf-")]
 q = s["quality"].get("names", {})
-if funcs and all(f["kind"] == "jit" for f in funcs) and q.get("jit", 0) >= 2:
-    ok(f"JIT functions are kind jit and quality.names counts {q['jit']}")
+if funcs and all(f["kind"] == "jit" for f in funcs) and q.get("jit", 0) >= 3 and \
+        q.get("interpreted") == sum(f["symbol"].startswith("Interpreted") for f in funcs) > 0:
+    ok(f"JIT functions are kind jit and quality.names counts {q['jit']}, {q['interpreted']} of them interpreted")
 else:
     notok(f"kinds {[f['kind'] for f in funcs]}, quality.names {q}")
 b = json.load(open(f"{work}/perf-script.json"))

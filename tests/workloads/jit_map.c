@@ -36,11 +36,13 @@ int main(int argc, char **argv)
 		return 1;
 	memcpy(a, code, sizeof(code));
 	memcpy(b + 64, code, sizeof(code));
+	memcpy(b + 256, code, sizeof(code));
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	if (!(f = fopen(path, "w")))
 		return 1;
 	fprintf(f, "%lx %zx LazyCompile:*hot_a /srv/app.js:10\n", (unsigned long)a, sizeof(code));
 	fprintf(f, "0x%lx 0x40 Interpreted:b_prefix\n", (unsigned long)(b + 64));
+	fprintf(f, "%lx %zx InterpretedFunction:slow /srv/app.js:20\n", (unsigned long)(b + 256), sizeof(code));
 	fprintf(f, "%lx %zx Ljava/lang/String;::hashCode\n", (unsigned long)(b + 64), sizeof(code));
 	fprintf(f, "%lx 10\n", (unsigned long)b);
 	fprintf(f, "zz\n\n");
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		acc += ((long (*)(long))a)(20000);
 		acc += ((long (*)(long))(b + 64))(10000);
+		acc += ((long (*)(long))(b + 256))(5000);
 	}
 	printf("%ld\n", acc);
 	if (argc > 2)

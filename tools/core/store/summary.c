@@ -238,22 +238,28 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
  * Absent when there are none of them, as in a C program's profile. */
 static void names_quality(const struct pl_profile *p, json_t *q, json_t *warnings)
 {
-	uint64_t named = 0, demangled = 0, undemangled = 0, jit = 0;
+	uint64_t named = 0, demangled = 0, undemangled = 0, jit = 0, interpreted = 0;
 
 	for (size_t i = 0; i < pl_nfuncs(p); i++) {
 		const struct pl_func *f = &p->funcs[i];
+		const char *s = pl_str(p, f->symbol);
 		if (f->unknown)
 			continue;
 		named++;
 		demangled += f->linkage != PL_NOID;
 		undemangled += f->undemangled;
 		jit += f->kind == PL_KIND_JIT;
+		/* what a JIT's map names as interpreter frames: V8's
+		 * "InterpretedFunction:f" ("Interpreted:" in older maps), the
+		 * JVM's "Interpreter" */
+		interpreted += f->kind == PL_KIND_JIT && s &&
+			       (strncmp(s, "Interpreted", 11) == 0 || strcmp(s, "Interpreter") == 0);
 	}
 	if (!demangled && !undemangled && !jit)
 		return;
-	json_object_set_new(q, "names", json_pack("{s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
+	json_object_set_new(q, "names", json_pack("{s:I,s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
 		"demangled", (json_int_t)demangled, "undemangled", (json_int_t)undemangled,
-		"jit", (json_int_t)jit));
+		"jit", (json_int_t)jit, "interpreted", (json_int_t)interpreted));
 	if (undemangled)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu function names look mangled but could not be demangled: they read as the linker "
