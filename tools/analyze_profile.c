@@ -300,6 +300,8 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
 	}
 	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;
+	opts->perf_data.allowed_roots = ctx->allowed_roots;
+	opts->perf_data.nallowed_roots = ctx->nroots;
 	/* The server's copy stands for /proc/kallsyms, as does the CLI's copy
 	 * per boot: both record the same command, so the same perf.data gives
 	 * the same analysis on either surface. */

@@ -6,7 +6,8 @@
 # lines perf reads oddly.  Oracles: `perf report` (both JIT hotspots,
 # named from the map, at its percentages) and the perf script reader (the
 # same stack table, byte for byte).  The analysis says which functions
-# came from a JIT map (kind jit, quality.names.jit).  x86-64 only.
+# came from a JIT map (kind jit, quality.names.jit, provenance jit_maps);
+# a map outside --allowed-root is not read.  x86-64 only.
 . tests/integration/lib.sh
 name="jit map"
 if [ "$(uname -m)" != x86_64 ]; then
@@ -27,6 +28,11 @@ for r in native perf-script; do
 	PERFLENS_PERF_DATA_READER=$r "$PERFLENS" analyze --path "$data" --artifact-root "$WORK/art-$r" \
 		>"$WORK/$r.json" 2>"$WORK/err" || notok "$name: analyze ($r) failed: $(oneline "$WORK/err")"
 done
+# Beneath --allowed-root only: the map in /tmp is outside $WORK, so it is
+# not read, its frames stay [unknown], and the provenance says so.
+PERFLENS_PERF_DATA_READER=native "$PERFLENS" analyze --path "$data" --allowed-root "$WORK" \
+	--artifact-root "$WORK/art-roots" >"$WORK/roots.json" 2>"$WORK/err" ||
+	notok "$name: analyze under --allowed-root failed: $(oneline "$WORK/err")"
 oracle "$name" /usr/bin/python3 - "$WORK" <<'PY'
 import json, re, sys
 work = sys.argv[1]
@@ -57,6 +63,18 @@ if funcs and all(f["kind"] == "jit" for f in funcs) and q.get("jit", 0) >= 3 and
     ok(f"JIT functions are kind jit and quality.names counts {q['jit']}, {q['interpreted']} of them interpreted")
 else:
     notok(f"kinds {[f['kind'] for f in funcs]}, quality.names {q}")
+rt = json.load(open(f"{work}/roots.json"))
+rs = json.load(open(rt["artifact"]["summary_path"]))
+jm = rs["provenance"]["inputs"][0]["perf_data"].get("jit_maps", "")
+named = [h["symbol"] for h in rt["events"][0]["top_hotspots"] if h["dso"] and h["dso"].startswith("/tmp/perf-")]
+if "1 outside the allowed roots" in jm and named and all(n == "[unknown]" for n in named):
+    ok(f"a map outside --allowed-root is not read: {jm}")
+else:
+    notok(f"outside the allowed roots: jit_maps '{jm}', JIT names {named}")
+if "1 JIT perf maps read" in s["provenance"]["inputs"][0]["perf_data"].get("jit_maps", ""):
+    ok("the provenance says the map was read: " + s["provenance"]["inputs"][0]["perf_data"]["jit_maps"])
+else:
+    notok(f"jit_maps: {s['provenance']['inputs'][0]['perf_data'].get('jit_maps')}")
 b = json.load(open(f"{work}/perf-script.json"))
 if open(a["artifact"]["stacks_path"]).read() == open(b["artifact"]["stacks_path"]).read():
     ok("the native reader and perf script give the same stack table, byte for byte")

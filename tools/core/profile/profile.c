@@ -919,6 +919,7 @@ void pl_perf_data_info_free(struct pl_perf_data_info *i)
 	free(i->cmdline);
 	free(i->perf_version);
 	free(i->kernel_symbols);
+	free(i->jit_maps);
 	free(i->events);
 	free(i);
 }

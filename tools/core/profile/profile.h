@@ -149,6 +149,7 @@ struct pl_perf_data_info {
 	char *hostname, *osrelease, *arch, *cpudesc, *cmdline, *perf_version;
 	uint32_t nrcpus_online, nrcpus_avail;
 	char *kernel_symbols;   /* where kernel names came from, or why none */
+	char *jit_maps;         /* JIT perf maps read or not (NULL: no JIT code) */
 	char *events;           /* the event names, ", "-joined */
 };
 void pl_perf_data_info_free(struct pl_perf_data_info *i);

@@ -90,7 +90,7 @@ static json_t *perf_data_json(const struct pl_perf_data_info *i)
 	const struct { const char *key, *val; } strs[] = {
 		{"hostname", i->hostname}, {"osrelease", i->osrelease}, {"arch", i->arch},
 		{"cpudesc", i->cpudesc}, {"cmdline", i->cmdline}, {"perf_version", i->perf_version},
-		{"kernel_symbols", i->kernel_symbols}, {"events", i->events},
+		{"kernel_symbols", i->kernel_symbols}, {"events", i->events}, {"jit_maps", i->jit_maps},
 	};
 	for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
 		if (strs[k].val)
