@@ -34,6 +34,9 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 IT_JOBS ?= 3
 
 PKGS := jansson libzstd libdw libelf libseccomp zlib nettle libprotobuf-c
+# libiberty (Debian libiberty-dev, a static library without a .pc file):
+# cplus_demangle for C++, Rust and D names, as binutils and perf demangle.
+DEMANGLE_LIBS := -liberty
 # Headers only: tools/core/symbols/debuginfod.c dlopen()s libcurl when a fetch needs it,
 # tools/core/export/flamepng.c libcairo for the first picture.
 HDR_PKGS := libcurl cairo
@@ -42,7 +45,7 @@ OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 PL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -Itools/core -I. $(shell pkg-config --cflags $(PKGS) $(HDR_PKGS) 2>/dev/null)
-PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+PL_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(DEMANGLE_LIBS) -lm
 PL_CFLAGS += $(EXTRA_CFLAGS)
 ifeq ($(SAN),1)
 PL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -375,8 +375,9 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	const char *argv[] = {env->perf_path, "script", "-i", data, "--ns", "-F",
 			      "comm,pid,tid,time,event,trace,ip,sym,dso", "--show-task-events",
 			      /* no addr2line child for inline frames of DWARF
-			       * stacks (the worker may run perf only) */
-			      "--no-inline", NULL, NULL, NULL};
+			       * stacks (the worker may run perf only); names
+			       * demangled by PerfLens, as for every input */
+			      "--no-inline", "--no-demangle", NULL, NULL, NULL};
 	struct offcpu *o = pl_xcalloc(1, sizeof(*o));
 	const char *base = r->executable ? strrchr(r->executable, '/') : NULL;
 	struct pl_run_result res;
@@ -384,8 +385,8 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	enum pl_err rc;
 
 	if (env->kallsyms) {
-		argv[9] = "--kallsyms";
-		argv[10] = env->kallsyms;
+		argv[10] = "--kallsyms";
+		argv[11] = env->kallsyms;
 	}
 	o->root_pid = r->pid;
 	if (r->pid > 0)

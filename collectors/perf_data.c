@@ -285,7 +285,7 @@ static enum pl_err run_once(struct pl_profile *p, const char *const *argv, const
 }
 
 /* perf script's argv for `fields`: side-band mmap lines for load bases,
- * no inline frames (perf would start addr2line children; our own
+ * mangled names, no inline frames (perf would start addr2line children; our own
  * symbolizer adds them with srclines). */
 static void script_argv(const char **argv, const char *path, const char *fields,
 			const struct pl_perf_data_opts *o)
@@ -308,6 +308,9 @@ static void script_argv(const char **argv, const char *path, const char *fields,
 		argv[n++] = o->kallsyms;
 	}
 	argv[n++] = "--no-inline";
+	/* linker names, demangled by the profile as the native reader's
+	 * (profile/demangle.h): the same names, the mangled one kept */
+	argv[n++] = "--no-demangle";
 	argv[n] = NULL;
 	assert(n < MAX_ARGS);
 }

@@ -41,7 +41,11 @@ set -eu
 #   (test_viewer.sh and docs/json-rpc.md's HTTP examples), openssl (a
 #   self-signed certificate for the debuginfod TLS check); npm, only when
 #   no npm is on PATH, fetches Node 22 and the MCP test clients
-#   (tests/mcp/setup-node.sh).
+#   (tests/mcp/setup-node.sh); libiberty-dev (libiberty.a's cplus_demangle:
+#   C++, Rust and D names demangled as binutils and Debian's perf do, linked
+#   statically so the sandboxed worker needs no new file); rustc (Debian's
+#   1.63: Rust workloads with the legacy and the v0 mangling for
+#   test_demangle.sh).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
@@ -49,7 +53,7 @@ libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
 golang-go llvm help2man
 musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
 binutils clang libclang-rt-14-dev libprotobuf-c-dev protobuf-c-compiler libcairo2-dev pngcheck
-file curl openssl"
+file curl openssl libiberty-dev rustc"
 # An image with its own Node (e.g. NodeSource's, which conflicts with
 # Debian's npm) keeps it; a fresh Debian 12 gets Debian's npm.
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"

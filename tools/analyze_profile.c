@@ -43,8 +43,10 @@ static json_t *top_hotspots(json_t *brief, size_t view_index)
 		if (i >= TOP_HOTSPOTS)
 			break;
 		snprintf(id, sizeof(id), "fn%lld", (long long)f);
-		json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:O}",
+		json_array_append_new(out, json_pack("{s:s,s:O,s:O*,s:O*,s:O,s:O,s:O}",
 			"hotspot_id", id, "symbol", json_object_get(h, "symbol"),
+			"short_name", json_object_get(h, "short_name"),
+			"linkage_name", json_object_get(h, "linkage_name"),
 			"dso", json_object_get(h, "dso"),
 			"self_percent", json_object_get(json_object_get(h, "self"), "percent"),
 			"inclusive_percent", json_object_get(json_object_get(h, "inclusive"), "percent")));
@@ -305,6 +307,8 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 			"comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt and analyze FILE.txt";
 	}
 	opts->perf_data.timeout_ms = ctx->perf.timeout_ms;
+	opts->perf_data.allowed_roots = ctx->allowed_roots;
+	opts->perf_data.nallowed_roots = ctx->nroots;
 	/* The server's copy stands for /proc/kallsyms, as does the CLI's copy
 	 * per boot: both record the same command, so the same perf.data gives
 	 * the same analysis on either surface.  The CLI's copy is made by the

@@ -7,6 +7,7 @@
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
+#include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/fold.h"
 #include "export/flamepng.h"
@@ -279,6 +280,26 @@ static void load_build_ids(const struct tool_ctx *ctx, const char *id, struct pl
 	json_decref(summary);
 }
 
+/* Whether every input of analysis `id` was a perf.data (whose names
+ * perf script would print demangled). */
+static bool from_perf_data(const struct tool_ctx *ctx, const char *id)
+{
+	json_t *summary = NULL, *in;
+	struct pl_error ignored;
+	bool all = true;
+	size_t i;
+
+	if (pl_artifact_load_summary(ctx->artifact_root, id, &summary, &ignored))
+		return false;
+	json_array_foreach(json_object_get(json_object_get(summary, "provenance"), "inputs"), i, in) {
+		const char *f = json_string_value(json_object_get(in, "format"));
+		all &= f && strcmp(f, "perf_data") == 0;
+	}
+	all &= json_array_size(json_object_get(json_object_get(summary, "provenance"), "inputs")) > 0;
+	json_decref(summary);
+	return all;
+}
+
 /* The same flame graph as a picture (unless this was one), and the file
  * itself page by page when it is text. */
 static json_t *next_steps(json_t *args, const char *event, enum export_format f, json_t *uri)
@@ -307,6 +328,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *event_name = json_string_value(json_object_get(args, "event"));
 	const char *compat = json_string_value(json_object_get(args, "compat"));
 	const char *title = json_string_value(json_object_get(args, "title"));
+	const char *names = json_string_value(json_object_get(args, "names"));
 	struct pl_fold_opts fo = {0};
 	struct export_job job = {0};
 	struct pl_profile p;
@@ -324,6 +346,10 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)))
 		goto out;
+	/* stackcollapse-perf.pl reads perf script's names: perf's own form
+	 * for a perf.data, the text's own names for a text */
+	pl_profile_show_names(&p, fo.peer_compat ? (from_perf_data(ctx, id) ? PL_NAMES_PERF : PL_NAMES_INPUT)
+				  : names && strcmp(names, "short") == 0 ? PL_NAMES_SHORT : PL_NAMES_FULL);
 	fo.pid = flag(args, "pid");
 	fo.tid = flag(args, "tid");
 	fo.kernel = flag(args, "kernel") || flag(args, "all");
@@ -338,6 +364,8 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	safe_name(ev_safe, sizeof(ev_safe), event);
 	pl_buf_addf(&path, "%s/exports/%s.%s", ctx->artifact_root, id, ev_safe);
 	options_suffix(&path, &fo);
+	if (!fo.peer_compat && names && strcmp(names, "short") == 0)
+		pl_buf_adds(&path, ".short");
 	pl_buf_adds(&path, formats[job.format].suffix);
 	/* The uri names the same file for read_artifact_page and resources/read. */
 	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,

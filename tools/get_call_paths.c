@@ -9,6 +9,7 @@
  * tid and comm keep only those threads' stacks (thread_filter.h).
  */
 #include "registry.h"
+#include "profile/demangle.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
 #include "thread_filter.h"
@@ -171,6 +172,7 @@ static enum pl_err find_symbol(const struct pl_profile *p, const char *symbol,
 			       uint32_t *func, struct pl_error *err)
 {
 	uint32_t sid = pl_strtab_find(&p->strs, symbol, strlen(symbol));
+	char **shorts;
 
 	*func = PL_NOID;
 	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
@@ -178,7 +180,20 @@ static enum pl_err find_symbol(const struct pl_profile *p, const char *symbol,
 			*func = f;
 			return PL_OK;
 		}
-	return pl_fail(err, PL_ERR_USAGE, "pass a symbol exactly as list_hotspots shows it",
+	/* a demangled function by its linkage_name or its short_name */
+	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
+		if (p->funcs[f].linkage == sid) {
+			*func = f;
+			return PL_OK;
+		}
+	shorts = pl_profile_short_names(p);
+	for (uint32_t f = 0; f < pl_nfuncs(p) && *func == PL_NOID; f++)
+		if (shorts[f] && strcmp(shorts[f], symbol) == 0)
+			*func = f;
+	pl_short_names_free(shorts, pl_nfuncs(p));
+	if (*func != PL_NOID)
+		return PL_OK;
+	return pl_fail(err, PL_ERR_USAGE, "pass a symbol exactly as list_hotspots shows it (symbol, short_name or linkage_name)",
 		       "no function named '%s' in this analysis", symbol);
 }
 

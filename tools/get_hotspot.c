@@ -16,6 +16,7 @@
  * keep only those threads' stacks (thread_filter.h).
  */
 #include "registry.h"
+#include "profile/demangle.h"
 #include "export/flamepng.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
@@ -267,6 +268,20 @@ static json_t *step_arguments(const char *id, const char *event, const char *sym
 							   "symbol", symbol));
 }
 
+/* A demangled function's short_name and linkage_name, beside its symbol. */
+static void add_names(const struct pl_profile *p, uint32_t func, json_t *result)
+{
+	char **shorts;
+
+	if (p->funcs[func].linkage == PL_NOID)
+		return;
+	shorts = pl_profile_short_names(p);
+	if (shorts[func])
+		json_object_set_new(result, "short_name", json_string(shorts[func]));
+	json_object_set_new(result, "linkage_name", json_string(pl_str(p, p->funcs[func].linkage)));
+	pl_short_names_free(shorts, pl_nfuncs(p));
+}
+
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			     json_t **result, struct pl_error *err)
 {
@@ -317,6 +332,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 					  "event", pl_str(&p, p.events[event].name)),
 				"the source lines its samples fall on"));
 		add_caller_check(&p, event, *result, marked);
+		add_names(&p, func, *result);
 		if (json_is_true(json_object_get(args, "picture")) &&
 		    (rc = add_sandwich(&p, &v, event, func, *result, err))) {
 			json_decref(*result);

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "store/artifact.h"
 #include "store/hotidx.h"
+#include "profile/demangle.h"
 #include "thread_filter.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
@@ -34,8 +35,10 @@ static json_t *hotspot_json(json_t *funcs, json_t *h, size_t rank)
 	char id[32];
 
 	snprintf(id, sizeof(id), "fn%lld", (long long)f);
-	return json_pack("{s:s,s:I,s:O,s:O,s:O,s:O,s:O}", "hotspot_id", id,
+	return json_pack("{s:s,s:I,s:O,s:O*,s:O*,s:O,s:O,s:O,s:O}", "hotspot_id", id,
 			 "rank", (json_int_t)rank, "symbol", json_object_get(fn, "symbol"),
+			 "short_name", json_object_get(fn, "short_name"),
+			 "linkage_name", json_object_get(fn, "linkage_name"),
 			 "dso", json_object_get(fn, "dso"), "kind", json_object_get(fn, "kind"),
 			 "self", json_object_get(h, "self"), "inclusive", json_object_get(h, "inclusive"));
 }
@@ -60,6 +63,7 @@ struct hot_list {
 	json_t *funcs, **order;
 	const struct pl_view *v;
 	uint32_t *ids;
+	char **shorts;   /* the view's functions' short names (demangle.h) */
 	bool by_incl;
 };
 
@@ -70,12 +74,13 @@ static json_t *amount_of(const struct pl_view *v, struct pl_amount a)
 }
 
 /* Entry `rank` for function f of a view of the stack table (new). */
-static json_t *view_hotspot(const struct pl_view *v, uint32_t f, size_t rank)
+static json_t *view_hotspot(const struct pl_view *v, char **shorts, uint32_t f, size_t rank)
 {
 	const struct pl_func *fn = &v->p->funcs[f];
 
-	return json_pack("{s:o,s:I,s:s,s:o,s:s,s:o,s:o}", "hotspot_id", json_sprintf("fn%u", f),
-		"rank", (json_int_t)rank, "symbol", pl_str(v->p, fn->symbol),
+	return json_pack("{s:o,s:I,s:s,s:s*,s:s*,s:o,s:s,s:o,s:o}", "hotspot_id", json_sprintf("fn%u", f),
+		"rank", (json_int_t)rank, "symbol", pl_str(v->p, fn->symbol), "short_name", shorts[f],
+		"linkage_name", fn->linkage != PL_NOID ? pl_str(v->p, fn->linkage) : NULL,
 		"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(v->p, fn->dso)),
 		"kind", pl_kind_name((enum pl_kind)fn->kind),
 		"self", amount_of(v, v->funcs[f].self), "inclusive", amount_of(v, v->funcs[f].incl));
@@ -88,7 +93,7 @@ static json_t *hot_at(const struct hot_list *l, size_t i)
 	if (l->x)
 		return pl_hotidx_hotspot(l->x, l->view, l->by_incl, l->pos[i], i + 1);
 	if (l->v)
-		return view_hotspot(l->v, l->ids[i], i + 1);
+		return view_hotspot(l->v, l->shorts, l->ids[i], i + 1);
 	return hotspot_json(l->funcs, l->order[i], i + 1);
 }
 
@@ -269,9 +274,11 @@ static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json
 	}
 	unit = json_string(pl_event_unit(&p, ev));
 	total = json_pack("{s:I,s:I}", "samples", (json_int_t)v.total.samples, "period", (json_int_t)v.total.period);
+	l.shorts = pl_profile_short_names(&p);
 	answer(q, pl_str(&p, p.events[ev].name), unit, total, &l, result, &rc, err);
 	json_decref(unit);
 	json_decref(total);
+	pl_short_names_free(l.shorts, pl_nfuncs(&p));
 	free(l.ids);
 out:
 	pl_view_release(&v);

@@ -49,7 +49,8 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 	} else {
 		/* With srcline every frame keeps its address, as perf_data.c does. */
 		p->keep_addrs = o->srcline;
-		rc = pd_read_profile(p, path, o->kallsyms, NULL, why, sizeof(why), err);
+		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots,
+					why, sizeof(why), err);
 		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))
 			return rc;
 	}

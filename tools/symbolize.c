@@ -9,6 +9,7 @@
  * the inline flag and a hash of the offsets list.
  */
 #include "registry.h"
+#include "profile/demangle.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "symbols/symbolize.h"
@@ -133,11 +134,26 @@ static void set_str(json_t *o, const char *key, const char *s, bool *cut)
 		json_object_set_new(o, key, bounded(s, cut));
 }
 
+/* A name under `key`, demangled (profile/demangle.h) with the linker's
+ * name under `linkage_key` when it was mangled: what `nm` lists. */
+static void set_name(json_t *o, const char *key, const char *linkage_key, const char *s, bool *cut)
+{
+	char *d;
+
+	if (!s)
+		return;
+	d = pl_demangle(s, strlen(s), PL_DM_FULL);
+	json_object_set_new(o, key, bounded(d ? d : s, cut));
+	if (d)
+		json_object_set_new(o, linkage_key, bounded(s, cut));
+	free(d);
+}
+
 static json_t *inline_json(const struct pl_sym_inline *in, bool *cut)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "function", bounded(in->function, cut));
+	set_name(o, "function", "linkage_name", in->function, cut);
 	json_object_set_new(o, "call_file", in->call_file ? bounded(in->call_file, cut) : json_null());
 	json_object_set_new(o, "call_line", json_integer(in->call_line));
 	json_object_set_new(o, "call_column", json_integer(in->call_column));
@@ -155,7 +171,7 @@ static json_t *answer_json(const struct pl_sym_answer *a, bool with_inlines)
 	json_object_set_new(o, "offset", json_string(hex));
 	json_object_set_new(o, "resolved", json_boolean(a->resolved));
 	if (a->function) {
-		set_str(o, "function", a->function, &cut);
+		set_name(o, "function", "linkage_name", a->function, &cut);
 		json_object_set_new(o, "function_offset", json_integer((json_int_t)a->function_offset));
 	}
 	if (a->file) {
@@ -165,7 +181,7 @@ static json_t *answer_json(const struct pl_sym_answer *a, bool with_inlines)
 		set_str(o, "comp_dir", a->comp_dir, &cut);
 	}
 	if (with_inlines && (a->dwarf_subprogram || a->ninlines)) {
-		set_str(o, "subprogram", a->dwarf_subprogram, &cut);
+		set_name(o, "subprogram", "subprogram_linkage_name", a->dwarf_subprogram, &cut);
 		shown = a->ninlines < INLINES_SHOWN ? a->ninlines : INLINES_SHOWN;
 		inl = json_array();
 		for (size_t i = 0; i < shown; i++)

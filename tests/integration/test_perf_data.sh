@@ -84,7 +84,7 @@ for w in fib libc_strings; do
 	fi
 	conv="$(jget "$pd" provenance.inputs.0.format) $(jget "$pd" provenance.inputs.0.converted_by)"
 	case "$conv" in
-	"perf_data /"*" script -i $data -F $FIELDS --show-mmap-events --kallsyms /proc/kallsyms --no-inline") ok "$name $w: provenance names the format and the exact perf command" ;;
+	"perf_data /"*" script -i $data -F $FIELDS --show-mmap-events --kallsyms /proc/kallsyms --no-inline --no-demangle") ok "$name $w: provenance names the format and the exact perf command" ;;
 	*) notok "$name $w: provenance says '$conv'" ;;
 	esac
 	if /usr/bin/python3 "$here/compare_perf_report.py" "$pd" "$WORK/$w.self" "$WORK/$w.children" >"$WORK/cmp.out" 2>&1; then

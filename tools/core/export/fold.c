@@ -65,12 +65,14 @@ static bool looks_like_go_method(const char *s, size_t n)
 }
 
 /* Append one tidied function name (stackcollapse's tidy_generic and
- * tidy_java rules). */
-static void add_tidy(struct pl_buf *b, const char *s, size_t n, bool java)
+ * tidy_java rules).  `keep_args`: a name PerfLens demangled keeps its
+ * parameters, which tell overloads apart (not under compat, where the
+ * name is perf's own and is cut as stackcollapse cuts it). */
+static void add_tidy(struct pl_buf *b, const char *s, size_t n, bool java, bool keep_args)
 {
 	size_t start = b->len, cut = n;
 
-	if (!looks_like_go_method(s, n)) {
+	if (!keep_args && !looks_like_go_method(s, n)) {
 		for (size_t i = 0; i < n; i++) {
 			if (s[i] != '(')
 				continue;
@@ -145,7 +147,7 @@ static void push_part(struct fold_ctx *c, uint32_t id)
 
 /* Render one "->" part of a frame's symbol into c->tmp. */
 static void render_part(struct fold_ctx *c, const struct pl_frame *fr, const char *dso,
-			const char *s, size_t n, size_t part, bool java)
+			const char *s, size_t n, size_t part, bool java, bool keep_args)
 {
 	const struct pl_fold_opts *o = c->o;
 	struct pl_buf *b = &c->tmp;
@@ -159,10 +161,10 @@ static void render_part(struct fold_ctx *c, const struct pl_frame *fr, const cha
 		else
 			pl_buf_addf(&t, "[%s]", name);
 		/* The bracketed name still goes through tidying. */
-		add_tidy(b, t.data, t.len, java);
+		add_tidy(b, t.data, t.len, java, false);
 		pl_buf_release(&t);
 	} else {
-		add_tidy(b, s, n, java);
+		add_tidy(b, s, n, java, keep_args);
 	}
 	if (part > 0)
 		pl_buf_adds(b, "_[i]");
@@ -191,10 +193,12 @@ static const uint32_t *frame_names(struct fold_ctx *c, uint32_t f, bool java,
 		if (sym[0] == '\0')
 			sym = " ";
 		/* Old perfs print inlined chains as "outer->inner". */
-		for (size_t part = 0; sym[0] != '(' || part > 0; part++) {
-			const char *arrow = strstr(sym, "->");
+		bool demangled = fn->linkage != PL_NOID && !c->o->peer_compat;
+		for (size_t part = 0; sym[0] != '(' || part > 0 || demangled; part++) {
+			/* a demangled name is one function ("operator->" included) */
+			const char *arrow = demangled ? NULL : strstr(sym, "->");
 			size_t n = arrow ? (size_t)(arrow - sym) : strlen(sym);
-			render_part(c, fr, dso, sym, n, part, java);
+			render_part(c, fr, dso, sym, n, part, java, demangled);
 			push_part(c, name_id(c, c->tmp.data, c->tmp.len));
 			if (!arrow)
 				break;

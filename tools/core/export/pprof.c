@@ -257,7 +257,10 @@ static struct loc_line name_line(struct pp_ctx *c, uint32_t name, const struct p
 	size_t n, flen;
 
 	if (!fn->unknown) {
-		const char *sys = symbol_part(pl_str(c->p, fn->symbol), src->part, &n);
+		/* a demangled function's system name is its linker symbol */
+		const char *sys = fn->linkage != PL_NOID && src->nparts == 1
+			? (n = strlen(pl_str(c->p, fn->linkage)), pl_str(c->p, fn->linkage))
+			: symbol_part(pl_str(c->p, fn->symbol), src->part, &n);
 		key[1] = str_index(c, sys, n);
 		*has |= HAS_FUNCTIONS;
 	}

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,9 @@ struct reader {
 	uint32_t kgen;               /* bumped when the kernel map changes */
 	bool kernel_decided;
 	char *kernel_note;           /* provenance: how kernel names came */
+	const char *const *roots;    /* JIT maps only beneath these (nroots 0: any) */
+	size_t nroots;
+	uint32_t jit_read, jit_symbols, jit_outside, jit_absent;
 	/* per-sample scratch */
 	uint32_t *frames;
 	uint64_t *pcs, *rev_pcs;
@@ -301,6 +305,25 @@ static void load_kernel(struct reader *r, struct dso *d)
 	r->kernel_note = pl_xstrdup(note);
 }
 
+/* Whether the JIT map `path` may be read: beneath an allowed root (by
+ * its real path), or anywhere when no roots were given. */
+static bool map_allowed(const struct reader *r, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!r->nroots)
+		return true;
+	if (!realpath(path, real))
+		return false;
+	for (size_t i = 0; i < r->nroots; i++) {
+		size_t n = strlen(r->roots[i]);
+		if (strncmp(real, r->roots[i], n) == 0 &&
+		    (real[n] == '/' || real[n] == '\0' || (n && r->roots[i][n - 1] == '/')))
+			return true;
+	}
+	return false;
+}
+
 static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 {
 	if (d->loaded)
@@ -316,8 +339,22 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
 	case DK_KERNEL: load_kernel(r, d); break;
 	case DK_ANON:
-		if (access(d->name, F_OK) == 0)
-			unsupported(r, "JIT symbols from %s (perf script reads that map file)", d->name);
+		/* a JIT's perf map, read as perf reads it, beneath the allowed
+		 * roots; one that exists but this process may not open goes to
+		 * perf script */
+		if (!map_allowed(r, d->name)) {
+			if (access(d->name, F_OK) == 0)
+				r->jit_outside++;
+			else
+				r->jit_absent++;
+		} else if (pd_symtab_load_perfmap(&d->syms, d->name)) {
+			r->jit_read++;
+			r->jit_symbols += (uint32_t)d->syms.n;
+		} else if (access(d->name, F_OK) == 0) {
+			unsupported(r, "JIT symbols from %s (the map file cannot be opened here; perf script reads it)", d->name);
+		} else {
+			r->jit_absent++;
+		}
 		break;
 	case DK_NODSO: break;
 	}
@@ -1237,6 +1274,13 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->nrcpus_online = r->f.nrcpus_online;
 	i->nrcpus_avail = r->f.nrcpus_avail;
 	i->kernel_symbols = dup_or_null(r->kernel_note ? r->kernel_note : "no kernel frames");
+	if (r->jit_read || r->jit_outside || r->jit_absent) {
+		char jit[256];
+		snprintf(jit, sizeof(jit), "%u JIT perf maps read (%u symbols), %u outside the allowed roots "
+			 "(not read: their frames stay [unknown]), %u absent", r->jit_read, r->jit_symbols,
+			 r->jit_outside, r->jit_absent);
+		i->jit_maps = pl_xstrdup(jit);
+	}
 	for (size_t k = 0; k < r->prepared; k++) {
 		if (!r->event_names || !r->event_names[k])
 			continue;
@@ -1451,6 +1495,13 @@ static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
 			    const char *notes, char *why, size_t cap, struct pl_error *err)
 {
+	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, why, cap, err);
+}
+
+enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
+			       const char *notes, const char *const *roots, size_t nroots, char *why,
+			       size_t cap, struct pl_error *err)
+{
 	struct reader r;
 	void *map;
 	size_t size = 0;
@@ -1470,6 +1521,8 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 	r.notes_path = notes ? notes : "/sys/kernel/notes";
 	r.why = why;
 	r.why_cap = cap;
+	r.roots = roots;
+	r.nroots = nroots;
 	rc = walk_mapped(&r, map, size, err);
 	if (hashing)
 		pthread_join(hasher, NULL);

@@ -38,6 +38,12 @@
  * the running kernel's build-id (NULL: /sys/kernel/notes). */
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
 			    const char *notes, char *why, size_t cap, struct pl_error *err);
+/* The same, reading a JIT's /tmp/perf-PID.map only when its real path is
+ * beneath one of `roots` (nroots 0: anywhere); one outside leaves its
+ * frames [unknown] and the provenance (perf_data.jit_maps) says so. */
+enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
+			       const char *notes, const char *const *roots, size_t nroots, char *why,
+			       size_t cap, struct pl_error *err);
 
 /* Walk the records of a perf.data image in memory and count them (no
  * symbols, no profile): the floor the benchmark compares against, and

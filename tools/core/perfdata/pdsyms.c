@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pdsyms.h"
@@ -589,6 +590,78 @@ void pd_symtab_load_elf(struct pd_symtab *t, const char *path, const char *build
 		load_from(t, ss, nss);
 	for (size_t i = 0; i < nss; i++)
 		src_close(&ss[i]);
+}
+
+/* ------------------------------------------------------------ perf maps */
+
+void pd_symtab_parse_perfmap(struct pd_symtab *t, const char *text, size_t n)
+{
+	char *line = NULL;
+	size_t cap = 0, from = t->n;
+
+	if (from == 0)
+		t->root = PD_NIL;
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(text + i, '\n', n - i);
+		size_t line_len = nl ? (size_t)(nl - (text + i)) + 1 : n - i, len;
+		uint64_t start, size;
+		char *end;
+
+		if (line_len > PD_PERFMAP_LINE_MAX) {
+			t->why = "a line of the perf map is over 1 MB: not read";
+			i += line_len;
+			continue;
+		}
+		if (line_len + 1 > cap) {
+			cap = line_len + 1;
+			line = pl_xrealloc(line, cap);
+		}
+		memcpy(line, text + i, line_len);
+		i += line_len;
+		/* getline's line, its last byte (the '\n') ended */
+		line[line_len] = '\0';
+		line[--line_len] = '\0';
+		start = strtoull(line, &end, 16);
+		len = (size_t)(end - line) + 1;
+		if (len + 2 >= line_len)
+			continue;
+		size = strtoull(line + len, &end, 16);
+		len = (size_t)(end - line) + 1;
+		if (len + 2 >= line_len)
+			continue;
+		add_sym(t, start, size, STB_GLOBAL, STT_FUNC, line + len, strlen(line + len));
+	}
+	free(line);
+	tree_add_new(t, from);
+	t->loaded = true;
+}
+
+bool pd_symtab_load_perfmap(struct pd_symtab *t, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	char *text;
+	size_t got = 0;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > PD_PERFMAP_MAX) {
+		t->why = "the perf map is not a regular file of at most 256 MB: not read";
+		close(fd);
+		return true;
+	}
+	text = pl_xmalloc((size_t)st.st_size + 1);
+	while (got < (size_t)st.st_size) {
+		ssize_t k = read(fd, text + got, (size_t)st.st_size - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	pd_symtab_parse_perfmap(t, text, got);
+	snprintf(t->source, sizeof(t->source), "%s", path);
+	free(text);
+	return true;
 }
 
 void pd_symtab_load_vdso(struct pd_symtab *t, const char *build_id)

@@ -70,6 +70,19 @@ struct pd_symtab {
 /* Load a user module's table ("" build_id: none recorded; then the file's
  * own is used, as perf does). */
 void pd_symtab_load_elf(struct pd_symtab *t, const char *path, const char *build_id);
+/* A JIT's perf map (/tmp/perf-PID.map: Node --perf-basic-prof, the JVM's
+ * perf-map-agent) as perf 6.1's dso__load_perf_map reads it: each line
+ * "START SIZE name" (hex, strtoull's syntax), its last byte dropped, lines
+ * too short skipped, symbols in file order into the tree with no fixups.
+ * Bounded: a file over PD_PERFMAP_MAX bytes or lines over
+ * PD_PERFMAP_LINE_MAX are not read (t->why says so).  Returns false when
+ * the file could not be opened (absent or outside what this process may
+ * read). */
+#define PD_PERFMAP_MAX (256u << 20)
+#define PD_PERFMAP_LINE_MAX (1u << 20)
+bool pd_symtab_load_perfmap(struct pd_symtab *t, const char *path);
+/* The same from a buffer (text[n], any bytes): for tests and fuzzing. */
+void pd_symtab_parse_perfmap(struct pd_symtab *t, const char *text, size_t n);
 /* [vdso] from this process's own vDSO, when its build-id matches. */
 void pd_symtab_load_vdso(struct pd_symtab *t, const char *build_id);
 /* The kernel from a kallsyms text: `delta` is subtracted from every

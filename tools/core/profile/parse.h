@@ -36,6 +36,8 @@ struct pl_perf_data_opts {
 				    * perf.data is read; NULL: none */
 	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */
 	const char *buildid_dir;   /* perf's build-id cache (--buildid-dir), or NULL */
+	const char *const *allowed_roots; /* JIT perf maps read only beneath these */
+	size_t nallowed_roots;     /* 0: anywhere */
 };
 
 struct pl_parse_opts {

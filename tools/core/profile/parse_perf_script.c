@@ -514,7 +514,9 @@ static enum pl_err settle_inlined(struct pl_ps_parser *ps, struct pl_error *err)
 		return PL_OK;
 	for (size_t i = ps->nframes - 1; i-- > 0 && raw_inlined(p, ps->frames[i]);) {
 		const struct pl_frame f = p->frames[ps->frames[i]];
-		uint32_t func = pl_intern_func_inlined(p, p->funcs[f.func].symbol, dso);
+		const struct pl_func *fn = &p->funcs[f.func];
+		/* by the name as given: a mangled one is demangled again */
+		uint32_t func = pl_intern_func_inlined(p, fn->linkage != PL_NOID ? fn->linkage : fn->symbol, dso);
 		uint32_t id = pl_intern_frame(p, func, f.has_addr, f.addr, f.srcline, err);
 		if (id == PL_NOID)
 			return err->code;

@@ -8,6 +8,7 @@
  */
 #include "profile.h"
 #include "base/escape.h"
+#include "demangle.h"
 #include "base/input.h"
 #include "perf_stat.h"
 #include "sched.h"
@@ -267,6 +268,30 @@ enum pl_kind pl_classify_dso(const char *dso, size_t n)
 	return PL_KIND_USER;
 }
 
+/* f->symbol demangled in place, the given name kept as f->linkage.  The
+ * kernel's names are not demangled (perf's demangle_kernel is off). */
+static void demangle_func(struct pl_profile *p, struct pl_func *f)
+{
+	const char *s = pl_str(p, f->symbol);
+	size_t n = s ? strlen(s) : 0;
+	char *d;
+	uint32_t id;
+
+	if (f->kind == PL_KIND_KERNEL || !s || !pl_demangle_looks_mangled(s, n))
+		return;
+	d = pl_demangle(s, n, PL_DM_FULL);
+	if (!d) {
+		f->undemangled = 1;
+		return;
+	}
+	id = pl_intern_str(p, d, strlen(d));
+	free(d);
+	if (id == PL_NOID || id == f->symbol)
+		return;
+	f->linkage = f->symbol;
+	f->symbol = id;
+}
+
 uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso)
 {
 	uint32_t key[2] = {symbol, dso};
@@ -285,6 +310,9 @@ uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso)
 		f->kind = (uint8_t)pl_classify_dso(d, d ? strlen(d) : 0);
 		f->inlined = d && strcmp(d, "inlined") == 0;
 		f->unknown = s && (strcmp(s, "[unknown]") == 0 || s[0] == '\0');
+		f->undemangled = 0;
+		f->linkage = PL_NOID;
+		demangle_func(p, f);
 	}
 	return id;
 }
@@ -300,7 +328,8 @@ uint32_t pl_intern_func_inlined(struct pl_profile *p, uint32_t symbol, uint32_t 
 		const char *d = pl_str(p, dso);
 		PL_GROW(p->funcs, p->funcs_cap, p->func_keys.count);
 		p->funcs[id] = (struct pl_func){symbol, dso,
-			(uint8_t)pl_classify_dso(d, d ? strlen(d) : 0), 1, 0};
+			(uint8_t)pl_classify_dso(d, d ? strlen(d) : 0), 1, 0, 0, PL_NOID};
+		demangle_func(p, &p->funcs[id]);
 	}
 	return id;
 }
@@ -907,6 +936,7 @@ void pl_perf_data_info_free(struct pl_perf_data_info *i)
 	free(i->cmdline);
 	free(i->perf_version);
 	free(i->kernel_symbols);
+	free(i->jit_maps);
 	free(i->events);
 	free(i);
 }

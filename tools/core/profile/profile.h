@@ -55,6 +55,12 @@ struct pl_func {
 	uint8_t inlined;    /* inlined into its caller (perf printed "(inlined)"
 			     * for the DSO, or the symbolizer said so) */
 	uint8_t unknown;    /* the symbol is "[unknown]" */
+	uint8_t undemangled;/* the name looks mangled but libiberty could not
+			     * read it (or it is over PL_DEMANGLE_MAX) */
+	uint32_t linkage;   /* string id of the linker (mangled) name the input
+			     * gave, `symbol` being its demangled full form
+			     * (profile/demangle.h); PL_NOID when the input's
+			     * name was not mangled */
 };
 
 struct pl_frame {
@@ -143,6 +149,7 @@ struct pl_perf_data_info {
 	char *hostname, *osrelease, *arch, *cpudesc, *cmdline, *perf_version;
 	uint32_t nrcpus_online, nrcpus_avail;
 	char *kernel_symbols;   /* where kernel names came from, or why none */
+	char *jit_maps;         /* JIT perf maps read or not (NULL: no JIT code) */
 	char *events;           /* the event names, ", "-joined */
 };
 void pl_perf_data_info_free(struct pl_perf_data_info *i);
@@ -374,6 +381,10 @@ uint32_t pl_intern_text(struct pl_profile *p, const char *s, size_t n);
 uint32_t pl_intern_event(struct pl_profile *p, const char *name, size_t n);
 uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
 			  uint32_t comm);
+/* A mangled `symbol` (C++, Rust, D) of a module that is not the kernel's
+ * is demangled, as perf does: the function's symbol is the full demangled
+ * name and its linkage the given one.  Functions stay keyed by the given
+ * name, so two linker symbols with one demangled name stay two. */
 uint32_t pl_intern_func(struct pl_profile *p, uint32_t symbol, uint32_t dso);
 /* A function inlined into a caller of module `dso`: the DSO stays the
  * module, the inlined flag is set, and it is a function apart from an

@@ -8,7 +8,8 @@
  * inclusive order list_hotspots sorts them in.  An entry holds the
  * function index, the JSON text of the hotspot's "self" and "inclusive"
  * objects, and the two percents a min_percent filter compares.  A
- * function holds the JSON text of its "symbol", "dso" and "kind".  Text
+ * function holds the JSON text of its "symbol", "dso", "kind" and, when
+ * it has them, "short_name" and "linkage_name".  Text
  * is in the pool, addressed by (offset, length).
  *
  * Reading loads the file and checks the header, a hash of all the rest,
@@ -29,7 +30,7 @@
 #include <unistd.h>
 
 #define HI_MAGIC "PLHOTIX1"
-#define HI_VERSION 1u
+#define HI_VERSION 2u
 #define HI_ENDIAN 0x01020304u
 #define HI_MAX_BYTES (256ull << 20)   /* a bigger index is not written */
 #define HI_DUMP_FLAGS (JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17))
@@ -66,6 +67,7 @@ struct hi_entry {
 
 struct hi_func {
 	struct hi_str symbol, dso, kind;   /* JSON text */
+	struct hi_str short_name, linkage; /* JSON text, or empty when absent */
 };
 
 struct pl_hotidx {
@@ -202,9 +204,12 @@ static void add_funcs(struct hi_build *b, json_t *funcs)
 	size_t i;
 
 	json_array_foreach(funcs, i, f) {
+		json_t *sn = json_object_get(f, "short_name"), *ln = json_object_get(f, "linkage_name");
 		struct hi_func hf = {add_json(b, json_object_get(f, "symbol")),
 				     add_json(b, json_object_get(f, "dso")),
-				     add_json(b, json_object_get(f, "kind"))};
+				     add_json(b, json_object_get(f, "kind")),
+				     sn ? add_json(b, sn) : (struct hi_str){0, 0},
+				     ln ? add_json(b, ln) : (struct hi_str){0, 0}};
 		pl_buf_add(&b->funcs, &hf, sizeof(hf));
 	}
 }
@@ -426,8 +431,10 @@ static json_t *hotspot(const struct pl_hotidx *x, const struct hi_entry *e, size
 		return NULL;
 	}
 	snprintf(id, sizeof(id), "fn%u", e->function);
-	return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o}", "hotspot_id", id, "rank", (json_int_t)rank,
-			 "symbol", sym, "dso", dso, "kind", kind, "self", self, "inclusive", incl);
+	return json_pack("{s:s,s:I,s:o,s:o*,s:o*,s:o,s:o,s:o,s:o}", "hotspot_id", id, "rank", (json_int_t)rank,
+			 "symbol", sym, "short_name", f->short_name.len ? load(x, f->short_name) : NULL,
+			 "linkage_name", f->linkage.len ? load(x, f->linkage) : NULL,
+			 "dso", dso, "kind", kind, "self", self, "inclusive", incl);
 }
 
 bool pl_hotidx_view(const struct pl_hotidx *x, size_t view, json_t **event, json_t **unit,

@@ -165,7 +165,9 @@ static void write_functions(struct tw *w, const struct pl_profile *p)
 	table_begin(w, "],\"functions\":[");
 	for (size_t i = 0; i < pl_nfuncs(p); i++) {
 		rec_begin(w);
-		rec_u64(w, p->funcs[i].symbol);
+		/* the name as the input gave it: a mangled one is demangled
+		 * again when read back (pl_intern_func) */
+		rec_u64(w, p->funcs[i].linkage != PL_NOID ? p->funcs[i].linkage : p->funcs[i].symbol);
 		if (p->funcs[i].dso != PL_NOID) {
 			pl_buf_addc(&w->rec, '|');
 			rec_u64(w, p->funcs[i].dso);

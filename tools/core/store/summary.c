@@ -21,6 +21,7 @@
 #include "sched_json.h"
 #include "summary.h"
 #include "profile/aggregate.h"
+#include "profile/demangle.h"
 #include "profile/parse.h"
 #include "profile/perf_stat.h"
 
@@ -89,7 +90,7 @@ static json_t *perf_data_json(const struct pl_perf_data_info *i)
 	const struct { const char *key, *val; } strs[] = {
 		{"hostname", i->hostname}, {"osrelease", i->osrelease}, {"arch", i->arch},
 		{"cpudesc", i->cpudesc}, {"cmdline", i->cmdline}, {"perf_version", i->perf_version},
-		{"kernel_symbols", i->kernel_symbols}, {"events", i->events},
+		{"kernel_symbols", i->kernel_symbols}, {"events", i->events}, {"jit_maps", i->jit_maps},
 	};
 	for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
 		if (strs[k].val)
@@ -231,6 +232,40 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
 		"remedy", "collect_profile(call_graph=\"dwarf\")");
 }
 
+/* quality.names: how the functions' names came to be (unique functions):
+ * demangled from C++/Rust/D linker names, mangled-looking names libiberty
+ * could not read (shown as given), and JIT code (a perf map names it).
+ * Absent when there are none of them, as in a C program's profile. */
+static void names_quality(const struct pl_profile *p, json_t *q, json_t *warnings)
+{
+	uint64_t named = 0, demangled = 0, undemangled = 0, jit = 0, interpreted = 0;
+
+	for (size_t i = 0; i < pl_nfuncs(p); i++) {
+		const struct pl_func *f = &p->funcs[i];
+		const char *s = pl_str(p, f->symbol);
+		if (f->unknown)
+			continue;
+		named++;
+		demangled += f->linkage != PL_NOID;
+		undemangled += f->undemangled;
+		jit += f->kind == PL_KIND_JIT;
+		/* what a JIT's map names as interpreter frames: V8's
+		 * "InterpretedFunction:f" ("Interpreted:" in older maps), the
+		 * JVM's "Interpreter" */
+		interpreted += f->kind == PL_KIND_JIT && s &&
+			       (strncmp(s, "Interpreted", 11) == 0 || strcmp(s, "Interpreter") == 0);
+	}
+	if (!demangled && !undemangled && !jit)
+		return;
+	json_object_set_new(q, "names", json_pack("{s:I,s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
+		"demangled", (json_int_t)demangled, "undemangled", (json_int_t)undemangled,
+		"jit", (json_int_t)jit, "interpreted", (json_int_t)interpreted));
+	if (undemangled)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu function names look mangled but could not be demangled: they read as the linker "
+			"wrote them", (unsigned long long)undemangled));
+}
+
 static json_t *quality_json(const struct pl_profile *p)
 {
 	json_t *warnings = json_array();
@@ -291,6 +326,7 @@ static json_t *quality_json(const struct pl_profile *p)
 
 	if (caller_check)
 		json_object_set_new(q, "caller_check", caller_check);
+	names_quality(p, q, warnings);
 	return q;
 }
 
@@ -338,6 +374,7 @@ struct sw {
 	int depth;                /* containers open */
 	bool first;               /* the innermost holds nothing yet */
 	bool failed;              /* jansson could not encode a value */
+	char **shorts;            /* the functions' short names (demangle.h) */
 };
 
 static void sw_raw(struct sw *w, const char *s, size_t n)
@@ -522,7 +559,7 @@ static const struct pl_buf *dso_text(struct sw *w, const struct pl_profile *p,
 /* One entry of the function list; a symbol or DSO that is not UTF-8
  * leaves it out, as json_pack always did. */
 static void sw_function(struct sw *w, const struct pl_profile *p, const struct pl_func *f,
-			struct fn_texts *t)
+			struct fn_texts *t, const char *short_name)
 {
 	json_t *sym = json_string(pl_str(p, f->symbol));
 	const struct pl_buf *dso = sym ? dso_text(w, p, t, f->dso) : NULL;
@@ -530,6 +567,11 @@ static void sw_function(struct sw *w, const struct pl_profile *p, const struct p
 	if (dso) {
 		sw_open(w, NULL, '{');
 		sw_value(w, "symbol", sym);
+		/* a demangled name: its short form and the linker's name */
+		if (short_name)
+			sw_value_new(w, "short_name", json_string(short_name));
+		if (f->linkage != PL_NOID)
+			sw_value_new(w, "linkage_name", json_string(pl_str(p, f->linkage)));
 		sw_text(w, "dso", dso);
 		sw_text(w, "kind", &t->kind[f->kind]);
 		sw_text(w, "inlined", &t->inlined[f->inlined]);
@@ -545,7 +587,7 @@ static void sw_functions(struct sw *w, const struct pl_profile *p)
 	fn_texts_init(&t, w, p);
 	sw_open(w, "functions", '[');
 	for (size_t i = 0; i < pl_nfuncs(p); i++)
-		sw_function(w, p, &p->funcs[i], &t);
+		sw_function(w, p, &p->funcs[i], &t, w->shorts[i]);
 	sw_close(w, ']');
 	fn_texts_release(&t, p);
 }
@@ -636,14 +678,17 @@ static void sw_amount(struct sw *w, const char *key, struct amounts *t, const st
 
 /* The brief's entry for hotspot `f`: as written, with its function's
  * symbol and DSO. */
-static json_t *brief_hotspot(const struct pl_profile *p, struct amounts *t, uint32_t f)
+static json_t *brief_hotspot(const struct pl_profile *p, struct amounts *t, uint32_t f,
+			     char **shorts)
 {
 	const struct pl_func *fn = &p->funcs[f];
 
-	return json_pack("{s:I,s:o,s:o,s:o,s:o}", "function", (json_int_t)f,
+	return json_pack("{s:I,s:o,s:o,s:o,s:s*,s:s*,s:o}", "function", (json_int_t)f,
 			 "self", amount_shared(t, &t->v->funcs[f].self),
 			 "inclusive", amount_shared(t, &t->v->funcs[f].incl),
-			 "symbol", json_string(pl_str(p, fn->symbol)), "dso", opt_str(p, fn->dso));
+			 "symbol", json_string(pl_str(p, fn->symbol)), "short_name", shorts[f],
+			 "linkage_name", fn->linkage != PL_NOID ? pl_str(p, fn->linkage) : NULL,
+			 "dso", opt_str(p, fn->dso));
 }
 
 static void sw_hotspots(struct sw *w, const struct pl_profile *p, struct amounts *t,
@@ -660,7 +705,7 @@ static void sw_hotspots(struct sw *w, const struct pl_profile *p, struct amounts
 		sw_amount(w, "inclusive", t, &v->funcs[f].incl);
 		sw_close(w, '}');
 		if (i < PL_ARTIFACT_TOP)
-			json_array_append_new(top, brief_hotspot(p, t, f));
+			json_array_append_new(top, brief_hotspot(p, t, f, w->shorts));
 	}
 	sw_close(w, ']');
 }
@@ -716,6 +761,7 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 	sw_value_new(&w, "id", json_string(PL_SUMMARY_ID_PLACEHOLDER));
 	sw_value(&w, "quality", json_object_get(brief, "quality"));
 	sw_value(&w, "events", json_object_get(brief, "events"));
+	w.shorts = pl_profile_short_names(p);
 	sw_functions(&w, p);
 	sw_value_new(&w, "threads", threads_json(p));
 	sw_open(&w, "views", '[');
@@ -730,6 +776,7 @@ enum pl_err pl_summary_write(struct pl_profile *p, json_dump_callback_t emit, vo
 		sw_value_new(&w, "sched", pl_sched_json(p, 0, NULL));
 	if (before_hashes && pl_parse_hashes_busy(p))
 		before_hashes(data);
+	pl_short_names_free(w.shorts, pl_nfuncs(p));
 	if ((rc = pl_parse_finish_hashes(p, err)))
 		return rc;
 	sw_value_new(&w, "provenance", provenance_json(p));
