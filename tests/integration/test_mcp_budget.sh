@@ -41,7 +41,10 @@ from mcp_client import *  # the shared MCP test client (mcp_client.py)
 import jsonschema
 
 SERVER, REPO, SHARED = sys.argv[1:4]
-MODEL_READ_MAX = 20 * 1024
+# What a model reads of tools/list: 20 KB until 2026-12-07, 22 KB since
+# collect_profile's working_directory/environment/output, demangled and
+# short names and every step's operator came (descriptions were cut first).
+MODEL_READ_MAX = 22 * 1024
 CLASSIFY_MAX = 8 * 1024
 ART = os.path.join(WORK, "art")
 s = Stdio([SERVER, "--allowed-root", REPO, "--allowed-root", SHARED, "--artifact-root", ART,
