@@ -33,6 +33,12 @@ START_TEST(sniffs_pprof_by_its_fields_not_text)
 	ck_assert(!pl_pprof_sniff((const unsigned char *)"main;foo 12\n", 12));
 	ck_assert(!pl_pprof_sniff((const unsigned char *)"\n\n\n\n\n\n", 6));
 	ck_assert(!pl_pprof_sniff((const unsigned char *)"Hello world\n", 12));
+	/* Letters that read as three protobuf fields ('h' field 13 varint,
+	 * 'a' its value): perf script text of a program so named, never a
+	 * pprof (test_perf_report_oracle's jit_map once read so). */
+	static const char haha[] = "hahaha 1234/1234  31.5:    1001001 cpu-clock: \n\t  401136 spin+0x16 (/tmp/spin)\n";
+	ck_assert(!pl_pprof_sniff((const unsigned char *)haha, sizeof(haha) - 1));
+	ck_assert_int_eq(pl_detect_format(haha, sizeof(haha) - 1), PL_FMT_PERF_SCRIPT);
 }
 END_TEST
 

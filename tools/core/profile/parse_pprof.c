@@ -539,12 +539,30 @@ static bool sniff_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *
  * the first fields are checked against profile.proto: known numbers, each
  * with its wire type (0 varint, 2 length-delimited).  Three in a row (or
  * the whole of a smaller file) is no text. */
+/* Does the head hold a byte that text never does (a C0 control other than
+ * tab, newline and carriage return)?  Every pprof profile does within its
+ * first bytes: a message's varint field tags are 0x08, 0x10, ..., the tags
+ * of fields 2 and 3 are 0x12 and 0x1a, and string_table[0] is "" (a 0x00
+ * length).  Plain text whose letters happen to read as protobuf tags and
+ * lengths (a perf script line of a program named "jit_map", "java" or
+ * "httpd") has none. */
+static bool has_binary_byte(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n && i < 32; i++)
+		if (b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
+			return true;
+	return false;
+}
+
 bool pl_pprof_sniff(const unsigned char *b, size_t n)
 {
 	/* wire type of fields 1..16: 2 = length-delimited, 0 = varint, 3 = either */
 	static const unsigned char wire[17] = {9, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 2, 0, 3, 0, 0, 2};
 	size_t i = 0;
 	unsigned good = 0;
+
+	if (!has_binary_byte(b, n))
+		return false;
 
 	while (good < 3 && i < n) {
 		uint64_t tag, v;
