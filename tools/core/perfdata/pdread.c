@@ -37,6 +37,7 @@
 #include "pdkindex.h"
 #include "pdprefetch.h"
 #include "pdsyms.h"
+#include "pdunwind.h"
 #include "base/escape.h"
 #include "base/sha256.h"
 #include "base/util.h"
@@ -87,6 +88,7 @@ struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
 	bool identity;
+	bool exec;                   /* PROT_EXEC: a module for DWARF unwinding */
 };
 
 struct maps {
@@ -95,6 +97,8 @@ struct maps {
 	uint32_t refs;
 	uint32_t gen;                /* bumped on every change */
 	uint32_t serial;             /* this address space, for the frame cache */
+	struct pd_unwind_space *uw;  /* DWARF unwinding (pdunwind.h), NULL until a sample needs it */
+	uint32_t uw_gen;             /* gen the unwinder's modules were taken at */
 };
 
 struct thread {
@@ -163,6 +167,13 @@ struct reader {
 	size_t prepared;             /* attrs checked and named */
 	char **event_names;
 	uint64_t samples, samples_skipped;
+	/* DWARF call graphs: the recording's architecture, scratch, counts */
+	enum pd_unwind_arch uw_arch;
+	bool uw_arch_known;
+	uint64_t *uw_pcs;
+	struct pd_unwind_module *uw_mods;
+	size_t uw_mods_cap;
+	uint64_t uw_samples, uw_frames, uw_empty, uw_stops[PD_UW_NSTOPS];
 	uint64_t last_stack, last_event, last_period;
 	bool last_tail;
 	bool have_last;
@@ -339,6 +350,7 @@ static void maps_put(struct reader *r, struct maps *m)
 {
 	if (m && --m->refs == 0) {
 		r->map_entries -= m->n;
+		pd_unwind_space_free(m->uw);
 		free(m->v);
 		free(m);
 	}
@@ -635,7 +647,7 @@ static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool 
 			size_t n = rec[40] <= 20 ? rec[40] : 20;
 			pl_hex(rec + 44, n, d->build_id);
 		}
-		r->kmap = (struct map){start, start + len, 0, d, true};
+		r->kmap = (struct map){start, start + len, 0, d, true, true};
 		r->kgen++;
 		if (start == 0 && len == 0)
 			r->kmap.end = UINT64_MAX;
@@ -647,7 +659,7 @@ static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool 
 	struct thread *t = thread_findnew(r, pid, tid);
 	if (!t)
 		return;
-	struct map mp = {start, start + len, pgoff, NULL, false};
+	struct map mp = {start, start + len, pgoff, NULL, false, (prot & PROT_EXEC_FLAG) != 0};
 	bool anon = strcmp(name, "//anon") == 0 || starts(name, "/dev/zero") ||
 		    starts(name, "/anon_hugepage") || (flags & MAP_HUGETLB_FLAG);
 	bool no_dso = starts(name, "[stack") || starts(name, "/SYSV") || strcmp(name, "[heap]") == 0;
@@ -847,6 +859,90 @@ static enum pl_err walk_chain(struct reader *r, struct thread *t, const struct p
 	return PL_OK;
 }
 
+/* --call-graph dwarf: does this event carry user registers and stack? */
+static bool is_dwarf(const struct pd_attr *a)
+{
+	return (a->sample_type & (PD_S_REGS_USER | PD_S_STACK_USER)) == (PD_S_REGS_USER | PD_S_STACK_USER);
+}
+
+/* The address space's unwinder, its modules the executable file mappings
+ * as they are now (each file once, at its lowest mapping); NULL when the
+ * recording's architecture is not one it unwinds (then unsupported). */
+static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
+{
+	if (!r->uw_arch_known) {
+		r->uw_arch_known = true;
+		r->uw_arch = pd_unwind_arch_of(r->f.arch);
+	}
+	if (r->uw_arch == PD_UW_ARCH_NONE) {
+		unsupported(r, "DWARF callchains of a recording whose architecture (%s) is not x86_64 or aarch64",
+			    r->f.arch ? r->f.arch : "not recorded");
+		return NULL;
+	}
+	if (!m->uw && !(m->uw = pd_unwind_space_new(r->uw_arch))) {
+		unsupported(r, "DWARF callchains: libdw cannot start an unwinder for %s", r->f.arch);
+		return NULL;
+	}
+	if (m->uw_gen == m->gen && pd_unwind_space_sig(m->uw))
+		return m->uw;
+	size_t n = 0;
+	uint64_t sig = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map *mp = &m->v[i];
+		if (!mp->exec || !mp->dso || mp->dso->kind != DK_FILE || r->no_files)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = strcmp(r->uw_mods[k].path, mp->dso->name) == 0;
+		if (dup)
+			continue;
+		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
+		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,
+							    mp->end, mp->pgoff};
+		sig = pl_mix_u64(sig ^ mp->start) ^ pl_mix_u64(mp->end ^ (mp->pgoff << 1)) ^
+		      pl_mix_u64((uint64_t)(uintptr_t)mp->dso);
+	}
+	pd_unwind_space_set_modules(m->uw, r->uw_mods, n, sig ? sig : 1);
+	m->uw_gen = m->gen;
+	return m->uw;
+}
+
+/* The user part of a DWARF callchain, as perf's post-unwinding gives it
+ * (thread__resolve_callchain_unwind): nothing when the sample has no
+ * registers or no stack, else the unwound pcs, at most MAX_STACK, looked
+ * up in user mode. */
+static enum pl_err walk_dwarf(struct reader *r, struct thread *t, const struct pd_sample *s, size_t *n,
+			      struct pl_error *err)
+{
+	uint64_t regs[64] = {0}, have = 0, mask = s->attr->sample_regs_user;
+	enum pd_unwind_stop stop;
+	enum pl_err rc;
+
+	if (!s->regs_abi || !s->regs || !s->stack_size) {
+		r->uw_empty++;
+		return PL_OK;
+	}
+	struct pd_unwind_space *uw = unwind_space(r, t->maps);
+	if (!uw)
+		return PL_OK;
+	for (uint32_t bit = 0, k = 0; bit < 64 && k < s->nregs; bit++)
+		if ((mask >> bit) & 1) {
+			regs[bit] = pd_u64(&r->f, s->regs + 8 * (size_t)k++);
+			have |= 1ull << bit;
+		}
+	if (!r->uw_pcs)
+		r->uw_pcs = pl_xcalloc(MAX_STACK, sizeof(uint64_t));
+	struct pd_unwind_sample smp = {s->pid, s->tid, regs, have, s->stack, s->stack_size, r->f.swap};
+	size_t k = pd_unwind_sample(uw, &smp, r->uw_pcs, MAX_STACK, &stop);
+	r->uw_samples++;
+	r->uw_frames += k;
+	r->uw_stops[stop]++;
+	for (size_t i = 0; i < k; i++)
+		if ((rc = push_frame(r, t, MISC_USER, r->uw_pcs[i], n, err)))
+			return rc;
+	return PL_OK;
+}
+
 /* The cache entry for this sample's chain: used when it was seen before
  * (and, if sites are kept now, was seen with them), else an unused one to
  * fill once the chain is walked; NULL for a chain too long to keep. */
@@ -964,7 +1060,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (chain) {
 		/* An LBR chain's frames come from its branch stack as well:
 		 * not keyed by the callchain alone, so never cached. */
-		if (!pd_lbr_applies(s.attr))
+		if (!pd_lbr_applies(s.attr) && !is_dwarf(s.attr))
 			seen = chain_seen(r, t, thread, event, &s);
 		if (seen && seen->used) {
 			pl_add_weight(p, seen->stack, event, 1, period, s.has_period);
@@ -974,6 +1070,10 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 		}
 		if ((rc = walk_chain(r, t, &s, rec, size, &n, err)))
 			return rc;
+		if (is_dwarf(s.attr) && (rc = walk_dwarf(r, t, &s, &n, err)))
+			return rc;
+		if (r->unsupported)
+			return PL_OK;
 	} else {
 		struct resolved res;
 		uint8_t mode = s.cpumode;
@@ -1094,9 +1194,18 @@ static bool attrs_supported(struct reader *r)
 			unsupported(r, "unknown sample_type bits in event %s", name);
 			return false;
 		}
-		if ((a->sample_type & (PD_S_STACK_USER | PD_S_REGS_USER)) ||
-		    (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)) {
-			unsupported(r, "DWARF callchains (--call-graph dwarf) in event %s: perf unwinds them", name);
+		/* DWARF call graphs as perf record --call-graph dwarf makes
+		 * them: the kernel's chain without user frames, registers and
+		 * stack to unwind those (walk_dwarf). */
+		bool regs = a->sample_type & PD_S_REGS_USER, stack = a->sample_type & PD_S_STACK_USER;
+		if ((regs || stack || (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)) &&
+		    !(regs && stack && (a->sample_type & PD_S_CALLCHAIN) &&
+		      (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER))) {
+			unsupported(r, "user registers or stacks other than --call-graph dwarf's in event %s", name);
+			return false;
+		}
+		if (regs && (a->sample_type & PD_S_BRANCH_STACK)) {
+			unsupported(r, "DWARF callchains with branch stacks in event %s", name);
 			return false;
 		}
 		if ((a->sample_type & PD_S_BRANCH_STACK) && !pd_lbr_applies(a)) {
@@ -1153,6 +1262,8 @@ static void reader_release(struct reader *r)
 		free(r->chains[i].bytes);
 	free(r->chains);
 	free(r->kernel_note);
+	free(r->uw_pcs);
+	free(r->uw_mods);
 	pd_release(&r->f);
 }
 
@@ -1217,6 +1328,13 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->nrcpus_online = r->f.nrcpus_online;
 	i->nrcpus_avail = r->f.nrcpus_avail;
 	i->kernel_symbols = dup_or_null(r->kernel_note ? r->kernel_note : "no kernel frames");
+	i->dwarf_samples = r->uw_samples;
+	i->dwarf_frames = r->uw_frames;
+	i->dwarf_no_stack = r->uw_empty;
+	for (int k = 0; k < PD_UW_NSTOPS && k < 8; k++) {
+		i->dwarf_stops[k] = r->uw_stops[k];
+		i->dwarf_stop_names[k] = pd_unwind_stop_name((enum pd_unwind_stop)k);
+	}
 	for (size_t k = 0; k < r->prepared; k++) {
 		if (!r->event_names || !r->event_names[k])
 			continue;

@@ -1,0 +1,457 @@
+/* pdunwind.c - a sample's user stack unwound with libdw (see pdunwind.h).
+ *
+ * The Dwfl of a space reports each executable file mapping as a module
+ * (its load bias from the PT_LOAD holding the mapping's file offset, the
+ * file skipped when its build-id is not the recorded one) and is attached
+ * once to a "process" whose one thread is whatever sample is current:
+ * get_thread/next_thread answer the sample's tid, set_initial_registers
+ * its registers mapped to DWARF numbers for the recording's architecture,
+ * memory_read its stack copy (bounds checked, overflow-safe) or the file
+ * bytes of a module's PT_LOAD.  The backend comes from a 64-byte ELF
+ * header made for that architecture, so an aarch64 recording unwinds on
+ * an x86_64 host.  Separate debug files are looked up only by build-id
+ * under /usr/lib/debug (no network: .eh_frame is what unwinds).
+ * Single-threaded: a space is used by one reader.
+ */
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pdunwind.h"
+#include "base/util.h"
+
+struct pd_unwind_space {
+	enum pd_unwind_arch arch;
+	unsigned char ehdr[64];      /* the header-only image behind `elf` */
+	Elf *elf;
+	Dwfl *dwfl;                  /* NULL until the first sample after a change */
+	bool broken;                 /* attaching failed: no unwinding in this set */
+	struct pd_unwind_module *mods;
+	size_t nmods;
+	uint64_t sig;
+	/* the current sample */
+	const struct pd_unwind_sample *cur;
+	uint64_t sp;
+	bool given;                  /* next_thread answered it */
+	bool mem_fail;               /* a memory read was refused */
+	uint64_t *pcs;
+	size_t n, max;
+	bool capped;
+};
+
+static const char *const stop_names[PD_UW_NSTOPS] = {
+	"end", "max_frames", "no_registers", "memory_outside_copy", "no_module", "no_cfi",
+};
+
+const char *pd_unwind_stop_name(enum pd_unwind_stop s)
+{
+	return (unsigned)s < PD_UW_NSTOPS ? stop_names[s] : "?";
+}
+
+enum pd_unwind_arch pd_unwind_arch_of(const char *arch)
+{
+	if (!arch)
+		return PD_UW_ARCH_NONE;
+	if (strcmp(arch, "x86_64") == 0)
+		return PD_UW_ARCH_X86_64;
+	if (strcmp(arch, "aarch64") == 0 || strcmp(arch, "arm64") == 0)
+		return PD_UW_ARCH_AARCH64;
+	return PD_UW_ARCH_NONE;
+}
+
+/* ------------------------------------------------------------ registers */
+
+/* x86_64: DWARF register n (rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip)
+ * from perf's register number (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS
+ * ES FS GS R8-R15 = 0..23). */
+static const uint8_t x86_64_regs[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
+#define X86_64_PERF_SP 7
+#define X86_64_PERF_IP 8
+/* aarch64: x0..x30 and sp are DWARF 0..31, perf 0..31; pc is perf 32. */
+#define AARCH64_NREGS 32
+#define AARCH64_PERF_SP 31
+#define AARCH64_PERF_PC 32
+
+static int perf_sp(enum pd_unwind_arch a)
+{
+	return a == PD_UW_ARCH_X86_64 ? X86_64_PERF_SP : AARCH64_PERF_SP;
+}
+
+static int perf_pc(enum pd_unwind_arch a)
+{
+	return a == PD_UW_ARCH_X86_64 ? X86_64_PERF_IP : AARCH64_PERF_PC;
+}
+
+static bool has_reg(const struct pd_unwind_sample *smp, int i)
+{
+	return i < 64 && (smp->have >> i) & 1;
+}
+
+static bool regs_complete(enum pd_unwind_arch a, const struct pd_unwind_sample *smp)
+{
+	if (a == PD_UW_ARCH_X86_64) {
+		for (size_t i = 0; i < PL_ARRAY_LEN(x86_64_regs); i++)
+			if (!has_reg(smp, x86_64_regs[i]))
+				return false;
+		return true;
+	}
+	for (int i = 0; i <= AARCH64_PERF_PC; i++)
+		if (!has_reg(smp, i))
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+	return -1;
+}
+
+/* Only /usr/lib/debug/.build-id/xx/rest.debug: libdwfl checks its build-id. */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+				const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+				char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char path[128];
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	(void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file, (void)debuglink_crc;
+	if (n < 2 || n > 40)
+		return -1;
+	size_t k = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bits[0]);
+	for (int i = 1; i < n; i++)
+		k += (size_t)snprintf(path + k, sizeof(path) - k, "%02x", bits[i]);
+	snprintf(path + k, sizeof(path) - k, ".debug");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		*debuginfo_file_name = strdup(path);
+	return fd;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf_none,
+	.find_debuginfo = find_debuginfo_local,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct pd_unwind_space *s = arg;
+
+	(void)dwfl;
+	if (s->given || !s->cur)
+		return 0;
+	s->given = true;
+	*thread_argp = s;
+	return s->cur->tid > 0 ? s->cur->tid : 1;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct pd_unwind_space *s = arg;
+
+	(void)dwfl, (void)tid;
+	*thread_argp = s;
+	return s->cur != NULL;
+}
+
+static bool word_of(const uint8_t *p, bool swap, Dwarf_Word *out)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	*out = swap ? __builtin_bswap64(v) : v;
+	return true;
+}
+
+/* The bytes of a module's file at `addr`, within a PT_LOAD's file part. */
+static bool read_module(struct pd_unwind_space *s, Dwarf_Addr addr, Dwarf_Word *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	Dwarf_Addr bias;
+	size_t phnum, fsize;
+
+	if (!mod)
+		return false;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &phnum) != 0 || addr < bias)
+		return false;
+	char *raw = elf_rawfile(elf, &fsize);
+	if (!raw)
+		return false;
+	uint64_t vaddr = addr - bias;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz || ph.p_filesz - (vaddr - ph.p_vaddr) < 8)
+			continue;
+		uint64_t off = ph.p_offset + (vaddr - ph.p_vaddr);
+		if (off > fsize || fsize - off < 8)
+			return false;
+		return word_of((const uint8_t *)raw + off, s->cur->swap, out);
+	}
+	return false;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct pd_unwind_space *s = arg;
+	const struct pd_unwind_sample *smp = s->cur;
+
+	(void)dwfl;
+	if (!smp)
+		return false;
+	/* Within [sp, sp + size) only, without overflowing. */
+	if (addr >= s->sp && addr - s->sp <= smp->stack_size && smp->stack_size - (addr - s->sp) >= 8)
+		return word_of(smp->stack + (addr - s->sp), smp->swap, result);
+	if (read_module(s, addr, result))
+		return true;
+	s->mem_fail = true;
+	return false;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct pd_unwind_space *s = arg;
+	const struct pd_unwind_sample *smp = s->cur;
+	Dwarf_Word v[AARCH64_NREGS];
+
+	if (s->arch == PD_UW_ARCH_X86_64) {
+		for (size_t i = 0; i < PL_ARRAY_LEN(x86_64_regs); i++)
+			v[i] = smp->regs[x86_64_regs[i]];
+		if (!dwfl_thread_state_registers(thread, 0, PL_ARRAY_LEN(x86_64_regs), v))
+			return false;
+	} else {
+		for (int i = 0; i < AARCH64_NREGS; i++)
+			v[i] = smp->regs[i];
+		if (!dwfl_thread_state_registers(thread, 0, AARCH64_NREGS, v))
+			return false;
+	}
+	dwfl_thread_state_register_pc(thread, smp->regs[perf_pc(s->arch)]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* ------------------------------------------------------------ space */
+
+struct pd_unwind_space *pd_unwind_space_new(enum pd_unwind_arch arch)
+{
+	if (arch == PD_UW_ARCH_NONE)
+		return NULL;
+	elf_version(EV_CURRENT);
+	struct pd_unwind_space *s = pl_xcalloc(1, sizeof(*s));
+	s->arch = arch;
+	/* A little-endian ELF64 header: all the backend reads is e_machine
+	 * (and the class and data for the register width). */
+	Elf64_Ehdr eh = {0};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_EXEC;
+	eh.e_machine = arch == PD_UW_ARCH_X86_64 ? EM_X86_64 : EM_AARCH64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	memcpy(s->ehdr, &eh, sizeof(eh));
+	s->elf = elf_memory((char *)s->ehdr, sizeof(eh));
+	if (!s->elf) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void drop_dwfl(struct pd_unwind_space *s)
+{
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	s->dwfl = NULL;
+	s->broken = false;
+}
+
+static void free_mods(struct pd_unwind_space *s)
+{
+	for (size_t i = 0; i < s->nmods; i++) {
+		free((char *)s->mods[i].path);
+		free((char *)s->mods[i].build_id);
+	}
+	free(s->mods);
+	s->mods = NULL;
+	s->nmods = 0;
+}
+
+void pd_unwind_space_free(struct pd_unwind_space *s)
+{
+	if (!s)
+		return;
+	drop_dwfl(s);
+	free_mods(s);
+	if (s->elf)
+		elf_end(s->elf);
+	free(s);
+}
+
+void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwind_module *m, size_t n,
+				 uint64_t sig)
+{
+	if (s->sig == sig && s->nmods == n)
+		return;
+	drop_dwfl(s);
+	free_mods(s);
+	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		s->mods[i] = m[i];
+		s->mods[i].path = pl_xstrdup(m[i].path);
+		s->mods[i].build_id = pl_xstrdup(m[i].build_id ? m[i].build_id : "");
+	}
+	s->nmods = n;
+	s->sig = sig;
+}
+
+uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
+{
+	return s->sig;
+}
+
+/* Report one mapping: its bias from the PT_LOAD holding its file offset;
+ * not when the file is not the recorded one. */
+static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+{
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	size_t phnum;
+	bool ok = false;
+	uint64_t bias = 0;
+
+	if (fd < 0)
+		return;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	if (elf && gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &phnum) == 0) {
+		const void *bid;
+		ssize_t nb = dwelf_elf_gnu_build_id(elf, &bid);
+		ok = true;
+		if (m->build_id[0]) {
+			char hex[2 * 64 + 1];
+			ok = nb > 0 && nb <= 64;
+			if (ok) {
+				pl_hex(bid, (size_t)nb, hex);
+				ok = strcmp(hex, m->build_id) == 0;
+			}
+		}
+		bool found = false;
+		for (size_t i = 0; ok && i < phnum; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (m->pgoff >= ph.p_offset && m->pgoff - ph.p_offset < ph.p_filesz) {
+				bias = m->start - (ph.p_vaddr + (m->pgoff - ph.p_offset));
+				found = true;
+				break;
+			}
+		}
+		ok = ok && found;
+	}
+	if (elf)
+		elf_end(elf);
+	if (!ok) {
+		close(fd);
+		return;
+	}
+	/* Takes fd; add_p_vaddr: `bias` is the load bias. */
+	if (!dwfl_report_elf(s->dwfl, m->path, m->path, fd, bias, true))
+		close(fd);
+}
+
+static bool build(struct pd_unwind_space *s, int32_t pid)
+{
+	s->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!s->dwfl) {
+		s->broken = true;
+		return false;
+	}
+	dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < s->nmods; i++)
+		report_one(s, &s->mods[i]);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (!dwfl_attach_state(s->dwfl, s->elf, pid > 0 ? pid : 1, &thread_callbacks, s)) {
+		s->broken = true;
+		return false;
+	}
+	return true;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct pd_unwind_space *s = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (s->n >= s->max) {
+		s->capped = true;
+		return DWARF_CB_ABORT;
+	}
+	s->pcs[s->n++] = activation ? pc : pc - 1;
+	return DWARF_CB_OK;
+}
+
+size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
+			size_t max, enum pd_unwind_stop *stop)
+{
+	*stop = PD_UW_NO_REGS;
+	if (!regs_complete(s->arch, smp) || max == 0)
+		return 0;
+	if (!s->dwfl && !s->broken)
+		build(s, smp->pid);
+	if (s->broken) {
+		/* Nothing to unwind with: the sampled pc alone. */
+		pcs[0] = smp->regs[perf_pc(s->arch)];
+		*stop = PD_UW_NO_MODULE;
+		return 1;
+	}
+	s->cur = smp;
+	s->sp = smp->regs[perf_sp(s->arch)];
+	s->given = false;
+	s->mem_fail = false;
+	s->capped = false;
+	s->pcs = pcs;
+	s->n = 0;
+	s->max = max;
+	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
+	if (s->capped)
+		*stop = PD_UW_MAX;
+	else if (rc == 0)
+		*stop = PD_UW_END;
+	else if (s->mem_fail)
+		*stop = PD_UW_MEMORY;
+	else if (s->n && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1]))
+		*stop = PD_UW_NO_MODULE;
+	else
+		*stop = PD_UW_NO_CFI;
+	if (s->n == 0) {
+		/* libdw gave no frame at all: the sampled pc, as perf does. */
+		pcs[0] = smp->regs[perf_pc(s->arch)];
+		s->n = 1;
+	}
+	s->cur = NULL;
+	s->pcs = NULL;
+	return s->n;
+}
