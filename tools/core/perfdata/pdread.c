@@ -889,7 +889,8 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 	uint64_t sig = 0x9e3779b97f4a7c15ull;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct map *mp = &m->v[i];
-		if (!mp->exec || !mp->dso || mp->dso->kind != DK_FILE || r->no_files)
+		if (!mp->exec || !mp->dso || (mp->dso->kind != DK_FILE && mp->dso->kind != DK_VDSO) ||
+		    r->no_files)
 			continue;
 		bool dup = false;
 		for (size_t k = 0; k < n && !dup; k++)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "pdunwind.h"
@@ -110,10 +111,30 @@ static bool regs_complete(enum pd_unwind_arch a, const struct pd_unwind_sample *
 
 /* ------------------------------------------------------------ callbacks */
 
-static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+/* This process's own vDSO image, or NULL (its size in *n). */
+static const char *own_vdso(size_t *n)
+{
+	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+
+	if (!img || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	/* The image ends with its section headers. */
+	*n = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	return (const char *)img;
+}
+
+/* Only "[vdso]" is found this way (reported by address, its Elf this
+ * process's own image); files are reported with their descriptor. */
+static int find_elf_vdso(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			 char **file_name, Elf **elfp)
 {
-	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+	size_t n;
+	const char *img;
+
+	(void)mod, (void)userdata, (void)base, (void)file_name;
+	if (strcmp(modname, "[vdso]") == 0 && (img = own_vdso(&n)))
+		*elfp = elf_memory((char *)img, n);
 	return -1;
 }
 
@@ -141,7 +162,7 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = find_elf_none,
+	.find_elf = find_elf_vdso,
 	.find_debuginfo = find_debuginfo_local,
 };
 
@@ -332,8 +353,50 @@ uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
 
 /* Report one mapping: its bias from the PT_LOAD holding its file offset;
  * not when the file is not the recorded one. */
+static bool host_arch(enum pd_unwind_arch a)
+{
+#if defined(__x86_64__)
+	return a == PD_UW_ARCH_X86_64;
+#elif defined(__aarch64__)
+	return a == PD_UW_ARCH_AARCH64;
+#else
+	return false;
+#endif
+}
+
+/* [vdso]: this process's own, as perf uses its own, when the recording
+ * is of this architecture and its build-id (when recorded) is the same. */
+static void report_vdso(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+{
+	size_t n;
+	const char *img = own_vdso(&n);
+
+	if (!img || !host_arch(s->arch))
+		return;
+	if (m->build_id[0]) {
+		Elf *e = elf_memory((char *)img, n);
+		const void *bid;
+		char hex[2 * 64 + 1];
+		ssize_t nb = e ? dwelf_elf_gnu_build_id(e, &bid) : -1;
+		bool same = nb > 0 && nb <= 64;
+		if (same) {
+			pl_hex(bid, (size_t)nb, hex);
+			same = strcmp(hex, m->build_id) == 0;
+		}
+		if (e)
+			elf_end(e);
+		if (!same)
+			return;
+	}
+	dwfl_report_module(s->dwfl, "[vdso]", m->start, m->end);
+}
+
 static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
 {
+	if (strcmp(m->path, "[vdso]") == 0) {
+		report_vdso(s, m);
+		return;
+	}
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	size_t phnum;
 	bool ok = false;
