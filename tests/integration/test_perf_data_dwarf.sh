@@ -1,0 +1,84 @@
+# test_perf_data_dwarf.sh - DWARF call graphs (perf record --call-graph
+# dwarf) unwound by the native perf.data reader (libdw, pdunwind.c).
+#
+# Fresh recordings made here (cpu-clock, as root) of workloads built
+# without frame pointers (-O2 -fomit-frame-pointer: libc leaves, a chain
+# of known depth, inlined helpers, threads, a forking program, a vDSO
+# loop with write(2) for kernel frames) and one with them.  Oracle: the
+# perf script path on the same file (perf 6.1 post-unwinds with
+# libunwind): every sample's chain lands in the same stack, so the folded
+# output of every event is byte-identical, the summary and stack table
+# equal but for provenance, the hotspots within 0.1 points of perf report
+# --stdio --no-inline, self and children (compare_readers).  The provenance counts the unwound samples
+# and why each chain ended; a chain cut short is said, not hidden.
+# run.sh: slow
+. tests/integration/lib.sh
+name="perf.data DWARF"
+here="$REPO/tests/integration"
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$name: perf is not installed"
+	exit 0
+fi
+if ! perf record -e cpu-clock --call-graph dwarf -N -o "$WORK/probe.data" -- true >/dev/null 2>"$WORK/probe.err"; then
+	skip "$name: perf cannot record DWARF call graphs here: $(oneline "$WORK/probe.err")"
+	exit 0
+fi
+cat >"$WORK/sys.c" <<'C'
+#include <time.h>
+#include <unistd.h>
+static volatile long sink;
+__attribute__((noinline)) static void tick(void)
+{
+	struct timespec ts;
+	for (int i = 0; i < 1500000; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += ts.tv_nsec;
+		if (i % 16 == 0)
+			sink += write(-1, "", 0);
+	}
+}
+int main(void) { tick(); return (int)(sink & 0); }
+C
+nofp="-O2 -g -fomit-frame-pointer"
+W="$REPO/tests/workloads"
+gcc $nofp -o "$WORK/libc_strings" "$W/libc_strings.c" &&
+	gcc $nofp -o "$WORK/depth" "$W/depth.c" &&
+	gcc $nofp -o "$WORK/callsite" "$W/callsite.c" &&
+	gcc $nofp -pthread -o "$WORK/threads" "$W/threads.c" &&
+	gcc $nofp -o "$WORK/forks" "$W/forks.c" &&
+	gcc $nofp -o "$WORK/sys" "$WORK/sys.c" &&
+	gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/fib" "$W/fib.c" 2>>"$WORK/err" || {
+	notok "$name: cannot build the workloads: $(oneline "$WORK/err")"
+	exit 0
+}
+
+. "$here/perf_data_readers.sh"
+for w in libc_strings depth callsite threads forks sys fib; do
+	if ! perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/$w.data" -- "$WORK/$w" \
+		>/dev/null 2>"$WORK/$w.rec.err"; then
+		notok "$name $w: recording failed: $(oneline "$WORK/$w.rec.err")"
+		continue
+	fi
+	compare_readers "$w" "$WORK/$w.data" 0 none 0.1 --no-inline
+	u=$(jget "$nat" provenance.inputs.0.perf_data.dwarf_unwind 2>/dev/null)
+	if [ "$(jget "$nat" provenance.inputs.0.perf_data.dwarf_unwind.samples)" -gt 0 ] &&
+		[ "$(jget "$nat" provenance.inputs.0.perf_data.dwarf_unwind.stopped.end)" -gt 0 ]; then
+		ok "$name $w: the provenance counts the unwound samples and why their chains ended ($u)"
+	else
+		notok "$name $w: dwarf_unwind is '$u'"
+	fi
+done
+
+# The chain of known depth: main > depth_1 > ... > depth_12 > spin in the
+# hottest stack, from a binary without frame pointers.
+if grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8;depth_9;depth_10;depth_11;depth_12;spin" \
+	"$WORK/t.folded" 2>/dev/null || {
+	"$PERFLENS" export --analysis-id "$(id_of "$(analyze native "$WORK/depth.data")")" --format folded \
+		--output - --artifact-root "$WORK/art" 2>>"$WORK/err" |
+		grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8;depth_9;depth_10;depth_11;depth_12;spin"
+}; then
+	ok "$name: depth's whole chain (main > depth_1..12 > spin) is unwound without frame pointers"
+else
+	notok "$name: depth's chain is not whole"
+fi
