@@ -82,3 +82,37 @@ if grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8
 else
 	notok "$name: depth's chain is not whole"
 fi
+
+# aarch64, read on this host: a crafted recording (dwarf_craft.py) whose
+# registers and stack copy stand in the known chain of
+# fixtures/dwarf-aarch64/chain (_start > chain_main > chain_mid >
+# chain_leaf): the whole chain; a stack copy too short for it (ends at
+# chain_mid, counted memory_outside_copy); a saved return address in no
+# module ([unknown] below the leaf, counted no_module); no registers (no
+# user frames, counted without_stack).
+cp "$REPO/fixtures/dwarf-aarch64/chain" "$WORK/chain"
+/usr/bin/python3 "$here/dwarf_craft.py" "$WORK/chain" "$WORK/a64.data"
+a=$(analyze native "$WORK/a64.data")
+if [ -n "$a" ]; then
+	"$PERFLENS" export --analysis-id "$(id_of "$a")" --format folded --output - --artifact-root "$WORK/art" \
+		>"$WORK/a64.folded" 2>>"$WORK/err"
+	printf '%s\n' "full;_start;chain_main;chain_mid;chain_leaf 1000" "noregs 1000" \
+		"short;chain_mid;chain_leaf 1000" >"$WORK/a64.want"
+	if grep -v '^wild' "$WORK/a64.folded" | cmp -s - "$WORK/a64.want" &&
+		grep -q '^wild;.*\[unknown\];chain_leaf 1000$' "$WORK/a64.folded"; then
+		ok "$name aarch64: the known chain, a short copy, a wild return address, no registers unwind as expected"
+	else
+		notok "$name aarch64: folded is $(oneline "$WORK/a64.folded")"
+	fi
+	u=$(jget "$a" provenance.inputs.0.perf_data.dwarf_unwind)
+	if [ "$(jget "$a" provenance.inputs.0.perf_data.dwarf_unwind.stopped.end)" = 1 ] &&
+		[ "$(jget "$a" provenance.inputs.0.perf_data.dwarf_unwind.stopped.memory_outside_copy)" = 1 ] &&
+		[ "$(jget "$a" provenance.inputs.0.perf_data.dwarf_unwind.stopped.no_module)" = 1 ] &&
+		[ "$(jget "$a" provenance.inputs.0.perf_data.dwarf_unwind.without_stack)" = 1 ]; then
+		ok "$name aarch64: each chain's end is counted with its reason ($u)"
+	else
+		notok "$name aarch64: dwarf_unwind is $u"
+	fi
+else
+	notok "$name aarch64: analyze failed: $(oneline "$WORK/err")"
+fi

@@ -14,6 +14,7 @@
  * Single-threaded: a space is used by one reader.
  */
 #include <elf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ struct pd_unwind_space {
 	uint64_t sp;
 	bool given;                  /* next_thread answered it */
 	bool mem_fail;               /* a memory read was refused */
+	bool no_module;              /* a caller's pc was in no module */
 	uint64_t *pcs;
 	size_t n, max;
 	bool capped;
@@ -473,7 +475,34 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	s->pcs[s->n++] = activation ? pc : pc - 1;
+	/* libdw goes on from a pc in no module by the backend's frame
+	 * pointer walk, as libunwind does: said, not hidden. */
+	if (s->n > 1 && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1]))
+		s->no_module = true;
 	return DWARF_CB_OK;
+}
+
+/* Does the CFI at `pc` call its return address undefined (the outermost
+ * frame, _start's)?  Tells an end from a return address libdw could not
+ * read and so took as undefined. */
+static bool outermost(struct pd_unwind_space *s, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+
+	if (!mod)
+		return false;
+	if (!((cfi = dwfl_module_eh_cfi(mod, &bias)) && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0) &&
+	    !((cfi = dwfl_module_dwarf_cfi(mod, &bias)) && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0))
+		return false;
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 1;
+	int ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+	bool undefined = ra >= 0 && dwarf_frame_register(fr, ra, mem, &ops, &nops) == 0 && nops == 0 && ops == mem;
+	free(fr);
+	return undefined;
 }
 
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
@@ -494,19 +523,22 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->sp = smp->regs[perf_sp(s->arch)];
 	s->given = false;
 	s->mem_fail = false;
+	s->no_module = false;
 	s->capped = false;
 	s->pcs = pcs;
 	s->n = 0;
 	s->max = max;
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
+	/* A refused read ends the chain even when libdw then takes the
+	 * return address as undefined (rc 0): unless the CFI says so. */
 	if (s->capped)
 		*stop = PD_UW_MAX;
+	else if (s->no_module || (rc != 0 && s->n && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1])))
+		*stop = PD_UW_NO_MODULE;
+	else if (s->mem_fail && (rc != 0 || !s->n || !outermost(s, s->pcs[s->n - 1])))
+		*stop = PD_UW_MEMORY;
 	else if (rc == 0)
 		*stop = PD_UW_END;
-	else if (s->mem_fail)
-		*stop = PD_UW_MEMORY;
-	else if (s->n && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1]))
-		*stop = PD_UW_NO_MODULE;
 	else
 		*stop = PD_UW_NO_CFI;
 	if (s->n == 0) {

@@ -29,7 +29,9 @@ enum pd_unwind_stop {
 	PD_UW_MAX,          /* the frame cap */
 	PD_UW_NO_REGS,      /* registers missing from the sample (abi 0, or not in the mask) */
 	PD_UW_MEMORY,       /* a read outside the stack copy and every module's file */
-	PD_UW_NO_MODULE,    /* a pc in no reported module (unmapped, [vdso], JIT, build-id mismatch) */
+	PD_UW_NO_MODULE,    /* a caller's pc in no reported module (JIT, a file not found or of
+			     * another build-id): the chain ended there, or went on by libdw's
+			     * frame-pointer fallback */
 	PD_UW_NO_CFI,       /* libdw found no unwind rule for a pc, or another unwind error */
 	PD_UW_NSTOPS
 };
