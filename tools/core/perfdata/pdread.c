@@ -866,7 +866,7 @@ static bool is_dwarf(const struct pd_attr *a)
 }
 
 /* The address space's unwinder, its modules the executable file mappings
- * as they are now (each file once, at its lowest mapping); NULL when the
+ * as they are now (reported as chains reach them); NULL when the
  * recording's architecture is not one it unwinds (then unsupported). */
 static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 {
@@ -891,11 +891,6 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		const struct map *mp = &m->v[i];
 		if (!mp->exec || !mp->dso || (mp->dso->kind != DK_FILE && mp->dso->kind != DK_VDSO) ||
 		    r->no_files)
-			continue;
-		bool dup = false;
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = strcmp(r->uw_mods[k].path, mp->dso->name) == 0;
-		if (dup)
 			continue;
 		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
 		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,

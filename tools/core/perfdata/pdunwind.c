@@ -35,7 +35,8 @@ struct pd_unwind_space {
 	Elf *elf;
 	Dwfl *dwfl;                  /* NULL until the first sample after a change */
 	bool broken;                 /* attaching failed: no unwinding in this set */
-	struct pd_unwind_module *mods;
+	struct pd_unwind_module *mods;   /* sorted by start, not overlapping */
+	uint8_t *reported;               /* per module: 0 not yet, 1 reported, 2 could not be */
 	size_t nmods;
 	uint64_t sig;
 	/* the current sample */
@@ -236,8 +237,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	if (!smp)
 		return false;
 	/* Within [sp, sp + size) only, without overflowing. */
-	if (addr >= s->sp && addr - s->sp <= smp->stack_size && smp->stack_size - (addr - s->sp) >= 8)
+	if (addr >= s->sp && addr - s->sp <= smp->stack_size && smp->stack_size - (addr - s->sp) > 8)
 		return word_of(smp->stack + (addr - s->sp), smp->swap, result);
+	/* Modules are reported between steps only (frame_cb): never from
+	 * inside one, where libdw holds on to its module list. */
 	if (read_module(s, addr, result))
 		return true;
 	s->mem_fail = true;
@@ -307,6 +310,8 @@ static void drop_dwfl(struct pd_unwind_space *s)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
 	s->broken = false;
+	if (s->reported)
+		memset(s->reported, 0, s->nmods);
 }
 
 static void free_mods(struct pd_unwind_space *s)
@@ -316,7 +321,9 @@ static void free_mods(struct pd_unwind_space *s)
 		free((char *)s->mods[i].build_id);
 	}
 	free(s->mods);
+	free(s->reported);
 	s->mods = NULL;
+	s->reported = NULL;
 	s->nmods = 0;
 }
 
@@ -339,6 +346,7 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	drop_dwfl(s);
 	free_mods(s);
 	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
+	s->reported = n ? pl_xcalloc(n, 1) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		s->mods[i] = m[i];
 		s->mods[i].path = pl_xstrdup(m[i].path);
@@ -444,6 +452,30 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 		close(fd);
 }
 
+/* The module of the mapping holding `addr` reported, if it was not yet:
+ * only mappings a chain may reach are opened (a stale mapping of an
+ * earlier exec, which perf keeps, only when a word points into it). */
+static void ensure(struct pd_unwind_space *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nmods;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->mods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= s->mods[lo - 1].end || s->reported[lo - 1])
+		return;
+	s->reported[lo - 1] = 2;
+	dwfl_report_begin_add(s->dwfl);
+	report_one(s, &s->mods[lo - 1]);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (dwfl_addrmodule(s->dwfl, addr))
+		s->reported[lo - 1] = 1;
+}
+
 static bool build(struct pd_unwind_space *s, int32_t pid)
 {
 	s->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -452,8 +484,6 @@ static bool build(struct pd_unwind_space *s, int32_t pid)
 		return false;
 	}
 	dwfl_report_begin(s->dwfl);
-	for (size_t i = 0; i < s->nmods; i++)
-		report_one(s, &s->mods[i]);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (!dwfl_attach_state(s->dwfl, s->elf, pid > 0 ? pid : 1, &thread_callbacks, s)) {
 		s->broken = true;
@@ -528,6 +558,18 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->pcs = pcs;
 	s->n = 0;
 	s->max = max;
+	/* Every module the chain can reach holds the pc, a register's value
+	 * (aarch64's x30) or a word of the stack copy (a saved return
+	 * address): reported before libdw starts, since a module reported
+	 * between its steps gave wrong callers. */
+	for (int i = 0; i < 64; i++)
+		if (has_reg(smp, i))
+			ensure(s, smp->regs[i]);
+	for (size_t off = 0; off + 8 <= smp->stack_size; off += 8) {
+		Dwarf_Word w;
+		word_of(smp->stack + off, smp->swap, &w);
+		ensure(s, w);
+	}
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
 	 * return address as undefined (rc 0): unless the CFI says so. */
