@@ -82,6 +82,8 @@ struct dso {
 	bool hit;                    /* a sample's own address fell in it */
 	struct pd_symtab syms;
 	uint32_t name_id;            /* profile string, PL_NOID until used */
+	uint64_t uw_base;            /* DWARF: the load base perf 6.1 fixed for it (uw_base_set) */
+	bool uw_base_set;
 };
 
 struct map {
@@ -174,6 +176,7 @@ struct reader {
 	struct pd_unwind_module *uw_mods;
 	size_t uw_mods_cap;
 	uint64_t uw_samples, uw_frames, uw_empty, uw_stops[PD_UW_NSTOPS];
+	uint64_t uw_two_bases;       /* samples through a file mapped at two load bases */
 	uint64_t last_stack, last_event, last_period;
 	bool last_tail;
 	bool have_last;
@@ -903,10 +906,36 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 	return m->uw;
 }
 
-/* The user part of a DWARF callchain, as perf's post-unwinding gives it
- * (thread__resolve_callchain_unwind): nothing when the sample has no
- * registers or no stack, else the unwound pcs, at most MAX_STACK, looked
- * up in user mode. */
+/* Would perf 6.1's libunwind stop in this chain?  It computes a file's
+ * load base once, at the first chain through it, from the lowest of the
+ * file's mappings in that thread, and keeps it for every process after:
+ * a frame of the file at another base (a process that mapped it
+ * elsewhere, or an exec that left the older image's mappings) makes its
+ * .eh_frame_hdr lookup fail there, and perf's chain ends at that frame.
+ * Counted, not copied: these chains go on. */
+static bool perf_base_differs(struct maps *m, const uint64_t *pcs, size_t n)
+{
+	bool differs = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct map *mp = maps_find(m, pcs[i]);
+		if (!mp || !mp->dso || mp->dso->kind != DK_FILE)
+			continue;
+		struct dso *d = mp->dso;
+		if (!d->uw_base_set) {
+			uint64_t low = UINT64_MAX;
+			for (size_t k = 0; k < m->n; k++)
+				if (m->v[k].dso == d && m->v[k].start - m->v[k].pgoff < low)
+					low = m->v[k].start - m->v[k].pgoff;
+			d->uw_base = low;
+			d->uw_base_set = true;
+		}
+		if (mp->start - mp->pgoff != d->uw_base)
+			differs = true;
+	}
+	return differs;
+}
+
 static enum pl_err walk_dwarf(struct reader *r, struct thread *t, const struct pd_sample *s, size_t *n,
 			      struct pl_error *err)
 {
@@ -933,6 +962,8 @@ static enum pl_err walk_dwarf(struct reader *r, struct thread *t, const struct p
 	r->uw_samples++;
 	r->uw_frames += k;
 	r->uw_stops[stop]++;
+	if (perf_base_differs(t->maps, r->uw_pcs, k))
+		r->uw_two_bases++;
 	for (size_t i = 0; i < k; i++)
 		if ((rc = push_frame(r, t, MISC_USER, r->uw_pcs[i], n, err)))
 			return rc;
@@ -1327,6 +1358,7 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->dwarf_samples = r->uw_samples;
 	i->dwarf_frames = r->uw_frames;
 	i->dwarf_no_stack = r->uw_empty;
+	i->dwarf_two_bases = r->uw_two_bases;
 	for (int k = 0; k < PD_UW_NSTOPS && k < 8; k++) {
 		i->dwarf_stops[k] = r->uw_stops[k];
 		i->dwarf_stop_names[k] = pd_unwind_stop_name((enum pd_unwind_stop)k);
