@@ -343,10 +343,29 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 {
 	if (s->sig == sig && s->nmods == n)
 		return;
-	drop_dwfl(s);
+	/* The Dwfl stays when every module it holds is still mapped the
+	 * same (a dlopen adds mappings): only a change of those rebuilds it. */
+	uint8_t *reported = n ? pl_xcalloc(n, 1) : NULL;
+	bool keep = s->dwfl != NULL;
+	for (size_t i = 0, k = 0; keep && i < s->nmods; i++) {
+		if (!s->reported[i])
+			continue;
+		const struct pd_unwind_module *o = &s->mods[i];
+		while (k < n && m[k].start < o->start)
+			k++;
+		keep = k < n && m[k].start == o->start && m[k].end == o->end && m[k].pgoff == o->pgoff &&
+		       strcmp(m[k].path, o->path) == 0 &&
+		       strcmp(m[k].build_id ? m[k].build_id : "", o->build_id) == 0;
+		if (keep)
+			reported[k] = s->reported[i];
+	}
+	if (!keep) {
+		drop_dwfl(s);
+		memset(reported, 0, n);
+	}
 	free_mods(s);
 	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
-	s->reported = n ? pl_xcalloc(n, 1) : NULL;
+	s->reported = reported;
 	for (size_t i = 0; i < n; i++) {
 		s->mods[i] = m[i];
 		s->mods[i].path = pl_xstrdup(m[i].path);
