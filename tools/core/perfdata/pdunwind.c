@@ -38,6 +38,7 @@ struct pd_unwind_space {
 	struct pd_unwind_module *mods;   /* sorted by start, not overlapping */
 	uint8_t *reported;               /* per module: 0 not yet, 1 reported, 2 could not be */
 	size_t nmods;
+	size_t unreported;               /* modules still 0 in reported */
 	uint64_t sig;
 	/* the current sample */
 	const struct pd_unwind_sample *cur;
@@ -312,6 +313,7 @@ static void drop_dwfl(struct pd_unwind_space *s)
 	s->broken = false;
 	if (s->reported)
 		memset(s->reported, 0, s->nmods);
+	s->unreported = s->nmods;
 }
 
 static void free_mods(struct pd_unwind_space *s)
@@ -373,6 +375,9 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	}
 	s->nmods = n;
 	s->sig = sig;
+	s->unreported = 0;
+	for (size_t i = 0; i < n; i++)
+		s->unreported += !reported[i];
 }
 
 uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
@@ -488,6 +493,7 @@ static void ensure(struct pd_unwind_space *s, uint64_t addr)
 	if (!lo || addr >= s->mods[lo - 1].end || s->reported[lo - 1])
 		return;
 	s->reported[lo - 1] = 2;
+	s->unreported--;
 	dwfl_report_begin_add(s->dwfl);
 	report_one(s, &s->mods[lo - 1]);
 	dwfl_report_end(s->dwfl, NULL, NULL);
@@ -581,13 +587,15 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	 * (aarch64's x30) or a word of the stack copy (a saved return
 	 * address): reported before libdw starts, since a module reported
 	 * between its steps gave wrong callers. */
-	for (int i = 0; i < 64; i++)
-		if (has_reg(smp, i))
+	uint64_t lo = s->nmods ? s->mods[0].start : 0, hi = s->nmods ? s->mods[s->nmods - 1].end : 0;
+	for (int i = 0; i < 64 && s->unreported; i++)
+		if (has_reg(smp, i) && smp->regs[i] >= lo && smp->regs[i] < hi)
 			ensure(s, smp->regs[i]);
-	for (size_t off = 0; off + 8 <= smp->stack_size; off += 8) {
+	for (size_t off = 0; off + 8 <= smp->stack_size && s->unreported; off += 8) {
 		Dwarf_Word w;
 		word_of(smp->stack + off, smp->swap, &w);
-		ensure(s, w);
+		if (w >= lo && w < hi)
+			ensure(s, w);
 	}
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
