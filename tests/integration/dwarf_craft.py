@@ -4,9 +4,11 @@ recording made with --call-graph dwarf, whose samples stand in the known
 chain of fixtures/dwarf-aarch64/chain (_start > chain_main > chain_mid >
 chain_leaf, each frame a 16-byte stp x29, x30 pair).  One process (pid
 100), one thread per case, its comm naming it:
-  full    the whole chain in a 48-byte stack copy (64 recorded);
-  short   a 16-byte copy: the leaf's pair only, so the chain ends at
-          chain_mid (memory_outside_copy);
+  full    the whole chain in a 56-byte stack copy (64 recorded);
+  short   a 24-byte copy: the leaf's pair and one word, so the chain
+          ends at chain_mid (memory_outside_copy).  The copy's last word
+          is never read from the copy, as perf's access_mem does
+          (addr + 8 >= end goes to the files);
   wild    the leaf's saved x30 points at no module: [unknown], then the
           chain ends (no_module);
   noregs  abi 0 (no user registers): no user frames, as perf.
@@ -37,7 +39,7 @@ leaf, mid, main, start = sym["chain_leaf"], sym["chain_mid"], sym["chain_main"],
 S = 0x7ffffff000
 # Stack words from S up: leaf's pair (x29 = mid's frame, x30 = into mid),
 # mid's pair, main's pair (x29 0 in _start, x30 = into _start).
-stack_full = [S + 16, mid + 12, S + 32, main + 12, 0, start + 8]
+stack_full = [S + 16, mid + 12, S + 32, main + 12, 0, start + 8, 0]
 
 PERF_SAMPLE = 0x1 | 0x2 | 0x4 | 0x20 | 0x100 | 0x1000 | 0x2000  # IP TID TIME CALLCHAIN PERIOD REGS_USER STACK_USER
 REGS_MASK = (1 << 33) - 1                                       # x0..x30, sp, pc
@@ -71,7 +73,7 @@ for tid, comm in ((100, "full"), (101, "short"), (102, "wild"), (103, "noregs"))
     records += rec(3, 0, struct.pack("<II", 100, tid) + padded(comm))
 records += rec(10, 2, struct.pack("<IIQQQIIQQII", 100, 100, 0x400000, 0x10000, 0, 8, 1, 42, 0, 5, 2) + padded(binary))
 records += sample(100, 1000, stack_full)
-records += sample(101, 2000, stack_full[:2])
+records += sample(101, 2000, stack_full[:3])
 records += sample(102, 3000, stack_full, saved_lr=0xdead0000)
 records += sample(103, 4000, stack_full, abi=0)
 
