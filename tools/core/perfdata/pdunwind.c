@@ -370,7 +370,8 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	}
 	if (!keep) {
 		drop_dwfl(s);
-		memset(reported, 0, n);
+		if (n)
+			memset(reported, 0, n);
 	}
 	free_mods(s);
 	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
