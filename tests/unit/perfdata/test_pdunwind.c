@@ -14,6 +14,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perfdata/pdunwind.h"
 
@@ -40,6 +41,8 @@ static void setup(struct a64 *c, size_t nwords, uint64_t saved_lr)
 	struct pd_unwind_module m = {CHAIN, "", 0x400000, 0x410000, 0};
 
 	memset(c, 0, sizeof(*c));
+	/* Without the file the chain would be libdw's frame-pointer guess. */
+	ck_assert_msg(access(CHAIN, R_OK) == 0, "'%s' not found: run from the repository root", CHAIN);
 	c->s = pd_unwind_space_new(PD_UW_ARCH_AARCH64);
 	ck_assert_ptr_nonnull(c->s);
 	pd_unwind_space_set_modules(c->s, &m, 1, 1);

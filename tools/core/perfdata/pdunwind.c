@@ -307,10 +307,22 @@ struct pd_unwind_space *pd_unwind_space_new(enum pd_unwind_arch arch)
 	return s;
 }
 
+/* A view report_one made that libdw never asked for is still ours. */
+static int end_unused_view(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)mod, (void)name, (void)start, (void)arg;
+	if (*userdata)
+		elf_end(*userdata);
+	*userdata = NULL;
+	return DWARF_CB_OK;
+}
+
 static void drop_dwfl(struct pd_unwind_space *s)
 {
-	if (s->dwfl)
+	if (s->dwfl) {
+		dwfl_getmodules(s->dwfl, end_unused_view, NULL, 0);
 		dwfl_end(s->dwfl);
+	}
 	s->dwfl = NULL;
 	for (size_t i = 0; i < s->nviews; i++)
 		munmap(s->views[i].map, s->views[i].len);
