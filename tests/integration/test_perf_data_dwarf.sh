@@ -70,6 +70,54 @@ for w in libc_strings depth callsite threads forks sys fib; do
 	fi
 done
 
+# A fixed period (-c: no PERIOD in sample_type): every sample weighs the
+# attr's period, as perf script prints it.
+if perf record -N -e cpu-clock -c 1000000 --call-graph dwarf -o "$WORK/fixed.data" -- "$WORK/depth" \
+	>/dev/null 2>"$WORK/fixed.rec.err"; then
+	compare_readers fixed-period "$WORK/fixed.data" 0 none 0.1 --no-inline
+else
+	notok "$name fixed-period: recording failed: $(oneline "$WORK/fixed.rec.err")"
+fi
+
+# A program exec'd from sh, twice (in a child, then in place): its process
+# keeps mappings of the older image (perf keeps them), and where a file's
+# lowest mapping is not its live one perf 6.1's libunwind stops, so
+# perf script's chain is shorter.  Every sample whose chain differs must
+# be one the provenance counts: through_file_at_two_bases (that class)
+# or stopped.memory_outside_copy (perf adds a frame-pointer guess there).
+if perf record -N -e cpu-clock -c 1000000 --call-graph dwarf -o "$WORK/exec.data" -- \
+	sh -c "sh -c 'exec $WORK/libc_strings'; exec $WORK/libc_strings" >/dev/null 2>"$WORK/exec.rec.err"; then
+	n=$(analyze native "$WORK/exec.data") t=$(analyze perf-script "$WORK/exec.data")
+	for x in n t; do
+		eval "id=\$(id_of \"\$$x\")"
+		"$PERFLENS" export --analysis-id "$id" --format folded --output - --artifact-root "$WORK/art" \
+			>"$WORK/exec.$x.folded" 2>>"$WORK/err"
+	done
+	out=$(/usr/bin/python3 - "$WORK/exec.n.folded" "$WORK/exec.t.folded" "$n" <<'PY'
+import collections, json, sys
+def load(p):
+    c = collections.Counter()
+    for l in open(p):
+        s, w = l.rstrip("\n").rsplit(" ", 1)
+        c[s] += int(w) // 1000000
+    return c
+a, b = load(sys.argv[1]), load(sys.argv[2])
+differ = sum(max(a[k] - b[k], 0) for k in a)
+u = json.load(open(sys.argv[3]))["provenance"]["inputs"][0]["perf_data"]["dwarf_unwind"]
+counted = u["through_file_at_two_bases"] + u["stopped"]["memory_outside_copy"]
+print("%d %d %d" % (differ, counted, sum(b.values())))
+PY
+)
+	set -- $out
+	if [ $# = 3 ] && [ "$1" -le "$2" ] && [ "$3" -gt 0 ]; then
+		ok "$name exec: of $3 samples, the $1 whose chain differs from perf script's are within the $2 counted"
+	else
+		notok "$name exec: differing, counted, samples: '$out'"
+	fi
+else
+	notok "$name exec: recording failed: $(oneline "$WORK/exec.rec.err")"
+fi
+
 # The chain of known depth: main > depth_1 > ... > depth_12 > spin in the
 # hottest stack, from a binary without frame pointers.
 if grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8;depth_9;depth_10;depth_11;depth_12;spin" \
