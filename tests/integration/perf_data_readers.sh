@@ -2,14 +2,16 @@
 # script text path and perf report, on one file; sourced by the perf.data
 # tests after lib.sh ($name, $here, $WORK, $PERFLENS set).
 #
-# compare_readers F DATA [SELF_ONLY [CHILDREN_G [TOLERANCE]]]: ok / not ok lines for recording F
+# compare_readers F DATA [SELF_ONLY [CHILDREN_G [TOLERANCE [REPORT_ARGS]]]]: ok / not ok lines for recording F
 # (a label) in DATA: provenance names the reader (native, perf script
 # when asked); per event, the folded output is byte-identical; the
 # summary and the stack table are equal but for provenance; the hotspots
 # agree with perf report --stdio (compare_perf_report.py).  SELF_ONLY=1
 # where perf report has no children column (no callchain, pipe mode);
 # CHILDREN_G perf report's -g for the children column (default none);
-# TOLERANCE the points allowed (default 0.1).
+# TOLERANCE the points allowed (default 0.1); REPORT_ARGS more perf report
+# options (--no-inline: with DWARF callchains perf report adds inline
+# frames to the children view, which --no-inline perf script does not).
 mkdir -p "$WORK/art"
 
 # analyze READER FILE: the summary path of one analysis.
@@ -36,7 +38,7 @@ EOF
 }
 
 compare_readers() {
-	f=$1 data=$2 self_only=${3:-0} children_g=${4:-none} tolerance=${5:-0.1}
+	f=$1 data=$2 self_only=${3:-0} children_g=${4:-none} tolerance=${5:-0.1} report_args=${6:-}
 	nat=$(analyze native "$data") txt=$(analyze perf-script "$data")
 	if [ -z "$nat" ] || [ -z "$txt" ]; then
 		notok "$name $f: analyze failed: $(oneline "$WORK/err")"
@@ -68,8 +70,8 @@ compare_readers() {
 	else
 		notok "$name $f: $out"
 	fi
-	perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0 >"$WORK/self.all" 2>/dev/null
-	perf report -i "$data" --stdio --children --sort sym -g "$children_g" --percent-limit 0 >"$WORK/children.all" 2>/dev/null
+	perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0 $report_args >"$WORK/self.all" 2>/dev/null
+	perf report -i "$data" --stdio --children --sort sym -g "$children_g" --percent-limit 0 $report_args >"$WORK/children.all" 2>/dev/null
 	for ev in $evs; do
 		# One event's section of perf report's output.
 		section() { awk -v ev="$ev" '/^# Samples: /{on = index($0, "of event '"'"'" ev "'"'"'") > 0} on' "$1"; }

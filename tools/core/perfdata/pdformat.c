@@ -513,6 +513,51 @@ static bool parse_branch_stack(struct cursor *c, const struct pd_attr *a, struct
 	return true;
 }
 
+/* REGS_USER (abi, then one u64 per mask bit when abi is not 0) and
+ * STACK_USER (size, size bytes, dyn_size when size is not 0), as
+ * evsel__parse_sample reads them: a dyn_size above size fails the sample
+ * ("user stack dump failure"). */
+static bool parse_user_stack(struct cursor *c, const struct pd_attr *a, struct pd_sample *s,
+			     const char **why)
+{
+	uint64_t t = a->sample_type;
+
+	if (t & PD_S_REGS_USER) {
+		s->regs_abi = take(c);
+		if (c->ok && s->regs_abi) {
+			uint64_t nr = (uint64_t)__builtin_popcountll(a->sample_regs_user);
+			if (nr > (uint64_t)(c->end - c->p) / 8) {
+				*why = "user registers run past the end of the record";
+				return false;
+			}
+			s->regs = c->p;
+			s->nregs = (uint32_t)nr;
+			c->p += nr * 8;
+		}
+	}
+	if (c->ok && (t & PD_S_STACK_USER)) {
+		uint64_t sz = take(c);
+		if (c->ok && sz) {
+			if (sz > (uint64_t)(c->end - c->p) || (uint64_t)(c->end - c->p) - sz < 8) {
+				*why = "user stack runs past the end of the record";
+				return false;
+			}
+			s->stack = c->p;
+			c->p += sz;
+			s->stack_size = take(c);
+			if (s->stack_size > sz) {
+				*why = "user stack dump failure (dyn_size above size)";
+				return false;
+			}
+		}
+	}
+	if (!c->ok) {
+		*why = "record shorter than its sample_type says";
+		return false;
+	}
+	return true;
+}
+
 bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 		     struct pd_sample *s, const char **why)
 {
@@ -591,8 +636,17 @@ bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 		s->chain = c.p;
 		c.p += nr * 8;
 	}
-	if (t & PD_S_BRANCH_STACK)
-		return parse_branch_stack(&c, a, s, why);
+	if ((t & PD_S_BRANCH_STACK) && !parse_branch_stack(&c, a, s, why))
+		return false;
+	if (!(t & PD_S_BRANCH_STACK) && (t & PD_S_RAW) && (t & (PD_S_REGS_USER | PD_S_STACK_USER))) {
+		uint64_t raw = c.end - c.p >= 4 ? pd_u32(f, c.p) : UINT64_MAX;
+		if (raw == UINT64_MAX || raw + 4 > (uint64_t)(c.end - c.p))
+			c.ok = false;
+		else
+			c.p += raw + 4;
+	}
+	if (c.ok && (t & (PD_S_REGS_USER | PD_S_STACK_USER)))
+		return parse_user_stack(&c, a, s, why);
 	if (!c.ok) {
 		*why = "record shorter than its sample_type says";
 		return false;

@@ -127,6 +127,14 @@ struct pd_sample {
 	const uint8_t *chain; /* nchain u64s, read with pd_u64 */
 	uint64_t nbranch;     /* BRANCH_STACK: entries, each {from, to, flags} */
 	const uint8_t *branch; /* where entries[0] is (past hw_idx), even for nbranch 0 */
+	/* REGS_USER and STACK_USER (DWARF call graphs): regs_abi 0 means no
+	 * registers; regs holds nregs u64s in mask order; the stack copy's
+	 * valid bytes are stack_size (dyn_size), 0 when none was taken. */
+	uint64_t regs_abi;
+	const uint8_t *regs;
+	uint32_t nregs;
+	const uint8_t *stack;
+	uint64_t stack_size;
 };
 
 /* What the walk counted. */

@@ -11,11 +11,14 @@
  * same calls the perf script parser makes.  So the same file gives the
  * same profile either way.
  *
- * Callchains are frame-pointer ones or LBR call stacks (--call-graph
- * lbr: the user frames from the branch stack, pdlbr.h).  What it does
+ * Callchains are frame-pointer ones, LBR call stacks (--call-graph
+ * lbr: the user frames from the branch stack, pdlbr.h) or DWARF ones
+ * (--call-graph dwarf: the kernel part from the callchain, the user part
+ * unwound from the sample's registers and stack copy with libdw,
+ * pdunwind.h, as perf's post-unwinding gives it).  What it does
  * not reproduce, it refuses with PL_ERR_UNSUPPORTED and the reason in
- * `why` (the caller then runs perf script): tracepoints, DWARF
- * callchains, branch stacks without the LBR call stack (-b/-j), an empty
+ * `why` (the caller then runs perf script): tracepoints, user
+ * registers or stacks other than --call-graph dwarf's, branch stacks without the LBR call stack (-b/-j), an empty
  * LBR stack whose leaf perf reads from memory the file does not hold
  * (pipe mode, -z), sample-read groups, guest samples, kernel modules,
  * JIT map files, AUX tracing, events it cannot name.  Kernel names come from kallsyms only when the recording's

@@ -151,6 +151,13 @@ struct pl_perf_data_info {
 	char *kernel_symbols;   /* where kernel names came from, or why none */
 	char *jit_maps;         /* JIT perf maps read or not (NULL: no JIT code) */
 	char *events;           /* the event names, ", "-joined */
+	/* DWARF call graphs unwound (pdunwind.h): samples unwound, user
+	 * frames they gave, samples without registers or stack, and how
+	 * many chains ended for each reason (names in dwarf_stop_names). */
+	uint64_t dwarf_samples, dwarf_frames, dwarf_no_stack;
+	uint64_t dwarf_two_bases;       /* samples through a file mapped at two load bases */
+	uint64_t dwarf_stops[8];
+	const char *dwarf_stop_names[8]; /* static strings, NULL past the last */
 };
 void pl_perf_data_info_free(struct pl_perf_data_info *i);
 
