@@ -110,6 +110,7 @@ static const struct {
 } phrase_args[] = {
 	{"collect_profile", "authorization", false, "profile this target"},
 	{"collect_profile", "pid_authorization", true, "attach to this process"},
+	{"run_experiment", "authorization", false, "run these two commands for an experiment"},
 	{"start_capture", "authorization", false, "profile this device"},
 	{"start_capture", "pid_authorization", false, "attach to this process on the device"},
 	{"resume_capture", "authorization", false, "profile this device again"},
@@ -173,6 +174,7 @@ static const struct {
 	{"compare_profiles", GATE_EXPORTS},
 	{"collect_profile", GATE_COLLECT | GATE_PID},
 	{"inspect_collection_capabilities", GATE_COLLECT},
+	{"run_experiment", GATE_COLLECT},
 	{"connect_device", GATE_CONTROL},
 	{"start_capture", GATE_CONTROL},
 	{"stop_capture", GATE_CONTROL},
