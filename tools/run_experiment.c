@@ -430,6 +430,16 @@ static void experiment_release(struct experiment *x)
 	json_decref(x->excluded);
 }
 
+/* A side's arguments (new). */
+static json_t *argv_json(const struct side *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 1; s->argv[i]; i++)
+		json_array_append_new(a, json_string(s->argv[i]));
+	return a;
+}
+
 static enum pl_err load_metric(struct experiment *x, json_t *metric, struct pl_error *err)
 {
 	const char *pattern, *dir;
@@ -562,6 +572,15 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	}
 	if ((rc = tool_collection_gates(ctx, args, false, err)))
 		goto out;
+	if (analysis_id) {
+		char an[PATH_MAX];
+		snprintf(an, sizeof(an), "%s/analyses/%s.json", ctx->artifact_root, analysis_id);
+		if (access(an, F_OK) != 0) {
+			rc = pl_fail(err, PL_ERR_INPUT, "pass the analysis_id classify_hotspots was called with",
+				     "no analysis '%s'", analysis_id);
+			goto out;
+		}
+	}
 	if (sbx_confined() && sbx_launcher_conn() <= 0) {
 		rc = pl_fail(err, PL_ERR_UNSUPPORTED,
 			     "restart perflens-mcp (its stderr says why the launcher did not start); docs/collection.md",
@@ -606,13 +625,13 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	pl_progress_time_end((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
 	if (rc)
 		goto out;
-	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:O,s:s},s:{s:s,s:O,s:s},s:O?,s:b,s:f,s:f,s:O}",
+	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:f,s:f,s:O}",
 		"seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs, "warmup", (json_int_t)warmup,
 		"blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
-		"baseline", "executable", x.sides[0].exe, "arguments", json_object_get(json_object_get(args, "baseline"), "arguments") ?
-			json_object_get(json_object_get(args, "baseline"), "arguments") : json_array(), "working_directory", x.sides[0].cwd,
-		"candidate", "executable", x.sides[1].exe, "arguments", json_object_get(json_object_get(args, "candidate"), "arguments") ?
-			json_object_get(json_object_get(args, "candidate"), "arguments") : json_array(), "working_directory", x.sides[1].cwd,
+		"baseline", "executable", x.sides[0].exe, "arguments", argv_json(&x.sides[0]),
+		"working_directory", x.sides[0].cwd,
+		"candidate", "executable", x.sides[1].exe, "arguments", argv_json(&x.sides[1]),
+		"working_directory", x.sides[1].cwd,
 		"metric", json_object_get(args, "metric"), "check_output", x.check_output,
 		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound, "runs", x.runs);
 	if (!record) {

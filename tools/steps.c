@@ -151,6 +151,16 @@ static void check_phrases(struct step_check *sc, const char *tool)
 	if (strcmp(tool, "collect_profile") == 0 && !json_object_get(sc->args, "executable") &&
 	    !json_object_get(sc->args, "pid"))
 		add_need(sc, "executable or pid");
+	/* A proposed experiment: the two commands are the agent's to give
+	 * (the program without and with the fix); checked as if given. */
+	if (strcmp(tool, "run_experiment") == 0 &&
+	    (!json_object_get(sc->args, "baseline") || !json_object_get(sc->args, "candidate"))) {
+		add_need(sc, "baseline and candidate: the commands without and with the fix");
+		if (!json_object_get(sc->args, "baseline"))
+			json_object_set_new(sc->args, "baseline", json_pack("{s:s}", "executable", "/"));
+		if (!json_object_get(sc->args, "candidate"))
+			json_object_set_new(sc->args, "candidate", json_pack("{s:s}", "executable", "/"));
+	}
 }
 
 /* --------------------------------------------------------------- flags */
