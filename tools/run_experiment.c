@@ -45,14 +45,19 @@
 #define MAX_STDOUT_READ (4u << 20)   /* bytes of a run's stdout read for the metric and the hash */
 #define RUNS_TO_RESOLVE_MAX 10000
 
-enum measure { M_WALL, M_USER, M_SYS, M_RSS, M_METRIC, M_COUNT };
+enum measure { M_WALL, M_USER, M_SYS, M_RSS, M_TASK_CLOCK, M_CSW, M_FAULTS, M_METRIC, M_COUNT };
 
+/* The measures; the three counters only with perf_counters (perf stat's
+ * event names), the metric only with metric. */
 static const struct {
-	const char *name, *unit;
+	const char *name, *unit, *event;
 } measures[M_COUNT] = {
-	{"wall_time", "seconds"}, {"user_time", "seconds"}, {"system_time", "seconds"},
-	{"max_rss", "bytes"}, {NULL, NULL},
+	{"wall_time", "seconds", NULL}, {"user_time", "seconds", NULL}, {"system_time", "seconds", NULL},
+	{"max_rss", "bytes", NULL}, {"task_clock", "ms", "task-clock"},
+	{"context_switches", "count", "context-switches"}, {"page_faults", "count", "page-faults"},
+	{NULL, NULL, NULL},
 };
+#define STAT_EVENTS "task-clock,context-switches,page-faults"
 
 /* One side's command, resolved. */
 struct side {
@@ -70,7 +75,9 @@ struct experiment {
 	struct side sides[2];
 	int conn;                      /* the launcher, or -1: this process */
 	char staging[PATH_MAX + 32], out_path[PATH_MAX + 48], err_path[PATH_MAX + 48];
-	bool has_metric, check_output;
+	bool has_metric, check_output, counters;
+	char stat_path[PATH_MAX + 48];
+	const char *perf_path;
 	regex_t re;
 	const char *metric_name, *metric_unit;
 	enum pl_bench_direction metric_dir;
@@ -124,6 +131,11 @@ static enum pl_err side_load(struct experiment *x, struct side *s, json_t *cmd, 
 }
 
 /* ------------------------------------------------------------ one run */
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
 
 /* Up to MAX_STDOUT_READ bytes of `path`, NUL-terminated (new). */
 static char *read_small(const char *path, size_t *len)
@@ -203,11 +215,39 @@ static void exclude(struct experiment *x, const struct side *s, size_t block, si
 		"block", (json_int_t)block, "run", (json_int_t)run, "status", status, "reason", reason_new));
 }
 
+/* perf stat -x , output: VALUE,UNIT,EVENT,...; the three counters into
+ * vals (NaN when not counted). */
+static void read_counters(const char *path, double vals[M_COUNT])
+{
+	size_t len;
+	char *text = read_small(path, &len), *next;
+
+	for (char *l = text; l && *l; l = next) {
+		if ((next = strchr(l, '\n')))
+			*next++ = '\0';
+		char *f1 = strchr(l, ','), *f2 = f1 ? strchr(f1 + 1, ',') : NULL, *end;
+		if (l[0] == '#' || !f2)
+			continue;
+		char *f3 = strchr(f2 + 1, ',');
+		if (f3)
+			*f3 = '\0';
+		double v = strtod(l, &end);
+		if (end != f1)
+			continue;
+		for (int m = M_TASK_CLOCK; m <= M_FAULTS; m++)
+			if (strncmp(f2 + 1, measures[m].event, strlen(measures[m].event)) == 0 &&
+			    (f2[1 + strlen(measures[m].event)] == '\0' || f2[1 + strlen(measures[m].event)] == ':'))
+				vals[m] = v;
+	}
+	free(text);
+}
+
 /* Run side `s` once (block `block`, its run number `run`); its measures
  * enter the sample unless it is a warmup or is excluded. */
 static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, size_t run,
 			    bool warmup, uint32_t timeout_ms, struct pl_error *err)
 {
+	const char *pargv[PL_COLLECT_MAX_ARGS + 12];
 	struct pl_run_opts o = {
 		.argv = s->argv, .env = s->env.env, .inherit_env = true, .cwd = s->cwd,
 		.stdout_path = x->out_path, .stderr_path = x->err_path, .timeout_ms = timeout_ms,
@@ -221,7 +261,29 @@ static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, 
 	char *out;
 	enum pl_err rc;
 
-	rc = x->conn > 0 ? coll_launch_program(x->conn, &o, &res, err) : pl_run(&o, &res, err);
+	if (x->counters) {
+		/* perf stat -x , -e EVENTS -o STAGING/stat.csv -- PROGRAM ARGS:
+		 * the launcher's perf request, checked as a collection's. */
+		size_t n = 0;
+		pargv[n++] = x->perf_path;
+		pargv[n++] = "stat";
+		pargv[n++] = "-x";
+		pargv[n++] = ",";
+		pargv[n++] = "-e";
+		pargv[n++] = STAT_EVENTS;
+		pargv[n++] = "-o";
+		pargv[n++] = x->stat_path;
+		pargv[n++] = "--";
+		for (size_t i = 0; s->argv[i]; i++)
+			pargv[n++] = s->argv[i];
+		pargv[n] = NULL;
+		o.argv = pargv;
+		unlink(x->stat_path);
+	}
+	if (x->conn > 0)
+		rc = x->counters ? coll_launch_run(x->conn, &o, &res, err) : coll_launch_program(x->conn, &o, &res, err);
+	else
+		rc = pl_run(&o, &res, err);
 	if (rc && rc != PL_ERR_TIMEOUT) {
 		pl_run_result_release(&res);
 		return rc;
@@ -252,13 +314,18 @@ static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, 
 	vals[M_SYS] = res.system_seconds;
 	vals[M_RSS] = (double)res.max_rss_kb * 1024.0;
 	vals[M_METRIC] = metric;
-	json_array_append_new(x->runs, json_pack("{s:s,s:I,s:I,s:b,s:s,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:b,s:s}",
+	vals[M_TASK_CLOCK] = vals[M_CSW] = vals[M_FAULTS] = NAN;
+	if (x->counters)
+		read_counters(x->stat_path, vals);
+	json_array_append_new(x->runs, json_pack("{s:s,s:I,s:I,s:b,s:s,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:b,s:s}",
 		"side", s->label, "block", (json_int_t)block, "run", (json_int_t)run, "warmup", warmup,
 		"status", status, "wall_seconds", res.seconds, "user_seconds", res.user_seconds,
 		"system_seconds", res.system_seconds, "max_rss_bytes", (json_int_t)res.max_rss_kb * 1024,
 		"exit_status", res.signal ? json_null() : json_integer(res.exit_status),
 		"signal", res.signal ? json_integer(res.signal) : json_null(),
 		"metric", isfinite(metric) ? json_real(metric) : json_null(),
+		"counters", x->counters ? json_pack("{s:o,s:o,s:o}", "task_clock_ms", num_or_null(vals[M_TASK_CLOCK]),
+			"context_switches", num_or_null(vals[M_CSW]), "page_faults", num_or_null(vals[M_FAULTS])) : json_null(),
 		"timed_out", res.timed_out || rc == PL_ERR_TIMEOUT, "stdout_sha256", hash));
 	pl_run_result_release(&res);
 	if (reason) {
@@ -326,11 +393,6 @@ static double cv_percent(json_t *values)
 	return mean > 0 ? 100.0 * sqrt(ss / (double)(n - 1)) / mean : NAN;
 }
 
-static json_t *num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *bench_named(json_t *doc, const char *name)
 {
 	json_t *b;
@@ -344,7 +406,7 @@ static json_t *bench_named(json_t *doc, const char *name)
 
 /* One measure's verdict, from compare_benchmarks' statistics. */
 static json_t *verdict_of(json_t *doc, const char *id, const char *measure, double threshold,
-			  double max_cv)
+			  double max_cv, size_t runs)
 {
 	char bn[128], cn[128];
 	struct pl_bench_query q = {.baseline_id = id, .candidate_id = id, .baseline_name = bn,
@@ -384,8 +446,11 @@ static json_t *verdict_of(json_t *doc, const char *id, const char *measure, doub
 		verdict = "insufficient_data";
 	worst = isfinite(cvb) && (!isfinite(cvc) || cvb >= cvc) ? cvb : cvc;
 	if (strcmp(verdict, "no_difference") == 0 && isfinite(worst) && worst > max_cv) {
-		size_t n = json_array_size(json_object_get(bb, "values"));
-		double need = ceil((double)n * (worst / max_cv) * (worst / max_cv));
+		/* The median's spread shrinks as 1/sqrt(runs): runs * (cv/bound)^2
+		 * a side would spread like the bound's cv does at `runs`. */
+		double need = ceil((double)runs * (worst / max_cv) * (worst / max_cv));
+		if (need < (double)runs + 1)
+			need = (double)runs + 1;
 		verdict = "too_noisy";
 		runs_needed = json_integer(need > RUNS_TO_RESOLVE_MAX ? RUNS_TO_RESOLVE_MAX : (json_int_t)need);
 		json_decref(reason);
@@ -424,6 +489,7 @@ static void experiment_release(struct experiment *x)
 	if (x->staging[0]) {
 		unlink(x->out_path);
 		unlink(x->err_path);
+		unlink(x->stat_path);
 		rmdir(x->staging);
 	}
 	json_decref(x->runs);
@@ -484,7 +550,13 @@ static enum pl_err make_staging(struct experiment *x, struct pl_error *err)
 	}
 	snprintf(x->out_path, sizeof(x->out_path), "%s/run.stdout", x->staging);
 	snprintf(x->err_path, sizeof(x->err_path), "%s/run.stderr", x->staging);
+	snprintf(x->stat_path, sizeof(x->stat_path), "%s/stat.csv", x->staging);
 	return PL_OK;
+}
+
+static bool measure_on(const struct experiment *x, int m)
+{
+	return m == M_METRIC ? x->has_metric : measures[m].event ? x->counters : true;
 }
 
 /* The sides' samples into an artifact (new reference in *doc). */
@@ -502,7 +574,7 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 	pl_sha256_hex(text ? text : "", s.size, s.sha256);
 	free(text);
 	for (int m = 0; m < M_COUNT; m++) {
-		if (m == M_METRIC && !x->has_metric)
+		if (!measure_on(x, m))
 			continue;
 		for (int i = 0; i < 2; i++) {
 			struct side *sd = &x->sides[i];
@@ -564,6 +636,8 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	x.sides[0].label = "baseline";
 	x.sides[1].label = "candidate";
 	x.check_output = json_is_true(json_object_get(args, "check_output"));
+	x.counters = json_is_true(json_object_get(args, "perf_counters"));
+	x.perf_path = ctx->perf.path;
 	x.run_timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "run_timeout_seconds")) * 1000;
 	if (!!analysis_id != !!candidate_id) {
 		rc = pl_fail(err, PL_ERR_USAGE, "pass both analysis_id and candidate_id (from classify_hotspots), or neither",
@@ -625,14 +699,14 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	pl_progress_time_end((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
 	if (rc)
 		goto out;
-	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:f,s:f,s:O}",
+	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:O}",
 		"seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs, "warmup", (json_int_t)warmup,
 		"blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"baseline", "executable", x.sides[0].exe, "arguments", argv_json(&x.sides[0]),
 		"working_directory", x.sides[0].cwd,
 		"candidate", "executable", x.sides[1].exe, "arguments", argv_json(&x.sides[1]),
 		"working_directory", x.sides[1].cwd,
-		"metric", json_object_get(args, "metric"), "check_output", x.check_output,
+		"metric", json_object_get(args, "metric"), "check_output", x.check_output, "perf_counters", x.counters,
 		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound, "runs", x.runs);
 	if (!record) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the experiment");
@@ -642,9 +716,10 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 		goto out;
 	verdicts = json_array();
 	for (int m = 0; m < M_COUNT; m++)
-		if (m != M_METRIC || x.has_metric)
+		if (measure_on(&x, m))
 			json_array_append_new(verdicts, verdict_of(doc, id, m == M_METRIC ? x.metric_name : measures[m].name,
-								   threshold, max_cv));
+								   threshold, max_cv,
+								   x.sides[0].used > x.sides[1].used ? x.sides[0].used : x.sides[1].used));
 	if (json_array_size(x.excluded))
 		json_array_append_new(warnings, json_sprintf("%zu run(s) failed, timed out, lacked the metric or changed "
 			"their output: reported in excluded_runs, not used", json_array_size(x.excluded)));

@@ -15,6 +15,7 @@
 #  - candidate_id round trip: classify (a candidate proposes the
 #    experiment, its phrase under needs) -> run_experiment -> classify
 #    shows it confirmed by that experiment, and build_report says so;
+#    (that run also under perf stat: task_clock halves);
 #  - the gates: no phrase, a program outside the allowed roots.
 # The machine is shared and loaded: effects are 2x, bounds wide, and the
 # no-difference case uses a 10 % threshold.
@@ -104,7 +105,7 @@ def values(doc, name):
 
 
 # --- a candidate doing twice the work
-r, sc = experiment({"baseline": side(400), "candidate": side(800), "runs": 10, "warmup": 1, "seed": 7,
+r, sc = experiment({"baseline": side(1200), "candidate": side(2400), "runs": 10, "warmup": 1, "seed": 7,
                     "metric": METRIC}, meta={"progressToken": "exp-1"})
 ok = not r.get("isError") and sc.get("experiment_id")
 check("experiment MCP: twice the work runs from the launcher, 10 runs a side used",
@@ -190,9 +191,13 @@ check("experiment MCP: a hotspot candidate proposes run_experiment, the phrase u
       and prop[0]["arguments"] == {"analysis_id": an, "candidate_id": cand["candidate_id"]}, prop)
 if cand:
     r, rt = experiment({"baseline": side(800), "candidate": side(400), "runs": 8, "warmup": 1, "metric": METRIC,
-                        "analysis_id": an, "candidate_id": cand["candidate_id"]})
+                        "perf_counters": True, "analysis_id": an, "candidate_id": cand["candidate_id"]})
     check("experiment MCP: half the work confirms the candidate",
           (rt.get("candidate") or {}).get("status") == "confirmed", short(r))
+    tc = verdict(rt, "task_clock")
+    check("experiment MCP: perf_counters: task_clock an improvement, ratio %.2f in [0.3, 0.7]"
+          % (tc.get("ratio_of_medians") or 0), tc.get("verdict") == "improvement" and
+          0.3 <= tc["ratio_of_medians"] <= 0.7 and verdict(rt, "page_faults").get("verdict"), tc)
     cl2 = (s.call("classify_hotspots", {"analysis_id": an, "limit": 50}, timeout=60)["result"]
            .get("structuredContent") or {})
     c2 = next((c for c in cl2.get("candidates", []) if c["candidate_id"] == cand["candidate_id"]), {})
