@@ -190,7 +190,7 @@ check("experiment MCP: a hotspot candidate proposes run_experiment, the phrase u
       cand and prop and "authorization" in prop[0].get("needs", []) and P not in json.dumps(cl)
       and prop[0]["arguments"] == {"analysis_id": an, "candidate_id": cand["candidate_id"]}, prop)
 if cand:
-    r, rt = experiment({"baseline": side(800), "candidate": side(400), "runs": 8, "warmup": 1, "metric": METRIC,
+    r, rt = experiment({"baseline": side(1600), "candidate": side(800), "runs": 8, "warmup": 1, "metric": METRIC,
                         "perf_counters": True, "analysis_id": an, "candidate_id": cand["candidate_id"]})
     check("experiment MCP: half the work confirms the candidate",
           (rt.get("candidate") or {}).get("status") == "confirmed", short(r))
