@@ -36,8 +36,13 @@
 #define MAX_REQUEST (128u << 10)
 #define MAX_ARGV 256
 
+/* What a request runs: perf (a collection) or the program itself (an
+ * experiment's run, measured by its own wait4). */
+enum launch_kind { LAUNCH_PERF = 0, LAUNCH_PROGRAM = 1 };
+
 struct launch_head {
 	uint32_t magic;
+	uint32_t kind;              /* enum launch_kind */
 	uint32_t nargv, nenv;
 	uint32_t timeout_ms, interrupt_ms;
 };
@@ -227,6 +232,24 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 	return NULL;
 }
 
+const char *coll_launch_check_program(const struct coll_launcher_cfg *cfg, const char *const *argv,
+				      const char *const *env, const char *cwd, const char *stdout_path,
+				      const char *stderr_path)
+{
+	const char *bad;
+
+	if (!argv || !argv[0] || argv[0][0] != '/' || !under_allowed(cfg, argv[0]) ||
+	    access(argv[0], X_OK) != 0)
+		return "the program is not an executable under an allowed root";
+	if (!cwd || !under_allowed(cfg, cwd))
+		return "the working directory is not under an allowed root";
+	if (!stdout_path || !stderr_path || !in_staging(cfg, stdout_path) || !in_staging(cfg, stderr_path))
+		return "stdout and stderr must go to files in the staging folder, or to /dev/null";
+	if ((bad = check_env(env)))
+		return bad;
+	return NULL;
+}
+
 /* ------------------------------------------------------------ handler */
 
 /* The process group of the run in progress (pl_run's started_pid): when
@@ -299,7 +322,11 @@ static void handle_one(const struct coll_launcher_cfg *cfg, int conn, char *buf,
 		reply_send(conn, NULL, pl_fail(&err, PL_ERR_INTERNAL, NULL, "the launcher's request does not parse"), &err);
 		return;
 	}
-	if ((bad = coll_launch_check(cfg, argv, env, paths[0], paths[1], paths[2]))) {
+	bad = h.kind == LAUNCH_PROGRAM ?
+		coll_launch_check_program(cfg, argv, env, paths[0], paths[1], paths[2]) :
+		h.kind == LAUNCH_PERF ? coll_launch_check(cfg, argv, env, paths[0], paths[1], paths[2]) :
+		"the request's kind is unknown";
+	if (bad) {
 		reply_send(conn, NULL, pl_fail(&err, PL_ERR_PATH, NULL, "the collection launcher refused the run: %s", bad), &err);
 		return;
 	}
@@ -436,10 +463,10 @@ static void add_str(struct pl_buf *b, const char *s)
 	pl_buf_add(b, s ? s : "", strlen(s ? s : "") + 1);
 }
 
-enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
-			    struct pl_error *err)
+static enum pl_err launch_request(int conn, uint32_t kind, const struct pl_run_opts *o,
+				  struct pl_run_result *res, struct pl_error *err)
 {
-	struct launch_head h = {.magic = LAUNCH_MAGIC, .timeout_ms = o->timeout_ms,
+	struct launch_head h = {.magic = LAUNCH_MAGIC, .kind = kind, .timeout_ms = o->timeout_ms,
 				.interrupt_ms = o->interrupt_ms};
 	struct pl_buf b = {0};
 	struct launch_reply r;
@@ -502,4 +529,16 @@ enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run
 		return pl_fail(err, (enum pl_err)r.rc, r.hint[0] ? r.hint : NULL, "%s", r.text);
 	}
 	return PL_OK;
+}
+
+enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
+			    struct pl_error *err)
+{
+	return launch_request(conn, LAUNCH_PERF, o, res, err);
+}
+
+enum pl_err coll_launch_program(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
+				struct pl_error *err)
+{
+	return launch_request(conn, LAUNCH_PROGRAM, o, res, err);
 }

@@ -31,7 +31,8 @@
  * root; -p (and a run with no program) only with --allow-pid-attach;
  * added variables are bounded and may not be LD_* or PERF_* (they would
  * apply to perf too).  Protocol: SOCK_SEQPACKET, one message each way
- * per run; a worker that goes away (killed, cancelled) ends its run: the
+ * per run (a second kind runs the program itself, without perf, for
+ * experiments: coll_launch_program); a worker that goes away (killed, cancelled) ends its run: the
  * launcher kills perf's process group.
  */
 #ifndef PL_COLL_LAUNCH_H
@@ -68,6 +69,22 @@ enum pl_err coll_launcher_start(const struct coll_launcher_cfg *cfg, int *fd, pi
  * (the launcher then kills it); `progress_ms` as in pl_run_opts. */
 enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
 			    struct pl_error *err);
+
+/* The other kind of request: run o->argv itself, not perf (an
+ * experiment's run, tools/run_experiment.c: the program's own wall time,
+ * rusage and exit status are the measurement).  Checked by
+ * coll_launch_check_program; the rest as coll_launch_run. */
+enum pl_err coll_launch_program(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
+				struct pl_error *err);
+
+/* The launcher's check of a program request: argv[0] an executable
+ * resolving under an allowed root, the working directory under one,
+ * stdout and stderr files in a staging folder (or /dev/null), the added
+ * variables as for perf (bounded, no LD_* or PERF_*).  NULL when it may
+ * run, else why not. */
+const char *coll_launch_check_program(const struct coll_launcher_cfg *cfg, const char *const *argv,
+				      const char *const *env, const char *cwd, const char *stdout_path,
+				      const char *stderr_path);
 
 /* The launcher's check of one request, apart for the unit tests: NULL
  * when it may run, else why not. */

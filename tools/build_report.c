@@ -10,6 +10,7 @@
 #include "base/fsatomic.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"
+#include "evidence/experiments.h"
 #include "evidence/report.h"
 
 #include <inttypes.h>
@@ -69,7 +70,7 @@ static enum pl_err load_more(const struct tool_ctx *ctx, json_t *ids, const char
 				return pl_fail(err, PL_ERR_USAGE, "name each other analysis once, and not analysis_id itself",
 					       "analysis '%s' is given twice", id);
 		pl_profile_init(&profs[i], &ctx->limits);
-		parts[i] = (struct pl_report_part){id, &profs[i], NULL};
+		parts[i] = (struct pl_report_part){id, &profs[i], NULL, pl_experiments_of(ctx->artifact_root, id)};
 		(*n)++;
 		if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &parts[i].summary, err)) ||
 		    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &profs[i], err)))
@@ -96,6 +97,7 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 
 	in.p = &p;
 	in.more = more;
+	in.experiments = pl_experiments_of(ctx->artifact_root, in.analysis_id);
 	pl_profile_init(&p, &ctx->limits);
 	if (json_array_size(ids) > PL_REPORT_MORE_MAX) {
 		rc = pl_fail(err, PL_ERR_USAGE, "report at most 7 other analyses with one",
@@ -119,10 +121,12 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 out:
 	for (size_t i = 0; i < in.nmore; i++) {
 		json_decref(more[i].summary);
+		json_decref(more[i].experiments);
 		pl_profile_release(&more_p[i]);
 	}
 	json_decref(summary);
 	json_decref(in.summary);
+	json_decref(in.experiments);
 	pl_buf_release(&md);
 	pl_buf_release(&path);
 	pl_profile_release(&p);

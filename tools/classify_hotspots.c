@@ -20,6 +20,7 @@
  * description, experiment and forbidden conclusions (rule_texts).
  */
 #include "registry.h"
+#include "evidence/experiments.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"
@@ -170,6 +171,38 @@ static json_t *quiet_brief(json_t *group, json_t *texts)
 	json_object_foreach(na, rule, reason)
 		json_object_set_new(na, rule, text_ref(texts, reason));
 	return out;
+}
+
+/* What experiments said of the page's candidates (experiments.h): a
+ * confirmed or refuted candidate says so, with the experiment and its
+ * figure; an inconclusive one stays a candidate with the experiment
+ * named.  A hotspot candidate without a decisive experiment proposes
+ * one (run_experiment: the commands and the phrase are the agent's and
+ * the user's to add, steps.c names them under needs). */
+static void mark_experiments(const struct tool_ctx *ctx, const char *analysis_id, json_t *cands)
+{
+	json_t *done = pl_experiments_of(ctx->artifact_root, analysis_id), *c;
+	size_t i;
+
+	json_array_foreach(cands, i, c) {
+		const char *cid = json_string_value(json_object_get(c, "candidate_id"));
+		json_t *e = json_object_get(done, cid);
+		const char *status = json_string_value(json_object_get(e, "status"));
+		const char *group = json_string_value(json_object_get(json_object_get(c, "rule"), "group"));
+		if (e) {
+			json_object_set_new(c, "experiment", json_pack("{s:O,s:O,s:O,s:O}", "experiment_id",
+				json_object_get(e, "experiment_id"), "status", json_object_get(e, "status"),
+				"measure", json_object_get(e, "measure"), "figure", json_object_get(e, "figure")));
+			if (status && strcmp(status, "inconclusive") != 0)
+				json_object_set_new(c, "status", json_string(status));
+		}
+		if ((!status || strcmp(status, "inconclusive") == 0) && group && strcmp(group, "hotspot") == 0)
+			json_array_append_new(json_object_get(c, "next_steps"), tool_next_step("run_experiment",
+				json_pack("{s:s,s:s}", "analysis_id", analysis_id, "candidate_id", cid),
+				"only an A/B experiment confirms or refutes this candidate: the program without "
+				"the fix as baseline, with it as candidate"));
+	}
+	json_decref(done);
 }
 
 /* ------------------------------------------------------------ the page */
@@ -331,13 +364,14 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 		"analysis_id", id,
 		"rules", "version", pl_rules_version(rules), "source", PL_RULES_PATH,
 		"count", (json_int_t)pl_rules_count(rules),
-		"note", "Every item is a candidate to test, not a finding: confirm one only with an A/B measurement of the metric that matters.",
+		"note", "Every item is a candidate to test, not a finding, until an experiment (run_experiment) confirms or refutes it: status and experiment say so.",
 		"events", cl.quality, "candidates", json_object_get(body, "candidates"),
 		"rule_texts", json_object_get(body, "rule_texts"), "texts", json_object_get(body, "texts"),
 		"quiet", json_object_get(body, "quiet"), "quiet_total", (json_int_t)cl.quiet_total,
 		"forbidden_conclusions", pl_rules_forbidden(rules),
 		"page", tool_page_json(&pg, one ? NULL : tool_page_call(&pg, "classify_hotspots", args, NULL)));
 	json_decref(body);
+	mark_experiments(ctx, id, json_object_get(*result, "candidates"));
 out:
 	json_decref(cl.all);
 	json_decref(cl.quiet);

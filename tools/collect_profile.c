@@ -29,7 +29,7 @@ static enum pl_err gate(struct pl_error *err, const char *what, const char *how)
 	return pl_fail(err, PL_ERR_PATH, how, "collection refused: %s", what);
 }
 
-static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pid_mode,
+enum pl_err tool_collection_gates(const struct tool_ctx *ctx, json_t *args, bool pid_mode,
 			       struct pl_error *err)
 {
 	const char *auth = json_string_value(json_object_get(args, "authorization"));
@@ -67,9 +67,9 @@ static enum pl_err check_gates(const struct tool_ctx *ctx, json_t *args, bool pi
 }
 
 /* The added variables as NAME=VALUE (new strings in r->env, freed by
- * release_env): bounded in count and size; LD_* and PERF_* refused (perf
+ * tool_collection_env_release): bounded in count and size; LD_* and PERF_* refused (perf
  * gets the environment too, and they would change perf). */
-static enum pl_err make_env(json_t *env, struct pl_collect_req *r, struct pl_error *err)
+enum pl_err tool_collection_env(json_t *env, struct pl_collect_req *r, struct pl_error *err)
 {
 	const char *key;
 	json_t *v;
@@ -102,7 +102,7 @@ static enum pl_err make_env(json_t *env, struct pl_collect_req *r, struct pl_err
 	return PL_OK;
 }
 
-static void release_env(struct pl_collect_req *r)
+void tool_collection_env_release(struct pl_collect_req *r)
 {
 	for (size_t i = 0; i < r->nenv; i++)
 		free((char *)r->env[i]);
@@ -111,7 +111,7 @@ static void release_env(struct pl_collect_req *r)
 
 /* The working directory: given (a folder under an allowed root) or the
  * first allowed root. */
-static enum pl_err make_cwd(const struct tool_ctx *ctx, json_t *args, char *cwd, size_t cap,
+enum pl_err tool_collection_cwd(const struct tool_ctx *ctx, json_t *args, char *cwd, size_t cap,
 			    struct pl_error *err)
 {
 	const char *dir = json_string_value(json_object_get(args, "working_directory"));
@@ -165,10 +165,10 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	pl_collect_output_from_name(json_string_value(json_object_get(args, "stdout")), &r->out_stdout);
 	pl_collect_output_from_name(json_string_value(json_object_get(args, "stderr")), &r->out_stderr);
 	cwd[0] = '\0';
-	if ((rc = make_cwd(ctx, args, cwd, cwd_cap, err)))
+	if ((rc = tool_collection_cwd(ctx, args, cwd, cwd_cap, err)))
 		return rc;
 	r->cwd = cwd[0] ? cwd : NULL;
-	if ((rc = make_env(json_object_get(args, "environment"), r, err)))
+	if ((rc = tool_collection_env(json_object_get(args, "environment"), r, err)))
 		return rc;
 	if (r->pid > 0 && r->duration_ms >= r->timeout_ms)
 		return pl_fail(err, PL_ERR_USAGE, "make timeout_seconds larger than duration_seconds",
@@ -264,14 +264,14 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 	if (has_exe == has_pid)
 		return pl_fail(err, PL_ERR_USAGE, "pass executable (and arguments) or pid with duration_seconds",
 			       "collect_profile takes exactly one of executable and pid");
-	if ((rc = check_gates(ctx, args, has_pid, err)))
+	if ((rc = tool_collection_gates(ctx, args, has_pid, err)))
 		return rc;
 	if ((rc = make_request(ctx, args, &r, exe, sizeof(exe), cwd, sizeof(cwd), err))) {
-		release_env(&r);
+		tool_collection_env_release(&r);
 		return rc;
 	}
 	rc = pl_collect(&env, &r, result, err);
-	release_env(&r);
+	tool_collection_env_release(&r);
 	if (rc)
 		return rc;
 	if (r.mode == PL_COLLECT_SCHED)

@@ -32,6 +32,8 @@ const struct tool_def tool_table[] = {
 	 TOOL_RUNS_PERF | TOOL_COLLECTS, "executable", "timeout_seconds"},
 	{"inspect_collection_capabilities", "schemas/tools/inspect_collection_capabilities.json",
 	 tool_inspect_collection_capabilities, TOOL_RUNS_PERF | TOOL_COLLECTS | TOOL_PROBES_CHAINS},
+	{"run_experiment", "schemas/tools/run_experiment.json", tool_run_experiment,
+	 TOOL_RUNS_PERF | TOOL_COLLECTS, NULL, "timeout_seconds"},
 	{"classify_hotspots", "schemas/tools/classify_hotspots.json", tool_classify_hotspots},
 	{"build_report", "schemas/tools/build_report.json", tool_build_report},
 	{"normalize_benchmark", "schemas/tools/normalize_benchmark.json", tool_normalize_benchmark},

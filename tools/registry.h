@@ -267,6 +267,23 @@ void tool_steps_check_with(const struct tool_ctx *ctx, json_t *caps, json_t *res
  * (new reference). */
 json_t *tool_machine_caps(const struct tool_ctx *ctx);
 
+/* The collection gates (collect_profile.c), shared by the tools that run
+ * a program (collect_profile, run_experiment): the three server flags,
+ * perf, the authorization phrase, and with `pid_mode` the pid flag and
+ * phrase; the first one closed is the error, naming how to open it. */
+enum pl_err tool_collection_gates(const struct tool_ctx *ctx, json_t *args, bool pid_mode,
+				  struct pl_error *err);
+/* An "environment" object (borrowed) as NAME=VALUE strings into r->env
+ * (new; tool_collection_env_release frees them), checked as the launcher
+ * checks them. */
+struct pl_collect_req;
+enum pl_err tool_collection_env(json_t *env, struct pl_collect_req *r, struct pl_error *err);
+void tool_collection_env_release(struct pl_collect_req *r);
+/* args' working_directory resolved under an allowed root (a folder), or
+ * the first allowed root; cwd stays "" when there is none. */
+enum pl_err tool_collection_cwd(const struct tool_ctx *ctx, json_t *args, char *cwd, size_t cap,
+				struct pl_error *err);
+
 /* Handlers. */
 enum pl_err tool_analyze_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
@@ -298,6 +315,7 @@ enum pl_err tool_pause_capture(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_resume_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_configure_device_metrics(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_run_experiment(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 /* Load, before workers fork and are confined, the libraries tools load
  * on first use (libcairo for pictures): a confined worker could not.

@@ -110,6 +110,7 @@ static const struct {
 } phrase_args[] = {
 	{"collect_profile", "authorization", false, "profile this target"},
 	{"collect_profile", "pid_authorization", true, "attach to this process"},
+	{"run_experiment", "authorization", false, "run these two commands for an experiment"},
 	{"start_capture", "authorization", false, "profile this device"},
 	{"start_capture", "pid_authorization", false, "attach to this process on the device"},
 	{"resume_capture", "authorization", false, "profile this device again"},
@@ -150,6 +151,16 @@ static void check_phrases(struct step_check *sc, const char *tool)
 	if (strcmp(tool, "collect_profile") == 0 && !json_object_get(sc->args, "executable") &&
 	    !json_object_get(sc->args, "pid"))
 		add_need(sc, "executable or pid");
+	/* A proposed experiment: the two commands are the agent's to give
+	 * (the program without and with the fix); checked as if given. */
+	if (strcmp(tool, "run_experiment") == 0 &&
+	    (!json_object_get(sc->args, "baseline") || !json_object_get(sc->args, "candidate"))) {
+		add_need(sc, "baseline and candidate: the commands without and with the fix");
+		if (!json_object_get(sc->args, "baseline"))
+			json_object_set_new(sc->args, "baseline", json_pack("{s:s}", "executable", "/"));
+		if (!json_object_get(sc->args, "candidate"))
+			json_object_set_new(sc->args, "candidate", json_pack("{s:s}", "executable", "/"));
+	}
 }
 
 /* --------------------------------------------------------------- flags */
@@ -173,6 +184,7 @@ static const struct {
 	{"compare_profiles", GATE_EXPORTS},
 	{"collect_profile", GATE_COLLECT | GATE_PID},
 	{"inspect_collection_capabilities", GATE_COLLECT},
+	{"run_experiment", GATE_COLLECT},
 	{"connect_device", GATE_CONTROL},
 	{"start_capture", GATE_CONTROL},
 	{"stop_capture", GATE_CONTROL},

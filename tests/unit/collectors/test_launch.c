@@ -142,6 +142,74 @@ START_TEST(launcher_runs_a_command_and_answers)
 }
 END_TEST
 
+/* An experiment's request: the program itself, no perf; checked as
+ * strictly (under an allowed root, outputs in the staging folder, no
+ * LD_*), and a perf request can never pass as one, nor one as perf. */
+START_TEST(launcher_runs_a_program_request_only_under_an_allowed_root)
+{
+	const char *argv[] = {prog, "a b", NULL};
+	const char *outside[] = {"/bin/echo", "hi", NULL};
+	const char *ld[] = {"LD_PRELOAD=/tmp/x.so", NULL};
+	struct pl_run_opts o = {.argv = argv, .cwd = root, .stdout_path = out, .stderr_path = errp,
+				.timeout_ms = 10000};
+	struct pl_run_result res;
+	struct pl_error err;
+	char line[256] = "";
+	FILE *fp;
+	pid_t pid;
+	int fd, conn[2];
+
+	setup();
+	fp = fopen(prog, "w");
+	fputs("#!/bin/sh\necho \"ran $1\"\nexit 3\n", fp);
+	fclose(fp);
+	chmod(prog, 0755);
+	ck_assert_ptr_null(coll_launch_check_program(&cfg, argv, NULL, root, out, errp));
+	ck_assert_str_eq(coll_launch_check_program(&cfg, outside, NULL, root, out, errp),
+			 "the program is not an executable under an allowed root");
+	ck_assert_str_eq(coll_launch_check_program(&cfg, argv, ld, root, out, errp),
+			 "LD_* and PERF_* variables are refused: they would apply to perf as well as to the program");
+	ck_assert_str_eq(coll_launch_check_program(&cfg, argv, NULL, "/", out, errp),
+			 "the working directory is not under an allowed root");
+	ck_assert_str_eq(coll_launch_check_program(&cfg, argv, NULL, root, "/tmp/out", errp),
+			 "stdout and stderr must go to files in the staging folder, or to /dev/null");
+	ck_assert_int_eq(coll_launcher_start(&cfg, &fd, &pid, &err), PL_OK);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, conn), 0);
+	{
+		char byte = 'C', cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = {&byte, 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				   .msg_controllen = sizeof(cbuf)};
+		struct cmsghdr *c;
+		memset(cbuf, 0, sizeof(cbuf));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &conn[1], sizeof(int));
+		ck_assert_int_eq(sendmsg(fd, &m, 0), 1);
+		close(conn[1]);
+	}
+	ck_assert_int_eq(coll_launch_program(conn[0], &o, &res, &err), PL_OK);
+	ck_assert_int_eq(res.exit_status, 3);
+	ck_assert(res.seconds > 0);
+	fp = fopen(out, "r");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	ck_assert_str_eq(line, "ran a b\n");
+	/* The program kind is not a way to run perf's argv elsewhere, nor the
+	 * perf kind a way to run the program. */
+	o.argv = outside;
+	ck_assert_int_eq(coll_launch_program(conn[0], &o, &res, &err), PL_ERR_PATH);
+	ck_assert_str_eq(err.text, "the collection launcher refused the run: the program is not an executable "
+			 "under an allowed root");
+	o.argv = argv;
+	ck_assert_int_eq(coll_launch_run(conn[0], &o, &res, &err), PL_ERR_PATH);
+	ck_assert_str_eq(err.text, "the collection launcher refused the run: the program is not the allowlisted perf");
+	close(conn[0]);
+	close(fd);
+}
+END_TEST
+
 START_TEST(stderr_findings_count_perf_losses_and_program_errors)
 {
 	const char *text =
@@ -186,6 +254,7 @@ Suite *suite_launch(void)
 	tcase_add_test(tc, launcher_takes_a_collection_command);
 	tcase_add_test(tc, launcher_refuses_what_a_collection_never_asks);
 	tcase_add_test(tc, launcher_runs_a_command_and_answers);
+	tcase_add_test(tc, launcher_runs_a_program_request_only_under_an_allowed_root);
 	tcase_add_test(tc, stderr_findings_count_perf_losses_and_program_errors);
 	suite_add_tcase(s, tc);
 	return s;

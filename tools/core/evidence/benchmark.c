@@ -87,6 +87,7 @@ void pl_bench_set_release(struct pl_bench_set *s)
 	json_decref(s->producer_metadata);
 	json_decref(s->producer_version);
 	json_decref(s->warnings);
+	json_decref(s->experiment);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -97,6 +98,7 @@ const char *pl_bench_format_name(enum pl_bench_format f)
 	case PL_BENCH_GOOGLE: return "google_benchmark";
 	case PL_BENCH_PYPERF: return "pyperf";
 	case PL_BENCH_VALUES: return "values";
+	case PL_BENCH_EXPERIMENT: return "experiment";
 	default: return "auto";
 	}
 }
@@ -939,6 +941,36 @@ enum pl_err pl_bench_select(struct pl_bench_set *s, const char *name, struct pl_
 	return PL_ERR_USAGE;
 }
 
+/* ------------------------------------------------- a caller's own runs */
+
+struct pl_bench *pl_bench_add(struct pl_bench_set *s, const char *name, const char *metric,
+			      const char *unit, enum pl_bench_direction dir)
+{
+	struct pl_bench *b;
+
+	if (s->n >= PL_BENCH_MAX_BENCHMARKS || strlen(name) > PL_BENCH_MAX_NAME)
+		return NULL;
+	PL_GROW(s->items, s->cap, s->n + 1);
+	b = &s->items[s->n++];
+	memset(b, 0, sizeof(*b));
+	b->name = pl_xstrndup(name, strlen(name));
+	b->metric = metric;
+	b->unit = b->converted_from = unit;
+	b->scale = 1.0;
+	b->direction = dir;
+	return b;
+}
+
+void pl_bench_add_value(struct pl_bench_set *s, struct pl_bench *b, double v)
+{
+	struct pl_error ignored;
+	json_t *raw = json_real(v);
+
+	if (!isfinite(v) || value_add(s, b, raw, 1.0, &ignored) != PL_OK)
+		s->skipped.invalid_values++;
+	json_decref(raw);
+}
+
 /* ------------------------------------------------------------ artifact */
 
 bool pl_bench_id_valid(const char *id)
@@ -1018,8 +1050,10 @@ static json_t *document_new(const struct pl_bench_set *s)
 
 	for (size_t i = 0; i < s->n; i++)
 		json_array_append_new(benches, bench_json(&s->items[i]));
+	json_t *doc;
+
 	/* The input's path is bytes: escaped (docs/paths.md), never dropped. */
-	return json_pack("{s:s,s:i,s:s,s:{s:o,s:I,s:s,s:s,s:s,s:O},s:O,s:O,s:O,s:o,s:o,s:o}",
+	doc = json_pack("{s:s,s:i,s:s,s:{s:o,s:I,s:s,s:s,s:s,s:O},s:O,s:O,s:O,s:o,s:o,s:o}",
 		"schema", "perflens.benchmark", "version", PL_BENCH_SCHEMA_VERSION,
 		"id", ID_PLACEHOLDER,
 		"source", "path", pl_json_bytes(s->path ? s->path : ""), "size", (json_int_t)s->size,
@@ -1028,6 +1062,9 @@ static json_t *document_new(const struct pl_bench_set *s)
 		"environment", s->environment, "environment_source", s->environment_source,
 		"producer_metadata", s->producer_metadata, "skipped", skipped_json(&s->skipped),
 		"warnings", warnings_json(s), "benchmarks", benches);
+	if (doc && s->experiment)
+		json_object_set(doc, "experiment", s->experiment);
+	return doc;
 }
 
 enum pl_err pl_bench_write(const struct pl_bench_set *s, const char *root,

@@ -47,7 +47,8 @@ enum pl_bench_format {
 	PL_BENCH_HYPERFINE,
 	PL_BENCH_GOOGLE,
 	PL_BENCH_PYPERF,
-	PL_BENCH_VALUES    /* plain repeated values (pl_bench_parse_values) */
+	PL_BENCH_VALUES,   /* plain repeated values (pl_bench_parse_values) */
+	PL_BENCH_EXPERIMENT /* run_experiment's own runs (pl_bench_add) */
 };
 
 enum pl_bench_direction { PL_LOWER_IS_BETTER = 0, PL_HIGHER_IS_BETTER };
@@ -92,6 +93,9 @@ struct pl_bench_set {
 	uint64_t size;
 	char sha256[65];
 	const char *compression;
+	/* run_experiment's record (settings, seed, order, every raw run):
+	 * written as the artifact's "experiment" when not NULL; owned. */
+	json_t *experiment;
 };
 
 /* Environment keys, their JSON types ("string", "integer", "number",
@@ -138,6 +142,14 @@ enum pl_err pl_bench_parse_values(struct pl_bench_set *s, json_t *values, const 
 enum pl_err pl_bench_parse_values_file(struct pl_bench_set *s, const char *path, const char *name,
 				       const char *unit, enum pl_bench_direction dir,
 				       const struct pl_limits *lim, struct pl_error *err);
+
+/* A new benchmark of values a caller measured itself (run_experiment):
+ * `metric` and `unit` must outlive the set (static strings); NULL past
+ * the limits.  Then pl_bench_add_value for each repeat: a value that is
+ * not a positive finite number is skipped and counted (invalid_values). */
+struct pl_bench *pl_bench_add(struct pl_bench_set *s, const char *name, const char *metric,
+			      const char *unit, enum pl_bench_direction dir);
+void pl_bench_add_value(struct pl_bench_set *s, struct pl_bench *b, double v);
 
 /* Keep only the benchmark called `name`; the error lists the names. */
 enum pl_err pl_bench_select(struct pl_bench_set *s, const char *name,

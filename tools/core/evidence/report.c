@@ -424,6 +424,30 @@ static void figure_text(struct pl_buf *b, json_t *fig)
 			    strcmp(str_of(fig, "op"), "below") == 0 ? "below" : "at least", num_of(fig, "threshold"));
 }
 
+/* The candidate's status: confirmed or refuted only by an experiment
+ * (experiments.h), with its figure; else a hypothesis. */
+static void status_line(struct report *r, json_t *c, size_t view)
+{
+	json_t *e = json_object_get(r->parts[r->view_part[view]].experiments, str_of(c, "candidate_id"));
+	const char *status = str_of(e, "status");
+
+	if (!e) {
+		pl_buf_adds(&r->md, "\n\n- Status: candidate (unconfirmed hypothesis)\n");
+		return;
+	}
+	if (strcmp(status, "inconclusive") == 0)
+		pl_buf_adds(&r->md, "\n\n- Status: candidate (unconfirmed: an experiment was inconclusive)\n");
+	else
+		pl_buf_addf(&r->md, "\n\n- Status: %s by experiment ", status);
+	if (strcmp(status, "inconclusive") != 0) {
+		md_code(&r->md, str_of(e, "experiment_id"));
+		pl_buf_adds(&r->md, "\n");
+	}
+	pl_buf_adds(&r->md, "- Experiment: ");
+	md_text(&r->md, str_of(e, "figure"), 400);
+	pl_buf_adds(&r->md, "\n");
+}
+
 static void candidate_block(struct report *r, json_t *c, size_t n, size_t view)
 {
 	json_t *rule = json_object_get(c, "rule"), *h, *s;
@@ -433,7 +457,8 @@ static void candidate_block(struct report *r, json_t *c, size_t n, size_t view)
 	md_rule_text(&r->md, json_object_get(rule, "label"));
 	pl_buf_adds(&r->md, " on ");
 	event_label(r, view, str_of(c, "event"));
-	pl_buf_adds(&r->md, "\n\n- Status: candidate (unconfirmed hypothesis)\n- Rule: ");
+	status_line(r, c, view);
+	pl_buf_adds(&r->md, "- Rule: ");
 	md_code(&r->md, str_of(rule, "id"));
 	pl_buf_adds(&r->md, ": ");
 	md_rule_text(&r->md, json_object_get(rule, "description"));
@@ -673,7 +698,7 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 {
 	struct report r = {
 		.problem = in->problem, .metric = in->metric,
-		.parts = {{in->analysis_id, in->p, in->summary}},
+		.parts = {{in->analysis_id, in->p, in->summary, in->experiments}},
 		.nparts = 1,
 	};
 	size_t ncand, nmissing;

@@ -31,6 +31,9 @@ struct pl_report_part {
 	const char *analysis_id;
 	const struct pl_profile *p;
 	json_t *summary;                  /* its summary artifact */
+	json_t *experiments;              /* what experiments said of its candidates
+					   * (experiments.h's pl_experiments_of; borrowed,
+					   * may be NULL) */
 };
 
 struct pl_report_in {
@@ -38,6 +41,7 @@ struct pl_report_in {
 	const char *problem, *metric;     /* the caller's words, escaped */
 	const struct pl_profile *p;       /* the analysis' profile */
 	json_t *summary;                  /* its summary artifact (borrowed) */
+	json_t *experiments;              /* as pl_report_part's, for this analysis */
 	const struct pl_rules *rules;     /* the classification rules */
 	uint32_t only_event;              /* one event of the first analysis, or PL_NOID: all */
 	const struct pl_report_part *more;/* nmore other analyses, every event of each */
