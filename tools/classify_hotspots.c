@@ -199,8 +199,8 @@ static void mark_experiments(const struct tool_ctx *ctx, const char *analysis_id
 		if ((!status || strcmp(status, "inconclusive") == 0) && group && strcmp(group, "hotspot") == 0)
 			json_array_append_new(json_object_get(c, "next_steps"), tool_next_step("run_experiment",
 				json_pack("{s:s,s:s}", "analysis_id", analysis_id, "candidate_id", cid),
-				"only an A/B experiment confirms or refutes this candidate: the program without "
-				"the fix as baseline, with it as candidate"));
+				"only an experiment confirms or refutes it: the program without the fix "
+				"(baseline) against with it (candidate)"));
 	}
 	json_decref(done);
 }

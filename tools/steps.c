@@ -155,7 +155,7 @@ static void check_phrases(struct step_check *sc, const char *tool)
 	 * (the program without and with the fix); checked as if given. */
 	if (strcmp(tool, "run_experiment") == 0 &&
 	    (!json_object_get(sc->args, "baseline") || !json_object_get(sc->args, "candidate"))) {
-		add_need(sc, "baseline and candidate: the commands without and with the fix");
+		add_need(sc, "baseline and candidate");
 		if (!json_object_get(sc->args, "baseline"))
 			json_object_set_new(sc->args, "baseline", json_pack("{s:s}", "executable", "/"));
 		if (!json_object_get(sc->args, "candidate"))

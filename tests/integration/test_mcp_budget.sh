@@ -7,7 +7,7 @@
 #    stay complete (every one is a valid JSON Schema 2020-12, checked with
 #    python3-jsonschema, the oracle here).
 #  - classify_hotspots: a first page (default limit) of a typical profile
-#    (the peers' single-event captures, up to 5 candidates) within 8 KB of
+#    (the peers' single-event captures, up to 5 candidates) within 10 KB of
 #    structuredContent, the bundled device capture and session as printed;
 #    every candidate on every page still carries its evidence (figure,
 #    evidence level, matched hotspots, missing evidence whose keys resolve,
@@ -41,11 +41,14 @@ from mcp_client import *  # the shared MCP test client (mcp_client.py)
 import jsonschema
 
 SERVER, REPO, SHARED = sys.argv[1:4]
-# What a model reads of tools/list: 20 KB until 2026-12-07, 22 KB since
+# What a model reads of tools/list: 20 KB until 2026-12-07, 24 KB since
 # collect_profile's working_directory/environment/output, demangled and
-# short names and every step's operator came (descriptions were cut first).
-MODEL_READ_MAX = 22 * 1024
-CLASSIFY_MAX = 8 * 1024
+# short names, every step's operator and run_experiment came (about 1.2 KB
+# a tool; descriptions were cut first).
+MODEL_READ_MAX = 24 * 1024
+# A classify page: 8 KB until 2026-12-07; 10 KB since each candidate's
+# collection and experiment steps say what the operator must do first.
+CLASSIFY_MAX = 10 * 1024
 ART = os.path.join(WORK, "art")
 s = Stdio([SERVER, "--allowed-root", REPO, "--allowed-root", SHARED, "--artifact-root", ART,
            "--allow-writes"], "budget")

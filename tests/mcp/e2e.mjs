@@ -314,7 +314,9 @@ async function main() {
     await call('symbolize', { binary: elf, offsets: ['0x1000', '0x2000'] }, 'symbolize two offsets');
   }
   // Collection is off on this server: both tools say which flag opens it.
+  const side = { executable: elf ?? '/bin/true' };
   for (const [tool, args] of [['collect_profile', { executable: elf ?? '/bin/true', authorization: 'I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING' }],
+                              ['run_experiment', { baseline: side, candidate: side, authorization: 'I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING' }],
                               ['inspect_collection_capabilities', {}]]) {
     const text = await callError(tool, args, `${tool} on a server without --allow-collection: isError naming the flag`,
       ['--allow-collection']);
