@@ -7,7 +7,7 @@
 #  - the workloads' construction: each must get its candidate (malloc loop
 #    -> memory_allocation, memcpy loop -> memory_copy, write/getppid loop ->
 #    system_calls and kernel_time, mutex -> synchronization, fresh pages ->
-#    page_faults, fdatasync -> io_wait, futex sleeps -> lock_wait) and must
+#    page_faults, fdatasync -> disk_io, mutex futex waits -> lock_wait) and must
 #    not get unrelated ones; the pure compute loop gets program_code (its
 #    own function holds the samples) and no other hotspot rule;
 #  - classify_oracle.py: every figure (fired or not) recomputed from the
@@ -151,7 +151,7 @@ record_workloads() {
 		perf script -i "$WORK/$n.data" -F comm,pid,tid,time,event,period,ip,sym,symoff,dso \
 			>"$WORK/$n.txt" 2>"$WORK/err" || { notok "classify $n: perf script failed: $(oneline "$WORK/err")"; return 1; }
 	}
-	on_cpu="memory_allocation memory_copy system_calls kernel_time synchronization page_faults runtime_and_libc io_wait lock_wait sleep frame_pointer_loss unresolved_symbols"
+	on_cpu="memory_allocation memory_copy system_calls kernel_time synchronization page_faults runtime_and_libc io_wait lock_wait sleep cpu_wait disk_io idle_wait futex_wait_unknown frame_pointer_loss unresolved_symbols"
 	if rec compute cpu-clock compute && classify compute "$WORK/compute.txt"; then
 		figures compute "$WORK/compute.txt"
 		expect compute cpu-clock program_code "$on_cpu"
@@ -188,7 +188,7 @@ record_workloads() {
 		skip "classify iowait: $WORK is on tmpfs, where fdatasync waits for no device"
 	elif rec iowait sched:sched_switch iowait "$WORK/iowait.tmp" && classify iowait "$WORK/iowait.txt"; then
 		figures iowait "$WORK/iowait.txt"
-		expect iowait sched:sched_switch io_wait "lock_wait sleep synchronization memory_allocation"
+		expect iowait sched:sched_switch disk_io "io_wait lock_wait idle_wait futex_wait_unknown sleep synchronization memory_allocation"
 	fi
 }
 record_workloads
