@@ -39,6 +39,7 @@ def fired(binary, mix, graph):
                                      "arguments": [disk] + mix, "call_graph": graph, "authorization": P})
     if r.get("isError") or not sc.get("collection_id"):
         return "collect_profile: " + short(r)
+    ran[binary + graph] = ((sc.get("metadata") or {}).get("off_cpu") or {}).get("ran_instead", [])
     r, a = call("analyze_profile", {"path": "perflens://artifacts/collections/%s/offcpu.txt" % sc["collection_id"]})
     if r.get("isError"):
         return "analyze_profile: " + short(r)
@@ -60,7 +61,7 @@ def fired(binary, mix, graph):
     return out
 
 
-inside, steps = {}, {}
+inside, steps, ran = {}, {}, {}
 
 
 # mix, build, call graph, rules that must fire, rules that may.  The
@@ -97,5 +98,12 @@ for mix, binary, graph, must, may in cases:
         w = inside.get(binary + graph, 0.0)
         check("%s: %.1f%% of the blocked time is preempted inside write() (ksys_write), and io_wait stays quiet"
               % (what, w), w >= 20 and "io_wait" not in got, "ksys_write %.1f%%; fired %s" % (w, got))
+        # Who took the CPU: the collection names the tasks switched in at
+        # each preemption; the program's own hogs are among them.
+        ri = ran.get(binary + graph, [])
+        own = [e for e in ri if e.get("own_task") and e.get("comm", "").startswith("waits-")]
+        total = sum(e.get("runnable_ns", 0) for e in ri) or 1
+        check("%s: off_cpu.ran_instead names the program's own threads as taking the CPU (%.0f%% of the listed wait)"
+              % (what, 100.0 * sum(e["runnable_ns"] for e in own) / total), own, short(ri, 400))
 s.close()
 sys.exit(1 if fails else 0)
