@@ -18,6 +18,10 @@
  * their text: the same recording gives the same bytes.  Nothing is lost
  * silently: intervals still open when the recording ended, switches of
  * other tasks and frames past the cap are counted in the metadata.
+ * A task switched out runnable (state R: preempted) waits for a CPU; the
+ * task switched in instead is kept with the time the preempted one
+ * waited (metadata off_cpu.ran_instead: which tasks, the target's own or
+ * others, took the CPU).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -35,7 +39,11 @@ struct pending {
 	int64_t tid;
 	uint64_t t0;         /* ns */
 	uint32_t key;        /* the record text, in `keys` */
+	uint32_t ran;        /* runnable (state R): the task switched in, in
+			      * `ran_names`; UINT32_MAX otherwise */
 };
+
+#define RAN_TOP 10       /* tasks listed in off_cpu.ran_instead */
 
 struct offcpu {
 	int64_t root_pid;    /* the attached pid, or the target's exec'd pid */
@@ -48,11 +56,17 @@ struct offcpu {
 	uint64_t *ns;           /* per key */
 	size_t ns_cap;
 	uint64_t intervals, blocked_ns, untracked_switches, frames_cut, tracked_full, task_exits;
+	/* runnable waits, by the task that took the CPU ("COMM\x1fown") */
+	struct pl_strtab ran_names;
+	uint64_t *ran_ns, *ran_waits;
+	size_t ran_cap;
+	uint64_t runnable_ns;
 	/* the switch being read */
 	bool in_switch;
 	int64_t pid, prev_tid, next_tid;
 	uint64_t t;
 	char state[16];
+	char next_comm[64];
 	struct pl_buf comm;
 	struct pl_buf frames;   /* "\tADDR SYM (DSO)\n" lines, leaf first */
 	size_t nframes;
@@ -176,6 +190,11 @@ static void runs_again(struct offcpu *o, int64_t tid, uint64_t t)
 			o->ns[o->pend[i].key] += dt;
 			o->blocked_ns += dt;
 			o->intervals++;
+			if (o->pend[i].ran != UINT32_MAX) {
+				o->ran_ns[o->pend[i].ran] += dt;
+				o->ran_waits[o->pend[i].ran]++;
+				o->runnable_ns += dt;
+			}
 			o->pend[i] = o->pend[--o->npend];
 			return;
 		}
@@ -200,6 +219,27 @@ static uint32_t record_key(struct offcpu *o)
 	return id;
 }
 
+/* The task switched in when a tracked task was preempted: its comm,
+ * and whether it is one of the target's own tasks. */
+static uint32_t ran_key(struct offcpu *o)
+{
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	pl_buf_adds(&b, o->next_comm[0] ? o->next_comm : "?");
+	pl_buf_adds(&b, tracked(o, o->next_tid) ? "\x1f" "1" : "\x1f" "0");
+	id = pl_strtab_intern(&o->ran_names, b.data, b.len);
+	if (o->ran_names.count > o->ran_cap) {
+		size_t old = o->ran_cap, cap = o->ran_cap;
+		PL_GROW(o->ran_ns, cap, o->ran_names.count);
+		PL_GROW(o->ran_waits, o->ran_cap, o->ran_names.count);
+		memset(o->ran_ns + old, 0, (o->ran_cap - old) * sizeof(*o->ran_ns));
+		memset(o->ran_waits + old, 0, (o->ran_cap - old) * sizeof(*o->ran_waits));
+	}
+	pl_buf_release(&b);
+	return id;
+}
+
 static void end_switch(struct offcpu *o)
 {
 	if (!o->in_switch)
@@ -213,8 +253,9 @@ static void end_switch(struct offcpu *o)
 	} else if (tracked(o, o->prev_tid)) {
 		runs_again(o, o->prev_tid, o->t);
 		uint32_t key = record_key(o);
+		uint32_t ran = o->state[0] == 'R' ? ran_key(o) : UINT32_MAX;
 		PL_GROW(o->pend, o->pend_cap, o->npend + 1);
-		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key};
+		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key, ran};
 	} else {
 		o->untracked_switches++;
 	}
@@ -304,8 +345,16 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 	o->in_switch = field_int(text, "prev_pid=", &o->prev_tid) &&
 		       field_int(text, "next_pid=", &o->next_tid) &&
 		       field(text, "prev_state=", o->state, sizeof(o->state));
-	if (o->in_switch)
+	if (o->in_switch) {
+		/* next_comm runs up to " next_pid=" (a comm may hold spaces) */
+		const char *nc = strstr(text, "next_comm="), *np = nc ? strstr(nc, " next_pid=") : NULL;
+		size_t n = np ? (size_t)(np - nc - 10) : 0;
+		if (n >= sizeof(o->next_comm))
+			n = sizeof(o->next_comm) - 1;
+		memcpy(o->next_comm, np ? nc + 10 : "", n);
+		o->next_comm[n] = '\0';
 		set_comm(o, &h);
+	}
 	return PL_OK;
 }
 
@@ -345,9 +394,41 @@ static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct
 	return PL_OK;
 }
 
+static int cmp_ran(const void *a, const void *b, void *arg)
+{
+	const struct offcpu *sort_o = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_o->ran_ns[x] != sort_o->ran_ns[y])
+		return sort_o->ran_ns[x] > sort_o->ran_ns[y] ? -1 : 1;
+	return strcmp(pl_strtab_get(&sort_o->ran_names, x), pl_strtab_get(&sort_o->ran_names, y));
+}
+
+/* The tasks that took the CPU from the target's runnable (preempted)
+ * tasks, by the time those waited: the first RAN_TOP (new). */
+static json_t *ran_instead_json(const struct offcpu *o)
+{
+	uint32_t *order = pl_xcalloc(o->ran_names.count + 1, sizeof(uint32_t));
+	json_t *out = json_array();
+
+	for (uint32_t i = 0; i < o->ran_names.count; i++)
+		order[i] = i;
+	qsort_r(order, o->ran_names.count, sizeof(uint32_t), cmp_ran, (void *)o);
+	for (uint32_t i = 0; i < o->ran_names.count && i < RAN_TOP; i++) {
+		const char *name = pl_strtab_get(&o->ran_names, order[i]), *sep = strchr(name, '\x1f');
+		json_array_append_new(out, json_pack("{s:s%,s:b,s:I,s:I}",
+			"comm", name, sep ? (size_t)(sep - name) : strlen(name),
+			"own_task", sep && sep[1] == '1',
+			"runnable_waits", (json_int_t)o->ran_waits[order[i]],
+			"runnable_ns", (json_int_t)o->ran_ns[order[i]]));
+	}
+	free(order);
+	return out;
+}
+
 static json_t *offcpu_meta(const struct offcpu *o)
 {
-	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
 		"event", OFFCPU_EVENT, "unit", "ns", "file", "offcpu.txt",
 		"root_pid", (json_int_t)o->root_pid, "tracked_tasks", (json_int_t)o->ntracked,
 		"tasks_not_tracked_past_limit", (json_int_t)o->tracked_full,
@@ -355,7 +436,8 @@ static json_t *offcpu_meta(const struct offcpu *o)
 		"records", (json_int_t)o->keys.count,
 		"intervals_open_at_end", (json_int_t)o->npend, "task_exits", (json_int_t)o->task_exits,
 		"switches_of_other_tasks", (json_int_t)o->untracked_switches,
-		"frames_past_cap", (json_int_t)o->frames_cut);
+		"frames_past_cap", (json_int_t)o->frames_cut,
+		"runnable_ns", (json_int_t)o->runnable_ns, "ran_instead", ran_instead_json(o));
 }
 
 static void offcpu_release(struct offcpu *o)
@@ -366,6 +448,9 @@ static void offcpu_release(struct offcpu *o)
 	pl_buf_release(&o->comm);
 	pl_buf_release(&o->frames);
 	pl_strtab_release(&o->keys);
+	pl_strtab_release(&o->ran_names);
+	free(o->ran_ns);
+	free(o->ran_waits);
 	free(o);
 }
 
@@ -396,6 +481,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 		o->exe_comm = comm;
 	}
 	pl_strtab_init(&o->keys);
+	pl_strtab_init(&o->ran_names);
 	rc = coll_run_perf(env, argv, r->timeout_ms, 0, false, offcpu_line, o, &res, err);
 	pl_run_result_release(&res);
 	end_switch(o);

@@ -142,6 +142,11 @@ static json_t *warnings_json(const struct compare_args *a, const struct pl_diff 
 		json_array_append_new(w, json_sprintf(
 			"the main executables differ (baseline %s, candidate %s): their functions are compared by name, as two builds of one program",
 			PL_ESC_MSG(d->main_dso[0]), PL_ESC_MSG(d->main_dso[1])));
+	if (d->main_comm[0] && d->main_comm[1])
+		json_array_append_new(w, json_sprintf(
+			"the main executables' commands differ (baseline %s, candidate %s): they are matched as one, so call paths from the candidate's %s are compared with the baseline's %s and named after it",
+			PL_ESC_MSG(d->main_comm[0]), PL_ESC_MSG(d->main_comm[1]), PL_ESC_MSG(d->main_comm[1]),
+			PL_ESC_MSG(d->main_comm[0])));
 	if (d->dso_joined_apart)
 		json_array_append_new(w, json_sprintf(
 			"%zu functions are compared across modules of one file name in different folders (e.g. /lib and /usr/lib)",

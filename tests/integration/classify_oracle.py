@@ -11,6 +11,8 @@ Python's re, and sums sample periods per event:
   function_self_percent  per_function rules: the largest self share of one
                      matched function (symbol and DSO)
   event_percent      the event belongs to a whole_event set (100)
+  unless             a function rule skips the stacks that any rule it
+                     names matches (by that rule's functions alone)
   samples            the event's sample count
   unknown_leaf_percent   leaf symbol is [unknown]
   unknown_frame_percent  any frame's symbol is [unknown]
@@ -149,6 +151,20 @@ def expected(rules, rule, event, samples):
         if frame not in cache:
             cache[frame] = func_matches(rule, *frame)
         return cache[frame]
+    # unless: a stack any frame of which a named rule matches is not this
+    # rule's (the named rules' own matches, before their exclusions).
+    others = [r for r in rules["rules"] if r["id"] in match.get("unless", [])]
+    if others:
+        ocache = {}
+
+        def excluded(fr):
+            for f in fr:
+                if f not in ocache:
+                    ocache[f] = any(func_matches(r, *f) for r in others)
+                if ocache[f]:
+                    return True
+            return False
+        evs = [(p, fr) for p, fr in evs if not excluded(fr)]
     if match.get("per_function"):
         per = {}
         for p, fr in evs:

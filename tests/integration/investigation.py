@@ -331,11 +331,20 @@ if oid:
     ev = (offa.get("events") or [{}])[0]
     check("%s: off-CPU analysis: one event with a time unit" % W,
           len(offa.get("events", [])) == 1 and ev.get("unit") in ("us", "ns", "ms", "s"), short(offa.get("events"), 300))
-    oc, res = call("classify_hotspots", {"analysis_id": oid})
+    oc, res = call("classify_hotspots", {"analysis_id": oid, "limit": 50})
     kinds = {rule_id(c): c for c in oc.get("candidates", [])}
     ktext = json.dumps(oc.get("candidates", []))
-    check("%s: off-CPU classify: lock_wait fires on the futex waits of the counters" % W,
-          "lock_wait" in kinds, sorted(k for k in kinds if k))
+    # Three counters and the formatter are four CPU-bound threads on a
+    # machine of few CPUs: the counters switch out blocked on the mutex
+    # (lock_wait) or preempted while runnable (cpu_wait), in proportions
+    # the machine's load decides.  Either way the mutex waits are
+    # lock_wait's, never a wait for work or an unknown futex wait.
+    quiet = {k: v for q in oc.get("quiet", []) for k, v in (q.get("below_threshold") or {}).items()}
+    lockf = (kinds.get("lock_wait") or {}).get("figure", {}).get("value", quiet.get("lock_wait", 0))
+    check("%s: off-CPU classify: the counters' futex waits under the mutex are lock_wait (%.1f%%; fired: %s), "
+          "lock_wait or cpu_wait fires, idle_wait and futex_wait_unknown do not" % (W, lockf, sorted(k for k in kinds if k)),
+          lockf > 0 and ("lock_wait" in kinds or "cpu_wait" in kinds) and
+          "idle_wait" not in kinds and "futex_wait_unknown" not in kinds, ktext[:600])
     check("%s: off-CPU classify: io_wait fires on the reader's pipe_read" % W,
           "io_wait" in kinds and "pipe_read" in json.dumps(kinds["io_wait"]), short(kinds.get("io_wait") or ktext, 400))
     check("%s: off-CPU classify: a sleep candidate fires on the writer's nanosleep" % W,

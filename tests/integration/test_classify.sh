@@ -7,7 +7,8 @@
 #  - the workloads' construction: each must get its candidate (malloc loop
 #    -> memory_allocation, memcpy loop -> memory_copy, write/getppid loop ->
 #    system_calls and kernel_time, mutex -> synchronization, fresh pages ->
-#    page_faults, fdatasync -> io_wait, futex sleeps -> lock_wait) and must
+#    page_faults, fdatasync -> disk_io, mutex switches -> lock_wait and
+#    cpu_wait together) and must
 #    not get unrelated ones; the pure compute loop gets program_code (its
 #    own function holds the samples) and no other hotspot rule;
 #  - classify_oracle.py: every figure (fired or not) recomputed from the
@@ -151,7 +152,7 @@ record_workloads() {
 		perf script -i "$WORK/$n.data" -F comm,pid,tid,time,event,period,ip,sym,symoff,dso \
 			>"$WORK/$n.txt" 2>"$WORK/err" || { notok "classify $n: perf script failed: $(oneline "$WORK/err")"; return 1; }
 	}
-	on_cpu="memory_allocation memory_copy system_calls kernel_time synchronization page_faults runtime_and_libc io_wait lock_wait sleep frame_pointer_loss unresolved_symbols"
+	on_cpu="memory_allocation memory_copy system_calls kernel_time synchronization page_faults runtime_and_libc io_wait lock_wait sleep cpu_wait disk_io idle_wait futex_wait_unknown frame_pointer_loss unresolved_symbols"
 	if rec compute cpu-clock compute && classify compute "$WORK/compute.txt"; then
 		figures compute "$WORK/compute.txt"
 		expect compute cpu-clock program_code "$on_cpu"
@@ -182,13 +183,33 @@ record_workloads() {
 	fi
 	if rec mutex-switch sched:sched_switch mutex && classify mutex-switch "$WORK/mutex-switch.txt"; then
 		figures mutex-switch "$WORK/mutex-switch.txt"
-		expect mutex-switch sched:sched_switch lock_wait "io_wait sleep synchronization memory_allocation program_code"
+		# Two threads on one mutex switch out either blocked on it
+		# (lock_wait) or preempted while runnable (cpu_wait): on a busy
+		# machine preemption can take 95% of the switches, on an idle
+		# one next to none.  Together they are the switches, and no
+		# other wait is planted.
+		expect mutex-switch sched:sched_switch "" "io_wait disk_io idle_wait futex_wait_unknown sleep synchronization memory_allocation program_code"
+		if $PY - "$WORK/mutex-switch.json" >"$WORK/m.out" 2>&1 <<'EOF'
+import json, sys
+res = json.load(open(sys.argv[1]))
+fig = {c["rule"]["id"]: c["figure"]["value"] for c in res["candidates"]}
+for q in res["quiet"]:
+    fig.update(q["below_threshold"])
+lock, cpu = fig.get("lock_wait", 0), fig.get("cpu_wait", 0)
+print("lock_wait %.1f + cpu_wait %.1f" % (lock, cpu))
+sys.exit(0 if lock > 0 and lock + cpu >= 90 else 1)
+EOF
+		then
+			ok "classify mutex-switch: blocked on the mutex or preempted, $(cat "$WORK/m.out") >= 90% of the switches"
+		else
+			notok "classify mutex-switch: lock_wait and cpu_wait are not the switches: $(oneline "$WORK/m.out")"
+		fi
 	fi
 	if [ "$(stat -f -c %T "$WORK")" = tmpfs ]; then
 		skip "classify iowait: $WORK is on tmpfs, where fdatasync waits for no device"
 	elif rec iowait sched:sched_switch iowait "$WORK/iowait.tmp" && classify iowait "$WORK/iowait.txt"; then
 		figures iowait "$WORK/iowait.txt"
-		expect iowait sched:sched_switch io_wait "lock_wait sleep synchronization memory_allocation"
+		expect iowait sched:sched_switch disk_io "io_wait lock_wait idle_wait futex_wait_unknown sleep synchronization memory_allocation"
 	fi
 }
 record_workloads

@@ -371,6 +371,70 @@ START_TEST(off_cpu_blocked_microseconds_name_pipe_reads_sleeps_and_futexes)
 }
 END_TEST
 
+/* The figure of `rule` on `res`, 0 when it did not fire. */
+static double fired_figure(json_t *res, const char *rule)
+{
+	json_t *c = candidate(res, rule);
+
+	return c ? figure(c) : 0.0;
+}
+
+START_TEST(waits_are_told_apart_by_state_and_frames)
+{
+	json_t *res;
+
+	/* Six kinds of wait, 100 us each (16.67%): each stack counts for one
+	 * rule, whatever else its frames match. */
+	feed_stack("off-cpu-us", 1, "writer;write;ksys_write;vfs_write;pipe_write;__schedule;[state R]", 100);
+	feed_stack("off-cpu-us", 2, "syncer;fdatasync;__x64_sys_fdatasync;do_fsync;ext4_sync_file;jbd2_log_wait_commit;__schedule;[state D]", 100);
+	feed_stack("off-cpu-us", 3, "consumer;pthread_cond_wait;__futex_abstimed_wait_common;__x64_sys_futex;futex_wait;__schedule;[state S]", 100);
+	feed_stack("off-cpu-us", 4, "counter;pthread_mutex_lock;__lll_lock_wait;__x64_sys_futex;futex_wait;__schedule;[state S]", 100);
+	feed_stack("off-cpu-us", 5, "[unknown];__futex_abstimed_wait_common;__x64_sys_futex;futex_wait;__schedule;[state S]", 100);
+	feed_stack("off-cpu-us", 6, "main;pthread_join;__futex_abstimed_wait_common;__x64_sys_futex;futex_wait;__schedule;[state S]", 100);
+	/* A kernel lock on the way to the disk is the disk's; on the way to
+	 * a pipe, the lock's (0.1 us each: below every threshold). */
+	feed_stack("off-cpu-us", 7, "syncer;fsync;do_fsync;ext4_sync_file;__mutex_lock;__schedule;[state D]", 1);
+	feed_stack("off-cpu-us", 8, "writer;write;ksys_write;pipe_write;__mutex_lock;__schedule;[state D]", 1);
+	res = classify_first();
+	ck_assert_double_eq_tol(fired_figure(res, "cpu_wait"), 100.0 / 6.02, 1e-3);
+	ck_assert_double_eq_tol(fired_figure(res, "disk_io"), 101.0 / 6.02, 1e-3);
+	ck_assert_double_eq_tol(fired_figure(res, "lock_wait"), 101.0 / 6.02, 1e-3);
+	ck_assert_double_eq_tol(fired_figure(res, "idle_wait"), 200.0 / 6.02, 1e-3);
+	ck_assert_double_eq_tol(fired_figure(res, "futex_wait_unknown"), 100.0 / 6.02, 1e-3);
+	ck_assert_ptr_null(candidate(res, "io_wait"));
+	ck_assert_ptr_null(candidate(res, "sleep"));
+	/* The preempted writer's hotspots are write's frames, with its weight. */
+	ck_assert_int_eq(json_integer_value(json_object_get(candidate(res, "cpu_wait"), "hotspots_total")), 1);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(preemption_frames_without_a_state_are_cpu_wait)
+{
+	json_t *res;
+
+	/* A plain sched_switch capture: no [state] frame, the kernel's
+	 * preemption path says the thread was still runnable. */
+	feed_stack("sched:sched_switch", 1, "main;write;ksys_write;vfs_write;irqentry_exit;preempt_schedule_irq;__schedule", 300);
+	feed_stack("sched:sched_switch", 1, "main;read;ksys_read;vfs_read;pipe_read;schedule;__schedule", 700);
+	res = classify_first();
+	ck_assert_double_eq_tol(fired_figure(res, "cpu_wait"), 30.0, 1e-6);
+	ck_assert_double_eq_tol(fired_figure(res, "io_wait"), 70.0, 1e-6);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(unless_names_only_other_function_rules)
+{
+	struct pl_error err;
+
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("a", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"self\", \"min_percent\": 5, \"unless\": [\"b\"]}") ","
+				      RULE("b", "{\"functions\": [{\"symbol\": \"y\"}], \"weight\": \"self\", \"min_percent\": 5}") "]}", &err), PL_OK);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("a", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"self\", \"min_percent\": 5, \"unless\": [\"nope\"]}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_str_eq(err.text, "classification rules: a: unless names a rule that is not another function rule");
+}
+END_TEST
+
 START_TEST(excluding_patterns_leave_a_function_out)
 {
 	struct pl_error err;
@@ -400,6 +464,9 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, program_code_is_the_heaviest_own_function_apart_from_libraries);
 	tcase_add_test(tc, off_cpu_blocked_microseconds_name_pipe_reads_sleeps_and_futexes);
 	tcase_add_test(tc, excluding_patterns_leave_a_function_out);
+	tcase_add_test(tc, waits_are_told_apart_by_state_and_frames);
+	tcase_add_test(tc, preemption_frames_without_a_state_are_cpu_wait);
+	tcase_add_test(tc, unless_names_only_other_function_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -195,6 +195,60 @@ START_TEST(diff_writes_difffolded_lines_in_text_order)
 }
 END_TEST
 
+static void load_script(struct pl_profile *p, const char *text)
+{
+	struct pl_ps_parser *ps = pl_ps_new(p, "test");
+	struct pl_error err;
+	uint64_t no = 1;
+
+	for (const char *l = text; *l; no++) {
+		size_t n = strcspn(l, "\n");
+		ck_assert_int_eq(pl_ps_line(ps, l, n, no, &err), PL_OK);
+		l += n + (l[n] == '\n');
+	}
+	ck_assert_int_eq(pl_ps_finish(ps, &err), PL_OK);
+}
+
+#define REC(comm, period, dso, leaf) comm " 100/100 1.000000: " period " cpu-clock:\n" \
+	"\t1000 " leaf "+0x10 (" dso ")\n\t2000 main+0x20 (" dso ")\n\n"
+
+START_TEST(diff_matches_two_builds_of_one_program_under_two_names)
+{
+	struct pl_diff d;
+	struct pl_fold_opts fo = {0};
+	struct pl_error err;
+	char *text;
+
+	/* An agent's A/B copy: ./prog and ./prog-fixed-build (its command
+	 * cut to 15 bytes, as the kernel keeps it); a shell beside both. */
+	load_script(&base, REC("prog", "60", "/tmp/a/prog", "work") REC("prog", "30", "/tmp/a/prog", "idle")
+			   REC("sh", "10", "/usr/bin/dash", "parse"));
+	load_script(&cand, REC("prog-fixed-buil", "20", "/tmp/b/prog-fixed-build", "work")
+			   REC("prog-fixed-buil", "70", "/tmp/b/prog-fixed-build", "idle")
+			   REC("sh", "10", "/usr/bin/dash", "parse"));
+	ck_assert_int_eq(pl_diff_build(&d, &base, 0, &cand, 0, &fo, &err), PL_OK);
+	ck_assert_str_eq(d.main_comm[0], "prog");
+	ck_assert_str_eq(d.main_comm[1], "prog-fixed-buil");
+	ck_assert_uint_eq(d.common_paths, 3);
+	text = folded_text(&d, false);
+	ck_assert_str_eq(text,
+		"prog;main;idle 30 70\n"
+		"prog;main;work 60 20\n"
+		"sh;main;parse 10 10\n");
+	free(text);
+	pl_diff_release(&d);
+
+	/* The same command on both sides: nothing to say. */
+	pl_profile_release(&cand);
+	pl_profile_init(&cand, NULL);
+	load_script(&cand, REC("prog", "50", "/tmp/b/prog", "work") REC("prog", "50", "/tmp/b/prog", "idle"));
+	ck_assert_int_eq(pl_diff_build(&d, &base, 0, &cand, 0, &fo, &err), PL_OK);
+	ck_assert_ptr_null(d.main_comm[0]);
+	ck_assert_uint_eq(d.common_paths, 2);
+	pl_diff_release(&d);
+}
+END_TEST
+
 START_TEST(diff_against_itself_changes_nothing)
 {
 	struct pl_diff d;
@@ -304,6 +358,7 @@ Suite *suite_diff(void)
 	tcase_add_test(tc, diff_orders_functions_by_change_then_name);
 	tcase_add_test(tc, diff_writes_difffolded_lines_in_text_order);
 	tcase_add_test(tc, diff_against_itself_changes_nothing);
+	tcase_add_test(tc, diff_matches_two_builds_of_one_program_under_two_names);
 	tcase_add_test(tc, flamegraph_differential_colours_by_change);
 	tcase_add_test(tc, flamegraph_differential_with_no_candidate_weight_says_no_samples);
 	suite_add_tcase(s, tc);

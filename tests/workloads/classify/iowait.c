@@ -1,6 +1,6 @@
 /* iowait.c - 4 KiB writes each followed by fdatasync on a file of a real
  * file system (the path in argv[1]): the thread sleeps in the block layer,
- * the io_wait candidate of classify_hotspots on sched:sched_switch
+ * the disk_io candidate of classify_hotspots on sched:sched_switch
  * (test_classify.sh).
  */
 #include <fcntl.h>

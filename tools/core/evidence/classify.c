@@ -8,7 +8,9 @@
  * the stacks ORs the masks of a stack's frames: a rule's inclusive weight
  * is the weight of the stacks it touches (counted once per stack, so
  * nested matches such as malloc -> _int_malloc never add up twice), its
- * self weight that of the stacks whose leaf it matches.  Metric rules
+ * self weight that of the stacks whose leaf it matches; a rule whose
+ * "unless" names rules the stack also matches loses the stack (one kind
+ * of wait per stack: preempted before I/O, disk before peer).  Metric rules
  * read figures computed in the same pass or in one of their own.
  *
  * Everything is sorted with explicit tie-breaks (weight, then samples,
@@ -64,6 +66,7 @@ struct rule {
 	size_t nm;
 	bool inclusive;
 	bool per_function;       /* figure: the heaviest matched function alone */
+	uint64_t unless;         /* rule bits: a stack one of them matches is not this rule's */
 	enum metric metric;
 	bool below;
 	double threshold;
@@ -282,6 +285,24 @@ void pl_rules_free(struct pl_rules *r)
 	free(r);
 }
 
+/* A function rule's "unless": the ids of other function rules, as bits. */
+static enum pl_err compile_unless(struct pl_rules *r, struct rule *ru, json_t *ids,
+				  struct pl_error *err)
+{
+	json_t *id;
+	size_t i;
+
+	json_array_foreach(ids, i, id) {
+		size_t k = 0;
+		while (k < r->n && strcmp(r->rules[k].id, json_string_value(id) ? json_string_value(id) : "") != 0)
+			k++;
+		if (k == r->n || &r->rules[k] == ru || r->rules[k].metric != METRIC_NONE)
+			return bad_rules(err, ru->id, "unless names a rule that is not another function rule");
+		ru->unless |= UINT64_C(1) << k;
+	}
+	return PL_OK;
+}
+
 enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out, struct pl_error *err)
 {
 	struct pl_rules *r = pl_xcalloc(1, sizeof(*r));
@@ -310,6 +331,9 @@ enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out, struct pl_error
 		if ((rc = compile_rule(r, &r->rules[i], ru, err)))
 			goto fail;
 	}
+	json_array_foreach(rules, i, ru)
+		if ((rc = compile_unless(r, &r->rules[i], json_object_get(json_object_get(ru, "match"), "unless"), err)))
+			goto fail;
 	*out = r;
 	return PL_OK;
 fail:
@@ -470,6 +494,16 @@ static uint64_t func_mask(const struct pl_rules *r, const struct pl_profile *p, 
 	return mask;
 }
 
+uint64_t pl_rules_stack_mask(const struct pl_rules *r, uint64_t any)
+{
+	uint64_t out = any;
+
+	for (size_t i = 0; i < r->n; i++)
+		if ((any & r->rules[i].unless) != 0)
+			out &= ~(UINT64_C(1) << i);
+	return out;
+}
+
 void pl_classifier_init(struct pl_classifier *c, const struct pl_rules *r,
 			const struct pl_profile *p, const char *analysis_id)
 {
@@ -514,7 +548,7 @@ static void scan_event(const struct pl_classifier *c, uint32_t event, struct eve
 	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
 		const struct pl_stack *st = &p->stacks[s];
 		const struct pl_weight *w = pl_stack_weight(p, s, event);
-		uint64_t any = 0, leaf;
+		uint64_t any = 0, leaf, kept;
 		bool unknown = false;
 
 		if (!w || st->depth == 0)
@@ -526,6 +560,9 @@ static void scan_event(const struct pl_classifier *c, uint32_t event, struct eve
 			ef->source_lines |= fr->srcline != PL_NOID;
 		}
 		leaf = c->func_mask[p->frames[st->frames[st->depth - 1]].func];
+		kept = pl_rules_stack_mask(c->rules, any);
+		leaf &= kept;
+		any = kept;
 		for (size_t i = 0; i < c->rules->n; i++) {
 			if (any & (UINT64_C(1) << i))
 				add_w(&ef->incl[i], w);
@@ -846,7 +883,11 @@ static json_t *next_steps_json(const struct pl_classifier *c, const struct rule 
 		/* A collection of an event perf cannot record could only fail. */
 		if (!perf_can_record(p, event) && strcmp(tool, "collect_profile") == 0)
 			continue;
+		/* A step that already asks for mode off_cpu (with its own
+		 * call_graph: the mode takes dwarf) stands as written. */
 		if (strcmp(tool, "collect_profile") == 0 && pl_event_is_offcpu_time(event) &&
+		    strcmp(json_string_value(json_object_get(json_object_get(spec, "arguments"), "mode")) ?: "",
+			   "off_cpu") != 0 &&
 		    !(own = offcpu_spec(spec)))
 			continue;
 		step = next_step_json(own ? own : spec, keys, vals, PL_ARRAY_LEN(keys));
@@ -1000,6 +1041,39 @@ static bool fires(const struct verdict *vd)
 	return vd->amount.samples > 0 && vd->value >= vd->ru->threshold;
 }
 
+/* The weight behind each function of rule `index`, which has "unless":
+ * only the stacks the rule keeps count, each matched function once per
+ * stack (inclusive) or the matched leaf (self). */
+static void unless_measure(const struct pl_classifier *c, uint32_t event, size_t index,
+			   struct pl_amount *measure)
+{
+	const struct pl_profile *p = c->p;
+	const struct rule *ru = &c->rules->rules[index];
+	uint64_t bit = UINT64_C(1) << index;
+	uint32_t *stamp = pl_xcalloc(pl_nfuncs(p) ? pl_nfuncs(p) : 1, sizeof(uint32_t));
+
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		uint64_t any = 0;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++)
+			any |= c->func_mask[p->frames[st->frames[d]].func];
+		if (!(pl_rules_stack_mask(c->rules, any) & bit))
+			continue;
+		for (uint32_t d = ru->inclusive ? 0 : st->depth - 1; d < st->depth; d++) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (!(c->func_mask[f] & bit) || stamp[f] == s + 1)
+				continue;
+			stamp[f] = s + 1;
+			add_w(&measure[f], w);
+		}
+	}
+	free(stamp);
+}
+
 /* The weight behind each function for a candidate's hotspot list. */
 static void rule_measure(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd,
 			 struct pl_amount *measure)
@@ -1007,6 +1081,10 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
 	const struct pl_profile *p = c->p;
 	uint64_t bit = UINT64_C(1) << vd->index;
 
+	if (vd->ru->metric == METRIC_NONE && !vd->whole && vd->ru->unless) {
+		unless_measure(c, v->event, vd->index, measure);
+		return;
+	}
 	for (uint32_t f = 0; f < pl_nfuncs(p); f++) {
 		switch (vd->ru->metric) {
 		case METRIC_NONE:

@@ -68,6 +68,12 @@ bool pl_rules_entry_point(const struct pl_rules *r, const char *symbol);
 bool pl_rules_function_rule(const struct pl_rules *r, size_t i, const char *event,
 			    const char **id, const char **label, bool *inclusive);
 
+/* The rules a stack keeps, from the OR of its frames' rule masks: a rule
+ * whose "unless" names a rule the stack also matches (as matched, before
+ * any exclusion) loses the stack, so a wait counts as one kind (a thread
+ * preempted inside write() is CPU contention, not I/O). */
+uint64_t pl_rules_stack_mask(const struct pl_rules *r, uint64_t any);
+
 /* Per-profile matching state: which rules match which function. */
 struct pl_classifier {
 	const struct pl_rules *rules;

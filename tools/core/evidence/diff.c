@@ -11,7 +11,8 @@
  * Functions are then joined by (symbol, DSO key) text in a hash table
  * whose hashes each side computed in its thread; ids of the two profiles
  * never meet.  The key (dso_key) is the module's file name, and each
- * side's main executable is one module whatever its path.
+ * side's main executable is one module whatever its path, and its
+ * command one root of the call paths whatever its name.
  * Paths: each candidate line is re-interned into the baseline's fold (its
  * names first, mapped id by id), so a line id names one text whichever
  * side it came from.  Lines are in byte order of their text by comparing
@@ -93,6 +94,8 @@ struct side {
 	uint32_t main_dso;              /* pl_main_dso of the side's event */
 	struct pl_folded folded;
 	uint32_t *sorted;               /* the fold's line ids in text order */
+	uint32_t main_root;             /* the fold's name of the main executable's
+					 * command, PL_NOID when none */
 	enum pl_err rc;
 	struct pl_error err;
 };
@@ -265,6 +268,44 @@ static void func_deltas(struct pl_diff *d)
 /* ---------------------------------------------------------------- paths */
 
 
+/* The root name (a name id of the side's fold) of the main executable's
+ * command: of the roots that name it (the command is the file name, or
+ * its first 15 bytes, as the kernel keeps it), the heaviest; PL_NOID
+ * when there is none, or when roots carry pids (they differ from run to
+ * run anyway). */
+static uint32_t main_root(const struct side *sd)
+{
+	const struct pl_profile *p = sd->d->p[sd->s];
+	const struct pl_folded *f = &sd->folded;
+	const char *dso, *base;
+	uint64_t *w, best_w = 0;
+	uint32_t best = PL_NOID;
+
+	if (sd->main_dso == PL_NOID || sd->fold.pid || sd->fold.tid)
+		return PL_NOID;
+	dso = pl_str(p, sd->main_dso);
+	base = strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso;
+	w = zeroed(f->names.count + 1, sizeof(uint64_t));
+	for (uint32_t i = 0; i < f->n; i++) {
+		uint32_t depth;
+		const uint32_t *names = pl_folded_names(f, i, &depth);
+		if (depth)
+			w[names[0]] += f->weights[i];
+	}
+	for (uint32_t i = 0; i < f->names.count; i++) {
+		size_t len = f->names.lens[i];
+		if (!w[i] || len == 0 || strncmp(base, f->names.strs[i], len) != 0 ||
+		    (base[len] != '\0' && len < 15))
+			continue;
+		if (w[i] > best_w || (w[i] == best_w && best != PL_NOID && i < best)) {
+			best = i;
+			best_w = w[i];
+		}
+	}
+	free(w);
+	return best;
+}
+
 /* A side's own work: weigh, fold, and sort its lines by text. */
 static void *side_main(void *arg)
 {
@@ -278,12 +319,16 @@ static void *side_main(void *arg)
 	for (uint32_t i = 0; i < sd->folded.n; i++)
 		sd->sorted[i] = i;
 	qsort_r(sd->sorted, sd->folded.n, sizeof(uint32_t), pl_folded_cmp_lines, &sd->folded);
+	sd->main_root = main_root(sd);
 	return NULL;
 }
 
 /* Add the candidate's fold `c` to the baseline's (d->folded, whose lines
- * keep their ids); returns each candidate line's id there (new array). */
-static uint32_t *merge_candidate(struct pl_diff *d, const struct pl_folded *c)
+ * keep their ids); returns each candidate line's id there (new array).
+ * A candidate line rooted at `cand_root` is rooted at `base_root` instead
+ * (a name id of the joint fold; PL_NOID: none renamed). */
+static uint32_t *merge_candidate(struct pl_diff *d, const struct pl_folded *c,
+				 uint32_t cand_root, uint32_t base_root)
 {
 	struct pl_folded *m = &d->folded;
 	uint32_t *map = pl_xmalloc((c->names.count + 1) * sizeof(uint32_t));
@@ -304,6 +349,8 @@ static uint32_t *merge_candidate(struct pl_diff *d, const struct pl_folded *c)
 		PL_GROW(seq, seq_cap, (size_t)depth + 1);
 		for (uint32_t k = 0; k < depth; k++)
 			seq[k] = map[names[k]];
+		if (depth && base_root != PL_NOID && names[0] == cand_root)
+			seq[0] = base_root;
 		id = pl_strtab_intern(&m->lines, (const char *)seq, depth * sizeof(uint32_t));
 		if (id == d->npaths)
 			d->npaths++;
@@ -363,6 +410,7 @@ struct finish_job {
 	struct pl_diff *d;
 	struct side *sides;
 	bool paths;
+	uint32_t base_root;      /* joint root of the main commands, or PL_NOID */
 };
 
 static void *finish_main(void *arg)
@@ -376,9 +424,17 @@ static void *finish_main(void *arg)
 		func_deltas(d);
 		return NULL;
 	}
-	cand_ids = merge_candidate(d, &j->sides[1].folded);
-	merge_orders(d, j->sides[0].sorted, d->folded.n, j->sides[1].sorted,
-		     j->sides[1].folded.n, cand_ids);
+	cand_ids = merge_candidate(d, &j->sides[1].folded, j->sides[1].main_root, j->base_root);
+	if (j->base_root == PL_NOID) {
+		merge_orders(d, j->sides[0].sorted, d->folded.n, j->sides[1].sorted,
+			     j->sides[1].folded.n, cand_ids);
+	} else {
+		/* renamed lines left the candidate's own text order */
+		d->text_order = zeroed(d->npaths, sizeof(uint32_t));
+		for (uint32_t i = 0; i < d->npaths; i++)
+			d->text_order[i] = i;
+		qsort_r(d->text_order, d->npaths, sizeof(uint32_t), pl_folded_cmp_lines, &d->folded);
+	}
 	free(cand_ids);
 	path_deltas(d);
 	return NULL;
@@ -410,8 +466,18 @@ enum pl_err pl_diff_build(struct pl_diff *d, const struct pl_profile *base,
 		if ((rc = sides[s].rc))
 			*err = sides[s].err;
 	if (!rc) {
-		struct finish_job jobs[2] = {{d, sides, false}, {d, sides, true}};
+		struct finish_job jobs[2] = {{d, sides, false, PL_NOID}, {d, sides, true, PL_NOID}};
+		uint32_t r0 = sides[0].main_root, r1 = sides[1].main_root;
+		const struct pl_strtab *n0 = &sides[0].folded.names, *n1 = &sides[1].folded.names;
 
+		/* Two builds of one program under two names (prog, prog-fixed):
+		 * the main executables' commands are one root. */
+		if (r0 != PL_NOID && r1 != PL_NOID &&
+		    (n0->lens[r0] != n1->lens[r1] || memcmp(n0->strs[r0], n1->strs[r1], n0->lens[r0]) != 0)) {
+			jobs[1].base_root = r0;
+			d->main_comm[0] = pl_xstrndup(n0->strs[r0], n0->lens[r0]);
+			d->main_comm[1] = pl_xstrndup(n1->strs[r1], n1->lens[r1]);
+		}
 		/* the baseline's fold becomes the joint one */
 		d->folded = sides[0].folded;
 		memset(&sides[0].folded, 0, sizeof(sides[0].folded));
@@ -429,6 +495,8 @@ enum pl_err pl_diff_build(struct pl_diff *d, const struct pl_profile *base,
 void pl_diff_release(struct pl_diff *d)
 {
 	free(d->funcs);
+	free(d->main_comm[0]);
+	free(d->main_comm[1]);
 	pl_folded_release(&d->folded);
 	free(d->paths);
 	free(d->text_order);

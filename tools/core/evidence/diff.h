@@ -8,7 +8,9 @@
  * Functions are matched by (symbol, DSO) text, since ids differ between
  * profiles.  Call paths are the folded lines both sides fold to (the
  * naming of pl_fold, i.e. of stackcollapse-perf.pl), matched by text: the
- * same lines difffolded.pl would pair up from the two folded exports.  The
+ * same lines difffolded.pl would pair up from the two folded exports,
+ * except that the main executables' commands, the paths' roots, are one
+ * when they differ (prog and prog-fixed: two builds of one program).  The
  * folded diff and the differential flame graph are made from those lines
  * with raw weights, as difffolded.pl and flamegraph.pl draw them.
  *
@@ -74,6 +76,10 @@ struct pl_diff {
 	struct pl_diff_func *funcs;
 	size_t nfuncs;
 	const char *main_dso[2];   /* each side's main executable, or NULL */
+	char *main_comm[2];        /* the main executables' commands when they
+				    * differ (owned), each side's root of its
+				    * paths; the candidate's lines are rooted at
+				    * the baseline's; NULL when the same or unknown */
 	size_t dso_joined_apart;   /* functions joined whose module paths differ
 				    * (same file name, other folder) */
 
