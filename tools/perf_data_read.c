@@ -49,6 +49,9 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 	} else {
 		/* With srcline every frame keeps its address, as perf_data.c does. */
 		p->keep_addrs = o->srcline;
+		/* A DWARF chain through a binary that moved is unwound from
+		 * perf's build-id cache copy, as perf script finds it. */
+		pd_read_set_buildid_dir(o->buildid_dir);
 		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots,
 					why, sizeof(why), err);
 		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))

@@ -77,6 +77,8 @@ enum dso_kind { DK_FILE, DK_VDSO, DK_KERNEL, DK_ANON, DK_NODSO };
 
 struct dso {
 	char *name;
+	char *cached;                /* perf's build-id cache copy, made when first unwound */
+	bool cached_set;
 	enum dso_kind kind;
 	char build_id[41];
 	bool loaded;
@@ -929,6 +931,29 @@ static bool is_dwarf(const struct pd_attr *a)
 	return (a->sample_type & (PD_S_REGS_USER | PD_S_STACK_USER)) == (PD_S_REGS_USER | PD_S_STACK_USER);
 }
 
+/* perf's build-id cache (pd_read_set_buildid_dir), per reading thread. */
+static __thread const char *buildid_dir;
+
+void pd_read_set_buildid_dir(const char *dir)
+{
+	buildid_dir = dir;
+}
+
+/* The path of perf's build-id cache copy of a file dso, or NULL. */
+static const char *cached_copy(struct dso *d)
+{
+	if (!d->cached_set) {
+		d->cached_set = true;
+		if (buildid_dir && *buildid_dir && strlen(d->build_id) > 2) {
+			char path[PATH_MAX];
+			if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", buildid_dir, d->build_id,
+				     d->build_id + 2) < (int)sizeof(path))
+				d->cached = pl_xstrdup(path);
+		}
+	}
+	return d->cached;
+}
+
 /* The address space's unwinder, its modules the executable file mappings
  * as they are now (reported as chains reach them); NULL when the
  * recording's architecture is not one it unwinds (then unsupported). */
@@ -957,8 +982,9 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		    r->no_files)
 			continue;
 		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
-		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,
-							    mp->end, mp->pgoff};
+		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id,
+							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL,
+							    mp->start, mp->end, mp->pgoff};
 		sig = pl_mix_u64(sig ^ mp->start) ^ pl_mix_u64(mp->end ^ (mp->pgoff << 1)) ^
 		      pl_mix_u64((uint64_t)(uintptr_t)mp->dso);
 	}
@@ -1349,6 +1375,7 @@ static void reader_release(struct reader *r)
 	for (size_t i = 0; i < r->ndsos; i++) {
 		pd_symtab_release(&r->dsos[i]->syms);
 		free(r->dsos[i]->name);
+		free(r->dsos[i]->cached);
 		free(r->dsos[i]);
 	}
 	free(r->dsos);

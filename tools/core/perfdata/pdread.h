@@ -47,6 +47,10 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
 			       const char *notes, const char *const *roots, size_t nroots, char *why,
 			       size_t cap, struct pl_error *err);
+/* Where perf's build-id cache is (its --buildid-dir, NULL: none): the
+ * DWARF unwinder reads a module's copy there when the recorded file is
+ * gone or another build, as perf does.  For the next read of this thread. */
+void pd_read_set_buildid_dir(const char *dir);
 
 /* Walk the records of a perf.data image in memory and count them (no
  * symbols, no profile): the floor the benchmark compares against, and

@@ -340,6 +340,7 @@ static void free_mods(struct pd_unwind_space *s)
 	for (size_t i = 0; i < s->nmods; i++) {
 		free((char *)s->mods[i].path);
 		free((char *)s->mods[i].build_id);
+		free((char *)s->mods[i].cached);
 	}
 	free(s->mods);
 	free(s->reported);
@@ -392,6 +393,7 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 		s->mods[i] = m[i];
 		s->mods[i].path = pl_xstrdup(m[i].path);
 		s->mods[i].build_id = pl_xstrdup(m[i].build_id ? m[i].build_id : "");
+		s->mods[i].cached = m[i].cached ? pl_xstrdup(m[i].cached) : NULL;
 	}
 	s->nmods = n;
 	s->sig = sig;
@@ -475,32 +477,30 @@ static void hide_debug(Elf *elf, const GElf_Ehdr *eh, unsigned char *map, size_t
 		}
 }
 
-/* Report one mapping: its bias from the PT_LOAD holding its file offset,
- * its Elf a private mapping of the file (debug sections hidden,
- * hide_debug); not when the file is not the recorded one. */
-static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+/* One file's private view for mapping m, checked to be the recorded
+ * build and to hold m's file offset in a PT_LOAD: its Elf (debug
+ * sections hidden, hide_debug) and the module's address range.  false
+ * when the file is absent or not the recorded one. */
+static bool open_view(const char *file, const struct pd_unwind_module *m, unsigned char **mapp, size_t *lenp,
+		      Elf **elfp, uint64_t *from, uint64_t *to)
 {
-	if (strcmp(m->path, "[vdso]") == 0) {
-		report_vdso(s, m);
-		return;
-	}
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	size_t phnum;
 	bool ok = false;
 	uint64_t bias = 0, low = UINT64_MAX, high = 0;
 
 	if (fd < 0)
-		return;
+		return false;
 	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf32_Ehdr)) {
 		close(fd);
-		return;
+		return false;
 	}
 	size_t len = (size_t)st.st_size;
 	unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
-		return;
+		return false;
 	Elf *elf = elf_memory((char *)map, len);
 	GElf_Ehdr eh;
 	if (elf && gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &phnum) == 0) {
@@ -536,12 +536,34 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 	}
 	if (elf)
 		elf_end(elf);
-	Dwfl_Module *mod = NULL;
-	if (ok && (elf = elf_memory((char *)map, len)))
-		mod = dwfl_report_module(s->dwfl, m->path, bias + low, bias + high);
+	if (!ok || !(elf = elf_memory((char *)map, len))) {
+		munmap(map, len);
+		return false;
+	}
+	*mapp = map, *lenp = len, *elfp = elf;
+	*from = bias + low, *to = bias + high;
+	return true;
+}
+
+/* Report one mapping: the recorded file, else perf's build-id cache copy
+ * of it (as perf script finds a binary that moved), never another build. */
+static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+{
+	unsigned char *map;
+	size_t len;
+	Elf *elf;
+	uint64_t from, to;
+
+	if (strcmp(m->path, "[vdso]") == 0) {
+		report_vdso(s, m);
+		return;
+	}
+	if (!open_view(m->path, m, &map, &len, &elf, &from, &to) &&
+	    (!m->cached || !open_view(m->cached, m, &map, &len, &elf, &from, &to)))
+		return;
+	Dwfl_Module *mod = dwfl_report_module(s->dwfl, m->path, from, to);
 	if (!mod) {
-		if (ok && elf)
-			elf_end(elf);
+		elf_end(elf);
 		munmap(map, len);
 		return;
 	}
