@@ -353,7 +353,7 @@ clean:
 # $(BUILD)/fuzz-corpus/NAME (the committed corpus stays as it is).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 fuzz_tag = $(shell sed -n 's|^// fuzz-$(2):||p' tests/fuzz/fuzz_$(1).c)

@@ -982,9 +982,9 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		    r->no_files)
 			continue;
 		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
-		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id,
-							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL,
-							    mp->start, mp->end, mp->pgoff};
+		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,
+							    mp->end, mp->pgoff,
+							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL};
 		sig = pl_mix_u64(sig ^ mp->start) ^ pl_mix_u64(mp->end ^ (mp->pgoff << 1)) ^
 		      pl_mix_u64((uint64_t)(uintptr_t)mp->dso);
 	}

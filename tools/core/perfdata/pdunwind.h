@@ -47,10 +47,10 @@ enum pd_unwind_arch pd_unwind_arch_of(const char *arch);
 struct pd_unwind_module {
 	const char *path;      /* borrowed, opened at the first unwind after a change */
 	const char *build_id;  /* recorded build-id (hex), "" or NULL: any */
+	uint64_t start, end, pgoff;
 	const char *cached;    /* borrowed: perf's build-id cache copy of it
 				* (BUILDID_DIR/.build-id/xx/rest/elf), tried when
 				* path is gone or another build; NULL: none */
-	uint64_t start, end, pgoff;
 };
 
 /* The sample: registers by perf register number (regs[i] valid when bit
