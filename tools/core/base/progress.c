@@ -3,10 +3,13 @@
  * Values: everything finished before the current input (base) plus the
  * current input's bytes; the total likewise.  The listener is called from
  * the reporting thread; the counter itself is not locked, since only the
- * one thread that parses reports (the hash thread of input.c does not).
+ * thread that set the listener reports: the same calls made on any other
+ * thread (the hash thread of input.c, the second side compare_profiles
+ * loads beside the first) do nothing.
  */
 #include "progress.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -19,7 +22,14 @@ static struct {
 	uint64_t done, total;          /* the current input */
 	uint64_t sent;                 /* the last value the listener got */
 	uint64_t sent_at_ns;
+	pthread_t owner;               /* the thread that set fn */
 } pg;
+
+/* Is there a listener, and is this its thread? */
+static bool reporting(void)
+{
+	return pg.fn && pthread_equal(pthread_self(), pg.owner);
+}
 
 static uint64_t now_ns(void)
 {
@@ -32,6 +42,7 @@ static uint64_t now_ns(void)
 void pl_progress_set(pl_progress_fn fn, void *opaque, unsigned min_interval_ms)
 {
 	pg.fn = fn;
+	pg.owner = pthread_self();
 	pg.opaque = opaque;
 	pg.interval_ns = (uint64_t)min_interval_ms * 1000000u;
 	pg.base = pg.base_total = pg.done = pg.total = pg.sent = pg.sent_at_ns = 0;
@@ -41,7 +52,7 @@ static void send_value(bool now, uint64_t value, uint64_t total, const char *uni
 {
 	uint64_t t;
 
-	if (!pg.fn || value <= pg.sent)
+	if (!reporting() || value <= pg.sent)
 		return;
 	t = now_ns();
 	if (!now && pg.sent_at_ns && t - pg.sent_at_ns < pg.interval_ns)
@@ -60,19 +71,19 @@ static void send(bool now)
 
 void pl_progress_time(uint64_t done_ms, uint64_t total_ms)
 {
-	if (pg.fn)
+	if (reporting())
 		send_value(false, done_ms, total_ms > done_ms ? total_ms : 0, "ms");
 }
 
 void pl_progress_time_end(uint64_t done_ms, uint64_t total_ms)
 {
-	if (pg.fn)
+	if (reporting())
 		send_value(true, done_ms, total_ms > done_ms ? total_ms : 0, "ms");
 }
 
 void pl_progress_input_start(uint64_t total)
 {
-	if (!pg.fn)
+	if (!reporting())
 		return;
 	pg.base += pg.done;
 	pg.base_total += pg.total;
@@ -82,7 +93,7 @@ void pl_progress_input_start(uint64_t total)
 
 void pl_progress_input(uint64_t done)
 {
-	if (!pg.fn)
+	if (!reporting())
 		return;
 	pg.done = done > pg.total && pg.total ? pg.total : done;
 	send(false);
