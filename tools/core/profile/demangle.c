@@ -25,6 +25,30 @@ bool pl_demangle_looks_mangled(const char *s, size_t n)
 	return n >= 8 && memcmp(s, "_GLOBAL_", 8) == 0;
 }
 
+/* Does a Rust v0 name bind more lifetimes than any real one does?  A
+ * binder is 'G', a base-62 count and '_', and follows only the 'F' of a
+ * fn signature or the 'D' of dyn bounds; libiberty prints every bound
+ * lifetime, so a count of three or more digits (3,844 and up) makes it
+ * allocate gigabytes (fuzz_demangle found one of 2 GB).  Scanned over the
+ * whole name: an "FG"/"DG" inside an identifier or a crate hash that
+ * happens to match only leaves that name mangled (counted as such). */
+static bool rust_binder_too_large(const char *s, size_t n)
+{
+	if (n < 2 || s[0] != '_' || s[1] != 'R')
+		return false;
+	for (size_t i = 2; i < n; i++) {
+		if (s[i] != 'G' || (s[i - 1] != 'F' && s[i - 1] != 'D'))
+			continue;
+		size_t j = i + 1;
+		while (j < n && ((s[j] >= '0' && s[j] <= '9') || (s[j] >= 'a' && s[j] <= 'z') ||
+				 (s[j] >= 'A' && s[j] <= 'Z')))
+			j++;
+		if (j < n && s[j] == '_' && j - (i + 1) >= 3)
+			return true;
+	}
+	return false;
+}
+
 char *pl_demangle(const char *s, size_t n, enum pl_demangle_form form)
 {
 	char buf[PL_DEMANGLE_MAX + 1];
@@ -38,6 +62,8 @@ char *pl_demangle(const char *s, size_t n, enum pl_demangle_form form)
 		m -= 4;
 	memcpy(buf, s, m);
 	buf[m] = '\0';
+	if (rust_binder_too_large(buf, m))
+		return NULL;
 	d = cplus_demangle(buf, form == PL_DM_FULL ? (DMGL_PARAMS | DMGL_ANSI) : DMGL_NO_OPTS);
 	if (!d || m == n)
 		return d;
