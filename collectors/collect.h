@@ -20,6 +20,9 @@
 
 #include "base/error.h"
 
+struct pl_buf;
+struct pl_user_chains;
+
 #define PL_COLLECT_PHRASE "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
 #define PL_PID_ATTACH_PHRASE "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
 #define PL_COLLECT_MAX_ARGS 64
@@ -82,6 +85,18 @@ struct pl_collect_env {
 	 * perf.data reader: collectors/ reads no perf.data itself); NULL: not
 	 * counted.  False when the file cannot be read. */
 	bool (*count_lost)(const char *data, uint64_t *records, uint64_t *lost, uint64_t *lost_samples);
+	/* The user part of DWARF call chains from the caller's own unwinder
+	 * (collectors/ reads no perf.data itself): perf 6.1's stops at the
+	 * first user frame of every wait in some system-wide recordings
+	 * (offcpu.c).  user_chains_open reads `data` once (NULL when it
+	 * cannot); user_chain appends the user frames of the sample of `tid`
+	 * at `time_ns` as perf script prints them ("\tADDR SYM (DSO)\n",
+	 * leaf first) and returns how many (0: none known); user_chains_close
+	 * frees.  NULL: perf's chains only. */
+	struct pl_user_chains *(*user_chains_open)(const char *data, const char *kallsyms);
+	size_t (*user_chain)(const struct pl_user_chains *c, int64_t tid, uint64_t time_ns,
+			     struct pl_buf *out);
+	void (*user_chains_close)(struct pl_user_chains *c);
 };
 
 /* Run it; on PL_OK *result describes the collection (id, folder, files,

@@ -22,6 +22,14 @@
  * task switched in instead is kept with the time the preempted one
  * waited (metadata off_cpu.ran_instead: which tasks, the target's own or
  * others, took the CPU).
+ * DWARF stacks: perf 6.1's unwinder stops at the first user frame (the
+ * libc syscall wrapper) of every blocked task in about half of the
+ * system-wide recordings made here, deterministically for a given
+ * address-space layout, though the stack copy holds the caller's return
+ * address.  The same samples are unwound by PerfLens's own reader
+ * (env->user_chain), and where its user chain is the longer one it
+ * replaces perf's user frames; the metadata counts both
+ * (user_chains.perf, user_chains.perflens_deeper).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -70,6 +78,13 @@ struct offcpu {
 	struct pl_buf comm;
 	struct pl_buf frames;   /* "\tADDR SYM (DSO)\n" lines, leaf first */
 	size_t nframes;
+	size_t user_from;       /* offset in `frames` of the first user frame */
+	size_t nuser;           /* user frames in `frames` */
+	/* the collection's own unwinder (pl_collect_env's user_chain) */
+	const struct pl_collect_env *env;
+	struct pl_user_chains *chains;
+	struct pl_buf native;
+	uint64_t chains_perf, chains_deeper;
 };
 
 static bool tracked(const struct offcpu *o, int64_t id)
@@ -240,6 +255,28 @@ static uint32_t ran_key(struct offcpu *o)
 	return id;
 }
 
+/* Where PerfLens's own unwinder went further up the user stack than
+ * perf script did, its user frames replace perf's (the kernel frames
+ * stay perf's). */
+static void deeper_user_chain(struct offcpu *o)
+{
+	size_t n;
+
+	if (!o->chains)
+		return;
+	pl_buf_reset(&o->native);
+	n = o->env->user_chain(o->chains, o->prev_tid, o->t, &o->native);
+	if (n <= o->nuser || o->nframes - o->nuser + n > MAX_FRAMES) {
+		o->chains_perf++;
+		return;
+	}
+	o->frames.len = o->nuser ? o->user_from : o->frames.len;
+	pl_buf_add(&o->frames, o->native.data, o->native.len);
+	o->nframes += n - o->nuser;
+	o->nuser = n;
+	o->chains_deeper++;
+}
+
 static void end_switch(struct offcpu *o)
 {
 	if (!o->in_switch)
@@ -252,6 +289,7 @@ static void end_switch(struct offcpu *o)
 		o->task_exits++;
 	} else if (tracked(o, o->prev_tid)) {
 		runs_again(o, o->prev_tid, o->t);
+		deeper_user_chain(o);
 		uint32_t key = record_key(o);
 		uint32_t ran = o->state[0] == 'R' ? ran_key(o) : UINT32_MAX;
 		PL_GROW(o->pend, o->pend_cap, o->npend + 1);
@@ -261,6 +299,14 @@ static void end_switch(struct offcpu *o)
 	}
 	pl_buf_reset(&o->frames);
 	o->nframes = 0;
+	o->nuser = 0;
+}
+
+/* A frame's address as perf script prints it: kernel text is above the
+ * canonical hole (x86_64 and aarch64 alike), user frames below it. */
+static bool user_frame(const char *line)
+{
+	return strtoull(line, NULL, 16) < 0xffff800000000000ull;
 }
 
 static void frame_line(struct offcpu *o, const char *line)
@@ -273,6 +319,8 @@ static void frame_line(struct offcpu *o, const char *line)
 		o->frames_cut++;
 		return;
 	}
+	if (user_frame(line) && o->nuser++ == 0)
+		o->user_from = o->frames.len;
 	pl_buf_addc(&o->frames, '\t');
 	pl_buf_adds(&o->frames, line);
 	pl_buf_addc(&o->frames, '\n');
@@ -440,6 +488,16 @@ static json_t *offcpu_meta(const struct offcpu *o)
 		"runnable_ns", (json_int_t)o->runnable_ns, "ran_instead", ran_instead_json(o));
 }
 
+/* How the user frames of the waits were unwound (DWARF stacks only). */
+static json_t *user_chains_meta(const struct offcpu *o)
+{
+	return json_pack("{s:I,s:I,s:s}", "perf", (json_int_t)o->chains_perf,
+			 "perflens_deeper", (json_int_t)o->chains_deeper,
+			 "why", "perf script's unwinder stops at the first user frame in some recordings; "
+			 "where PerfLens's own unwinder of the same stack copy goes further up, its user frames "
+			 "are kept");
+}
+
 static void offcpu_release(struct offcpu *o)
 {
 	free(o->tracked);
@@ -447,6 +505,9 @@ static void offcpu_release(struct offcpu *o)
 	free(o->ns);
 	pl_buf_release(&o->comm);
 	pl_buf_release(&o->frames);
+	pl_buf_release(&o->native);
+	if (o->chains)
+		o->env->user_chains_close(o->chains);
 	pl_strtab_release(&o->keys);
 	pl_strtab_release(&o->ran_names);
 	free(o->ran_ns);
@@ -482,6 +543,9 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	}
 	pl_strtab_init(&o->keys);
 	pl_strtab_init(&o->ran_names);
+	o->env = env;
+	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0 && env->user_chains_open)
+		o->chains = env->user_chains_open(data, env->kallsyms);
 	rc = coll_run_perf(env, argv, r->timeout_ms, 0, false, offcpu_line, o, &res, err);
 	pl_run_result_release(&res);
 	end_switch(o);
@@ -489,6 +553,8 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	if (rc == PL_OK)
 		rc = write_offcpu(o, path, err);
 	json_object_set_new(meta, "off_cpu", offcpu_meta(o));
+	if (o->chains)
+		json_object_set_new(json_object_get(meta, "off_cpu"), "user_chains", user_chains_meta(o));
 	offcpu_release(o);
 	return rc;
 }

@@ -7,10 +7,11 @@
  * native perf.data reader reads (system modules, the kernel's build-id),
  * and the server's kallsyms copy either way; one that may use the
  * network gets it when a debuginfod server is configured; a collection
- * tool (with --allow-collection) gets perf events, the program its
- * exec_arg names (the capabilities probe: this binary, its known-depth
- * workload), /proc and the tracing folders, and a deadline past its
- * timeout_arg.
+ * tool (with --allow-collection) gets its connection to the collection
+ * launcher (which runs perf and the program outside the sandbox), /proc
+ * and the tracing folders, and a deadline past its timeout_arg; only the
+ * capabilities probe, which runs perf on this binary's known-depth
+ * workload itself, gets perf events too.
  */
 #include "policy.h"
 #include "collectors/perfcfg.h"
@@ -27,25 +28,27 @@ static size_t add_existing(const char *const *list, const char **reads, size_t n
 	return n;
 }
 
-/* A collection worker: perf events, the program perf starts (resolved
- * under the allowed roots, as the tool itself will check), /proc and the
- * tracing folders, and a deadline that covers the call's own timeout. */
+/* A collection worker: its connection to the launcher, which runs perf
+ * and the program outside the sandbox (collectors/launch.h), /proc and
+ * the tracing folders, and a deadline that covers the call's own
+ * timeout.  Only the capabilities probe runs perf itself (on this
+ * binary's known chain), so only it keeps perf's events and capabilities
+ * and may exec its workload. */
 static size_t collection_policy(const struct mcp_config *cfg, const struct tool_def *t,
 				json_t *args, struct mcp_policy *p, size_t n)
 {
-	const char *exe = t->exec_arg ? json_string_value(json_object_get(args, t->exec_arg)) : NULL;
 	json_t *timeout = t->timeout_arg ? json_object_get(args, t->timeout_arg) : NULL;
-	struct pl_error ignored;
 	uint64_t ms;
 
-	p->pol.allow_perf_events = true;
-	if (exe && tool_resolve_input(&cfg->ctx, exe, p->target, sizeof(p->target), &ignored) == PL_OK)
-		p->pol.exec_target = p->target;
+	p->pol.use_launcher = true;
 	/* The call-graph probe: perf runs this binary as its known chain,
 	 * and perf script reads its symbols and CFI. */
-	if ((t->needs & TOOL_PROBES_CHAINS) && cfg->ctx.perf.probe_workload && n < MCP_POLICY_MAX_READS) {
-		p->pol.exec_target = cfg->ctx.perf.probe_workload;
-		p->reads[n++] = cfg->ctx.perf.probe_workload;
+	if (t->needs & TOOL_PROBES_CHAINS) {
+		p->pol.allow_perf_events = true;
+		if (cfg->ctx.perf.probe_workload && n < MCP_POLICY_MAX_READS) {
+			p->pol.exec_target = cfg->ctx.perf.probe_workload;
+			p->reads[n++] = cfg->ctx.perf.probe_workload;
+		}
 	}
 	n = add_existing(pl_perf_collection_reads, p->reads, n);
 	/* The tool stops at the call's timeout; the worker gets time beyond

@@ -22,7 +22,6 @@
 struct mcp_policy {
 	struct sbx_policy pol;                /* points into this struct and cfg */
 	const char *reads[MCP_POLICY_MAX_READS];
-	char target[PATH_MAX];                /* the resolved program to profile */
 };
 
 /* Fill `p` for a call of `t` with checked `args` (borrowed; read only

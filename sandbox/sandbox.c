@@ -236,7 +236,7 @@ static const char *child_fds(const struct sbx_plan *p, int *status_fd)
 {
 	int conn = -1;
 
-	if (p->pol->allow_perf_events && p->pol->exec_path) {
+	if (p->pol->use_launcher) {
 		int c = connect_launcher();
 		if (c >= 0 && (conn = fcntl(c, F_DUPFD_CLOEXEC, 10)) < 0)
 			return "move its launcher connection";

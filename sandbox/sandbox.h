@@ -88,6 +88,11 @@ struct sbx_policy {
 	 * exec_target (the program perf starts) too.  Needs exec_path. */
 	bool allow_perf_events;
 	const char *exec_target;       /* NULL: perf starts nothing */
+	/* A worker that collects through the collection launcher
+	 * (sbx_launcher_conn): it gets its private connection to the
+	 * launcher and nothing of perf's events, capabilities or targets,
+	 * which the launcher holds outside the sandbox. */
+	bool use_launcher;
 	uint64_t max_address_space;    /* RLIMIT_AS bytes; 0 = leave (ignored
 					* in ASan builds, whose shadow memory
 					* needs terabytes of address space) */

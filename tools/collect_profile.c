@@ -8,6 +8,7 @@
  * perf.data as analyze_profile reads it.
  */
 #include "registry.h"
+#include "collect_chains.h"
 #include "collectors/collect.h"
 #include "collectors/perf_data.h"
 #include "store/sched_json.h"
@@ -256,7 +257,8 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 	bool has_exe = json_object_get(args, "executable") != NULL;
 	bool has_pid = json_object_get(args, "pid") != NULL;
 	struct pl_collect_env env = {ctx->perf.path, ctx->artifact_root, ctx->perf.kallsyms_path, NULL,
-				     sbx_launcher_conn(), sbx_confined(), count_lost};
+				     sbx_launcher_conn(), sbx_confined(), count_lost,
+				     tool_user_chains_open, tool_user_chain, tool_user_chains_close};
 	struct pl_collect_req r;
 	char exe[PATH_MAX], cwd[PATH_MAX];
 	enum pl_err rc;

@@ -13,7 +13,7 @@
  *     annotations, inputSchema, outputSchema);
  *  2. write tools/NAME.c with `enum pl_err tool_NAME(...)`;
  *  3. declare it below and add its row to tool_table[] in registry.c
- *     (with its needs and, for a collection tool, exec_arg/timeout_arg:
+ *     (with its needs and, for a collection tool, timeout_arg:
  *     the MCP server confines the worker from the row alone);
  *  4. add tests: a unit test of its logic and a CLI or MCP call checked
  *     against an independent oracle.
@@ -63,7 +63,8 @@ typedef enum pl_err (*tool_fn)(const struct tool_ctx *ctx, json_t *args,
 enum tool_needs {
 	TOOL_RUNS_PERF = 1 << 0,     /* may execve the allowlisted perf */
 	TOOL_USES_NETWORK = 1 << 1,  /* may fetch from debuginfod servers */
-	TOOL_COLLECTS = 1 << 2,      /* runs perf on targets (perf_event_open, their exec) */
+	TOOL_COLLECTS = 1 << 2,      /* runs perf on targets through the collection
+				      * launcher (collectors/launch.h) */
 	TOOL_PROBES_CHAINS = 1 << 3, /* perf runs this binary as the known-depth
 				      * workload (collectors/known_chain.h) */
 	TOOL_DEVICE = 1 << 4,        /* a device tool: listed only with the agent link
@@ -76,11 +77,9 @@ struct tool_def {
 	const char *schema_path; /* "schemas/tools/list_hotspots.json" */
 	tool_fn run;
 	unsigned needs;          /* enum tool_needs bits */
-	/* TOOL_COLLECTS tools: the argument naming the program perf starts
-	 * (its worker may execute it once resolved under the allowed roots)
-	 * and the one holding the call's own timeout in seconds (its worker
-	 * gets time beyond it); NULL when there is none. */
-	const char *exec_arg;
+	/* TOOL_COLLECTS tools: the argument holding the call's own timeout
+	 * in seconds (its worker gets time beyond it); NULL when there is
+	 * none. */
 	const char *timeout_arg;
 };
 

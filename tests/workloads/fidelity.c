@@ -6,7 +6,9 @@
  * /dev/null, reads /etc/hostname and /proc/self/status, opens a loopback
  * TCP connection to itself and a UNIX socketpair, forks and execs
  * /bin/true, names a thread with pthread_setname_np ("fid-worker") and
- * spins a little so that samples land in both threads, reads one
+ * spins a little so that samples land in both threads, commits a small
+ * journal in its working directory (write and fsync, 20 times: a wait on
+ * the disk that the off-CPU test finds under journal_commit), reads one
  * variable of its environment (FIDELITY_VAR), and prints one line per
  * step: "name ok" or "name FAILED errno".  Exit status 0 when every step
  * worked, 3 otherwise.  The output does not depend on the machine.
@@ -124,6 +126,23 @@ static int unix_pair(void)
 	return ok;
 }
 
+/* Write a 4 KB record and fsync it, `n` times, to fidelity.journal in the
+ * working directory; 1 when all of it worked.  noinline: the off-CPU
+ * test looks for this frame above the kernel's fsync path. */
+static int __attribute__((noinline)) journal_commit(int n)
+{
+	char rec[4096];
+	int fd = open("fidelity.journal", O_WRONLY | O_CREAT | O_TRUNC, 0644), ok = fd >= 0;
+
+	memset(rec, 'j', sizeof(rec));
+	for (int i = 0; ok && i < n; i++)
+		ok = write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec) && fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	unlink("fidelity.journal");
+	return ok;
+}
+
 static int fork_exec(void)
 {
 	int status;
@@ -165,6 +184,7 @@ int main(int argc, char **argv)
 	report("tcp_loopback", tcp_loopback());
 	report("unix_socketpair", unix_pair());
 	report("fork_exec", fork_exec());
+	report("fsync_journal", journal_commit(20));
 	errno = 0;
 	int ok = pthread_create(&t, NULL, worker, NULL) == 0;
 	if (ok) {

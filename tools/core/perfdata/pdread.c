@@ -143,6 +143,8 @@ struct chain_entry {
 struct reader {
 	struct pl_profile *p;
 	struct pd_file f;
+	pd_sample_hook hook;         /* pd_read_set_sample_hook, or NULL */
+	void *hook_arg;
 	const char *kallsyms_path, *notes_path;
 	char *why;                   /* fallback reason buffer */
 	size_t why_cap;
@@ -939,6 +941,16 @@ void pd_read_set_buildid_dir(const char *dir)
 	buildid_dir = dir;
 }
 
+/* The sample hook (pd_read_set_sample_hook), per reading thread. */
+static __thread pd_sample_hook sample_hook;
+static __thread void *sample_hook_arg;
+
+void pd_read_set_sample_hook(pd_sample_hook hook, void *arg)
+{
+	sample_hook = hook;
+	sample_hook_arg = arg;
+}
+
 /* The path of perf's build-id cache copy of a file dso, or NULL. */
 static const char *cached_copy(struct dso *d)
 {
@@ -1189,7 +1201,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (chain) {
 		/* An LBR chain's frames come from its branch stack as well:
 		 * not keyed by the callchain alone, so never cached. */
-		if (!pd_lbr_applies(s.attr) && !is_dwarf(s.attr))
+		if (!pd_lbr_applies(s.attr) && !is_dwarf(s.attr) && !r->hook)
 			seen = chain_seen(r, t, thread, event, &s);
 		if (seen && seen->used) {
 			pl_add_weight(p, seen->stack, event, 1, period, has_period);
@@ -1222,6 +1234,8 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 		r->pcs[0] = res.printed;
 		n = 1;
 	}
+	if (r->hook)
+		r->hook(r->hook_arg, s.pid, s.tid, s.time, r->frames, r->pcs, n);
 	grow_frames(r, n + 1);
 	for (size_t i = 0; i < n; i++) {
 		r->rev[i] = r->frames[n - 1 - i];
@@ -1309,7 +1323,7 @@ static bool attrs_supported(struct reader *r)
 	for (size_t i = 0; i < r->f.nattrs; i++) {
 		const struct pd_attr *a = &r->f.attrs[i];
 		const char *name = pd_event_name(a, buf, sizeof(buf));
-		if (a->type == 2) {
+		if (a->type == 2 && !r->hook) {
 			unsupported(r, "tracepoint events (%s): their fields need perf's format parser",
 				    name ? name : "?");
 			return false;
@@ -1528,6 +1542,8 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	r.no_files = true;
+	r.hook = sample_hook;
+	r.hook_arg = sample_hook_arg;
 	r.why = why;
 	r.why_cap = cap;
 	why[0] = '\0';
@@ -1715,6 +1731,8 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	r.why_cap = cap;
 	r.roots = roots;
 	r.nroots = nroots;
+	r.hook = sample_hook;
+	r.hook_arg = sample_hook_arg;
 	rc = walk_mapped(&r, map, size, err);
 	if (hashing)
 		pthread_join(hasher, NULL);

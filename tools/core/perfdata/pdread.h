@@ -30,6 +30,7 @@
 #define PD_READ_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 #include "profile/parse.h"
@@ -51,6 +52,17 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
  * DWARF unwinder reads a module's copy there when the recorded file is
  * gone or another build, as perf does.  For the next read of this thread. */
 void pd_read_set_buildid_dir(const char *dir);
+
+/* Called for each sample as the reader resolves it: its pid, tid, time
+ * (ns) and its frames, leaf first, as profile frame ids with the
+ * addresses perf script would print. */
+typedef void (*pd_sample_hook)(void *arg, int32_t pid, int32_t tid, uint64_t time,
+			       const uint32_t *frames, const uint64_t *pcs, size_t n);
+/* For the next reads of this thread: call `hook` (NULL: none) for each
+ * sample, and read tracepoint events too, as plain samples whose fields
+ * are not parsed (the caller reads them from perf script: the off-CPU
+ * collection takes only the call chains from here). */
+void pd_read_set_sample_hook(pd_sample_hook hook, void *arg);
 
 /* Walk the records of a perf.data image in memory and count them (no
  * symbols, no profile): the floor the benchmark compares against, and
