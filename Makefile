@@ -169,12 +169,19 @@ $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 .PHONY: FORCE font-atlas node-setup all check-layers print-layers setup demo test test-unit test-integration test-san check bench clean \
 	test-fuzz-replay fuzz fuzz-long fuzz-build test-tsan install uninstall man
 
-all: $(BUILD)/layers.ok $(BINS) agent
+all: $(BUILD)/layers.ok $(BINS) agent $(BUILD)/cycles.ok
 
 # The layering check: cheap, so it runs on every build (see LAYERS).
 $(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h collectors/agentlink/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/check-layers.sh Makefile
 	@mkdir -p $(BUILD)
 	@sh tools/check-layers.sh && touch $@
+
+# No two source files may need each other (tools/check-cycles.sh reads
+# the objects' symbol tables); tools/cycles.allow lists the groups left.
+$(BUILD)/cycles.ok: $(BINS) tools/check-cycles.sh tools/cycles.allow
+	@sh tools/check-cycles.sh $(BUILD)/obj
+	@if [ -d $(BUILD)/agent-obj/x86_64 ]; then sh tools/check-cycles.sh $(BUILD)/agent-obj/x86_64; fi
+	@touch $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

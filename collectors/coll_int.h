@@ -18,6 +18,11 @@ enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *a
 			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
 			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
 			  struct pl_error *err);
+/* How a run of perf ended, judged as coll_run_perf does; perf stat ends
+ * as its program exited (status), once it wrote its counts:
+ * `counts_written` says it did. */
+enum pl_err coll_judge_perf(const char *const *argv, const struct pl_run_result *res,
+			    bool target_status, bool counts_written, struct pl_error *err);
 
 /* The last few KiB of the target's stdout (target.c): feed it to pl_run
  * as on_line; release buf. */

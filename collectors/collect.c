@@ -41,11 +41,6 @@
 #include "profile/profile.h"
 
 #define MAX_ARGV (PL_COLLECT_MAX_ARGS + 2 * PL_COLLECT_MAX_EVENTS + 32)
-/* What perf script or report may print after a recording, streamed (to
- * the off-CPU folding or a file), never held: a few seconds of a system-
- * wide sched_switch recording of contended threads passed 64 MiB here, so
- * the bound is the input limit's default. */
-#define MAX_POST_OUTPUT (1ULL << 30)
 
 static const char *const mode_names[] = {"record", "stat", "sched", "lock", "off_cpu"};
 static const char *const output_names[] = {"file", "discard", "inline"};
@@ -77,17 +72,6 @@ const char *pl_collect_mode_name(enum pl_collect_mode mode)
 
 /* --------------------------------------------------------- command lines */
 
-void coll_join(char *out, size_t cap, const char *dir, const char *name)
-{
-	size_t nd = strlen(dir), nn = strlen(name);
-
-	if (nd + 1 + nn + 1 > cap)
-		nd = nn + 2 < cap ? cap - nn - 2 : 0;
-	memcpy(out, dir, nd);
-	out[nd] = '/';
-	memcpy(out + nd + 1, name, nn + 1 <= cap - nd - 1 ? nn + 1 : cap - nd - 1);
-	out[cap - 1] = '\0';
-}
 
 struct argv_buf {
 	const char *v[MAX_ARGV + 1];
@@ -210,19 +194,6 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 	}
 }
 
-/* The command as run; its words are bytes (the target's path may not be
- * UTF-8), so each is in the escaped form of docs/paths.md. */
-json_t *coll_argv_json(const char *const *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; v[i]; i++) {
-		char *word = pl_esc_dup(v[i]);
-		json_array_append_new(a, json_string(word));
-		free(word);
-	}
-	return a;
-}
 
 /* ------------------------------------------------------- running perf */
 
@@ -242,64 +213,7 @@ static enum pl_err to_file(void *arg, const char *line, size_t len, struct pl_er
 	return PL_OK;
 }
 
-static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
-			      bool target_status, bool counts_written, struct pl_error *err);
 
-enum pl_err coll_run_perf(const struct pl_collect_env *env, const char *const *argv,
-			  uint32_t timeout_ms, uint32_t interrupt_ms, bool target_status,
-			  pl_run_line_fn on_line, void *arg, struct pl_run_result *res,
-			  struct pl_error *err)
-{
-	/* The main run keeps 1 MiB of stderr, the target's included, for the
-	 * tail in the metadata. */
-	struct pl_run_opts o = {
-		.argv = argv, .timeout_ms = timeout_ms, .interrupt_ms = interrupt_ms,
-		.max_stdout = MAX_POST_OUTPUT, .max_line = 1u << 20,
-		.max_stderr = target_status ? 1u << 20 : 16u << 10,
-		.nice = 5, .on_line = on_line, .arg = arg, .cancel = env->cancel,
-		/* the collection's own length: the pid duration, else its limit */
-		.progress_ms = interrupt_ms ? interrupt_ms : timeout_ms,
-	};
-	enum pl_err rc = pl_run(&o, res, err);
-
-	if (rc)
-		return rc;
-	return judge_perf(argv, res, target_status, false, err);
-}
-
-/* perf stat ends as its program exited (status), once it wrote its
- * counts: `counts_written` says it did. */
-static enum pl_err judge_perf(const char *const *argv, const struct pl_run_result *res,
-			      bool target_status, bool counts_written, struct pl_error *err)
-{
-	char tail[512];
-
-	/* perf record exits 0 after our SIGINT, or, having written its file
-	 * and said so, raises that SIGINT again to end by it: both are the
-	 * end we asked for.  Any other signal or status is a failure. */
-	bool wrote = counts_written || (res->stderr_text && strstr(res->stderr_text, "Captured and wrote"));
-	bool asked_end = res->signal == SIGINT && res->interrupted && wrote;
-	bool targets_end = target_status && wrote && !res->interrupted;
-
-	/* The filter the worker handed down stopped perf: the text names the
-	 * pid as sbx_explain_child_sigsys reads it, so the server (which can
-	 * read the audit log) adds the system call. */
-	if (res->signal == SIGSYS)
-		return pl_fail(err, PL_ERR_EXTERNAL,
-			       "this perf makes a system call the sandbox does not allow: report it with perf's "
-			       "version and the call named here",
-			       "%s %s was killed by SIGSYS, the sandbox's answer to a forbidden system call (pid %d)",
-			       argv[0], argv[1], res->pid);
-	if (!targets_end && ((res->signal && !asked_end) || (!res->signal && res->exit_status != 0))) {
-		pl_run_stderr_tail(res, tail, sizeof(tail));
-		return pl_fail(err, PL_ERR_EXTERNAL,
-			       "read the message: a missing event, permission (perf_event_paranoid) or a target that failed",
-			       "%s %s %s %d: %s", argv[0], argv[1],
-			       res->signal ? "was killed by signal" : "exited with status",
-			       res->signal ? res->signal : res->exit_status, tail);
-	}
-	return PL_OK;
-}
 
 static enum pl_err post_to_file(const struct pl_collect_env *env, const char *const *argv,
 				const char *path, uint32_t timeout_ms, struct pl_error *err)
@@ -765,7 +679,7 @@ static enum pl_err run_program(const struct pl_collect_env *env, const struct pl
 	json_object_set_new(extra, "stdin", json_string("/dev/null"));
 	if (rc)
 		return rc;
-	return judge_perf(argv, res, r->pid <= 0, coll_counts_written(r, staging), err);
+	return coll_judge_perf(argv, res, r->pid <= 0, coll_counts_written(r, staging), err);
 }
 
 /* ------------------------------------------------------ what may distort */

@@ -10,15 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-uint64_t coll_chain_cpu_ns(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
-		return UINT64_MAX;  /* no clock: stop at once rather than spin forever */
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 int coll_known_chain_main(int argc, char **argv)
 {
 	const uint64_t budget = (uint64_t)COLL_CHAIN_CPU_MS * 1000000u;

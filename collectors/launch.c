@@ -33,12 +33,7 @@
 #include "base/util.h"
 
 #define LAUNCH_MAGIC 0x504c4c31u      /* "PLL1" */
-#define MAX_REQUEST (128u << 10)
-#define MAX_ARGV 256
-
-/* What a request runs: perf (a collection) or the program itself (an
- * experiment's run, measured by its own wait4). */
-enum launch_kind { LAUNCH_PERF = 0, LAUNCH_PROGRAM = 1 };
+#define MAX_REQUEST COLL_LAUNCH_MAX_REQUEST
 
 struct launch_head {
 	uint32_t magic;
@@ -173,6 +168,19 @@ static const char *check_env(const char *const *env)
 	return NULL;
 }
 
+/* What both kinds of run are checked for: the working directory under an
+ * allowed root, stdout and stderr in the staging folder (or /dev/null),
+ * the added variables. */
+static const char *check_context(const struct coll_launcher_cfg *cfg, const char *const *env,
+				 const char *cwd, const char *stdout_path, const char *stderr_path)
+{
+	if (!cwd || !under_allowed(cfg, cwd))
+		return "the working directory is not under an allowed root";
+	if (!stdout_path || !stderr_path || !in_staging(cfg, stdout_path) || !in_staging(cfg, stderr_path))
+		return "stdout and stderr must go to files in the staging folder, or to /dev/null";
+	return check_env(env);
+}
+
 const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *const *argv,
 			      const char *const *env, const char *cwd, const char *stdout_path,
 			      const char *stderr_path)
@@ -215,7 +223,8 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 				return "-p takes a process id";
 			has_pid = true;
 		}
-		if ((bad = check_value(argv[i], argv[i + 1])))
+		/* a plain option may end the argv: only values are checked */
+		if (kind == 2 && (bad = check_value(argv[i], argv[i + 1])))
 			return bad;
 		i += (size_t)kind - 1;
 	}
@@ -223,31 +232,27 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 		return "perf has no output file in a staging folder";
 	if ((has_pid || !has_target) && !cfg->allow_pid_attach)
 		return "attaching to a running process needs --allow-pid-attach";
-	if (!cwd || !under_allowed(cfg, cwd))
-		return "the working directory is not under an allowed root";
-	if (!stdout_path || !stderr_path || !in_staging(cfg, stdout_path) || !in_staging(cfg, stderr_path))
-		return "stdout and stderr must go to files in the staging folder, or to /dev/null";
-	if ((bad = check_env(env)))
-		return bad;
-	return NULL;
+	return check_context(cfg, env, cwd, stdout_path, stderr_path);
 }
 
 const char *coll_launch_check_program(const struct coll_launcher_cfg *cfg, const char *const *argv,
 				      const char *const *env, const char *cwd, const char *stdout_path,
 				      const char *stderr_path)
 {
-	const char *bad;
-
 	if (!argv || !argv[0] || argv[0][0] != '/' || !under_allowed(cfg, argv[0]) ||
 	    access(argv[0], X_OK) != 0)
 		return "the program is not an executable under an allowed root";
-	if (!cwd || !under_allowed(cfg, cwd))
-		return "the working directory is not under an allowed root";
-	if (!stdout_path || !stderr_path || !in_staging(cfg, stdout_path) || !in_staging(cfg, stderr_path))
-		return "stdout and stderr must go to files in the staging folder, or to /dev/null";
-	if ((bad = check_env(env)))
-		return bad;
-	return NULL;
+	return check_context(cfg, env, cwd, stdout_path, stderr_path);
+}
+
+const char *coll_launch_check_request(const struct coll_launcher_cfg *cfg,
+				      const struct coll_launch_request *q)
+{
+	if (q->kind == COLL_LAUNCH_PROGRAM)
+		return coll_launch_check_program(cfg, q->argv, q->env, q->cwd, q->stdout_path, q->stderr_path);
+	if (q->kind == COLL_LAUNCH_PERF)
+		return coll_launch_check(cfg, q->argv, q->env, q->cwd, q->stdout_path, q->stderr_path);
+	return "the request's kind is unknown";
 }
 
 /* ------------------------------------------------------------ handler */
@@ -305,35 +310,49 @@ static bool take_strings(char **p, const char *end, const char **out, uint32_t n
 	return true;
 }
 
-static void handle_one(const struct coll_launcher_cfg *cfg, int conn, char *buf, size_t len)
+bool coll_launch_decode(char *buf, size_t len, struct coll_launch_request *q)
 {
 	struct launch_head h;
-	const char *argv[MAX_ARGV + 1], *env[COLL_LAUNCH_MAX_ENV + 1], *paths[4], *bad;
+	const char *paths[4];
 	char *p = buf + sizeof(h), *end = buf + len;
+
+	if (len < sizeof(h) || len > MAX_REQUEST)
+		return false;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != LAUNCH_MAGIC || h.nargv > COLL_LAUNCH_MAX_ARGV || h.nenv > COLL_LAUNCH_MAX_ENV ||
+	    !take_strings(&p, end, q->argv, h.nargv) || !take_strings(&p, end, q->env, h.nenv) ||
+	    !take_strings(&p, end, paths, 3))
+		return false;
+	q->kind = h.kind;
+	q->timeout_ms = h.timeout_ms;
+	q->interrupt_ms = h.interrupt_ms;
+	q->cwd = paths[0];
+	q->stdout_path = paths[1];
+	q->stderr_path = paths[2];
+	return true;
+}
+
+static void handle_one(const struct coll_launcher_cfg *cfg, int conn, char *buf, size_t len)
+{
+	struct coll_launch_request q;
 	struct pl_run_result res;
 	struct pl_error err;
+	const char *bad;
 	enum pl_err rc;
 
 	pl_error_clear(&err);
-	memcpy(&h, buf, sizeof(h));
-	if (h.magic != LAUNCH_MAGIC || h.nargv > MAX_ARGV || h.nenv > COLL_LAUNCH_MAX_ENV ||
-	    !take_strings(&p, end, argv, h.nargv) || !take_strings(&p, end, env, h.nenv) ||
-	    !take_strings(&p, end, paths, 3)) {
+	if (!coll_launch_decode(buf, len, &q)) {
 		reply_send(conn, NULL, pl_fail(&err, PL_ERR_INTERNAL, NULL, "the launcher's request does not parse"), &err);
 		return;
 	}
-	bad = h.kind == LAUNCH_PROGRAM ?
-		coll_launch_check_program(cfg, argv, env, paths[0], paths[1], paths[2]) :
-		h.kind == LAUNCH_PERF ? coll_launch_check(cfg, argv, env, paths[0], paths[1], paths[2]) :
-		"the request's kind is unknown";
-	if (bad) {
+	if ((bad = coll_launch_check_request(cfg, &q))) {
 		reply_send(conn, NULL, pl_fail(&err, PL_ERR_PATH, NULL, "the collection launcher refused the run: %s", bad), &err);
 		return;
 	}
 	struct pl_run_opts o = {
-		.argv = argv, .env = env, .inherit_env = true, .cwd = paths[0],
-		.stdout_path = paths[1], .stderr_path = paths[2], .hangup_fd = conn,
-		.timeout_ms = h.timeout_ms, .interrupt_ms = h.interrupt_ms,
+		.argv = q.argv, .env = q.env, .inherit_env = true, .cwd = q.cwd,
+		.stdout_path = q.stdout_path, .stderr_path = q.stderr_path, .hangup_fd = conn,
+		.timeout_ms = q.timeout_ms, .interrupt_ms = q.interrupt_ms,
 		.started_pid = &running_group,
 	};
 	rc = pl_run(&o, &res, &err);
@@ -359,11 +378,8 @@ static void __attribute__((noreturn)) handler_main(const struct coll_launcher_cf
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
 		_exit(1);
-	while ((n = read(conn, buf, MAX_REQUEST)) > 0) {
-		if ((size_t)n < sizeof(struct launch_head))
-			break;
+	while ((n = read(conn, buf, MAX_REQUEST)) > 0)
 		handle_one(cfg, conn, buf, (size_t)n);
-	}
 	_exit(0);
 }
 
@@ -534,11 +550,11 @@ static enum pl_err launch_request(int conn, uint32_t kind, const struct pl_run_o
 enum pl_err coll_launch_run(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
 			    struct pl_error *err)
 {
-	return launch_request(conn, LAUNCH_PERF, o, res, err);
+	return launch_request(conn, COLL_LAUNCH_PERF, o, res, err);
 }
 
 enum pl_err coll_launch_program(int conn, const struct pl_run_opts *o, struct pl_run_result *res,
 				struct pl_error *err)
 {
-	return launch_request(conn, LAUNCH_PROGRAM, o, res, err);
+	return launch_request(conn, COLL_LAUNCH_PROGRAM, o, res, err);
 }

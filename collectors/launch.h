@@ -40,6 +40,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "run.h"
@@ -47,6 +48,22 @@
 
 #define COLL_LAUNCH_MAX_ENV 64
 #define COLL_LAUNCH_MAX_ENV_BYTES (32u << 10)
+#define COLL_LAUNCH_MAX_ARGV 256
+#define COLL_LAUNCH_MAX_REQUEST (128u << 10)
+
+/* What a request runs: perf (a collection) or the program itself (an
+ * experiment's run, measured by its own wait4). */
+enum coll_launch_kind { COLL_LAUNCH_PERF = 0, COLL_LAUNCH_PROGRAM = 1 };
+
+/* One request as the launcher's handler reads it from a worker (whose
+ * bytes it does not trust): the strings point into the message. */
+struct coll_launch_request {
+	uint32_t kind;                  /* enum coll_launch_kind, or anything */
+	uint32_t timeout_ms, interrupt_ms;
+	const char *argv[COLL_LAUNCH_MAX_ARGV + 1];
+	const char *env[COLL_LAUNCH_MAX_ENV + 1];
+	const char *cwd, *stdout_path, *stderr_path;
+};
 
 struct coll_launcher_cfg {
 	const char *perf_path;              /* the allowlisted perf */
@@ -85,6 +102,15 @@ enum pl_err coll_launch_program(int conn, const struct pl_run_opts *o, struct pl
 const char *coll_launch_check_program(const struct coll_launcher_cfg *cfg, const char *const *argv,
 				      const char *const *env, const char *cwd, const char *stdout_path,
 				      const char *stderr_path);
+
+/* Decode one message of `len` bytes (at most COLL_LAUNCH_MAX_REQUEST) into
+ * `q`, its strings pointing into `buf`; false when it does not parse. */
+bool coll_launch_decode(char *buf, size_t len, struct coll_launch_request *q);
+
+/* The check of a decoded request by its kind (coll_launch_check or
+ * coll_launch_check_program); NULL when it may run, else why not. */
+const char *coll_launch_check_request(const struct coll_launcher_cfg *cfg,
+				      const struct coll_launch_request *q);
 
 /* The launcher's check of one request, apart for the unit tests: NULL
  * when it may run, else why not. */

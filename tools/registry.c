@@ -5,8 +5,9 @@
  * maxLength, pattern, required, additionalProperties false), fills the
  * schema's defaults, then runs the handler.  So a handler never sees a
  * missing required key, a wrong type or an unknown key, and the error a
- * caller gets names the property and what would be valid.  Every result
- * then passes the one check of its next steps (steps.c) before it leaves.
+ * caller gets names the property and what would be valid.  Running a
+ * tool, and the one check of its result's next steps (steps.c), are in
+ * dispatch.c.
  */
 #include "registry.h"
 #include "base/schemas.h"
@@ -310,49 +311,6 @@ enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 			json_object_set(args, key, def);
 	}
 	return PL_OK;
-}
-
-enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
-			    json_t **result, json_t **blocks, struct pl_error *err)
-{
-	enum pl_err rc;
-
-	*result = NULL;
-	*blocks = NULL;
-	pl_error_clear(err);
-	rc = t->run(ctx, args, result, err);
-	if (rc && *result) {
-		json_decref(*result);
-		*result = NULL;
-	}
-	if (!rc)
-		tool_steps_check(ctx, *result);
-	if (!rc && json_is_array(json_object_get(*result, TOOL_BLOCKS_KEY)))
-		*blocks = json_incref(json_object_get(*result, TOOL_BLOCKS_KEY));
-	if (!rc)
-		json_object_del(*result, TOOL_BLOCKS_KEY);
-	return rc;
-}
-
-enum pl_err tool_run(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
-		     json_t **result, struct pl_error *err)
-{
-	json_t *blocks;
-	enum pl_err rc = tool_run_blocks(t, ctx, args, result, &blocks, err);
-
-	json_decref(blocks);
-	return rc;
-}
-
-enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
-		      json_t *args, json_t **result, struct pl_error *err)
-{
-	enum pl_err rc;
-
-	*result = NULL;
-	if ((rc = tool_check_args(t, args, err)))
-		return rc;
-	return tool_run(t, ctx, args, result, err);
 }
 
 /* ------------------------------------------------------- the error exit */

@@ -49,17 +49,6 @@ struct cli {
 	const char *authorization;  /* --authorize-target PHRASE */
 };
 
-int cli_fail(const struct pl_error *e)
-{
-	json_t *o = json_pack("{s:o}", "error", tool_error_json_new(e));
-	char *s = json_dumps(o, JSON_COMPACT);
-
-	fprintf(stderr, "%s\n", s);
-	free(s);
-	json_decref(o);
-	return pl_err_exit_code(e->code);
-}
-
 static int usage_error(const char *hint, const char *fmt, const char *what)
 {
 	struct pl_error e;

@@ -101,51 +101,6 @@ static const char *rs(json_t *row, const char *key)
 /* Is REL relative and free of empty, "." and ".." components?  The
  * record's paths are read back from a file in the project, which a user
  * (or a cloned repository) may have written: "../x" must not reach out. */
-static bool plain_rel(const char *rel)
-{
-	if (!rel || !*rel || *rel == '/')
-		return false;
-	for (const char *p = rel; *p;) {
-		size_t n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-		if (*p == '/' && !*++p)
-			return false;
-	}
-	return true;
-}
-
-/* PROJ/REL, refusing a REL that climbs out (plain_rel), a symbolic link
- * (or anything but a folder) in any folder component that exists, and a
- * link at the end.  The project itself is resolved already. */
-enum pl_err setup_inside(const char *proj, const char *rel, char out[PATH_MAX], struct pl_error *err)
-{
-	struct stat st;
-
-	if (!plain_rel(rel))
-		return pl_fail(err, PL_ERR_OUTPUT, "fix or move away " SETUP_RECORD_REL "; init and detach touch only paths inside the project",
-			       "'%s' is not a plain path inside the project", rel);
-	if (!setup_join(out, PATH_MAX, proj, rel))
-		return pl_fail(err, PL_ERR_OUTPUT, "use a shorter project path", "path too long: '%s/%s'", proj, rel);
-	for (char *p = out + strlen(proj) + 1; ; p++) {
-		char keep = *p;
-
-		if (keep != '/' && keep != '\0')
-			continue;
-		*p = '\0';
-		if (lstat(out, &st) == 0 && (S_ISLNK(st.st_mode) || (keep == '/' && !S_ISDIR(st.st_mode)))) {
-			pl_fail(err, PL_ERR_OUTPUT, "remove the link or move the file away; init writes only inside the project",
-				"'%s' is %s", out, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a folder");
-			*p = keep;
-			return err->code;
-		}
-		*p = keep;
-		if (!keep)
-			return PL_OK;
-	}
-}
-
 /* Read PROJ/REL into d (missing is fine); cap MAX_FILE_BYTES. */
 static enum pl_err read_disk(const char *proj, const char *rel, struct disk *d, struct pl_error *err)
 {

@@ -311,32 +311,3 @@ void pl_short_names_free(char **names, size_t n)
 		free(names[i]);
 	free(names);
 }
-
-void pl_profile_show_names(struct pl_profile *p, enum pl_name_form form)
-{
-	size_t n = pl_nfuncs(p);
-	char **names;
-
-	if (form == PL_NAMES_FULL)
-		return;
-	if (form == PL_NAMES_SHORT) {
-		names = pl_profile_short_names(p);
-	} else {
-		names = pl_xcalloc(n ? n : 1, sizeof(*names));
-		for (size_t i = 0; i < n; i++) {
-			const char *l = p->funcs[i].linkage != PL_NOID ? pl_str(p, p->funcs[i].linkage) : NULL;
-			if (l)
-				names[i] = form == PL_NAMES_PERF ? pl_demangle(l, strlen(l), PL_DM_PERF)
-								 : pl_xstrdup(l);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t id;
-		if (!names[i])
-			continue;
-		id = pl_intern_str(p, names[i], strlen(names[i]));
-		if (id != PL_NOID)
-			p->funcs[i].symbol = id;
-	}
-	pl_short_names_free(names, n);
-}

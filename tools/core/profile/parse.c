@@ -25,40 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const struct {
-	const char *name;
-	enum pl_format fmt;
-} format_names[] = {
-	{"auto", PL_FMT_AUTO},
-	{"folded", PL_FMT_FOLDED},
-	{"perf_script", PL_FMT_PERF_SCRIPT},
-	{"agent_chunks", PL_FMT_AGENT_CHUNKS},
-	{"perf_stat", PL_FMT_PERF_STAT},
-	{"perf_data", PL_FMT_PERF_DATA},
-	{"pprof", PL_FMT_PPROF},
-	{"speedscope", PL_FMT_SPEEDSCOPE},
-	{"cpuprofile", PL_FMT_CPUPROFILE},
-};
-
-bool pl_format_from_name(const char *name, enum pl_format *out)
-{
-	for (size_t i = 0; i < PL_ARRAY_LEN(format_names); i++)
-		if (strcmp(name, format_names[i].name) == 0) {
-			*out = format_names[i].fmt;
-			return true;
-		}
-	return false;
-}
-
-void pl_format_list(struct pl_buf *out)
-{
-	pl_buf_adds(out, "formats read:");
-	for (size_t i = 1; i < PL_ARRAY_LEN(format_names); i++)
-		pl_buf_addf(out, "%s %s", i > 1 ? "," : "", format_names[i].name);
-	pl_buf_adds(out, " (auto-detected; format=NAME forces one), each gzip- or zstd-compressed or not; "
-		    "benchmark results go to normalize_benchmark");
-}
-
 static bool ends_with_count(const char *s, size_t n)
 {
 	size_t i = n;

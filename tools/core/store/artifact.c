@@ -103,39 +103,6 @@ static void hashed_end(struct hashed_out *o)
 
 /* ------------------------------------------------------------- writing */
 
-json_t *pl_json_bytesn(const char *s, size_t n)
-{
-	struct pl_buf b = {0};
-	json_t *j;
-
-	if (!pl_esc_needed(s, n))
-		return json_stringn(s, n);
-	pl_esc_add(&b, s, n);
-	j = json_stringn(b.data, b.len);
-	pl_buf_release(&b);
-	return j;
-}
-
-json_t *pl_json_text(const char *s)
-{
-	struct pl_buf b = {0};
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	if (!pl_esc_needed(s, strlen(s)))
-		return json_string(s);
-	pl_esc_add_text(&b, s, strlen(s));
-	j = json_string(b.data);
-	pl_buf_release(&b);
-	return j;
-}
-
-json_t *pl_json_bytes(const char *s)
-{
-	return s ? pl_json_bytesn(s, strlen(s)) : json_null();
-}
-
 bool pl_artifact_id_valid(const char *id)
 {
 	if (strlen(id) != 23 || strncmp(id, "an-", 3) != 0)

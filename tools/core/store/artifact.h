@@ -19,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "jsonstr.h"
+
 #include "base/error.h"
 #include "base/fsatomic.h"
 #include "base/version.h"
@@ -44,16 +46,6 @@ enum pl_err pl_artifact_write(struct pl_profile *p, const char *root,
 			      struct pl_artifact_ref *ref, json_t **summary_out,
 			      struct pl_error *err);
 
-/* A new JSON string of outside bytes `s` (a path, a line of the input,
- * perf's words) in the escaped form of base/escape.h, which jansson always
- * takes (json_string refuses bytes that are not UTF-8); null for NULL.
- * Text already in that form (the profile's strings) goes to json_string. */
-json_t *pl_json_bytes(const char *s);
-/* The same for `n` bytes at `s` (a folded name may hold NUL). */
-json_t *pl_json_bytesn(const char *s, size_t n);
-/* A new JSON string of prose that may quote outside bytes, in the text
- * form of base/escape.h (backslashes stay); null for NULL. */
-json_t *pl_json_text(const char *s);
 
 /* Is `id` well formed ("an-" + 20 lower-case hex)? */
 bool pl_artifact_id_valid(const char *id);
