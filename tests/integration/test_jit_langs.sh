@@ -5,7 +5,8 @@
 # Workloads (tests/workloads): jit_hot.js under `node --perf-basic-prof`
 # (/tmp/perf-PID.map) and under `node --perf-prof` recorded with -k 1
 # and merged by `perf inject --jit` (jitted-PID-N.so files beside the
-# jitdump); JitHot.java under `java -XX:+DumpPerfMapAtExit`; interp_loop.py
+# jitdump); JitHot.java under `java -XX:+DumpPerfMapAtExit` and with its
+# map asked for by `jcmd PID Compiler.perfmap` while it runs; interp_loop.py
 # under CPython 3.11 (no perf map: interpreter frames).  The server's
 # roots are the work folder and each perf map file itself, the narrowest
 # an operator can allow.  Oracles: `perf report -v -n` (every hotspot of
@@ -13,6 +14,7 @@
 # name twice when the JIT compiled a function twice, so both sides are
 # summed by name) and `perf script` (the share of sampled frames that are
 # JIT code or interpreter frames, against quality.names.frames_percent).
+# run.sh: slow
 . tests/integration/lib.sh
 name="jit langs"
 need_perf_record "$name"
@@ -61,6 +63,23 @@ elif javac -d "$WORK/run" "$src/JitHot.java" 2>"$WORK/err"; then
 	# The JVM keeps no frame pointer in compiled code unless told to.
 	record java -- java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
 		-XX:+PreserveFramePointer -cp "$WORK/run" JitHot 3000
+	# The map asked for while the JVM runs: jcmd once the workload says
+	# its pid (half-way, its hot methods compiled).
+	perf record -e cpu-clock -F 999 -g -o "$WORK/jcmd.data" -- java -XX:+PreserveFramePointer \
+		-cp "$WORK/run" JitHot 4000 "$WORK/jvm.pid" >/dev/null 2>"$WORK/jcmd.err" &
+	rec=$!
+	i=0
+	while [ ! -s "$WORK/jvm.pid" ] && [ $i -lt 300 ] && kill -0 $rec 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	jcmd "$(cat "$WORK/jvm.pid" 2>/dev/null)" Compiler.perfmap >"$WORK/jcmd.out" 2>&1 ||
+		notok "$name jcmd: jcmd Compiler.perfmap failed: $(oneline "$WORK/jcmd.out")"
+	if wait $rec; then
+		oracles jcmd
+	else
+		notok "$name jcmd: perf record failed: $(oneline "$WORK/jcmd.err")"
+	fi
 else
 	notok "$name java: javac failed: $(oneline "$WORK/err")"
 fi
@@ -156,7 +175,7 @@ for label in os.environ["LABELS"].split():
     bad = [f"{k}: perf {v}, perflens {got.get(k)}" for k, v in hot.items() if got.get(k) != v]
     check(f"{pre}: all {len(hot)} hotspots of >= 1% named as perf report names them, with its sample counts",
           len(hot) >= 3 and not bad, f"{bad[:4]} of {sorted(hot, key=hot.get)[-6:]}")
-    lang = {"node": "JS:*", "jitdump": "JS:*", "java": "JitHot."}.get(label)
+    lang = {"node": "JS:*", "jitdump": "JS:*", "java": "JitHot.", "jcmd": "JitHot."}.get(label)
     if lang:
         jits = sorted(k for k in hot if lang in k)
         check(f"{pre}: the {len(jits)} hot JIT-compiled functions are of kind jit: {jits}",

@@ -1,7 +1,10 @@
 // JitHot.java - three hot Java methods for the JVM test (test_jit_langs.sh):
 // a sieve, a matrix product and a string hash, compiled by HotSpot's JIT
 // and named in the perf map the JVM writes at exit
-// (-XX:+DumpPerfMapAtExit).  Argument: how long to run, in milliseconds.
+// (-XX:+DumpPerfMapAtExit) or on request (jcmd PID Compiler.perfmap).
+// Arguments: how long to run, in milliseconds; optionally a file to write
+// the JVM's pid to once it has run half that time (its hot methods
+// compiled by then), for jcmd.
 public class JitHot {
     static int sieve(int n) {
         boolean[] composite = new boolean[n + 1];
@@ -37,10 +40,18 @@ public class JitHot {
         return h;
     }
 
-    public static void main(String[] args) {
-        long end = System.currentTimeMillis() + Long.parseLong(args.length > 0 ? args[0] : "2000");
+    public static void main(String[] args) throws java.io.IOException {
+        long ms = Long.parseLong(args.length > 0 ? args[0] : "2000");
+        long start = System.currentTimeMillis(), end = start + ms;
+        boolean told = args.length < 2;
         double x = 0;
         while (System.currentTimeMillis() < end) {
+            if (!told && System.currentTimeMillis() >= start + ms / 2) {
+                java.nio.file.Path tmp = java.nio.file.Paths.get(args[1] + ".tmp");
+                java.nio.file.Files.writeString(tmp, ProcessHandle.current().pid() + "\n");
+                java.nio.file.Files.move(tmp, java.nio.file.Paths.get(args[1]));
+                told = true;
+            }
             x += sieve(200000);
             x += multiply(60);
             x += hashStrings(50000);
