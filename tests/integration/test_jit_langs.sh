@@ -22,11 +22,13 @@ src="$REPO/tests/workloads"
 mkdir -p "$WORK/run" "$WORK/art"
 labels=""
 
-# record LABEL PERF-RECORD-OPTION... -- COMMAND...: the perf.data and its oracles.
+# record LABEL PERF-RECORD-OPTION... -- COMMAND...: the perf.data and its
+# oracles.  The runtimes run in $WORK/run: V8 writes its isolate-*-v8.log
+# (and --perf-prof its jitdump) in the working folder.
 record() {
 	label=$1
 	shift
-	if ! perf record -e cpu-clock -F 999 -g -o "$WORK/$label.data" "$@" >/dev/null 2>"$WORK/err"; then
+	if ! (cd "$WORK/run" && perf record -e cpu-clock -F 999 -g -o "$WORK/$label.data" "$@" >/dev/null 2>"$WORK/err"); then
 		notok "$name $label: perf record failed: $(oneline "$WORK/err")"
 		return 1
 	fi
@@ -65,8 +67,8 @@ elif javac -d "$WORK/run" "$src/JitHot.java" 2>"$WORK/err"; then
 		-XX:+PreserveFramePointer -cp "$WORK/run" JitHot 3000
 	# The map asked for while the JVM runs: jcmd once the workload says
 	# its pid (half-way, its hot methods compiled).
-	perf record -e cpu-clock -F 999 -g -o "$WORK/jcmd.data" -- java -XX:+PreserveFramePointer \
-		-cp "$WORK/run" JitHot 4000 "$WORK/jvm.pid" >/dev/null 2>"$WORK/jcmd.err" &
+	(cd "$WORK/run" && exec perf record -e cpu-clock -F 999 -g -o "$WORK/jcmd.data" -- java -XX:+PreserveFramePointer \
+		-cp "$WORK/run" JitHot 4000 "$WORK/jvm.pid" >/dev/null 2>"$WORK/jcmd.err") &
 	rec=$!
 	i=0
 	while [ ! -s "$WORK/jvm.pid" ] && [ $i -lt 300 ] && kill -0 $rec 2>/dev/null; do
