@@ -46,6 +46,13 @@ function setUrl(patch) {
 }
 window.addEventListener("popstate", () => { state = readState(); render(); });
 
+// A function's name as the tools list it: the short form when there is one
+// (C++/Rust without template arguments and parameters), the full name and
+// the linker's one step away, in the tooltip.
+function fnTitle(f) {
+  return f.short_name ? f.symbol + (f.linkage_name ? "\n" + f.linkage_name : "") : null;
+}
+
 function link(text, patch, attrs) {
   const target = {...patch};
   const a = el("a", {...(attrs || {}), href: "?" + new URLSearchParams(target).toString()}, text);
@@ -261,7 +268,7 @@ async function hotspotsTab(panel, args) {
     el("thead", {}, el("tr", {}, head.map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, res.hotspots.map(h => el("tr", {"data-hotspot": h.hotspot_id},
       el("td", {class: "num"}, h.rank),
-      el("td", {class: "sym"}, link(h.symbol, {...state, fn: h.hotspot_id}, {class: "fn-link"})),
+      el("td", {class: "sym"}, link(h.short_name || h.symbol, {...state, fn: h.hotspot_id}, {class: "fn-link", title: fnTitle(h)})),
       el("td", {class: "path"}, h.dso || ""),
       el("td", {class: "num self-pct"}, pct(h.self.percent)),
       el("td", {class: "num"}, fmt(h.self.samples)),
@@ -290,7 +297,8 @@ async function hotspotDetail(panel, args, fn) {
       el("td", {class: "sym"}, r.hotspot_id ? link(r.symbol, {...state, fn: r.hotspot_id}) : r.symbol),
       el("td", {class: "num"}, pct(r.percent_of_hotspot)), el("td", {class: "num"}, fmt(r.samples)))))));
   panel.append(el("section", {id: "hotspot-detail", class: "detail", "aria-label": "callers and callees"},
-    el("h2", {}, el("span", {class: "sym"}, h.symbol), el("span", {class: "note"}, ` ${h.dso || ""}`)),
+    el("h2", {}, el("span", {class: "sym", title: fnTitle(h)}, h.short_name || h.symbol), el("span", {class: "note"}, ` ${h.dso || ""}`)),
+    h.short_name ? el("p", {class: "sym", id: "full-name"}, h.symbol, h.linkage_name ? el("span", {class: "note"}, ` (${h.linkage_name})`) : null) : null,
     el("p", {}, `self ${pct(h.self.percent)} (${fmt(h.self.samples)} samples), inclusive ${pct(h.inclusive.percent)} ` +
       `(${fmt(h.inclusive.samples)} samples); shares below are of this function's inclusive weight`),
     el("div", {class: "sides"}, side("Callers", h.callers, h.callers_total), side("Callees", h.callees, h.callees_total)),

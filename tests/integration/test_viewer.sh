@@ -46,6 +46,11 @@ out += "".join(rec(t, [("\"><svg onload=alert(3)>", "/usr/bin/app"), ("main", "/
 open(sys.argv[1], "w").write(out)
 PY
 hostile=$(P analyze --input "$WORK/in/hostile.txt" | idof)
+# C++ linker names: listed by their short names (an overload and two
+# template instances), the full and linker names one step away.
+printf 'main;%s 60\nmain;_ZN2kv3BoxIiE5twiceEv 30\nmain;_ZN2kv3BoxIdE5twiceEv 10\n' \
+	_ZN2kv5Store3getERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE > "$WORK/in/cxx.folded"
+cxx=$(P analyze --input "$WORK/in/cxx.folded" | idof)
 # Enough analyses for the list to have a second page (it pages by 20).
 for i in $(seq 1 18); do
 	printf 'main;step%s %s\n' "$i" "$i" > "$WORK/in/small-$i.folded"
@@ -78,6 +83,7 @@ hs = json.load(open(sys.argv[1]))["hotspots"]
 print(max(hs, key=lambda h: h["inclusive"]["samples"] - h["self"]["samples"])["hotspot_id"])' "$WORK/hot_incl2.json")
 P hotspot --analysis-id "$bundled" --event cycles --hotspot-id "$hot_fn" --limit 10 > "$WORK/hotspot.json"
 P compare --baseline-id "$base_id" --candidate-id "$cand_id" --limit 20 --no-exports > "$WORK/compare.json"
+P hotspots --analysis-id "$cxx" > "$WORK/hot_cxx.json"
 src_oracle=null
 if [ -n "$src_id" ]; then
 	fn=$(P hotspots --analysis-id "$src_id" --limit 100 | /usr/bin/python3 -c '
@@ -232,7 +238,9 @@ else
  "live_session": "dev1-20261201T120000", "live_dir": "$art/sessions/dev1-20261201T120000",
  "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
- "oracle": {"hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
+ "cxx": "$cxx",
+ "oracle": {"hot_cxx": "$WORK/hot_cxx.json",
+   "hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
    "compare": "$WORK/compare.json", "hotspot": "$WORK/hotspot.json", "source": $src_oracle, "search_incl_percent": $search_incl,
    "hostile_symbols": ["evil\"quote'<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "\"><svg onload=alert(3)>"]}}
 JSON

@@ -304,6 +304,29 @@ try {
   await shot(page, '10-hostile');
   check(dialogs.length === 0, 'no script from the profile ran (no dialog)', dialogs.join(' '));
 
+  // --- C++ names: list_hotspots' short names, the full and linker names in
+  // each tooltip, and under the heading of a clicked function
+  await page.goto(`${cfg.base}/viewer/?a=${cfg.cxx}&tab=hotspots`, {waitUntil: 'load'});
+  await rendered(page);
+  const cxx = await page.$$eval('#hotspots a.fn-link', as => as.map(a => [a.textContent, a.getAttribute('title')]));
+  const cxxHot = oracle.hot_cxx.hotspots;
+  const wantCxx = cxxHot.map(h => [h.short_name || h.symbol, h.short_name ? `${h.symbol}\n${h.linkage_name}` : null]);
+  check(cxxHot.filter(h => h.short_name).length === 3 && JSON.stringify(cxx) === JSON.stringify(wantCxx),
+    'C++ functions are listed by their short names, with the full and linker names in the tooltip',
+    JSON.stringify({page: cxx, tool: wantCxx}));
+  const get = cxxHot.find(h => h.short_name === 'kv::Store::get');
+  if (get) {
+    await act(page, () => page.click(`#hotspots tr[data-hotspot="${get.hotspot_id}"] a.fn-link`));
+    const detail = await page.evaluate(() => ({
+      head: document.querySelector('#hotspot-detail h2 .sym')?.textContent,
+      full: document.getElementById('full-name')?.textContent}));
+    check(detail.head === get.short_name && detail.full === `${get.symbol} (${get.linkage_name})`,
+      'a clicked function shows its short name, then its full and linker names', JSON.stringify(detail));
+  } else {
+    check(false, 'kv::Store::get is listed by its short name', JSON.stringify(cxxHot));
+  }
+  await shot(page, '10b-cxx-names');
+
   // --- live: a session's health sparklines grow as its metrics arrive
   await page.goto(`${cfg.base}/viewer/?view=live&s=${cfg.live_session}`, {waitUntil: 'load'});
   await rendered(page);

@@ -112,6 +112,12 @@ START_TEST(frames_with_spaces_parens_unknown_and_offsets)
 	ck_assert_str_eq(pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[2]].func].symbol),
 			 "(anonymous namespace)::bar");
 	ck_assert_uint_eq(prof.funcs[prof.frames[prof.stacks[0].frames[2]].func].kind, PL_KIND_JIT);
+	/* perf inject --jit's files are JIT code; names like them are not */
+	ck_assert_uint_eq(pl_classify_dso("/w/jitted-3507-2336.so", 22), PL_KIND_JIT);
+	ck_assert_uint_eq(pl_classify_dso("jitted-1-2.so", 13), PL_KIND_JIT);
+	ck_assert_uint_eq(pl_classify_dso("/w/jitted-3507.so", 17), PL_KIND_USER);
+	ck_assert_uint_eq(pl_classify_dso("/w/jitted-35-07-1.so", 20), PL_KIND_USER);
+	ck_assert_uint_eq(pl_classify_dso("/w/jitted-x-1.so", 16), PL_KIND_USER);
 	/* Unknown symbols keep their address for later symbolization. */
 	ck_assert(prof.frames[prof.stacks[0].frames[0]].has_addr);
 	ck_assert_uint_eq(prof.frames[prof.stacks[0].frames[0]].addr, 0x7f4);

@@ -129,12 +129,74 @@ START_TEST(the_summary_is_laid_out_as_jansson_dumps_it)
 }
 END_TEST
 
+/* quality.names of `text`, from the brief the artifact writer hands back. */
+static json_t *names_of(struct pl_profile *p, const char *text)
+{
+	char root[] = "/tmp/perflens-sum-XXXXXX";
+	struct pl_artifact_ref ref;
+	struct pl_error err;
+	json_t *brief = NULL, *names;
+
+	ck_assert_int_eq(feed(p, text), PL_OK);
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(pl_artifact_write(p, root, &ref, &brief, &err), PL_OK);
+	names = json_incref(json_object_get(json_object_get(brief, "quality"), "names"));
+	json_decref(brief);
+	remove_tree(root);
+	return names;
+}
+
+static double share(json_t *names, const char *key)
+{
+	return json_real_value(json_object_get(json_object_get(names, "frames_percent"), key));
+}
+
+/* Interpreter frames (CPython's loop, V8's trampoline and JS:~ code), JIT
+ * code (a perf map, perf inject --jit's files) and a name libiberty
+ * cannot read, counted in functions and as shares of the 7 sampled frames
+ * (the second sample twice); with a Python perf map ("py::" names) the
+ * CPython loop is not an unnamed interpreter frame. */
+START_TEST(quality_names_count_jit_and_interpreter_frames)
+{
+	json_t *n = names_of(&prof,
+		"py 7/7 [000] 1.0: 1 cpu-clock:\n"
+		"\t    1 _PyEval_EvalFrameDefault+0x1 (/usr/lib/libpython3.11.so)\n\t    2 main (/usr/bin/python3)\n\n"
+		"node 8/8 [000] 1.1: 1 cpu-clock:\n"
+		"\t    3 JS:~f (/tmp/perf-8.map)\n\t    4 Builtins_InterpreterEntryTrampoline (/usr/bin/node)\n\n"
+		"node 8/8 [000] 1.2: 1 cpu-clock:\n"
+		"\t    3 JS:~f (/tmp/perf-8.map)\n\t    4 Builtins_InterpreterEntryTrampoline (/usr/bin/node)\n\n"
+		"node 8/8 [000] 1.3: 1 cpu-clock:\n"
+		"\t    5 hot (/w/jitted-8-1.so)\n\n"
+		"a 9/9 [000] 1.4: 1 cpu-clock:\n"
+		"\t    6 _Z3fooi (/bin/a)\n\t    7 _ZZZbroken (/bin/a)\n\n");
+	json_t *py;
+
+	ck_assert_ptr_nonnull(n);
+	ck_assert_int_eq(json_integer_value(json_object_get(n, "jit")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(n, "interpreted")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(n, "demangled")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(n, "undemangled")), 1);
+	ck_assert(share(n, "jit") == 33.3333);          /* 3 of 9 */
+	ck_assert(share(n, "interpreted") == 55.5556);  /* 5 of 9 */
+	ck_assert(share(n, "undemangled") == 11.1111);  /* 1 of 9 */
+	py = names_of(&back,
+		"py 7/7 [000] 1.0: 1 cpu-clock:\n"
+		"\t    1 py::spin:/w/loop.py (/tmp/perf-7.map)\n"
+		"\t    2 _PyEval_EvalFrameDefault+0x1 (/usr/lib/libpython3.11.so)\n\n");
+	ck_assert_int_eq(json_integer_value(json_object_get(py, "interpreted")), 0);
+	ck_assert(share(py, "jit") == 50.0);
+	json_decref(n);
+	json_decref(py);
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
 	Suite *s = suite_create("summary");
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, the_summary_is_laid_out_as_jansson_dumps_it);
+	tcase_add_test(tc, quality_names_count_jit_and_interpreter_frames);
 	suite_add_tcase(s, tc);
 	return s;
 }

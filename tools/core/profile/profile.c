@@ -237,6 +237,32 @@ uint32_t pl_intern_thread(struct pl_profile *p, int64_t pid, int64_t tid,
 	return id;
 }
 
+/* perf inject --jit's ELF file of one jitdump code record, written
+ * beside the jit-PID.dump: DIR/jitted-PID-N.so (perf's jit_write_elf). */
+static bool is_jitted_so(const char *dso, size_t n)
+{
+	const char *base = dso;
+	size_t i, dashes = 0, digits = 0;
+
+	for (i = 0; i < n; i++)
+		if (dso[i] == '/')
+			base = dso + i + 1;
+	n -= (size_t)(base - dso);
+	if (n < 13 || memcmp(base, "jitted-", 7) != 0 || memcmp(base + n - 3, ".so", 3) != 0)
+		return false;
+	for (i = 7; i < n - 3; i++) {
+		if (base[i] == '-' && digits) {
+			dashes++;
+			digits = 0;
+		} else if (base[i] >= '0' && base[i] <= '9') {
+			digits++;
+		} else {
+			return false;
+		}
+	}
+	return dashes == 1 && digits;
+}
+
 enum pl_kind pl_classify_dso(const char *dso, size_t n)
 {
 	if (!dso || n == 0)
@@ -245,6 +271,8 @@ enum pl_kind pl_classify_dso(const char *dso, size_t n)
 		return PL_KIND_KERNEL;
 	if (n >= 10 && memcmp(dso, "/tmp/perf-", 10) == 0 &&
 	    n >= 4 && memcmp(dso + n - 4, ".map", 4) == 0)
+		return PL_KIND_JIT;
+	if (is_jitted_so(dso, n))
 		return PL_KIND_JIT;
 	if (dso[0] == '[') {
 		if (n >= 4 && memcmp(dso, "[JIT", 4) == 0)

@@ -28,7 +28,8 @@
 enum pl_kind {
 	PL_KIND_USER = 0,  /* a user-space DSO or executable */
 	PL_KIND_KERNEL,    /* [kernel.kallsyms], a [module] or vmlinux */
-	PL_KIND_JIT,       /* /tmp/perf-PID.map or a [JIT ...] region */
+	PL_KIND_JIT,       /* /tmp/perf-PID.map, a [JIT ...] region or perf
+			    * inject --jit's jitted-PID-N.so */
 	PL_KIND_UNKNOWN    /* the input did not say where the code lives */
 };
 const char *pl_kind_name(enum pl_kind k);

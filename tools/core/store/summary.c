@@ -241,34 +241,91 @@ static json_t *caller_check_json(const struct pl_profile *p, json_t *warnings)
 		"remedy", "collect_profile(call_graph=\"dwarf\")");
 }
 
+/* An interpreter's frame: what a JIT's map names so (V8's "JS:~f" of
+ * Ignition's bytecode under --interpreted-frames-native-stack,
+ * "InterpretedFunction:f" or "Interpreted:" in older maps; the JVM's
+ * "Interpreter"), and the interpreter's own function where the language's
+ * frames go unnamed: V8's Builtins_InterpreterEntryTrampoline, CPython's
+ * evaluation loop when no Python perf map (3.12's -X perf, "py::" names)
+ * names the Python functions. */
+static bool interpreter_func(const struct pl_profile *p, const struct pl_func *f, bool python_map)
+{
+	const char *s = pl_str(p, f->symbol);
+
+	if (!s)
+		return false;
+	if (f->kind == PL_KIND_JIT)
+		return strncmp(s, "Interpreted", 11) == 0 || strcmp(s, "Interpreter") == 0 ||
+		       strncmp(s, "JS:~", 4) == 0;
+	if (strcmp(s, "Builtins_InterpreterEntryTrampoline") == 0)
+		return true;
+	return !python_map && (strcmp(s, "_PyEval_EvalFrameDefault") == 0 || strcmp(s, "PyEval_EvalFrameEx") == 0);
+}
+
+enum { NAMES_JIT, NAMES_INTERPRETED, NAMES_UNDEMANGLED, NAMES_CLASSES };
+
+/* The share of sampled frames (each stack's frames, once per sample of
+ * every event) in each class of `cls` (a bit per NAMES_* per function). */
+static json_t *frame_shares(const struct pl_profile *p, const uint8_t *cls)
+{
+	static const char *const keys[NAMES_CLASSES] = {"jit", "interpreted", "undemangled"};
+	uint64_t in[NAMES_CLASSES] = {0}, all = 0;
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < pl_nstacks(p); i++) {
+		const struct pl_stack *st = &p->stacks[i];
+		uint64_t samples = 0;
+		for (uint32_t w = st->first_weight; w != PL_NOID; w = p->weights[w].next)
+			samples += p->weights[w].samples;
+		all += samples * st->depth;
+		for (uint32_t d = 0; d < st->depth; d++)
+			for (int c = 0; c < NAMES_CLASSES; c++)
+				in[c] += cls[p->frames[st->frames[d]].func] >> c & 1 ? samples : 0;
+	}
+	for (int c = 0; c < NAMES_CLASSES; c++)
+		json_object_set_new(o, keys[c], json_real(period_percent(in[c], all)));
+	return o;
+}
+
 /* quality.names: how the functions' names came to be (unique functions):
  * demangled from C++/Rust/D linker names, mangled-looking names libiberty
- * could not read (shown as given), and JIT code (a perf map names it).
- * Absent when there are none of them, as in a C program's profile. */
+ * could not read (shown as given), JIT code (a perf map or perf inject
+ * --jit's files name it) and interpreter frames; and the share of sampled
+ * frames of the last three.  Absent when there are none of them, as in a
+ * C program's profile. */
 static void names_quality(const struct pl_profile *p, json_t *q, json_t *warnings)
 {
 	uint64_t named = 0, demangled = 0, undemangled = 0, jit = 0, interpreted = 0;
+	bool python_map = false;
+	uint8_t *cls = pl_xcalloc(pl_nfuncs(p) + 1, 1);
 
 	for (size_t i = 0; i < pl_nfuncs(p); i++) {
+		const char *s = pl_str(p, p->funcs[i].symbol);
+		python_map |= p->funcs[i].kind == PL_KIND_JIT && s && strncmp(s, "py::", 4) == 0;
+	}
+	for (size_t i = 0; i < pl_nfuncs(p); i++) {
 		const struct pl_func *f = &p->funcs[i];
-		const char *s = pl_str(p, f->symbol);
 		if (f->unknown)
 			continue;
 		named++;
 		demangled += f->linkage != PL_NOID;
 		undemangled += f->undemangled;
 		jit += f->kind == PL_KIND_JIT;
-		/* what a JIT's map names as interpreter frames: V8's
-		 * "InterpretedFunction:f" ("Interpreted:" in older maps), the
-		 * JVM's "Interpreter" */
-		interpreted += f->kind == PL_KIND_JIT && s &&
-			       (strncmp(s, "Interpreted", 11) == 0 || strcmp(s, "Interpreter") == 0);
+		bool interp = interpreter_func(p, f, python_map);
+		interpreted += interp;
+		cls[i] = (uint8_t)((f->kind == PL_KIND_JIT) << NAMES_JIT | interp << NAMES_INTERPRETED |
+				   (f->undemangled != 0) << NAMES_UNDEMANGLED);
 	}
-	if (!demangled && !undemangled && !jit)
+	if (!demangled && !undemangled && !jit && !interpreted) {
+		free(cls);
 		return;
-	json_object_set_new(q, "names", json_pack("{s:I,s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
+	}
+	json_t *names = json_pack("{s:I,s:I,s:I,s:I,s:I}", "functions", (json_int_t)named,
 		"demangled", (json_int_t)demangled, "undemangled", (json_int_t)undemangled,
-		"jit", (json_int_t)jit, "interpreted", (json_int_t)interpreted));
+		"jit", (json_int_t)jit, "interpreted", (json_int_t)interpreted);
+	json_object_set_new(names, "frames_percent", frame_shares(p, cls));
+	free(cls);
+	json_object_set_new(q, "names", names);
 	if (undemangled)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu function names look mangled but could not be demangled: they read as the linker "

@@ -171,6 +171,19 @@ static int name_frame(struct pl_profile *p, struct pl_symbolizer *s, uint32_t f,
 	return PL_RR_COUNT;
 }
 
+/* How many frames each module (by DSO string id) has to name. */
+static uint32_t *frames_per_module(const struct pl_profile *p, const struct cand *c)
+{
+	uint32_t *n = pl_xcalloc(p->strs.count + 1, sizeof(*n));
+
+	for (uint32_t f = 0; f < pl_nframes(p); f++) {
+		uint32_t dso = p->funcs[p->frames[f].func].dso;
+		if (c[f].state == ST_OFFSET && dso < p->strs.count)
+			n[dso]++;
+	}
+	return n;
+}
+
 enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
 			      const struct pl_debuginfod *dbg, const char *index_dir,
 			      struct pl_error *err)
@@ -199,6 +212,7 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 				note(&c[st->frames[d]], ST_NO_BASE, 0);
 		}
 	}
+	uint32_t *per_dso = frames_per_module(p, c);
 	for (uint32_t f = 0; f < pl_nframes(p) && rc == PL_OK; f++) {
 		int why;
 		if (c[f].state == ST_NONE)
@@ -210,11 +224,14 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 		}
 		if (!s) {
 			s = pl_symbolizer_new(cfg, dbg);
-			if (index_dir) {
+			if (index_dir)
 				pl_symbolizer_set_index(s, PL_SYM_INDEX_AUTO, index_dir);
-				pl_symbolizer_set_index_max_source(s, PL_RECOVER_INDEX_MAX_SOURCE);
-			}
 		}
+		/* before the module's first lookup, which builds or not: a
+		 * size of 1 byte builds none (an index already there is used) */
+		if (index_dir)
+			pl_symbolizer_set_index_max_source(s, per_dso[p->funcs[p->frames[f].func].dso] <
+				PL_RECOVER_INDEX_MIN_FRAMES ? 1 : PL_RECOVER_INDEX_MAX_SOURCE);
 		why = name_frame(p, s, f, &c[f], err);
 		if (why < 0)
 			rc = err->code;
@@ -224,6 +241,7 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 			r->not_recovered[why]++;
 	}
 	pl_symbolizer_free(s);
+	free(per_dso);
 	free(c);
 	return rc;
 }

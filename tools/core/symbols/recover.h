@@ -26,8 +26,13 @@
  * its DWARF again; the answers are the same.  Only modules whose files
  * take at most PL_RECOVER_INDEX_MAX_SOURCE bytes get one built here
  * (libc and its debug file: 6 MB, 0.3 s); a bigger one stays on libdw,
- * whose few lookups cost less than indexing it whole in an analysis. */
+ * whose few lookups cost less than indexing it whole in an analysis.
+ * Nor does a module with fewer than PL_RECOVER_INDEX_MIN_FRAMES frames
+ * to name: the JVM's libjvm.so (21 MB, 57,000 mostly local symbols whose
+ * gaps libdw's linear search must settle) took the build's whole 60 s
+ * for the 6 frames of a Java profile. */
 #define PL_RECOVER_INDEX_MAX_SOURCE (32ull << 20)
+#define PL_RECOVER_INDEX_MIN_FRAMES 64
 enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
 			      const struct pl_debuginfod *dbg, const char *index_dir,
 			      struct pl_error *err);
