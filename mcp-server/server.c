@@ -12,7 +12,6 @@
 #include "catalog.h"
 #include "base/version.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +19,6 @@
 #define TOOLS_PAGE 20
 
 static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", MCP_VERSION_2025_03_26};
-
-bool mcp_version_before_structured(const char *v)
-{
-	return v && strcmp(v, MCP_VERSION_2025_03_26) == 0;
-}
 
 bool mcp_version_supported(const char *v)
 {
@@ -51,50 +45,6 @@ void mcp_server_release(struct mcp_server *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-/* ----------------------------------------------------------- messages */
-
-static void send_result_new(const struct mcp_sink *sink, json_t *id, json_t *result)
-{
-	json_t *msg = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-	sink->send(sink->opaque, msg);
-	json_decref(msg);
-}
-
-void mcp_send_error(const struct mcp_sink *sink, json_t *id, int code,
-		    const char *message, json_t *data_new)
-{
-	json_t *err = json_pack("{s:i,s:s}", "code", code, "message", message);
-	json_t *msg;
-
-	if (data_new)
-		json_object_set_new(err, "data", data_new);
-	msg = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
-	sink->send(sink->opaque, msg);
-	json_decref(msg);
-}
-
-static const char *const level_names[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
-
-void mcp_log(const struct mcp_session *sess, const struct mcp_sink *sink,
-	     enum mcp_log_level level, const char *logger, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-	json_t *msg;
-
-	if (!sess || !sess->log_level_set || level < sess->log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	msg = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "jsonrpc", "2.0",
-			"method", "notifications/message", "params",
-			"level", level_names[level], "logger", logger, "data", text);
-	sink->send(sink->opaque, msg);
-	json_decref(msg);
-}
-
 /* ------------------------------------------------------------ request */
 
 struct request {
@@ -106,28 +56,9 @@ struct request {
 	bool stateless;      /* 2026-07-28 request: add resultType */
 };
 
-void mcp_send_result_new(const struct mcp_sink *sink, json_t *id, bool stateless,
-			 json_t *result_new)
-{
-	if (stateless)
-		json_object_set_new(result_new, "resultType", json_string("complete"));
-	send_result_new(sink, id, result_new);
-}
-
 static void reply(struct request *r, json_t *result_new)
 {
 	mcp_send_result_new(r->sink, r->id, r->stateless, result_new);
-}
-
-json_t *mcp_tool_error_new(const struct pl_error *err)
-{
-	char *text = pl_error_text(err);
-	json_t *result = json_pack("{s:[{s:s,s:s}],s:b,s:{s:o}}", "content", "type", "text",
-				   "text", text, "isError", 1, "_meta", "perflens/error",
-				   tool_error_json_new(err));
-
-	free(text);
-	return result;
 }
 
 static json_t *capabilities(void)
@@ -164,7 +95,7 @@ static void do_initialize(struct request *r)
 			version = legacy_versions[i];
 	snprintf(r->sess->version, sizeof(r->sess->version), "%s", version);
 	r->sess->initialized = true;
-	send_result_new(r->sink, r->id, json_pack("{s:s,s:o,s:o,s:s}",
+	mcp_send_result_new(r->sink, r->id, false, json_pack("{s:s,s:o,s:o,s:s}",
 		"protocolVersion", version, "capabilities", capabilities(),
 		"serverInfo", server_info(version), "instructions", instructions));
 }
@@ -175,7 +106,7 @@ static void do_discover(struct request *r)
 
 	for (size_t i = 0; i < PL_ARRAY_LEN(legacy_versions); i++)
 		json_array_append_new(versions, json_string(legacy_versions[i]));
-	send_result_new(r->sink, r->id, json_pack("{s:s,s:o,s:o,s:o,s:s}",
+	mcp_send_result_new(r->sink, r->id, false, json_pack("{s:s,s:o,s:o,s:o,s:s}",
 		"resultType", "complete", "supportedVersions", versions,
 		"capabilities", capabilities(), "serverInfo", server_info(NULL),
 		"instructions", instructions));
@@ -190,8 +121,8 @@ static void do_set_level(struct request *r)
 {
 	const char *level = json_string_value(json_object_get(r->params, "level"));
 
-	for (size_t i = 0; level && i < PL_ARRAY_LEN(level_names); i++)
-		if (strcmp(level, level_names[i]) == 0) {
+	for (int i = 0; level && mcp_log_level_name((enum mcp_log_level)i); i++)
+		if (strcmp(level, mcp_log_level_name((enum mcp_log_level)i)) == 0) {
 			r->sess->log_level = (enum mcp_log_level)i;
 			r->sess->log_level_set = true;
 			reply(r, json_object());

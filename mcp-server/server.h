@@ -134,6 +134,8 @@ void mcp_call_abandon(struct mcp_server *s, struct mcp_call *c);
 /* Block until the call completes (HTTP threads). */
 void mcp_call_wait(struct mcp_server *s, struct mcp_call *c);
 
+/* The protocol's name of a log level ("debug"...); NULL past the last. */
+const char *mcp_log_level_name(enum mcp_log_level level);
 /* Send notifications/message to a session when `level` passes its
  * threshold. */
 void mcp_log(const struct mcp_session *sess, const struct mcp_sink *sink,
