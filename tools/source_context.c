@@ -3,8 +3,12 @@
  *
  * Counting walks the stack table once.  A frame's srcline ("fib.c:12")
  * names a file and a line; per (file, line) the tool sums self samples
- * (the leaf frame is on it) and total samples (the line is somewhere in
- * the stack, once per stack).  Then the hottest lines of each file get a
+ * (the leaf frame is on it), total samples (the line is somewhere in the
+ * stack, once per stack) and inlined samples (the line is the call site
+ * of inlined code the leaf is in: an optimized build's hot loop inlined
+ * from a header or a library is credited to the program's own line that
+ * calls it, from the inline chain the srclines give, DW_AT_call_file and
+ * DW_AT_call_line).  Then the hottest lines of each file get a
  * window of context, read from the file: a recorded absolute path is
  * mapped with --path-map; a base name (what perf prints) is looked up in
  * the module's DWARF file tables (srcfile.c), then under each allowed
@@ -35,7 +39,9 @@
 struct line_count {
 	uint32_t file, line;
 	uint64_t self, total;
+	uint64_t inlined;        /* leaf in code inlined at this line */
 	uint32_t stamp;          /* last stack counted in total, + 1 */
+	uint32_t istamp;         /* last stack counted in inlined, + 1 */
 };
 
 struct src_file {
@@ -117,7 +123,7 @@ static struct line_count *slot_for(struct counts *c, uint32_t file, uint32_t lin
 	while (c->slots[i].line && !(c->slots[i].file == file && c->slots[i].line == line))
 		i = (i + 1) & (c->cap - 1);
 	if (!c->slots[i].line) {
-		c->slots[i] = (struct line_count){file, line, 0, 0, 0};
+		c->slots[i] = (struct line_count){file, line, 0, 0, 0, 0, 0};
 		c->used++;
 	}
 	return &c->slots[i];
@@ -171,6 +177,32 @@ static void count_offset(struct counts *c, const struct pl_profile *p, const str
 	c->offset_samples[idx] += samples;
 }
 
+/* Up the leaf's inline chain: each frame above an inlined one is at the
+ * line that called it (its srcline is the call site), and the sample's
+ * leaf is in code inlined there. */
+static void count_inlined(struct counts *c, const struct pl_profile *p, uint32_t s, uint64_t samples,
+			  uint32_t func, const char *want_file)
+{
+	const struct pl_stack *st = &p->stacks[s];
+	int32_t file;
+	uint32_t line;
+
+	for (uint32_t d = st->depth - 1; d > 0; d--) {
+		const struct pl_frame *callee = &p->frames[st->frames[d]];
+		const struct pl_frame *site = &p->frames[st->frames[d - 1]];
+		struct line_count *lc;
+		if (!p->funcs[callee->func].inlined)
+			break;
+		if (!selected(c, p, site, func, want_file) || !srcline_of(c, p, site, &file, &line))
+			continue;
+		lc = slot_for(c, (uint32_t)file, line);
+		if (lc->istamp != s + 1) {
+			lc->istamp = s + 1;
+			lc->inlined += samples;
+		}
+	}
+}
+
 static void count_stack(struct counts *c, const struct pl_profile *p, uint32_t s, uint64_t samples,
 			uint32_t func, const char *want_file)
 {
@@ -208,6 +240,7 @@ static void count_stack(struct counts *c, const struct pl_profile *p, uint32_t s
 		c->without_lines += samples;
 	if (deepest == st->depth - 1 && srcline_of(c, p, leaf, &file, &line))
 		slot_for(c, (uint32_t)file, line)->self += samples;
+	count_inlined(c, p, s, samples, func, want_file);
 	if (!want_file)
 		count_offset(c, p, st, deepest, samples);
 }
@@ -292,8 +325,9 @@ static int cmp_hot(const void *a, const void *b)
 	const struct line_count *x = *(const struct line_count *const *)a;
 	const struct line_count *y = *(const struct line_count *const *)b;
 
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
+	/* a line's own samples and those of what was inlined at it */
+	if (x->self + x->inlined != y->self + y->inlined)
+		return x->self + x->inlined < y->self + y->inlined ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
 	return x->line < y->line ? -1 : x->line > y->line;
@@ -326,9 +360,9 @@ static size_t read_windows(FILE *in, struct counts *c, uint32_t fi, const uint32
 			break;
 		if (w < shown && (uint64_t)no + before >= wanted[w]) {
 			struct line_count *lc = slot_for(c, fi, no);
-			json_array_append_new(lines, json_pack("{s:I,s:o,s:I,s:I}", "line", (json_int_t)no,
+			json_array_append_new(lines, json_pack("{s:I,s:o,s:I,s:I,s:I}", "line", (json_int_t)no,
 				"text", text_json(line, (size_t)len), "self_samples", (json_int_t)lc->self,
-				"total_samples", (json_int_t)lc->total));
+				"inlined_samples", (json_int_t)lc->inlined, "total_samples", (json_int_t)lc->total));
 		}
 	}
 	for (size_t i = 0; i < shown; i++)
@@ -361,8 +395,9 @@ static json_t *file_json(const struct tool_ctx *ctx, const struct pl_profile *p,
 	omitted = nhot - shown;
 	wanted = pl_xcalloc(shown ? shown : 1, sizeof(*wanted));
 	for (size_t i = 0; i < shown; i++) {
-		json_array_append_new(jhot, json_pack("{s:I,s:I,s:I}", "line", (json_int_t)hot[i]->line,
-			"self_samples", (json_int_t)hot[i]->self, "total_samples", (json_int_t)hot[i]->total));
+		json_array_append_new(jhot, json_pack("{s:I,s:I,s:I,s:I}", "line", (json_int_t)hot[i]->line,
+			"self_samples", (json_int_t)hot[i]->self, "inlined_samples", (json_int_t)hot[i]->inlined,
+			"total_samples", (json_int_t)hot[i]->total));
 		wanted[i] = hot[i]->line;
 	}
 	qsort(wanted, shown, sizeof(*wanted), cmp_u32);

@@ -149,3 +149,27 @@ then
 else
 	notok "$name: hotspot without srclines: exit $rc: $(oneline "$WORK/err") $(oneline "$WORK/nosrc-src.json")"
 fi
+
+# An optimized build whose hot loop is a header's inlined code, the
+# header gone from the machine (as a system or library header often is):
+# every sample's own srcline is the header's, and the program's line that
+# calls the inlined code must still get the samples, as inlined_samples
+# (inline_oracle.py checks them against eu-addr2line -i).
+mkdir -p "$WORK/inl/inc" "$WORK/inl/src"
+cp "$REPO/tests/workloads/inline_sum.h" "$WORK/inl/inc/"
+cp "$REPO/tests/workloads/inline_sum.c" "$WORK/inl/src/"
+if ! (cd "$WORK/inl/src" && gcc -O2 -g -no-pie -fno-omit-frame-pointer -I../inc -o "$WORK/inl/prog" inline_sum.c) 2>"$WORK/err" ||
+	! perf record -e cpu-clock -F 999 -g -N -o "$WORK/inl.data" -- "$WORK/inl/prog" 60000 >/dev/null 2>"$WORK/err"; then
+	notok "$name: inlined header: building or recording failed: $(oneline "$WORK/err")"
+	exit 0
+fi
+rm -rf "$WORK/inl/inc"
+id3=$("$PERFLENS" analyze --path "$WORK/inl.data" --srcline --artifact-root "$WORK/art" --allowed-root "$WORK" 2>"$WORK/err" |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+"$PERFLENS" source --analysis-id "$id3" --file inline_sum.c --artifact-root "$WORK/art" --allowed-root "$WORK" \
+	>"$WORK/inl-src.json" 2>>"$WORK/err"
+if out=$(/usr/bin/python3 "$here/inline_oracle.py" "$WORK/inl-src.json" "$WORK/inl.data" "$WORK/inl/prog" 2>&1); then
+	ok "$name: a hot loop inlined from a header that is gone is credited to the program's call-site line: $out"
+else
+	notok "$name: inlined header: $(printf '%s' "$out" | tail -3 | tr '\n' ' ') $(oneline "$WORK/err")"
+fi
