@@ -131,6 +131,52 @@ else
 	notok "$name: depth's chain is not whole"
 fi
 
+# A binary that moved or was rebuilt after the recording: its CFI (and
+# symbols) come from the build-id-matched file given with --binary, or
+# found under --sysroot at the recorded path, through the symbolizer's
+# own lookup.  Oracle: the perf script path on the recording while the
+# file was still in place (-N: no perf build-id cache copy to fall back
+# on).  Without either the chains are cut in that module, so the check
+# shows the file given was used.
+mkdir -p "$WORK/mv" "$WORK/keep" "$WORK/root$WORK/mv"
+gcc $nofp -o "$WORK/mv/depth" "$W/depth.c" 2>>"$WORK/err"
+if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/mv.data" -- "$WORK/mv/depth" \
+	>/dev/null 2>"$WORK/mv.rec.err"; then
+	# folded_of READER [OPTIONS...]: the folded stacks of mv.data, sorted,
+	# read by READER with perflens OPTIONS.
+	folded_of() {
+		_r=$1
+		shift
+		_s=$(PERFLENS_PERF_DATA_READER=$_r "$PERFLENS" "$@" analyze --path "$WORK/mv.data" \
+			--artifact-root "$WORK/art" 2>>"$WORK/err" |
+			/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+		[ -n "$_s" ] && "$PERFLENS" export --analysis-id "$_s" --format folded --output - \
+			--artifact-root "$WORK/art" 2>>"$WORK/err" | sort
+	}
+	folded_of perf-script >"$WORK/mv.want"
+	cp "$WORK/mv/depth" "$WORK/keep/depth"
+	cp "$WORK/mv/depth" "$WORK/root$WORK/mv/depth"
+	# Another build at the recorded path (-O1: other code, other build-id).
+	gcc -O1 -g -fomit-frame-pointer -o "$WORK/mv/depth" "$W/depth.c" 2>>"$WORK/err"
+	folded_of native >"$WORK/mv.none"
+	folded_of native --binary "$WORK/keep/depth" >"$WORK/mv.binary"
+	folded_of native --sysroot "$WORK/root" >"$WORK/mv.sysroot"
+	if [ -s "$WORK/mv.want" ] && grep -q ';depth_12;spin ' "$WORK/mv.want" &&
+		! cmp -s "$WORK/mv.none" "$WORK/mv.want"; then
+		for how in binary sysroot; do
+			if cmp -s "$WORK/mv.$how" "$WORK/mv.want"; then
+				ok "$name moved binary: with --$how the chains and names equal perf script's on the recording before the rebuild ($(wc -l <"$WORK/mv.want") stacks)"
+			else
+				notok "$name moved binary --$how: $(diff "$WORK/mv.$how" "$WORK/mv.want" | head -4 | oneline /dev/stdin)"
+			fi
+		done
+	else
+		notok "$name moved binary: the oracle or the run without the file does not show it ($(head -2 "$WORK/mv.none" | oneline /dev/stdin))"
+	fi
+else
+	notok "$name moved binary: recording failed: $(oneline "$WORK/mv.rec.err")"
+fi
+
 # aarch64, read on this host: a crafted recording (dwarf_craft.py) whose
 # registers and stack copy stand in the known chain of
 # fixtures/dwarf-aarch64/chain (_start > chain_main > chain_mid >

@@ -79,6 +79,8 @@ struct dso {
 	char *name;
 	char *cached;                /* perf's build-id cache copy, made when first unwound */
 	bool cached_set;
+	char *found;                 /* the binary finder's file for it (NULL: none) */
+	bool found_set;
 	enum dso_kind kind;
 	char build_id[41];
 	bool loaded;
@@ -102,6 +104,7 @@ struct maps {
 	uint32_t serial;             /* this address space, for the frame cache */
 	struct pd_unwind_space *uw;  /* DWARF unwinding (pdunwind.h), NULL until a sample needs it */
 	uint32_t uw_gen;             /* gen the unwinder's modules were taken at */
+	bool uw_located;             /* the binary finder was handed to uw */
 	/* per file, its lowest mapping's start here (perf_base_differs), as of lows_gen */
 	struct dso_low { const struct dso *d; uint64_t low; } *lows;
 	size_t nlows;
@@ -343,6 +346,60 @@ static bool map_allowed(const struct reader *r, const char *path)
 	return false;
 }
 
+/* The binary finder (pd_read_set_binary_finder), per reading thread. */
+static __thread pd_binary_finder binary_finder;
+static __thread void *binary_finder_arg;
+static __thread bool binary_finder_first;
+
+void pd_read_set_binary_finder(pd_binary_finder fn, void *arg, bool first)
+{
+	binary_finder = fn;
+	binary_finder_arg = arg;
+	binary_finder_first = first;
+}
+
+/* The finder's file for a file dso, asked once; NULL: none. */
+static const char *found_file(struct dso *d)
+{
+	if (!d || d->kind != DK_FILE || !binary_finder)
+		return NULL;
+	if (!d->found_set) {
+		d->found_set = true;
+		const char *f = binary_finder(binary_finder_arg, d->name, d->build_id);
+		d->found = f ? pl_xstrdup(f) : NULL;
+	}
+	return d->found;
+}
+
+/* The unwinder's locator (pdunwind.h): the finder's file for the dso. */
+static const char *locate_dso(void *arg, const struct pd_unwind_module *m)
+{
+	(void)arg;
+	return found_file(m->key);
+}
+
+/* A file dso's symbols: from the recorded path (or the prefetcher's
+ * load of it), and from the binary finder's file before it when the
+ * finder goes first, or after it when the recorded file is gone or
+ * another build: the file the unwinder takes the module's CFI from. */
+static void load_file_syms(struct reader *r, struct dso *d)
+{
+	const char *alt = binary_finder_first ? found_file(d) : NULL;
+
+	if (alt) {
+		pd_symtab_load_elf(&d->syms, alt, d->build_id);
+		if (d->syms.loaded)
+			return;
+		pd_symtab_release(&d->syms);
+	}
+	if (!pd_prefetch_take_elf(r->pf, d->name, d->build_id, &d->syms))
+		pd_symtab_load_elf(&d->syms, d->name, d->build_id);
+	if (d->syms.loaded || binary_finder_first || !(alt = found_file(d)) || strcmp(alt, d->name) == 0)
+		return;
+	pd_symtab_release(&d->syms);
+	pd_symtab_load_elf(&d->syms, alt, d->build_id);
+}
+
 static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 {
 	if (d->loaded)
@@ -351,10 +408,7 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	if (r->no_files)
 		return &d->syms;
 	switch (d->kind) {
-	case DK_FILE:
-		if (!pd_prefetch_take_elf(r->pf, d->name, d->build_id, &d->syms))
-			pd_symtab_load_elf(&d->syms, d->name, d->build_id);
-		break;
+	case DK_FILE: load_file_syms(r, d); break;
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
 	case DK_KERNEL: load_kernel(r, d); break;
 	case DK_ANON:
@@ -972,6 +1026,10 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		unsupported(r, "DWARF callchains: libdw cannot start an unwinder for %s", r->f.arch);
 		return NULL;
 	}
+	if (binary_finder && !m->uw_located) {
+		m->uw_located = true;
+		pd_unwind_space_set_locator(m->uw, locate_dso, NULL, binary_finder_first);
+	}
 	if (m->uw_gen == m->gen && pd_unwind_space_sig(m->uw))
 		return m->uw;
 	size_t n = 0;
@@ -984,7 +1042,8 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
 		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,
 							    mp->end, mp->pgoff,
-							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL};
+							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL,
+							    mp->dso};
 		sig = pl_mix_u64(sig ^ mp->start) ^ pl_mix_u64(mp->end ^ (mp->pgoff << 1)) ^
 		      pl_mix_u64((uint64_t)(uintptr_t)mp->dso);
 	}
@@ -1376,6 +1435,7 @@ static void reader_release(struct reader *r)
 		pd_symtab_release(&r->dsos[i]->syms);
 		free(r->dsos[i]->name);
 		free(r->dsos[i]->cached);
+		free(r->dsos[i]->found);
 		free(r->dsos[i]);
 	}
 	free(r->dsos);

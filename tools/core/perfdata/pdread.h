@@ -29,6 +29,7 @@
 #ifndef PD_READ_H
 #define PD_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -51,6 +52,16 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
  * DWARF unwinder reads a module's copy there when the recorded file is
  * gone or another build, as perf does.  For the next read of this thread. */
 void pd_read_set_buildid_dir(const char *dir);
+
+/* Where else a module's file may be, for the DWARF unwinder's CFI: the
+ * caller's lookup by recorded path and build-id (the symbolizer's
+ * --binary, --sysroot, debuginfod), a file path valid until the next
+ * call, or NULL.  Asked once per module the chains reach, before the
+ * recorded path when `first` (a sysroot or module map is set), else
+ * when the recorded file and perf's cache copy are gone or another
+ * build.  NULL: none.  For the next read of this thread. */
+typedef const char *(*pd_binary_finder)(void *arg, const char *path, const char *build_id);
+void pd_read_set_binary_finder(pd_binary_finder fn, void *arg, bool first);
 
 /* Walk the records of a perf.data image in memory and count them (no
  * symbols, no profile): the floor the benchmark compares against, and

@@ -46,6 +46,9 @@ struct pd_unwind_space {
 	struct view { void *map; size_t len; } *views;
 	size_t nviews;
 	uint64_t sig;
+	pd_unwind_locate locate;     /* pd_unwind_space_set_locator */
+	void *locate_arg;
+	bool locate_first;
 	/* the current sample */
 	const struct pd_unwind_sample *cur;
 	uint64_t sp;
@@ -402,6 +405,13 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 		s->unreported += !reported[i];
 }
 
+void pd_unwind_space_set_locator(struct pd_unwind_space *s, pd_unwind_locate fn, void *arg, bool first)
+{
+	s->locate = fn;
+	s->locate_arg = arg;
+	s->locate_first = first;
+}
+
 uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
 {
 	return s->sig;
@@ -477,6 +487,25 @@ static void hide_debug(Elf *elf, const GElf_Ehdr *eh, unsigned char *map, size_t
 		}
 }
 
+/* A separate debug file (a debuginfod "debuginfo" answer, a .debug
+ * under a sysroot) has the build-id and the program headers but not the
+ * bytes: its .text or .eh_frame is SHT_NOBITS.  Not a file to unwind in. */
+static bool code_absent(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && sh.sh_type == SHT_NOBITS && (strcmp(name, ".text") == 0 || strcmp(name, ".eh_frame") == 0))
+			return true;
+	}
+	return false;
+}
+
 /* One file's private view for mapping m, checked to be the recorded
  * build and to hold m's file offset in a PT_LOAD: its Elf (debug
  * sections hidden, hide_debug) and the module's address range.  false
@@ -530,7 +559,7 @@ static bool open_view(const char *file, const struct pd_unwind_module *m, unsign
 				found = true;
 			}
 		}
-		ok = ok && found && high > low;
+		ok = ok && found && high > low && !code_absent(elf);
 		if (ok)
 			hide_debug(elf, &eh, map, len);
 	}
@@ -545,8 +574,19 @@ static bool open_view(const char *file, const struct pd_unwind_module *m, unsign
 	return true;
 }
 
+/* The view of the locator's file for m, when it has one. */
+static bool open_located(struct pd_unwind_space *s, const struct pd_unwind_module *m, unsigned char **mapp,
+			 size_t *lenp, Elf **elfp, uint64_t *from, uint64_t *to)
+{
+	const char *file = s->locate ? s->locate(s->locate_arg, m) : NULL;
+
+	return file && open_view(file, m, mapp, lenp, elfp, from, to);
+}
+
 /* Report one mapping: the recorded file, else perf's build-id cache copy
- * of it (as perf script finds a binary that moved), never another build. */
+ * of it (as perf script finds a binary that moved), else the locator's
+ * (--binary, --sysroot, debuginfod; first when it names the profiled
+ * machine's files), never another build. */
 static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
 {
 	unsigned char *map;
@@ -558,8 +598,10 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 		report_vdso(s, m);
 		return;
 	}
-	if (!open_view(m->path, m, &map, &len, &elf, &from, &to) &&
-	    (!m->cached || !open_view(m->cached, m, &map, &len, &elf, &from, &to)))
+	if (!(s->locate_first && open_located(s, m, &map, &len, &elf, &from, &to)) &&
+	    !open_view(m->path, m, &map, &len, &elf, &from, &to) &&
+	    (!m->cached || !open_view(m->cached, m, &map, &len, &elf, &from, &to)) &&
+	    (s->locate_first || !open_located(s, m, &map, &len, &elf, &from, &to)))
 		return;
 	Dwfl_Module *mod = dwfl_report_module(s->dwfl, m->path, from, to);
 	if (!mod) {
