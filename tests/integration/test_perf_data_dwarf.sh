@@ -147,11 +147,18 @@ if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/mv.data" -- "
 	folded_of() {
 		_r=$1
 		shift
-		_s=$(PERFLENS_PERF_DATA_READER=$_r "$PERFLENS" "$@" analyze --path "$WORK/mv.data" \
-			--artifact-root "$WORK/art" 2>>"$WORK/err" |
-			/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
-		[ -n "$_s" ] && "$PERFLENS" export --analysis-id "$_s" --format folded --output - \
-			--artifact-root "$WORK/art" 2>>"$WORK/err" | sort
+		PERFLENS_PERF_DATA_READER=$_r "$PERFLENS" "$@" analyze --path "$WORK/mv.data" \
+			--artifact-root "$WORK/art" 2>>"$WORK/err" >"$WORK/mv.json"
+		mvsum=$(jget "$WORK/mv.json" artifact.summary_path 2>/dev/null)
+		"$PERFLENS" export --analysis-id "$(jget "$WORK/mv.json" analysis_id 2>/dev/null)" --format folded \
+			--output - --artifact-root "$WORK/art" 2>>"$WORK/err" | sort
+	}
+	# elsewhere: how many samples the provenance says went through a
+	# module read from a file found elsewhere, then the stops.
+	elsewhere() {
+		/usr/bin/python3 -c 'import json,sys
+u = json.load(open(sys.argv[1]))["provenance"]["inputs"][0]["perf_data"]["dwarf_unwind"]
+print(u["through_file_found_elsewhere"], u["samples"], u["stopped"]["no_module"])' "$mvsum" 2>/dev/null
 	}
 	folded_of perf-script >"$WORK/mv.want"
 	cp "$WORK/mv/depth" "$WORK/keep/depth"
@@ -159,7 +166,9 @@ if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/mv.data" -- "
 	# Another build at the recorded path (-O1: other code, other build-id).
 	gcc -O1 -g -fomit-frame-pointer -o "$WORK/mv/depth" "$W/depth.c" 2>>"$WORK/err"
 	folded_of native >"$WORK/mv.none"
+	cnt_none=$(elsewhere)
 	folded_of native --binary "$WORK/keep/depth" >"$WORK/mv.binary"
+	cnt_binary=$(elsewhere)
 	folded_of native --sysroot "$WORK/root" >"$WORK/mv.sysroot"
 	if [ -s "$WORK/mv.want" ] && grep -q ';depth_12;spin ' "$WORK/mv.want" &&
 		! cmp -s "$WORK/mv.none" "$WORK/mv.want"; then
@@ -170,6 +179,17 @@ if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/mv.data" -- "
 				notok "$name moved binary --$how: $(diff "$WORK/mv.$how" "$WORK/mv.want" | head -4 | oneline /dev/stdin)"
 			fi
 		done
+		# Every sample's chain runs through depth: all of them deeper than
+		# perf script (without --symfs) would go, and said; without the
+		# file each ends there, counted no_module.
+		set -- $cnt_binary
+		n_all=$2
+		set -- $cnt_none
+		if [ "$cnt_binary" = "$n_all $n_all 0" ] && [ "$1" = 0 ] && [ "$3" = "$n_all" ]; then
+			ok "$name moved binary: the provenance counts the $n_all samples through a file found elsewhere (through_file_found_elsewhere), and without it their ends (no_module)"
+		else
+			notok "$name moved binary: elsewhere, samples, no_module: with --binary '$cnt_binary', without '$cnt_none'"
+		fi
 	else
 		notok "$name moved binary: the oracle or the run without the file does not show it ($(head -2 "$WORK/mv.none" | oneline /dev/stdin))"
 	fi

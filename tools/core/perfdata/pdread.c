@@ -189,6 +189,7 @@ struct reader {
 	size_t uw_mods_cap;
 	uint64_t uw_samples, uw_frames, uw_empty, uw_stops[PD_UW_NSTOPS];
 	uint64_t uw_two_bases;       /* samples through a file mapped at two load bases */
+	uint64_t uw_elsewhere;       /* samples through a module read from a file found elsewhere */
 	uint64_t last_stack, last_event, last_period;
 	bool last_tail;
 	bool have_last;
@@ -1121,6 +1122,8 @@ static enum pl_err walk_dwarf(struct reader *r, struct thread *t, const struct p
 	r->uw_stops[stop]++;
 	if (perf_base_differs(t->maps, r->uw_pcs, k))
 		r->uw_two_bases++;
+	if (pd_unwind_through_elsewhere(uw))
+		r->uw_elsewhere++;
 	for (size_t i = 0; i < k; i++)
 		if ((rc = push_frame(r, t, MISC_USER, r->uw_pcs[i], n, err)))
 			return rc;
@@ -1529,6 +1532,7 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->dwarf_frames = r->uw_frames;
 	i->dwarf_no_stack = r->uw_empty;
 	i->dwarf_two_bases = r->uw_two_bases;
+	i->dwarf_elsewhere = r->uw_elsewhere;
 	for (int k = 0; k < PD_UW_NSTOPS && k < 8; k++) {
 		i->dwarf_stops[k] = r->uw_stops[k];
 		i->dwarf_stop_names[k] = pd_unwind_stop_name((enum pd_unwind_stop)k);

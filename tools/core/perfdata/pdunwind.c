@@ -39,6 +39,8 @@ struct pd_unwind_space {
 	bool broken;                 /* attaching failed: no unwinding in this set */
 	struct pd_unwind_module *mods;   /* sorted by start, not overlapping */
 	uint8_t *reported;               /* per module: 0 not yet, 1 reported, 2 could not be */
+	bool *elsewhere;                 /* per module: its file is not the recorded path */
+	size_t nelsewhere;
 	size_t nmods;
 	size_t unreported;               /* modules still 0 in reported */
 	/* the files' private mappings behind the Dwfl's Elfs (report_one),
@@ -58,6 +60,7 @@ struct pd_unwind_space {
 	uint64_t *pcs;
 	size_t n, max;
 	bool capped;
+	bool through_elsewhere;      /* a frame in a module of elsewhere */
 };
 
 static const char *const stop_names[PD_UW_NSTOPS] = {
@@ -335,6 +338,9 @@ static void drop_dwfl(struct pd_unwind_space *s)
 	s->broken = false;
 	if (s->reported)
 		memset(s->reported, 0, s->nmods);
+	if (s->elsewhere)
+		memset(s->elsewhere, 0, s->nmods * sizeof(*s->elsewhere));
+	s->nelsewhere = 0;
 	s->unreported = s->nmods;
 }
 
@@ -347,8 +353,11 @@ static void free_mods(struct pd_unwind_space *s)
 	}
 	free(s->mods);
 	free(s->reported);
+	free(s->elsewhere);
 	s->mods = NULL;
 	s->reported = NULL;
+	s->elsewhere = NULL;
+	s->nelsewhere = 0;
 	s->nmods = 0;
 }
 
@@ -371,6 +380,8 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	/* The Dwfl stays when every module it holds is still mapped the
 	 * same (a dlopen adds mappings): only a change of those rebuilds it. */
 	uint8_t *reported = n ? pl_xcalloc(n, 1) : NULL;
+	bool *elsewhere = n ? pl_xcalloc(n, sizeof(bool)) : NULL;
+	size_t nelsewhere = 0;
 	bool keep = s->dwfl != NULL;
 	for (size_t i = 0, k = 0; keep && i < s->nmods; i++) {
 		if (!s->reported[i])
@@ -381,17 +392,25 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 		keep = k < n && m[k].start == o->start && m[k].end == o->end && m[k].pgoff == o->pgoff &&
 		       strcmp(m[k].path, o->path) == 0 &&
 		       strcmp(m[k].build_id ? m[k].build_id : "", o->build_id) == 0;
-		if (keep)
+		if (keep) {
 			reported[k] = s->reported[i];
+			elsewhere[k] = s->elsewhere[i];
+			nelsewhere += elsewhere[k];
+		}
 	}
 	if (!keep) {
 		drop_dwfl(s);
-		if (n)
+		if (n) {
 			memset(reported, 0, n);
+			memset(elsewhere, 0, n * sizeof(*elsewhere));
+		}
+		nelsewhere = 0;
 	}
 	free_mods(s);
 	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
 	s->reported = reported;
+	s->elsewhere = elsewhere;
+	s->nelsewhere = nelsewhere;
 	for (size_t i = 0; i < n; i++) {
 		s->mods[i] = m[i];
 		s->mods[i].path = pl_xstrdup(m[i].path);
@@ -410,6 +429,11 @@ void pd_unwind_space_set_locator(struct pd_unwind_space *s, pd_unwind_locate fn,
 	s->locate = fn;
 	s->locate_arg = arg;
 	s->locate_first = first;
+}
+
+bool pd_unwind_through_elsewhere(const struct pd_unwind_space *s)
+{
+	return s->through_elsewhere;
 }
 
 uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
@@ -574,20 +598,23 @@ static bool open_view(const char *file, const struct pd_unwind_module *m, unsign
 	return true;
 }
 
-/* The view of the locator's file for m, when it has one. */
+/* The view of the locator's file for m, when it has one; *elsewhere
+ * when that is not the recorded path. */
 static bool open_located(struct pd_unwind_space *s, const struct pd_unwind_module *m, unsigned char **mapp,
-			 size_t *lenp, Elf **elfp, uint64_t *from, uint64_t *to)
+			 size_t *lenp, Elf **elfp, uint64_t *from, uint64_t *to, bool *elsewhere)
 {
 	const char *file = s->locate ? s->locate(s->locate_arg, m) : NULL;
 
+	*elsewhere = file && strcmp(file, m->path) != 0;
 	return file && open_view(file, m, mapp, lenp, elfp, from, to);
 }
 
 /* Report one mapping: the recorded file, else perf's build-id cache copy
  * of it (as perf script finds a binary that moved), else the locator's
  * (--binary, --sysroot, debuginfod; first when it names the profiled
- * machine's files), never another build. */
-static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+ * machine's files), never another build.  true when reported from a
+ * file other than the recorded path. */
+static bool report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
 {
 	unsigned char *map;
 	size_t len;
@@ -596,18 +623,22 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 
 	if (strcmp(m->path, "[vdso]") == 0) {
 		report_vdso(s, m);
-		return;
+		return false;
 	}
-	if (!(s->locate_first && open_located(s, m, &map, &len, &elf, &from, &to)) &&
-	    !open_view(m->path, m, &map, &len, &elf, &from, &to) &&
-	    (!m->cached || !open_view(m->cached, m, &map, &len, &elf, &from, &to)) &&
-	    (s->locate_first || !open_located(s, m, &map, &len, &elf, &from, &to)))
-		return;
+	bool elsewhere = true;
+	if (s->locate_first && open_located(s, m, &map, &len, &elf, &from, &to, &elsewhere))
+		;
+	else if (open_view(m->path, m, &map, &len, &elf, &from, &to))
+		elsewhere = false;
+	else if (m->cached && open_view(m->cached, m, &map, &len, &elf, &from, &to))
+		elsewhere = true;
+	else if (s->locate_first || !open_located(s, m, &map, &len, &elf, &from, &to, &elsewhere))
+		return false;
 	Dwfl_Module *mod = dwfl_report_module(s->dwfl, m->path, from, to);
 	if (!mod) {
 		elf_end(elf);
 		munmap(map, len);
-		return;
+		return false;
 	}
 	void **ud;
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -616,12 +647,11 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 	*ud = elf;
 	s->views = pl_xrealloc(s->views, (s->nviews + 1) * sizeof(*s->views));
 	s->views[s->nviews++] = (struct view){map, len};
+	return elsewhere;
 }
 
-/* The module of the mapping holding `addr` reported, if it was not yet:
- * only mappings a chain may reach are opened (a stale mapping of an
- * earlier exec, which perf keeps, only when a word points into it). */
-static void ensure(struct pd_unwind_space *s, uint64_t addr)
+/* The index + 1 of the last module starting at or below addr (0: none). */
+static size_t mod_after(const struct pd_unwind_space *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nmods;
 
@@ -632,15 +662,28 @@ static void ensure(struct pd_unwind_space *s, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The module of the mapping holding `addr` reported, if it was not yet:
+ * only mappings a chain may reach are opened (a stale mapping of an
+ * earlier exec, which perf keeps, only when a word points into it). */
+static void ensure(struct pd_unwind_space *s, uint64_t addr)
+{
+	size_t lo = mod_after(s, addr);
+
 	if (!lo || addr >= s->mods[lo - 1].end || s->reported[lo - 1])
 		return;
 	s->reported[lo - 1] = 2;
 	s->unreported--;
 	dwfl_report_begin_add(s->dwfl);
-	report_one(s, &s->mods[lo - 1]);
+	bool elsewhere = report_one(s, &s->mods[lo - 1]);
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (dwfl_addrmodule(s->dwfl, addr))
+	if (dwfl_addrmodule(s->dwfl, addr)) {
 		s->reported[lo - 1] = 1;
+		s->elsewhere[lo - 1] = elsewhere;
+		s->nelsewhere += elsewhere;
+	}
 }
 
 static bool build(struct pd_unwind_space *s, int32_t pid)
@@ -672,6 +715,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	s->pcs[s->n++] = activation ? pc : pc - 1;
+	if (s->nelsewhere && !s->through_elsewhere) {
+		size_t k = mod_after(s, s->pcs[s->n - 1]);
+		s->through_elsewhere = k && s->pcs[s->n - 1] < s->mods[k - 1].end && s->elsewhere[k - 1];
+	}
 	/* libdw goes on from a pc in no module by the backend's frame
 	 * pointer walk, as libunwind does: said, not hidden. */
 	if (s->n > 1 && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1]))
@@ -702,6 +749,70 @@ static bool outermost(struct pd_unwind_space *s, Dwarf_Addr pc)
 	return undefined;
 }
 
+/* The span [*lo, *hi) of the modules not reported yet; false: none. */
+static bool unreported_span(const struct pd_unwind_space *s, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX, *hi = 0;
+	for (size_t i = 0; i < s->nmods && s->unreported; i++)
+		if (!s->reported[i]) {
+			*lo = s->mods[i].start < *lo ? s->mods[i].start : *lo;
+			*hi = s->mods[i].end > *hi ? s->mods[i].end : *hi;
+		}
+	return *hi > *lo;
+}
+
+/* Does any of the words at p[0..n) fall in [lo, lo + span)?  Branchless,
+ * so that the compiler vectorizes it: most blocks of a stack copy hold
+ * no address of a module not reported yet. */
+static bool block_hits(const uint8_t *p, size_t n, bool swap, uint64_t lo, uint64_t span)
+{
+	uint64_t any = 0;
+
+	if (swap) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t w;
+			memcpy(&w, p + 8 * i, 8);
+			any |= __builtin_bswap64(w) - lo < span;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t w;
+			memcpy(&w, p + 8 * i, 8);
+			any |= w - lo < span;
+		}
+	}
+	return any != 0;
+}
+
+/* Every module the chain can reach holds the pc, a register's value
+ * (aarch64's x30) or a word of the stack copy (a saved return address):
+ * reported before libdw starts, since a module reported between its
+ * steps gave wrong callers.  Only words within the span of the modules
+ * not reported yet are looked up, a block of the copy at a time. */
+static void report_reachable(struct pd_unwind_space *s, const struct pd_unwind_sample *smp)
+{
+	enum { BLOCK = 32 };
+	uint64_t lo, hi;
+
+	if (!unreported_span(s, &lo, &hi))
+		return;
+	for (int i = 0; i < 64 && s->unreported; i++)
+		if (has_reg(smp, i) && smp->regs[i] >= lo && smp->regs[i] < hi)
+			ensure(s, smp->regs[i]);
+	size_t nw = smp->stack_size / 8;
+	for (size_t b = 0; b < nw && s->unreported; b += BLOCK) {
+		size_t n = nw - b < BLOCK ? nw - b : BLOCK;
+		if (!block_hits(smp->stack + 8 * b, n, smp->swap, lo, hi - lo))
+			continue;
+		for (size_t i = b; i < b + n && s->unreported; i++) {
+			Dwarf_Word w;
+			word_of(smp->stack + 8 * i, smp->swap, &w);
+			if (w >= lo && w < hi)
+				ensure(s, w);
+		}
+	}
+}
+
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop)
 {
@@ -722,23 +833,11 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->mem_fail = false;
 	s->no_module = false;
 	s->capped = false;
+	s->through_elsewhere = false;
 	s->pcs = pcs;
 	s->n = 0;
 	s->max = max;
-	/* Every module the chain can reach holds the pc, a register's value
-	 * (aarch64's x30) or a word of the stack copy (a saved return
-	 * address): reported before libdw starts, since a module reported
-	 * between its steps gave wrong callers. */
-	uint64_t lo = s->nmods ? s->mods[0].start : 0, hi = s->nmods ? s->mods[s->nmods - 1].end : 0;
-	for (int i = 0; i < 64 && s->unreported; i++)
-		if (has_reg(smp, i) && smp->regs[i] >= lo && smp->regs[i] < hi)
-			ensure(s, smp->regs[i]);
-	for (size_t off = 0; off + 8 <= smp->stack_size && s->unreported; off += 8) {
-		Dwarf_Word w;
-		word_of(smp->stack + off, smp->swap, &w);
-		if (w >= lo && w < hi)
-			ensure(s, w);
-	}
+	report_reachable(s, smp);
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
 	 * return address as undefined (rc 0): unless the CFI says so. */

@@ -95,4 +95,9 @@ uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s);
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop);
 
+/* Did the last sample's chain pass a module whose file was not its
+ * recorded path (perf's cache copy, the locator's)?  perf script, given
+ * neither, ends such a chain there. */
+bool pd_unwind_through_elsewhere(const struct pd_unwind_space *s);
+
 #endif
