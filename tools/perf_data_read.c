@@ -38,6 +38,7 @@ struct finder {
 	const struct pl_sym_cfg *cfg;
 	struct pl_debuginfod dbg;
 	struct pl_symbolizer *sym;
+	char fetched[4096];
 };
 
 static const char *find_binary(void *arg, const char *path, const char *build_id)
@@ -52,7 +53,17 @@ static const char *find_binary(void *arg, const char *path, const char *build_id
 		f->sym = pl_symbolizer_new(f->cfg, f->dbg.urls && *f->dbg.urls ? &f->dbg : NULL);
 	if (pl_symbolizer_open_dso(f->sym, path, build_id, &m, &ignored) != PL_OK)
 		return NULL;
-	return pl_sym_module_path(m);
+	const char *file = pl_sym_module_path(m), *id = pl_sym_module_build_id(m);
+	if (file[0] == '/')
+		return file;
+	/* Fetched just now: named by its URL, kept as CACHE/HEX/executable
+	 * (debuginfod.h); a "debuginfo" answer holds no code to unwind in. */
+	if (!f->dbg.cache_dir || !id ||
+	    snprintf(f->fetched, sizeof(f->fetched), "%s/%s/executable", f->dbg.cache_dir, id) >=
+		    (int)sizeof(f->fetched) ||
+	    access(f->fetched, R_OK) != 0)
+		return NULL;
+	return f->fetched;
 }
 
 /* Is there anywhere but the recorded path to look? */
@@ -89,7 +100,7 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 		/* And one that is gone or another build here from where
 		 * symbolize finds binaries (first when a sysroot or module map
 		 * says the recording is of another machine's files). */
-		struct finder fd = {o->sym, {NULL, 0, o->debuginfod_cache, 0}, NULL};
+		struct finder fd = {o->sym, {NULL, 0, o->debuginfod_cache, 0}, NULL, ""};
 		if (finder_useful(o->sym)) {
 			fd.dbg.urls = o->sym->debuginfod_urls;
 			fd.dbg.timeout_ms = o->sym->debuginfod_timeout_ms;
