@@ -53,7 +53,8 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
  * gone or another build, as perf does.  For the next read of this thread. */
 void pd_read_set_buildid_dir(const char *dir);
 
-/* Where else a module's file may be, for the DWARF unwinder's CFI: the
+/* Where else a module's file may be, for its symbols and the DWARF
+ * unwinder's CFI (as perf with --symfs, not as perf script without): the
  * caller's lookup by recorded path and build-id (the symbolizer's
  * --binary, --sysroot, debuginfod), a file path valid until the next
  * call, or NULL.  Asked once per module the chains reach, before the

@@ -11,9 +11,14 @@
  * header made for that architecture, so an aarch64 recording unwinds on
  * an x86_64 host.  No separate debug files and no debug sections but
  * .debug_frame (hide_debug): CFI is all it reads.
+ * An x86_64 chain whose every frame has a plain rule (CFA = register +
+ * offset, registers saved at CFA + offset) is walked from those rules
+ * kept per pc (the step cache below) instead of by libdw, to the same
+ * frames; any other goes to libdw whole.
  * Single-threaded: a space is used by one reader.
  */
 #include <elf.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -30,6 +35,8 @@
 
 #include "pdunwind.h"
 #include "base/util.h"
+
+struct step;
 
 struct pd_unwind_space {
 	enum pd_unwind_arch arch;
@@ -61,6 +68,7 @@ struct pd_unwind_space {
 	size_t n, max;
 	bool capped;
 	bool through_elsewhere;      /* a frame in a module of elsewhere */
+	struct step *steps;          /* STEP_SLOTS rules by pc (x86_64), NULL until used */
 };
 
 static const char *const stop_names[PD_UW_NSTOPS] = {
@@ -330,6 +338,8 @@ static void drop_dwfl(struct pd_unwind_space *s)
 		dwfl_end(s->dwfl);
 	}
 	s->dwfl = NULL;
+	free(s->steps);
+	s->steps = NULL;
 	for (size_t i = 0; i < s->nviews; i++)
 		munmap(s->views[i].map, s->views[i].len);
 	free(s->views);
@@ -813,6 +823,165 @@ static void report_reachable(struct pd_unwind_space *s, const struct pd_unwind_s
 	}
 }
 
+/* ------------------------------------------------------------ step cache */
+
+/* An x86_64 frame whose CFI says no more than: the CFA is a register plus
+ * an offset, and each register is undefined, the same, or saved at the
+ * CFA plus an offset (all gcc emits but for signal trampolines and stack
+ * realignment) is unwound here, from a rule kept per pc, exactly as
+ * libdw's handle_cfi would unwind it: the same registers set, the same
+ * words read, the return address register (16) giving the caller's pc,
+ * undefined or 0 ending the chain.  Anything else in a chain (no module,
+ * no .eh_frame rule, a signal frame, an expression, a read that fails)
+ * hands the whole sample to libdw, so a chain is always libdw's.  The
+ * rules live with the Dwfl (dropped with it): a pc's module and its CFI
+ * do not change while it stands. */
+#define STEP_SLOTS 1024        /* direct-mapped by pc */
+#define STEP_SAVED 8           /* registers saved in memory by one frame */
+#define X86_64_DWARF_NREGS 17  /* rax..r15, rip: libdw's frame registers */
+#define X86_64_DWARF_RA 16
+
+struct step {
+	uint64_t pc;               /* the pc looked up */
+	bool used, simple;
+	uint8_t cfa_reg, nsaved;
+	uint64_t cfa_off;          /* added to the register, wrapping as libdw's */
+	uint32_t same, undef;      /* DWARF register masks */
+	struct { uint8_t reg; bool value; uint64_t off; } saved[STEP_SAVED];   /* at (or, value, is) CFA + off */
+};
+
+/* libdw's rule at `pc` (an address in a reported module) as a step:
+ * false when the pc is in no module yet (not kept: a later report may
+ * add it), else true with st->simple saying whether the fast path can
+ * take it. */
+static bool step_rule(struct pd_unwind_space *s, uint64_t pc, struct step *st)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signal = false;
+
+	if (!mod)
+		return false;
+	memset(st, 0, sizeof(*st));
+	st->used = true;
+	st->pc = pc;
+	if (!(cfi = dwfl_module_eh_cfi(mod, &bias)) || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+		return true;
+	if (dwarf_frame_info(fr, NULL, NULL, &signal) != X86_64_DWARF_RA || signal ||
+	    dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    ops[0].number >= X86_64_DWARF_NREGS)
+		goto done;
+	st->cfa_reg = (uint8_t)ops[0].number;
+	st->cfa_off = ops[0].number2;
+	for (unsigned r = 0; r < X86_64_DWARF_NREGS; r++) {
+		Dwarf_Op mem[3], *o;
+		size_t n;
+		if (dwarf_frame_register(fr, (int)r, mem, &o, &n) != 0)
+			goto done;
+		/* A value rule (val_offset: x86_64's rsp = CFA) ends with
+		 * DW_OP_stack_value: the CFA plus the offset, not read. */
+		bool value = n > 1 && o[n - 1].atom == DW_OP_stack_value;
+		if (n == 0 && o == mem) {
+			st->undef |= 1u << r;
+		} else if (n == 0 && o == NULL) {
+			st->same |= 1u << r;
+		} else if (st->nsaved < STEP_SAVED && o[0].atom == DW_OP_call_frame_cfa &&
+			   (n - value == 1 || (n - value == 2 && o[1].atom == DW_OP_plus_uconst))) {
+			st->saved[st->nsaved].reg = (uint8_t)r;
+			st->saved[st->nsaved].value = value;
+			st->saved[st->nsaved++].off = n - value == 2 ? o[1].number : 0;
+		} else {
+			goto done;
+		}
+	}
+	st->simple = true;
+done:
+	free(fr);
+	return true;
+}
+
+/* The step for `pc`, from the cache or libdw; NULL when the fast path
+ * cannot take it. */
+static const struct step *step_at(struct pd_unwind_space *s, uint64_t pc)
+{
+	if (!s->steps)
+		s->steps = pl_xcalloc(STEP_SLOTS, sizeof(*s->steps));
+	struct step *st = &s->steps[(pc ^ pc >> 10) & (STEP_SLOTS - 1)];
+	if (!st->used || st->pc != pc) {
+		struct step fresh;
+		if (!step_rule(s, pc, &fresh))
+			return NULL;
+		*st = fresh;
+	}
+	return st->simple ? st : NULL;
+}
+
+/* Emit one frame as frame_cb does; false at the frame cap. */
+static bool fast_emit(struct pd_unwind_space *s, uint64_t pc)
+{
+	if (s->n >= s->max) {
+		s->capped = true;
+		return false;
+	}
+	s->pcs[s->n++] = pc;
+	if (s->nelsewhere && !s->through_elsewhere) {
+		size_t k = mod_after(s, pc);
+		s->through_elsewhere = k && pc < s->mods[k - 1].end && s->elsewhere[k - 1];
+	}
+	return true;
+}
+
+/* The chain by cached steps: true with s->pcs filled and *stop set, or
+ * false (s->n and the flags then mean nothing) for libdw to do it. */
+static bool fast_unwind(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, enum pd_unwind_stop *stop)
+{
+	uint64_t regs[X86_64_DWARF_NREGS], next[X86_64_DWARF_NREGS];
+	uint32_t set = (1u << X86_64_DWARF_NREGS) - 1;
+	uint64_t pc = smp->regs[X86_64_PERF_IP];
+	bool initial = true;
+
+	for (size_t i = 0; i < X86_64_DWARF_NREGS; i++)
+		regs[i] = smp->regs[x86_64_regs[i]];
+	for (;;) {
+		/* libdw looks the caller's rule up at its return address - 1. */
+		const struct step *st = step_at(s, initial ? pc : pc - 1);
+		if (!st)
+			return false;
+		if (!fast_emit(s, initial ? pc : pc - 1)) {
+			*stop = PD_UW_MAX;
+			return true;
+		}
+		if (!((set >> st->cfa_reg) & 1))
+			return false;
+		uint64_t cfa = regs[st->cfa_reg] + st->cfa_off;
+		uint32_t nset = 0;
+		for (unsigned r = 0; r < X86_64_DWARF_NREGS; r++)
+			if (((st->same >> r) & 1) && ((set >> r) & 1)) {
+				next[r] = regs[r];
+				nset |= 1u << r;
+			}
+		for (size_t k = 0; k < st->nsaved; k++) {
+			Dwarf_Word w = cfa + st->saved[k].off;
+			if (!st->saved[k].value && !memory_read(s->dwfl, w, &w, s))
+				return false;
+			next[st->saved[k].reg] = w;
+			nset |= 1u << st->saved[k].reg;
+		}
+		memcpy(regs, next, sizeof(regs));
+		set = nset;
+		if (!((set >> X86_64_DWARF_RA) & 1) || regs[X86_64_DWARF_RA] == 0) {
+			*stop = PD_UW_END;
+			return true;
+		}
+		pc = regs[X86_64_DWARF_RA];
+		initial = false;
+	}
+}
+
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop)
 {
@@ -838,6 +1007,17 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->n = 0;
 	s->max = max;
 	report_reachable(s, smp);
+	if (s->arch == PD_UW_ARCH_X86_64) {
+		if (fast_unwind(s, smp, stop)) {
+			s->cur = NULL;
+			s->pcs = NULL;
+			return s->n;
+		}
+		s->mem_fail = false;
+		s->capped = false;
+		s->through_elsewhere = false;
+		s->n = 0;
+	}
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
 	 * return address as undefined (rc 0): unless the CFI says so. */

@@ -11,6 +11,8 @@
  * module's file; anything else ends the chain.  The chain is the pcs perf
  * 6.1 hands to its symbol lookup: the sampled pc, then each caller's
  * return address minus one (a signal frame's pc as it is), at most `max`.
+ * x86_64 rules of plain frames are kept per pc with the Dwfl, so a hot
+ * path's steps are looked up in libdw once.
  * Registers are taken in the recording's architecture (x86_64, aarch64),
  * not the host's.
  */
