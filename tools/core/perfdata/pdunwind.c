@@ -1006,7 +1006,10 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->pcs = pcs;
 	s->n = 0;
 	s->max = max;
-	report_reachable(s, smp);
+	/* Steps by cached rules first: the frames they visit are in
+	 * modules already reported, whose rules and bytes the modules not
+	 * reported yet do not change, so the chain is the one libdw would
+	 * give after the pre-scan, which only libdw needs. */
 	if (s->arch == PD_UW_ARCH_X86_64) {
 		if (fast_unwind(s, smp, stop)) {
 			s->cur = NULL;
@@ -1018,6 +1021,7 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 		s->through_elsewhere = false;
 		s->n = 0;
 	}
+	report_reachable(s, smp);
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
 	 * return address as undefined (rc 0): unless the CFI says so. */
