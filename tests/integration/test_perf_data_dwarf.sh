@@ -4,7 +4,8 @@
 # Fresh recordings made here (cpu-clock, as root) of workloads built
 # without frame pointers (-O2 -fomit-frame-pointer: libc leaves, a chain
 # of known depth, inlined helpers, threads, a forking program, a vDSO
-# loop with write(2) for kernel frames) and one with them.  Oracle: the
+# loop with write(2) for kernel frames, a recursion past the frame cap)
+# and one with them.  Oracle: the
 # perf script path on the same file (perf 6.1 post-unwinds with
 # libunwind): every sample's chain lands in the same stack, so the folded
 # output of every event is byte-identical, the summary and stack table
@@ -129,6 +130,39 @@ if grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8
 	ok "$name: depth's whole chain (main > depth_1..12 > spin) is unwound without frame pointers"
 else
 	notok "$name: depth's chain is not whole"
+fi
+
+# Deeper than the frame cap: a recursion of 200 frames in a 32 KB stack
+# copy.  Every chain stops at perf's 127 frames as perf script's do
+# (folded identical), counted max_frames.
+cat >"$WORK/deep.c" <<'C'
+#include <stdlib.h>
+static volatile long sink;
+__attribute__((noinline)) long down(int n)
+{
+	if (n == 0) {
+		for (long i = 0; i < 4000000; i++)
+			sink += i;
+		return sink;
+	}
+	long r = down(n - 1);
+	sink += r;
+	return r + 1;
+}
+int main(int argc, char **argv) { long t = 0; for (int k = 0; k < 30; k++) t += down(atoi(argv[1])); return (int)(t & 1); }
+C
+if gcc $nofp -o "$WORK/deep" "$WORK/deep.c" 2>>"$WORK/err" &&
+	perf record -N -e cpu-clock -F 499 --call-graph dwarf,32768 -o "$WORK/deep.data" -- "$WORK/deep" 200 \
+		>/dev/null 2>"$WORK/deep.rec.err"; then
+	compare_readers deep "$WORK/deep.data" 0 none 0.1 --no-inline
+	capped=$(jget "$nat" provenance.inputs.0.perf_data.dwarf_unwind.stopped.max_frames 2>/dev/null)
+	if [ "${capped:-0}" -gt 0 ]; then
+		ok "$name deep: $capped chains stop at the frame cap, counted max_frames"
+	else
+		notok "$name deep: max_frames is '$capped'"
+	fi
+else
+	notok "$name deep: build or recording failed: $(oneline "$WORK/deep.rec.err")"
 fi
 
 # A binary that moved or was rebuilt after the recording: its CFI (and
