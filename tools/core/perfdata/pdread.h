@@ -9,7 +9,10 @@
  * context markers, each address turned into the symbol, DSO and printed
  * address perf would show (pdsyms.h), and the profile filled through the
  * same calls the perf script parser makes.  So the same file gives the
- * same profile either way.
+ * same profile either way, but where a module's recorded file is gone or
+ * another build and the binary finder (pd_read_set_binary_finder) has
+ * it: read from there, as perf with --symfs would, its frames are named
+ * here and unwound through (perf script leaves them [unknown]).
  *
  * Callchains are frame-pointer ones, LBR call stacks (--call-graph
  * lbr: the user frames from the branch stack, pdlbr.h) or DWARF ones

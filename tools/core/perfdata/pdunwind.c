@@ -846,8 +846,10 @@ struct step {
 	bool used, simple;
 	uint8_t cfa_reg, nsaved;
 	uint64_t cfa_off;          /* added to the register, wrapping as libdw's */
-	uint32_t same, undef;      /* DWARF register masks */
-	struct { uint8_t reg; bool value; uint64_t off; } saved[STEP_SAVED];   /* at (or, value, is) CFA + off */
+	uint32_t same;             /* DWARF registers kept as they are */
+	/* registers saved at CFA + off, or (value) equal to it; the others
+	 * are undefined in the caller */
+	struct { uint8_t reg; bool value; uint64_t off; } saved[STEP_SAVED];
 };
 
 /* libdw's rule at `pc` (an address in a reported module) as a step:
@@ -886,7 +888,7 @@ static bool step_rule(struct pd_unwind_space *s, uint64_t pc, struct step *st)
 		 * DW_OP_stack_value: the CFA plus the offset, not read. */
 		bool value = n > 1 && o[n - 1].atom == DW_OP_stack_value;
 		if (n == 0 && o == mem) {
-			st->undef |= 1u << r;
+			continue;   /* undefined */
 		} else if (n == 0 && o == NULL) {
 			st->same |= 1u << r;
 		} else if (st->nsaved < STEP_SAVED && o[0].atom == DW_OP_call_frame_cfa &&
