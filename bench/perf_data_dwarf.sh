@@ -9,13 +9,15 @@
 # -F 2000).  For each: `perflens analyze` (native) against the perf
 # script text path (PERFLENS_PERF_DATA_READER=perf-script) and `perf
 # report --stdio` (default: inline frames by addr2line; and with
-# --no-inline), best wall and cpu of BENCH_RUNS (5), and the ratios
+# --no-inline), median wall and cpu of BENCH_RUNS (5), and the ratios
 # against the targets (>= 5x perf report, >= 10x the perf script path).
 # A measurement, not a test: exits 0 whatever the figures.
 #
 #   BUILD=/tmp/b sh bench/perf_data_dwarf.sh
 # Environment: BENCH_PD_DWARF (recordings to use instead, space separated),
-# BENCH_RUNS, BENCH_TMPDIR (kept), BENCH_PD_DWARF_MB.
+# BENCH_RUNS, BENCH_TMPDIR (kept), BENCH_PD_DWARF_MB, BENCH_BASE (another
+# build's perflens, say main's: timed in the same run, native only, as
+# the "before" of a change).
 set -u
 BUILD=${BUILD:-build}
 PL=$(cd "$BUILD" && pwd)/perflens
@@ -56,25 +58,25 @@ else
 fi
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 
-# best CMD...: "WALL MB CPU", best of $RUNS (as bench/perf_data.sh).
-best() {
+# med CMD...: "WALL MB CPU", the medians of wall and cpu time and the
+# largest peak RSS of $RUNS runs: the machine is shared, so a median says
+# more than a best run.
+med() {
 	python3 - "$RUNS" "$@" <<'PY' 2>"$TMP/err"
-import os, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 runs, cmd = int(sys.argv[1]), sys.argv[2:]
-best = None
+walls, cpus, rss = [], [], 0
 for _ in range(runs):
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
+    walls.append(time.monotonic() - t0)
     if status != 0:
         print("fail fail fail")
         sys.exit(0)
-    cpu = ru.ru_utime + ru.ru_stime
-    if best is None or wall < best[0]:
-        best = [wall, ru.ru_maxrss // 1024, min(cpu, best[2]) if best else cpu]
-    best[2] = min(best[2], cpu)
-print("%.3f %d %.3f" % tuple(best))
+    cpus.append(ru.ru_utime + ru.ru_stime)
+    rss = max(rss, ru.ru_maxrss // 1024)
+print("%.3f %d %.3f" % (statistics.median(walls), rss, statistics.median(cpus)))
 PY
 }
 ratio() { python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print("%.1fx" % (a / b) if b > 0 else "inf")' "$1" "$2"; }
@@ -82,10 +84,12 @@ ratio() { python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]);
 for f in "$@"; do
 	[ -s "$f" ] || continue
 	samples=$(perf script -i "$f" -F tid -G 2>/dev/null | wc -l)
-	nat=$(best env PERFLENS_PERF_DATA_READER=native "$PL" analyze --path "$f" --artifact-root "$TMP/art")
-	txt=$(best env PERFLENS_PERF_DATA_READER=perf-script "$PL" analyze --path "$f" --artifact-root "$TMP/art")
-	rep=$(best perf report -i "$f" --stdio)
-	rni=$(best perf report -i "$f" --stdio --no-inline)
+	nat=$(med env PERFLENS_PERF_DATA_READER=native "$PL" analyze --path "$f" --artifact-root "$TMP/art")
+	txt=$(med env PERFLENS_PERF_DATA_READER=perf-script "$PL" analyze --path "$f" --artifact-root "$TMP/art")
+	rep=$(med perf report -i "$f" --stdio)
+	rni=$(med perf report -i "$f" --stdio --no-inline)
+	base=""
+	[ -n "${BENCH_BASE:-}" ] && base=$(med env PERFLENS_PERF_DATA_READER=native "$BENCH_BASE" analyze --path "$f" --artifact-root "$TMP/art-base")
 	set -- $nat; nat_t=$1 nat_m=$2 nat_c=$3
 	set -- $txt; txt_t=$1 txt_c=$3
 	set -- $rep; rep_t=$1 rep_c=$3
@@ -93,6 +97,10 @@ for f in "$@"; do
 	echo "perf.data $(basename "$f") ($(( $(stat -c %s "$f") / 1000000 )) MB, $samples samples), load $(cut -d' ' -f1 /proc/loadavg):"
 	echo "  perflens analyze (native)      ${nat_t} s wall  ${nat_c} s cpu  ${nat_m} MB peak RSS"
 	echo "  perflens analyze (perf script) ${txt_t} s wall  ${txt_c} s cpu"
+	if [ -n "$base" ]; then
+		set -- $base
+		echo "  perflens analyze (native, base) $1 s wall  $3 s cpu  $2 MB peak RSS  (this build: $(ratio "$1" "$nat_t") wall, $(ratio "$3" "$nat_c") cpu faster)"
+	fi
 	echo "  perf report --stdio            ${rep_t} s wall  ${rep_c} s cpu"
 	echo "  perf report --stdio --no-inline ${rni_t} s wall  ${rni_c} s cpu"
 	echo "  wall: native vs perf report $(ratio "$rep_t" "$nat_t") (--no-inline $(ratio "$rni_t" "$nat_t"); target >= 5x), vs the perf script path $(ratio "$txt_t" "$nat_t") (target >= 10x)"

@@ -295,7 +295,8 @@ static json_t *session_of(const char *dir, struct pl_profile *p)
 
 /* How the input is read: its format, the folded event name, and perf.data
  * through collectors/ when perf may run (else why it may not). */
-static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts)
+static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts,
+			  char *dbg_cache, size_t cap)
 {
 	pl_format_from_name(json_string_value(json_object_get(args, "format")), &opts->format);
 	opts->perf_data.read = tool_perf_data_read;
@@ -322,6 +323,12 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 		opts->perf_data.kallsyms = "/proc/kallsyms";
 	opts->perf_data.kallsyms_shown = "/proc/kallsyms";
 	opts->perf_data.buildid_dir = ctx->perf.buildid_dir;
+	/* DWARF unwinding finds a moved or rebuilt binary where symbolize
+	 * does, debuginfod answers kept where recover_frames keeps them. */
+	opts->perf_data.sym = &ctx->sym;
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(dbg_cache, cap, "%s/debuginfod-cache", ctx->artifact_root) < (int)cap)
+		opts->perf_data.debuginfod_cache = dbg_cache;
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));
 	/* The artifact writer waits for the input's hash only where the
@@ -364,7 +371,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	struct pl_parse_opts opts = {0};
 	struct pl_artifact_ref ref;
 	struct pl_profile p;
-	char real[PATH_MAX], uri[128];
+	char real[PATH_MAX], uri[128], dbg_cache[PATH_MAX];
 	json_t *summary = NULL, *session = NULL;
 	struct stat sb;
 	enum pl_err rc;
@@ -372,7 +379,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)) ||
 	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
 		return rc;
-	parse_opts_of(ctx, args, &opts);
+	parse_opts_of(ctx, args, &opts, dbg_cache, sizeof(dbg_cache));
 	pl_profile_init(&p, &ctx->limits);
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {

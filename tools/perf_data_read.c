@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "perfdata/pdkindex.h"
 #include "perfdata/pdread.h"
+#include "symbols/symbolize.h"
 
 #include <sys/stat.h>
 
@@ -25,6 +26,50 @@ static void mark_fallback(struct pl_profile *p, const char *why)
 		free(p->sources[i].reader_reason);
 		p->sources[i].reader_reason = why ? pl_xstrdup(why) : NULL;
 	}
+}
+
+/* The DWARF unwinder's binary finder: the symbolizer's own lookup of a
+ * module by recorded path and build-id (--module-map, --sysroot, the
+ * path, then --binary files, /usr/lib/debug/.build-id and debuginfod),
+ * as symbolize, srcline and the CFI check find binaries.  A debuginfod
+ * answer is a file only with a cache folder (else a memory file the
+ * unwinder cannot open). */
+struct finder {
+	const struct pl_sym_cfg *cfg;
+	struct pl_debuginfod dbg;
+	struct pl_symbolizer *sym;
+	char fetched[4096];
+};
+
+static const char *find_binary(void *arg, const char *path, const char *build_id)
+{
+	struct finder *f = arg;
+	struct pl_sym_module *m;
+	struct pl_error ignored;
+
+	if (path[0] != '/')
+		return NULL;
+	if (!f->sym)
+		f->sym = pl_symbolizer_new(f->cfg, f->dbg.urls && *f->dbg.urls ? &f->dbg : NULL);
+	if (pl_symbolizer_open_dso(f->sym, path, build_id, &m, &ignored) != PL_OK)
+		return NULL;
+	const char *file = pl_sym_module_path(m), *id = pl_sym_module_build_id(m);
+	if (file[0] == '/')
+		return file;
+	/* Fetched just now: named by its URL, kept as CACHE/HEX/executable
+	 * (debuginfod.h); a "debuginfo" answer holds no code to unwind in. */
+	if (!f->dbg.cache_dir || !id ||
+	    snprintf(f->fetched, sizeof(f->fetched), "%s/%s/executable", f->dbg.cache_dir, id) >=
+		    (int)sizeof(f->fetched) ||
+	    access(f->fetched, R_OK) != 0)
+		return NULL;
+	return f->fetched;
+}
+
+/* Is there anywhere but the recorded path to look? */
+static bool finder_useful(const struct pl_sym_cfg *c)
+{
+	return c && (c->nbinaries || c->sysroot || c->nmodule_maps || (c->debuginfod_urls && *c->debuginfod_urls));
 }
 
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
@@ -52,8 +97,19 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 		/* A DWARF chain through a binary that moved is unwound from
 		 * perf's build-id cache copy, as perf script finds it. */
 		pd_read_set_buildid_dir(o->buildid_dir);
+		/* And one that is gone or another build here from where
+		 * symbolize finds binaries (first when a sysroot or module map
+		 * says the recording is of another machine's files). */
+		struct finder fd = {o->sym, {NULL, 0, o->debuginfod_cache, 0}, NULL, ""};
+		if (finder_useful(o->sym)) {
+			fd.dbg.urls = o->sym->debuginfod_urls;
+			fd.dbg.timeout_ms = o->sym->debuginfod_timeout_ms;
+			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
+		}
 		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots,
 					why, sizeof(why), err);
+		pd_read_set_binary_finder(NULL, NULL, false);
+		pl_symbolizer_free(fd.sym);
 		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))
 			return rc;
 	}

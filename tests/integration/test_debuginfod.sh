@@ -24,7 +24,10 @@
 #     sandboxed worker that fetches over the network) names the same
 #     function, inlined function and file:line:column as eu-addr2line
 #     (skipped, saying why, while the build has no symbolize tool), and a
-#     silent server costs the fetch timeout, not a hang.
+#     silent server costs the fetch timeout, not a hang;
+#   - a --call-graph dwarf recording whose binary is gone is unwound (and
+#     named) with the executable the server serves, as perf script did
+#     on it while the binary was there.
 # The servers are stopped at exit whatever happens; no process is left.
 
 # Re-run in a private network namespace when we can (root, unshare, ip);
@@ -610,6 +613,42 @@ check("debuginfod: through perflens-mcp a silent debuginfod server costs its 1 s
 s.close()
 sys.exit(0)
 PY
+fi
+
+# ------------------------------------------- DWARF unwinding, file gone
+# A --call-graph dwarf recording of a copy of the stripped binary (its
+# .eh_frame is all the unwinder needs), then the copy removed: the native
+# perf.data reader unwinds through it with the executable the server
+# serves for its build-id.  Oracle: the perf script path on the same
+# recording while the copy was there (-N: no perf build-id cache).
+gone="$WORK/bin/dwprog"
+cp "$stripped" "$gone"
+if ! command -v perf >/dev/null 2>&1; then
+	skip "$what: DWARF unwinding with the served executable: perf is not installed"
+elif ! perf record -N -e cpu-clock -F 999 --call-graph dwarf -o "$WORK/dw.data" -- "$gone" 150000000 \
+	>/dev/null 2>"$WORK/dw.err"; then
+	skip "$what: DWARF unwinding with the served executable: perf cannot record here: $(head -c 200 "$WORK/dw.err" | tr '\n' ' ')"
+else
+	# dw_folded READER [OPTIONS...]: dw.data's folded stacks, sorted.
+	dw_folded() {
+		_r=$1
+		shift
+		_id=$(PERFLENS_PERF_DATA_READER=$_r "$PERFLENS" "$@" analyze --path "$WORK/dw.data" \
+			--artifact-root "$WORK/art-dw" 2>>"$WORK/dw.err" |
+			"$PY" -c 'import json,sys; print(json.load(sys.stdin)["analysis_id"])')
+		[ -n "$_id" ] && "$PERFLENS" export --analysis-id "$_id" --format folded --output - \
+			--artifact-root "$WORK/art-dw" 2>>"$WORK/dw.err" | sort
+	}
+	dw_folded perf-script --debuginfod "" >"$WORK/dw.want"
+	rm -f "$gone"
+	dw_folded native --debuginfod "" >"$WORK/dw.none"
+	dw_folded native --debuginfod "$url" >"$WORK/dw.got"
+	if grep -q ';main;twice;accumulate ' "$WORK/dw.want" && cmp -s "$WORK/dw.got" "$WORK/dw.want" &&
+		! cmp -s "$WORK/dw.none" "$WORK/dw.want"; then
+		ok "$what: a --call-graph dwarf recording whose binary is gone unwinds with the executable debuginfod serves: chains and names equal perf script's from before ($(wc -l <"$WORK/dw.want") stacks)"
+	else
+		notok "$what: DWARF unwinding with the served executable: $(diff "$WORK/dw.got" "$WORK/dw.want" | head -4 | tr '\n' ' ') $(head -c 200 "$WORK/dw.err")"
+	fi
 fi
 
 # ------------------------------------------------------------- stop

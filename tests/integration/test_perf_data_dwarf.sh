@@ -4,7 +4,8 @@
 # Fresh recordings made here (cpu-clock, as root) of workloads built
 # without frame pointers (-O2 -fomit-frame-pointer: libc leaves, a chain
 # of known depth, inlined helpers, threads, a forking program, a vDSO
-# loop with write(2) for kernel frames) and one with them.  Oracle: the
+# loop with write(2) for kernel frames, a recursion past the frame cap)
+# and one with them.  Oracle: the
 # perf script path on the same file (perf 6.1 post-unwinds with
 # libunwind): every sample's chain lands in the same stack, so the folded
 # output of every event is byte-identical, the summary and stack table
@@ -129,6 +130,105 @@ if grep -q "main;depth_1;depth_2;depth_3;depth_4;depth_5;depth_6;depth_7;depth_8
 	ok "$name: depth's whole chain (main > depth_1..12 > spin) is unwound without frame pointers"
 else
 	notok "$name: depth's chain is not whole"
+fi
+
+# Deeper than the frame cap: a recursion of 200 frames in a 32 KB stack
+# copy.  Every chain stops at perf's 127 frames as perf script's do
+# (folded identical), counted max_frames.
+cat >"$WORK/deep.c" <<'C'
+#include <stdlib.h>
+static volatile long sink;
+__attribute__((noinline)) long down(int n)
+{
+	if (n == 0) {
+		for (long i = 0; i < 4000000; i++)
+			sink += i;
+		return sink;
+	}
+	long r = down(n - 1);
+	sink += r;
+	return r + 1;
+}
+int main(int argc, char **argv) { long t = 0; for (int k = 0; k < 30; k++) t += down(atoi(argv[1])); return (int)(t & 1); }
+C
+if gcc $nofp -o "$WORK/deep" "$WORK/deep.c" 2>>"$WORK/err" &&
+	perf record -N -e cpu-clock -F 499 --call-graph dwarf,32768 -o "$WORK/deep.data" -- "$WORK/deep" 200 \
+		>/dev/null 2>"$WORK/deep.rec.err"; then
+	compare_readers deep "$WORK/deep.data" 0 none 0.1 --no-inline
+	capped=$(jget "$nat" provenance.inputs.0.perf_data.dwarf_unwind.stopped.max_frames 2>/dev/null)
+	if [ "${capped:-0}" -gt 0 ]; then
+		ok "$name deep: $capped chains stop at the frame cap, counted max_frames"
+	else
+		notok "$name deep: max_frames is '$capped'"
+	fi
+else
+	notok "$name deep: build or recording failed: $(oneline "$WORK/deep.rec.err")"
+fi
+
+# A binary that moved or was rebuilt after the recording: its CFI (and
+# symbols) come from the build-id-matched file given with --binary, or
+# found under --sysroot at the recorded path, through the symbolizer's
+# own lookup.  Oracle: the perf script path on the recording while the
+# file was still in place (-N: no perf build-id cache copy to fall back
+# on).  Without either the chains are cut in that module, so the check
+# shows the file given was used.
+mkdir -p "$WORK/mv" "$WORK/keep" "$WORK/root$WORK/mv"
+gcc $nofp -o "$WORK/mv/depth" "$W/depth.c" 2>>"$WORK/err"
+if perf record -N -e cpu-clock -F 499 --call-graph dwarf -o "$WORK/mv.data" -- "$WORK/mv/depth" \
+	>/dev/null 2>"$WORK/mv.rec.err"; then
+	# folded_of READER [OPTIONS...]: the folded stacks of mv.data, sorted,
+	# read by READER with perflens OPTIONS.
+	folded_of() {
+		_r=$1
+		shift
+		PERFLENS_PERF_DATA_READER=$_r "$PERFLENS" "$@" analyze --path "$WORK/mv.data" \
+			--artifact-root "$WORK/art" 2>>"$WORK/err" >"$WORK/mv.json"
+		mvsum=$(jget "$WORK/mv.json" artifact.summary_path 2>/dev/null)
+		"$PERFLENS" export --analysis-id "$(jget "$WORK/mv.json" analysis_id 2>/dev/null)" --format folded \
+			--output - --artifact-root "$WORK/art" 2>>"$WORK/err" | sort
+	}
+	# elsewhere: how many samples the provenance says went through a
+	# module read from a file found elsewhere, then the stops.
+	elsewhere() {
+		/usr/bin/python3 -c 'import json,sys
+u = json.load(open(sys.argv[1]))["provenance"]["inputs"][0]["perf_data"]["dwarf_unwind"]
+print(u["through_file_found_elsewhere"], u["samples"], u["stopped"]["no_module"])' "$mvsum" 2>/dev/null
+	}
+	folded_of perf-script >"$WORK/mv.want"
+	cp "$WORK/mv/depth" "$WORK/keep/depth"
+	cp "$WORK/mv/depth" "$WORK/root$WORK/mv/depth"
+	# Another build at the recorded path (-O1: other code, other build-id).
+	gcc -O1 -g -fomit-frame-pointer -o "$WORK/mv/depth" "$W/depth.c" 2>>"$WORK/err"
+	folded_of native >"$WORK/mv.none"
+	cnt_none=$(elsewhere)
+	folded_of native --binary "$WORK/keep/depth" >"$WORK/mv.binary"
+	cnt_binary=$(elsewhere)
+	folded_of native --sysroot "$WORK/root" >"$WORK/mv.sysroot"
+	if [ -s "$WORK/mv.want" ] && grep -q ';depth_12;spin ' "$WORK/mv.want" &&
+		! cmp -s "$WORK/mv.none" "$WORK/mv.want"; then
+		for how in binary sysroot; do
+			if cmp -s "$WORK/mv.$how" "$WORK/mv.want"; then
+				ok "$name moved binary: with --$how the chains and names equal perf script's on the recording before the rebuild ($(wc -l <"$WORK/mv.want") stacks)"
+			else
+				notok "$name moved binary --$how: $(diff "$WORK/mv.$how" "$WORK/mv.want" | head -4 | oneline /dev/stdin)"
+			fi
+		done
+		# Every sample's chain runs through depth: all of them deeper than
+		# perf script (without --symfs) would go, and said; without the
+		# file each ends there, counted no_module.
+		set -- $cnt_binary
+		n_all=$2
+		set -- $cnt_none
+		if [ "$cnt_binary" = "$n_all $n_all 0" ] && [ "$1" = 0 ] && [ "$3" = "$n_all" ]; then
+			ok "$name moved binary: the provenance counts the $n_all samples through a file found elsewhere (through_file_found_elsewhere), and without it their ends (no_module)"
+		else
+			notok "$name moved binary: elsewhere, samples, no_module: with --binary '$cnt_binary', without '$cnt_none'"
+		fi
+	else
+		notok "$name moved binary: the oracle or the run without the file does not show it ($(head -2 "$WORK/mv.none" | oneline /dev/stdin))"
+	fi
+else
+	notok "$name moved binary: recording failed: $(oneline "$WORK/mv.rec.err")"
 fi
 
 # aarch64, read on this host: a crafted recording (dwarf_craft.py) whose

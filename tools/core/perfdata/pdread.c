@@ -79,6 +79,8 @@ struct dso {
 	char *name;
 	char *cached;                /* perf's build-id cache copy, made when first unwound */
 	bool cached_set;
+	char *found;                 /* the binary finder's file for it (NULL: none) */
+	bool found_set;
 	enum dso_kind kind;
 	char build_id[41];
 	bool loaded;
@@ -102,6 +104,7 @@ struct maps {
 	uint32_t serial;             /* this address space, for the frame cache */
 	struct pd_unwind_space *uw;  /* DWARF unwinding (pdunwind.h), NULL until a sample needs it */
 	uint32_t uw_gen;             /* gen the unwinder's modules were taken at */
+	bool uw_located;             /* the binary finder was handed to uw */
 	/* per file, its lowest mapping's start here (perf_base_differs), as of lows_gen */
 	struct dso_low { const struct dso *d; uint64_t low; } *lows;
 	size_t nlows;
@@ -188,6 +191,7 @@ struct reader {
 	size_t uw_mods_cap;
 	uint64_t uw_samples, uw_frames, uw_empty, uw_stops[PD_UW_NSTOPS];
 	uint64_t uw_two_bases;       /* samples through a file mapped at two load bases */
+	uint64_t uw_elsewhere;       /* samples through a module read from a file found elsewhere */
 	uint64_t last_stack, last_event, last_period;
 	bool last_tail;
 	bool have_last;
@@ -345,6 +349,60 @@ static bool map_allowed(const struct reader *r, const char *path)
 	return false;
 }
 
+/* The binary finder (pd_read_set_binary_finder), per reading thread. */
+static __thread pd_binary_finder binary_finder;
+static __thread void *binary_finder_arg;
+static __thread bool binary_finder_first;
+
+void pd_read_set_binary_finder(pd_binary_finder fn, void *arg, bool first)
+{
+	binary_finder = fn;
+	binary_finder_arg = arg;
+	binary_finder_first = first;
+}
+
+/* The finder's file for a file dso, asked once; NULL: none. */
+static const char *found_file(struct dso *d)
+{
+	if (!d || d->kind != DK_FILE || !binary_finder)
+		return NULL;
+	if (!d->found_set) {
+		d->found_set = true;
+		const char *f = binary_finder(binary_finder_arg, d->name, d->build_id);
+		d->found = f ? pl_xstrdup(f) : NULL;
+	}
+	return d->found;
+}
+
+/* The unwinder's locator (pdunwind.h): the finder's file for the dso. */
+static const char *locate_dso(void *arg, const struct pd_unwind_module *m)
+{
+	(void)arg;
+	return found_file(m->key);
+}
+
+/* A file dso's symbols: from the recorded path (or the prefetcher's
+ * load of it), and from the binary finder's file before it when the
+ * finder goes first, or after it when the recorded file is gone or
+ * another build: the file the unwinder takes the module's CFI from. */
+static void load_file_syms(struct reader *r, struct dso *d)
+{
+	const char *alt = binary_finder_first ? found_file(d) : NULL;
+
+	if (alt) {
+		pd_symtab_load_elf(&d->syms, alt, d->build_id);
+		if (d->syms.loaded)
+			return;
+		pd_symtab_release(&d->syms);
+	}
+	if (!pd_prefetch_take_elf(r->pf, d->name, d->build_id, &d->syms))
+		pd_symtab_load_elf(&d->syms, d->name, d->build_id);
+	if (d->syms.loaded || binary_finder_first || !(alt = found_file(d)) || strcmp(alt, d->name) == 0)
+		return;
+	pd_symtab_release(&d->syms);
+	pd_symtab_load_elf(&d->syms, alt, d->build_id);
+}
+
 static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 {
 	if (d->loaded)
@@ -353,10 +411,7 @@ static const struct pd_symtab *dso_syms(struct reader *r, struct dso *d)
 	if (r->no_files)
 		return &d->syms;
 	switch (d->kind) {
-	case DK_FILE:
-		if (!pd_prefetch_take_elf(r->pf, d->name, d->build_id, &d->syms))
-			pd_symtab_load_elf(&d->syms, d->name, d->build_id);
-		break;
+	case DK_FILE: load_file_syms(r, d); break;
 	case DK_VDSO: pd_symtab_load_vdso(&d->syms, d->build_id); break;
 	case DK_KERNEL: load_kernel(r, d); break;
 	case DK_ANON:
@@ -984,6 +1039,10 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		unsupported(r, "DWARF callchains: libdw cannot start an unwinder for %s", r->f.arch);
 		return NULL;
 	}
+	if (binary_finder && !m->uw_located) {
+		m->uw_located = true;
+		pd_unwind_space_set_locator(m->uw, locate_dso, NULL, binary_finder_first);
+	}
 	if (m->uw_gen == m->gen && pd_unwind_space_sig(m->uw))
 		return m->uw;
 	size_t n = 0;
@@ -996,7 +1055,8 @@ static struct pd_unwind_space *unwind_space(struct reader *r, struct maps *m)
 		PL_GROW(r->uw_mods, r->uw_mods_cap, n + 1);
 		r->uw_mods[n++] = (struct pd_unwind_module){mp->dso->name, mp->dso->build_id, mp->start,
 							    mp->end, mp->pgoff,
-							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL};
+							    mp->dso->kind == DK_FILE ? cached_copy(mp->dso) : NULL,
+							    mp->dso};
 		sig = pl_mix_u64(sig ^ mp->start) ^ pl_mix_u64(mp->end ^ (mp->pgoff << 1)) ^
 		      pl_mix_u64((uint64_t)(uintptr_t)mp->dso);
 	}
@@ -1074,6 +1134,8 @@ static enum pl_err walk_dwarf(struct reader *r, struct thread *t, const struct p
 	r->uw_stops[stop]++;
 	if (perf_base_differs(t->maps, r->uw_pcs, k))
 		r->uw_two_bases++;
+	if (pd_unwind_through_elsewhere(uw))
+		r->uw_elsewhere++;
 	for (size_t i = 0; i < k; i++)
 		if ((rc = push_frame(r, t, MISC_USER, r->uw_pcs[i], n, err)))
 			return rc;
@@ -1390,6 +1452,7 @@ static void reader_release(struct reader *r)
 		pd_symtab_release(&r->dsos[i]->syms);
 		free(r->dsos[i]->name);
 		free(r->dsos[i]->cached);
+		free(r->dsos[i]->found);
 		free(r->dsos[i]);
 	}
 	free(r->dsos);
@@ -1483,6 +1546,7 @@ static struct pl_perf_data_info *info_of(struct reader *r)
 	i->dwarf_frames = r->uw_frames;
 	i->dwarf_no_stack = r->uw_empty;
 	i->dwarf_two_bases = r->uw_two_bases;
+	i->dwarf_elsewhere = r->uw_elsewhere;
 	for (int k = 0; k < PD_UW_NSTOPS && k < 8; k++) {
 		i->dwarf_stops[k] = r->uw_stops[k];
 		i->dwarf_stop_names[k] = pd_unwind_stop_name((enum pd_unwind_stop)k);

@@ -9,7 +9,10 @@
  * context markers, each address turned into the symbol, DSO and printed
  * address perf would show (pdsyms.h), and the profile filled through the
  * same calls the perf script parser makes.  So the same file gives the
- * same profile either way.
+ * same profile either way, but where a module's recorded file is gone or
+ * another build and the binary finder (pd_read_set_binary_finder) has
+ * it: read from there, as perf with --symfs would, its frames are named
+ * here and unwound through (perf script leaves them [unknown]).
  *
  * Callchains are frame-pointer ones, LBR call stacks (--call-graph
  * lbr: the user frames from the branch stack, pdlbr.h) or DWARF ones
@@ -29,6 +32,7 @@
 #ifndef PD_READ_H
 #define PD_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +67,17 @@ typedef void (*pd_sample_hook)(void *arg, int32_t pid, int32_t tid, uint64_t tim
  * are not parsed (the caller reads them from perf script: the off-CPU
  * collection takes only the call chains from here). */
 void pd_read_set_sample_hook(pd_sample_hook hook, void *arg);
+
+/* Where else a module's file may be, for its symbols and the DWARF
+ * unwinder's CFI (as perf with --symfs, not as perf script without): the
+ * caller's lookup by recorded path and build-id (the symbolizer's
+ * --binary, --sysroot, debuginfod), a file path valid until the next
+ * call, or NULL.  Asked once per module the chains reach, before the
+ * recorded path when `first` (a sysroot or module map is set), else
+ * when the recorded file and perf's cache copy are gone or another
+ * build.  NULL: none.  For the next read of this thread. */
+typedef const char *(*pd_binary_finder)(void *arg, const char *path, const char *build_id);
+void pd_read_set_binary_finder(pd_binary_finder fn, void *arg, bool first);
 
 /* Walk the records of a perf.data image in memory and count them (no
  * symbols, no profile): the floor the benchmark compares against, and

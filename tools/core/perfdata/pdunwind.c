@@ -11,9 +11,14 @@
  * header made for that architecture, so an aarch64 recording unwinds on
  * an x86_64 host.  No separate debug files and no debug sections but
  * .debug_frame (hide_debug): CFI is all it reads.
+ * An x86_64 chain whose every frame has a plain rule (CFA = register +
+ * offset, registers saved at CFA + offset) is walked from those rules
+ * kept per pc (the step cache below) instead of by libdw, to the same
+ * frames; any other goes to libdw whole.
  * Single-threaded: a space is used by one reader.
  */
 #include <elf.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -31,6 +36,8 @@
 #include "pdunwind.h"
 #include "base/util.h"
 
+struct step;
+
 struct pd_unwind_space {
 	enum pd_unwind_arch arch;
 	unsigned char ehdr[64];      /* the header-only image behind `elf` */
@@ -39,6 +46,8 @@ struct pd_unwind_space {
 	bool broken;                 /* attaching failed: no unwinding in this set */
 	struct pd_unwind_module *mods;   /* sorted by start, not overlapping */
 	uint8_t *reported;               /* per module: 0 not yet, 1 reported, 2 could not be */
+	bool *elsewhere;                 /* per module: its file is not the recorded path */
+	size_t nelsewhere;
 	size_t nmods;
 	size_t unreported;               /* modules still 0 in reported */
 	/* the files' private mappings behind the Dwfl's Elfs (report_one),
@@ -46,6 +55,9 @@ struct pd_unwind_space {
 	struct view { void *map; size_t len; } *views;
 	size_t nviews;
 	uint64_t sig;
+	pd_unwind_locate locate;     /* pd_unwind_space_set_locator */
+	void *locate_arg;
+	bool locate_first;
 	/* the current sample */
 	const struct pd_unwind_sample *cur;
 	uint64_t sp;
@@ -55,6 +67,8 @@ struct pd_unwind_space {
 	uint64_t *pcs;
 	size_t n, max;
 	bool capped;
+	bool through_elsewhere;      /* a frame in a module of elsewhere */
+	struct step *steps;          /* STEP_SLOTS rules by pc (x86_64), NULL until used */
 };
 
 static const char *const stop_names[PD_UW_NSTOPS] = {
@@ -324,6 +338,8 @@ static void drop_dwfl(struct pd_unwind_space *s)
 		dwfl_end(s->dwfl);
 	}
 	s->dwfl = NULL;
+	free(s->steps);
+	s->steps = NULL;
 	for (size_t i = 0; i < s->nviews; i++)
 		munmap(s->views[i].map, s->views[i].len);
 	free(s->views);
@@ -332,6 +348,9 @@ static void drop_dwfl(struct pd_unwind_space *s)
 	s->broken = false;
 	if (s->reported)
 		memset(s->reported, 0, s->nmods);
+	if (s->elsewhere)
+		memset(s->elsewhere, 0, s->nmods * sizeof(*s->elsewhere));
+	s->nelsewhere = 0;
 	s->unreported = s->nmods;
 }
 
@@ -344,8 +363,11 @@ static void free_mods(struct pd_unwind_space *s)
 	}
 	free(s->mods);
 	free(s->reported);
+	free(s->elsewhere);
 	s->mods = NULL;
 	s->reported = NULL;
+	s->elsewhere = NULL;
+	s->nelsewhere = 0;
 	s->nmods = 0;
 }
 
@@ -368,6 +390,8 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	/* The Dwfl stays when every module it holds is still mapped the
 	 * same (a dlopen adds mappings): only a change of those rebuilds it. */
 	uint8_t *reported = n ? pl_xcalloc(n, 1) : NULL;
+	bool *elsewhere = n ? pl_xcalloc(n, sizeof(bool)) : NULL;
+	size_t nelsewhere = 0;
 	bool keep = s->dwfl != NULL;
 	for (size_t i = 0, k = 0; keep && i < s->nmods; i++) {
 		if (!s->reported[i])
@@ -378,17 +402,25 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 		keep = k < n && m[k].start == o->start && m[k].end == o->end && m[k].pgoff == o->pgoff &&
 		       strcmp(m[k].path, o->path) == 0 &&
 		       strcmp(m[k].build_id ? m[k].build_id : "", o->build_id) == 0;
-		if (keep)
+		if (keep) {
 			reported[k] = s->reported[i];
+			elsewhere[k] = s->elsewhere[i];
+			nelsewhere += elsewhere[k];
+		}
 	}
 	if (!keep) {
 		drop_dwfl(s);
-		if (n)
+		if (n) {
 			memset(reported, 0, n);
+			memset(elsewhere, 0, n * sizeof(*elsewhere));
+		}
+		nelsewhere = 0;
 	}
 	free_mods(s);
 	s->mods = n ? pl_xcalloc(n, sizeof(*m)) : NULL;
 	s->reported = reported;
+	s->elsewhere = elsewhere;
+	s->nelsewhere = nelsewhere;
 	for (size_t i = 0; i < n; i++) {
 		s->mods[i] = m[i];
 		s->mods[i].path = pl_xstrdup(m[i].path);
@@ -400,6 +432,18 @@ void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwi
 	s->unreported = 0;
 	for (size_t i = 0; i < n; i++)
 		s->unreported += !reported[i];
+}
+
+void pd_unwind_space_set_locator(struct pd_unwind_space *s, pd_unwind_locate fn, void *arg, bool first)
+{
+	s->locate = fn;
+	s->locate_arg = arg;
+	s->locate_first = first;
+}
+
+bool pd_unwind_through_elsewhere(const struct pd_unwind_space *s)
+{
+	return s->through_elsewhere;
 }
 
 uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s)
@@ -477,6 +521,25 @@ static void hide_debug(Elf *elf, const GElf_Ehdr *eh, unsigned char *map, size_t
 		}
 }
 
+/* A separate debug file (a debuginfod "debuginfo" answer, a .debug
+ * under a sysroot) has the build-id and the program headers but not the
+ * bytes: its .text or .eh_frame is SHT_NOBITS.  Not a file to unwind in. */
+static bool code_absent(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && sh.sh_type == SHT_NOBITS && (strcmp(name, ".text") == 0 || strcmp(name, ".eh_frame") == 0))
+			return true;
+	}
+	return false;
+}
+
 /* One file's private view for mapping m, checked to be the recorded
  * build and to hold m's file offset in a PT_LOAD: its Elf (debug
  * sections hidden, hide_debug) and the module's address range.  false
@@ -530,7 +593,7 @@ static bool open_view(const char *file, const struct pd_unwind_module *m, unsign
 				found = true;
 			}
 		}
-		ok = ok && found && high > low;
+		ok = ok && found && high > low && !code_absent(elf);
 		if (ok)
 			hide_debug(elf, &eh, map, len);
 	}
@@ -545,9 +608,23 @@ static bool open_view(const char *file, const struct pd_unwind_module *m, unsign
 	return true;
 }
 
+/* The view of the locator's file for m, when it has one; *elsewhere
+ * when that is not the recorded path. */
+static bool open_located(struct pd_unwind_space *s, const struct pd_unwind_module *m, unsigned char **mapp,
+			 size_t *lenp, Elf **elfp, uint64_t *from, uint64_t *to, bool *elsewhere)
+{
+	const char *file = s->locate ? s->locate(s->locate_arg, m) : NULL;
+
+	*elsewhere = file && strcmp(file, m->path) != 0;
+	return file && open_view(file, m, mapp, lenp, elfp, from, to);
+}
+
 /* Report one mapping: the recorded file, else perf's build-id cache copy
- * of it (as perf script finds a binary that moved), never another build. */
-static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
+ * of it (as perf script finds a binary that moved), else the locator's
+ * (--binary, --sysroot, debuginfod; first when it names the profiled
+ * machine's files), never another build.  true when reported from a
+ * file other than the recorded path. */
+static bool report_one(struct pd_unwind_space *s, const struct pd_unwind_module *m)
 {
 	unsigned char *map;
 	size_t len;
@@ -556,16 +633,22 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 
 	if (strcmp(m->path, "[vdso]") == 0) {
 		report_vdso(s, m);
-		return;
+		return false;
 	}
-	if (!open_view(m->path, m, &map, &len, &elf, &from, &to) &&
-	    (!m->cached || !open_view(m->cached, m, &map, &len, &elf, &from, &to)))
-		return;
+	bool elsewhere = true;
+	if (s->locate_first && open_located(s, m, &map, &len, &elf, &from, &to, &elsewhere))
+		;
+	else if (open_view(m->path, m, &map, &len, &elf, &from, &to))
+		elsewhere = false;
+	else if (m->cached && open_view(m->cached, m, &map, &len, &elf, &from, &to))
+		elsewhere = true;
+	else if (s->locate_first || !open_located(s, m, &map, &len, &elf, &from, &to, &elsewhere))
+		return false;
 	Dwfl_Module *mod = dwfl_report_module(s->dwfl, m->path, from, to);
 	if (!mod) {
 		elf_end(elf);
 		munmap(map, len);
-		return;
+		return false;
 	}
 	void **ud;
 	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -574,12 +657,11 @@ static void report_one(struct pd_unwind_space *s, const struct pd_unwind_module 
 	*ud = elf;
 	s->views = pl_xrealloc(s->views, (s->nviews + 1) * sizeof(*s->views));
 	s->views[s->nviews++] = (struct view){map, len};
+	return elsewhere;
 }
 
-/* The module of the mapping holding `addr` reported, if it was not yet:
- * only mappings a chain may reach are opened (a stale mapping of an
- * earlier exec, which perf keeps, only when a word points into it). */
-static void ensure(struct pd_unwind_space *s, uint64_t addr)
+/* The index + 1 of the last module starting at or below addr (0: none). */
+static size_t mod_after(const struct pd_unwind_space *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nmods;
 
@@ -590,15 +672,28 @@ static void ensure(struct pd_unwind_space *s, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The module of the mapping holding `addr` reported, if it was not yet:
+ * only mappings a chain may reach are opened (a stale mapping of an
+ * earlier exec, which perf keeps, only when a word points into it). */
+static void ensure(struct pd_unwind_space *s, uint64_t addr)
+{
+	size_t lo = mod_after(s, addr);
+
 	if (!lo || addr >= s->mods[lo - 1].end || s->reported[lo - 1])
 		return;
 	s->reported[lo - 1] = 2;
 	s->unreported--;
 	dwfl_report_begin_add(s->dwfl);
-	report_one(s, &s->mods[lo - 1]);
+	bool elsewhere = report_one(s, &s->mods[lo - 1]);
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (dwfl_addrmodule(s->dwfl, addr))
+	if (dwfl_addrmodule(s->dwfl, addr)) {
 		s->reported[lo - 1] = 1;
+		s->elsewhere[lo - 1] = elsewhere;
+		s->nelsewhere += elsewhere;
+	}
 }
 
 static bool build(struct pd_unwind_space *s, int32_t pid)
@@ -630,6 +725,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	s->pcs[s->n++] = activation ? pc : pc - 1;
+	if (s->nelsewhere && !s->through_elsewhere) {
+		size_t k = mod_after(s, s->pcs[s->n - 1]);
+		s->through_elsewhere = k && s->pcs[s->n - 1] < s->mods[k - 1].end && s->elsewhere[k - 1];
+	}
 	/* libdw goes on from a pc in no module by the backend's frame
 	 * pointer walk, as libunwind does: said, not hidden. */
 	if (s->n > 1 && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1]))
@@ -660,6 +759,231 @@ static bool outermost(struct pd_unwind_space *s, Dwarf_Addr pc)
 	return undefined;
 }
 
+/* The span [*lo, *hi) of the modules not reported yet; false: none. */
+static bool unreported_span(const struct pd_unwind_space *s, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX, *hi = 0;
+	for (size_t i = 0; i < s->nmods && s->unreported; i++)
+		if (!s->reported[i]) {
+			*lo = s->mods[i].start < *lo ? s->mods[i].start : *lo;
+			*hi = s->mods[i].end > *hi ? s->mods[i].end : *hi;
+		}
+	return *hi > *lo;
+}
+
+/* Does any of the words at p[0..n) fall in [lo, lo + span)?  Branchless,
+ * so that the compiler vectorizes it: most blocks of a stack copy hold
+ * no address of a module not reported yet. */
+static bool block_hits(const uint8_t *p, size_t n, bool swap, uint64_t lo, uint64_t span)
+{
+	uint64_t any = 0;
+
+	if (swap) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t w;
+			memcpy(&w, p + 8 * i, 8);
+			any |= __builtin_bswap64(w) - lo < span;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t w;
+			memcpy(&w, p + 8 * i, 8);
+			any |= w - lo < span;
+		}
+	}
+	return any != 0;
+}
+
+/* Every module the chain can reach holds the pc, a register's value
+ * (aarch64's x30) or a word of the stack copy (a saved return address):
+ * reported before libdw starts, since a module reported between its
+ * steps gave wrong callers.  Only words within the span of the modules
+ * not reported yet are looked up, a block of the copy at a time. */
+static void report_reachable(struct pd_unwind_space *s, const struct pd_unwind_sample *smp)
+{
+	enum { BLOCK = 32 };
+	uint64_t lo, hi;
+
+	if (!unreported_span(s, &lo, &hi))
+		return;
+	for (int i = 0; i < 64 && s->unreported; i++)
+		if (has_reg(smp, i) && smp->regs[i] >= lo && smp->regs[i] < hi)
+			ensure(s, smp->regs[i]);
+	size_t nw = smp->stack_size / 8;
+	for (size_t b = 0; b < nw && s->unreported; b += BLOCK) {
+		size_t n = nw - b < BLOCK ? nw - b : BLOCK;
+		if (!block_hits(smp->stack + 8 * b, n, smp->swap, lo, hi - lo))
+			continue;
+		for (size_t i = b; i < b + n && s->unreported; i++) {
+			Dwarf_Word w;
+			word_of(smp->stack + 8 * i, smp->swap, &w);
+			if (w >= lo && w < hi)
+				ensure(s, w);
+		}
+	}
+}
+
+/* ------------------------------------------------------------ step cache */
+
+/* An x86_64 frame whose CFI says no more than: the CFA is a register plus
+ * an offset, and each register is undefined, the same, or saved at the
+ * CFA plus an offset (all gcc emits but for signal trampolines and stack
+ * realignment) is unwound here, from a rule kept per pc, exactly as
+ * libdw's handle_cfi would unwind it: the same registers set, the same
+ * words read, the return address register (16) giving the caller's pc,
+ * undefined or 0 ending the chain.  Anything else in a chain (no module,
+ * no .eh_frame rule, a signal frame, an expression, a read that fails)
+ * hands the whole sample to libdw, so a chain is always libdw's.  The
+ * rules live with the Dwfl (dropped with it): a pc's module and its CFI
+ * do not change while it stands. */
+#define STEP_SLOTS 1024        /* direct-mapped by pc */
+#define STEP_SAVED 8           /* registers saved in memory by one frame */
+#define X86_64_DWARF_NREGS 17  /* rax..r15, rip: libdw's frame registers */
+#define X86_64_DWARF_RA 16
+
+struct step {
+	uint64_t pc;               /* the pc looked up */
+	bool used, simple;
+	uint8_t cfa_reg, nsaved;
+	uint64_t cfa_off;          /* added to the register, wrapping as libdw's */
+	uint32_t same;             /* DWARF registers kept as they are */
+	/* registers saved at CFA + off, or (value) equal to it; the others
+	 * are undefined in the caller */
+	struct { uint8_t reg; bool value; uint64_t off; } saved[STEP_SAVED];
+};
+
+/* libdw's rule at `pc` (an address in a reported module) as a step:
+ * false when the pc is in no module yet (not kept: a later report may
+ * add it), else true with st->simple saying whether the fast path can
+ * take it. */
+static bool step_rule(struct pd_unwind_space *s, uint64_t pc, struct step *st)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signal = false;
+
+	if (!mod)
+		return false;
+	memset(st, 0, sizeof(*st));
+	st->used = true;
+	st->pc = pc;
+	if (!(cfi = dwfl_module_eh_cfi(mod, &bias)) || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+		return true;
+	if (dwarf_frame_info(fr, NULL, NULL, &signal) != X86_64_DWARF_RA || signal ||
+	    dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    ops[0].number >= X86_64_DWARF_NREGS)
+		goto done;
+	st->cfa_reg = (uint8_t)ops[0].number;
+	st->cfa_off = ops[0].number2;
+	for (unsigned r = 0; r < X86_64_DWARF_NREGS; r++) {
+		Dwarf_Op mem[3], *o;
+		size_t n;
+		if (dwarf_frame_register(fr, (int)r, mem, &o, &n) != 0)
+			goto done;
+		/* A value rule (val_offset: x86_64's rsp = CFA) ends with
+		 * DW_OP_stack_value: the CFA plus the offset, not read. */
+		bool value = n > 1 && o[n - 1].atom == DW_OP_stack_value;
+		if (n == 0 && o == mem) {
+			continue;   /* undefined */
+		} else if (n == 0 && o == NULL) {
+			st->same |= 1u << r;
+		} else if (st->nsaved < STEP_SAVED && o[0].atom == DW_OP_call_frame_cfa &&
+			   (n - value == 1 || (n - value == 2 && o[1].atom == DW_OP_plus_uconst))) {
+			st->saved[st->nsaved].reg = (uint8_t)r;
+			st->saved[st->nsaved].value = value;
+			st->saved[st->nsaved++].off = n - value == 2 ? o[1].number : 0;
+		} else {
+			goto done;
+		}
+	}
+	st->simple = true;
+done:
+	free(fr);
+	return true;
+}
+
+/* The step for `pc`, from the cache or libdw; NULL when the fast path
+ * cannot take it. */
+static const struct step *step_at(struct pd_unwind_space *s, uint64_t pc)
+{
+	if (!s->steps)
+		s->steps = pl_xcalloc(STEP_SLOTS, sizeof(*s->steps));
+	struct step *st = &s->steps[(pc ^ pc >> 10) & (STEP_SLOTS - 1)];
+	if (!st->used || st->pc != pc) {
+		struct step fresh;
+		if (!step_rule(s, pc, &fresh))
+			return NULL;
+		*st = fresh;
+	}
+	return st->simple ? st : NULL;
+}
+
+/* Emit one frame as frame_cb does; false at the frame cap. */
+static bool fast_emit(struct pd_unwind_space *s, uint64_t pc)
+{
+	if (s->n >= s->max) {
+		s->capped = true;
+		return false;
+	}
+	s->pcs[s->n++] = pc;
+	if (s->nelsewhere && !s->through_elsewhere) {
+		size_t k = mod_after(s, pc);
+		s->through_elsewhere = k && pc < s->mods[k - 1].end && s->elsewhere[k - 1];
+	}
+	return true;
+}
+
+/* The chain by cached steps: true with s->pcs filled and *stop set, or
+ * false (s->n and the flags then mean nothing) for libdw to do it. */
+static bool fast_unwind(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, enum pd_unwind_stop *stop)
+{
+	uint64_t regs[X86_64_DWARF_NREGS], next[X86_64_DWARF_NREGS];
+	uint32_t set = (1u << X86_64_DWARF_NREGS) - 1;
+	uint64_t pc = smp->regs[X86_64_PERF_IP];
+	bool initial = true;
+
+	for (size_t i = 0; i < X86_64_DWARF_NREGS; i++)
+		regs[i] = smp->regs[x86_64_regs[i]];
+	for (;;) {
+		/* libdw looks the caller's rule up at its return address - 1. */
+		const struct step *st = step_at(s, initial ? pc : pc - 1);
+		if (!st)
+			return false;
+		if (!fast_emit(s, initial ? pc : pc - 1)) {
+			*stop = PD_UW_MAX;
+			return true;
+		}
+		if (!((set >> st->cfa_reg) & 1))
+			return false;
+		uint64_t cfa = regs[st->cfa_reg] + st->cfa_off;
+		uint32_t nset = 0;
+		for (unsigned r = 0; r < X86_64_DWARF_NREGS; r++)
+			if (((st->same >> r) & 1) && ((set >> r) & 1)) {
+				next[r] = regs[r];
+				nset |= 1u << r;
+			}
+		for (size_t k = 0; k < st->nsaved; k++) {
+			Dwarf_Word w = cfa + st->saved[k].off;
+			if (!st->saved[k].value && !memory_read(s->dwfl, w, &w, s))
+				return false;
+			next[st->saved[k].reg] = w;
+			nset |= 1u << st->saved[k].reg;
+		}
+		memcpy(regs, next, sizeof(regs));
+		set = nset;
+		if (!((set >> X86_64_DWARF_RA) & 1) || regs[X86_64_DWARF_RA] == 0) {
+			*stop = PD_UW_END;
+			return true;
+		}
+		pc = regs[X86_64_DWARF_RA];
+		initial = false;
+	}
+}
+
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop)
 {
@@ -680,23 +1004,26 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	s->mem_fail = false;
 	s->no_module = false;
 	s->capped = false;
+	s->through_elsewhere = false;
 	s->pcs = pcs;
 	s->n = 0;
 	s->max = max;
-	/* Every module the chain can reach holds the pc, a register's value
-	 * (aarch64's x30) or a word of the stack copy (a saved return
-	 * address): reported before libdw starts, since a module reported
-	 * between its steps gave wrong callers. */
-	uint64_t lo = s->nmods ? s->mods[0].start : 0, hi = s->nmods ? s->mods[s->nmods - 1].end : 0;
-	for (int i = 0; i < 64 && s->unreported; i++)
-		if (has_reg(smp, i) && smp->regs[i] >= lo && smp->regs[i] < hi)
-			ensure(s, smp->regs[i]);
-	for (size_t off = 0; off + 8 <= smp->stack_size && s->unreported; off += 8) {
-		Dwarf_Word w;
-		word_of(smp->stack + off, smp->swap, &w);
-		if (w >= lo && w < hi)
-			ensure(s, w);
+	/* Steps by cached rules first: the frames they visit are in
+	 * modules already reported, whose rules and bytes the modules not
+	 * reported yet do not change, so the chain is the one libdw would
+	 * give after the pre-scan, which only libdw needs. */
+	if (s->arch == PD_UW_ARCH_X86_64) {
+		if (fast_unwind(s, smp, stop)) {
+			s->cur = NULL;
+			s->pcs = NULL;
+			return s->n;
+		}
+		s->mem_fail = false;
+		s->capped = false;
+		s->through_elsewhere = false;
+		s->n = 0;
 	}
+	report_reachable(s, smp);
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
 	/* A refused read ends the chain even when libdw then takes the
 	 * return address as undefined (rc 0): unless the CFI says so. */

@@ -11,6 +11,8 @@
  * module's file; anything else ends the chain.  The chain is the pcs perf
  * 6.1 hands to its symbol lookup: the sampled pc, then each caller's
  * return address minus one (a signal frame's pc as it is), at most `max`.
+ * x86_64 rules of plain frames are kept per pc with the Dwfl, so a hot
+ * path's steps are looked up in libdw once.
  * Registers are taken in the recording's architecture (x86_64, aarch64),
  * not the host's.
  */
@@ -51,7 +53,13 @@ struct pd_unwind_module {
 	const char *cached;    /* borrowed: perf's build-id cache copy of it
 				* (BUILDID_DIR/.build-id/xx/rest/elf), tried when
 				* path is gone or another build; NULL: none */
+	void *key;             /* the caller's, handed to the locator */
 };
+
+/* Where else a module's file may be: the caller's lookup by path and
+ * build-id (--binary, --sysroot, debuginfod), a file path or NULL; the
+ * file is checked against the recorded build-id here all the same. */
+typedef const char *(*pd_unwind_locate)(void *arg, const struct pd_unwind_module *m);
 
 /* The sample: registers by perf register number (regs[i] valid when bit
  * i of `have` is set), the stack copy starting at the stack pointer. */
@@ -75,6 +83,12 @@ void pd_unwind_space_free(struct pd_unwind_space *s);
  * sig as the current one keeps the Dwfl). */
 void pd_unwind_space_set_modules(struct pd_unwind_space *s, const struct pd_unwind_module *m, size_t n,
 				 uint64_t sig);
+/* The locator (NULL: none), asked when a module is first reached:
+ * before the recorded path when `first` (a sysroot or module map names
+ * the profiled machine's files, which the local path may not be), else
+ * after the recorded path and perf's cache copy.  Keeps the Dwfl. */
+void pd_unwind_space_set_locator(struct pd_unwind_space *s, pd_unwind_locate fn, void *arg, bool first);
+
 /* The sig last set (0 for none). */
 uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s);
 
@@ -82,5 +96,10 @@ uint64_t pd_unwind_space_sig(const struct pd_unwind_space *s);
  * ended.  Never reads the stack copy outside [stack, stack+stack_size). */
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop);
+
+/* Did the last sample's chain pass a module whose file was not its
+ * recorded path (perf's cache copy, the locator's)?  perf script, given
+ * neither, ends such a chain there. */
+bool pd_unwind_through_elsewhere(const struct pd_unwind_space *s);
 
 #endif

@@ -22,6 +22,8 @@ struct pl_perf_data_opts;
 typedef enum pl_err (*pl_perf_data_reader)(struct pl_profile *p, const char *path,
 					   const struct pl_perf_data_opts *o,
 					   struct pl_error *err);
+struct pl_sym_cfg;
+
 struct pl_perf_data_opts {
 	pl_perf_data_reader read;  /* NULL: perf.data is refused (`refusal` says why) */
 	const char *perf_path;     /* allowlisted absolute perf; NULL: refuse */
@@ -36,6 +38,11 @@ struct pl_perf_data_opts {
 				    * perf.data is read; NULL: none */
 	const char *kallsyms_shown;/* what the provenance calls it (a copy's origin) */
 	const char *buildid_dir;   /* perf's build-id cache (--buildid-dir), or NULL */
+	/* Where binaries are found by build-id (--binary, --sysroot,
+	 * --module-map, debuginfod: symbols/symcfg.h), for DWARF unwinding
+	 * when a recorded file is gone or another build; NULL: none. */
+	const struct pl_sym_cfg *sym;
+	const char *debuginfod_cache; /* folder for debuginfod answers, or NULL */
 	const char *const *allowed_roots; /* JIT perf maps read only beneath these */
 	size_t nallowed_roots;     /* 0: anywhere */
 };

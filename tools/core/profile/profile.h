@@ -157,6 +157,8 @@ struct pl_perf_data_info {
 	 * many chains ended for each reason (names in dwarf_stop_names). */
 	uint64_t dwarf_samples, dwarf_frames, dwarf_no_stack;
 	uint64_t dwarf_two_bases;       /* samples through a file mapped at two load bases */
+	uint64_t dwarf_elsewhere;       /* samples through a module whose CFI came from a file
+					 * other than its recorded path */
 	uint64_t dwarf_stops[8];
 	const char *dwarf_stop_names[8]; /* static strings, NULL past the last */
 };

@@ -99,10 +99,11 @@ static json_t *perf_data_json(const struct pl_perf_data_info *i)
 		json_t *stops = json_object();
 		for (size_t k = 0; k < 8 && i->dwarf_stop_names[k]; k++)
 			json_object_set_new(stops, i->dwarf_stop_names[k], json_integer((json_int_t)i->dwarf_stops[k]));
-		json_object_set_new(o, "dwarf_unwind", json_pack("{s:I,s:I,s:I,s:o,s:I}",
+		json_object_set_new(o, "dwarf_unwind", json_pack("{s:I,s:I,s:I,s:o,s:I,s:I}",
 			"samples", (json_int_t)i->dwarf_samples, "user_frames", (json_int_t)i->dwarf_frames,
 			"without_stack", (json_int_t)i->dwarf_no_stack, "stopped", stops,
-			"through_file_at_two_bases", (json_int_t)i->dwarf_two_bases));
+			"through_file_at_two_bases", (json_int_t)i->dwarf_two_bases,
+			"through_file_found_elsewhere", (json_int_t)i->dwarf_elsewhere));
 	}
 	return o;
 }
