@@ -16,7 +16,9 @@
  * bootstrap interval of the ratio of medians, the practical threshold),
  * with too_noisy for an undecided measure whose spread passes
  * max_cv_percent.  With candidate_id the verdict is recorded for the
- * candidate (evidence/experiments.h).
+ * candidate (evidence/experiments.h).  With profile, one more run of each
+ * side goes through collect_profile (its gates, its launcher), then
+ * analyze_profile and compare_profiles: what changed beside how much.
  */
 #include "registry.h"
 #include "collectors/collect.h"
@@ -599,7 +601,68 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 	return rc;
 }
 
-static json_t *next_steps(const char *id, bool has_metric, const char *metric_name)
+/* ------------------------------------------------------------ profile */
+
+#define PROFILE_FUNCTIONS 5   /* compare_profiles rows in the result; the step pages on */
+#define PROFILE_MIN_SECONDS 5 /* time left that a profile run still starts in */
+
+/* Call tool `name` as an agent would (its schema's checks and defaults);
+ * the result (new) or NULL with *err. */
+static json_t *call_tool(const struct tool_ctx *ctx, const char *name, json_t *args_new, struct pl_error *err)
+{
+	json_t *r = NULL;
+
+	if (tool_call(tool_find(name), ctx, args_new, &r, err) != PL_OK)
+		r = NULL;
+	json_decref(args_new);
+	return r;
+}
+
+/* One side recorded by collect_profile and analyzed: {collection_id,
+ * analysis_id} (new), or NULL with *err. */
+static json_t *profile_side(const struct tool_ctx *ctx, json_t *args, const char *label, uint32_t timeout_s,
+			    struct pl_error *err)
+{
+	json_t *cmd = json_deep_copy(json_object_get(args, label)), *col, *an, *out = NULL;
+	char path[128];
+
+	json_object_set(cmd, "authorization", json_object_get(args, "authorization"));
+	json_object_set_new(cmd, "timeout_seconds", json_integer(timeout_s));
+	if (!(col = call_tool(ctx, "collect_profile", cmd, err)))
+		return NULL;
+	snprintf(path, sizeof(path), "perflens://artifacts/collections/%s/perf.data",
+		 json_string_value(json_object_get(col, "collection_id")));
+	if ((an = call_tool(ctx, "analyze_profile", json_pack("{s:s}", "path", path), err)))
+		out = json_pack("{s:O,s:O}", "collection_id", json_object_get(col, "collection_id"),
+				"analysis_id", json_object_get(an, "analysis_id"));
+	json_decref(col);
+	json_decref(an);
+	return out;
+}
+
+/* profile=true: both sides under perf once more, and their comparison's
+ * first rows (new), or NULL with *err. */
+static json_t *profile_both(const struct tool_ctx *ctx, json_t *args, uint32_t timeout_s, struct pl_error *err)
+{
+	json_t *b = profile_side(ctx, args, "baseline", timeout_s, err), *c = NULL, *cmp = NULL, *out = NULL;
+
+	if (b && (c = profile_side(ctx, args, "candidate", timeout_s, err)))
+		cmp = call_tool(ctx, "compare_profiles", json_pack("{s:O,s:O,s:i,s:i}",
+			"baseline_id", json_object_get(b, "analysis_id"), "candidate_id", json_object_get(c, "analysis_id"),
+			"limit", PROFILE_FUNCTIONS, "path_limit", 1), err);
+	if (cmp)
+		out = json_pack("{s:O,s:O,s:{s:O,s:O,s:O,s:O,s:O}}", "baseline", b, "candidate", c, "compare",
+			"comparability", json_object_get(cmp, "comparability"),
+			"status_counts", json_object_get(cmp, "status_counts"),
+			"functions", json_object_get(cmp, "functions"), "page", json_object_get(cmp, "page"),
+			"exports", json_object_get(cmp, "exports"));
+	json_decref(b);
+	json_decref(c);
+	json_decref(cmp);
+	return out;
+}
+
+static json_t *next_steps(const char *id, bool has_metric, const char *metric_name, json_t *profile)
 {
 	json_t *steps = json_array();
 	char bn[160], cn[160];
@@ -609,6 +672,11 @@ static json_t *next_steps(const char *id, bool has_metric, const char *metric_na
 	json_array_append_new(steps, tool_next_step("compare_benchmarks",
 		json_pack("{s:s,s:s,s:s}", "baseline_id", id, "baseline_name", bn, "candidate_name", cn),
 		"the full statistics of one measure of this experiment"));
+	if (json_is_object(profile))
+		json_array_append_new(steps, tool_next_step("compare_profiles", json_pack("{s:O,s:O}",
+			"baseline_id", json_object_get(json_object_get(profile, "baseline"), "analysis_id"),
+			"candidate_id", json_object_get(json_object_get(profile, "candidate"), "analysis_id")),
+			"what changed between the sides' profiles, function by function and path by path"));
 	return steps;
 }
 
@@ -626,7 +694,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	const char *analysis_id = json_string_value(json_object_get(args, "analysis_id"));
 	const char *candidate_id = json_string_value(json_object_get(args, "candidate_id"));
 	json_t *blocks = json_array(), *record = NULL, *doc = NULL, *verdicts, *warnings = json_array();
-	json_t *stopped = json_null(), *cand = json_null();
+	json_t *stopped = json_null(), *cand = json_null(), *profile = json_null();
 	char id[32], uri[128];
 	double start = now_s();
 	enum pl_err rc;
@@ -737,14 +805,34 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 			goto out;
 		}
 	}
+	if (json_is_true(json_object_get(args, "profile"))) {
+		/* After the measured blocks, so perf never weighs on them; a
+		 * profile that cannot be had leaves the verdicts standing. */
+		double left = bound - (now_s() - start);
+		struct pl_error perr;
+		json_t *p = NULL;
+		if (left < PROFILE_MIN_SECONDS)
+			pl_fail(&perr, PL_ERR_TIMEOUT, "raise timeout_seconds",
+				"the overall bound (timeout_seconds=%.0f) leaves no time", bound);
+		else
+			p = profile_both(ctx, args, (uint32_t)fmax(1, fmin(fmin(left / 2, 600), x.run_timeout_ms / 500.0)),
+					 &perr);
+		if (p) {
+			json_decref(profile);
+			profile = p;
+		} else {
+			json_array_append_new(warnings, json_sprintf("profile: not recorded: %s%s%s%s", perr.text,
+				perr.hint[0] ? " (" : "", perr.hint, perr.hint[0] ? ")" : ""));
+		}
+	}
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
-	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:o,s:O,s:O,s:s,s:O,s:o}",
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:o,s:O,s:O,s:O,s:s,s:O,s:o}",
 		"experiment_id", id, "seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs,
 		"warmup", (json_int_t)warmup, "blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"stopped_early", stopped, "used_runs", "baseline", (json_int_t)x.sides[0].used,
 		"candidate", (json_int_t)x.sides[1].used, "verdicts", verdicts, "excluded_runs", x.excluded,
-		"candidate", cand, "artifact", uri, "warnings", warnings,
-		"next_steps", next_steps(id, x.has_metric, x.metric_name));
+		"candidate", cand, "profile", profile, "artifact", uri, "warnings", warnings,
+		"next_steps", next_steps(id, x.has_metric, x.metric_name, profile));
 	if (!*result)
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the result");
 out:
@@ -754,6 +842,7 @@ out:
 	json_decref(warnings);
 	json_decref(stopped);
 	json_decref(cand);
+	json_decref(profile);
 	experiment_release(&x);
 	return rc;
 }
