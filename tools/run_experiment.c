@@ -11,8 +11,9 @@
  * out, lacked the metric or changed its output is reported in
  * excluded_runs and never enters a sample.  The samples become one
  * benchmark artifact (format experiment, benchmarks "baseline MEASURE"
- * and "candidate MEASURE", every raw run under "experiment"), and each
- * measure gets its verdict from evidence/bench_verdict (Mann-Whitney,
+ * and "candidate MEASURE", every raw run and the verdicts under
+ * "experiment"), and each measure gets its verdict from
+ * evidence/bench_verdict (Mann-Whitney,
  * bootstrap interval of the ratio of medians, the practical threshold),
  * with too_noisy for an undecided measure whose spread passes
  * max_cv_percent.  With candidate_id the verdict is recorded for the
@@ -561,19 +562,16 @@ static bool measure_on(const struct experiment *x, int m)
 	return m == M_METRIC ? x->has_metric : measures[m].event ? x->counters : true;
 }
 
-/* The sides' samples into an artifact (new reference in *doc). */
-static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[32], json_t **doc,
-				  struct pl_error *err)
+/* The sides' samples as a benchmark set (format experiment); its source's
+ * size and sha256 are the record's compact JSON. */
+static void fill_set(struct experiment *x, json_t *record, struct pl_bench_set *s)
 {
-	struct pl_bench_set s;
-	char path[PATH_MAX + 64], *text;
-	enum pl_err rc;
+	char *text;
 
-	pl_bench_set_init(&s);
-	s.format = PL_BENCH_EXPERIMENT;
+	s->format = PL_BENCH_EXPERIMENT;
 	text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-	s.size = text ? strlen(text) : 0;
-	pl_sha256_hex(text ? text : "", s.size, s.sha256);
+	s->size = text ? strlen(text) : 0;
+	pl_sha256_hex(text ? text : "", s->size, s->sha256);
 	free(text);
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!measure_on(x, m))
@@ -582,7 +580,7 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 			struct side *sd = &x->sides[i];
 			char name[160];
 			snprintf(name, sizeof(name), "%s %s", sd->label, m == M_METRIC ? x->metric_name : measures[m].name);
-			struct pl_bench *b = pl_bench_add(&s, name, m == M_METRIC ? "plain" : measures[m].name,
+			struct pl_bench *b = pl_bench_add(s, name, m == M_METRIC ? "plain" : measures[m].name,
 							  m == M_METRIC ? x->metric_unit : measures[m].unit,
 							  m == M_METRIC ? x->metric_dir : PL_LOWER_IS_BETTER);
 			if (!b)
@@ -592,11 +590,35 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 				b->unit = b->converted_from = b->own_unit;
 			}
 			for (size_t k = 0; k < sd->used; k++)
-				pl_bench_add_value(&s, b, sd->v[m][k]);
+				pl_bench_add_value(s, b, sd->v[m][k]);
 		}
 	}
+}
+
+/* Judge every measure on the set's document, then write the artifact with
+ * the verdicts in its record (the viewer shows them as they were given);
+ * *verdicts a new reference. */
+static enum pl_err write_artifact(struct experiment *x, json_t *record, double threshold, double max_cv,
+				  char id[32], json_t **verdicts, struct pl_error *err)
+{
+	struct pl_bench_set s;
+	char path[PATH_MAX + 64];
+	size_t runs = x->sides[0].used > x->sides[1].used ? x->sides[0].used : x->sides[1].used;
+	json_t *doc;
+	enum pl_err rc;
+
+	pl_bench_set_init(&s);
+	fill_set(x, record, &s);
+	doc = pl_bench_document(&s);
+	*verdicts = json_array();
+	for (int m = 0; m < M_COUNT; m++)
+		if (measure_on(x, m))
+			json_array_append_new(*verdicts, verdict_of(doc, "experiment",
+				m == M_METRIC ? x->metric_name : measures[m].name, threshold, max_cv, runs));
+	json_decref(doc);
+	json_object_set(record, "verdicts", *verdicts);
 	s.experiment = json_incref(record);
-	rc = pl_bench_write(&s, x->ctx->artifact_root, id, path, sizeof(path), doc, err);
+	rc = pl_bench_write(&s, x->ctx->artifact_root, id, path, sizeof(path), NULL, err);
 	pl_bench_set_release(&s);
 	return rc;
 }
@@ -693,7 +715,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	uint64_t seed = seed_arg ? (uint64_t)json_integer_value(seed_arg) : fresh_seed(), state;
 	const char *analysis_id = json_string_value(json_object_get(args, "analysis_id"));
 	const char *candidate_id = json_string_value(json_object_get(args, "candidate_id"));
-	json_t *blocks = json_array(), *record = NULL, *doc = NULL, *verdicts, *warnings = json_array();
+	json_t *blocks = json_array(), *record = NULL, *verdicts, *warnings = json_array();
 	json_t *stopped = json_null(), *cand = json_null(), *profile = json_null();
 	char id[32], uri[128];
 	double start = now_s();
@@ -767,7 +789,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	pl_progress_time_end((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
 	if (rc)
 		goto out;
-	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:O}",
+	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:f,s:f,s:O}",
 		"seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs, "warmup", (json_int_t)warmup,
 		"blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"baseline", "executable", x.sides[0].exe, "arguments", argv_json(&x.sides[0]),
@@ -775,19 +797,16 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 		"candidate", "executable", x.sides[1].exe, "arguments", argv_json(&x.sides[1]),
 		"working_directory", x.sides[1].cwd,
 		"metric", json_object_get(args, "metric"), "check_output", x.check_output, "perf_counters", x.counters,
-		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound, "runs", x.runs);
+		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound,
+		"practical_threshold_percent", threshold, "max_cv_percent", max_cv, "runs", x.runs);
 	if (!record) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the experiment");
 		goto out;
 	}
-	if ((rc = write_artifact(&x, record, id, &doc, err)))
+	if ((rc = write_artifact(&x, record, threshold, max_cv, id, &verdicts, err))) {
+		json_decref(verdicts);
 		goto out;
-	verdicts = json_array();
-	for (int m = 0; m < M_COUNT; m++)
-		if (measure_on(&x, m))
-			json_array_append_new(verdicts, verdict_of(doc, id, m == M_METRIC ? x.metric_name : measures[m].name,
-								   threshold, max_cv,
-								   x.sides[0].used > x.sides[1].used ? x.sides[0].used : x.sides[1].used));
+	}
 	if (json_array_size(x.excluded))
 		json_array_append_new(warnings, json_sprintf("%zu run(s) failed, timed out, lacked the metric or changed "
 			"their output: reported in excluded_runs, not used", json_array_size(x.excluded)));
@@ -838,7 +857,6 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 out:
 	json_decref(blocks);
 	json_decref(record);
-	json_decref(doc);
 	json_decref(warnings);
 	json_decref(stopped);
 	json_decref(cand);
