@@ -828,7 +828,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 		/* After the measured blocks, so perf never weighs on them; a
 		 * profile that cannot be had leaves the verdicts standing. */
 		double left = bound - (now_s() - start);
-		struct pl_error perr;
+		struct pl_error perr = {0};
 		json_t *p = NULL;
 		if (left < PROFILE_MIN_SECONDS)
 			pl_fail(&perr, PL_ERR_TIMEOUT, "raise timeout_seconds",
