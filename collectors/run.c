@@ -173,8 +173,9 @@ static void kill_child(pid_t pid, bool own_group)
 struct pump {
 	const struct pl_run_opts *o;
 	pid_t pid;
-	struct pollfd fds[3];      /* stdout, stderr (fd -1 once closed or
-				    * going to a file), the hangup fd */
+	struct pollfd fds[4];      /* stdout, stderr (fd -1 once closed or
+				    * going to a file), the hangup fd, the
+				    * child's pidfd (watch_exit) */
 	struct line_buf lb;
 	struct pl_run_result *res;
 	double deadline, interrupt_at;
@@ -226,7 +227,9 @@ static enum pl_err next_timeout(struct pump *p, int *timeout, struct pl_error *e
 		if (*timeout < 0 || until < *timeout)
 			*timeout = until;
 	}
-	if ((o->cancel || p->watch_exit) && (*timeout < 0 || *timeout > 50))
+	/* Without a pidfd nothing wakes the poll at the child's exit: a look
+	 * every 50 ms (its wall time then ends on that grid). */
+	if ((o->cancel || (p->watch_exit && p->fds[3].fd < 0)) && (*timeout < 0 || *timeout > 50))
 		*timeout = 50;
 	if (o->progress_ms) {
 		pl_progress_time((uint64_t)((now_s() - p->started) * 1000), o->progress_ms);
@@ -272,7 +275,8 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 {
 	struct pump p = {
 		.o = o, .pid = pid, .res = res, .deadline = deadline,
-		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {o->hangup_fd > 0 ? o->hangup_fd : -1, POLLIN, 0}},
+		.fds = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {o->hangup_fd > 0 ? o->hangup_fd : -1, POLLIN, 0},
+			{-1, POLLIN, 0}},
 		.lb = {.max_line = o->max_line ? o->max_line : DEFAULT_MAX_LINE},
 		.interrupt_at = o->interrupt_ms ? now_s() + o->interrupt_ms / 1000.0 : 0,
 		.started = now_s(),
@@ -284,17 +288,26 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 	int timeout;
 
 	res->stderr_text = pl_xcalloc(1, p.err_cap + 1);
+	/* A pidfd turns readable when the child exits, so the wall time of a
+	 * run whose output goes to files ends at its exit (run_experiment's
+	 * measure), not on the 50 ms grid of looking. */
+	if (p.watch_exit)
+		p.fds[3].fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	while (rc == PL_OK && (p.fds[0].fd >= 0 || p.fds[1].fd >= 0 ||
 			       (p.watch_exit && !child_exited(pid)))) {
 		if ((rc = next_timeout(&p, &timeout, err)))
 			break;
-		if (poll(p.fds, 3, timeout) < 0 && errno != EINTR) {
+		if (poll(p.fds, 4, timeout) < 0 && errno != EINTR) {
 			rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "poll: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < 2 && rc == PL_OK; i++)
 			if (p.fds[i].fd >= 0 && p.fds[i].revents)
 				rc = read_pipe(&p, i, err);
+		if (p.fds[3].fd >= 0 && p.fds[3].revents) {
+			close(p.fds[3].fd);  /* it stays readable: the loop's test now says exited */
+			p.fds[3].fd = -1;
+		}
 		if (rc == PL_OK && p.fds[2].fd >= 0 && p.fds[2].revents)
 			rc = pl_fail(err, PL_ERR_TIMEOUT, "the caller stopped it; run it again if still needed",
 				     "'%s' was cancelled: its requester went away", o->argv[0]);
@@ -308,8 +321,8 @@ static enum pl_err pump_output(const struct pl_run_opts *o, pid_t pid, int out_f
 		if (o->on_line)
 			rc = o->on_line(o->arg, p.lb.data, p.lb.len, err);
 	}
-	for (int i = 0; i < 2; i++)
-		if (p.fds[i].fd >= 0)
+	for (int i = 0; i < 4; i++)
+		if (i != 2 && p.fds[i].fd >= 0)
 			close(p.fds[i].fd);
 	free(p.lb.data);
 	return rc;

@@ -356,6 +356,7 @@ static int finish_options(struct options *o)
 	}
 	o->cfg.ctx.allowed_roots = o->roots;
 	o->cfg.ctx.nroots = o->nroots;
+	o->cfg.ctx.call = tool_call_name;
 	pl_sym_cfg_finish(&o->cfg.ctx.sym);
 	pl_perf_cfg_finish(&o->cfg.ctx.perf);
 	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;

@@ -175,6 +175,7 @@ static const struct sc_row sc_table[] = {
 	{"vfork", 1, SC_ALLOW, "start the program"},
 	{"wait4", 1, SC_ALLOW, "wait for it"},
 	{"waitid", 1, SC_ALLOW, "wait for it"},
+	{"pidfd_open", 1, SC_ALLOW, "wait for it: poll wakes at its exit (no signal: pidfd_send_signal is not allowed)"},
 	{"kill", 1, SC_ALLOW, "stop it (Landlock ABI 6 keeps signals inside the sandbox)"},
 	{"setpgid", 1, SC_ALLOW, "job control; the guard keeps it to the worker's group"},
 	{"setpriority", 1, SC_ALLOW, "nice the program it runs"},

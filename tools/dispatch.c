@@ -48,3 +48,14 @@ enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 		return rc;
 	return tool_run(t, ctx, args, result, err);
 }
+
+enum pl_err tool_call_name(const struct tool_ctx *ctx, const char *name, json_t *args,
+			   json_t **result, struct pl_error *err)
+{
+	const struct tool_def *t = tool_find(name);
+
+	*result = NULL;
+	if (!t)
+		return pl_fail(err, PL_ERR_USAGE, NULL, "no tool is named '%s'", name);
+	return tool_call(t, ctx, args, result, err);
+}

@@ -51,6 +51,13 @@ struct tool_ctx {
 	struct pl_limits limits;
 	struct pl_sym_cfg sym;       /* binaries, maps, debuginfod */
 	struct pl_perf_cfg perf;     /* the perf to run, its timeout, kallsyms */
+	/* Call another tool by name as an agent would (schema checks and
+	 * defaults, the check of its steps): set by the program that made the
+	 * context (dispatch.c's tool_call_name), so that a tool running others
+	 * (run_experiment's profile) needs no link to the table listing it.
+	 * NULL: it cannot. */
+	enum pl_err (*call)(const struct tool_ctx *ctx, const char *name, json_t *args,
+			    json_t **result, struct pl_error *err);
 };
 
 /* A handler: `args` is borrowed; on PL_OK *result is a new reference. */
@@ -128,6 +135,10 @@ enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx
  * the sandboxed worker. */
 enum pl_err tool_call(const struct tool_def *t, const struct tool_ctx *ctx,
 		      json_t *args, json_t **result, struct pl_error *err);
+/* tool_call of the tool named `name` (tool_ctx's call): an unknown name is
+ * PL_ERR_USAGE. */
+enum pl_err tool_call_name(const struct tool_ctx *ctx, const char *name, json_t *args,
+			   json_t **result, struct pl_error *err);
 
 /* ------------------------------------------------------- follow-ups */
 

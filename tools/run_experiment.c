@@ -11,12 +11,15 @@
  * out, lacked the metric or changed its output is reported in
  * excluded_runs and never enters a sample.  The samples become one
  * benchmark artifact (format experiment, benchmarks "baseline MEASURE"
- * and "candidate MEASURE", every raw run under "experiment"), and each
- * measure gets its verdict from evidence/bench_verdict (Mann-Whitney,
+ * and "candidate MEASURE", every raw run and the verdicts under
+ * "experiment"), and each measure gets its verdict from
+ * evidence/bench_verdict (Mann-Whitney,
  * bootstrap interval of the ratio of medians, the practical threshold),
  * with too_noisy for an undecided measure whose spread passes
  * max_cv_percent.  With candidate_id the verdict is recorded for the
- * candidate (evidence/experiments.h).
+ * candidate (evidence/experiments.h).  With profile, one more run of each
+ * side goes through collect_profile (its gates, its launcher), then
+ * analyze_profile and compare_profiles: what changed beside how much.
  */
 #include "registry.h"
 #include "collectors/collect.h"
@@ -559,19 +562,16 @@ static bool measure_on(const struct experiment *x, int m)
 	return m == M_METRIC ? x->has_metric : measures[m].event ? x->counters : true;
 }
 
-/* The sides' samples into an artifact (new reference in *doc). */
-static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[32], json_t **doc,
-				  struct pl_error *err)
+/* The sides' samples as a benchmark set (format experiment); its source's
+ * size and sha256 are the record's compact JSON. */
+static void fill_set(struct experiment *x, json_t *record, struct pl_bench_set *s)
 {
-	struct pl_bench_set s;
-	char path[PATH_MAX + 64], *text;
-	enum pl_err rc;
+	char *text;
 
-	pl_bench_set_init(&s);
-	s.format = PL_BENCH_EXPERIMENT;
+	s->format = PL_BENCH_EXPERIMENT;
 	text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-	s.size = text ? strlen(text) : 0;
-	pl_sha256_hex(text ? text : "", s.size, s.sha256);
+	s->size = text ? strlen(text) : 0;
+	pl_sha256_hex(text ? text : "", s->size, s->sha256);
 	free(text);
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!measure_on(x, m))
@@ -580,7 +580,7 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 			struct side *sd = &x->sides[i];
 			char name[160];
 			snprintf(name, sizeof(name), "%s %s", sd->label, m == M_METRIC ? x->metric_name : measures[m].name);
-			struct pl_bench *b = pl_bench_add(&s, name, m == M_METRIC ? "plain" : measures[m].name,
+			struct pl_bench *b = pl_bench_add(s, name, m == M_METRIC ? "plain" : measures[m].name,
 							  m == M_METRIC ? x->metric_unit : measures[m].unit,
 							  m == M_METRIC ? x->metric_dir : PL_LOWER_IS_BETTER);
 			if (!b)
@@ -590,16 +590,103 @@ static enum pl_err write_artifact(struct experiment *x, json_t *record, char id[
 				b->unit = b->converted_from = b->own_unit;
 			}
 			for (size_t k = 0; k < sd->used; k++)
-				pl_bench_add_value(&s, b, sd->v[m][k]);
+				pl_bench_add_value(s, b, sd->v[m][k]);
 		}
 	}
+}
+
+/* Judge every measure on the set's document, then write the artifact with
+ * the verdicts in its record (the viewer shows them as they were given);
+ * *verdicts a new reference. */
+static enum pl_err write_artifact(struct experiment *x, json_t *record, double threshold, double max_cv,
+				  char id[32], json_t **verdicts, struct pl_error *err)
+{
+	struct pl_bench_set s;
+	char path[PATH_MAX + 64];
+	size_t runs = x->sides[0].used > x->sides[1].used ? x->sides[0].used : x->sides[1].used;
+	json_t *doc;
+	enum pl_err rc;
+
+	pl_bench_set_init(&s);
+	fill_set(x, record, &s);
+	doc = pl_bench_document(&s);
+	*verdicts = json_array();
+	for (int m = 0; m < M_COUNT; m++)
+		if (measure_on(x, m))
+			json_array_append_new(*verdicts, verdict_of(doc, "experiment",
+				m == M_METRIC ? x->metric_name : measures[m].name, threshold, max_cv, runs));
+	json_decref(doc);
+	json_object_set(record, "verdicts", *verdicts);
 	s.experiment = json_incref(record);
-	rc = pl_bench_write(&s, x->ctx->artifact_root, id, path, sizeof(path), doc, err);
+	rc = pl_bench_write(&s, x->ctx->artifact_root, id, path, sizeof(path), NULL, err);
 	pl_bench_set_release(&s);
 	return rc;
 }
 
-static json_t *next_steps(const char *id, bool has_metric, const char *metric_name)
+/* ------------------------------------------------------------ profile */
+
+#define PROFILE_FUNCTIONS 5   /* compare_profiles rows in the result; the step pages on */
+#define PROFILE_MIN_SECONDS 5 /* time left that a profile run still starts in */
+
+/* Call tool `name` as an agent would (its schema's checks and defaults);
+ * the result (new) or NULL with *err. */
+static json_t *call_tool(const struct tool_ctx *ctx, const char *name, json_t *args_new, struct pl_error *err)
+{
+	json_t *r = NULL;
+
+	if (!ctx->call)
+		pl_fail(err, PL_ERR_INTERNAL, NULL, "this program cannot call %s from a tool", name);
+	else if (ctx->call(ctx, name, args_new, &r, err) != PL_OK)
+		r = NULL;
+	json_decref(args_new);
+	return r;
+}
+
+/* One side recorded by collect_profile and analyzed: {collection_id,
+ * analysis_id} (new), or NULL with *err. */
+static json_t *profile_side(const struct tool_ctx *ctx, json_t *args, const char *label, uint32_t timeout_s,
+			    struct pl_error *err)
+{
+	json_t *cmd = json_deep_copy(json_object_get(args, label)), *col, *an, *out = NULL;
+	char path[128];
+
+	json_object_set(cmd, "authorization", json_object_get(args, "authorization"));
+	json_object_set_new(cmd, "timeout_seconds", json_integer(timeout_s));
+	if (!(col = call_tool(ctx, "collect_profile", cmd, err)))
+		return NULL;
+	snprintf(path, sizeof(path), "perflens://artifacts/collections/%s/perf.data",
+		 json_string_value(json_object_get(col, "collection_id")));
+	if ((an = call_tool(ctx, "analyze_profile", json_pack("{s:s}", "path", path), err)))
+		out = json_pack("{s:O,s:O}", "collection_id", json_object_get(col, "collection_id"),
+				"analysis_id", json_object_get(an, "analysis_id"));
+	json_decref(col);
+	json_decref(an);
+	return out;
+}
+
+/* profile=true: both sides under perf once more, and their comparison's
+ * first rows (new), or NULL with *err. */
+static json_t *profile_both(const struct tool_ctx *ctx, json_t *args, uint32_t timeout_s, struct pl_error *err)
+{
+	json_t *b = profile_side(ctx, args, "baseline", timeout_s, err), *c = NULL, *cmp = NULL, *out = NULL;
+
+	if (b && (c = profile_side(ctx, args, "candidate", timeout_s, err)))
+		cmp = call_tool(ctx, "compare_profiles", json_pack("{s:O,s:O,s:i,s:i}",
+			"baseline_id", json_object_get(b, "analysis_id"), "candidate_id", json_object_get(c, "analysis_id"),
+			"limit", PROFILE_FUNCTIONS, "path_limit", 1), err);
+	if (cmp)
+		out = json_pack("{s:O,s:O,s:{s:O,s:O,s:O,s:O,s:O}}", "baseline", b, "candidate", c, "compare",
+			"comparability", json_object_get(cmp, "comparability"),
+			"status_counts", json_object_get(cmp, "status_counts"),
+			"functions", json_object_get(cmp, "functions"), "page", json_object_get(cmp, "page"),
+			"exports", json_object_get(cmp, "exports"));
+	json_decref(b);
+	json_decref(c);
+	json_decref(cmp);
+	return out;
+}
+
+static json_t *next_steps(const char *id, bool has_metric, const char *metric_name, json_t *profile)
 {
 	json_t *steps = json_array();
 	char bn[160], cn[160];
@@ -609,6 +696,11 @@ static json_t *next_steps(const char *id, bool has_metric, const char *metric_na
 	json_array_append_new(steps, tool_next_step("compare_benchmarks",
 		json_pack("{s:s,s:s,s:s}", "baseline_id", id, "baseline_name", bn, "candidate_name", cn),
 		"the full statistics of one measure of this experiment"));
+	if (json_is_object(profile))
+		json_array_append_new(steps, tool_next_step("compare_profiles", json_pack("{s:O,s:O}",
+			"baseline_id", json_object_get(json_object_get(profile, "baseline"), "analysis_id"),
+			"candidate_id", json_object_get(json_object_get(profile, "candidate"), "analysis_id")),
+			"what changed between the sides' profiles, function by function and path by path"));
 	return steps;
 }
 
@@ -625,8 +717,8 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	uint64_t seed = seed_arg ? (uint64_t)json_integer_value(seed_arg) : fresh_seed(), state;
 	const char *analysis_id = json_string_value(json_object_get(args, "analysis_id"));
 	const char *candidate_id = json_string_value(json_object_get(args, "candidate_id"));
-	json_t *blocks = json_array(), *record = NULL, *doc = NULL, *verdicts, *warnings = json_array();
-	json_t *stopped = json_null(), *cand = json_null();
+	json_t *blocks = json_array(), *record = NULL, *verdicts, *warnings = json_array();
+	json_t *stopped = json_null(), *cand = json_null(), *profile = json_null();
 	char id[32], uri[128];
 	double start = now_s();
 	enum pl_err rc;
@@ -699,7 +791,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	pl_progress_time_end((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
 	if (rc)
 		goto out;
-	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:O}",
+	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:f,s:f,s:O}",
 		"seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs, "warmup", (json_int_t)warmup,
 		"blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"baseline", "executable", x.sides[0].exe, "arguments", argv_json(&x.sides[0]),
@@ -707,19 +799,16 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 		"candidate", "executable", x.sides[1].exe, "arguments", argv_json(&x.sides[1]),
 		"working_directory", x.sides[1].cwd,
 		"metric", json_object_get(args, "metric"), "check_output", x.check_output, "perf_counters", x.counters,
-		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound, "runs", x.runs);
+		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound,
+		"practical_threshold_percent", threshold, "max_cv_percent", max_cv, "runs", x.runs);
 	if (!record) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the experiment");
 		goto out;
 	}
-	if ((rc = write_artifact(&x, record, id, &doc, err)))
+	if ((rc = write_artifact(&x, record, threshold, max_cv, id, &verdicts, err))) {
+		json_decref(verdicts);
 		goto out;
-	verdicts = json_array();
-	for (int m = 0; m < M_COUNT; m++)
-		if (measure_on(&x, m))
-			json_array_append_new(verdicts, verdict_of(doc, id, m == M_METRIC ? x.metric_name : measures[m].name,
-								   threshold, max_cv,
-								   x.sides[0].used > x.sides[1].used ? x.sides[0].used : x.sides[1].used));
+	}
 	if (json_array_size(x.excluded))
 		json_array_append_new(warnings, json_sprintf("%zu run(s) failed, timed out, lacked the metric or changed "
 			"their output: reported in excluded_runs, not used", json_array_size(x.excluded)));
@@ -737,23 +826,43 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 			goto out;
 		}
 	}
+	if (json_is_true(json_object_get(args, "profile"))) {
+		/* After the measured blocks, so perf never weighs on them; a
+		 * profile that cannot be had leaves the verdicts standing. */
+		double left = bound - (now_s() - start);
+		struct pl_error perr = {0};
+		json_t *p = NULL;
+		if (left < PROFILE_MIN_SECONDS)
+			pl_fail(&perr, PL_ERR_TIMEOUT, "raise timeout_seconds",
+				"the overall bound (timeout_seconds=%.0f) leaves no time", bound);
+		else
+			p = profile_both(ctx, args, (uint32_t)fmax(1, fmin(fmin(left / 2, 600), x.run_timeout_ms / 500.0)),
+					 &perr);
+		if (p) {
+			json_decref(profile);
+			profile = p;
+		} else {
+			json_array_append_new(warnings, json_sprintf("profile: not recorded: %s%s%s%s", perr.text,
+				perr.hint[0] ? " (" : "", perr.hint, perr.hint[0] ? ")" : ""));
+		}
+	}
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
-	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:o,s:O,s:O,s:s,s:O,s:o}",
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:o,s:O,s:O,s:O,s:s,s:O,s:o}",
 		"experiment_id", id, "seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs,
 		"warmup", (json_int_t)warmup, "blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"stopped_early", stopped, "used_runs", "baseline", (json_int_t)x.sides[0].used,
 		"candidate", (json_int_t)x.sides[1].used, "verdicts", verdicts, "excluded_runs", x.excluded,
-		"candidate", cand, "artifact", uri, "warnings", warnings,
-		"next_steps", next_steps(id, x.has_metric, x.metric_name));
+		"candidate", cand, "profile", profile, "artifact", uri, "warnings", warnings,
+		"next_steps", next_steps(id, x.has_metric, x.metric_name, profile));
 	if (!*result)
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the result");
 out:
 	json_decref(blocks);
 	json_decref(record);
-	json_decref(doc);
 	json_decref(warnings);
 	json_decref(stopped);
 	json_decref(cand);
+	json_decref(profile);
 	experiment_release(&x);
 	return rc;
 }

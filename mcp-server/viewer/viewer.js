@@ -4,7 +4,7 @@
 // the same registry and sandboxed worker as MCP) or an artifact the tools
 // wrote (the summary and the stack table); the page only lays them out.
 // The whole view lives in the URL's query (view, a, e, tab, sort, off,
-// min, comm, zoom, q, fn, b, c), so a link reopens it; tabs and controls
+// min, comm, zoom, q, fn, b, c, exp), so a link reopens it; tabs and controls
 // change it with history.pushState and the page redraws from it.  Every
 // text from a profile is put in as text (dom.js), never as HTML.
 
@@ -451,10 +451,64 @@ async function exportsTab(panel, args) {
 
 // ------------------------------------------------------------ compare
 
+// An experiment: run_experiment's benchmark artifact (format experiment),
+// read whole in pages of read_artifact_page; the page shows what the tool
+// wrote (the verdicts it gave, every raw run of both sides), read-only.
+const EXPERIMENT_PAGES = 64;  // 2 MiB at most; 200 runs a side take about 200 KiB
+async function experimentDoc(id) {
+  let text = "", offset = 0;
+  for (let i = 0; i < EXPERIMENT_PAGES; i++) {
+    const p = await call("read_artifact_page", {artifact: `benchmarks/${id}.json`, offset, limit_bytes: 32768});
+    text += p.text;
+    if (p.next_offset === null) return JSON.parse(text);
+    offset = p.next_offset;
+  }
+  throw new Error(`the experiment ${id} is larger than the viewer reads (${EXPERIMENT_PAGES} pages of 32 KiB)`);
+}
+
+const num = (x, digits) => typeof x === "number" ? Number(x.toPrecision(digits || 4)).toString() : "-";
+const command = s => [s.executable, ...(s.arguments || [])].join(" ");
+
+function experimentSection(page, id, doc) {
+  const x = doc.experiment;
+  if (!x) {
+    page.append(el("p", {class: "error"}, `${id} is a benchmark artifact, not an experiment: compare_benchmarks reads it.`));
+    return;
+  }
+  page.append(el("h2", {}, `Experiment ${id}`),
+    el("p", {id: "experiment-settings"}, `Baseline: ${command(x.baseline)}. Candidate: ${command(x.candidate)}. `,
+      `${x.runs_per_side} runs a side after ${x.warmup} warmup block(s), seed ${x.seed}, `,
+      `practical threshold ${x.practical_threshold_percent ?? "-"}%, CV bound ${x.max_cv_percent ?? "-"}%, run from ${x.where}.`),
+    el("table", {id: "verdicts"}, el("caption", {}, "Verdict per measure (candidate / baseline)"),
+      el("thead", {}, el("tr", {}, ["measure", "verdict", "baseline median", "candidate median", "ratio", "95% interval",
+        "p", "CV % (b / c)", "runs to resolve", "unit"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, (x.verdicts || []).map(v => el("tr", {"data-verdict": v.verdict},
+        el("td", {class: "sym"}, v.measure), el("td", {class: "verdict", title: v.reason}, v.verdict),
+        el("td", {class: "num"}, num(v.baseline_median)), el("td", {class: "num"}, num(v.candidate_median)),
+        el("td", {class: "num"}, num(v.ratio_of_medians)),
+        el("td", {class: "num"}, v.confidence_interval ? `[${num(v.confidence_interval.low)}, ${num(v.confidence_interval.high)}]` : "-"),
+        el("td", {class: "num"}, num(v.p_value, 3)),
+        el("td", {class: "num"}, `${num(v.cv_percent.baseline, 3)} / ${num(v.cv_percent.candidate, 3)}`),
+        el("td", {class: "num"}, v.runs_to_resolve ?? "-"), el("td", {}, v.unit))))),
+    el("table", {id: "runs"}, el("caption", {}, "Every run of both sides, in order (warmups and excluded runs never enter a verdict)"),
+      el("thead", {}, el("tr", {}, ["side", "block", "run", "warmup", "status", "wall s", "user s", "system s", "max RSS bytes",
+        "metric", "exit"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, x.runs.map(r => el("tr", {class: r.status === "ok" && !r.warmup ? "" : "excluded"},
+        el("td", {}, r.side), el("td", {class: "num"}, r.block), el("td", {class: "num"}, r.run), el("td", {}, r.warmup ? "yes" : ""),
+        el("td", {}, r.status), el("td", {class: "num"}, num(r.wall_seconds)), el("td", {class: "num"}, num(r.user_seconds)),
+        el("td", {class: "num"}, num(r.system_seconds)), el("td", {class: "num"}, fmt(r.max_rss_bytes)),
+        el("td", {class: "num"}, num(r.metric)), el("td", {class: "num"}, r.signal ? `signal ${r.signal}` : r.exit_status))))));
+}
+
 async function comparePage(page) {
-  const list = await call("list_artifacts", {kind: "analysis", limit: 100});
+  const [list, benches] = await Promise.all([call("list_artifacts", {kind: "analysis", limit: 100}),
+    call("list_artifacts", {kind: "benchmark", limit: 100})]);
   const items = list.artifacts.map(a => ({id: a.path.replace(/^analyses\//, "").replace(/\.json$/, ""),
     label: (a.analysis ? a.analysis.inputs.join(", ") : "")}));
+  const expIds = benches.artifacts.map(a => a.path.replace(/^benchmarks\//, "").replace(/\.json$/, ""));
+  const expSel = el("select", {id: "experiment", "aria-label": "experiment"}, el("option", {value: ""}, "none"),
+    expIds.map(i => el("option", {value: i, selected: i === state.exp}, i)));
+  expSel.addEventListener("change", () => go({exp: expSel.value}));
   const pick = (id, name, cur) => {
     const s = el("select", {id, "aria-label": name}, el("option", {value: ""}, "choose"),
       items.map(i => el("option", {value: i.id, selected: i.id === cur}, `${i.id} ${i.label}`)));
@@ -463,9 +517,11 @@ async function comparePage(page) {
   };
   page.append(el("h1", {}, "Compare"),
     el("div", {class: "controls"}, el("label", {}, "Baseline ", pick("baseline", "baseline", state.b)),
-      el("label", {}, "Candidate ", pick("candidate", "candidate", state.c))));
+      el("label", {}, "Candidate ", pick("candidate", "candidate", state.c)),
+      el("label", {}, "Experiment ", expSel)));
+  if (state.exp) experimentSection(page, state.exp, await experimentDoc(state.exp));
   if (!state.b || !state.c) {
-    page.append(el("p", {}, "Choose a baseline and a candidate analysis of the same event."));
+    if (!state.exp) page.append(el("p", {}, "Choose a baseline and a candidate analysis of the same event, or an experiment."));
     return;
   }
   const [sb, sc] = await Promise.all([artifactJson(`analyses/${state.b}.json`), artifactJson(`analyses/${state.c}.json`)]);

@@ -9,7 +9,8 @@
 # Then perflens-mcp --http serves them and viewer_browser.mjs drives
 # Debian's Chromium through the login link, the list, the analysis (event
 # switch, sort and page, flame graph zoom and search, keyboard), source
-# heat, compare and the hostile profile, checking the page against the
+# heat, compare (two analyses; an experiment's verdicts and runs) and the
+# hostile profile, checking the page against the
 # oracle; screenshots go to $BUILD/test-output/viewer/.  curl checks what a
 # browser cannot show: 401 without or with a wrong token or cookie, 403
 # for a foreign Origin or Host, 404 for path-like ids, the security
@@ -84,6 +85,17 @@ print(max(hs, key=lambda h: h["inclusive"]["samples"] - h["self"]["samples"])["h
 P hotspot --analysis-id "$bundled" --event cycles --hotspot-id "$hot_fn" --limit 10 > "$WORK/hotspot.json"
 P compare --baseline-id "$base_id" --candidate-id "$cand_id" --limit 20 --no-exports > "$WORK/compare.json"
 P hotspots --analysis-id "$cxx" > "$WORK/hot_cxx.json"
+# An experiment (run_experiment from the CLI, /bin/true on both sides):
+# its result is the oracle of the Compare page's experiment section.
+exp_id=""
+if command -v perf >/dev/null 2>&1; then
+	cp /bin/true "$WORK/in/true"
+	side="{\"executable\": \"$WORK/in/true\"}"
+	exp_id=$(P experiment --authorize-target I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING --runs 3 --warmup 1 \
+		--baseline "$side" --candidate "$side" --format json 2>"$WORK/err" | tee "$WORK/experiment.json" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["experiment_id"])')
+	[ -n "$exp_id" ] || notok "$name: run an experiment for the Compare page: $(oneline "$WORK/err")"
+fi
 src_oracle=null
 if [ -n "$src_id" ]; then
 	fn=$(P hotspots --analysis-id "$src_id" --limit 100 | /usr/bin/python3 -c '
@@ -146,6 +158,22 @@ for a in /etc/passwd ../../etc/passwd "perflens://artifacts/../x" "collections/c
 	api "$WORK/s" "$WORK/b" -H "$A" -d "{\"tool\":\"read_artifact_page\",\"arguments\":{\"artifact\":\"$a\"}}" "$base/viewer/api/call"
 	{ [ "$(cat "$WORK/s")" = 404 ] && ! grep -q root: "$WORK/b"; } || bad="$bad read:$a:$(cat "$WORK/s")"
 done
+if [ -n "$exp_id" ]; then
+	# The Compare page's data for an experiment: its artifact through
+	# read_artifact_page, whose record holds the verdicts the tool gave.
+	api "$WORK/s" "$WORK/b" -H "Authorization: Bearer $PERFLENS_TOKEN" \
+		-d "{\"tool\":\"read_artifact_page\",\"arguments\":{\"artifact\":\"benchmarks/$exp_id.json\",\"limit_bytes\":32768}}" \
+		"$base/viewer/api/call"
+	if [ "$(cat "$WORK/s")" = 200 ] && /usr/bin/python3 - "$WORK/b" "$WORK/experiment.json" <<'PY'
+import json, sys
+page, res = json.load(open(sys.argv[1]))["result"], json.load(open(sys.argv[2]))
+doc = json.loads(page["text"]) if page["next_offset"] is None else {}
+got = [(v["measure"], v["verdict"]) for v in doc.get("experiment", {}).get("verdicts", [])]
+sys.exit(0 if got and got == [(v["measure"], v["verdict"]) for v in res["verdicts"]] else 1)
+PY
+	then ok "$name: an experiment's artifact reads through the API with the verdicts run_experiment gave"
+	else notok "$name: an experiment's artifact through the API: $(cat "$WORK/s") $(oneline "$WORK/b")"; fi
+fi
 [ -z "$bad" ] && ok "$name: path-like ids and artifacts: 404, nothing outside the artifact root" ||
 	notok "$name: path-like ids and artifacts: 404:$bad"
 # A folder of the root that is a symbolic link out of it: the server
@@ -234,14 +262,14 @@ else
 	cat > "$WORK/cfg.json" <<JSON
 {"base": "$base", "login": "$login", "login2": "$login2", "chromium": "/usr/bin/chromium", "out": "$out",
  "bundled": "$bundled", "hostile": "$hostile", "base_id": "$base_id", "cand_id": "$cand_id",
- "src_id": $src_json, "page": 20, "analyses": $n_analyses,
+ "src_id": $src_json, "page": 20, "analyses": $n_analyses, "experiment_id": "$exp_id",
  "live_session": "dev1-20261201T120000", "live_dir": "$art/sessions/dev1-20261201T120000",
  "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "cxx": "$cxx",
  "oracle": {"hot_cxx": "$WORK/hot_cxx.json",
    "hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
-   "compare": "$WORK/compare.json", "hotspot": "$WORK/hotspot.json", "source": $src_oracle, "search_incl_percent": $search_incl,
+   "compare": "$WORK/compare.json", "hotspot": "$WORK/hotspot.json", "experiment": "$WORK/experiment.json", "source": $src_oracle, "search_incl_percent": $search_incl,
    "hostile_symbols": ["evil\"quote'<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "\"><svg onload=alert(3)>"]}}
 JSON
 	HOME="$WORK" timeout 300 "$node" "$here/viewer_browser.mjs" "$WORK/cfg.json" 2>"$WORK/browser.err"

@@ -7,8 +7,9 @@
 //   node viewer_browser.mjs CONFIG.json
 //
 // CONFIG: {base, login, login2, chromium, out, bundled, hostile, base_id,
-// cand_id, src_id|null, oracle: {hot_cycles_self, hot_cycles_incl_p2,
-// compare, source|null, search_symbol, search_incl_percent, total_cycles}}.
+// cand_id, src_id|null, experiment_id, oracle: {hot_cycles_self,
+// hot_cycles_incl_p2, compare, experiment, source|null, search_symbol,
+// search_incl_percent, total_cycles}}.
 // Prints "ok - ..." / "not ok - ..." lines (run.sh counts them) and
 // saves a screenshot of every page into CONFIG.out.
 import { createRequire } from 'node:module';
@@ -281,6 +282,22 @@ try {
   check(/^rgb\(2[0-9][0-9],/.test(diff[cfg.grew] || '') && /,235\)$/.test(diff[cfg.shrank] || ''),
     `the differential flame graph draws ${cfg.grew} red and ${cfg.shrank} blue`, JSON.stringify(diff));
   await shot(page, '09-compare');
+
+  // --- an experiment on the Compare page: run_experiment's verdicts and runs
+  if (cfg.experiment_id) {
+    await page.goto(`${cfg.base}/viewer/?view=compare&exp=${cfg.experiment_id}`, {waitUntil: 'load'});
+    await rendered(page);
+    await page.waitForSelector('#verdicts tbody tr');
+    const shown = await page.$$eval('#verdicts tbody tr', rows => rows.map(r => [r.children[0].textContent, r.children[1].textContent]));
+    const given = oracle.experiment.verdicts.map(v => [v.measure, v.verdict]);
+    const runs = await page.$$eval('#runs tbody tr', rows => rows.length);
+    check(JSON.stringify(shown) === JSON.stringify(given) && runs === 2 * oracle.experiment.blocks.length,
+      `an experiment shows run_experiment's verdict per measure (${given.length}) and every run of both sides (${runs})`,
+      JSON.stringify({shown, given, runs}));
+    await shot(page, '09b-compare-experiment');
+  } else {
+    console.log('skip - viewer: experiment on the Compare page: no experiment (perf is not installed)');
+  }
 
   // --- the hostile profile renders as text
   await page.goto(`${cfg.base}/viewer/?a=${cfg.hostile}&tab=hotspots`, {waitUntil: 'load'});

@@ -434,6 +434,7 @@ static enum pl_err setup_ctx(struct cli *c, struct pl_error *err)
 		c->ctx.nroots = 1;
 	}
 	c->ctx.allowed_roots = c->roots;
+	c->ctx.call = tool_call_name;
 	return PL_OK;
 }
 

@@ -218,6 +218,32 @@ START_TEST(a_run_with_files_waits_for_the_program)
 }
 END_TEST
 
+/* Output to files: no pipe closes at the exit, a pidfd wakes the wait, so
+ * the wall time ends at the exit (it was on a 50 ms grid: run_experiment
+ * measures it), and the pidfd is closed after.  A sanitizer's slower fork
+ * widens the bound by CK_TIMEOUT_MULTIPLIER. */
+START_TEST(a_run_with_files_ends_at_the_exit)
+{
+	const char *argv[] = {"/bin/true", NULL};
+	struct pl_run_opts o = {.argv = argv, .timeout_ms = 10000, .stdout_path = "/dev/null",
+				.stderr_path = "/dev/null"};
+	struct pl_run_result res;
+	struct pl_error err;
+	const char *slow = getenv("CK_TIMEOUT_MULTIPLIER");
+	double best = 1e9, bound = 0.03 * (slow && atof(slow) >= 1 ? atof(slow) : 1);
+	int before = open_fds();
+
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(pl_run(&o, &res, &err), PL_OK);
+		if (res.seconds < best)
+			best = res.seconds;
+		pl_run_result_release(&res);
+	}
+	ck_assert_double_lt(best, bound);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
 Suite *suite_run(void)
 {
 	Suite *s = suite_create("run");
@@ -231,6 +257,7 @@ Suite *suite_run(void)
 	tcase_add_test(tc, a_missing_working_directory_is_named);
 	tcase_add_test(tc, a_hangup_of_the_requester_stops_the_run);
 	tcase_add_test(tc, a_run_with_files_waits_for_the_program);
+	tcase_add_test(tc, a_run_with_files_ends_at_the_exit);
 	suite_add_tcase(s, tc);
 	return s;
 }

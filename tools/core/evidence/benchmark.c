@@ -1067,6 +1067,11 @@ static json_t *document_new(const struct pl_bench_set *s)
 	return doc;
 }
 
+json_t *pl_bench_document(const struct pl_bench_set *s)
+{
+	return document_new(s);
+}
+
 enum pl_err pl_bench_write(const struct pl_bench_set *s, const char *root,
 			   char id[32], char *path, size_t path_cap,
 			   json_t **doc_out, struct pl_error *err)

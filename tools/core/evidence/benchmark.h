@@ -161,6 +161,11 @@ enum pl_err pl_bench_select(struct pl_bench_set *s, const char *name,
 enum pl_err pl_bench_apply_environment(struct pl_bench_set *s, json_t *given,
 				       struct pl_error *err);
 
+/* The artifact's document as pl_bench_write would write it, before it has
+ * an id (new): run_experiment judges its samples before it writes them
+ * with the verdicts. */
+json_t *pl_bench_document(const struct pl_bench_set *s);
+
 /* Write the artifact; `id` gets "bm-...", `path` its path, and *doc_out
  * (when not NULL) a new reference to the document. */
 enum pl_err pl_bench_write(const struct pl_bench_set *s, const char *root,
