@@ -34,6 +34,10 @@ struct sbx_plan {
 };
 
 /* Where a primed spare's fn finds its job pipe. */
+/* First byte of the done record on the status pipe; a setup failure
+ * message is text, so it never starts with it. */
+#define SBX_DONE_MARK 0x00
+
 #define SBX_JOB_FD 6
 /* Where a collection worker keeps its connection to the launcher. */
 #define SBX_LAUNCH_CONN_FD 7
