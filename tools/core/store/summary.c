@@ -283,7 +283,9 @@ static json_t *quality_json(const struct pl_profile *p)
 	for (size_t e = 0; e < p->nevents; e++) {
 		const struct pl_event *ev = &p->events[e];
 		total += ev->samples;
-		if (ev->samples && ev->samples < 100)
+		/* Off-CPU blocked time is traced whole and aggregated per
+		 * stack: a few records can hold thousands of waits. */
+		if (ev->samples && ev->samples < 100 && !pl_event_is_offcpu_time(pl_str(p, ev->name)))
 			json_array_append_new(warnings, json_sprintf(
 				"event '%s' has only %llu samples: percentages are coarse",
 				pl_str(p, ev->name), (unsigned long long)ev->samples));
