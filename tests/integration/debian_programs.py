@@ -166,6 +166,7 @@ def timehist_states(data, pids):
     p = subprocess.run(["perf", "sched", "timehist", "-i", data, "--state"], capture_output=True, text=True,
                        timeout=300)
     last, out = {}, defaultdict(float)
+    out["waits"] = 0
     for line in p.stdout.splitlines():
         m = re.match(r"^\s*[0-9.]+\s+\[\d+\]\s+(.*)\[(\d+)(?:/(\d+))?\]\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\S+)",
                      line)
@@ -176,11 +177,14 @@ def timehist_states(data, pids):
             continue
         if tid in last:
             out[last[tid]] += float(m.group(4)) * 1e6
+            out["waits"] += 1
         last[tid] = m.group(7)[0]
     return out
 
 
 def shares(states):
+    """{state: percent of the blocked time} (the wait count left out)."""
+    states = {k: v for k, v in states.items() if k != "waits"}
     total = sum(states.values()) or 1.0
     return {k: 100.0 * v / total for k, v in states.items()}
 
@@ -224,6 +228,21 @@ def check_symbol_oracle(what, c, hot, n=3):
           % (what, ", ".join("%s %.1f%%" % t for t in theirs) or "none named"), theirs and not off, off)
 
 
+def kernel_rules(what, theirs, c):
+    """The kernel rules a CPU-bound user program must not get, unless perf
+    report on the same perf.data gives the kernel 5% or more (a loaded
+    machine: samples land where interrupts are re-enabled after a switch),
+    when the data itself says so and the rules may follow it."""
+    k = theirs.get("[kernel.kallsyms]", 0.0)
+    if k < 5:
+        return ["system_calls", "kernel_time"]
+    syms = subprocess.run(["perf", "report", "-i", coll_file(c, "perf.data"), "--no-children", "--sort", "sym",
+                           "--stdio", "-q", "--percent-limit", "1"], capture_output=True, text=True).stdout
+    print("# %s: perf report gives the kernel %.1f%% here, so kernel_time and system_calls may fire: %s"
+          % (what, k, " ".join(l.strip() for l in syms.splitlines() if "[k]" in l)[:400]), flush=True)
+    return []
+
+
 def must_not(what, rules, forbidden):
     wrong = [r for r in forbidden if r in rules]
     check("%s: none of %s (%s)" % (what, ", ".join(forbidden), fired_text(rules)), not wrong,
@@ -253,7 +272,19 @@ def sqlite():
         if mode == "off_cpu":
             rules, cands, hot, threads = got.get("offcpu-time", ({}, [], [], []))
             root = ((c.get("metadata") or {}).get("off_cpu") or {}).get("root_pid")
-            st = shares(timehist_states(coll_file(c, "perf.data"), {root}))
+            th = timehist_states(coll_file(c, "perf.data"), {root})
+            st = shares(th)
+            oc = (c.get("metadata") or {}).get("off_cpu") or {}
+            ev = next((e for e in a.get("events", []) if e.get("name") == "offcpu-time"), {})
+            warn = a.get("warnings", [])
+            # The waits counted, not the records: perf sched timehist pairs
+            # the same switches (one row per return to the CPU).
+            check("%s: %d waits (perf sched timehist: %d) in %d records; analyze_profile says the records are "
+                  "not samples, and never that they are too few" % (W, oc.get("blocked_intervals", 0), th["waits"],
+                                                                     ev.get("samples", 0)),
+                  abs(oc.get("blocked_intervals", 0) - th["waits"]) <= max(2, th["waits"] // 50)
+                  and any("are not samples" in w for w in warn) and not any("coarse" in w for w in warn),
+                  "metadata %s; warnings %s" % (short(oc, 200), warn))
             d = st.get("D", 0.0)
             if d < 50:
                 print("skip - %s: perf sched timehist puts only %.1f%% of sqlite3's blocked time in state D: "
@@ -307,8 +338,7 @@ def python_loop():
           rules.get("runtime_and_libc", 0.0) >= 50, rules)
     # The interpreter's eval loop is the runtime, not the program's own
     # algorithm (the program is the script); a loop makes no system calls.
-    must_not("%s" % W, rules, ["program_code", "system_calls", "kernel_time", "synchronization",
-                               "memory_copy"] + WAITS)
+    must_not("%s" % W, rules, ["program_code", "synchronization", "memory_copy"] + kernel_rules(W, theirs, c) + WAITS)
 
 
 # ----------------------------------------------------- gzip -9, a big file
@@ -339,8 +369,8 @@ def gzip():
     # Debian's gzip is stripped: its functions have no names.
     check("%s: unresolved_symbols says gzip's frames have no names" % W, rules.get("unresolved_symbols", 0) >= 50,
           rules)
-    must_not(W, rules, ["system_calls", "kernel_time", "synchronization", "page_faults", "memory_allocation",
-                        "memory_copy"] + WAITS)
+    must_not(W, rules, ["synchronization", "page_faults", "memory_allocation", "memory_copy"] +
+             kernel_rules(W, theirs, c) + WAITS)
 
 
 # --------------------------------------- python3 -m http.server, curl load
