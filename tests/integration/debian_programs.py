@@ -373,6 +373,33 @@ def gzip():
              kernel_rules(W, theirs, c) + WAITS)
 
 
+# ------------------------------- find -exec gzip: a parent waiting for children
+def find_exec():
+    W = "find -exec gzip -9 (a parent waiting for its children)"
+    parts = os.path.join(disk, "parts")
+    os.makedirs(parts, exist_ok=True)
+    with open(os.path.join(disk, "big.txt"), "rb") as f:
+        for i in range(3):
+            with open(os.path.join(parts, "part%d.txt" % i), "wb") as out:
+                out.write(f.read(6 << 20))
+    got, c, a = investigate(W, {"mode": "off_cpu", "executable": "/usr/bin/find", "working_directory": disk,
+                                "arguments": [parts, "-name", "part*.txt", "-exec", "/usr/bin/gzip", "-9", "-c",
+                                              "{}", ";"], "stdout": "discard"})
+    if not got:
+        return
+    rules, cands, hot, threads = got.get("offcpu-time", ({}, [], [], []))
+    root = ((c.get("metadata") or {}).get("off_cpu") or {}).get("root_pid")
+    st = shares(timehist_states(coll_file(c, "perf.data"), {root}))
+    t = next((t for t in threads if t.get("tid") == root), {})
+    lead = (t.get("rule_shares") or [{}])[0].get("rule")
+    check("%s: find's own thread waits for its children: idle_wait (%s)" % (W, short(t.get("rule_shares"), 200)),
+          lead == "idle_wait" and "idle_wait" in rules, "fired %s; find's thread %s" % (rules, short(t, 300)))
+    # A parent in wait4 holds no lock and waits for no peer or device;
+    # its children only compute (preempted, on a busy machine).
+    forbidden = ["lock_wait", "futex_wait_unknown", "sleep", "io_wait"] + (["disk_io"] if st.get("D", 0) < 5 else [])
+    must_not(W, rules, forbidden)
+
+
 # --------------------------------------- python3 -m http.server, curl load
 def http_server():
     W = "python3 -m http.server (curl load, attached by pid)"
@@ -424,7 +451,7 @@ def http_server():
 
 
 t0 = time.monotonic()
-for part in (sqlite, python_loop, gzip, http_server):
+for part in (sqlite, python_loop, gzip, find_exec, http_server):
     part()
 check("%d runnable next steps of these results followed, each succeeding (%d needing the operator or "
       "more, not sent)" % (followed["sent"], followed["skipped"]), followed["sent"] >= 10 and not followed["bad"],
