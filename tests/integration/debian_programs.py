@@ -381,7 +381,7 @@ def find_exec():
     with open(os.path.join(disk, "big.txt"), "rb") as f:
         for i in range(3):
             with open(os.path.join(parts, "part%d.txt" % i), "wb") as out:
-                out.write(f.read(6 << 20))
+                out.write(f.read(4 << 20))
     got, c, a = investigate(W, {"mode": "off_cpu", "executable": "/usr/bin/find", "working_directory": disk,
                                 "arguments": [parts, "-name", "part*.txt", "-exec", "/usr/bin/gzip", "-9", "-c",
                                               "{}", ";"], "stdout": "discard"})
@@ -398,6 +398,30 @@ def find_exec():
     # its children only compute (preempted, on a busy machine).
     forbidden = ["lock_wait", "futex_wait_unknown", "sleep", "io_wait"] + (["disk_io"] if st.get("D", 0) < 5 else [])
     must_not(W, rules, forbidden)
+
+
+# ------------------------------------- xz -T2: threads handing work over
+def xz_threads():
+    W = "xz -T2 (a reader and two compressing threads)"
+    src = os.path.join(disk, "parts", "part0.txt")
+    if not os.path.exists("/usr/bin/xz"):
+        print("skip - %s: /usr/bin/xz is missing (xz-utils)" % W, flush=True)
+        return
+    got, c, a = investigate(W, {"mode": "off_cpu", "executable": "/usr/bin/xz", "working_directory": disk,
+                                "arguments": ["-T2", "-6", "-c", src], "stdout": "discard"})
+    if not got:
+        return
+    rules, cands, hot, threads = got.get("offcpu-time", ({}, [], [], []))
+    # xz's threads wait on condition variables for blocks to compress and
+    # for compressed blocks to write: waiting for work.  Debian's libc and
+    # xz have no frame pointers, so the user frames that say so may be
+    # missing: then the futex waits are of unknown kind, never contention.
+    # Preempted time (cpu_wait) grows with the machine's load: the rest
+    # of the blocked time is what the threads waited for.
+    idle = rules.get("idle_wait", 0.0) + rules.get("futex_wait_unknown", 0.0)
+    check("%s: most of its blocked time not spent preempted is idle_wait or futex_wait_unknown (%s)"
+          % (W, fired_text(rules)), idle >= 0.5 * (100.0 - rules.get("cpu_wait", 0.0)), rules)
+    must_not(W, rules, ["lock_wait", "sleep", "io_wait"])
 
 
 # --------------------------------------- python3 -m http.server, curl load
@@ -451,7 +475,7 @@ def http_server():
 
 
 t0 = time.monotonic()
-for part in (sqlite, python_loop, gzip, find_exec, http_server):
+for part in (sqlite, python_loop, gzip, find_exec, xz_threads, http_server):
     part()
 check("%d runnable next steps of these results followed, each succeeding (%d needing the operator or "
       "more, not sent)" % (followed["sent"], followed["skipped"]), followed["sent"] >= 10 and not followed["bad"],
