@@ -1,7 +1,7 @@
 """debian_programs.py - real programs nobody here wrote, analyzed as an agent would.
 
 Run by test_debian_programs.sh with HERE, BUILD_DIR, WORK and DISK_DIR set
-(DISK_DIR on a real disk, not tmpfs).  Four Debian programs, each driven
+(DISK_DIR on a real disk, not tmpfs).  Six Debian programs, each driven
 through perflens-mcp over stdio as an agent drives it: collect_profile with
 the operator's flags and the user's phrase, analyze_profile the way the
 collection's next_steps say, classify_hotspots, list_hotspots,
@@ -17,6 +17,11 @@ are known to do, not from what PerfLens said before:
     program_code nor system_calls nor kernel_time.
   gzip -9 on a large file: CPU-bound compression in gzip's own (stripped)
     code: no system-call, kernel, lock, allocation or fault rule.
+  find -exec gzip: the parent waits in wait4 for each child: idle_wait,
+    never lock contention.
+  xz -T2: its threads hand blocks over through condition variables:
+    idle_wait, or futex_wait_unknown where Debian's libraries leave no
+    user frames; never lock_wait.
   python3 -m http.server under curl load, attached by pid: it waits in
     poll and on sockets: io_wait leads; no disk_io, lock_wait or sleep.
 Independent oracles on the same perf.data: perf report's self shares per

@@ -1,7 +1,8 @@
 # test_debian_programs.sh - real Debian programs nobody here wrote, analyzed
 # through perflens-mcp as an agent would (issue 30): sqlite3 committing one
 # row per transaction on a real disk, a pure-Python loop in python3, gzip -9
-# on a large file, python3 -m http.server under curl load attached by pid.
+# on a large file, find -exec gzip (a parent in wait4), xz -T2 (threads
+# waiting for work), python3 -m http.server under curl load attached by pid.
 # What each profile must and must not say is written in debian_programs.py
 # from what the programs are known to do; perf report and perf sched
 # timehist on the same perf.data are the oracles.  The files are written

@@ -282,6 +282,23 @@ START_TEST(off_cpu_remedies_collect_with_mode_off_cpu_never_the_event)
 }
 END_TEST
 
+/* glibc's 64-bit-time entry points, as perf script names them with
+ * inline frames (___pthread_cond_timedwait64 above the shared futex
+ * wait): a consumer waiting for work, not a futex wait of unknown kind. */
+START_TEST(time64_condition_waits_are_idle_waits)
+{
+	json_t *res;
+
+	feed_folded("offcpu-time", "start_thread;worker;___pthread_cond_timedwait64;"
+		    "__futex_abstimed_wait_common;[state S] 90\nmain;[state S] 10\n");
+	res = classify_first();
+	ck_assert_ptr_nonnull(candidate(res, "idle_wait"));
+	ck_assert_ptr_null(candidate(res, "futex_wait_unknown"));
+	ck_assert_ptr_null(candidate(res, "lock_wait"));
+	json_decref(res);
+}
+END_TEST
+
 START_TEST(events_outside_a_rules_sets_are_not_applicable)
 {
 	json_t *res, *q;
@@ -465,6 +482,7 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, folded_kernel_marks_count_as_kernel_frames);
 	tcase_add_test(tc, truncated_stacks_and_few_samples_are_data_quality_flags);
 	tcase_add_test(tc, off_cpu_remedies_collect_with_mode_off_cpu_never_the_event);
+	tcase_add_test(tc, time64_condition_waits_are_idle_waits);
 	tcase_add_test(tc, events_outside_a_rules_sets_are_not_applicable);
 	tcase_add_test(tc, classification_is_deterministic);
 	tcase_add_test(tc, program_code_is_the_heaviest_own_function_apart_from_libraries);
