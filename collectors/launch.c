@@ -223,7 +223,8 @@ const char *coll_launch_check(const struct coll_launcher_cfg *cfg, const char *c
 				return "-p takes a process id";
 			has_pid = true;
 		}
-		/* a plain option may end the argv: only values are checked */
+		/* A plain option may end the command (perf record ... -a, an
+		 * off-CPU or sched collection of a running pid): no value. */
 		if (kind == 2 && (bad = check_value(argv[i], argv[i + 1])))
 			return bad;
 		i += (size_t)kind - 1;

@@ -67,6 +67,8 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 	const char *out_elsewhere[] = {"/bin/echo", "record", "-o", "/tmp/x.data", "--", prog, NULL};
 	const char *prog_elsewhere[] = {"/bin/echo", "record", "-o", data, "--", "/bin/sh", NULL};
 	const char *pid[] = {"/bin/echo", "record", "-o", data, "-p", "1", NULL};
+	/* off_cpu of a running pid: system-wide, -a last, no program */
+	const char *wide[] = {"/bin/echo", "record", "-e", "sched:sched_switch", "-g", "-N", "-o", data, "-a", NULL};
 	const char *ok[] = {"/bin/echo", "stat", "-x", ",", "-o", data, "--", prog, NULL};
 	const char *ld[] = {"LD_PRELOAD=/tmp/x.so", NULL};
 	const char *bpf[] = {"/bin/echo", "record", "-e", "/tmp/prog.c", "-o", data, "--", prog, NULL};
@@ -84,6 +86,7 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 	ck_assert_str_eq(check_argv(pid, NULL), "attaching to a running process needs --allow-pid-attach");
 	cfg.allow_pid_attach = true;
 	ck_assert_ptr_null(check_argv(pid, NULL));
+	ck_assert_ptr_null(check_argv(wide, NULL));
 	ck_assert_str_eq(check_argv(ok, ld),
 			 "LD_* and PERF_* variables are refused: they would apply to perf as well as to the program");
 	ck_assert_str_eq(coll_launch_check(&cfg, ok, NULL, "/", out, errp),

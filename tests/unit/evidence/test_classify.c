@@ -248,30 +248,53 @@ START_TEST(truncated_stacks_and_few_samples_are_data_quality_flags)
 END_TEST
 
 /* offcpu-time is PerfLens's event, not perf's (perf record -e offcpu-time
- * exits 129): the remedies of an off-CPU profile collect with mode
- * off_cpu, and the DWARF one, which that mode cannot take, is dropped. */
+ * exits 129): no remedy of an off-CPU profile asks perf for it, and the
+ * DWARF one, which that mode cannot take, is dropped.  Its records are
+ * aggregated waits traced whole, not samples: too_few_samples is not
+ * applicable there (three records here), and says why. */
 START_TEST(off_cpu_remedies_collect_with_mode_off_cpu_never_the_event)
 {
-	json_t *res, *c, *s;
+	json_t *res, *c, *s, *q;
 	size_t i, collects = 0;
-	const char *rules[] = {"frame_pointer_loss", "too_few_samples"};
+	bool quiet_seen = false;
 
 	feed_folded("offcpu-time", "_int_free 30\n_start;main;work 60\nmain 10\n");
 	res = classify_first();
-	for (size_t r = 0; r < PL_ARRAY_LEN(rules); r++) {
-		ck_assert_ptr_nonnull(c = candidate(res, rules[r]));
-		json_array_foreach(json_object_get(c, "next_steps"), i, s) {
-			json_t *args = json_object_get(s, "arguments");
-			if (strcmp(json_string_value(json_object_get(s, "tool")) ?: "", "collect_profile") != 0)
-				continue;
-			collects++;
-			ck_assert_str_eq(json_string_value(json_object_get(args, "mode")), "off_cpu");
-			ck_assert_ptr_null(json_object_get(args, "events"));
-			ck_assert_ptr_null(json_object_get(args, "call_graph"));
-			ck_assert_ptr_null(strstr(json_string_value(json_object_get(s, "call")), "offcpu-time"));
+	ck_assert_ptr_null(candidate(res, "too_few_samples"));
+	json_array_foreach(json_object_get(res, "quiet"), i, q)
+		if (strcmp(json_string_value(json_object_get(q, "rule")), "too_few_samples") == 0) {
+			ck_assert_str_eq(json_string_value(json_object_get(q, "outcome")), "not_applicable");
+			quiet_seen = true;
 		}
+	ck_assert(quiet_seen);
+	ck_assert_ptr_nonnull(c = candidate(res, "frame_pointer_loss"));
+	json_array_foreach(json_object_get(c, "next_steps"), i, s) {
+		json_t *args = json_object_get(s, "arguments");
+		if (strcmp(json_string_value(json_object_get(s, "tool")) ?: "", "collect_profile") != 0)
+			continue;
+		collects++;
+		ck_assert_str_eq(json_string_value(json_object_get(args, "mode")), "off_cpu");
+		ck_assert_ptr_null(json_object_get(args, "events"));
+		ck_assert_ptr_null(strstr(json_string_value(json_object_get(s, "call")), "offcpu-time"));
 	}
-	ck_assert_uint_eq(collects, 1);  /* too_few_samples' record-longer only */
+	ck_assert_uint_eq(collects, 0);  /* the DWARF remedy, dropped */
+	json_decref(res);
+}
+END_TEST
+
+/* glibc's 64-bit-time entry points, as perf script names them with
+ * inline frames (___pthread_cond_timedwait64 above the shared futex
+ * wait): a consumer waiting for work, not a futex wait of unknown kind. */
+START_TEST(time64_condition_waits_are_idle_waits)
+{
+	json_t *res;
+
+	feed_folded("offcpu-time", "start_thread;worker;___pthread_cond_timedwait64;"
+		    "__futex_abstimed_wait_common;[state S] 90\nmain;[state S] 10\n");
+	res = classify_first();
+	ck_assert_ptr_nonnull(candidate(res, "idle_wait"));
+	ck_assert_ptr_null(candidate(res, "futex_wait_unknown"));
+	ck_assert_ptr_null(candidate(res, "lock_wait"));
 	json_decref(res);
 }
 END_TEST
@@ -459,6 +482,7 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, folded_kernel_marks_count_as_kernel_frames);
 	tcase_add_test(tc, truncated_stacks_and_few_samples_are_data_quality_flags);
 	tcase_add_test(tc, off_cpu_remedies_collect_with_mode_off_cpu_never_the_event);
+	tcase_add_test(tc, time64_condition_waits_are_idle_waits);
 	tcase_add_test(tc, events_outside_a_rules_sets_are_not_applicable);
 	tcase_add_test(tc, classification_is_deterministic);
 	tcase_add_test(tc, program_code_is_the_heaviest_own_function_apart_from_libraries);

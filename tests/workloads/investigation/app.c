@@ -23,7 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef RUN_SECONDS  /* -DRUN_SECONDS=0.5: a shorter run (test_crawl_steps runs it often) */
 #define RUN_SECONDS 2.0
+#endif
 #define FIELDS 1000
 
 static double run_seconds = RUN_SECONDS;

@@ -341,10 +341,19 @@ static json_t *quality_json(const struct pl_profile *p)
 	for (size_t e = 0; e < p->nevents; e++) {
 		const struct pl_event *ev = &p->events[e];
 		total += ev->samples;
-		if (ev->samples && ev->samples < 100)
+		/* Off-CPU blocked time is traced whole and aggregated per
+		 * stack: a few records can hold thousands of waits. */
+		if (ev->samples && ev->samples < 100 && !pl_event_is_offcpu_time(pl_str(p, ev->name)))
 			json_array_append_new(warnings, json_sprintf(
 				"event '%s' has only %llu samples: percentages are coarse",
 				pl_str(p, ev->name), (unsigned long long)ev->samples));
+		else if (ev->samples && pl_event_is_offcpu_time(pl_str(p, ev->name)))
+			json_array_append_new(warnings, json_sprintf(
+				"event '%s': its %llu records are not samples: each sums the blocked time of "
+				"one thread, task state and stack over all its waits (one record can hold "
+				"thousands), so shares are of blocked time and a record count is no count of "
+				"waits (collect_profile(mode=\"off_cpu\")'s metadata off_cpu.blocked_intervals "
+				"counts them)", pl_str(p, ev->name), (unsigned long long)ev->samples));
 		if (ev->records_without_period && ev->records_without_period < ev->samples)
 			json_array_append_new(warnings, json_sprintf(
 				"event '%s': %llu of %llu records carried no period and count as 1",
