@@ -24,7 +24,13 @@
  * Sessions: one is opened at a device's first chunk or metrics frame; a
  * start that finds chunks in it opens a new one; a stop finalizes it
  * STOP_GRACE_MS after the agent's answer (a chunk flushed around the stop
- * still belongs to the capture), as does the end of the link.
+ * still belongs to the capture), as does the end of the link.  Nothing
+ * of a capture goes missing unsaid: an agent with counters (extension 3)
+ * says how many chunks it sent, and the finalizing waits for them up to
+ * STOP_WAIT_MS, then records those that never came as a gap; a seed
+ * agent discards the chunk in flight at a stop (docs/agent-protocol.md,
+ * "How data chunks are cut"), so its sessions record that tail as a gap
+ * of its seconds (the analysis sizes it in samples).
  */
 #include "link_int.h"
 #include "channel.h"
@@ -54,6 +60,7 @@
 #define MAX_PENDING 8
 #define HANDSHAKE_MS 10000
 #define STOP_GRACE_MS 2000
+#define STOP_WAIT_MS 10000     /* longest wait for chunks the agent's counters say it sent */
 #define PREAUTH_FRAMES 64      /* frames skipped while waiting for the hello or auth */
 #define CONNECT_MS 10000
 
@@ -89,6 +96,7 @@ struct device {
 	bool have_spool;
 	long long stop_at_ms;    /* a stop was answered: finalize after the grace */
 	long long auto_stop_ms;  /* start_capture's duration_seconds: stop then */
+	json_int_t auto_stop_s;  /* that duration, while its stop is on the way (0: none) */
 	json_int_t max_rate;     /* the agent's perf_event_max_sample_rate, 0 unknown */
 	bool status_seen;        /* a status answer came (max_rate is known if it said) */
 	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
@@ -460,6 +468,84 @@ static bool probe_in_flight_locked(struct device *d)
 	return false;
 }
 
+/* The counter `key` of `now` less that of `before` (0 when either lacks it). */
+static json_int_t counter_delta(json_t *now, json_t *before, const char *key)
+{
+	json_t *a = json_object_get(now, key), *b = json_object_get(before, key);
+
+	if (!json_is_integer(a) || !json_is_integer(b))
+		return 0;
+	return json_integer_value(a) - json_integer_value(b);
+}
+
+/* The capture of the open session ended (a stop answered, or the device
+ * said it ended): its length, and what the agent says it sent for it
+ * when it counts (under dev->lock). */
+static void capture_ended_locked(struct device *d, json_t *counters)
+{
+	static const char *const keys[] = {"chunks_sent", "samples_sent", "chunks_lost", "chunks_refused"};
+	struct spool *s = &d->spool;
+
+	s->capture_stop_ms = mono_ms();
+	if (s->capture_t0_ms)
+		s->capture_seconds = (double)(s->capture_stop_ms - s->capture_t0_ms) / 1000.0;
+	if (!json_is_object(counters) || !s->counters_at_start)
+		return;
+	json_decref(s->capture_counters);
+	s->capture_counters = json_object();
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_set_new(s->capture_counters, keys[i],
+				    json_integer(counter_delta(counters, s->counters_at_start, keys[i])));
+}
+
+/* Chunks the agent says it sent for this capture that have not landed
+ * (written or recorded as a gap) yet (under dev->lock). */
+static json_int_t chunks_owed_locked(struct device *d)
+{
+	json_int_t sent = json_integer_value(json_object_get(d->spool.capture_counters, "chunks_sent"));
+	json_int_t landed = (json_int_t)d->spool.chunks + (json_int_t)json_array_size(d->spool.gaps);
+
+	return sent > landed ? sent - landed : 0;
+}
+
+/* At the finalizing of a session whose capture ended: what the capture
+ * produced and the session does not hold becomes gaps with their size
+ * (under dev->lock). */
+static void record_capture_loss_locked(struct device *d)
+{
+	struct spool *s = &d->spool;
+	json_t *cc = s->capture_counters;
+	json_int_t owed = chunks_owed_locked(d);
+	json_int_t lost = json_integer_value(json_object_get(cc, "chunks_lost")) +
+			  json_integer_value(json_object_get(cc, "chunks_refused"));
+	char why[300];
+
+	if (owed > 0) {
+		snprintf(why, sizeof(why), "%lld chunk(s) the agent counted as sent did not arrive within %d s "
+			 "of the capture's end", (long long)owed, STOP_WAIT_MS / 1000);
+		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", owed));
+	}
+	if (lost > 0) {
+		snprintf(why, sizeof(why), "the agent could not build or send %lld chunk(s) of this capture "
+			 "(its chunks_lost and chunks_refused counters)", (long long)lost);
+		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", lost));
+	}
+	/* A seed agent discards the chunk in flight at a stop: the capture's
+	 * tail after its last chunk never comes (an agent with counters
+	 * flushes it before it answers). */
+	if (!d->counters && s->capture_t0_ms && s->capture_stop_ms &&
+	    strncmp(s->ended, "on the device", 13) != 0) {
+		long long from = s->last_chunk_ms > s->capture_t0_ms ? s->last_chunk_ms : s->capture_t0_ms;
+		double tail = (double)(s->capture_stop_ms - from) / 1000.0;
+		if (tail >= 0.05)
+			spool_gap_sized(s, "a seed agent discards the chunk in flight at a stop: the capture's "
+				"last seconds (after its last chunk) were not sent",
+				json_pack("{s:f,s:f}", "seconds", (double)(long long)(tail * 1000) / 1000,
+					  "covered_seconds",
+					  (double)(long long)((from - s->capture_t0_ms)) / 1000));
+	}
+}
+
 /* A status answer says idle while a capture runs here: it ended on the
  * device by itself (the target exited; the agent says why in
  * capture_end).  The session records that and is finalized after the
@@ -478,6 +564,7 @@ static void note_capture_end_locked(struct device *d, json_t *a)
 	if (d->have_spool && !d->stop_at_ms) {
 		snprintf(d->spool.ended, sizeof(d->spool.ended), "on the device: %s",
 			 why ? why : "its status says idle (no reason given)");
+		capture_ended_locked(d, json_object_get(a, "counters"));
 		d->stop_at_ms = mono_ms();
 	}
 }
@@ -500,6 +587,10 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 		if (d->have_spool) {
 			json_decref(d->spool.capture);
 			d->spool.capture = json_incref(d->capture);
+			d->spool.capture_t0_ms = mono_ms();
+			json_decref(d->spool.counters_at_start);
+			d->spool.counters_at_start = d->counters && d->status_counters
+				? json_deep_copy(d->status_counters) : NULL;
 			spool_write_metadata(&d->spool);
 		}
 		snprintf(d->state, sizeof(d->state), "profiling");
@@ -510,8 +601,14 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 				json_decref(d->spool.counters);
 				d->spool.counters = json_incref(counters);
 			}
+			if (d->auto_stop_s > 0)
+				snprintf(d->spool.ended, sizeof(d->spool.ended),
+					 "by its duration_seconds (%lld s): the server stopped it",
+					 (long long)d->auto_stop_s);
+			capture_ended_locked(d, counters);
 			d->stop_at_ms = mono_ms();
 		}
+		d->auto_stop_s = 0;
 	} else if (strcmp(cmd, "pause") == 0)
 		snprintf(d->state, sizeof(d->state), "paused");
 	else if (strcmp(cmd, "resume") == 0)
@@ -627,6 +724,7 @@ static void on_chunk(struct device *d, struct wire_frame *f)
 			d->text_bytes += (unsigned long long)text;
 			d->wire_bytes += f->len;
 			spool_now_iso(d->last_chunk, sizeof(d->last_chunk));
+			d->spool.last_chunk_ms = mono_ms();
 		} else {
 			snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
 			coll_link_log("%s: a gap in session %s: %s", d->id, d->spool.id, why);
@@ -886,13 +984,18 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 	}
 	if (d->auto_stop_ms && now >= d->auto_stop_ms) {
 		d->auto_stop_ms = 0;
+		/* auto_stop_s stays for the stop's answer: the session says so. */
 		pthread_mutex_unlock(&d->lock);
 		coll_link_log("%s: the capture's duration passed: stopping it", d->id);
 		if (send_command(d, "stop", NULL, true, why, cap) < 0)
 			return false;
 		pthread_mutex_lock(&d->lock);
 	}
-	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS) {
+	/* The grace, longer while chunks the agent counted are owed. */
+	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS &&
+	    (!d->have_spool || chunks_owed_locked(d) == 0 || now - d->stop_at_ms >= STOP_WAIT_MS)) {
+		if (d->have_spool)
+			record_capture_loss_locked(d);
 		close_spool_locked(d);
 		dev_publish_locked(d);
 	}
@@ -1295,9 +1398,20 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
 	json_object_del(args, "auto_stop_seconds");
 	a = device_command(d, cmd, args, timeout_ms, why, sizeof(why));
-	if (a && auto_stop > 0 && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+		/* duration_seconds echoed in the answer and the session. */
 		pthread_mutex_lock(&d->lock);
-		d->auto_stop_ms = mono_ms() + auto_stop * 1000;
+		d->auto_stop_ms = auto_stop > 0 ? mono_ms() + auto_stop * 1000 : 0;
+		d->auto_stop_s = auto_stop > 0 ? auto_stop : 0;
+		json_t *ds = auto_stop > 0 ? json_integer(auto_stop) : json_null();
+		json_object_set(a, "duration_seconds", ds);
+		if (d->capture)
+			json_object_set(d->capture, "duration_seconds", ds);
+		if (d->have_spool && d->spool.capture) {
+			json_object_set(d->spool.capture, "duration_seconds", ds);
+			spool_write_metadata(&d->spool);
+		}
+		json_decref(ds);
 		pthread_mutex_unlock(&d->lock);
 	}
 	if (!a) {
@@ -1307,7 +1421,7 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	}
 	if (strcmp(cmd, "stop") == 0 && json_is_true(json_object_get(a, "ok"))) {
 		/* Wait out the grace so the answer names a finalized session. */
-		long long until = mono_ms() + STOP_GRACE_MS + 1000;
+		long long until = mono_ms() + STOP_WAIT_MS + 1000;
 		char sid[128] = "";
 		pthread_mutex_lock(&d->lock);
 		if (d->have_spool)
