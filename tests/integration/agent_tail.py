@@ -21,7 +21,10 @@ With fake_agent.py (its own zstd and sample count):
 With AGENT and WORKLOAD (our agent, real perf, root): a 7 s capture at 2 s
 intervals whose session holds exactly the samples the agent's perf script
 printed on the device (its output kept by a perf wrapper there: an
-independent count), with a data quality that says nothing of the session.
+independent count), every chunk with samples, with a data quality that
+says nothing of the session; then 9 s in rounds mode (5 s rounds), where
+the stop mid-round sends the partial round (each perf script's count is
+a chunk's).
 """
 import glob, json, os, re, stat, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -234,42 +237,58 @@ try:
     s.close()
 
     # ---- our agent, real perf: every sample its perf script printed
-    if AGENT:
-        art2 = os.path.join(WORK, "art-tail-live")
+    def live(label, rounds, interval, seconds):
+        art2 = os.path.join(WORK, "art-tail-" + label)
         s, port = server(art2)
-        teedir = os.path.join(WORK, "perf-script-out")
+        teedir = os.path.join(WORK, "perf-script-" + label)
         os.makedirs(teedir)
-        wrapper = os.path.join(WORK, "perf-tee")
+        wrapper = os.path.join(WORK, "perf-tee-" + label)
         open(wrapper, "w").write("#!/bin/sh\n# The device's perf, its script output kept (an independent count).\n"
                                  "if [ \"$1\" = script ]; then perf \"$@\" | tee \"%s/script.$$\"; exit 0; fi\n"
                                  "exec perf \"$@\"\n" % teedir)
         os.chmod(wrapper, 0o755)
         w = subprocess.Popen([WORKLOAD])
         procs.append(w)
+        env = dict(os.environ, PERFLENS_TOKEN=CODE)
+        if rounds:
+            env["PERFLENS_TEST_ROUNDS"] = "1"
         a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", wrapper],
-                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "agent.err"), "w"),
-                             env=dict(os.environ, PERFLENS_TOKEN=CODE))
+                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, label + ".err"), "w"), env=env)
         procs.append(a)
         d = connected(s)
         dev = (d or {}).get("device", "none")
-        r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": 99, "interval_seconds": 2,
-                                     "authorization": AUTH, "pid_authorization": PAUTH}, timeout=120)
+        r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": 99,
+                                     "interval_seconds": interval, "authorization": AUTH,
+                                     "pid_authorization": PAUTH}, timeout=120)
         t_start = time.time()
-        check("our agent: started (%s)" % sc(r).get("capture", {}).get("mode"),
-              sc(r).get("capture", {}).get("ok") is True, result_text(r)[:300])
-        time.sleep(7)
+        mode = sc(r).get("capture", {}).get("mode")
+        check("%s: started (%s mode)" % (label, mode), sc(r).get("capture", {}).get("ok") is True and
+              mode == ("rounds" if rounds else "continuous"), result_text(r)[:300])
+        time.sleep(seconds)
         stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
-        # The capture's perf script: the one written after the start answered
+        # The capture's perf scripts: those written after the start answered
         # (the probe's ran before it).
         files = [f for f in glob.glob(os.path.join(teedir, "script.*")) if os.stat(f).st_mtime >= t_start]
-        printed = sum(1 for f in files for l in open(f, errors="replace") if HEADER.match(l))
+        per_file = [sum(1 for l in open(f, errors="replace") if HEADER.match(l)) for f in files]
+        printed = sum(per_file)
         an, total = analyze(s, stop.get("session"))
-        check("our agent, 7 s at 2 s intervals: the session holds the %d samples its perf script printed on the "
-              "device (%d; %d chunks)" % (printed, total, stop.get("chunks") or 0),
-              printed > 100 and total == printed and len(files) == 1, (files, stop, an.get("warnings")))
-        check("our agent: a good session, the data quality says nothing of it (%s)" % an.get("session", {}).get("chunk_samples"),
-              not session_notes(an) and stop.get("gaps") == [], (session_notes(an), stop.get("gaps")))
+        cs = an.get("session", {}).get("chunk_samples") or []
+        check("%s, %d s at %d s intervals: the session holds the %d samples its perf script printed on the device "
+              "(%s; the session %d, chunks %s)" % (label, seconds, interval, printed, per_file, total, cs),
+              printed > 100 and total == printed and (sorted(per_file) == sorted(cs) if rounds else len(files) == 1),
+              (files, stop, an.get("warnings")))
+        check("%s: a good session, the data quality says nothing of it" % label,
+              not session_notes(an) and stop.get("gaps") == [] and cs and min(cs) > 0,
+              (session_notes(an), stop.get("gaps")))
         s.close()
+        w.kill()
+        a.kill()
+
+    if AGENT:
+        live("our agent", False, 2, 7)
+        # Rounds mode (no pipe): 5 s rounds, so the stop at 9 s comes well
+        # into the second round, whose part is sent (the seed discarded it).
+        live("our agent, rounds", True, 5, 9)
 finally:
     for p in procs:
         if p.poll() is None:
