@@ -10,6 +10,8 @@ With fake_agent.py (its own zstd and sample count):
 - an agent with counters whose last chunk comes 3 s after the stop answer
   (past the 2 s grace): the link waits for it, the session holds every
   sample the agent counted, no gap, and the data quality names no loss;
+  then the metrics-only session that waits for the next capture is named
+  by no result (session null, last_session the finished one);
 - one that counts its last chunk sent and loses it: a gap with the chunk,
   and the analysis names the samples missing against the agent's count;
 - a crafted session (a chunk with no sample but 6.4 s of task-clock, and
@@ -162,6 +164,19 @@ try:
     # rate does not add up, by construction; our agent's session below does.)
     lossy = [n for n in session_notes(an) if "session gap" in n or "the agent counted" in n]
     check("nothing lost: the data quality names no gap and no samples missing", not lossy, lossy)
+    # Metrics keep coming after the stop (every 0.5 s): they wait in the
+    # next capture's session, which no result names.
+    time.sleep(1.5)
+    r = sc(s.call("list_devices", {}))
+    dd = next((x for x in r.get("devices", []) if x["device"] == dev), {})
+    waiting = [os.path.basename(os.path.dirname(x)) for x in glob.glob(os.path.join(ART, "sessions", "*", "metrics.jsonl"))
+               if json.load(open(os.path.join(os.path.dirname(x), "metadata.json"))).get("live")]
+    paths = [x["arguments"].get("path", "") for x in r.get("next_steps", []) if "path" in x.get("arguments", {})]
+    check("after the stop, the metrics-only session waiting for the next capture is named nowhere: "
+          "session null, last_session the finished one, no next step on it (%s waiting)" % waiting,
+          dd.get("session") is None and dd.get("last_session") == stop.get("session") and
+          any(x.endswith(stop.get("session") or "-") for x in paths) and
+          not [x for x in paths if x.rsplit("/", 1)[-1] in waiting], (dd, paths, waiting))
     p.kill()
     p.wait()
 
