@@ -26,7 +26,9 @@ printed on the device (its output kept by a perf wrapper there: an
 independent count), every chunk with samples, with a data quality that
 says nothing of the session; then 9 s in rounds mode (5 s rounds), where
 the stop mid-round sends the partial round (each perf script's count is
-a chunk's).
+a chunk's).  CPU in one unit: list_device_processes' cpu_pct (percent of
+one CPU) against /proc's ticks, thread metrics' per-thread cpu_pct against
+the process's.
 """
 import glob, json, os, re, stat, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -272,6 +274,8 @@ try:
         procs.append(a)
         d = connected(s)
         dev = (d or {}).get("device", "none")
+        if not rounds:
+            cpu_units(s, dev, w.pid)
         r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": 99,
                                      "interval_seconds": interval, "authorization": AUTH,
                                      "pid_authorization": PAUTH}, timeout=120)
@@ -295,9 +299,43 @@ try:
         check("%s: a good session, the data quality says nothing of it" % label,
               not session_notes(an) and stop.get("gaps") == [] and cs and min(cs) > 0,
               (session_notes(an), stop.get("gaps")))
+        if not rounds:
+            thread_rates(s, stop.get("session") or "none")
         s.close()
         w.kill()
         a.kill()
+
+    def ticks(pid):
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+
+    def cpu_units(s, dev, pid):
+        """list_device_processes: cpu_pct, percent of one CPU, against
+        /proc's ticks of the workload over the call (the agent's 500 ms
+        window lies inside it)."""
+        hz = os.sysconf("SC_CLK_TCK")
+        t0, k0 = time.monotonic(), ticks(pid)
+        r = sc(s.call("list_device_processes", {"device": dev, "match": os.path.basename(WORKLOAD)}, timeout=60))
+        want = 100.0 * (ticks(pid) - k0) / hz / (time.monotonic() - t0)
+        got = next((x.get("cpu_pct") for x in r.get("processes", []) if x["pid"] == pid), None)
+        check("list_device_processes: the workload's cpu_pct %s (percent of one CPU, unit named: %s) ~ /proc's %.0f"
+              % (got, "cpu_unit" in r, want), got is not None and abs(got - want) <= 30 and
+              "percent of one CPU" in r.get("cpu_unit", ""), r)
+        r = sc(s.call("configure_device_metrics", {"device": dev, "threads": True, "interval_seconds": 1}, timeout=40))
+
+    def thread_rates(s, session):
+        """Thread metrics: each thread's cpu_pct per frame, which for the
+        one-thread workload is its process's cpu_pct (both from /proc on
+        the device, over the same ticks)."""
+        th = sc(s.call("get_device_metrics", {"session": session, "type": "threads", "limit": 50}))
+        pr = sc(s.call("get_device_metrics", {"session": session, "type": "process", "limit": 50}))
+        rates = [t.get("cpu_pct") for f in th.get("frames", [])[1:] for t in f.get("threads", [])]
+        procs_ = [f.get("cpu_pct") for f in pr.get("frames", [])[1:] if f.get("cpu_pct") is not None]
+        mean = lambda v: sum(v) / len(v) if v else -1
+        check("thread metrics carry per-thread cpu_pct (mean %.0f over %d frames) ~ the process's cpu_pct (mean %.0f)"
+              % (mean([x for x in rates if x is not None]), len(rates), mean(procs_)),
+              rates and None not in rates and procs_ and abs(mean(rates) - mean(procs_)) <= 20 and
+              "percent of one CPU" in th.get("cpu_unit", ""), (rates, procs_))
 
     if AGENT:
         live("our agent", False, 2, 7)

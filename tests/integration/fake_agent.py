@@ -251,8 +251,9 @@ class Agent:
             self.paused = False
             self.answer(rid, ok=True)
         elif name == "list_processes":
-            self.answer(rid, ok=True, processes=[{"pid": i, "comm": "p%d" % i, "cmdline": "/bin/p%d" % i,
-                                                  "cpu": 0.1 * i} for i in range(1, 31)])
+            procs = [{"pid": i, "comm": "p%d" % i, "cmdline": "/bin/p%d" % i, "cpu": 0.1 * i} for i in range(1, 31)]
+            # Ours says its CPU count (cpu is a share of all of them); the seed's does not.
+            self.answer(rid, ok=True, processes=procs, **({} if self.a.mode == "legacy" else {"cpus": 2}))
         else:
             self.answer(rid, ok=False, error="unknown command: %s" % name)
 
