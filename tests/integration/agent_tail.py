@@ -232,6 +232,10 @@ try:
           sc(r).get("text", "").encode() == want[:len(sc(r).get("text", "").encode())] and
           len(sc(r).get("text", "")) > 100 and sc(r).get("total_bytes") == len(subprocess.run(
               ["zstd", "-d", "-c", zst[0]], capture_output=True).stdout), result_text(r)[:300])
+    r = s.call("analyze_profile", {"path": uri}, timeout=90)
+    one = sum(e["samples"] for e in sc(r).get("events", []))
+    check("analyze_profile takes that one chunk (%d samples, as chunk_samples says)" % one,
+          cs and one == cs[0], result_text(r)[:300])
     p.kill()
     p.wait()
 
