@@ -61,17 +61,24 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The gaps the link recorded, each a note with its size. */
+/* The gaps the link recorded, each a note with its size: a gap of
+ * seconds in samples at the rate of the time the chunks cover (the
+ * capture's time less every gap's, or what the gap says was covered
+ * before it when the capture's time is not known yet). */
 static void gap_notes(struct pl_profile *p, json_t *meta, uint64_t total)
 {
+	double capture = json_number_value(json_object_get(meta, "capture_seconds")), gapped = 0;
 	json_t *g;
 	size_t i;
 	char note[600];
 
+	json_array_foreach(json_object_get(meta, "gaps"), i, g)
+		gapped += json_number_value(json_object_get(g, "seconds"));
 	json_array_foreach(json_object_get(meta, "gaps"), i, g) {
 		const char *reason = json_string_value(json_object_get(g, "reason"));
 		double secs = json_number_value(json_object_get(g, "seconds"));
-		double covered = json_number_value(json_object_get(g, "covered_seconds"));
+		double covered = capture - gapped >= 0.5 ? capture - gapped
+							  : json_number_value(json_object_get(g, "covered_seconds"));
 		json_int_t missing = json_integer_value(json_object_get(g, "chunks_missing"));
 		int n = snprintf(note, sizeof(note), "session gap at chunk %lld: %s",
 				 (long long)json_integer_value(json_object_get(g, "chunk")),

@@ -487,8 +487,13 @@ static void capture_ended_locked(struct device *d, json_t *counters)
 	struct spool *s = &d->spool;
 
 	s->capture_stop_ms = mono_ms();
+	if (s->paused_at_ms) {  /* stopped while paused */
+		s->paused_total_ms += s->capture_stop_ms - s->paused_at_ms;
+		s->paused_at_ms = 0;
+		s->capture_stop_ms = 0;  /* its tail was recorded at the pause */
+	}
 	if (s->capture_t0_ms)
-		s->capture_seconds = (double)(s->capture_stop_ms - s->capture_t0_ms) / 1000.0;
+		s->capture_seconds = (double)(mono_ms() - s->capture_t0_ms - s->paused_total_ms) / 1000.0;
 	if (!json_is_object(counters) || !s->counters_at_start)
 		return;
 	json_decref(s->capture_counters);
@@ -506,6 +511,27 @@ static json_int_t chunks_owed_locked(struct device *d)
 	json_int_t landed = (json_int_t)d->spool.chunks + (json_int_t)json_array_size(d->spool.gaps);
 
 	return sent > landed ? sent - landed : 0;
+}
+
+/* A seed agent discards the chunk in flight at a stop or a pause: the
+ * capture's time after its last chunk (or its start, or the resume) up to
+ * `at` never comes (an agent with counters sends it before it answers):
+ * a gap of those seconds, with the seconds its chunks cover so far, which
+ * the analysis turns into samples (under dev->lock). */
+static void record_seed_tail_locked(struct device *d, long long at, const char *what)
+{
+	struct spool *s = &d->spool;
+	long long from = s->last_chunk_ms > s->capture_t0_ms ? s->last_chunk_ms : s->capture_t0_ms;
+	char why[200];
+
+	if (s->resumed_ms > from)
+		from = s->resumed_ms;
+	if (d->counters || !s->capture_t0_ms || at - from < 50)
+		return;
+	snprintf(why, sizeof(why), "a seed agent discards the chunk in flight at a %s: the capture's seconds "
+		 "after its last chunk were not sent", what);
+	spool_gap_sized(s, why, json_pack("{s:f,s:f}", "seconds", (double)(at - from) / 1000,
+					  "covered_seconds", (double)(from - s->capture_t0_ms - s->paused_total_ms) / 1000));
 }
 
 /* At the finalizing of a session whose capture ended: what the capture
@@ -530,20 +556,8 @@ static void record_capture_loss_locked(struct device *d)
 			 "(its chunks_lost and chunks_refused counters)", (long long)lost);
 		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", lost));
 	}
-	/* A seed agent discards the chunk in flight at a stop: the capture's
-	 * tail after its last chunk never comes (an agent with counters
-	 * flushes it before it answers). */
-	if (!d->counters && s->capture_t0_ms && s->capture_stop_ms &&
-	    strncmp(s->ended, "on the device", 13) != 0) {
-		long long from = s->last_chunk_ms > s->capture_t0_ms ? s->last_chunk_ms : s->capture_t0_ms;
-		double tail = (double)(s->capture_stop_ms - from) / 1000.0;
-		if (tail >= 0.05)
-			spool_gap_sized(s, "a seed agent discards the chunk in flight at a stop: the capture's "
-				"last seconds (after its last chunk) were not sent",
-				json_pack("{s:f,s:f}", "seconds", (double)(long long)(tail * 1000) / 1000,
-					  "covered_seconds",
-					  (double)(long long)((from - s->capture_t0_ms)) / 1000));
-	}
+	if (strncmp(s->ended, "on the device", 13) != 0 && s->capture_stop_ms)
+		record_seed_tail_locked(d, s->capture_stop_ms, "stop");
 }
 
 /* A status answer says idle while a capture runs here: it ended on the
@@ -609,10 +623,20 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 			d->stop_at_ms = mono_ms();
 		}
 		d->auto_stop_s = 0;
-	} else if (strcmp(cmd, "pause") == 0)
+	} else if (strcmp(cmd, "pause") == 0) {
 		snprintf(d->state, sizeof(d->state), "paused");
-	else if (strcmp(cmd, "resume") == 0)
+		if (d->have_spool && d->spool.capture_t0_ms && !d->spool.paused_at_ms) {
+			d->spool.paused_at_ms = mono_ms();
+			record_seed_tail_locked(d, d->spool.paused_at_ms, "pause");
+		}
+	} else if (strcmp(cmd, "resume") == 0) {
 		snprintf(d->state, sizeof(d->state), "profiling");
+		if (d->have_spool && d->spool.paused_at_ms) {
+			d->spool.resumed_ms = mono_ms();
+			d->spool.paused_total_ms += d->spool.resumed_ms - d->spool.paused_at_ms;
+			d->spool.paused_at_ms = 0;
+		}
+	}
 	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0) {
 		json_t *rate = json_object_get(a, "max_sample_rate");
 		if (!rate)

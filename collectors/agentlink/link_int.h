@@ -89,9 +89,11 @@ struct spool {
 	 * stop answers and the last chunk, so a stop can size what did not
 	 * come (spool_capture_tail); and the agent's counters at its start. */
 	long long capture_t0_ms, capture_stop_ms, last_chunk_ms;
+	long long paused_at_ms, paused_total_ms;  /* a pause in progress (0: none), and the time paused */
+	long long resumed_ms;                     /* the last resume, 0 none */
 	json_t *counters_at_start;  /* or NULL (a seed agent has none) */
 	json_t *capture_counters;   /* what the agent says it sent for this capture, or NULL */
-	double capture_seconds;     /* start answer to stop answer, < 0 unknown */
+	double capture_seconds;     /* start answer to stop answer less the pauses, < 0 unknown */
 	bool live;
 	bool dir_made;
 };

@@ -4,9 +4,10 @@ add up, driven through perflens-mcp as an agent would.
   agent_tail.py SERVER CHUNK_TEXT [AGENT WORKLOAD]
 
 With fake_agent.py (its own zstd and sample count):
-- a seed agent (--mode legacy) discards the chunk in flight at a stop: the
-  session records a gap of the seconds after its last chunk, and the
-  analysis sizes it in samples near what the fake discarded (its stdout);
+- a seed agent (--mode legacy) discards the chunk in flight at a pause and
+  at a stop: the session records a gap of the seconds after its last chunk
+  for each, and the analysis sizes them in samples near what the fake
+  discarded (its stdout);
 - an agent with counters whose last chunk comes 3 s after the stop answer
   (past the 2 s grace): the link waits for it, the session holds every
   sample the agent counted, no gap, and the data quality names no loss;
@@ -128,21 +129,24 @@ try:
     d = connected(s)
     dev = (d or {}).get("device", "none")
     seen.append(dev)
-    st = capture(s, dev, 3.6)
+    st = capture(s, dev, 2.6)
+    s.call("pause_capture", {"device": dev}, timeout=40)
+    time.sleep(1)
+    s.call("resume_capture", {"device": dev, "authorization": AUTH}, timeout=40)
+    time.sleep(2.6)
     stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
-    tail = (events(out, "tail") or [{}])[0]
+    tails = events(out, "tail")
     gaps = stop.get("gaps") or []
-    g = gaps[-1] if gaps else {}
-    check("a seed agent's stop: the session records a gap of the %.2f s after its last chunk (%s)"
-          % (tail.get("seconds", -1), g),
-          len(gaps) == 1 and abs(g.get("seconds", -9) - tail.get("seconds", 9)) < 0.4 and
-          g.get("covered_seconds", 0) > 2, (stop, tail))
+    check("a seed agent's pause and stop: the session records two gaps, the %s s after its last chunk each (%s)"
+          % ([t.get("seconds") for t in tails], [(g.get("seconds"), g.get("reason", "")[:50]) for g in gaps]),
+          len(gaps) == 2 == len(tails) and "pause" in gaps[0]["reason"] and "stop" in gaps[1]["reason"] and
+          all(abs(g.get("seconds", -9) - t.get("seconds", 9)) < 0.4 for g, t in zip(gaps, tails)), (stop, tails))
     an, total = analyze(s, stop.get("session"))
     notes = session_notes(an)
     est = [float(m.group(1)) for n in notes for m in [re.search(r"about (\d+) samples", n)] if m]
-    sent = sum(e["samples"] for e in [{"samples": 0}]) + total
-    check("its analysis sizes the gap: about %s samples, the fake discarded %s" % (est, tail.get("samples")),
-          est and abs(est[0] - tail.get("samples", -100)) <= max(3, 0.25 * tail.get("samples", 0)), notes)
+    want = [t.get("samples", -100) for t in tails]
+    check("its analysis sizes the gaps: about %s samples, the fake discarded %s" % (est, want),
+          len(est) == 2 and all(abs(e - w) <= max(5, 0.25 * w) for e, w in zip(est, want)), notes)
     p.kill()
     p.wait()
 

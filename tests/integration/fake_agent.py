@@ -152,7 +152,7 @@ class Agent:
                 os._exit(0)
             try:
                 with self.chunk_lock:
-                    if not self.profiling.is_set():
+                    if not self.profiling.is_set() or self.paused:
                         continue
                     self.send_chunk(text)
                     self.last_chunk_t = time.monotonic()
@@ -245,9 +245,13 @@ class Agent:
                     emit(event="late_chunk", samples=count_samples(late))
                 threading.Thread(target=send_late, daemon=True).start()
         elif name == "pause":
-            self.paused = True
+            with self.chunk_lock:
+                self.paused = True
+            if self.a.tail == "drop":
+                self.stop_tail()  # the seed discards the chunk in flight at a pause too
             self.answer(rid, ok=True)
         elif name == "resume":
+            self.last_chunk_t = time.monotonic()
             self.paused = False
             self.answer(rid, ok=True)
         elif name == "list_processes":
