@@ -347,10 +347,20 @@ static void ensure_spool_locked(struct device *d)
 	d->have_spool = true;
 }
 
+static void record_capture_loss_locked(struct device *d);
+static void record_cut_capture_locked(struct device *d, const char *reason, bool always);
+
+/* Finalize the open session: what its capture lost is recorded first (a
+ * capture that ended, or one the link's end cut). */
 static void close_spool_locked(struct device *d)
 {
 	if (!d->have_spool)
 		return;
+	if (d->stop_at_ms)
+		record_capture_loss_locked(d);
+	else if (strcmp(d->state, "profiling") == 0 || strcmp(d->state, "paused") == 0)
+		record_cut_capture_locked(d, "the link ended during the capture: what the agent had not sent "
+					  "since its last chunk never came", false);
 	if (d->status_counters && !d->spool.counters)
 		d->spool.counters = json_incref(d->status_counters);
 	if (spool_close(&d->spool))
@@ -532,6 +542,32 @@ static void record_seed_tail_locked(struct device *d, long long at, const char *
 		 "after its last chunk were not sent", what);
 	spool_gap_sized(s, why, json_pack("{s:f,s:f}", "seconds", (double)(at - from) / 1000,
 					  "covered_seconds", (double)(from - s->capture_t0_ms - s->paused_total_ms) / 1000));
+}
+
+/* The link ended (or cut a chunk) while a capture ran: what the agent
+ * had not sent since its last chunk (or the capture's start, or the
+ * resume) never comes, by any agent; a gap of those seconds, `reason`
+ * (under dev->lock), or, under 50 ms, none unless `always` (a cut chunk
+ * is a gap whatever its size).  The time is then accounted for: a second
+ * call at once records no more. */
+static void record_cut_capture_locked(struct device *d, const char *reason, bool always)
+{
+	struct spool *s = &d->spool;
+	long long at = s->paused_at_ms ? s->paused_at_ms : mono_ms(), from = s->capture_t0_ms;
+
+	if (!s->capture_t0_ms)
+		return;
+	if (s->last_chunk_ms > from)
+		from = s->last_chunk_ms;
+	if (s->resumed_ms > from)
+		from = s->resumed_ms;
+	s->capture_seconds = (double)(at - s->capture_t0_ms - s->paused_total_ms) / 1000.0;
+	if (at - from >= 50)
+		spool_gap_sized(s, reason, json_pack("{s:f,s:f}", "seconds", (double)(at - from) / 1000,
+			"covered_seconds", (double)(from - s->capture_t0_ms - s->paused_total_ms) / 1000));
+	else if (always)
+		spool_gap(s, reason);
+	s->last_chunk_ms = at;
 }
 
 /* At the finalizing of a session whose capture ended: what the capture
@@ -1018,8 +1054,6 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 	/* The grace, longer while chunks the agent counted are owed. */
 	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS &&
 	    (!d->have_spool || chunks_owed_locked(d) == 0 || now - d->stop_at_ms >= STOP_WAIT_MS)) {
-		if (d->have_spool)
-			record_capture_loss_locked(d);
 		close_spool_locked(d);
 		dev_publish_locked(d);
 	}
@@ -1073,7 +1107,11 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 				/* A chunk cut mid-way is lost, and said so. */
 				pthread_mutex_lock(&d->lock);
 				ensure_spool_locked(d);
-				spool_gap(&d->spool, why);
+				if (d->spool.capture_t0_ms && (strcmp(d->state, "profiling") == 0 ||
+							      strcmp(d->state, "paused") == 0))
+					record_cut_capture_locked(d, why, true);  /* sized */
+				else
+					spool_gap(&d->spool, why);
 				pthread_mutex_unlock(&d->lock);
 			}
 			return;

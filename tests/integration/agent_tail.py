@@ -20,7 +20,8 @@ With fake_agent.py (its own zstd and sample count):
   data quality; per-chunk sample counts in the session's summary;
 - duration_seconds echoed by start_capture and the session says it ended
   by its duration; a chunk's perflens://artifacts/sessions/ID/chunk_N.zst
-  reads through read_artifact_page as its text.
+  reads through read_artifact_page as its text;
+- a link that ends mid-capture: a gap of the seconds after the last chunk.
 With AGENT and WORKLOAD (our agent, real perf, root): a 7 s capture at 2 s
 intervals whose session holds exactly the samples the agent's perf script
 printed on the device (its output kept by a perf wrapper there: an
@@ -259,6 +260,24 @@ try:
           (meta or {}).get("capture", {}).get("duration_seconds") == 2, (an.get("session"), meta))
     p.kill()
     p.wait()
+
+    # ---- the link ends mid-capture: the time after the last chunk is a gap
+    p, out = fake(port, "cut", "--chunk", CHUNK, "--tail", "late", "--interval", "1")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    st = capture(s, dev, 2.5)
+    sess = st.get("session") or "none"
+    t_kill = time.monotonic()
+    p.kill()
+    p.wait()
+    last = (events(out, "chunk") or [{}])[-1]
+    meta = wait(lambda: (lambda m: m if m and m.get("live") is False else None)(
+        json.load(open(os.path.join(ART, "sessions", sess, "metadata.json"))) if os.path.exists(
+            os.path.join(ART, "sessions", sess, "metadata.json")) else None), 20) or {}
+    g = [x for x in meta.get("gaps", []) if "link ended" in x.get("reason", "")]
+    check("the link ends mid-capture: the session records a gap of the seconds after its last chunk (%s)"
+          % [x.get("seconds") for x in g], len(g) == 1 and 0.05 <= g[0].get("seconds", 0) <= 1.6, meta.get("gaps"))
     s.close()
 
     # ---- our agent, real perf: every sample its perf script printed
