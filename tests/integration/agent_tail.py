@@ -26,7 +26,7 @@ With AGENT and WORKLOAD (our agent, real perf, root): a 7 s capture at 2 s
 intervals whose session holds exactly the samples the agent's perf script
 printed on the device (its output kept by a perf wrapper there: an
 independent count), every chunk with samples, with a data quality that
-says nothing of the session; then 9 s in rounds mode (5 s rounds), where
+says nothing of the session (at 99 Hz, and at 999 Hz); then 9 s in rounds mode (5 s rounds), where
 the stop mid-round sends the partial round (each perf script's count is
 a chunk's).  CPU in one unit: list_device_processes' cpu_pct (percent of
 one CPU) against /proc's ticks, thread metrics' per-thread cpu_pct against
@@ -281,7 +281,7 @@ try:
     s.close()
 
     # ---- our agent, real perf: every sample its perf script printed
-    def live(label, rounds, interval, seconds):
+    def live(label, rounds, interval, seconds, freq=99):
         art2 = os.path.join(WORK, "art-tail-" + label)
         s, port = server(art2)
         teedir = os.path.join(WORK, "perf-script-" + label)
@@ -301,9 +301,9 @@ try:
         procs.append(a)
         d = connected(s)
         dev = (d or {}).get("device", "none")
-        if not rounds:
+        if not rounds and freq == 99:
             cpu_units(s, dev, w.pid)
-        r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": 99,
+        r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": freq,
                                      "interval_seconds": interval, "authorization": AUTH,
                                      "pid_authorization": PAUTH}, timeout=120)
         t_start = time.time()
@@ -326,7 +326,7 @@ try:
         check("%s: a good session, the data quality says nothing of it" % label,
               not session_notes(an) and stop.get("gaps") == [] and cs and min(cs) > 0,
               (session_notes(an), stop.get("gaps")))
-        if not rounds:
+        if not rounds and freq == 99:
             thread_rates(s, stop.get("session") or "none")
         s.close()
         w.kill()
@@ -366,6 +366,8 @@ try:
 
     if AGENT:
         live("our agent", False, 2, 7)
+        # Above 250 Hz perf record's buffers are small instead of unbuffered.
+        live("our agent, 999 Hz", False, 2, 7, 999)
         # Rounds mode (no pipe): 5 s rounds, so the stop at 9 s comes well
         # into the second round, whose part is sent (the seed discarded it).
         live("our agent, rounds", True, 5, 9)
