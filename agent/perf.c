@@ -333,7 +333,7 @@ static int record_probe(int pid, const char *events, const char *callgraph, char
 	snprintf(pidbuf, sizeof pidbuf, "%d", pid);
 	if (make_tmp(tmp, cap) < 0)
 		return -1;
-	char *argv[16];
+	char *argv[20];
 	int k = 0;
 	argv[k++] = A.perf; argv[k++] = "record"; argv[k++] = "-e"; argv[k++] = (char *)events;
 	argv[k++] = "-p"; argv[k++] = pidbuf; argv[k++] = "-F"; argv[k++] = "99";
@@ -464,12 +464,13 @@ static void callgraph_probe(int pid, struct agent_caps *caps)
  * their frames when there is a call graph. */
 static int pipe_probe(int pid, const struct agent_caps *caps)
 {
-	char pidbuf[16], *argv[16], *sargv[8];
+	char pidbuf[16], *argv[20], *sargv[8];
 	int k = 0, s = 0;
 	snprintf(pidbuf, sizeof pidbuf, "%d", pid);
 	argv[k++] = A.perf; argv[k++] = "record"; argv[k++] = "-e"; argv[k++] = (char *)caps->record[0];
 	argv[k++] = "-p"; argv[k++] = pidbuf; argv[k++] = "-F"; argv[k++] = "99";
 	argv[k++] = "-o"; argv[k++] = "-";
+	argv[k++] = "--no-buffering";  /* as the pipeline runs at low rates (capture.c) */
 	if (caps->callgraph[0]) {
 		argv[k++] = "--call-graph";
 		argv[k++] = (char *)caps->callgraph;

@@ -84,6 +84,11 @@ void write_processes(struct jw *w)
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	/* cpu above is a share of all CPUs (the seed's): their count lets a
+	 * server give it per CPU (an extra field, which seed servers skip). */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus > 0)
+		jw_kint(w, "cpus", cpus);
 	free(e);
 }
 

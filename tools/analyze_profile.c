@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "base/escape.h"
 #include "perf_data_read.h"
+#include "session_quality.h"
 #include "profile/parse.h"
 #include "store/artifact.h"
 #include "symbols/cfi.h"
@@ -249,7 +250,8 @@ static size_t take_maps(struct pl_profile *p, json_t *doc)
 
 /* A session folder's maps files into the profile, and what the answer says
  * of the session (new): live (its metadata.json says so), chunks read
- * now, the chunks and gaps the link recorded. */
+ * now, the chunks and gaps the link recorded, the samples of each chunk
+ * (session_quality.h: what does not add up becomes notes). */
 static json_t *session_of(const char *dir, struct pl_profile *p)
 {
 	char path[PATH_MAX + 64];
@@ -289,6 +291,11 @@ static json_t *session_of(const char *dir, struct pl_profile *p)
 			"gaps", (json_int_t)json_array_size(json_object_get(meta, "gaps")),
 			"recovered", json_is_true(json_object_get(meta, "recovered")),
 			"maps_files", (json_int_t)n, "mappings", (json_int_t)mappings);
+	/* How it ended (stopped, by its duration, on the device), and what of
+	 * its numbers does not add up (notes of the data quality). */
+	json_object_set(out, "ended", json_is_string(json_object_get(meta, "ended"))
+			? json_object_get(meta, "ended") : json_null());
+	tool_session_quality(p, meta, out);
 	json_decref(meta);
 	return out;
 }

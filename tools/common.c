@@ -321,10 +321,12 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 
 	if (ctx->artifact_root && pl_artifact_rel_path(uri, rel, sizeof(rel)) &&
 	    strncmp(rel, "sessions/", 9) == 0) {
-		/* A device session the agent link spools: a folder. */
 		snprintf(joined, sizeof(joined), "%s/%s", ctx->artifact_root, rel);
+		/* A device session the agent link spools: a folder, or one file
+		 * of it (a chunk). */
 		if (!realpath(joined, real) || !under_root(real, ctx->artifact_root) || stat(real, &sb) < 0 ||
-		    !S_ISDIR(sb.st_mode) || strlen(real) >= cap)
+		    !(S_ISDIR(sb.st_mode) || (S_ISREG(sb.st_mode) && strchr(rel + 9, '/'))) ||
+		    strlen(real) >= cap)
 			return pl_fail(err, PL_ERR_INPUT, "call list_sessions for the sessions on disk",
 				       "no session '%s'", rel + 9);
 		memcpy(resolved, real, strlen(real) + 1);

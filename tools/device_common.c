@@ -262,6 +262,14 @@ json_t *dev_brief(json_t *state)
 	json_object_set_new(b, "agent_version",
 			    dev_typed_or_null(json_object_get(state, "hello"), "agent_version", DEV_STRING));
 	json_object_set_new(b, "state", dev_state(state));
+	/* Between captures the open session holds metrics only (they wait in
+	 * the next capture's session): no result names it as the device's
+	 * session, so nothing points a next step at an empty one (the finished
+	 * capture's is last_session). */
+	const char *st = json_string_value(json_object_get(b, "state"));
+	if (json_integer_value(json_object_get(b, "session_chunks")) == 0 &&
+	    !(st && (strcmp(st, "profiling") == 0 || strcmp(st, "paused") == 0)))
+		json_object_set_new(b, "session", json_null());
 	return b;
 }
 

@@ -58,6 +58,12 @@ json_t *dev_typed(json_t *obj, const char *key, enum dev_kind kind);
 /* The same, a new reference, JSON null where the kind does not match. */
 json_t *dev_typed_or_null(json_t *obj, const char *key, enum dev_kind kind);
 
+/* The one unit of CPU the device tools give (cpu_pct everywhere): a
+ * process's or thread's CPU time per second of wall time, as top shows
+ * it; the system frame's cpu.overall_pct is the machine's busy share. */
+#define DEV_CPU_UNIT "cpu_pct: percent of one CPU (100 = one core busy all the time); " \
+	"a system frame's cpu.overall_pct: percent of all CPUs"
+
 /* A device as every device tool shows it (new): the fields a model needs
  * of the link's state (devices/ID.json or a control answer's device),
  * each of its schema's kind or null ($defs/device of list_devices). */

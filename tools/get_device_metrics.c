@@ -3,11 +3,13 @@
  * first, after `since`, paged.  Frames come from the session's
  * metrics.jsonl (one frame per line as the link received it; a torn last
  * line of a live session is skipped) or, for a seed session, its
- * metrics.json. */
+ * metrics.json.  CPU comes in one unit (DEV_CPU_UNIT): a threads frame's
+ * cumulative ticks become each thread's cpu_pct since the frame before. */
 #include "registry.h"
 #include "device_common.h"
 #include "collectors/agentlink/channel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,61 @@
 
 #define METRICS_FILE_MAX (256u << 20)
 
-/* Frames of `type` after `since` from the session folder (new array). */
+static json_t *read_frames_raw(const char *dir, const char *type, double since);
+
+/* A threads frame's cumulative ticks become rates: each thread's cpu_pct
+ * (DEV_CPU_UNIT) over the time since the frame before, `prev` (NULL for
+ * the first frame: no rate, null). */
+static void thread_rates(json_t *frame, json_t *prev)
+{
+	double dt = json_number_value(json_object_get(frame, "ts")) - json_number_value(json_object_get(prev, "ts"));
+	double hz = (double)json_integer_value(json_object_get(frame, "clk_tck"));
+	json_t *t, *p;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(frame, "threads"), i, t) {
+		json_t *rate = json_null();
+		if (!json_is_object(t))
+			continue;
+		json_array_foreach(json_object_get(prev, "threads"), j, p)
+			if (json_is_integer(json_object_get(t, "tid")) &&
+			    json_equal(json_object_get(p, "tid"), json_object_get(t, "tid")) &&
+			    json_is_integer(json_object_get(p, "ticks")) && json_is_integer(json_object_get(t, "ticks")) &&
+			    dt > 0 && hz > 0) {
+				json_int_t d = json_integer_value(json_object_get(t, "ticks")) -
+					       json_integer_value(json_object_get(p, "ticks"));
+				if (d >= 0) {
+					json_decref(rate);
+					rate = json_real(round(1000.0 * (double)d / hz / dt) / 10);
+				}
+				break;
+			}
+		json_object_set_new(t, "cpu_pct", rate);
+	}
+}
+
+/* Frames of `type` after `since` from the session folder (new array);
+ * threads frames with their rates. */
 static json_t *read_frames(const char *dir, const char *type, double since)
+{
+	json_t *out = read_frames_raw(dir, type, strcmp(type, "threads") == 0 ? 0 : since), *kept, *f, *prev = NULL;
+	size_t i;
+
+	if (strcmp(type, "threads") != 0)
+		return out;
+	kept = json_array();
+	json_array_foreach(out, i, f) {
+		thread_rates(f, prev);
+		prev = f;
+		if (json_number_value(json_object_get(f, "ts")) > since)
+			json_array_append(kept, f);
+	}
+	json_decref(out);
+	return kept;
+}
+
+/* Frames of `type` after `since` from the session folder (new array). */
+static json_t *read_frames_raw(const char *dir, const char *type, double since)
 {
 	char path[4500];
 	json_t *out = json_array();
@@ -92,8 +147,9 @@ enum pl_err tool_get_device_metrics(const struct tool_ctx *ctx, json_t *args, js
 	snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, sid);
 	frames = read_frames(dir, type, since);
 	page = dev_page_slice(frames, &pg);
-	*result = json_pack("{s:s,s:s,s:b,s:o,s:o}", "session", sid, "type", type,
+	*result = json_pack("{s:s,s:s,s:b,s:o,s:s,s:o}", "session", sid, "type", type,
 			    "live", json_is_true(json_object_get(meta, "live")), "frames", page,
+			    "cpu_unit", DEV_CPU_UNIT,
 			    "page", tool_page_json(&pg, tool_page_call(&pg, "get_device_metrics", args, NULL)));
 	json_decref(frames);
 	json_decref(meta);

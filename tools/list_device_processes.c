@@ -5,18 +5,25 @@
 #include "registry.h"
 #include "device_common.h"
 
+#include <math.h>
 #include <string.h>
 
 /* A process as the schema has it (new), or NULL for an entry without a
- * pid: the agent's list is a stranger's JSON. */
-static json_t *process_brief(json_t *p)
+ * pid: the agent's list is a stranger's JSON.  The agent's cpu is a share
+ * of all its CPUs (the seed's list_processes): times `cpus`, the count our
+ * agent gives beside the list, it is percent of one CPU (DEV_CPU_UNIT);
+ * null when the count is unknown. */
+static json_t *process_brief(json_t *p, json_int_t cpus)
 {
+	json_t *cpu = dev_typed(p, "cpu", DEV_NUMBER);
+
 	if (!dev_typed(p, "pid", DEV_INT))
 		return NULL;
 	return json_pack("{s:O,s:o,s:o,s:o}", "pid", json_object_get(p, "pid"),
 			 "comm", dev_typed_or_null(p, "comm", DEV_STRING),
 			 "cmdline", dev_typed_or_null(p, "cmdline", DEV_STRING),
-			 "cpu", dev_typed_or_null(p, "cpu", DEV_NUMBER));
+			 "cpu_pct", cpu && cpus > 0 && cpus <= 65536
+				 ? json_real(round(json_number_value(cpu) * (double)cpus * 10) / 10) : json_null());
 }
 
 enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args, json_t **result,
@@ -40,8 +47,9 @@ enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args,
 		json_decref(steps);
 		return rc;
 	}
+	json_t *cpus = dev_typed(json_object_get(answer, "answer"), "cpus", DEV_INT);
 	json_array_foreach(json_object_get(json_object_get(answer, "answer"), "processes"), i, p) {
-		json_t *b = process_brief(p);
+		json_t *b = process_brief(p, cpus ? json_integer_value(cpus) : 0);
 		const char *comm = json_string_value(json_object_get(b, "comm"));
 		const char *cmd = json_string_value(json_object_get(b, "cmdline"));
 		if (b && (!match || (comm && strstr(comm, match)) || (cmd && strstr(cmd, match))))
@@ -54,7 +62,8 @@ enum pl_err tool_list_device_processes(const struct tool_ctx *ctx, json_t *args,
 		json_array_append_new(steps, tool_next_step("start_capture", json_pack("{s:s,s:O}",
 			"device", device, "pid", json_object_get(json_array_get(page, 0), "pid")),
 			"profile the busiest listed process, once the user has said you may"));
-	*result = json_pack("{s:s,s:o,s:o,s:o}", "device", device, "processes", page, "next_steps", steps,
+	*result = json_pack("{s:s,s:o,s:s,s:o,s:o}", "device", device, "processes", page, "cpu_unit", DEV_CPU_UNIT,
+			    "next_steps", steps,
 			    "page", tool_page_json(&pg, tool_page_call(&pg, "list_device_processes", args, NULL)));
 	json_decref(answer);
 	json_decref(kept);

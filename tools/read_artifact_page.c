@@ -2,9 +2,12 @@
  * one artifact's text, ending on a UTF-8 character boundary, with the
  * offset of the next slice.  The artifact is named by its path under the
  * artifact root, its perflens://artifacts/ uri, or the absolute path a
- * tool returned (the root's prefix is dropped; the rest is checked alike). */
+ * tool returned (the root's prefix is dropped; the rest is checked alike).
+ * A device session's compressed chunk (sessions/ID/chunk_NNNNN.zst) is
+ * paged in its decompressed text, read through base/input.h's limits. */
 #include "registry.h"
 #include "base/escape.h"
+#include "base/input.h"
 #include "store/artifact.h"
 
 #include <errno.h>
@@ -45,6 +48,48 @@ static const char *under_root(const char *root, const char *which)
 	return which;
 }
 
+/* Is `rel` a compressed file of a device session (paged decompressed)? */
+static bool session_compressed(const char *rel)
+{
+	size_t n = strlen(rel);
+
+	return strncmp(rel, "sessions/", 9) == 0 &&
+	       ((n > 4 && strcmp(rel + n - 4, ".zst") == 0) || (n > 3 && strcmp(rel + n - 3, ".gz") == 0));
+}
+
+/* Bytes [offset, offset+limit) of the decompressed text of ROOT/REL into
+ * buf, its total size in *size; the count read, or -1 with `err`. */
+static ssize_t read_decompressed(const struct tool_ctx *ctx, const char *rel, uint64_t offset,
+				 size_t limit, unsigned char *buf, uint64_t *size, struct pl_error *err)
+{
+	char path[PATH_MAX + 700], real[PATH_MAX];
+	struct pl_input in;
+	const char *line;
+	size_t len, got = 0;
+	uint64_t pos = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", ctx->artifact_root, rel);
+	if (!realpath(path, real) || !realpath(ctx->artifact_root, path) ||
+	    strncmp(real, path, strlen(path)) != 0 || real[strlen(path)] != '/') {
+		pl_fail(err, PL_ERR_INPUT, "call list_sessions for the sessions on disk", "no artifact '%s'", rel);
+		return -1;
+	}
+	if (pl_input_open(&in, real, &ctx->limits, err))
+		return -1;
+	while ((r = pl_input_line(&in, &line, &len, err)) == 1) {
+		for (size_t i = 0; i <= len; i++, pos++) {
+			if (pos >= offset && got < limit)
+				buf[got++] = i < len ? (unsigned char)line[i] : '\n';
+		}
+	}
+	pl_input_close(&in);
+	if (r < 0)
+		return -1;
+	*size = pos;
+	return (ssize_t)got;
+}
+
 enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 				    json_t **result, struct pl_error *err)
 {
@@ -67,11 +112,21 @@ enum pl_err tool_read_artifact_page(const struct tool_ctx *ctx, json_t *args,
 			       "'%s' is not an artifact path", which);
 	if ((fd = pl_artifact_open(ctx->artifact_root, rel, &size, err)) < 0)
 		return err->code;
-	if (offset > size)
-		offset = size;
 	buf = pl_xmalloc(limit + 1);
-	got = pread(fd, buf, limit, (off_t)offset);
-	close(fd);
+	if (session_compressed(rel)) {
+		close(fd);
+		if ((got = read_decompressed(ctx, rel, offset, limit, buf, &size, err)) < 0) {
+			free(buf);
+			return err->code;
+		}
+		if (offset > size)
+			offset = size;
+	} else {
+		if (offset > size)
+			offset = size;
+		got = pread(fd, buf, limit, (off_t)offset);
+		close(fd);
+	}
 	if (got < 0) {
 		free(buf);
 		return pl_fail(err, PL_ERR_INPUT, NULL, "cannot read '%s': %s", rel, strerror(errno));

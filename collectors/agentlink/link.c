@@ -24,7 +24,13 @@
  * Sessions: one is opened at a device's first chunk or metrics frame; a
  * start that finds chunks in it opens a new one; a stop finalizes it
  * STOP_GRACE_MS after the agent's answer (a chunk flushed around the stop
- * still belongs to the capture), as does the end of the link.
+ * still belongs to the capture), as does the end of the link.  Nothing
+ * of a capture goes missing unsaid: an agent with counters (extension 3)
+ * says how many chunks it sent, and the finalizing waits for them up to
+ * STOP_WAIT_MS, then records those that never came as a gap; a seed
+ * agent discards the chunk in flight at a stop (docs/agent-protocol.md,
+ * "How data chunks are cut"), so its sessions record that tail as a gap
+ * of its seconds (the analysis sizes it in samples).
  */
 #include "link_int.h"
 #include "channel.h"
@@ -54,6 +60,7 @@
 #define MAX_PENDING 8
 #define HANDSHAKE_MS 10000
 #define STOP_GRACE_MS 2000
+#define STOP_WAIT_MS 10000     /* longest wait for chunks the agent's counters say it sent */
 #define PREAUTH_FRAMES 64      /* frames skipped while waiting for the hello or auth */
 #define CONNECT_MS 10000
 
@@ -89,6 +96,7 @@ struct device {
 	bool have_spool;
 	long long stop_at_ms;    /* a stop was answered: finalize after the grace */
 	long long auto_stop_ms;  /* start_capture's duration_seconds: stop then */
+	json_int_t auto_stop_s;  /* that duration, while its stop is on the way (0: none) */
 	json_int_t max_rate;     /* the agent's perf_event_max_sample_rate, 0 unknown */
 	bool status_seen;        /* a status answer came (max_rate is known if it said) */
 	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
@@ -339,10 +347,20 @@ static void ensure_spool_locked(struct device *d)
 	d->have_spool = true;
 }
 
+static void record_capture_loss_locked(struct device *d);
+static void record_cut_capture_locked(struct device *d, const char *reason, bool always);
+
+/* Finalize the open session: what its capture lost is recorded first (a
+ * capture that ended, or one the link's end cut). */
 static void close_spool_locked(struct device *d)
 {
 	if (!d->have_spool)
 		return;
+	if (d->stop_at_ms)
+		record_capture_loss_locked(d);
+	else if (strcmp(d->state, "profiling") == 0 || strcmp(d->state, "paused") == 0)
+		record_cut_capture_locked(d, "the link ended during the capture: what the agent had not sent "
+					  "since its last chunk never came", false);
 	if (d->status_counters && !d->spool.counters)
 		d->spool.counters = json_incref(d->status_counters);
 	if (spool_close(&d->spool))
@@ -460,6 +478,124 @@ static bool probe_in_flight_locked(struct device *d)
 	return false;
 }
 
+/* The counter `key` of `now` less that of `before` (0 when either lacks it). */
+static json_int_t counter_delta(json_t *now, json_t *before, const char *key)
+{
+	json_t *a = json_object_get(now, key), *b = json_object_get(before, key);
+
+	if (!json_is_integer(a) || !json_is_integer(b))
+		return 0;
+	return json_integer_value(a) - json_integer_value(b);
+}
+
+/* The capture of the open session ended (a stop answered, or the device
+ * said it ended): its length, and what the agent says it sent for it
+ * when it counts (under dev->lock). */
+static void capture_ended_locked(struct device *d, json_t *counters)
+{
+	static const char *const keys[] = {"chunks_sent", "samples_sent", "chunks_lost", "chunks_refused"};
+	struct spool *s = &d->spool;
+
+	s->capture_stop_ms = mono_ms();
+	if (s->paused_at_ms) {  /* stopped while paused */
+		s->paused_total_ms += s->capture_stop_ms - s->paused_at_ms;
+		s->paused_at_ms = 0;
+		s->capture_stop_ms = 0;  /* its tail was recorded at the pause */
+	}
+	if (s->capture_t0_ms)
+		s->capture_seconds = (double)(mono_ms() - s->capture_t0_ms - s->paused_total_ms) / 1000.0;
+	if (!json_is_object(counters) || !s->counters_at_start)
+		return;
+	json_decref(s->capture_counters);
+	s->capture_counters = json_object();
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_set_new(s->capture_counters, keys[i],
+				    json_integer(counter_delta(counters, s->counters_at_start, keys[i])));
+}
+
+/* Chunks the agent says it sent for this capture that have not landed
+ * (written or recorded as a gap) yet (under dev->lock). */
+static json_int_t chunks_owed_locked(struct device *d)
+{
+	json_int_t sent = json_integer_value(json_object_get(d->spool.capture_counters, "chunks_sent"));
+	json_int_t landed = (json_int_t)d->spool.chunks + (json_int_t)json_array_size(d->spool.gaps);
+
+	return sent > landed ? sent - landed : 0;
+}
+
+/* A seed agent discards the chunk in flight at a stop or a pause: the
+ * capture's time after its last chunk (or its start, or the resume) up to
+ * `at` never comes (an agent with counters sends it before it answers):
+ * a gap of those seconds, with the seconds its chunks cover so far, which
+ * the analysis turns into samples (under dev->lock). */
+static void record_seed_tail_locked(struct device *d, long long at, const char *what)
+{
+	struct spool *s = &d->spool;
+	long long from = s->last_chunk_ms > s->capture_t0_ms ? s->last_chunk_ms : s->capture_t0_ms;
+	char why[200];
+
+	if (s->resumed_ms > from)
+		from = s->resumed_ms;
+	if (d->counters || !s->capture_t0_ms || at - from < 50)
+		return;
+	snprintf(why, sizeof(why), "a seed agent discards the chunk in flight at a %s: the capture's seconds "
+		 "after its last chunk were not sent", what);
+	spool_gap_sized(s, why, json_pack("{s:f,s:f}", "seconds", (double)(at - from) / 1000,
+					  "covered_seconds", (double)(from - s->capture_t0_ms - s->paused_total_ms) / 1000));
+}
+
+/* The link ended (or cut a chunk) while a capture ran: what the agent
+ * had not sent since its last chunk (or the capture's start, or the
+ * resume) never comes, by any agent; a gap of those seconds, `reason`
+ * (under dev->lock), or, under 50 ms, none unless `always` (a cut chunk
+ * is a gap whatever its size).  The time is then accounted for: a second
+ * call at once records no more. */
+static void record_cut_capture_locked(struct device *d, const char *reason, bool always)
+{
+	struct spool *s = &d->spool;
+	long long at = s->paused_at_ms ? s->paused_at_ms : mono_ms(), from = s->capture_t0_ms;
+
+	if (!s->capture_t0_ms)
+		return;
+	if (s->last_chunk_ms > from)
+		from = s->last_chunk_ms;
+	if (s->resumed_ms > from)
+		from = s->resumed_ms;
+	s->capture_seconds = (double)(at - s->capture_t0_ms - s->paused_total_ms) / 1000.0;
+	if (at - from >= 50)
+		spool_gap_sized(s, reason, json_pack("{s:f,s:f}", "seconds", (double)(at - from) / 1000,
+			"covered_seconds", (double)(from - s->capture_t0_ms - s->paused_total_ms) / 1000));
+	else if (always)
+		spool_gap(s, reason);
+	s->last_chunk_ms = at;
+}
+
+/* At the finalizing of a session whose capture ended: what the capture
+ * produced and the session does not hold becomes gaps with their size
+ * (under dev->lock). */
+static void record_capture_loss_locked(struct device *d)
+{
+	struct spool *s = &d->spool;
+	json_t *cc = s->capture_counters;
+	json_int_t owed = chunks_owed_locked(d);
+	json_int_t lost = json_integer_value(json_object_get(cc, "chunks_lost")) +
+			  json_integer_value(json_object_get(cc, "chunks_refused"));
+	char why[300];
+
+	if (owed > 0) {
+		snprintf(why, sizeof(why), "%lld chunk(s) the agent counted as sent did not arrive within %d s "
+			 "of the capture's end", (long long)owed, STOP_WAIT_MS / 1000);
+		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", owed));
+	}
+	if (lost > 0) {
+		snprintf(why, sizeof(why), "the agent could not build or send %lld chunk(s) of this capture "
+			 "(its chunks_lost and chunks_refused counters)", (long long)lost);
+		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", lost));
+	}
+	if (strncmp(s->ended, "on the device", 13) != 0 && s->capture_stop_ms)
+		record_seed_tail_locked(d, s->capture_stop_ms, "stop");
+}
+
 /* A status answer says idle while a capture runs here: it ended on the
  * device by itself (the target exited; the agent says why in
  * capture_end).  The session records that and is finalized after the
@@ -478,6 +614,7 @@ static void note_capture_end_locked(struct device *d, json_t *a)
 	if (d->have_spool && !d->stop_at_ms) {
 		snprintf(d->spool.ended, sizeof(d->spool.ended), "on the device: %s",
 			 why ? why : "its status says idle (no reason given)");
+		capture_ended_locked(d, json_object_get(a, "counters"));
 		d->stop_at_ms = mono_ms();
 	}
 }
@@ -500,6 +637,10 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 		if (d->have_spool) {
 			json_decref(d->spool.capture);
 			d->spool.capture = json_incref(d->capture);
+			d->spool.capture_t0_ms = mono_ms();
+			json_decref(d->spool.counters_at_start);
+			d->spool.counters_at_start = d->counters && d->status_counters
+				? json_deep_copy(d->status_counters) : NULL;
 			spool_write_metadata(&d->spool);
 		}
 		snprintf(d->state, sizeof(d->state), "profiling");
@@ -510,12 +651,28 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 				json_decref(d->spool.counters);
 				d->spool.counters = json_incref(counters);
 			}
+			if (d->auto_stop_s > 0)
+				snprintf(d->spool.ended, sizeof(d->spool.ended),
+					 "by its duration_seconds (%lld s): the server stopped it",
+					 (long long)d->auto_stop_s);
+			capture_ended_locked(d, counters);
 			d->stop_at_ms = mono_ms();
 		}
-	} else if (strcmp(cmd, "pause") == 0)
+		d->auto_stop_s = 0;
+	} else if (strcmp(cmd, "pause") == 0) {
 		snprintf(d->state, sizeof(d->state), "paused");
-	else if (strcmp(cmd, "resume") == 0)
+		if (d->have_spool && d->spool.capture_t0_ms && !d->spool.paused_at_ms) {
+			d->spool.paused_at_ms = mono_ms();
+			record_seed_tail_locked(d, d->spool.paused_at_ms, "pause");
+		}
+	} else if (strcmp(cmd, "resume") == 0) {
 		snprintf(d->state, sizeof(d->state), "profiling");
+		if (d->have_spool && d->spool.paused_at_ms) {
+			d->spool.resumed_ms = mono_ms();
+			d->spool.paused_total_ms += d->spool.resumed_ms - d->spool.paused_at_ms;
+			d->spool.paused_at_ms = 0;
+		}
+	}
 	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0) {
 		json_t *rate = json_object_get(a, "max_sample_rate");
 		if (!rate)
@@ -627,6 +784,7 @@ static void on_chunk(struct device *d, struct wire_frame *f)
 			d->text_bytes += (unsigned long long)text;
 			d->wire_bytes += f->len;
 			spool_now_iso(d->last_chunk, sizeof(d->last_chunk));
+			d->spool.last_chunk_ms = mono_ms();
 		} else {
 			snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
 			coll_link_log("%s: a gap in session %s: %s", d->id, d->spool.id, why);
@@ -886,13 +1044,16 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 	}
 	if (d->auto_stop_ms && now >= d->auto_stop_ms) {
 		d->auto_stop_ms = 0;
+		/* auto_stop_s stays for the stop's answer: the session says so. */
 		pthread_mutex_unlock(&d->lock);
 		coll_link_log("%s: the capture's duration passed: stopping it", d->id);
 		if (send_command(d, "stop", NULL, true, why, cap) < 0)
 			return false;
 		pthread_mutex_lock(&d->lock);
 	}
-	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS) {
+	/* The grace, longer while chunks the agent counted are owed. */
+	if (d->stop_at_ms && now - d->stop_at_ms >= STOP_GRACE_MS &&
+	    (!d->have_spool || chunks_owed_locked(d) == 0 || now - d->stop_at_ms >= STOP_WAIT_MS)) {
 		close_spool_locked(d);
 		dev_publish_locked(d);
 	}
@@ -946,7 +1107,11 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 				/* A chunk cut mid-way is lost, and said so. */
 				pthread_mutex_lock(&d->lock);
 				ensure_spool_locked(d);
-				spool_gap(&d->spool, why);
+				if (d->spool.capture_t0_ms && (strcmp(d->state, "profiling") == 0 ||
+							      strcmp(d->state, "paused") == 0))
+					record_cut_capture_locked(d, why, true);  /* sized */
+				else
+					spool_gap(&d->spool, why);
 				pthread_mutex_unlock(&d->lock);
 			}
 			return;
@@ -1295,9 +1460,20 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
 	json_object_del(args, "auto_stop_seconds");
 	a = device_command(d, cmd, args, timeout_ms, why, sizeof(why));
-	if (a && auto_stop > 0 && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+		/* duration_seconds echoed in the answer and the session. */
 		pthread_mutex_lock(&d->lock);
-		d->auto_stop_ms = mono_ms() + auto_stop * 1000;
+		d->auto_stop_ms = auto_stop > 0 ? mono_ms() + auto_stop * 1000 : 0;
+		d->auto_stop_s = auto_stop > 0 ? auto_stop : 0;
+		json_t *ds = auto_stop > 0 ? json_integer(auto_stop) : json_null();
+		json_object_set(a, "duration_seconds", ds);
+		if (d->capture)
+			json_object_set(d->capture, "duration_seconds", ds);
+		if (d->have_spool && d->spool.capture) {
+			json_object_set(d->spool.capture, "duration_seconds", ds);
+			spool_write_metadata(&d->spool);
+		}
+		json_decref(ds);
 		pthread_mutex_unlock(&d->lock);
 	}
 	if (!a) {
@@ -1307,7 +1483,7 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	}
 	if (strcmp(cmd, "stop") == 0 && json_is_true(json_object_get(a, "ok"))) {
 		/* Wait out the grace so the answer names a finalized session. */
-		long long until = mono_ms() + STOP_GRACE_MS + 1000;
+		long long until = mono_ms() + STOP_WAIT_MS + 1000;
 		char sid[128] = "";
 		pthread_mutex_lock(&d->lock);
 		if (d->have_spool)

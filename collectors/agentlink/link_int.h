@@ -85,6 +85,15 @@ struct spool {
 	json_t *write_errors;       /* {file: {error, count, first}}: what could not be written */
 	char started[40], last_chunk[40];
 	char ended[200];            /* why the capture ended on the device by itself, or "" */
+	/* The capture's own clock (monotonic ms, 0 unknown): its start and
+	 * stop answers and the last chunk, so a stop can size what did not
+	 * come (spool_capture_tail); and the agent's counters at its start. */
+	long long capture_t0_ms, capture_stop_ms, last_chunk_ms;
+	long long paused_at_ms, paused_total_ms;  /* a pause in progress (0: none), and the time paused */
+	long long resumed_ms;                     /* the last resume, 0 none */
+	json_t *counters_at_start;  /* or NULL (a seed agent has none) */
+	json_t *capture_counters;   /* what the agent says it sent for this capture, or NULL */
+	double capture_seconds;     /* start answer to stop answer less the pauses, < 0 unknown */
 	bool live;
 	bool dir_made;
 };
@@ -102,6 +111,8 @@ bool spool_metrics(struct spool *s, json_t *frame);
 void spool_maps(struct spool *s, json_t *maps);
 /* A chunk that never came whole (the link cut mid-frame): a gap. */
 void spool_gap(struct spool *s, const char *reason);
+/* A gap with its size: `gap` (new) gets the chunk index and the reason. */
+void spool_gap_sized(struct spool *s, const char *reason, json_t *gap);
 /* Finalize: live false, metrics.json; an empty session is removed.
  * True when the session's folder stays (it holds something). */
 bool spool_close(struct spool *s);

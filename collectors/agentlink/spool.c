@@ -100,6 +100,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	s->metrics_counts = json_object();
 	s->write_errors = json_object();
 	s->platform = platform ? json_deep_copy(platform) : json_null();
+	s->capture_seconds = -1;
 	spool_now_iso(s->started, sizeof(s->started));
 	s->live = true;
 }
@@ -151,6 +152,10 @@ static json_t *metadata_json(const struct spool *s, bool recovered)
 		json_object_set(m, "capture", s->capture);
 	if (s->ended[0])
 		json_object_set_new(m, "ended", json_string(s->ended));
+	if (s->capture_counters)
+		json_object_set(m, "capture_counters", s->capture_counters);
+	if (s->capture_seconds >= 0)
+		json_object_set_new(m, "capture_seconds", json_real((double)(long long)(s->capture_seconds * 1000) / 1000));
 	if (json_object_size(s->write_errors))
 		json_object_set(m, "write_errors", s->write_errors);
 	if (recovered)
@@ -202,8 +207,14 @@ bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long 
 
 void spool_gap(struct spool *s, const char *reason)
 {
-	json_array_append_new(s->gaps, json_pack("{s:i,s:s}", "chunk", (int)s->next_chunk++,
-						 "reason", reason));
+	spool_gap_sized(s, reason, json_object());
+}
+
+void spool_gap_sized(struct spool *s, const char *reason, json_t *gap)
+{
+	json_object_set_new(gap, "chunk", json_integer((json_int_t)s->next_chunk++));
+	json_object_set_new(gap, "reason", json_string(reason));
+	json_array_append_new(s->gaps, gap);
 	if (make_dir(s))
 		spool_write_metadata(s);
 }
@@ -358,7 +369,10 @@ bool spool_close(struct spool *s)
 	json_decref(s->counters);
 	json_decref(s->capture);
 	json_decref(s->write_errors);
+	json_decref(s->counters_at_start);
+	json_decref(s->capture_counters);
 	s->gaps = s->metrics_counts = s->platform = s->counters = s->capture = s->write_errors = NULL;
+	s->counters_at_start = s->capture_counters = NULL;
 	return kept;
 }
 

@@ -9,7 +9,10 @@ sends (auth ping status start stop pause resume list_processes), chunks of
 a given perf script text compressed with the zstd command, metrics frames,
 maps frames, and the faults the tests need (garbage before the hello, a
 4 GB frame header, a wrong proof, a link that stops reading after its
-first command, a small receive window, a link cut mid-chunk).  Events go to stdout as JSON lines so the test can follow.
+first command, a small receive window, a link cut mid-chunk), and what a stop does to the
+chunk in flight (--tail: the seed discards it, or ours sends it late, or
+counts it sent and loses it).  Events go to stdout as JSON lines so the
+test can follow.
 
   fake_agent.py --server HOST:PORT | --listen PORT  --code CODE [options]
 """
@@ -54,6 +57,8 @@ class Agent:
                              chunks_refused=0, chunks_lost=0)
         self.nonce = os.urandom(16).hex()
         self.features = []
+        self.chunk_lock = threading.Lock()
+        self.last_chunk_t = time.monotonic()
 
     def send(self, flag, payload):
         with self.lock:
@@ -90,8 +95,17 @@ class Agent:
         kw.update({"id": rid})
         self.send_json(3, kw)
 
-    def chunk_text(self):
-        return open(self.a.chunk, "rb").read()
+    def chunk_text(self, index=0):
+        files = self.a.chunk.split(",")
+        return open(files[min(index, len(files) - 1)], "rb").read()
+
+    def tail_text(self, since):
+        """The chunk in flight at a stop: the first samples of a chunk, as
+        many as the time since the last chunk holds at its rate."""
+        text = self.chunk_text()
+        recs = [r for r in text.split(b"\n\n") if SAMPLE_HEADER.match(r)]
+        k = int(round(len(recs) * min(1.0, since / self.a.interval)))
+        return b"\n\n".join(recs[:k]) + b"\n\n" if k else b""
 
     def send_chunk(self, text):
         z = subprocess.run(["zstd", "-q", "-c", "-1"], input=text, stdout=subprocess.PIPE, check=True).stdout
@@ -104,9 +118,15 @@ class Agent:
         emit(event="chunk", index=c["chunks_sent"] - 1, wire=len(z), raw=len(text))
 
     def collector(self):
-        text = self.chunk_text()
         sent = 0
+        self.last_chunk_t = time.monotonic()
         while not self.stop_all:
+            text = self.chunk_text(sent)
+            if self.a.tail and self.profiling.is_set() and not self.paused:
+                # A chunk at the end of each interval, as the agents cut them.
+                if time.monotonic() - self.last_chunk_t < self.a.interval:
+                    time.sleep(0.01)
+                    continue
             if not self.profiling.is_set() or self.paused:
                 time.sleep(0.05)
                 continue
@@ -131,7 +151,11 @@ class Agent:
                 self.s.close()
                 os._exit(0)
             try:
-                self.send_chunk(text)
+                with self.chunk_lock:
+                    if not self.profiling.is_set() or self.paused:
+                        continue
+                    self.send_chunk(text)
+                    self.last_chunk_t = time.monotonic()
             except OSError:
                 return
             sent += 1
@@ -139,7 +163,25 @@ class Agent:
                 self.send_json(3, {"type": "maps", "pid": 1, "start_time": 1, "ts": time.time(), "seq": 0,
                                    "maps": [{"start": "400000", "end": "401000", "offset": "0", "perms": "r-xp",
                                              "inode": 1, "path": "/bin/fake", "build_id": None, "dev": "00:01"}]})
-            time.sleep(self.a.interval)
+            if not self.a.tail:
+                time.sleep(self.a.interval)
+
+    def stop_tail(self):
+        """At a stop, the chunk in flight: "drop" (the seed discards it),
+        "late" (sent after the answer, in --tail-delay s), "lose" (counted as
+        sent, never sent); its samples go to stdout.  None: nothing to send
+        later; else the text to send."""
+        since = time.monotonic() - self.last_chunk_t
+        text = self.tail_text(since)
+        emit(event="tail", mode=self.a.tail, seconds=round(since, 3), samples=count_samples(text))
+        if self.a.tail == "drop" or not text:
+            return None
+        c = self.counters
+        if self.a.tail == "lose":
+            c["chunks_sent"] += 1
+            c["samples_sent"] += count_samples(text)
+            return None
+        return text
 
     def metrics(self):
         while not self.stop_all:
@@ -174,6 +216,7 @@ class Agent:
                 self.answer(rid, ok=False, error="already profiling")
                 return
             emit(event="start", args=args)
+            self.last_chunk_t = time.monotonic()
             self.profiling.set()
             self.answer(rid, ok=True, pid=args.get("pid", -1), frequency=args.get("frequency", 99),
                         duration=args.get("duration", 1), events=["cpu-clock"], callgraph="fp", mode="continuous")
@@ -181,21 +224,40 @@ class Agent:
             if not self.profiling.is_set():
                 self.answer(rid, ok=False, error="not profiling")
                 return
-            self.profiling.clear()
+            with self.chunk_lock:
+                self.profiling.clear()
+            late = self.stop_tail() if self.a.tail else None
+            if late is not None:
+                # Counted now, sent after the answer (a slow link).
+                c = self.counters
+                c["chunks_sent"] += 1
+                c["samples_sent"] += count_samples(late)
             emit(event="stop", counters=self.counters)
             if self.a.mode == "legacy":
                 self.answer(rid, ok=True)  # the seed's stop answer
             else:
-                self.answer(rid, ok=True, counters=self.counters)
+                self.answer(rid, ok=True, counters=dict(self.counters))
+            if late is not None:
+                def send_late():
+                    time.sleep(self.a.tail_delay)
+                    z = subprocess.run(["zstd", "-q", "-c", "-1"], input=late, stdout=subprocess.PIPE).stdout
+                    self.send(1, z)
+                    emit(event="late_chunk", samples=count_samples(late))
+                threading.Thread(target=send_late, daemon=True).start()
         elif name == "pause":
-            self.paused = True
+            with self.chunk_lock:
+                self.paused = True
+            if self.a.tail == "drop":
+                self.stop_tail()  # the seed discards the chunk in flight at a pause too
             self.answer(rid, ok=True)
         elif name == "resume":
+            self.last_chunk_t = time.monotonic()
             self.paused = False
             self.answer(rid, ok=True)
         elif name == "list_processes":
-            self.answer(rid, ok=True, processes=[{"pid": i, "comm": "p%d" % i, "cmdline": "/bin/p%d" % i,
-                                                  "cpu": 0.1 * i} for i in range(1, 31)])
+            procs = [{"pid": i, "comm": "p%d" % i, "cmdline": "/bin/p%d" % i, "cpu": 0.1 * i} for i in range(1, 31)]
+            # Ours says its CPU count (cpu is a share of all of them); the seed's does not.
+            self.answer(rid, ok=True, processes=procs, **({} if self.a.mode == "legacy" else {"cpus": 2}))
         else:
             self.answer(rid, ok=False, error="unknown command: %s" % name)
 
@@ -262,7 +324,10 @@ def main():
     p.add_argument("--source", help="--server: dial from this local address (127.0.0.2: another loopback peer)")
     p.add_argument("--code", default="")
     p.add_argument("--mode", default="hmac", choices=["hmac", "legacy", "pre010", "wrongproof"])
-    p.add_argument("--chunk", help="perf script text sent as each chunk")
+    p.add_argument("--chunk", help="perf script text sent as each chunk (FILE,FILE...: one per chunk, the last repeated)")
+    p.add_argument("--tail", choices=["drop", "late", "lose"],
+                   help="chunks at each interval's end; at a stop the one in flight is dropped, sent late or lost")
+    p.add_argument("--tail-delay", type=float, default=3.0)
     p.add_argument("--interval", type=float, default=0.3)
     p.add_argument("--max-chunks", type=int, default=0)
     p.add_argument("--metrics-interval", type=float, default=0.5)

@@ -612,8 +612,10 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 	if (strncmp(p, scheme, sizeof(scheme) - 1) == 0)
 		p += sizeof(scheme) - 1;
 	slash = strchr(p, '/');
-	/* collections/co-ID/FILE: what collect_profile wrote. */
-	if (slash && slash - p == 11 && strncmp(p, "collections", 11) == 0) {
+	/* collections/co-ID/FILE: what collect_profile wrote; sessions/ID/FILE:
+	 * a device session's chunk_NNNNN.zst, metadata.json... */
+	if (slash && ((slash - p == 11 && strncmp(p, "collections", 11) == 0) ||
+		      (slash - p == 8 && strncmp(p, "sessions", 8) == 0 && strchr(slash + 1, '/')))) {
 		const char *second = strchr(slash + 1, '/');
 		char id[64];
 		if (!second || second - slash - 1 >= (long)sizeof(id) || strchr(second + 1, '/') ||

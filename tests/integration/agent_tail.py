@@ -1,0 +1,379 @@
+"""agent_tail.py - a device capture loses nothing silently, and its numbers
+add up, driven through perflens-mcp as an agent would.
+
+  agent_tail.py SERVER CHUNK_TEXT [AGENT WORKLOAD]
+
+With fake_agent.py (its own zstd and sample count):
+- a seed agent (--mode legacy) discards the chunk in flight at a pause and
+  at a stop: the session records a gap of the seconds after its last chunk
+  for each, and the analysis sizes them in samples near what the fake
+  discarded (its stdout);
+- an agent with counters whose last chunk comes 3 s after the stop answer
+  (past the 2 s grace): the link waits for it, the session holds every
+  sample the agent counted, no gap, and the data quality names no loss;
+  then the metrics-only session that waits for the next capture is named
+  by no result (session null, last_session the finished one);
+- one that counts its last chunk sent and loses it: a gap with the chunk,
+  and the analysis names the samples missing against the agent's count;
+- a crafted session (a chunk with no sample but 6.4 s of task-clock, and
+  samples standing for far more CPU than task-clock counted): both in the
+  data quality; per-chunk sample counts in the session's summary;
+- duration_seconds echoed by start_capture and the session says it ended
+  by its duration; a chunk's perflens://artifacts/sessions/ID/chunk_N.zst
+  reads through read_artifact_page as its text;
+- a link that ends mid-capture: a gap of the seconds after the last chunk.
+With AGENT and WORKLOAD (our agent, real perf, root): a 7 s capture at 2 s
+intervals whose session holds exactly the samples the agent's perf script
+printed on the device (its output kept by a perf wrapper there: an
+independent count), every chunk with samples, with a data quality that
+says nothing of the session (at 99 Hz, and at 999 Hz); then 9 s in rounds mode (5 s rounds), where
+the stop mid-round sends the partial round (each perf script's count is
+a chunk's).  CPU in one unit: list_device_processes' cpu_pct (percent of
+one CPU) against /proc's ticks, thread metrics' per-thread cpu_pct against
+the process's.
+"""
+import glob, json, os, re, stat, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import *  # noqa
+
+SERVER, CHUNK = sys.argv[1:3]
+AGENT = sys.argv[3] if len(sys.argv) > 4 else None
+WORKLOAD = sys.argv[4] if len(sys.argv) > 4 else None
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = [sys.executable, os.path.join(HERE, "fake_agent.py")]
+CODE = "tail-" + os.urandom(6).hex()
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+PAUTH = "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+HEADER = re.compile(r"^\S.*\s\d+\.\d+:\s")
+procs = []
+
+
+def sc(r):
+    return (r or {}).get("result", {}).get("structuredContent") or {}
+
+
+def wait(cond, timeout=15.0, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return cond()
+
+
+def events(out, name):
+    ev = []
+    for line in open(out, errors="replace"):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("event") == name:
+            ev.append(e)
+    return ev
+
+
+def server(art, *extra):
+    code_file = os.path.join(WORK, "code")
+    open(code_file, "w").write(CODE + "\n")
+    s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
+               "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control"] + list(extra), "tail")
+    s.initialize()
+    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
+                              if "agent link: listening on" in l), None), 10)
+    return s, port
+
+
+def fake(port, name, *args):
+    out = os.path.join(WORK, name + ".out")
+    p = subprocess.Popen(FAKE + ["--server", "127.0.0.1:%d" % port, "--code", CODE] + list(args),
+                         stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p, out
+
+
+def connected(s, gone=()):
+    def f():
+        for d in sc(s.call("list_devices", {})).get("devices", []):
+            if d["state"] == "connected" and d["device"] not in gone:
+                return d
+    return wait(f, 15)
+
+
+def session_notes(an):
+    return [w for w in an.get("warnings") or [] if "session gap" in w or "task-clock" in w or
+            "the agent counted" in w or "CPUs busy" in w]
+
+
+def capture(s, dev, seconds, interval=1, freq=99, **extra):
+    args = {"device": dev, "pid": 1, "frequency_hz": freq, "interval_seconds": interval,
+            "authorization": AUTH, "pid_authorization": PAUTH}
+    args.update(extra)
+    r = s.call("start_capture", args, timeout=120)
+    time.sleep(seconds)
+    return sc(r)
+
+
+def analyze(s, session):
+    r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=90)
+    return sc(r), sum(e["samples"] for e in sc(r).get("events", []))
+
+
+try:
+    ART = os.path.join(WORK, "art-tail")
+    s, port = server(ART, "--agent-allow-legacy", "loopback")
+    seen = []
+
+    # ---- a seed agent: the chunk in flight at the stop is discarded
+    p, out = fake(port, "seed", "--mode", "legacy", "--chunk", CHUNK, "--tail", "drop", "--interval", "1")
+    d = connected(s)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    st = capture(s, dev, 2.6)
+    s.call("pause_capture", {"device": dev}, timeout=40)
+    time.sleep(1)
+    s.call("resume_capture", {"device": dev, "authorization": AUTH}, timeout=40)
+    time.sleep(2.6)
+    stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
+    tails = events(out, "tail")
+    gaps = stop.get("gaps") or []
+    check("a seed agent's pause and stop: the session records two gaps, the %s s after its last chunk each (%s)"
+          % ([t.get("seconds") for t in tails], [(g.get("seconds"), g.get("reason", "")[:50]) for g in gaps]),
+          len(gaps) == 2 == len(tails) and "pause" in gaps[0]["reason"] and "stop" in gaps[1]["reason"] and
+          all(abs(g.get("seconds", -9) - t.get("seconds", 9)) < 0.4 for g, t in zip(gaps, tails)), (stop, tails))
+    an, total = analyze(s, stop.get("session"))
+    notes = session_notes(an)
+    est = [float(m.group(1)) for n in notes for m in [re.search(r"about (\d+) samples", n)] if m]
+    want = [t.get("samples", -100) for t in tails]
+    check("its analysis sizes the gaps: about %s samples, the fake discarded %s" % (est, want),
+          len(est) == 2 and all(abs(e - w) <= max(5, 0.25 * w) for e, w in zip(est, want)), notes)
+    p.kill()
+    p.wait()
+
+    # ---- ours, the last chunk 3 s after the stop answer (past the grace)
+    p, out = fake(port, "late", "--chunk", CHUNK, "--tail", "late", "--interval", "1", "--tail-delay", "3")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    st = capture(s, dev, 2.5, duration_seconds=60)
+    check("start_capture echoes duration_seconds (%s)" % st.get("capture", {}).get("duration_seconds"),
+          st.get("capture", {}).get("duration_seconds") == 60, st)
+    stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
+    late = (events(out, "late_chunk") or [{}])[0]
+    counters = (events(out, "stop") or [{}])[0].get("counters", {})
+    an, total = analyze(s, stop.get("session"))
+    check("a last chunk 3 s after the stop answer lands in the session (%s samples late; %d = the agent's %s), "
+          "no gap" % (late.get("samples"), total, counters.get("samples_sent")),
+          late.get("samples", 0) > 0 and total == counters.get("samples_sent") and stop.get("gaps") == [] and
+          an.get("session", {}).get("samples") == total, (stop, counters, an.get("session")))
+    # (The fake repeats one chunk of a real session each second: its CPU
+    # rate does not add up, by construction; our agent's session below does.)
+    lossy = [n for n in session_notes(an) if "session gap" in n or "the agent counted" in n]
+    check("nothing lost: the data quality names no gap and no samples missing", not lossy, lossy)
+    # Metrics keep coming after the stop (every 0.5 s): they wait in the
+    # next capture's session, which no result names.
+    time.sleep(1.5)
+    r = sc(s.call("list_devices", {}))
+    dd = next((x for x in r.get("devices", []) if x["device"] == dev), {})
+    waiting = [os.path.basename(os.path.dirname(x)) for x in glob.glob(os.path.join(ART, "sessions", "*", "metrics.jsonl"))
+               if json.load(open(os.path.join(os.path.dirname(x), "metadata.json"))).get("live")]
+    paths = [x["arguments"].get("path", "") for x in r.get("next_steps", []) if "path" in x.get("arguments", {})]
+    check("after the stop, the metrics-only session waiting for the next capture is named nowhere: "
+          "session null, last_session the finished one, no next step on it (%s waiting)" % waiting,
+          dd.get("session") is None and dd.get("last_session") == stop.get("session") and
+          any(x.endswith(stop.get("session") or "-") for x in paths) and
+          not [x for x in paths if x.rsplit("/", 1)[-1] in waiting], (dd, paths, waiting))
+    p.kill()
+    p.wait()
+
+    # ---- ours, the last chunk counted as sent and lost
+    p, out = fake(port, "lose", "--chunk", CHUNK, "--tail", "lose", "--interval", "1")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    capture(s, dev, 2.5)
+    stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
+    lost = (events(out, "tail") or [{}])[0].get("samples", -1)
+    an, total = analyze(s, stop.get("session"))
+    notes = session_notes(an)
+    check("a last chunk counted as sent but lost: a gap of 1 chunk, and the analysis names %d samples missing (%s)"
+          % (lost, notes), any(x.get("chunks_missing") == 1 for x in stop.get("gaps") or []) and
+          any("%d missing" % lost in n for n in notes), (stop.get("gaps"), notes))
+    p.kill()
+    p.wait()
+
+    # ---- a crafted session: numbers that do not add up
+    text = open(CHUNK, "rb").read()
+    nsamp = sum(1 for l in text.decode(errors="replace").splitlines() if HEADER.match(l))
+    stat_block = lambda ms, secs: ("\n### PERF_STAT ###\n\n Performance counter stats for process id '1':\n\n"
+                                   "          %.2f msec task-clock                       #    1.000 CPUs utilized\n\n"
+                                   "       %.9f seconds time elapsed\n" % (ms, secs)).encode()
+    c0 = os.path.join(WORK, "crafted0.txt")
+    c1 = os.path.join(WORK, "crafted1.txt")
+    open(c0, "wb").write(text + stat_block(1000.0, 1.0))
+    open(c1, "wb").write(stat_block(6400.0, 6.4))   # no sample, 6.4 s of task-clock
+    p, out = fake(port, "crafted", "--chunk", c0 + "," + c1, "--tail", "late", "--interval", "1",
+                  "--tail-delay", "0", "--max-chunks", "2")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    capture(s, dev, 2.6)
+    stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
+    an, total = analyze(s, stop.get("session"))
+    notes = session_notes(an)
+    cs = an.get("session", {}).get("chunk_samples")
+    check("crafted: per-chunk sample counts in the session's summary (%s; the first chunk's %d by a count of "
+          "its text)" % (cs, nsamp), cs and cs[0] == nsamp and cs[1] == 0, an.get("session"))
+    check("crafted: a chunk with no sample but 6.40 s of task-clock is in the data quality",
+          any("chunk_00001" in n and "6.40 s of task-clock" in n for n in notes), notes)
+    check("crafted: samples standing for more CPU than task-clock counted are in the data quality",
+          any("CPUs busy" in n and "more sampled than counted" in n for n in notes), notes)
+    zst = sorted(glob.glob(os.path.join(ART, "sessions", stop.get("session") or "none", "chunk_*.zst")))
+    uri = "perflens://artifacts/sessions/%s/%s" % (stop.get("session"), os.path.basename(zst[0]) if zst else "x")
+    r = s.call("read_artifact_page", {"artifact": uri, "limit_bytes": 4096})
+    want = subprocess.run(["zstd", "-d", "-c", zst[0]], capture_output=True).stdout[:4096] if zst else b"-"
+    check("read_artifact_page reads %s as its text (= zstd -d's first 4 KB)" % uri.split("/")[-1],
+          sc(r).get("text", "").encode() == want[:len(sc(r).get("text", "").encode())] and
+          len(sc(r).get("text", "")) > 100 and sc(r).get("total_bytes") == len(subprocess.run(
+              ["zstd", "-d", "-c", zst[0]], capture_output=True).stdout), result_text(r)[:300])
+    r = s.call("analyze_profile", {"path": uri}, timeout=90)
+    one = sum(e["samples"] for e in sc(r).get("events", []))
+    check("analyze_profile takes that one chunk (%d samples, as chunk_samples says)" % one,
+          cs and one == cs[0], result_text(r)[:300])
+    p.kill()
+    p.wait()
+
+    # ---- duration_seconds: the session says it ended by it
+    p, out = fake(port, "dur", "--chunk", CHUNK, "--tail", "late", "--interval", "1", "--tail-delay", "0")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    st = capture(s, dev, 0, duration_seconds=2)
+    sess = st.get("session") or "none"
+    meta = wait(lambda: (lambda m: m if m and m.get("live") is False else None)(
+        json.load(open(os.path.join(ART, "sessions", sess, "metadata.json"))) if os.path.exists(
+            os.path.join(ART, "sessions", sess, "metadata.json")) else None), 20)
+    an, total = analyze(s, sess)
+    check("duration_seconds 2: the session says it ended by its duration (%s)" % an.get("session", {}).get("ended"),
+          "duration_seconds (2 s)" in (an.get("session", {}).get("ended") or "") and
+          (meta or {}).get("capture", {}).get("duration_seconds") == 2, (an.get("session"), meta))
+    p.kill()
+    p.wait()
+
+    # ---- the link ends mid-capture: the time after the last chunk is a gap
+    p, out = fake(port, "cut", "--chunk", CHUNK, "--tail", "late", "--interval", "1")
+    d = connected(s, seen)
+    dev = (d or {}).get("device", "none")
+    seen.append(dev)
+    st = capture(s, dev, 2.5)
+    sess = st.get("session") or "none"
+    t_kill = time.monotonic()
+    p.kill()
+    p.wait()
+    last = (events(out, "chunk") or [{}])[-1]
+    meta = wait(lambda: (lambda m: m if m and m.get("live") is False else None)(
+        json.load(open(os.path.join(ART, "sessions", sess, "metadata.json"))) if os.path.exists(
+            os.path.join(ART, "sessions", sess, "metadata.json")) else None), 20) or {}
+    g = [x for x in meta.get("gaps", []) if "link ended" in x.get("reason", "")]
+    check("the link ends mid-capture: the session records a gap of the seconds after its last chunk (%s)"
+          % [x.get("seconds") for x in g], len(g) == 1 and 0.05 <= g[0].get("seconds", 0) <= 1.6, meta.get("gaps"))
+    s.close()
+
+    # ---- our agent, real perf: every sample its perf script printed
+    def live(label, rounds, interval, seconds, freq=99):
+        art2 = os.path.join(WORK, "art-tail-" + label)
+        s, port = server(art2)
+        teedir = os.path.join(WORK, "perf-script-" + label)
+        os.makedirs(teedir)
+        wrapper = os.path.join(WORK, "perf-tee-" + label)
+        open(wrapper, "w").write("#!/bin/sh\n# The device's perf, its script output kept (an independent count).\n"
+                                 "if [ \"$1\" = script ]; then perf \"$@\" | tee \"%s/script.$$\"; exit 0; fi\n"
+                                 "exec perf \"$@\"\n" % teedir)
+        os.chmod(wrapper, 0o755)
+        w = subprocess.Popen([WORKLOAD])
+        procs.append(w)
+        env = dict(os.environ, PERFLENS_TOKEN=CODE)
+        if rounds:
+            env["PERFLENS_TEST_ROUNDS"] = "1"
+        a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", wrapper],
+                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, label + ".err"), "w"), env=env)
+        procs.append(a)
+        d = connected(s)
+        dev = (d or {}).get("device", "none")
+        if not rounds and freq == 99:
+            cpu_units(s, dev, w.pid)
+        r = s.call("start_capture", {"device": dev, "pid": w.pid, "frequency_hz": freq,
+                                     "interval_seconds": interval, "authorization": AUTH,
+                                     "pid_authorization": PAUTH}, timeout=120)
+        t_start = time.time()
+        mode = sc(r).get("capture", {}).get("mode")
+        check("%s: started (%s mode)" % (label, mode), sc(r).get("capture", {}).get("ok") is True and
+              mode == ("rounds" if rounds else "continuous"), result_text(r)[:300])
+        time.sleep(seconds)
+        stop = sc(s.call("stop_capture", {"device": dev}, timeout=60))
+        # The capture's perf scripts: those written after the start answered
+        # (the probe's ran before it).
+        files = [f for f in glob.glob(os.path.join(teedir, "script.*")) if os.stat(f).st_mtime >= t_start]
+        per_file = [sum(1 for l in open(f, errors="replace") if HEADER.match(l)) for f in files]
+        printed = sum(per_file)
+        an, total = analyze(s, stop.get("session"))
+        cs = an.get("session", {}).get("chunk_samples") or []
+        check("%s, %d s at %d s intervals: the session holds the %d samples its perf script printed on the device "
+              "(%s; the session %d, chunks %s)" % (label, seconds, interval, printed, per_file, total, cs),
+              printed > 100 and total == printed and (sorted(per_file) == sorted(cs) if rounds else len(files) == 1),
+              (files, stop, an.get("warnings")))
+        check("%s: a good session, the data quality says nothing of it" % label,
+              not session_notes(an) and stop.get("gaps") == [] and cs and min(cs) > 0,
+              (session_notes(an), stop.get("gaps")))
+        if not rounds and freq == 99:
+            thread_rates(s, stop.get("session") or "none")
+        s.close()
+        w.kill()
+        a.kill()
+
+    def ticks(pid):
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+
+    def cpu_units(s, dev, pid):
+        """list_device_processes: cpu_pct, percent of one CPU, against
+        /proc's ticks of the workload over the call (the agent's 500 ms
+        window lies inside it)."""
+        hz = os.sysconf("SC_CLK_TCK")
+        t0, k0 = time.monotonic(), ticks(pid)
+        r = sc(s.call("list_device_processes", {"device": dev, "match": os.path.basename(WORKLOAD)}, timeout=60))
+        want = 100.0 * (ticks(pid) - k0) / hz / (time.monotonic() - t0)
+        got = next((x.get("cpu_pct") for x in r.get("processes", []) if x["pid"] == pid), None)
+        check("list_device_processes: the workload's cpu_pct %s (percent of one CPU, unit named: %s) ~ /proc's %.0f"
+              % (got, "cpu_unit" in r, want), got is not None and abs(got - want) <= 30 and
+              "percent of one CPU" in r.get("cpu_unit", ""), r)
+        r = sc(s.call("configure_device_metrics", {"device": dev, "threads": True, "interval_seconds": 1}, timeout=40))
+
+    def thread_rates(s, session):
+        """Thread metrics: each thread's cpu_pct per frame, which for the
+        one-thread workload is its process's cpu_pct (both from /proc on
+        the device, over the same ticks)."""
+        th = sc(s.call("get_device_metrics", {"session": session, "type": "threads", "limit": 50}))
+        pr = sc(s.call("get_device_metrics", {"session": session, "type": "process", "limit": 50}))
+        rates = [t.get("cpu_pct") for f in th.get("frames", [])[1:] for t in f.get("threads", [])]
+        procs_ = [f.get("cpu_pct") for f in pr.get("frames", [])[1:] if f.get("cpu_pct") is not None]
+        mean = lambda v: sum(v) / len(v) if v else -1
+        check("thread metrics carry per-thread cpu_pct (mean %.0f over %d frames) ~ the process's cpu_pct (mean %.0f)"
+              % (mean([x for x in rates if x is not None]), len(rates), mean(procs_)),
+              rates and None not in rates and procs_ and abs(mean(rates) - mean(procs_)) <= 20 and
+              "percent of one CPU" in th.get("cpu_unit", ""), (rates, procs_))
+
+    if AGENT:
+        live("our agent", False, 2, 7)
+        # Above 250 Hz perf record's buffers are small instead of unbuffered.
+        live("our agent, 999 Hz", False, 2, 7, 999)
+        # Rounds mode (no pipe): 5 s rounds, so the stop at 9 s comes well
+        # into the second round, whose part is sent (the seed discarded it).
+        live("our agent, rounds", True, 5, 9)
+finally:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+sys.exit(1 if fails else 0)
