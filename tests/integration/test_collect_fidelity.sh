@@ -4,6 +4,7 @@
 # tests/workloads/fidelity.c opens files in its working directory and in
 # /var/tmp, writes /dev/null, reads /etc/hostname and /proc/self/status,
 # opens a loopback TCP connection and a UNIX socketpair, forks and execs,
+# blocks on a pipe its child writes to, commits a journal with fsync,
 # names a thread and prints what worked.  It runs once directly, then
 # under collect_profile through perflens-mcp over stdio (record with fp
 # and dwarf call graphs, stat, off_cpu; built with and without frame

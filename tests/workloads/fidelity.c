@@ -5,7 +5,7 @@
  * It opens a file in its working directory and one in /var/tmp, writes
  * /dev/null, reads /etc/hostname and /proc/self/status, opens a loopback
  * TCP connection to itself and a UNIX socketpair, forks and execs
- * /bin/true, names a thread with pthread_setname_np ("fid-worker") and
+ * /bin/true, blocks on a pipe until its child writes to it, names a thread with pthread_setname_np ("fid-worker") and
  * spins a little so that samples land in both threads, commits a small
  * journal in its working directory (write and fsync, 20 times: a wait on
  * the disk that the off-CPU test finds under journal_commit), reads one
@@ -126,6 +126,28 @@ static int unix_pair(void)
 	return ok;
 }
 
+/* Block reading a pipe until a child, 50 ms later, writes one byte to it
+ * (a wait on a peer, as a consumer of a pipeline waits). */
+static int pipe_block(void)
+{
+	int fd[2], status;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(fd) < 0)
+		return 0;
+	if ((pid = fork()) == 0) {
+		struct timespec t = {0, 50 * 1000 * 1000};
+		close(fd[0]);
+		nanosleep(&t, NULL);
+		_exit(write(fd[1], "p", 1) == 1 ? 0 : 1);
+	}
+	close(fd[1]);
+	int ok = pid > 0 && read(fd[0], &c, 1) == 1 && c == 'p';
+	close(fd[0]);
+	return ok && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* Write a 4 KB record and fsync it, `n` times, to fidelity.journal in the
  * working directory; 1 when all of it worked.  noinline: the off-CPU
  * test looks for this frame above the kernel's fsync path. */
@@ -184,6 +206,7 @@ int main(int argc, char **argv)
 	report("tcp_loopback", tcp_loopback());
 	report("unix_socketpair", unix_pair());
 	report("fork_exec", fork_exec());
+	report("pipe_block", pipe_block());
 	report("fsync_journal", journal_commit(20));
 	errno = 0;
 	int ok = pthread_create(&t, NULL, worker, NULL) == 0;
