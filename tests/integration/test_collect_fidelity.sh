@@ -7,10 +7,13 @@
 # blocks on a pipe its child writes to, commits a journal with fsync,
 # names a thread and prints what worked.  It runs once directly, then
 # under collect_profile through perflens-mcp over stdio (record with fp
-# and dwarf call graphs, stat, off_cpu; built with and without frame
-# pointers): the same stdout and exit status each time, the thread's
-# name in list_threads, the program's failure and perf's lines as
-# warnings, and a pid attach that names the threads too (mcp_fidelity.py).
+# and dwarf call graphs, stat, off_cpu with fp and dwarf, sched, lock;
+# built with and without frame pointers): the same stdout and exit status
+# each time, the thread's name in list_threads, the fsync waits under the
+# program's own journal_commit without frame pointers, the program's
+# failure and perf's lines (a forced lossy run against perf report
+# --stats) as warnings, a pid attach that names the threads too, and a
+# collection worker that holds nothing of perf's (mcp_fidelity.py).
 . tests/integration/lib.sh
 name="collect fidelity"
 here="$REPO/tests/integration"
