@@ -211,6 +211,7 @@ struct stat_run {
 	char *buf;
 	size_t len;
 	int running;
+	int interrupted;      /* stopped early on purpose: its counts still count */
 };
 
 static void stat_start(struct capture *cap, struct stat_run *s)
@@ -242,7 +243,7 @@ static void stat_read(struct capture *cap, struct stat_run *s)
 	close(s->c.err_fd);
 	s->c.err_fd = -1;
 	s->running = 0;
-	if (rc == 0 && s->len > 0)
+	if ((rc == 0 || s->interrupted) && s->len > 0)
 		pending_add(cap, s->buf, s->len);
 }
 
@@ -251,6 +252,25 @@ static void stat_kill(struct stat_run *s)
 	if (s->running)
 		child_end(&s->c);
 	s->running = 0;
+}
+
+/* A stop or pause mid-round: SIGINT to perf stat's group ends its sleep
+ * early, and perf stat prints what it counted so far, the partial round's
+ * PERF_STAT section (read for at most 2 s; past that it is killed). */
+static void stat_interrupt(struct capture *cap, struct stat_run *s)
+{
+	double until = mono_now() + 2;
+
+	if (!s->running)
+		return;
+	s->interrupted = 1;
+	killpg(s->c.pid, SIGINT);
+	while (s->running && mono_now() < until) {
+		struct pollfd p = {s->c.err_fd, POLLIN, 0};
+		if (poll(&p, 1, 200) > 0)
+			stat_read(cap, s);
+	}
+	stat_kill(s);
 }
 
 static void build_argv(struct capture *cap, char **argv, char *pidbuf, char *freq, const char *out)
@@ -436,8 +456,9 @@ static enum run_end run_round(struct capture *cap)
 		if (why != RUN_ENDED && rrc < 0) {
 			/* stop or pause mid-round: perf record ends its file on
 			 * SIGTERM, and the partial round is sent as the last chunk
-			 * (the seed discarded it: a stop lost up to an interval). */
-			stat_kill(&st);
+			 * (the seed discarded it: a stop lost up to an interval),
+			 * with the counts perf stat gives on SIGINT. */
+			stat_interrupt(cap, &st);
 			child_end(&rec);
 			struct stat sb;
 			rrc = stat(tmp, &sb) == 0 && sb.st_size > 0 ? 0 : -1;
