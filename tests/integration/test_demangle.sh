@@ -53,9 +53,18 @@ check() {   # check LABEL BINARY
 	short=$(jget "$WORK/$label.ex3.json" path)
 	case $label in
 	g++|clang++)
-		if grep -q ';kv::Box<int>::twice[ ;]' "$short" && grep -q ';kv::Box<double>::twice[ ;]' "$short" &&
-			grep -q ';kv::Store::get(long)[ ;]' "$short"; then
-			ok "$name $label: names=short folds kv::Box<int>::twice apart from kv::Box<double>::twice, overloads by their parameters"
+		# Both instances of kv::Box<T>::twice keep their template argument
+		# in the short form when both were sampled (as the full names of
+		# the same analysis show); one sampled alone is unique as
+		# kv::Box::twice (a loaded machine may give the other no sample).
+		boxes=$(grep -o 'kv::Box<[a-z]*>::twice' "$(jget "$WORK/$label.ex2.json" path)" | sort -u | wc -l)
+		if [ "$boxes" -ge 2 ]; then
+			box_ok() { grep -q ';kv::Box<int>::twice[ ;]' "$short" && grep -q ';kv::Box<double>::twice[ ;]' "$short"; }
+		else
+			box_ok() { grep -q ';kv::Box::twice[ ;]' "$short" && ! grep -q ';kv::Box<' "$short"; }
+		fi
+		if box_ok && grep -q ';kv::Store::get(long)[ ;]' "$short"; then
+			ok "$name $label: names=short folds kv::Box<int>::twice apart from kv::Box<double>::twice ($boxes sampled), overloads by their parameters"
 		else
 			notok "$name $label: names=short folded: $(grep -o ';kv::[^;]*' "$short" | sort -u | head -6 | tr '\n' ' ')"
 		fi ;;
