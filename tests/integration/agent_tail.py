@@ -48,18 +48,8 @@ HEADER = re.compile(r"^\S.*\s\d+\.\d+:\s")
 procs = []
 
 
-def sc(r):
-    return (r or {}).get("result", {}).get("structuredContent") or {}
-
-
 def wait(cond, timeout=15.0, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(step)
-    return cond()
+    return until(cond, timeout, step)
 
 
 def events(out, name):

@@ -56,24 +56,6 @@ def call(s, where, name, args, timeout=60):
     return r
 
 
-def sc(r):
-    return (r or {}).get("result", {}).get("structuredContent") or {}
-
-
-def steps_of(v):
-    """Every step ({tool, arguments}) anywhere in a result."""
-    out = []
-    if isinstance(v, dict):
-        if isinstance(v.get("tool"), str) and isinstance(v.get("arguments"), dict):
-            out.append(v)
-        for x in v.values():
-            out += steps_of(x)
-    elif isinstance(v, list):
-        for x in v:
-            out += steps_of(x)
-    return out
-
-
 def analyses(s, where, paths):
     """analyze_profile on each path, then the usual reads; the results."""
     roots = []

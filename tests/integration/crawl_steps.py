@@ -41,25 +41,8 @@ bad = []
 spent = {}           # tool -> seconds its followed calls took
 
 
-def sc(r):
-    return (r or {}).get("result", {}).get("structuredContent") or {}
-
-
 def failed(r):
     return not r or r.get("result", {}).get("isError") or "error" in r
-
-
-def steps_of(v):
-    out = []
-    if isinstance(v, dict):
-        if isinstance(v.get("tool"), str) and isinstance(v.get("arguments"), dict):
-            out.append(v)
-        for x in v.values():
-            out += steps_of(x)
-    elif isinstance(v, list):
-        for x in v:
-            out += steps_of(x)
-    return out
 
 
 def consent_only(st):

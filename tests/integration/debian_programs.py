@@ -60,20 +60,6 @@ def call(tool, args, timeout=300):
     return r, r.get("structuredContent") or {}
 
 
-def steps_of(v):
-    """Every step ({tool, arguments}) anywhere in a result."""
-    out = []
-    if isinstance(v, dict):
-        if isinstance(v.get("tool"), str) and isinstance(v.get("arguments"), dict):
-            out.append(v)
-        for x in v.values():
-            out += steps_of(x)
-    elif isinstance(v, list):
-        for x in v:
-            out += steps_of(x)
-    return out
-
-
 def follow(what, results):
     """Every runnable step of these results (no operator, nothing it needs
     left unfilled), once each: it must succeed."""

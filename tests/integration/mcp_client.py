@@ -36,6 +36,25 @@ def until(cond, timeout, step=0.05):
         time.sleep(step)
 
 
+def sc(r):
+    """A tools/call response's structuredContent ({} when none)."""
+    return (r or {}).get("result", {}).get("structuredContent") or {}
+
+
+def steps_of(v):
+    """Every step ({tool, arguments}) anywhere in a result, nested ones too."""
+    out = []
+    if isinstance(v, dict):
+        if isinstance(v.get("tool"), str) and isinstance(v.get("arguments"), dict):
+            out.append(v)
+        for x in v.values():
+            out += steps_of(x)
+    elif isinstance(v, list):
+        for x in v:
+            out += steps_of(x)
+    return out
+
+
 def short(v, n=300):
     return (v if isinstance(v, str) else json.dumps(v))[:n]
 
