@@ -74,14 +74,35 @@ static json_t *events_json(json_t *summary, const char *only)
 	return out;
 }
 
+/* Where the digest cache is, under the artifact root. */
+#define DIGESTS "cache/digests"
+
+/* An input's sha256 taken from the digest cache: the entry and the
+ * identity the file had, and still has (base/digest_cache.h).  Only the
+ * call's result says so: the artifact, and so the analysis id, is the
+ * same whichever way the digest was obtained. */
+static json_t *sha256_from(const struct pl_source *s)
+{
+	const struct pl_file_identity *id = &s->identity;
+
+	return json_pack("{s:s+,s:{s:I,s:I,s:I,s:I,s:I}}", "cache", DIGESTS "/", s->sha256_cache_entry,
+		"identity", "dev", (json_int_t)id->dev, "ino", (json_int_t)id->ino,
+		"size", (json_int_t)id->size, "mtime_ns", (json_int_t)id->mtime_ns,
+		"ctime_ns", (json_int_t)id->ctime_ns);
+}
+
 static json_t *inputs_json(const struct pl_profile *p)
 {
 	json_t *out = json_array();
 
-	for (size_t i = 0; i < p->nsources; i++)
-		json_array_append_new(out, json_pack("{s:o,s:s,s:I,s:s}",
+	for (size_t i = 0; i < p->nsources; i++) {
+		json_t *in = json_pack("{s:o,s:s,s:I,s:s}",
 			"path", pl_json_bytes(p->sources[i].path), "format", pl_format_name(p->sources[i].format),
-			"size", (json_int_t)p->sources[i].size, "sha256", p->sources[i].sha256));
+			"size", (json_int_t)p->sources[i].size, "sha256", p->sources[i].sha256);
+		if (p->sources[i].sha256_cache_entry)
+			json_object_set_new(in, "sha256_from", sha256_from(&p->sources[i]));
+		json_array_append_new(out, in);
+	}
 	return out;
 }
 
@@ -303,7 +324,7 @@ static json_t *session_of(const char *dir, struct pl_profile *p)
 /* How the input is read: its format, the folded event name, and perf.data
  * through collectors/ when perf may run (else why it may not). */
 static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_parse_opts *opts,
-			  char *dbg_cache, size_t cap)
+			  char *dbg_cache, char *digests, size_t cap)
 {
 	pl_format_from_name(json_string_value(json_object_get(args, "format")), &opts->format);
 	opts->perf_data.read = tool_perf_data_read;
@@ -336,6 +357,11 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(dbg_cache, cap, "%s/debuginfod-cache", ctx->artifact_root) < (int)cap)
 		opts->perf_data.debuginfod_cache = dbg_cache;
+	/* A perf.data analyzed again is not hashed again while it keeps its
+	 * identity (base/digest_cache.h); the result says so per input. */
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(digests, cap, "%s/" DIGESTS, ctx->artifact_root) < (int)cap)
+		opts->perf_data.digest_cache = digests;
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));
 	/* The artifact writer waits for the input's hash only where the
@@ -378,7 +404,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	struct pl_parse_opts opts = {0};
 	struct pl_artifact_ref ref;
 	struct pl_profile p;
-	char real[PATH_MAX], uri[128], dbg_cache[PATH_MAX];
+	char real[PATH_MAX], uri[128], dbg_cache[PATH_MAX], digests[PATH_MAX];
 	json_t *summary = NULL, *session = NULL;
 	struct stat sb;
 	enum pl_err rc;
@@ -386,7 +412,7 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)) ||
 	    (rc = tool_resolve_input(ctx, path, real, sizeof(real), err)))
 		return rc;
-	parse_opts_of(ctx, args, &opts, dbg_cache, sizeof(dbg_cache));
+	parse_opts_of(ctx, args, &opts, dbg_cache, digests, sizeof(dbg_cache));
 	pl_profile_init(&p, &ctx->limits);
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {

@@ -106,8 +106,10 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 			fd.dbg.timeout_ms = o->sym->debuginfod_timeout_ms;
 			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
 		}
+		pd_read_set_digest_cache(o->digest_cache);
 		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots,
 					why, sizeof(why), err);
+		pd_read_set_digest_cache(NULL);
 		pd_read_set_binary_finder(NULL, NULL, false);
 		pl_symbolizer_free(fd.sym);
 		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))

@@ -39,6 +39,7 @@
 #include "pdprefetch.h"
 #include "pdsyms.h"
 #include "pdunwind.h"
+#include "base/digest_cache.h"
 #include "base/escape.h"
 #include "base/sha256.h"
 #include "base/util.h"
@@ -996,6 +997,14 @@ void pd_read_set_buildid_dir(const char *dir)
 	buildid_dir = dir;
 }
 
+/* The digest cache (pd_read_set_digest_cache), per reading thread. */
+static __thread const char *digest_cache;
+
+void pd_read_set_digest_cache(const char *dir)
+{
+	digest_cache = dir;
+}
+
 /* The sample hook (pd_read_set_sample_hook), per reading thread. */
 static __thread pd_sample_hook sample_hook;
 static __thread void *sample_hook_arg;
@@ -1660,7 +1669,7 @@ static void *hash_thread(void *arg)
 /* Map `path` read-only; PL_ERR_UNSUPPORTED (why said) for what is not a
  * regular file. */
 static enum pl_err map_input(const struct pl_profile *p, const char *path, void **map, size_t *size,
-			     char *why, size_t cap, struct pl_error *err)
+			     struct pl_file_identity *id, char *why, size_t cap, struct pl_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1680,6 +1689,7 @@ static enum pl_err map_input(const struct pl_profile *p, const char *path, void 
 			       PL_ESC_MSG(path), (unsigned long long)p->limits.max_input_bytes);
 	}
 	*size = (size_t)st.st_size;
+	pl_file_identity_of(&st, id);
 	if (st.st_size > 0)
 		*map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -1718,7 +1728,8 @@ static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, s
 
 /* What the walk leaves for the profile: the last sample's tail, the
  * events' attributes, the build-ids and the source. */
-static void finish_profile(struct reader *r, const char *path, size_t size, const char *sha)
+static void finish_profile(struct reader *r, const char *path, size_t size, const char *sha,
+			   const char *cache_entry, const struct pl_file_identity *id)
 {
 	struct pl_profile *p = r->p;
 
@@ -1736,6 +1747,10 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 	src->size = size;
 	src->text_bytes = r->f.data_size + r->f.counts.decompressed_bytes;
 	memcpy(src->sha256, sha, sizeof(src->sha256));
+	if (cache_entry) {
+		src->sha256_cache_entry = pl_xstrdup(cache_entry);
+		src->identity = *id;
+	}
 	src->format = PL_FMT_PERF_DATA;
 	src->codec = "none";
 	src->records = p->records_parsed;
@@ -1775,18 +1790,23 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 			       size_t cap, struct pl_error *err)
 {
 	struct reader r;
+	struct pl_file_identity id = {0};
+	char entry[64];
 	void *map;
 	size_t size = 0;
 	enum pl_err rc;
 
 	pl_error_clear(err);
 	why[0] = '\0';
-	if ((rc = map_input(p, path, &map, &size, why, cap, err)))
+	if ((rc = map_input(p, path, &map, &size, &id, why, cap, err)))
 		return finish_error(p, rc, path, why, cap, err);
-	/* The provenance hash runs beside the walk. */
+	/* The provenance hash runs beside the walk, unless the digest cache
+	 * holds it for this very file (same identity). */
 	struct hash_job hj = {map, size, ""};
 	pthread_t hasher;
-	bool hashing = pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
+	bool cached = pl_digest_cache_get(digest_cache, &id, hj.hex, entry, sizeof(entry));
+	int64_t started = cached ? 0 : pl_digest_clock_ns();
+	bool hashing = !cached && pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
@@ -1800,10 +1820,18 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	rc = walk_mapped(&r, map, size, err);
 	if (hashing)
 		pthread_join(hasher, NULL);
-	else
+	else if (!cached)
 		hash_image(&hj);
+	if (!cached && digest_cache && rc == PL_OK) {
+		/* Kept only if the file stayed as it was while it was hashed. */
+		struct stat now;
+		struct pl_file_identity after = {0};
+		if (stat(path, &now) == 0)
+			pl_file_identity_of(&now, &after);
+		pl_digest_cache_put(digest_cache, &id, &after, started, hj.hex);
+	}
 	if (rc == PL_OK)
-		finish_profile(&r, path, size, hj.hex);
+		finish_profile(&r, path, size, hj.hex, cached ? entry : NULL, &id);
 	reader_release(&r);
 	munmap(map, size);
 	return finish_error(p, rc, path, why, cap, err);

@@ -56,6 +56,10 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
  * DWARF unwinder reads a module's copy there when the recorded file is
  * gone or another build, as perf does.  For the next read of this thread. */
 void pd_read_set_buildid_dir(const char *dir);
+/* Where the input's SHA-256 is kept by file identity (NULL: nowhere, the
+ * file is always hashed); see base/digest_cache.h.  For the next read of
+ * this thread. */
+void pd_read_set_digest_cache(const char *dir);
 
 /* Called for each sample as the reader resolves it: its pid, tid, time
  * (ns) and its frames, leaf first, as profile frame ids with the

@@ -43,6 +43,8 @@ struct pl_perf_data_opts {
 	 * when a recorded file is gone or another build; NULL: none. */
 	const struct pl_sym_cfg *sym;
 	const char *debuginfod_cache; /* folder for debuginfod answers, or NULL */
+	const char *digest_cache;  /* folder of the input digests kept by file
+				    * identity (base/digest_cache.h), or NULL */
 	const char *const *allowed_roots; /* JIT perf maps read only beneath these */
 	size_t nallowed_roots;     /* 0: anywhere */
 };

@@ -89,6 +89,7 @@ void pl_profile_release(struct pl_profile *p)
 	for (size_t i = 0; i < p->nsources; i++) {
 		pl_input_hash_free(p->sources[i].pending_hash);
 		free(p->sources[i].path);
+		free(p->sources[i].sha256_cache_entry);
 		free(p->sources[i].converted_by);
 		free(p->sources[i].reader_reason);
 		pl_perf_data_info_free(p->sources[i].perf_data);

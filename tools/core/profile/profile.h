@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/digest_cache.h"
 #include "base/error.h"
 #include "base/limits.h"
 #include "base/util.h"
@@ -129,6 +130,11 @@ struct pl_source {
 	uint64_t text_bytes;    /* decompressed bytes */
 	char sha256[65];        /* "" while pending_hash is */
 	struct pl_input_hash *pending_hash;  /* see pl_parse_opts.defer_hash */
+	/* sha256 came from the digest cache (base/digest_cache.h): the entry
+	 * (under the cache folder) and the identity it was kept for, which
+	 * the file still had. */
+	char *sha256_cache_entry;
+	struct pl_file_identity identity;
 	enum pl_format format;
 	const char *codec;      /* "none", "gzip", "zstd" */
 	uint64_t lines;
