@@ -85,7 +85,6 @@ struct pl_sym_module {
 	struct sym_entry *syms;        /* sorted by value, then index */
 	size_t nsyms;
 	uint64_t *maxend;              /* max(value + size) over syms[0..i] */
-	uint64_t *maxend_global;       /* the same over global syms only */
 	uint64_t *last_sizeless;       /* value of the last sizeless sym in [0..i], or
 					* UINT64_MAX when none */
 	struct exec_range *exec;
@@ -316,7 +315,7 @@ static void build_symbols(struct pl_sym_module *m)
 	int n = dwfl_module_getsymtab(m->mod);
 	int first_global = dwfl_module_getsymtab_first_global(m->mod);
 	size_t cap = 0;
-	uint64_t end = 0, gend = 0, sizeless = UINT64_MAX;
+	uint64_t end = 0, sizeless = UINT64_MAX;
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -336,19 +335,15 @@ static void build_symbols(struct pl_sym_module *m)
 	if (m->nsyms)
 		qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
 	m->maxend = pl_xmalloc((m->nsyms + 1) * sizeof(*m->maxend));
-	m->maxend_global = pl_xmalloc((m->nsyms + 1) * sizeof(*m->maxend_global));
 	m->last_sizeless = pl_xmalloc((m->nsyms + 1) * sizeof(*m->last_sizeless));
 	for (size_t i = 0; i < m->nsyms; i++) {
 		const struct sym_entry *e = &m->syms[i];
 		uint64_t e_end = e->value + e->size < e->value ? UINT64_MAX : e->value + e->size;
 		if (e_end > end)
 			end = e_end;
-		if (e->global && e_end > gend)
-			gend = e_end;
 		if (e->size == 0)
 			sizeless = e->value;
 		m->maxend[i] = end;
-		m->maxend_global[i] = gend;
 		m->last_sizeless[i] = sizeless;
 	}
 }
@@ -456,9 +451,11 @@ static enum sym_result table_symbol(const struct pl_sym_module *m, uint64_t addr
 		return SYM_FOUND;
 	}
 	/* Only a sizeless label could still name it, and only one that no
-	 * global symbol's end lies beyond (libdwfl's min_label). */
-	if (m->last_sizeless[hi - 1] != UINT64_MAX &&
-	    m->last_sizeless[hi - 1] >= m->maxend_global[hi - 1])
+	 * symbol's end lies beyond (libdwfl's min_label): with no sized
+	 * symbol covering addr and no sizeless global exactly at it, libdwfl
+	 * searches the locals too, so every symbol at or below addr raises
+	 * min_label, locals included. */
+	if (m->last_sizeless[hi - 1] != UINT64_MAX && m->last_sizeless[hi - 1] >= m->maxend[hi - 1])
 		return SYM_ASK_DWFL;
 	return SYM_NONE;
 }
@@ -574,7 +571,6 @@ static void module_free(struct pl_sym_module *m)
 	pl_buf_release(&m->tried);
 	free(m->syms);
 	free(m->maxend);
-	free(m->maxend_global);
 	free(m->last_sizeless);
 	free(m->exec);
 	pl_dw_scopes_free(m->scopes);
