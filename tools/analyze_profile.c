@@ -357,11 +357,11 @@ static void parse_opts_of(const struct tool_ctx *ctx, json_t *args, struct pl_pa
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(dbg_cache, cap, "%s/debuginfod-cache", ctx->artifact_root) < (int)cap)
 		opts->perf_data.debuginfod_cache = dbg_cache;
-	/* A perf.data analyzed again is not hashed again while it keeps its
+	/* A file analyzed again is not hashed again while it keeps its
 	 * identity (base/digest_cache.h); the result says so per input. */
 	if (ctx->allow_writes && ctx->artifact_root &&
 	    snprintf(digests, cap, "%s/" DIGESTS, ctx->artifact_root) < (int)cap)
-		opts->perf_data.digest_cache = digests;
+		opts->perf_data.digest_cache = opts->digest_cache = digests;
 	opts->perf_data.srcline = json_is_true(json_object_get(args, "srcline"));
 	opts->folded_event = json_string_value(json_object_get(args, "folded_event"));
 	/* The artifact writer waits for the input's hash only where the

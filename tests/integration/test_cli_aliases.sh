@@ -22,6 +22,11 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 for k in sys.argv[3:]:
     a.pop(k, None); b.pop(k, None)
+# The second analysis of a file takes its digest from the digest cache
+# and says so (inputs[].sha256_from); the digest and all else are equal.
+for d in (a, b):
+    for i in d.get("inputs") if isinstance(d.get("inputs"), list) else []:
+        i.pop("sha256_from", None)
 sys.exit(0 if a == b else 1)
 PY
 	then ok "$what: the same result as our command"

@@ -2,7 +2,8 @@
 # while it keeps its identity (tools/core/base/digest_cache.h), and is
 # whenever it changed.
 #
-# A real recording of fib; the oracle for every digest is sha256sum of
+# A real recording of fib, and a perf script text capture; the oracle
+# for every digest is sha256sum of
 # the file as it is then.  Checked: the first analysis hashes the file and
 # keeps the digest under ARTIFACT_ROOT/cache/digests; the second takes it
 # from there, says so in its inputs (entry and identity: inode and size as
@@ -20,6 +21,9 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$WORK/fib" "$REPO/tests/workloads/fib.c" 
 	{ notok "$name: cannot build fib: $(oneline "$WORK/err")"; exit 0; }
 perf record -N -e cpu-clock -F 999 -g -o "$WORK/fp.data" -- "$WORK/fib" >/dev/null 2>"$WORK/rec.err" ||
 	{ notok "$name: recording failed: $(oneline "$WORK/rec.err")"; exit 0; }
+# And perf script text, as a user's file (a copy of a peer capture).
+need_shared "$name"
+cp "$SHARED/peers/flamegraph/test/perf-vertx-stacks-01.txt" "$WORK/t.txt"
 # A digest is kept only for a file whose change time is 2 s old.
 sleep 3
 
@@ -119,6 +123,23 @@ analyze 7
 set -- $(digest_of 7)
 [ "${1:-}" = "$new" ] && [ "${2:-}" = - ] && ok "$name: a torn entry is a miss, and the file is hashed" ||
 	notok "$name: torn entry: sha256 ${1:-none} from ${2:-?}"
+
+# Text inputs go through the same cache (base/input.c).
+for n in 1 2; do
+	"$PERFLENS" analyze --input "$WORK/t.txt" --artifact-root "$WORK/art" >"$WORK/t$n.json" 2>"$WORK/t$n.err" ||
+		notok "$name: text analysis $n failed: $(oneline "$WORK/t$n.err")"
+done
+/usr/bin/python3 - "$WORK/t1.json" "$WORK/t2.json" "$(sha256sum "$WORK/t.txt" | cut -d' ' -f1)" <<'EOF2'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ia, ib = a["inputs"][0], b["inputs"][0]
+if (ia["sha256"] == ib["sha256"] == sys.argv[3] and "sha256_from" not in ia and
+        ib.get("sha256_from", {}).get("cache", "").startswith("cache/digests/") and
+        a["analysis_id"] == b["analysis_id"]):
+    print("ok - digest cache: perf script text is hashed once, then its digest taken from the cache (same analysis id)")
+else:
+    print("not ok - digest cache: text inputs %s then %s, ids %s %s, sha256sum %s" % (ia, ib, a["analysis_id"], b["analysis_id"], sys.argv[3]))
+EOF2
 
 # The server's worker, confined to the artifact root, keeps and uses it.
 cat >"$WORK/mcp.py" <<'EOF'

@@ -26,11 +26,15 @@
  * changes only the change time, which is not compared.  The hash may be
  * handed over and finished later (pl_input_detach_hash), so work that
  * does not need it can go on while the hashing thread catches up.
+ * With a digest cache (pl_input_set_digest_cache), a file whose identity
+ * is kept there is not hashed at all: its parse must still read it to its
+ * end with the size, modification and change times it had at open.
  */
 #include "input.h"
 #include "progress.h"
 #include "escape.h"
 #include "sha256.h"
+#include "digest_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +73,11 @@ struct pl_input_hash {
 	struct stat parser_end;    /* fstat where the parser's read ended */
 	bool parser_end_ok;
 	unsigned char *buf;        /* the thread's block */
+	const char *cache_dir;     /* the digest cache (digest_cache.h), or NULL */
+	int64_t started;           /* when hashing began (CLOCK_REALTIME ns) */
+	bool cached;               /* `hex` came from the cache: nothing is hashed */
+	char hex[65];
+	char entry[64];            /* the cache entry it came from */
 };
 
 struct pl_input_state {
@@ -144,9 +153,19 @@ static void *hash_main(void *arg)
 	return NULL;
 }
 
+/* The digest cache for the inputs this thread opens next
+ * (pl_input_set_digest_cache). */
+static __thread const char *digest_cache;
+
+void pl_input_set_digest_cache(const char *dir)
+{
+	digest_cache = dir;
+}
+
 static struct pl_input_hash *hash_start(int fd, const char *path, const struct stat *sb)
 {
 	struct pl_input_hash *h = pl_xcalloc(1, sizeof(*h));
+	struct pl_file_identity id;
 
 	pl_sha256_init(&h->sha);
 	h->path = pl_xstrndup(path, strlen(path));
@@ -154,7 +173,11 @@ static struct pl_input_hash *hash_start(int fd, const char *path, const struct s
 	h->at_open = *sb;
 	atomic_init(&h->stop, false);
 	atomic_init(&h->done, false);
-	if (sb->st_size >= THREADS_FROM) {
+	h->cache_dir = digest_cache;
+	pl_file_identity_of(sb, &id);
+	h->cached = pl_digest_cache_get(h->cache_dir, &id, h->hex, h->entry, sizeof(h->entry));
+	h->started = h->cached ? 0 : pl_digest_clock_ns();
+	if (!h->cached && sb->st_size >= THREADS_FROM) {
 		h->buf = pl_xmalloc(RAW_BLOCK);
 		h->threaded = pthread_create(&h->thread, NULL, hash_main, h) == 0;
 	}
@@ -202,14 +225,56 @@ static bool unchanged(const struct pl_input_hash *h)
 	       same_content(&h->parser_end, &h->at_open) && h->hashed == h->parsed;
 }
 
+/* Keep a digest just made, when the file is as it was at open, change
+ * time included (digest_cache.h says when it is kept). */
+static void hash_keep(struct pl_input_hash *h)
+{
+	struct stat now;
+	struct pl_file_identity at_open, after;
+
+	if (!h->cache_dir || fstat(h->fd, &now) != 0)
+		return;
+	pl_file_identity_of(&h->at_open, &at_open);
+	pl_file_identity_of(&now, &after);
+	pl_digest_cache_put(h->cache_dir, &at_open, &after, h->started, h->hex);
+}
+
 enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 				 struct pl_error *err)
+{
+	return pl_input_hash_finish_from(h, out, NULL, err);
+}
+
+enum pl_err pl_input_hash_finish_from(struct pl_input_hash *h, char out[65],
+				      struct pl_input_digest_from *from, struct pl_error *err)
 {
 	unsigned char digest[PL_SHA256_SIZE];
 	enum pl_err rc = PL_OK;
 
+	if (from)
+		memset(from, 0, sizeof(*from));
 	if (!h)
 		return pl_fail(err, PL_ERR_INTERNAL, NULL, "the input's hash was already taken");
+	if (h->cached) {
+		/* Nothing hashed: the parser's read must have seen the file
+		 * the digest was kept for, to its end. */
+		if (!h->parser_end_ok || !same_content(&h->parser_end, &h->at_open) ||
+		    h->parser_end.st_ctim.tv_sec != h->at_open.st_ctim.tv_sec ||
+		    h->parser_end.st_ctim.tv_nsec != h->at_open.st_ctim.tv_nsec ||
+		    h->parsed != (uint64_t)h->at_open.st_size) {
+			rc = pl_fail(err, PL_ERR_INPUT, "analyze it again once nothing writes to it",
+				     "'%s' changed while it was read", PL_ESC_MSG(h->path));
+		} else {
+			memcpy(out, h->hex, 65);
+			if (from) {
+				from->cached = true;
+				snprintf(from->entry, sizeof(from->entry), "%s", h->entry);
+				pl_file_identity_of(&h->at_open, &from->identity);
+			}
+		}
+		pl_input_hash_free(h);
+		return rc;
+	}
 	if (!h->parser_end_ok) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL,
 			     "the hash of '%s' was asked for before the file was read to its end", PL_ESC_MSG(h->path));
@@ -226,6 +291,8 @@ enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 	if (rc == PL_OK) {
 		pl_sha256_final(&h->sha, digest);
 		pl_hex(digest, sizeof(digest), out);
+		memcpy(h->hex, out, 65);
+		hash_keep(h);
 	}
 	pl_input_hash_free(h);
 	return rc;
@@ -246,7 +313,7 @@ static enum pl_err read_raw(struct pl_input *in, struct pl_error *err)
 	st->raw_eof = n < (ssize_t)RAW_BLOCK;
 	if (h) {  /* not handed over yet (see pl_input_detach_hash) */
 		h->parsed += (uint64_t)n;
-		if (!h->threaded)
+		if (!h->threaded && !h->cached)
 			pl_sha256_update(&h->sha, st->block, (size_t)n);
 		if (st->raw_eof)
 			h->parser_end_ok = fstat(st->fd, &h->parser_end) == 0;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "digest_cache.h"
 #include "error.h"
 #include "limits.h"
 #include "util.h"
@@ -76,6 +77,17 @@ struct pl_input_hash;
 struct pl_input_hash *pl_input_detach_hash(struct pl_input *in);
 enum pl_err pl_input_hash_finish(struct pl_input_hash *h, char out[65],
 				 struct pl_error *err);
+/* The same, saying whether the digest came from the digest cache. */
+struct pl_input_digest_from {
+	bool cached;
+	char entry[64];                    /* its entry in the cache folder */
+	struct pl_file_identity identity;  /* the file's, at open */
+};
+enum pl_err pl_input_hash_finish_from(struct pl_input_hash *h, char out[65],
+				      struct pl_input_digest_from *from, struct pl_error *err);
+/* The digest cache (digest_cache.h) of the inputs this thread opens from
+ * now on; NULL (the default): every input is hashed. */
+void pl_input_set_digest_cache(const char *dir);
 void pl_input_hash_free(struct pl_input_hash *h);
 /* Is a thread still hashing (so that finishing would wait)? */
 bool pl_input_hash_busy(struct pl_input_hash *h);

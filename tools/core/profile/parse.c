@@ -512,6 +512,21 @@ static enum pl_err parse_perf_data(struct pl_profile *p, const char *path,
 	return o->perf_data.read(p, path, &o->perf_data, err);
 }
 
+/* The source's digest, made or taken from the digest cache (then the
+ * source says which entry and identity). */
+static enum pl_err finish_source_hash(struct pl_source *src, struct pl_input_hash *h,
+				      struct pl_error *err)
+{
+	struct pl_input_digest_from from;
+	enum pl_err rc = pl_input_hash_finish_from(h, src->sha256, &from, err);
+
+	if (rc == PL_OK && from.cached) {
+		src->sha256_cache_entry = pl_xstrdup(from.entry);
+		src->identity = from.identity;
+	}
+	return rc;
+}
+
 static enum pl_err parse_file(struct pl_profile *p, const char *path,
 			      const struct pl_parse_opts *o, enum pl_format fmt,
 			      struct pl_error *err)
@@ -526,8 +541,12 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 
 	/* One hash at most is left pending: an earlier file's is finished
 	 * before the next file is read. */
-	if ((rc = pl_parse_finish_hashes(p, err)) ||
-	    (rc = pl_input_open(&in, path, &p->limits, err)))
+	if ((rc = pl_parse_finish_hashes(p, err)))
+		return rc;
+	pl_input_set_digest_cache(o->digest_cache);
+	rc = pl_input_open(&in, path, &p->limits, err);
+	pl_input_set_digest_cache(NULL);
+	if (rc)
 		return rc;
 	nhead = pl_input_peek(&in, head, sizeof(head), err);
 	if (nhead >= 8 && (memcmp(head, "PERFILE2", 8) == 0 || memcmp(head, "2ELIFREP", 8) == 0)) {
@@ -552,7 +571,7 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 		if (o->defer_hash)
 			src->pending_hash = pl_input_detach_hash(&in);
 		else
-			rc = pl_input_sha256(&in, src->sha256, err);
+			rc = finish_source_hash(src, pl_input_detach_hash(&in), err);
 		src->format = fmt;
 		src->codec = pl_codec_name(in.codec);
 		src->lines = in.line_no;
@@ -573,7 +592,7 @@ enum pl_err pl_parse_finish_hashes(struct pl_profile *p, struct pl_error *err)
 		if (!src->pending_hash)
 			continue;
 		if (rc == PL_OK)
-			rc = pl_input_hash_finish(src->pending_hash, src->sha256, err);
+			rc = finish_source_hash(src, src->pending_hash, err);
 		else
 			pl_input_hash_free(src->pending_hash);
 		src->pending_hash = NULL;

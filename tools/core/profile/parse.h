@@ -57,6 +57,9 @@ struct pl_parse_opts {
 	 * pending_hash), so a big file's hashing can overlap what comes
 	 * after parsing; pl_parse_finish_hashes then fills it in. */
 	bool defer_hash;
+	/* Where input digests are kept by file identity
+	 * (base/digest_cache.h), or NULL: every input is hashed. */
+	const char *digest_cache;
 };
 
 enum pl_err pl_parse_path(struct pl_profile *p, const char *path,
