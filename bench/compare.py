@@ -18,10 +18,13 @@ Benches (each skipped when its input is not given):
   script    perflens analyze --input TEXT (perf script text), a fresh
             artifact root each run (removed untimed before it); peer:
             perl stackcollapse-perf.pl TEXT > /dev/null
+            and again into a kept root (one untimed run first), where
+            the input's digest comes from the digest cache
   perfdata  perflens analyze --path DATA (native reader), the artifact
             root kept (one untimed run first makes its per-boot kallsyms
-            copy, as in bench/perf_data.sh); peer: perf report -i DATA
-            --stdio > /dev/null
+            copy, as in bench/perf_data.sh, and keeps the input's digest);
+            peer: perf report -i DATA --stdio > /dev/null; and again with
+            the digest cache emptied before each run (the file hashed)
   mcp       bench/mcp_small.py: list_hotspots (limit 10) and
             list_artifacts over stdio on both servers and the bare
             fork-and-answer floor, called in turn, round by round
@@ -128,6 +131,15 @@ def main():
                           [os.path.join(a.b, "perflens"), "analyze", "--input", a.script_input,
                            "--artifact-root", roots["B"]],
                           peer, "stackcollapse-perf.pl", a.rounds, a.peer_rounds, fresh)
+        # The same file analyzed again into a kept root: its digest comes
+        # from the digest cache (tools/core/base/digest_cache.h).
+        again = {}
+        for k, d in (("A", a.a), ("B", a.b)):
+            again[k] = [os.path.join(d, "perflens"), "analyze", "--input", a.script_input,
+                        "--artifact-root", os.path.join(a.scratch, "art-script-again-" + k)]
+            run_once(again[k])  # untimed: the first analysis keeps the digest
+        ok &= bench_pairs("perf script analyze again (%.0f MB, kept root)" % (os.path.getsize(a.script_input) / 1e6),
+                          again["A"], again["B"], peer, "stackcollapse-perf.pl", a.rounds, a.peer_rounds)
     if ok and a.perf_data:
         cmds = {}
         for k, d in (("A", a.a), ("B", a.b)):
@@ -139,6 +151,16 @@ def main():
                           cmds["A"], cmds["B"],
                           [a.perf, "report", "-i", a.perf_data, "--stdio"], "perf report",
                           a.rounds, a.rounds)
+        # And with the digest cache emptied before each run: the file is
+        # hashed, as a first analysis of it is.
+        def no_digests():
+            for k in "AB":
+                shutil.rmtree(os.path.join(a.scratch, "art-pd-" + k, "cache", "digests"),
+                              ignore_errors=True)
+        ok &= bench_pairs("perf.data analyze, hashed (%.0f MB, digest cache emptied)" % (os.path.getsize(a.perf_data) / 1e6),
+                          cmds["A"], cmds["B"],
+                          [a.perf, "report", "-i", a.perf_data, "--stdio"], "perf report",
+                          a.rounds, a.rounds, no_digests)
     if ok and a.mcp_capture:
         argv = [sys.executable, os.path.join(here, "mcp_small.py"),
                 "--server", "A=" + os.path.join(a.a, "perflens-mcp"),
