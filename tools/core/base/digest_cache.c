@@ -91,7 +91,7 @@ bool pl_digest_cache_get(const char *dir, const struct pl_file_identity *id, cha
 }
 
 void pl_digest_cache_put(const char *dir, const struct pl_file_identity *id,
-			 const struct pl_file_identity *after, int64_t started, const char hex[65])
+			 const struct pl_file_identity *after, int64_t started, const char *hex)
 {
 	char name[64], path[4096], line[ENTRY_MAX];
 	struct pl_error ignored;

@@ -41,7 +41,7 @@ bool pl_digest_cache_get(const char *dir, const struct pl_file_identity *id, cha
  * identity once hashed) is still `id`.  Failures are ignored: the cache
  * only saves work. */
 void pl_digest_cache_put(const char *dir, const struct pl_file_identity *id,
-			 const struct pl_file_identity *after, int64_t started, const char hex[65]);
+			 const struct pl_file_identity *after, int64_t started, const char *hex);
 
 /* CLOCK_REALTIME now, in ns. */
 int64_t pl_digest_clock_ns(void);
