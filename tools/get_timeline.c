@@ -237,6 +237,7 @@ enum pl_err tool_get_timeline(const struct tool_ctx *ctx, json_t *args, json_t *
 	if (q.picture && (rc = tool_require_writes(ctx, err)))
 		return rc;
 	pl_profile_init(&p, &ctx->limits);
+	p.want_timed = true;
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q.id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q.event, false, &ev, err)) ||
 	    (rc = pick_function(&p, &q, &func, err)) ||

@@ -268,6 +268,7 @@ static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
+	p.want_timed = q->time.active;
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q->event, false, &ev, err)) ||
 	    (rc = tool_view_time_apply(&q->time, &p, ev, err)) ||
@@ -312,6 +313,7 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 	if (!pl_rules_builtin_event_in_set("off_cpu", event))
 		return PL_OK;
 	pl_profile_init(&p, &ctx->limits);
+	p.want_timed = time.active;
 	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) &&
 	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
 	    !(rc = tool_view_time_apply(&time, &p, ev, err)) &&

@@ -82,6 +82,7 @@ START_TEST(times_survive_the_stack_table)
 					    "\"events\":[{\"event\":0,\"samples\":[\"0:0:100 100000000:1:200 "
 					    "100000000:2:50 200000000:0:9\"]},{\"event\":1,\"samples\":[\"300000000:3:7\"]}]}"));
 	doc = json_loads(a.data, 0, &je);
+	back.want_timed = true;
 	ck_assert_int_eq(pl_stack_table_read(&back, doc, "an-00000000000000000000", &err), PL_OK);
 	json_decref(doc);
 	ck_assert_uint_eq(back.timed.n, 5);

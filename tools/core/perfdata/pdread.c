@@ -1209,14 +1209,15 @@ static enum pl_err sample_done(struct reader *r, uint32_t stack, uint32_t event,
 }
 
 /* The sample's time into the timeline (PERF_SAMPLE_TIME; UINT64_MAX
- * when the event was recorded without it). */
+ * when the event was recorded without it), cut to the microsecond as
+ * perf script prints it: both readers then give the same analysis. */
 static void note_time(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t time,
 		      uint64_t period)
 {
 	if (time == UINT64_MAX)
 		pl_note_untimed(p);
 	else
-		pl_add_timed(p, stack, event, time, period);
+		pl_add_timed(p, stack, event, time / 1000 * 1000, period);
 }
 
 static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t size,

@@ -380,6 +380,10 @@ struct pl_profile {
 	bool keep_addrs;
 	struct pl_sched *sched;       /* per-task times from sched tracepoints (sched.h), or NULL */
 	struct pl_timed_table timed;  /* samples with their times (struct pl_timed) */
+	/* Set before loading a stack table (store/stack_table.h) to read
+	 * the timed samples too; without it only their counts are read,
+	 * which spares the tools that do not look at time the decoding. */
+	bool want_timed;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);

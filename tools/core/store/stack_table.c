@@ -869,6 +869,8 @@ static enum pl_err read_timed(struct rd *r, json_t *timed)
 		return rd_bad(r, "not {first_ns, past_cap, untimed, events}");
 	t->past_cap = (uint64_t)past;
 	t->untimed = (uint64_t)untimed;
+	if (!r->p->want_timed)
+		return PL_OK;
 	json_array_foreach(events, i, e) {
 		r->table = "timed";
 		r->index = i;
