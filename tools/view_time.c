@@ -30,7 +30,7 @@ enum pl_err tool_view_time_init(struct tool_view_time *t, json_t *args, struct p
 	return PL_OK;
 }
 
-static void event_weight(const struct pl_profile *p, uint32_t event, struct pl_amount_pair *a)
+static void event_weight(const struct pl_profile *p, uint32_t event, struct pl_amount *a)
 {
 	a->samples = a->period = 0;
 	for (uint32_t s = 0; s < pl_nstacks(p); s++) {

@@ -13,15 +13,14 @@
 #define PL_VIEW_TIME_H
 
 #include "registry.h"
+#include "profile/aggregate.h"
 #include "profile/time_window.h"
 
 struct tool_view_time {
 	bool active;                   /* view.time was given */
 	double from_s, to_s;
 	struct pl_window_stats st;     /* filled by tool_view_time_apply */
-	struct pl_amount_pair {        /* the event's weight before and after */
-		uint64_t samples, period;
-	} before, after;
+	struct pl_amount before, after;/* the event's weight before and after */
 };
 
 /* Read view.time from the call's arguments; a view or time that is not
