@@ -4,8 +4,9 @@
  *
  * The profile is loaded from the stack table, which holds the samples'
  * times; an analysis without them says which inputs have them.  The
- * busiest bucket (by the function's weight when one is asked) becomes the
- * next step: list_hotspots with that bucket as view.time.  With picture,
+ * timeline may zoom into a window (view.time, read as list_hotspots reads
+ * it: view_time.h).  The busiest bucket (by the function's weight when one
+ * is asked) becomes the next step: list_hotspots with that bucket as view.time.  With picture,
  * the bars are drawn as a PNG (export/flamepng.h), written atomically as
  * exports/ID.EVENT.timeline.bN[.tidN][.comm-NAME][.fnN].png and returned
  * as an image content block when small enough.
@@ -16,6 +17,7 @@
 #include "store/artifact.h"
 #include "export/flamepng.h"
 #include "thread_filter.h"
+#include "view_time.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ struct tl_query {
 	uint32_t buckets;
 	bool picture;
 	struct tool_thread_filter threads;
+	struct tool_view_time zoom;
 };
 
 static double round9(double s)
@@ -94,10 +97,12 @@ static json_t *busiest_json(const struct tl_query *q, const char *event, const s
 	double w = (double)t->width_ns / 1e9, from, to;
 	json_t *args;
 
+	double start = (double)(t->start_ns - t->first_ns) / 1e9;
+
 	if (b == SIZE_MAX)
 		return json_null();
-	from = round9((double)b * w);
-	to = round9((double)(b + 1) * w);
+	from = round9(start + (double)b * w);
+	to = round9(start + (double)(b + 1) * w);
 	args = tool_thread_filter_args(&q->threads, json_pack("{s:s,s:s,s:{s:{s:f,s:f}}}",
 		"analysis_id", q->id, "event", event, "view", "time", "from_seconds", from, "to_seconds", to));
 	json_array_append_new(steps, tool_next_step("list_hotspots", args, t->func
@@ -129,6 +134,8 @@ static void picture_name(struct pl_buf *b, const struct tool_ctx *ctx, const str
 	}
 	if (func != PL_NOID)
 		pl_buf_addf(b, ".fn%u", func);
+	if (q->zoom.active)
+		pl_buf_addf(b, ".t%.6f-%.6f", q->zoom.from_s, q->zoom.to_s);
 	pl_buf_adds(b, ".png");
 }
 
@@ -171,7 +178,8 @@ static enum pl_err draw(const struct tool_ctx *ctx, const struct tl_query *q, co
 	po.title = title.data;
 	po.subtitle = sub.data;
 	picture_name(&path, ctx, q, pl_str(p, p->events[ev].name), func);
-	if (!(rc = pl_timeline_png(&png, all, part, t->n, (double)t->width_ns / 1e9, &po, &st, err)) &&
+	if (!(rc = pl_timeline_png(&png, all, part, t->n, (double)(t->start_ns - t->first_ns) / 1e9,
+				   (double)t->width_ns / 1e9, &po, &st, err)) &&
 	    !(rc = write_file(path.data, &png, err)))
 		json_object_set_new(res, "picture", json_pack("{s:o,s:o,s:I,s:i,s:i,s:b}",
 			"path", pl_json_bytes(path.data),
@@ -200,9 +208,10 @@ static json_t *answer(const struct tl_query *q, const struct pl_profile *p, uint
 	const char *event = pl_str(p, p->events[ev].name);
 	json_t *steps = json_array(), *res;
 
-	res = json_pack("{s:s,s:s,s:s,s:o,s:f,s:f,s:{s:I,s:I},s:o,s:o}", "analysis_id", q->id,
+	res = json_pack("{s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:{s:I,s:I},s:o,s:o}", "analysis_id", q->id,
 		"event", event, "unit", pl_event_unit(p, ev), "first_time", perf_time(t->first_ns),
 		"span_seconds", round9((double)(t->last_ns - t->first_ns) / 1e9),
+		"start_seconds", round9((double)(t->start_ns - t->first_ns) / 1e9),
 		"bucket_seconds", round9((double)t->width_ns / 1e9),
 		"total", "samples", (json_int_t)t->total.samples, "period", (json_int_t)t->total.period,
 		"samples", column(t->all, t->n, false), "period", column(t->all, t->n, true));
@@ -234,7 +243,8 @@ enum pl_err tool_get_timeline(const struct tool_ctx *ctx, json_t *args, json_t *
 	enum pl_err rc;
 
 	tool_thread_filter_init(&q.threads, args);
-	if (q.picture && (rc = tool_require_writes(ctx, err)))
+	if ((rc = tool_view_time_init(&q.zoom, args, err)) ||
+	    (q.picture && (rc = tool_require_writes(ctx, err))))
 		return rc;
 	pl_profile_init(&p, &ctx->limits);
 	p.want_timed = true;
@@ -243,7 +253,8 @@ enum pl_err tool_get_timeline(const struct tool_ctx *ctx, json_t *args, json_t *
 	    (rc = pick_function(&p, &q, &func, err)) ||
 	    (!p.timed.n && (rc = pl_no_time_error(&p, err))) ||
 	    (rc = tool_thread_filter_apply(&q.threads, &p, ev, err)) ||
-	    (rc = pl_timeline_build(&t, &p, ev, q.buckets, func, err)))
+	    (rc = pl_timeline_build(&t, &p, ev, q.buckets, func, q.zoom.from_s,
+				    q.zoom.active ? q.zoom.to_s : 0, err)))
 		goto out;
 	res = answer(&q, &p, ev, &t, func);
 	if (q.picture && (rc = draw(ctx, &q, &p, ev, &t, func, res, err)))

@@ -112,6 +112,21 @@ for label, aid in (("text", TEXT_ID), ("native", NATIVE_ID)):
     oracle(label, aid, round(span * 0.3, 3), round(span * 0.7, 3))
     oracle(label + " phase B", aid, round(span * 0.6, 3), round(span * 0.95, 3))
 
+# ---------------------------------------------------------------- a zoom
+zoom, r = call("get_timeline", {"analysis_id": NATIVE_ID, "buckets": 10,
+                                "view": {"time": {"from_seconds": 0.5, "to_seconds": 0.7}}})
+if check("timeline: get_timeline zooms into [0.5, 0.7) s", zoom and zoom["start_seconds"] == 0.5, short(r)):
+    page, r = call("list_hotspots", {"analysis_id": NATIVE_ID, "limit": 1,
+                                     "view": {"time": {"from_seconds": 0.5, "to_seconds": 0.7}}})
+    rep = os.path.join(os.environ["WORK"], "report-zoom.txt")
+    with open(rep, "w") as f:
+        subprocess.run(["perf", "report", "-i", DATA, "--stdio", "--no-children", "--sort", "sym", "-g", "none",
+                        "--time", page["time_window"]["perf_time"]], stdout=f, stderr=subprocess.DEVNULL)
+    header, _ = parse_report(rep, False)
+    check("timeline: the zoom's %d buckets hold perf report --time's %s samples (%d)"
+          % (len(zoom["samples"]), header.get("samples"), sum(zoom["samples"])),
+          len(zoom["samples"]) <= 10 and sum(zoom["samples"]) == header.get("samples"), header)
+
 # ------------------------------------------------------- the two phases
 tla, r = call("get_timeline", {"analysis_id": TEXT_ID, "symbol": "a", "buckets": 20})
 tlb, r2 = call("get_timeline", {"analysis_id": TEXT_ID, "symbol": "b", "buckets": 20})

@@ -227,6 +227,7 @@ static void table_timeline(json_t *r, FILE *out)
 	json_t *samples = json_object_get(r, "samples"), *fn = json_object_get(r, "function");
 	json_t *shares = json_object_get(fn, "percent_per_bucket");
 	double w = json_number_value(json_object_get(r, "bucket_seconds"));
+	double start = json_number_value(json_object_get(r, "start_seconds"));
 	long long max = 1;
 	size_t i;
 	json_t *v;
@@ -239,7 +240,7 @@ static void table_timeline(json_t *r, FILE *out)
 		fn ? str_of(fn, "symbol", "?") : "", "seconds", "samples");
 	json_array_foreach(samples, i, v) {
 		int bar = (int)(json_integer_value(v) * 40 / max);
-		fprintf(out, "%10.3f %8lld %-40.*s", (double)i * w, (long long)json_integer_value(v), bar,
+		fprintf(out, "%10.3f %8lld %-40.*s", start + (double)i * w, (long long)json_integer_value(v), bar,
 			"########################################");
 		if (shares)
 			fprintf(out, " %.1f%%", json_number_value(json_array_get(shares, i)));

@@ -105,7 +105,7 @@ START_TEST(timeline_buckets_an_event_and_a_function)
 		if (strcmp(pl_str(&prof, prof.funcs[f].symbol), "other") == 0)
 			other = f;
 	/* a 0.4 s span in at most 5 buckets: 0.1 s each, 5 of them */
-	ck_assert_int_eq(pl_timeline_build(&t, &prof, cycles, 5, other, &err), PL_OK);
+	ck_assert_int_eq(pl_timeline_build(&t, &prof, cycles, 5, other, 0, 0, &err), PL_OK);
 	ck_assert_uint_eq(t.width_ns, 100000000ull);
 	ck_assert_uint_eq(t.n, 5);
 	ck_assert_uint_eq(t.all[0].period, 100);

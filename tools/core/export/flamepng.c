@@ -554,21 +554,22 @@ static void tl_bar(struct png *g, double x, double w, int base, double h, const 
 }
 
 /* Tick labels along the x axis, about every 120 px, in seconds. */
-static void tl_x_labels(struct png *g, size_t n, double bucket_s, double left, double bw, int y)
+static void tl_x_labels(struct png *g, size_t n, double start_s, double bucket_s, double left, double bw,
+			int y)
 {
 	static const uint8_t gray[3] = {0x40, 0x40, 0x40};
 	size_t every = (size_t)(120 / bw) + 1;
 	char label[32];
 
 	for (size_t i = 0; i <= n; i += every) {
-		snprintf(label, sizeof(label), "%.4g s", (double)i * bucket_s);
+		snprintf(label, sizeof(label), "%.4g s", start_s + (double)i * bucket_s);
 		queue_text(g, left + (double)i * bw, y, &pl_font12, gray, label);
 	}
 }
 
 enum pl_err pl_timeline_png(struct pl_buf *out, const uint64_t *all, const uint64_t *part, size_t n,
-			    double bucket_s, const struct pl_png_opts *in, struct pl_png_stats *st,
-			    struct pl_error *err)
+			    double start_s, double bucket_s, const struct pl_png_opts *in,
+			    struct pl_png_stats *st, struct pl_error *err)
 {
 	static const double light[3] = {0.95, 0.70, 0.35}, strong[3] = {0.80, 0.20, 0.10};
 	static const uint8_t gray[3] = {0x40, 0x40, 0x40};
@@ -608,6 +609,6 @@ enum pl_err pl_timeline_png(struct pl_buf *out, const uint64_t *all, const uint6
 	snprintf(label, sizeof(label), "%llu", (unsigned long long)max);
 	queue_text(&g, PNG_XPAD, top + 10, &pl_font12, gray, label);
 	queue_text(&g, PNG_XPAD, base, &pl_font12, gray, "0");
-	tl_x_labels(&g, n, bucket_s, left, bw, base + 16);
+	tl_x_labels(&g, n, start_s, bucket_s, left, bw, base + 16);
 	return png_finish(&g, out, st, (uint32_t)n, err);
 }

@@ -6,6 +6,7 @@
 #include "timeline.h"
 #include "time_window.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,10 +51,37 @@ static void add(struct pl_amount *a, uint64_t period)
 	a->period += period;
 }
 
+/* The range bucketed: [start, end] in ns, the whole span or a zoom. */
+static enum pl_err zoom(struct pl_timeline *t, double from_s, double to_s, uint64_t *end,
+			struct pl_error *err)
+{
+	uint64_t from, to;
+
+	t->start_ns = t->first_ns;
+	*end = t->last_ns;
+	if (to_s <= 0)
+		return PL_OK;
+	if (!(from_s >= 0) || !(to_s > from_s) || !(to_s < 9.2e9))
+		return pl_fail(err, PL_ERR_USAGE, "pass 0 <= from_seconds < to_seconds",
+			       "time window [%g, %g) is empty or out of range", from_s, to_s);
+	from = t->first_ns + (uint64_t)llround(from_s * 1e9);
+	to = t->first_ns + (uint64_t)llround(to_s * 1e9);
+	if (from > t->last_ns)
+		return pl_fail(err, PL_ERR_USAGE, "pick a window inside the span (span_seconds)",
+			       "time window [%g, %g) starts after the last sample", from_s, to_s);
+	t->start_ns = from;
+	if (to - 1 < *end)
+		*end = to - 1;
+	return PL_OK;
+}
+
 enum pl_err pl_timeline_build(struct pl_timeline *t, const struct pl_profile *p, uint32_t event,
-			      uint32_t buckets, uint32_t func, struct pl_error *err)
+			      uint32_t buckets, uint32_t func, double from_s, double to_s,
+			      struct pl_error *err)
 {
 	const struct pl_timed_table *tt = &p->timed;
+	uint64_t end;
+	enum pl_err rc;
 	bool *has;
 
 	memset(t, 0, sizeof(*t));
@@ -65,17 +93,21 @@ enum pl_err pl_timeline_build(struct pl_timeline *t, const struct pl_profile *p,
 	for (size_t i = 0; i < tt->n; i++)
 		if (tt->v[i].time_ns > t->last_ns)
 			t->last_ns = tt->v[i].time_ns;
-	t->width_ns = pl_timeline_width(t->last_ns - t->first_ns, buckets);
-	t->n = (size_t)((t->last_ns - t->first_ns) / t->width_ns) + 1;
+	if ((rc = zoom(t, from_s, to_s, &end, err)))
+		return rc;
+	t->width_ns = pl_timeline_width(end - t->start_ns, buckets);
+	t->n = (size_t)((end - t->start_ns) / t->width_ns) + 1;
 	t->all = pl_xcalloc(t->n, sizeof(*t->all));
 	has = stacks_with(p, func);
 	if (has)
 		t->func = pl_xcalloc(t->n, sizeof(*t->func));
 	for (size_t i = 0; i < tt->n; i++) {
 		const struct pl_timed *s = &tt->v[i];
-		size_t b = (size_t)((s->time_ns - t->first_ns) / t->width_ns);
-		if (s->event != event || !pl_stack_weight(p, s->stack, event))
+		size_t b;
+		if (s->event != event || s->time_ns < t->start_ns || s->time_ns > end ||
+		    !pl_stack_weight(p, s->stack, event))
 			continue;
+		b = (size_t)((s->time_ns - t->start_ns) / t->width_ns);
 		add(&t->all[b], s->period);
 		add(&t->total, s->period);
 		if (has && has[s->stack]) {
