@@ -133,6 +133,26 @@ START_TEST(folded_input_has_no_time_to_cut)
 }
 END_TEST
 
+START_TEST(samples_past_the_cap_are_counted)
+{
+	struct pl_buf a = {0};
+	uint32_t cycles;
+
+	ck_assert_int_eq(feed_script(&prof, sample), PL_OK);
+	cycles = pl_find_event(&prof, "cycles");
+	while (prof.timed.n < PL_MAX_TIMED)
+		pl_add_timed(&prof, 0, cycles, 2000000000ull + prof.timed.n, 1);
+	pl_add_timed(&prof, 0, cycles, 3000000000ull, 1);
+	pl_add_timed(&prof, 0, cycles, (uint64_t)INT64_MAX + 1, 1);   /* no clock reads so */
+	ck_assert_uint_eq(prof.timed.n, PL_MAX_TIMED);
+	ck_assert_uint_eq(prof.timed.past_cap, 1);
+	ck_assert_uint_eq(prof.timed.untimed, 1);
+	ck_assert(pl_stack_table_write(&prof, add_to_buf, &a));
+	ck_assert_ptr_nonnull(strstr(a.data, "\"timed\":{\"first_ns\":1000000000,\"past_cap\":1,\"untimed\":1,"));
+	pl_buf_release(&a);
+}
+END_TEST
+
 Suite *suite_time_window(void)
 {
 	Suite *s = suite_create("time_window");
@@ -142,6 +162,7 @@ Suite *suite_time_window(void)
 	tcase_add_test(tc, times_survive_the_stack_table);
 	tcase_add_test(tc, timeline_buckets_an_event_and_a_function);
 	tcase_add_test(tc, folded_input_has_no_time_to_cut);
+	tcase_add_test(tc, samples_past_the_cap_are_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }
