@@ -94,6 +94,8 @@ static const struct viewer_tool viewer_tools[] = {
 	{"get_device_metrics", {NULL}, NULL, NULL, NULL},
 	/* Not read-only only for its exports, which the viewer turns off. */
 	{"compare_profiles", {"baseline_id", "candidate_id"}, NULL, NULL, "exports"},
+	/* Not read-only only for its picture, which the viewer turns off. */
+	{"get_timeline", {"analysis_id"}, NULL, NULL, "picture"},
 };
 
 struct viewer *viewer_new(struct mcp_server *s, const char *token, bool no_auth)
@@ -562,7 +564,7 @@ static void serve_call(struct viewer *v, const struct viewer_request *rq, struct
 		api_error(out, 404, "not_found", "not a tool the viewer may call",
 			  "the viewer reads: list_artifacts, read_artifact_page, list_hotspots, get_hotspot, "
 			  "get_call_paths, list_threads, get_perf_stat, classify_hotspots, source_context, "
-			  "compare_profiles");
+			  "compare_profiles, get_timeline");
 		return;
 	}
 	args = args ? json_deep_copy(args) : json_object();

@@ -10,6 +10,7 @@
  */
 #include "registry.h"
 #include "base/escape.h"
+#include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/flamepng.h"
 #include "collectors/capabilities.h"
@@ -311,6 +312,35 @@ enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, ui
 			       "no hotspot '%s' in this analysis", id);
 	*func = (uint32_t)f;
 	return PL_OK;
+}
+
+enum pl_err tool_find_symbol(const struct pl_profile *p, const char *symbol,
+			    uint32_t *func, struct pl_error *err)
+{
+	uint32_t sid = pl_strtab_find(&p->strs, symbol, strlen(symbol));
+	char **shorts;
+
+	*func = PL_NOID;
+	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
+		if (p->funcs[f].symbol == sid) {
+			*func = f;
+			return PL_OK;
+		}
+	/* a demangled function by its linkage_name or its short_name */
+	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
+		if (p->funcs[f].linkage == sid) {
+			*func = f;
+			return PL_OK;
+		}
+	shorts = pl_profile_short_names(p);
+	for (uint32_t f = 0; f < pl_nfuncs(p) && *func == PL_NOID; f++)
+		if (shorts[f] && strcmp(shorts[f], symbol) == 0)
+			*func = f;
+	pl_short_names_free(shorts, pl_nfuncs(p));
+	if (*func != PL_NOID)
+		return PL_OK;
+	return pl_fail(err, PL_ERR_USAGE, "pass a symbol exactly as list_hotspots shows it (symbol, short_name or linkage_name)",
+		       "no function named '%s' in this analysis", symbol);
 }
 
 enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri, char *resolved,

@@ -167,36 +167,6 @@ static json_t *page_json(const struct pl_profile *p, const struct pl_view *v,
 	return paths;
 }
 
-/* PL_NOID with an error when no function carries `symbol`. */
-static enum pl_err find_symbol(const struct pl_profile *p, const char *symbol,
-			       uint32_t *func, struct pl_error *err)
-{
-	uint32_t sid = pl_strtab_find(&p->strs, symbol, strlen(symbol));
-	char **shorts;
-
-	*func = PL_NOID;
-	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
-		if (p->funcs[f].symbol == sid) {
-			*func = f;
-			return PL_OK;
-		}
-	/* a demangled function by its linkage_name or its short_name */
-	for (uint32_t f = 0; sid != PL_NOID && f < pl_nfuncs(p); f++)
-		if (p->funcs[f].linkage == sid) {
-			*func = f;
-			return PL_OK;
-		}
-	shorts = pl_profile_short_names(p);
-	for (uint32_t f = 0; f < pl_nfuncs(p) && *func == PL_NOID; f++)
-		if (shorts[f] && strcmp(shorts[f], symbol) == 0)
-			*func = f;
-	pl_short_names_free(shorts, pl_nfuncs(p));
-	if (*func != PL_NOID)
-		return PL_OK;
-	return pl_fail(err, PL_ERR_USAGE, "pass a symbol exactly as list_hotspots shows it (symbol, short_name or linkage_name)",
-		       "no function named '%s' in this analysis", symbol);
-}
-
 /* Keep the paths through any function with func's symbol: several
  * functions may share a symbol (one per DSO). */
 static void keep_through(const struct pl_profile *p, struct pl_callpaths *cps, uint32_t func)
@@ -262,7 +232,7 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
-	    (symbol && (rc = find_symbol(&p, symbol, &func, err))) ||
+	    (symbol && (rc = tool_find_symbol(&p, symbol, &func, err))) ||
 	    (rc = tool_thread_filter_apply(&threads, &p, event, err)))
 		goto out;
 	pl_view_build(&v, &p, event);

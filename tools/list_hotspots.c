@@ -7,7 +7,9 @@
  * and, when writes are allowed, the index is built from that summary for
  * the next pages.  Both give the same bytes.  A call filtered by thread
  * (tid, comm) is answered from the stack table, the only store that keeps
- * each stack's thread (thread_filter.h).  On an off-CPU event the answer
+ * each stack's thread (thread_filter.h), and so is one cut to a time
+ * window (view.time, view_time.h: the stack table holds the samples'
+ * times), the window first.  On an off-CPU event the answer
  * also says what self means there and where the stacks block (the first
  * frame above the kernel's, with its caller), read from the stack table.
  */
@@ -16,6 +18,7 @@
 #include "store/hotidx.h"
 #include "profile/demangle.h"
 #include "thread_filter.h"
+#include "view_time.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
 
@@ -51,6 +54,7 @@ struct query {
 	bool by_incl;
 	json_t *args;   /* the call's own arguments, for next_call */
 	struct tool_thread_filter threads;
+	struct tool_view_time time;
 };
 
 /* The hotspots a call lists, filtered and in order, from the index (x),
@@ -148,6 +152,7 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 
 	pl_buf_addf(&query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
 	tool_thread_filter_query(&q->threads, &query);
+	tool_view_time_query(&q->time, &query);
 	if (!(*rc = tool_page_open(&pg, query.data, q->cursor, q->offset, q->limit, err))) {
 		tool_page_bound(&pg, l->n);
 		if ((page = page_of(l, &pg)))
@@ -159,6 +164,8 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 			json_object_set_new(*result, "next_steps", page_steps(q, event, page, &pg));
 		if (page && q->threads.active)
 			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&q->threads));
+		if (page && q->time.active)
+			json_object_set_new(*result, "time_window", tool_view_time_json(&q->time));
 	}
 	pl_buf_release(&query);
 	return *rc || page;
@@ -248,7 +255,8 @@ out:
 	return rc;
 }
 
-/* The call answered from the stack table, for a thread filter. */
+/* The call answered from the stack table, for a thread filter or a time
+ * window. */
 static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json_t **result,
 			       struct pl_error *err)
 {
@@ -260,8 +268,10 @@ static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
+	p.want_timed = q->time.active;
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q->event, false, &ev, err)) ||
+	    (rc = tool_view_time_apply(&q->time, &p, ev, err)) ||
 	    (rc = tool_thread_filter_apply(&q->threads, &p, ev, err)))
 		goto out;
 	pl_view_build(&v, &p, ev);
@@ -294,6 +304,7 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 	struct pl_profile p;
 	struct pl_view v = {0};
 	struct tool_thread_filter threads = q->threads;
+	struct tool_view_time time = q->time;
 	uint32_t ev;
 	enum pl_err rc;
 
@@ -302,8 +313,10 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 	if (!pl_rules_builtin_event_in_set("off_cpu", event))
 		return PL_OK;
 	pl_profile_init(&p, &ctx->limits);
+	p.want_timed = time.active;
 	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) &&
 	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
+	    !(rc = tool_view_time_apply(&time, &p, ev, err)) &&
 	    !(rc = tool_thread_filter_apply(&threads, &p, ev, err))) {
 		pl_view_build(&v, &p, ev);
 		json_object_set_new(result, "off_cpu", json_pack("{s:s,s:o,s:[o]}",
@@ -339,7 +352,9 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
 	tool_thread_filter_init(&q.threads, args);
-	if (q.threads.active) {
+	if ((rc = tool_view_time_init(&q.time, args, err)))
+		return rc;
+	if (q.threads.active || q.time.active) {
 		rc = from_stacks(ctx, &q, result, err);
 	} else {
 		x = pl_hotidx_open(ctx->artifact_root, q.id);

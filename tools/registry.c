@@ -26,6 +26,7 @@ const struct tool_def tool_table[] = {
 	{"export_profile", "schemas/tools/export_profile.json", tool_export_profile},
 	{"get_hotspot", "schemas/tools/get_hotspot.json", tool_get_hotspot},
 	{"list_threads", "schemas/tools/list_threads.json", tool_list_threads},
+	{"get_timeline", "schemas/tools/get_timeline.json", tool_get_timeline},
 	{"list_artifacts", "schemas/tools/list_artifacts.json", tool_list_artifacts},
 	{"read_artifact_page", "schemas/tools/read_artifact_page.json", tool_read_artifact_page},
 	{"source_context", "schemas/tools/source_context.json", tool_source_context},

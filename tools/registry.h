@@ -203,6 +203,12 @@ enum pl_err tool_pick_summary_event(json_t *summary, const char *name,
 enum pl_err tool_parse_hotspot_id(const struct pl_profile *p, const char *id, uint32_t *func,
 				  struct pl_error *err);
 
+/* The function named `symbol` as list_hotspots shows it: its symbol,
+ * linkage_name or short_name (the first function with it); PL_ERR_USAGE
+ * when none. */
+enum pl_err tool_find_symbol(const struct pl_profile *p, const char *symbol, uint32_t *func,
+			     struct pl_error *err);
+
 /* Opaque page cursors ("OFFSET.CHECK") bound to the query that made them. */
 void tool_cursor_make(char *out, size_t cap, size_t offset, const char *query);
 enum pl_err tool_cursor_parse(const char *cursor, const char *query,
@@ -301,6 +307,7 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *, json_t *, json_t **, st
 enum pl_err tool_get_perf_stat(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_export_profile(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_threads(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_get_timeline(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_get_hotspot(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_list_artifacts(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_read_artifact_page(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);

@@ -52,6 +52,8 @@ static const char *const calls[] = {
 	"get_hotspot", "{\"analysis_id\":\"" ID "\",\"hotspot_id\":\"fn0\",\"tid\":1}",
 	"get_call_paths", "{\"analysis_id\":\"" ID "\",\"symbol\":\"main\"}",
 	"read_artifact_page", "{\"artifact\":\"analyses/" ID ".json\",\"offset\":3,\"limit_bytes\":100}",
+	"get_timeline", "{\"analysis_id\":\"" ID "\",\"symbol\":\"main\",\"buckets\":7}",
+	"list_hotspots", "{\"analysis_id\":\"" ID "\",\"view\":{\"time\":{\"from_seconds\":0.1,\"to_seconds\":0.3}}}",
 };
 #define NCALLS (sizeof(calls) / sizeof(calls[0]) / 2)
 

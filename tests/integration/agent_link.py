@@ -130,7 +130,9 @@ dev_tools = {"list_devices", "list_sessions", "get_device_metrics", "list_device
 check("the link's server lists the 11 device tools", dev_tools <= names, sorted(dev_tools - names))
 read = len(json.dumps([{"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
                        for t in tools], separators=(",", ":")).encode())
-DEVICE_BUDGET = 30 * 1024  # 26 KB until 2026-12-07: see test_mcp_budget.sh's MODEL_READ_MAX
+# 26 KB until 2026-12-07 (see test_mcp_budget.sh's MODEL_READ_MAX), 30 KB
+# until get_timeline and list_hotspots' view came (31.1 KB with them).
+DEVICE_BUDGET = 31 * 1024
 check("device-enabled tools/list: model-read part %d bytes <= %d" % (read, DEVICE_BUDGET), read <= DEVICE_BUDGET)
 cmd = open("/proc/%d/cmdline" % s.pid, "rb").read()
 check("the pairing code is in no argv", CODE.encode() not in cmd)

@@ -44,8 +44,9 @@ SERVER, REPO, SHARED = sys.argv[1:4]
 # What a model reads of tools/list: 20 KB until 2026-12-07, 24 KB since
 # collect_profile's working_directory/environment/output, demangled and
 # short names, every step's operator and run_experiment came (about 1.2 KB
-# a tool; descriptions were cut first).
-MODEL_READ_MAX = 24 * 1024
+# a tool; descriptions were cut first); 25 KB since get_timeline and
+# list_hotspots' view (24.3 KB with them, 24.4 KB with its zoom).
+MODEL_READ_MAX = 25 * 1024
 # A classify page: 8 KB until 2026-12-07; 10 KB since each candidate's
 # collection and experiment steps say what the operator must do first.
 CLASSIFY_MAX = 10 * 1024

@@ -264,6 +264,13 @@ async function main() {
     const st = await call('get_perf_stat', { analysis_id: id2 }, 'get_perf_stat device session');
     check('get_perf_stat: one block per chunk of the session', st && st.blocks.length === a2.inputs.length,
       `${st?.blocks.length} blocks, ${a2.inputs.length} inputs`);
+    // The session's chunks are perf script text with times: a timeline,
+    // whose buckets add up to the event's samples.
+    const ev = a2.events[0];
+    const tl = await call('get_timeline', { analysis_id: id2, event: ev.name, buckets: 20 }, 'get_timeline device session');
+    check('get_timeline: at most 20 buckets holding every sample of the event',
+      tl && tl.samples.length <= 20 && tl.samples.reduce((x, y) => x + y, 0) === ev.samples,
+      `${short(tl?.samples)} vs ${ev.samples}`);
   }
 
   // -------------------------------------------------------------- exports

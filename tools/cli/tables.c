@@ -220,6 +220,34 @@ static void table_threads(json_t *r, FILE *out)
 	print_page(json_object_get(r, "page"), out);
 }
 
+/* A timeline: one line a bucket, its start, samples and a bar of up to
+ * 40 '#' scaled to the busiest bucket (with a function, its share). */
+static void table_timeline(json_t *r, FILE *out)
+{
+	json_t *samples = json_object_get(r, "samples"), *fn = json_object_get(r, "function");
+	json_t *shares = json_object_get(fn, "percent_per_bucket");
+	double w = json_number_value(json_object_get(r, "bucket_seconds"));
+	double start = json_number_value(json_object_get(r, "start_seconds"));
+	long long max = 1;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(samples, i, v)
+		if (json_integer_value(v) > max)
+			max = json_integer_value(v);
+	fprintf(out, "event %s (%s), from %s, %g s a bucket%s%s\n%10s %8s\n", str_of(r, "event", "?"),
+		str_of(r, "unit", "?"), str_of(r, "first_time", "?"), w, fn ? ", share of " : "",
+		fn ? str_of(fn, "symbol", "?") : "", "seconds", "samples");
+	json_array_foreach(samples, i, v) {
+		int bar = (int)(json_integer_value(v) * 40 / max);
+		fprintf(out, "%10.3f %8lld %-40.*s", start + (double)i * w, (long long)json_integer_value(v), bar,
+			"########################################");
+		if (shares)
+			fprintf(out, " %.1f%%", json_number_value(json_array_get(shares, i)));
+		fputc('\n', out);
+	}
+}
+
 static void table_source(json_t *r, FILE *out)
 {
 	json_t *f, *l;
@@ -464,6 +492,7 @@ static const struct {
 	{"get_perf_stat", table_perf_stat},
 	{"get_hotspot", table_hotspot},
 	{"list_threads", table_threads},
+	{"get_timeline", table_timeline},
 	{"source_context", table_source},
 	{"export_profile", table_export},
 	{"list_artifacts", table_artifacts},

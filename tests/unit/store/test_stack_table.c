@@ -21,6 +21,7 @@ static void setup(void)
 {
 	pl_profile_init(&prof, NULL);
 	pl_profile_init(&back, NULL);
+	back.want_timed = true;   /* read back whole, times too */
 }
 
 static void teardown(void)

@@ -9,6 +9,9 @@
  * pixel blends, far cheaper than a cairo mask each); then cairo writes
  * the PNG into a memory buffer.
  *
+ * A timeline is a bar chart on the same canvas: a bar per time bucket,
+ * a function's part drawn over it, axis labels from the same atlas.
+ *
  * Text is UTF-8, decoded strictly: each code point is one cell of the
  * monospaced atlas, drawn with its glyph, or a box when the atlas lacks
  * it; each invalid subpart (a stray byte, an overlong form, a cut
@@ -533,4 +536,79 @@ enum pl_err pl_sandwich_png(struct pl_buf *out, const struct pl_flame_stack *cal
 		return rc;
 	}
 	return png_finish(&g, out, st, up_shown + 1 + down_shown, err);
+}
+
+/* ------------------------------------------------------------ timeline */
+
+#define TL_LEFT 70          /* room for the y axis' labels */
+#define TL_AXIS 28          /* room below for the x axis' labels */
+
+static void tl_bar(struct png *g, double x, double w, int base, double h, const double rgb[3])
+{
+	if (h <= 0)
+		return;
+	cx.set_source_rgb(g->cr, rgb[0], rgb[1], rgb[2]);
+	cx.rectangle(g->cr, x, base - h, w > 2 ? w - 1 : w, h);
+	cx.fill(g->cr);
+	g->frames++;
+}
+
+/* Tick labels along the x axis, about every 120 px, in seconds. */
+static void tl_x_labels(struct png *g, size_t n, double start_s, double bucket_s, double left, double bw,
+			int y)
+{
+	static const uint8_t gray[3] = {0x40, 0x40, 0x40};
+	size_t every = (size_t)(120 / bw) + 1;
+	char label[32];
+
+	for (size_t i = 0; i <= n; i += every) {
+		snprintf(label, sizeof(label), "%.4g s", start_s + (double)i * bucket_s);
+		queue_text(g, left + (double)i * bw, y, &pl_font12, gray, label);
+	}
+}
+
+enum pl_err pl_timeline_png(struct pl_buf *out, const uint64_t *all, const uint64_t *part, size_t n,
+			    double start_s, double bucket_s, const struct pl_png_opts *in,
+			    struct pl_png_stats *st, struct pl_error *err)
+{
+	static const double light[3] = {0.95, 0.70, 0.35}, strong[3] = {0.80, 0.20, 0.10};
+	static const uint8_t gray[3] = {0x40, 0x40, 0x40};
+	struct pl_png_opts o;
+	struct png g;
+	uint64_t max = 1;
+	double left = TL_LEFT, plot_w, bw;
+	int top, base;
+	char label[32];
+	enum pl_err rc;
+
+	struct pl_png_opts want = in ? *in : (struct pl_png_opts){0};
+
+	memset(st, 0, sizeof(*st));
+	if (!want.max_height)
+		want.max_height = 320;
+	if ((rc = check_opts(&o, &want, err)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if (all[i] > max)
+			max = all[i];
+	if ((rc = png_start(&g, &o, o.max_height, err)))
+		return rc;
+	top = PNG_TOP + (o.subtitle ? PNG_SUB : 0) + 8;
+	base = (int)o.max_height - TL_AXIS;
+	plot_w = o.width - left - PNG_XPAD;
+	bw = n ? plot_w / (double)n : plot_w;
+	for (size_t i = 0; i < n; i++) {
+		double x = left + (double)i * bw;
+		tl_bar(&g, x, bw, base, (double)all[i] * (base - top) / (double)max, light);
+		if (part)
+			tl_bar(&g, x, bw, base, (double)part[i] * (base - top) / (double)max, strong);
+	}
+	cx.set_source_rgb(g.cr, 0.25, 0.25, 0.25);
+	cx.rectangle(g.cr, left, base, plot_w, 1);
+	cx.fill(g.cr);
+	snprintf(label, sizeof(label), "%llu", (unsigned long long)max);
+	queue_text(&g, PNG_XPAD, top + 10, &pl_font12, gray, label);
+	queue_text(&g, PNG_XPAD, base, &pl_font12, gray, "0");
+	tl_x_labels(&g, n, start_s, bucket_s, left, bw, base + 16);
+	return png_finish(&g, out, st, (uint32_t)n, err);
 }

@@ -47,6 +47,17 @@ enum pl_err pl_sandwich_png(struct pl_buf *out, const struct pl_flame_stack *cal
 			    const struct pl_png_opts *o, struct pl_png_stats *st,
 			    struct pl_error *err);
 
+/* A timeline as a bar chart: n buckets of `all` weight each, and with
+ * `part` (may be NULL) the part of each that a function holds, drawn over
+ * it in a stronger colour.  o->max_height is the picture's height here
+ * (default 320); the x axis is labelled in seconds (bucket 0 at start_s,
+ * bucket_s a bucket),
+ * the y axis with the largest bucket's weight.  st->levels is the number
+ * of buckets drawn. */
+enum pl_err pl_timeline_png(struct pl_buf *out, const uint64_t *all, const uint64_t *part, size_t n,
+			    double start_s, double bucket_s, const struct pl_png_opts *o,
+			    struct pl_png_stats *st, struct pl_error *err);
+
 /* Load libcairo now (once per process): the server does it before its
  * workers fork, since a confined worker could not.  False when it cannot
  * be loaded (a picture then fails, naming the package). */

@@ -1217,6 +1217,18 @@ static enum pl_err sample_done(struct reader *r, uint32_t stack, uint32_t event,
 	return PL_OK;
 }
 
+/* The sample's time into the timeline (PERF_SAMPLE_TIME; UINT64_MAX
+ * when the event was recorded without it), cut to the microsecond as
+ * perf script prints it: both readers then give the same analysis. */
+static void note_time(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t time,
+		      uint64_t period)
+{
+	if (time == UINT64_MAX)
+		pl_note_untimed(p);
+	else
+		pl_add_timed(p, stack, event, time / 1000 * 1000, period);
+}
+
 static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t size,
 				 struct pl_error *err)
 {
@@ -1276,6 +1288,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 			seen = chain_seen(r, t, thread, event, &s);
 		if (seen && seen->used) {
 			pl_add_weight(p, seen->stack, event, 1, period, has_period);
+			note_time(p, seen->stack, event, s.time, period);
 			if (p->nmappings)
 				pl_add_site_again(p, seen->site, period);
 			return sample_done(r, seen->stack, event, period, chain, err);
@@ -1316,6 +1329,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (stack == PL_NOID)
 		return err->code;
 	pl_add_weight(p, stack, event, 1, period, has_period);
+	note_time(p, stack, event, s.time, period);
 	uint32_t site = PL_NOID;
 	if (p->nmappings)
 		site = pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);

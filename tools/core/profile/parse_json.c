@@ -321,6 +321,17 @@ static bool json_num(json_t *j, double *out)
 	return isfinite(*out);
 }
 
+/* A tick's time (microseconds: startTime plus the deltas so far) into the
+ * timeline, in nanoseconds; a negative or overflowing one counts as none. */
+static void v8_time(struct pl_profile *p, uint32_t stack, uint32_t event, double t_us,
+		    uint64_t period)
+{
+	if (t_us >= 0 && t_us < 9.2e15)
+		pl_add_timed(p, stack, event, (uint64_t)llround(t_us * 1000.0), period);
+	else
+		pl_note_untimed(p);
+}
+
 static enum pl_err v8_ticks(struct v8 *v, json_t *doc)
 {
 	json_t *samples = json_object_get(doc, "samples"), *deltas = json_object_get(doc, "timeDeltas");
@@ -362,8 +373,11 @@ static enum pl_err v8_ticks(struct v8 *v, json_t *doc)
 		if (dur >= 1 && (rc = total_fits(v->p, v->ev_time, (uint64_t)llround(dur), v->err)))
 			return rc;
 		pl_add_weight(v->p, stack, v->ev_samples, 1, 1, true);
-		if (dur >= 1)
+		v8_time(v->p, stack, v->ev_samples, t, 1);
+		if (dur >= 1) {
 			pl_add_weight(v->p, stack, v->ev_time, 1, (uint64_t)llround(dur), true);
+			v8_time(v->p, stack, v->ev_time, t, (uint64_t)llround(dur));
+		}
 		if ((rc = count_record(v->p, v->err)))
 			return rc;
 	}

@@ -71,6 +71,8 @@ struct pl_ps_parser {
 	uint32_t thread, event;
 	uint64_t period;
 	bool has_period;
+	uint64_t time_ns;     /* the record's time, when has_time */
+	bool has_time;
 	uint32_t *frames;     /* leaf first, as printed */
 	size_t nframes, frames_cap;
 	uint64_t *pcs;        /* each frame's address as printed, parallel to frames */
@@ -479,6 +481,10 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	if (stack == PL_NOID)
 		return err->code;
 	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
+	if (ps->has_time)
+		pl_add_timed(p, stack, ps->event, ps->time_ns, ps->period);
+	else
+		pl_note_untimed(p);
 	if (p->nmappings)
 		add_site(ps, stack);
 	p->records_parsed++;
@@ -674,6 +680,8 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	ps->event = pl_intern_event(p, h->event.s, h->event.n);
 	ps->has_period = h->has_period;
 	ps->period = h->has_period ? h->period : 1;
+	ps->has_time = h->has_time;
+	ps->time_ns = h->time_ns;
 	ps->nframes = 0;
 	ps->rec_hit = PL_NOID;
 	ps->in_record = true;

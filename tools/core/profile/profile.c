@@ -109,6 +109,7 @@ void pl_profile_release(struct pl_profile *p)
 	free(p->stacks);
 	free(p->weights);
 	free(p->tails);
+	free(p->timed.v);
 	for (size_t i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->notes);
@@ -453,6 +454,23 @@ add:
 	e->period += period;
 	if (!has_period)
 		e->records_without_period += samples;
+}
+
+void pl_add_timed(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t time_ns,
+		  uint64_t period)
+{
+	struct pl_timed_table *t = &p->timed;
+
+	if (time_ns > INT64_MAX) {   /* no clock reads so: a crafted input */
+		t->untimed++;
+		return;
+	}
+	if (t->n == PL_MAX_TIMED) {
+		t->past_cap++;
+		return;
+	}
+	PL_GROW(t->v, t->cap, t->n + 1);
+	t->v[t->n++] = (struct pl_timed){time_ns, period, stack, event};
 }
 
 const struct pl_weight *pl_stack_weight(const struct pl_profile *p,
@@ -943,6 +961,8 @@ enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *
 		memcpy(p->events, o.events, p->nevents * sizeof(*o.events));
 	for (size_t i = 0; i < p->ntails && rc == PL_OK; i++)
 		p->tails[i].stack = to[p->tails[i].stack];
+	for (size_t i = 0; i < p->timed.n && rc == PL_OK; i++)
+		p->timed.v[i].stack = to[p->timed.v[i].stack];
 	if (rc == PL_OK)
 		pl_marked_finish(p);  /* merged stacks: sorted and summed again */
 	pl_drop_sites(p);             /* keyed by the old stack ids */

@@ -103,6 +103,28 @@ struct pl_tail {
 	uint64_t period;
 };
 
+/* A sample with its time (perf script's time column, perf.data's
+ * PERF_SAMPLE_TIME, a V8 tick): which stack and event it added weight to,
+ * when, and how much.  The table keeps at most PL_MAX_TIMED of them, the
+ * first ones read; samples past that, and samples the input gave no time,
+ * are counted (past_cap, untimed), never silently lost.  Entries are in
+ * input order while parsing; the stack table stores them sorted by event,
+ * time, stack and period (store/stack_table.h), and reads them back so.
+ * pl_profile_restack moves them to the new stack ids. */
+struct pl_timed {
+	uint64_t time_ns;   /* the input's clock (perf: seconds since boot) */
+	uint64_t period;
+	uint32_t stack;
+	uint32_t event;
+};
+#define PL_MAX_TIMED (1u << 20)
+struct pl_timed_table {
+	struct pl_timed *v;
+	size_t n, cap;
+	uint64_t past_cap;  /* samples with a time beyond PL_MAX_TIMED */
+	uint64_t untimed;   /* samples the input gave no time */
+};
+
 struct pl_stat_block;  /* perf_stat.h */
 struct pl_profile;
 struct pl_sched;       /* sched.h */
@@ -363,6 +385,11 @@ struct pl_profile {
 	 * with pl_profile_restack (symbols/srclines.h). */
 	bool keep_addrs;
 	struct pl_sched *sched;       /* per-task times from sched tracepoints (sched.h), or NULL */
+	struct pl_timed_table timed;  /* samples with their times (struct pl_timed) */
+	/* Set before loading a stack table (store/stack_table.h) to read
+	 * the timed samples too; without it only their counts are read,
+	 * which spares the tools that do not look at time the decoding. */
+	bool want_timed;
 };
 
 void pl_profile_init(struct pl_profile *p, const struct pl_limits *lim);
@@ -424,8 +451,8 @@ uint32_t pl_stack_leaf_index(const struct pl_profile *p, const struct pl_stack *
  * out[*n] (at most `cap`).  It interns them with pl_intern_frame into
  * the profile's frame table, which starts empty: `old` is the frame as
  * it was (a copy).  Stacks that become equal are merged (weights summed;
- * event totals do not change); tails and caller-check marks follow their
- * stacks (a mark's frame index moves to where its frame's replacement
+ * event totals do not change); tails, caller-check marks and timed samples
+ * follow their stacks (a mark's frame index moves to where its frame's replacement
  * begins); sites, keyed by the old stack ids, are dropped.  On an error
  * (a limit) the profile is fit only for pl_profile_release. */
 #define PL_RESTACK_MAX_EXPANSION 66  /* frames one frame may become */
@@ -441,6 +468,13 @@ enum pl_err pl_profile_restack(struct pl_profile *p, pl_frame_map_fn map, void *
  * input gave no period and `period` is the sample count. */
 void pl_add_weight(struct pl_profile *p, uint32_t stack, uint32_t event,
 		   uint64_t samples, uint64_t period, bool has_period);
+
+/* Remember one sample's time (after its pl_add_weight): kept while the
+ * table has room, else counted in past_cap.  pl_note_untimed counts a
+ * sample the input gave no time. */
+void pl_add_timed(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t time_ns,
+		  uint64_t period);
+static inline void pl_note_untimed(struct pl_profile *p) { p->timed.untimed++; }
 
 /* The weight entry of `stack` for `event`, or NULL. */
 const struct pl_weight *pl_stack_weight(const struct pl_profile *p,

@@ -384,6 +384,92 @@ static void write_caller_check(struct tw *w, const struct pl_profile *p)
 	chunk_flush(w);
 }
 
+/* Timed samples by event, time, stack and period: the order stored. */
+static int timed_cmp(const void *a, const void *b)
+{
+	const struct pl_timed *x = a, *y = b;
+
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->period < y->period ? -1 : x->period > y->period;
+}
+
+static uint64_t timed_first(const struct pl_timed *v, size_t n)
+{
+	uint64_t first = n ? v[0].time_ns : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (v[i].time_ns < first)
+			first = v[i].time_ns;
+	return first;
+}
+
+/* One event's samples, from v[*i]: "DT:STACK[:PERIOD]" records, DT the
+ * time after the previous record's (the first's after first_ns), PERIOD
+ * left out when it is the previous record's. */
+static void write_timed_event(struct tw *w, const struct pl_timed *v, size_t n, size_t *i,
+			      uint64_t first)
+{
+	uint32_t ev = v[*i].event;
+	uint64_t prev_t = first, prev_period = 0;
+	bool any = false;
+
+	tw_raw(w, *i ? ",{\"event\":" : "{\"event\":");
+	tw_value_new(w, json_integer(ev));
+	table_begin(w, ",\"samples\":[");
+	for (; *i < n && v[*i].event == ev; (*i)++) {
+		rec_begin(w);
+		rec_u64(w, v[*i].time_ns - prev_t);
+		pl_buf_addc(&w->rec, ':');
+		rec_u64(w, v[*i].stack);
+		if (!any || v[*i].period != prev_period) {
+			pl_buf_addc(&w->rec, ':');
+			rec_u64(w, v[*i].period);
+		}
+		prev_t = v[*i].time_ns;
+		prev_period = v[*i].period;
+		any = true;
+		rec_end(w);
+		if (w->out.len >= OUT_FLUSH)
+			tw_flush(w);
+	}
+	chunk_flush(w);
+	tw_raw(w, "]}");
+}
+
+/* "timed": the samples' times (profile.h, struct pl_timed), when the
+ * input gave any or counted some without. */
+static void write_timed(struct tw *w, const struct pl_profile *p)
+{
+	const struct pl_timed_table *t = &p->timed;
+	struct pl_timed *v;
+	uint64_t first;
+	size_t i = 0;
+
+	if (!t->n && !t->past_cap && !t->untimed)
+		return;
+	v = pl_xmalloc((t->n + 1) * sizeof(*v));
+	if (t->n)
+		memcpy(v, t->v, t->n * sizeof(*v));
+	qsort(v, t->n, sizeof(*v), timed_cmp);
+	first = timed_first(v, t->n);
+	tw_raw(w, ",\"timed\":{\"first_ns\":");
+	tw_value_new(w, json_integer((json_int_t)first));
+	tw_raw(w, ",\"past_cap\":");
+	tw_value_new(w, json_integer((json_int_t)t->past_cap));
+	tw_raw(w, ",\"untimed\":");
+	tw_value_new(w, json_integer((json_int_t)t->untimed));
+	tw_raw(w, ",\"events\":[");
+	while (i < t->n)
+		write_timed_event(w, v, t->n, &i, first);
+	tw_raw(w, "]}");
+	free(v);
+}
+
 bool pl_stack_table_write(const struct pl_profile *p, json_dump_callback_t emit,
 			  void *data)
 {
@@ -396,7 +482,9 @@ bool pl_stack_table_write(const struct pl_profile *p, json_dump_callback_t emit,
 	write_frames(&w, p);
 	write_stacks(&w, p);
 	write_caller_check(&w, p);
-	tw_raw(&w, "]}\n");
+	tw_raw(&w, "]");
+	write_timed(&w, p);
+	tw_raw(&w, "}\n");
 	tw_flush(&w);
 	pl_buf_release(&w.out);
 	pl_buf_release(&w.rec);
@@ -413,6 +501,11 @@ struct rd {
 	size_t index;         /* the entry being read */
 	uint32_t *frames;     /* the stack being read, root first */
 	size_t frames_cap;
+	/* timed samples: the event being read, the previous record's time
+	 * and period (none yet: no period to repeat) */
+	uint32_t timed_event;
+	uint64_t timed_prev, timed_period;
+	bool timed_any;
 };
 
 static enum pl_err rd_bad(struct rd *r, const char *why)
@@ -733,6 +826,67 @@ static enum pl_err read_caller_check(struct rd *r, json_t *cc, json_t *marks, js
 	return read_records(r, marked, "marked", read_marked);
 }
 
+/* "DT:STACK[:PERIOD]" (write_timed_event). */
+static enum pl_err read_timed_sample(struct rd *r, struct cur *c)
+{
+	struct pl_profile *p = r->p;
+	uint64_t dt, period = r->timed_period;
+	uint32_t stack;
+
+	if (!cur_u64(c, &dt) || !cur_eat(c, ':') || !cur_id(c, pl_nstacks(p), &stack) ||
+	    (cur_eat(c, ':') ? !cur_u64(c, &period) : !r->timed_any))
+		return rd_bad(r, "not DT:STACK[:PERIOD] (a period first)");
+	if (dt > (uint64_t)INT64_MAX - r->timed_prev)
+		return rd_bad(r, "time past 2^63 ns");
+	if (!pl_stack_weight(p, stack, r->timed_event))
+		return rd_bad(r, "a stack without weight under its event");
+	if (p->timed.n == PL_MAX_TIMED)
+		return rd_bad(r, "more samples than the timeline keeps");
+	r->timed_prev += dt;
+	r->timed_period = period;
+	r->timed_any = true;
+	pl_add_timed(p, stack, r->timed_event, r->timed_prev, period);
+	return PL_OK;
+}
+
+/* "timed": {first_ns, past_cap, untimed, events: [{event, samples}]},
+ * events ascending. */
+static enum pl_err read_timed(struct rd *r, json_t *timed)
+{
+	struct pl_timed_table *t = &r->p->timed;
+	json_int_t first, past, untimed, ev, last = -1;
+	json_t *events, *e, *samples;
+	enum pl_err rc;
+	size_t i;
+
+	r->table = "timed";
+	r->index = 0;
+	if (!timed)
+		return PL_OK;
+	if (json_unpack(timed, "{s:I,s:I,s:I,s:o!}", "first_ns", &first, "past_cap", &past,
+			"untimed", &untimed, "events", &events) || first < 0 || past < 0 ||
+	    untimed < 0 || !json_is_array(events))
+		return rd_bad(r, "not {first_ns, past_cap, untimed, events}");
+	t->past_cap = (uint64_t)past;
+	t->untimed = (uint64_t)untimed;
+	if (!r->p->want_timed)
+		return PL_OK;
+	json_array_foreach(events, i, e) {
+		r->table = "timed";
+		r->index = i;
+		if (json_unpack(e, "{s:I,s:o!}", "event", &ev, "samples", &samples) || ev <= last ||
+		    (size_t)ev >= r->p->nevents || !json_is_array(samples))
+			return rd_bad(r, "not {event, samples}, events ascending");
+		last = ev;
+		r->timed_event = (uint32_t)ev;
+		r->timed_prev = (uint64_t)first;
+		r->timed_any = false;
+		if ((rc = read_records(r, samples, "timed samples", read_timed_sample)))
+			return rc;
+	}
+	return PL_OK;
+}
+
 static enum pl_err read_strings(struct rd *r, json_t *strings)
 {
 	size_t i;
@@ -838,19 +992,19 @@ static void restore_without_period(struct pl_profile *p, json_t *events)
 enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 				const char *id, struct pl_error *err)
 {
-	struct rd r = {p, id, err, "document", 0, NULL, 0};
+	struct rd r = {p, id, err, "document", 0, NULL, 0, 0, 0, 0, false};
 	json_t *strings, *events, *funcs, *threads, *frames, *stacks, *tails;
-	json_t *cc = NULL, *marks = NULL, *marked = NULL;
+	json_t *cc = NULL, *marks = NULL, *marked = NULL, *timed = NULL;
 	json_error_t je;
 	const char *schema;
 	json_int_t version;
 	enum pl_err rc;
 
-	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s?o,s?o,s?o}",
+	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s?o,s?o,s?o,s?o}",
 			   "schema", &schema, "version", &version, "strings", &strings,
 			   "events", &events, "functions", &funcs, "threads", &threads,
 			   "frames", &frames, "stacks", &stacks, "tails", &tails,
-			   "caller_check", &cc, "marks", &marks, "marked", &marked))
+			   "caller_check", &cc, "marks", &marks, "marked", &marked, "timed", &timed))
 		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
 			       "stack table of '%s' is malformed: %s", id, je.text);
 	if (strcmp(schema, "perflens.stacks") != 0 || version != PL_STACKS_SCHEMA_VERSION)
@@ -869,7 +1023,8 @@ enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 	    !(rc = read_threads(&r, threads)) &&
 	    !(rc = read_records(&r, frames, "frames", read_frame)) &&
 	    !(rc = read_records(&r, stacks, "stacks", read_stack)) &&
-	    !(rc = read_tails(&r, tails)) && !(rc = read_caller_check(&r, cc, marks, marked)))
+	    !(rc = read_tails(&r, tails)) && !(rc = read_caller_check(&r, cc, marks, marked)) &&
+	    !(rc = read_timed(&r, timed)))
 		restore_without_period(p, events);
 	free(r.frames);
 	return rc;

@@ -9,6 +9,9 @@
  * stack it shares its first frames with ("BASE:SHARED") and lists only the
  * frames after them, which makes real profiles 5 to 10 times smaller.
  *
+ * The samples' times (profile.h, struct pl_timed) are read only when the
+ * profile's want_timed is set.
+ *
  * Ownership: the writer borrows the profile; the reader borrows the
  * document and fills a profile the caller initialised and releases.
  */

@@ -333,6 +333,32 @@ static void names_quality(const struct pl_profile *p, json_t *q, json_t *warning
 			"wrote them", (unsigned long long)undemangled));
 }
 
+/* quality.time: how many samples carry their time (the timeline of
+ * get_timeline and view.time), and a warning for those that do not. */
+static json_t *time_quality(const struct pl_profile *p, json_t *warnings)
+{
+	const struct pl_timed_table *t = &p->timed;
+	uint64_t first = UINT64_MAX, last = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].time_ns < first)
+			first = t->v[i].time_ns;
+		if (t->v[i].time_ns > last)
+			last = t->v[i].time_ns;
+	}
+	if (t->past_cap)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu samples past the timeline's %u keep no time: get_timeline and view.time see "
+			"only the first %zu read", (unsigned long long)t->past_cap, PL_MAX_TIMED, t->n));
+	if (t->untimed && t->n)
+		json_array_append_new(warnings, json_sprintf(
+			"%llu samples have no time: get_timeline and view.time leave them out",
+			(unsigned long long)t->untimed));
+	return json_pack("{s:I,s:I,s:I,s:f}", "samples", (json_int_t)t->n,
+			 "past_cap", (json_int_t)t->past_cap, "untimed", (json_int_t)t->untimed,
+			 "span_seconds", t->n ? (double)(last - first) / 1e9 : 0.0);
+}
+
 static json_t *quality_json(const struct pl_profile *p)
 {
 	json_t *warnings = json_array();
@@ -402,6 +428,7 @@ static json_t *quality_json(const struct pl_profile *p)
 
 	if (caller_check)
 		json_object_set_new(q, "caller_check", caller_check);
+	json_object_set_new(q, "time", time_quality(p, warnings));
 	names_quality(p, q, warnings);
 	return q;
 }

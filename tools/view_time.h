@@ -1,0 +1,44 @@
+/* view_time.h - the `view.time` argument of list_hotspots: a time window,
+ * [from_seconds, to_seconds) after the first sample.
+ *
+ * Reading the argument is one function (tool_view_time_init), kept apart
+ * from what the window does (profile/time_window.h cuts the loaded copy of
+ * the profile), so that a fuller `view` argument can take over the reading
+ * and keep the rest.  A window given is part of the cursor's query, so a
+ * page's cursor is bound to it, and the result says what it kept.
+ *
+ * Ownership: plain values; nothing to release.
+ */
+#ifndef PL_VIEW_TIME_H
+#define PL_VIEW_TIME_H
+
+#include "registry.h"
+#include "profile/aggregate.h"
+#include "profile/time_window.h"
+
+struct tool_view_time {
+	bool active;                   /* view.time was given */
+	double from_s, to_s;
+	struct pl_window_stats st;     /* filled by tool_view_time_apply */
+	struct pl_amount before, after;/* the event's weight before and after */
+};
+
+/* Read view.time from the call's arguments; a view or time that is not
+ * what the schema says is PL_ERR_USAGE naming the fix. */
+enum pl_err tool_view_time_init(struct tool_view_time *t, json_t *args, struct pl_error *err);
+
+/* Cut `p` to the window (nothing when inactive), counting `event`'s
+ * weight before and after. */
+enum pl_err tool_view_time_apply(struct tool_view_time *t, struct pl_profile *p, uint32_t event,
+				 struct pl_error *err);
+
+/* "|time=FROM,TO" for a cursor's query, "" when inactive. */
+void tool_view_time_query(const struct tool_view_time *t, struct pl_buf *query);
+
+/* {"from_seconds", "to_seconds", "perf_time" (perf report --time's
+ * START,END), "samples", "period", "percent_of_samples",
+ * "percent_of_period", "timeless_samples"}: what the window kept of the
+ * event (new reference); NULL when inactive. */
+json_t *tool_view_time_json(const struct tool_view_time *t);
+
+#endif
