@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""fleet.py - the fleet store through perflens-mcp as an agent uses it.
+
+A ClickHouse server on loopback (its own folder and ports), a perflens-mcp
+with the agent link and --fleet-store, and eight fake agents with two
+firmware labels: the 1.4.2 ones send a chunk where one function
+(cpu_intensive) has extra samples.  Oracles are the spooled chunks
+themselves, decompressed with the zstd command and counted here: per
+device samples, and per function leaf samples of the cycles event.
+Checked: fleet_init creates the tables; fleet_publish sends every chunk;
+fleet_devices' samples per device equal the chunks'; fleet_hotspots' self
+samples per function equal the chunks' leaf counts; a label selection
+names the function that changed and no other; publishing again sends
+nothing; chunks replayed (marks removed) count once; the store killed
+mid-ingest is an error naming it, and once restarted the publish
+completes with every total still equal.
+"""
+import collections, glob, json, os, re, shutil, signal, socket, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import *  # noqa
+
+SERVER, CHUNK = sys.argv[1:3]
+WORK = os.environ["WORK"]
+CH = os.environ["CH"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = [sys.executable, os.path.join(HERE, "fake_agent.py")]
+CODE = "fleet-" + os.urandom(6).hex()
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+PAUTH = "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+HEADER = re.compile(r"^\S.*\s\d+\.\d+:\s+\d+\s+(\S+):\s*$")
+FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.*?)\s+\((.*)\)$")
+procs = []
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def start_clickhouse(d, http, tcp):
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "config.xml"), "w").write(
+        "<?xml version=\"1.0\"?><yandex><logger><level>warning</level><log>%s/server.log</log>"
+        "<errorlog>%s/err.log</errorlog><console>0</console></logger><http_port>%d</http_port>"
+        "<tcp_port>%d</tcp_port><listen_host>127.0.0.1</listen_host><path>%s/data/</path>"
+        "<tmp_path>%s/tmp/</tmp_path><users_config>%s/users.xml</users_config>"
+        "<default_profile>default</default_profile><default_database>default</default_database>"
+        "<mark_cache_size>5368709</mark_cache_size><timezone>UTC</timezone></yandex>"
+        % (d, d, http, tcp, d, d, d))
+    open(os.path.join(d, "users.xml"), "w").write(
+        "<?xml version=\"1.0\"?><yandex><profiles><default><max_memory_usage>2000000000</max_memory_usage>"
+        "</default></profiles><users><default><password></password><networks><ip>127.0.0.1</ip></networks>"
+        "<profile>default</profile><quota>default</quota></default></users><quotas><default></default>"
+        "</quotas></yandex>")
+    p = subprocess.Popen([CH, "--config-file=" + os.path.join(d, "config.xml")], cwd=d,
+                         stdout=open(os.path.join(d, "out.log"), "a"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    url = "http://127.0.0.1:%d/" % http
+    ok = until(lambda: subprocess.run(["curl", "-sf", url + "?query=SELECT%201"], capture_output=True)
+               .stdout.strip() == b"1", 30, 0.2)
+    return p if ok else None
+
+
+def ch_query(http, q):
+    return subprocess.run(["curl", "-s", "--data-binary", q, "http://127.0.0.1:%d/" % http],
+                          capture_output=True).stdout.decode()
+
+
+def chunk_text(path):
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-d", "-c", path], capture_output=True).stdout.decode(errors="replace")
+    return open(path, errors="replace").read()
+
+
+def count(text):
+    """(samples of every event, leaf (function, dso) counts of cycles)"""
+    samples, leaves, event, want_leaf = 0, collections.Counter(), None, False
+    for line in text.split("\n"):
+        if line.startswith("### PERF_STAT ###"):
+            break
+        m = HEADER.match(line)
+        if m:
+            samples += 1
+            event, want_leaf = m.group(1), True
+            continue
+        f = FRAME.match(line)
+        if f and want_leaf:
+            want_leaf = False
+            if event == "cycles":
+                name = re.sub(r"\+0x[0-9a-f]+$", "", f.group(1))
+                leaves[(name, f.group(2))] += 1
+    return samples, leaves
+
+
+def make_hot_chunk(src, dst, function, copies):
+    """src's samples plus `copies` extra copies of each whose leaf is `function`, then its perf stat."""
+    text = open(src).read()
+    samples, mark, stat = text.partition("### PERF_STAT ###")
+    blocks = [b for b in samples.strip("\n").split("\n\n") if b.strip()]
+    hot = [b for b in blocks if len(b.split("\n")) > 1 and re.search(r"\s%s\s" % function, b.split("\n")[1])]
+    open(dst, "w").write("\n\n".join(blocks + hot * copies) + "\n\n" + mark + stat)
+    return len(hot)
+
+
+def fake(port, name, *args):
+    out = os.path.join(WORK, name + ".out")
+    p = subprocess.Popen(FAKE + ["--server", "127.0.0.1:%d" % port, "--code", CODE] + list(args),
+                         stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p
+
+
+def devices_connected(s, n):
+    def f():
+        ds = [d for d in sc(s.call("list_devices", {})).get("devices", []) if d["state"] == "connected"]
+        return ds if len(ds) >= n else None
+    return until(f, 20, 0.2)
+
+
+try:
+    http, tcp = free_port(), free_port()
+    chdir = os.path.join(WORK, "ch")
+    ch = start_clickhouse(chdir, http, tcp)
+    if not ch:
+        print("skip - fleet: clickhouse-server did not answer on 127.0.0.1:%d within 30 s (see %s)" % (http, chdir))
+        sys.exit(0)
+    url = "http://127.0.0.1:%d/fleet" % http
+    art = os.path.join(WORK, "art")
+    code_file = os.path.join(WORK, "code")
+    open(code_file, "w").write(CODE + "\n")
+    hot = os.path.join(WORK, "hot.txt")
+    nhot = make_hot_chunk(CHUNK, hot, "cpu_intensive", 3)
+    s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
+               "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+               "--fleet-store", url, "--fleet-label", "site=lab"], "fleet")
+    s.initialize()
+    names, cursor = [], None
+    while True:
+        res = s.request("tools/list", {"cursor": cursor} if cursor else {})["result"]
+        names += [t["name"] for t in res["tools"]]
+        cursor = res.get("nextCursor")
+        if not cursor:
+            break
+    check("the fleet tools are listed with --fleet-store (%s)" % [n for n in names if n.startswith("fleet")],
+          all(n in names for n in ("fleet_init", "fleet_publish", "fleet_devices", "fleet_hotspots")), names)
+    r = s.call("fleet_hotspots", {})
+    check("before fleet_init, a fleet tool's error names it", is_tool_error(r, "fleet-init"), result_text(r)[:300])
+    r = sc(s.call("fleet_init", {}))
+    tables = ch_query(http, "SHOW TABLES FROM fleet").split()
+    check("fleet_init creates the tables (%s), version %s" % (tables, r.get("schema_version")),
+          {"chunks_local", "samples_local", "stacks_local", "frames_local"} <= set(tables) and r.get("created"), r)
+    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
+                               if "agent link: listening on" in l), None), 10)
+    n = 8
+    for i in range(n):
+        fw = "1.4.2" if i % 2 else "1.4.1"
+        fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else CHUNK, "--interval", "0.5",
+             "--label", "firmware=" + fw, "--label", "board=b%d" % i, "--max-chunks", "3")
+    devs = devices_connected(s, n) or []
+    check("%d fake agents connected" % n, len(devs) == n, devs)
+    for d in devs:
+        s.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(3)
+    for d in devs:
+        s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    # the oracle: the spooled chunks, counted from their text
+    per_dev, leaves, fw_leaves, fw_total = collections.Counter(), collections.Counter(), {}, collections.Counter()
+    nchunks = 0
+    for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
+        m = json.load(open(meta))
+        fw = (m.get("labels") or {}).get("firmware")
+        for c in sorted(glob.glob(os.path.join(os.path.dirname(meta), "chunk_*"))):
+            nsamp, lv = count(chunk_text(c))
+            nchunks += 1
+            per_dev[m["agent"]] += nsamp
+            leaves.update(lv)
+            fw_leaves.setdefault(fw, collections.Counter()).update(lv)
+            fw_total[fw] += sum(lv.values())
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    check("fleet_publish sends every spooled chunk (%s of %d; %s samples)" % (r.get("published_chunks"), nchunks,
+          r.get("published_samples")), r.get("published_chunks") == nchunks and r.get("pending_chunks") == 0 and
+          r.get("published_samples") == sum(per_dev.values()), r)
+
+    def fleet_devices():
+        out, args = [], {"limit": 100}
+        r = sc(s.call("fleet_devices", args))
+        out += r.get("devices", [])
+        return {d["device"]: d for d in out}
+
+    fd = fleet_devices()
+    check("fleet_devices: per-device samples equal the chunks' (%d devices, %d samples)" %
+          (len(fd), sum(d["samples"] for d in fd.values())),
+          {k: v["samples"] for k, v in fd.items()} == dict(per_dev), (fd, per_dev))
+    some = next(iter(fd.values()), {})
+    check("fleet_devices: labels carry the agent's, the platform's and the operator's (%s)" % some.get("labels"),
+          any(l.startswith("firmware=") for l in some.get("labels", [])) and "site=lab" in some.get("labels", [])
+          and "arch=x86_64" in some.get("labels", []), some)
+
+    def hotspots(**sel):
+        args = {"event": "cycles", "limit": 100}
+        args.update(sel)
+        r = sc(s.call("fleet_hotspots", args, timeout=120))
+        return r, {(h["function"], h["dso"]): h for h in r.get("hotspots", [])}
+
+    r, hs = hotspots()
+    want = {k: v for k, v in leaves.items()}
+    got = {k: h["self_samples"] for k, h in hs.items() if h["self_samples"]}
+    check("fleet_hotspots: self samples per function equal the chunks' leaf counts (%d functions, top %s)"
+          % (len(got), r.get("hotspots", [{}])[0].get("function")), got == want,
+          sorted(set(got.items()) ^ set(want.items()))[:10])
+    check("fleet_hotspots: every function's devices count is of the %d devices" % n,
+          r.get("devices") == n and all(1 <= h["devices"] <= n for h in hs.values()), r.get("devices"))
+
+    def share(fw):
+        r, hs = hotspots(labels=["firmware=" + fw])
+        return {k[0]: h["self_percent"] for k, h in hs.items()}, r
+
+    a, ra = share("1.4.1")
+    b, rb = share("1.4.2")
+    diff = {f: b.get(f, 0) - a.get(f, 0) for f in set(a) | set(b)}
+    up = [f for f, d in diff.items() if d > 2.0]
+    oracle = {fw: 100.0 * fw_leaves[fw][next(k for k in fw_leaves[fw] if k[0] == "cpu_intensive")] / fw_total[fw]
+              for fw in fw_leaves if fw}
+    check("a label selection: firmware 1.4.2 makes cpu_intensive hotter (%.1f%% vs %.1f%%; the chunks say %s) and no "
+          "other function gains over 2 points (%s)" % (b.get("cpu_intensive", 0), a.get("cpu_intensive", 0),
+          {k: round(v, 1) for k, v in oracle.items()}, up),
+          up == ["cpu_intensive"] and abs(b["cpu_intensive"] - oracle["1.4.2"]) < 0.01 and
+          abs(a["cpu_intensive"] - oracle["1.4.1"]) < 0.01, diff)
+    r = sc(s.call("fleet_publish", {}))
+    check("publishing again sends nothing (%s)" % r.get("published_chunks"), r.get("published_chunks") == 0, r)
+    shutil.rmtree(os.path.join(art, "fleet", "published"))
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    fd = fleet_devices()
+    _, hs2 = hotspots()
+    check("chunks replayed (the marks removed: %s sent again) count once" % r.get("published_chunks"),
+          r.get("published_chunks") == nchunks and {k: v["samples"] for k, v in fd.items()} == dict(per_dev) and
+          {k: h["self_samples"] for k, h in hs2.items() if h["self_samples"]} == want, fd)
+    # the store killed mid-ingest: new chunks wait in the spool
+    for i in range(2):
+        fake(port, "late%d" % i, "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.1",
+             "--max-chunks", "2")
+    devs2 = [d for d in (devices_connected(s, n + 2) or []) if d["device"] not in per_dev]
+    ch.kill()
+    ch.wait()
+    for d in devs2:
+        s.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    for d in devs2:
+        s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    r = s.call("fleet_publish", {}, timeout=60)
+    check("the store down: fleet_publish is an error naming the store", is_tool_error(r, "fleet store"),
+          result_text(r)[:300])
+    ch = start_clickhouse(chdir, http, tcp)
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    per_dev2 = collections.Counter()
+    for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
+        m = json.load(open(meta))
+        for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
+            per_dev2[m["agent"]] += count(chunk_text(c))[0]
+    fd = fleet_devices()
+    check("the store restarted: the chunks that waited are published (%s) and every device's samples equal "
+          "the chunks' (%d devices)" % (r.get("published_chunks"), len(fd)),
+          r.get("published_chunks", 0) > 0 and {k: v["samples"] for k, v in fd.items()} == dict(per_dev2),
+          (fd, per_dev2))
+    s.close()
+finally:
+    for p in procs:
+        try:
+            p.kill()
+        except Exception:
+            pass
