@@ -24,6 +24,7 @@
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
 #include "collectors/fleet/fleetcfg.h"
+#include "fleet_pump.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
@@ -477,6 +478,7 @@ int main(int argc, char **argv)
 			return rc;
 		}
 	}
+	mcp_fleet_pump_start(&o->cfg);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);

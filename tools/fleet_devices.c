@@ -41,7 +41,7 @@ static json_t *device_json(json_t *row)
 	gmtime_r(&last, &tm);
 	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return json_pack("{s:O,s:o,s:s,s:I,s:I,s:I}", "device", json_object_get(row, "device"),
-			 "labels", sorted_labels(json_object_get(row, "labels")), "last_seen", iso,
+			 "labels", sorted_labels(json_object_get(row, "device_labels")), "last_seen", iso,
 			 "samples", (json_int_t)fleet_u64(json_object_get(row, "samples")),
 			 "chunks", (json_int_t)fleet_u64(json_object_get(row, "chunks")),
 			 "sessions", (json_int_t)fleet_u64(json_object_get(row, "sessions")));
@@ -59,7 +59,7 @@ enum pl_err tool_fleet_devices(const struct tool_ctx *ctx, json_t *args, json_t 
 	enum pl_err e;
 
 	fleet_table(&ctx->fleet, "chunks", table, sizeof(table));
-	pl_buf_addf(&sql, "SELECT device, groupUniqArrayArray(labels) AS labels, toUInt32(max(arrived)) "
+	pl_buf_addf(&sql, "SELECT device, groupUniqArrayArray(labels) AS device_labels, toUInt32(max(arrived)) "
 		    "AS last_seen, sum(samples) AS samples, count() AS chunks, uniqExact(session) AS sessions "
 		    "FROM %s FINAL", table);
 	e = fleet_where(args, false, "arrived", &sql, err);

@@ -60,6 +60,7 @@ const struct tool_def tool_table[] = {
 	{"fleet_publish", "schemas/tools/fleet_publish.json", tool_fleet_publish, TOOL_FLEET},
 	{"fleet_devices", "schemas/tools/fleet_devices.json", tool_fleet_devices, TOOL_FLEET},
 	{"fleet_hotspots", "schemas/tools/fleet_hotspots.json", tool_fleet_hotspots, TOOL_FLEET},
+	{"fleet_compare", "schemas/tools/fleet_compare.json", tool_fleet_compare, TOOL_FLEET},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},
 #endif

@@ -68,6 +68,19 @@ static enum pl_err set_server_name(void *target, const struct pl_option *o, cons
 	return PL_OK;
 }
 
+static enum pl_err set_interval(void *target, const struct pl_option *o, const char *v,
+				struct pl_error *err)
+{
+	uint64_t ms;
+
+	if (!pl_parse_u64(v, strlen(v), &ms) || ms > 3600000)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --fleet-publish-interval-ms 2000",
+			       "--%s takes 0 to 3600000 ms; got '%.40s'", o->name, v);
+	((struct fleet_cfg *)target)->publish_ms = (uint32_t)ms;
+	((struct fleet_cfg *)target)->publish_set = true;
+	return PL_OK;
+}
+
 const struct pl_option fleet_options[] = {
 	{"fleet-store", "URL", "write device chunks to and read fleet tools from ClickHouse at "
 	 "http(s)://HOST:PORT/DATABASE", set_url},
@@ -75,6 +88,8 @@ const struct pl_option fleet_options[] = {
 	{"fleet-credentials", "FILE", "USER:PASSWORD for the store (default: $PERFLENS_FLEET_USER, "
 	 "$PERFLENS_FLEET_PASSWORD)", set_credentials},
 	{"fleet-label", "KEY=VALUE", "a label on every chunk this server ingests (repeatable)", set_label},
+	{"fleet-publish-interval-ms", "MS", "publish device chunks this often (default 2000; 0: only "
+	 "when fleet_publish is called)", set_interval},
 	{"fleet-server-name", "NAME", "this ingest server's name in the store (default: the hostname)",
 	 set_server_name},
 	{NULL},
@@ -86,6 +101,8 @@ enum pl_err fleet_cfg_finish(struct fleet_cfg *cfg, struct pl_error *err)
 
 	if (!cfg->url)
 		return PL_OK;
+	if (!cfg->publish_set)
+		cfg->publish_ms = 2000;
 	if (credentials_path) {
 		if ((e = fleet_read_credentials(credentials_path, user_buf, password_buf, err)))
 			return e;

@@ -6,6 +6,8 @@
  *   --fleet-credentials FILE   USER:PASSWORD (else $PERFLENS_FLEET_USER and
  *                              $PERFLENS_FLEET_PASSWORD; never argv)
  *   --fleet-label KEY=VALUE    a label on every chunk this server ingests
+ *   --fleet-publish-interval-ms MS  how often perflens-mcp publishes
+ *                              (default 2000; 0: only when asked)
  *   --fleet-server-name NAME   this ingest server's name (default: hostname)
  */
 #ifndef PL_FLEET_FLEETCFG_H

@@ -35,6 +35,9 @@ struct fleet_cfg {
 	const char *labels[FLEET_MAX_LABELS];  /* KEY=VALUE, the operator's */
 	size_t nlabels;
 	uint32_t timeout_ms;      /* per statement; 0: 10 s */
+	uint32_t publish_ms;      /* perflens-mcp publishes chunks this often
+				   * (--fleet-publish-interval-ms; 0: never) */
+	bool publish_set;         /* the flag was given */
 };
 
 /* Split the URL into the endpoint (scheme, host, port) and the database:

@@ -136,7 +136,7 @@ try:
     nhot = make_hot_chunk(CHUNK, hot, "cpu_intensive", 3)
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
-               "--fleet-store", url, "--fleet-label", "site=lab"], "fleet")
+               "--fleet-store", url, "--fleet-label", "site=lab", "--fleet-publish-interval-ms", "0"], "fleet")
     s.initialize()
     names, cursor = [], None
     while True:
@@ -269,6 +269,30 @@ try:
           r.get("published_chunks", 0) > 0 and {k: v["samples"] for k, v in fd.items()} == dict(per_dev2),
           (fd, per_dev2))
     s.close()
+    # the pump: a server that publishes on its own every 300 ms, the
+    # store's totals following an agent's chunks with no call
+    art2 = os.path.join(WORK, "art2")
+    s2 = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art2, "--allow-writes", "--agent-listen",
+                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                "--fleet-store", url, "--fleet-publish-interval-ms", "300"], "fleet-pump")
+    s2.initialize()
+    port2 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s2.stderr().splitlines()
+                                if "agent link: listening on" in l), None), 10)
+    fake(port2, "pumped", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.3", "--max-chunks", "2")
+    d3 = (devices_connected(s2, 1) or [{}])[0].get("device", "none")
+    s2.call("start_capture", {"device": d3, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                              "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    s2.call("stop_capture", {"device": d3}, timeout=60)
+
+    def pumped():
+        want = sum(count(chunk_text(c))[0] for c in glob.glob(os.path.join(art2, "sessions", "*", "chunk_*")))
+        got = sc(s2.call("fleet_devices", {"labels": ["firmware=1.4.3"]})).get("devices", [])
+        return (got[0]["samples"], want) if got and want and got[0]["samples"] == want else None
+    res = until(pumped, 20, 0.5)
+    check("with --fleet-publish-interval-ms the server publishes on its own: the store holds the agent's "
+          "chunks (%s samples) with no call" % (res,), res is not None, [l for l in s2.stderr().splitlines() if "fleet" in l][-4:])
+    s2.close()
 finally:
     for p in procs:
         try:
