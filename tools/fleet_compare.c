@@ -4,14 +4,20 @@
  * spread of its share across the devices of each side, so that one noisy
  * board does not make a regression.
  *
- * A function's share is its self samples over all samples, pooled over a
- * side's devices (what fleet_hotspots would say of that side) and per
- * device.  The functions whose pooled share moved by at least
- * min_delta_pp are tested: the two sides' per-device shares are compared
- * by a two-sided Mann-Whitney U test (normal approximation with the tie
- * correction), which ranks devices and so is not moved by one device's
- * size.  A function is "changed" when p < alpha (default 0.01) and
- * "noisy" when it moved as much pooled but its devices do not agree.
+ * The measure is a function's self samples per second of capture
+ * ("samples_per_second": its CPU time at the capture's frequency) when
+ * the store knows every selected chunk's seconds, else its share of all
+ * samples ("percent").  Shares move together (one function's growth
+ * lowers every other's share), rates do not: a firmware that makes one
+ * function hotter changes that function's rate only.  Each is pooled over
+ * a side's devices and taken per device.  The functions that moved (a
+ * rate by min_change of itself, a share by min_delta_pp), among those
+ * holding min_delta_pp of either side, are tested: the two sides'
+ * per-device values are compared by a two-sided Mann-Whitney U test
+ * (normal approximation with the tie correction), which ranks devices
+ * and so is not moved by one device's size.  A function is "changed"
+ * when p < alpha (default 0.01) and "noisy" when it moved as much pooled
+ * but its devices do not agree.
  */
 #include "registry.h"
 #include "fleet_agg.h"
@@ -26,8 +32,13 @@
 struct side {
 	struct fleet_agg agg;
 	uint64_t *device_total;   /* per device number */
-	double *shares;           /* [tested][device], a function's self share per device */
+	double *device_seconds;   /* per device number, from the chunks table */
+	double seconds;           /* all of them */
+	bool seconds_known;       /* every selected chunk says its seconds */
+	double *shares;           /* [tested][device], a function's measure per device */
 };
+
+static bool rate_measure;  /* this call's measure (set once per call) */
 
 /* sel with `labels` replaced by the side's (new). */
 static json_t *side_selection(json_t *args, json_t *labels)
@@ -45,6 +56,7 @@ static json_t *side_selection(json_t *args, json_t *labels)
 	json_object_del(sel, "min_delta_pp");
 	json_object_del(sel, "alpha");
 	json_object_del(sel, "limit");
+	json_object_del(sel, "min_change");
 	return sel;
 }
 
@@ -56,63 +68,88 @@ static double pooled_share(const struct fleet_agg *a, const char *key, size_t ke
 	return id == PL_NOID || !a->total ? 0 : 100.0 * (double)a->fns[id].self / (double)a->total;
 }
 
+/* The pooled measure of the function named `key` on a side. */
+static double pooled(const struct side *s, const char *key, size_t keylen)
+{
+	uint32_t id = pl_strtab_find(&s->agg.keys, key, keylen);
+
+	if (!rate_measure)
+		return pooled_share(&s->agg, key, keylen);
+	return id == PL_NOID || s->seconds <= 0 ? 0 : (double)s->agg.fns[id].self / s->seconds;
+}
+
 struct candidate {
 	const char *key;   /* "function\0dso", borrowed from a side's table */
 	size_t keylen;
-	double a, b;       /* pooled shares */
+	double a, b;       /* pooled measures */
 };
+
+/* How far a candidate moved: a share in points, a rate relative to a. */
+static double moved(const struct candidate *c)
+{
+	if (!rate_measure)
+		return fabs(c->b - c->a);
+	return fabs(c->b - c->a) / (c->a > 0 ? c->a : (c->b > 0 ? c->b : 1));
+}
 
 static int by_delta(const void *x, const void *y)
 {
 	const struct candidate *p = x, *q = y;
-	double dp = fabs(p->b - p->a), dq = fabs(q->b - q->a);
+	double dp = moved(p), dq = moved(q);
 
 	if (dp != dq)
 		return dp > dq ? -1 : 1;
 	return strcmp(p->key, q->key);
 }
 
-/* Add every function of `from` whose pooled share moved by min pp
- * (skipping those already listed, found through `seen`). */
-static void add_candidates(const struct fleet_agg *from, const struct fleet_agg *a, const struct fleet_agg *b,
-			   double min, struct pl_strtab *seen, struct candidate **c, size_t *n, size_t *cap)
+/* Add every function of `from` holding min_pp of either side that moved
+ * by min_pp (a share) or min_change of itself (a rate), skipping those
+ * already listed (found through `seen`). */
+static void add_candidates(const struct fleet_agg *from, const struct side *a, const struct side *b,
+			   double min_pp, double min_change, struct pl_strtab *seen, struct candidate **c,
+			   size_t *n, size_t *cap)
 {
 	for (uint32_t id = 0; id < from->keys.count; id++) {
 		const char *key = fleet_agg_name(from, id);
 		size_t len = strlen(key) + 1 + strlen(key + strlen(key) + 1);
-		double sa = pooled_share(a, key, len), sb = pooled_share(b, key, len);
-		if (fabs(sb - sa) < min || pl_strtab_find(seen, key, len) != PL_NOID)
+		double pa = pooled_share(&a->agg, key, len), pb = pooled_share(&b->agg, key, len);
+		struct candidate cand = {key, len, pooled(a, key, len), pooled(b, key, len)};
+		if ((pa < min_pp && pb < min_pp) || moved(&cand) < (rate_measure ? min_change : min_pp) ||
+		    pl_strtab_find(seen, key, len) != PL_NOID)
 			continue;
 		pl_strtab_intern(seen, key, len);
 		PL_GROW(*c, *cap, *n + 1);
-		(*c)[(*n)++] = (struct candidate){key, len, sa, sb};
+		(*c)[(*n)++] = cand;
 	}
 }
 
-/* Per-device self shares of the tested functions on one side. */
+/* Per-device measures of the tested functions on one side. */
 static void device_shares(struct side *s, const struct candidate *c, size_t n)
 {
 	struct fleet_agg *a = &s->agg;
 	size_t nd = a->devices ? a->devices : 1;
+	uint32_t *tested = pl_xcalloc(a->keys.count ? a->keys.count : 1, sizeof(uint32_t));
 
 	s->device_total = pl_xcalloc(nd, sizeof(uint64_t));
 	s->shares = pl_xcalloc((n ? n : 1) * nd, sizeof(double));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = pl_strtab_find(&a->keys, c[i].key, c[i].keylen);
+		if (id != PL_NOID)
+			tested[id] = (uint32_t)i + 1;
+	}
 	for (size_t r = 0; r < a->nrows; r++)
 		s->device_total[a->row_device[r]] += fleet_u64(json_object_get(a->rows[r], "samples"));
 	for (size_t r = 0; r < a->nrows; r++) {
 		uint32_t leaf = fleet_agg_leaf(a, a->rows[r]);
-		const char *key = leaf == PL_NOID ? NULL : fleet_agg_name(a, leaf);
-		if (!key)
+		size_t d = a->row_device[r];
+		double v = (double)fleet_u64(json_object_get(a->rows[r], "samples"));
+		if (leaf == PL_NOID || !tested[leaf])
 			continue;
-		for (size_t i = 0; i < n; i++)
-			if (c[i].keylen == strlen(key) + 1 + strlen(key + strlen(key) + 1) &&
-			    memcmp(c[i].key, key, c[i].keylen) == 0) {
-				size_t d = a->row_device[r];
-				s->shares[i * nd + d] += 100.0 * (double)fleet_u64(json_object_get(a->rows[r], "samples")) /
-							 (double)(s->device_total[d] ? s->device_total[d] : 1);
-				break;
-			}
+		s->shares[(tested[leaf] - 1) * nd + d] += rate_measure
+			? v / (s->device_seconds[d] > 0 ? s->device_seconds[d] : 1)
+			: 100.0 * v / (double)(s->device_total[d] ? s->device_total[d] : 1);
 	}
+	free(tested);
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -191,7 +228,7 @@ static json_t *change_json(const struct candidate *c, const struct side *a, cons
 	double p = mann_whitney_p(a->shares + i * (na ? na : 1), na, b->shares + i * (nb ? nb : 1), nb);
 
 	return json_pack("{s:s,s:s,s:f,s:f,s:f,s:o,s:o,s:f,s:s}", "function", c->key, "dso", c->key + strlen(c->key) + 1,
-			 "a_percent", c->a, "b_percent", c->b, "delta_pp", c->b - c->a,
+			 "a", c->a, "b", c->b, "delta", c->b - c->a,
 			 "a_devices", spread_json(a->shares + i * (na ? na : 1), na),
 			 "b_devices", spread_json(b->shares + i * (nb ? nb : 1), nb), "p_value", p,
 			 "verdict", p < alpha ? "changed" : "noisy");
@@ -201,7 +238,68 @@ static void side_release(struct side *s)
 {
 	fleet_agg_release(&s->agg);
 	free(s->device_total);
+	free(s->device_seconds);
 	free(s->shares);
+}
+
+/* A row of device `dev` (the rows are sorted by device), or -1. */
+static size_t row_of_device(const struct fleet_agg *a, const char *dev)
+{
+	size_t lo = 0, hi = a->nrows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *d = json_string_value(json_object_get(a->rows[mid], "device"));
+		int c = strcmp(d ? d : "", dev);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (size_t)-1;
+}
+
+/* Each device's seconds of capture in the side's selection, from the
+ * chunks table, numbered as the side's rows number their devices. */
+static enum pl_err side_seconds(const struct tool_ctx *ctx, json_t *sel, struct side *s, struct pl_error *err)
+{
+	struct fleet_agg *a = &s->agg;
+	struct pl_buf sql = {0};
+	json_t *rows = NULL, *row;
+	char t[64];
+	size_t i;
+	enum pl_err e;
+
+	s->device_seconds = pl_xcalloc(a->devices ? a->devices : 1, sizeof(double));
+	s->seconds_known = true;
+	fleet_table(&ctx->fleet, "chunks", t, sizeof(t));
+	pl_buf_addf(&sql, "SELECT device, sum(seconds) AS device_seconds, countIf(seconds <= 0) AS unknown "
+		    "FROM %s FINAL", t);
+	e = fleet_where(sel, false, "arrived", &sql, err);
+	pl_buf_adds(&sql, " GROUP BY device FORMAT JSONEachRow");
+	if (!e)
+		e = fleet_rows_query(ctx, sql.data, 1000000, "narrow the selection", &rows, err);
+	json_array_foreach(rows, i, row) {
+		const char *dev = json_string_value(json_object_get(row, "device"));
+		double secs = json_number_value(json_object_get(row, "device_seconds"));
+		if (json_is_string(json_object_get(row, "device_seconds")))
+			secs = strtod(json_string_value(json_object_get(row, "device_seconds")), NULL);
+		if (fleet_u64(json_object_get(row, "unknown")))
+			s->seconds_known = false;
+		size_t r = dev ? row_of_device(a, dev) : (size_t)-1;
+		if (r != (size_t)-1) {
+			s->device_seconds[a->row_device[r]] = secs;
+			s->seconds += secs;
+		}
+	}
+	for (size_t d = 0; d < a->devices; d++)
+		if (s->device_seconds[d] <= 0)
+			s->seconds_known = false;
+	json_decref(rows);
+	pl_buf_release(&sql);
+	return e;
 }
 
 /* Both sides loaded under one event (the a side's most sampled when the
@@ -228,6 +326,8 @@ static enum pl_err load_sides(const struct tool_ctx *ctx, json_t *args, struct s
 	    (!a->agg.total || !b->agg.total))
 		e = pl_fail(err, PL_ERR_INPUT, "see fleet_devices for the labels the store holds",
 			    "side %s holds no samples of this event in the selection", a->agg.total ? "b" : "a");
+	if (!e && !(e = side_seconds(ctx, sa, a, err)))
+		e = side_seconds(ctx, sb, b, err);
 	json_decref(events);
 	json_decref(sa);
 	json_decref(sb);
@@ -238,6 +338,7 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 {
 	double min = json_number_value(json_object_get(args, "min_delta_pp"));
 	double alpha = json_number_value(json_object_get(args, "alpha"));
+	double min_change = json_number_value(json_object_get(args, "min_change"));
 	size_t limit = (size_t)json_integer_value(json_object_get(args, "limit"));
 	struct side a = {0}, b = {0};
 	struct candidate *c = NULL;
@@ -249,8 +350,9 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 	pl_strtab_init(&seen);
 	if ((e = fleet_ready(ctx, err)) || (e = load_sides(ctx, args, &a, &b, &event, err)))
 		goto out;
-	add_candidates(&a.agg, &a.agg, &b.agg, min, &seen, &c, &n, &cap);
-	add_candidates(&b.agg, &a.agg, &b.agg, min, &seen, &c, &n, &cap);
+	rate_measure = a.seconds_known && b.seconds_known;
+	add_candidates(&a.agg, &a, &b, min, min_change, &seen, &c, &n, &cap);
+	add_candidates(&b.agg, &a, &b, min, min_change, &seen, &c, &n, &cap);
 	if (n)
 		qsort(c, n, sizeof(*c), by_delta);
 	if (n > MAX_TESTED)
@@ -262,10 +364,12 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 	changes = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(changes, change_json(&c[i], &a, &b, i, alpha));
-	*result = json_pack("{s:O,s:{s:I,s:I},s:{s:I,s:I},s:o,s:o}", "event", event,
+	*result = json_pack("{s:O,s:s,s:{s:I,s:I,s:f},s:{s:I,s:I,s:f},s:o,s:o}", "event", event,
+			    "measure", rate_measure ? "samples_per_second" : "percent",
 			    "a", "samples", (json_int_t)a.agg.total, "devices", (json_int_t)a.agg.devices,
+			    "seconds", a.seconds,
 			    "b", "samples", (json_int_t)b.agg.total, "devices", (json_int_t)b.agg.devices,
-			    "changes", changes, "next_steps", json_array());
+			    "seconds", b.seconds, "changes", changes, "next_steps", json_array());
 out:
 	side_release(&a);
 	side_release(&b);

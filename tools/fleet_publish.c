@@ -165,6 +165,16 @@ static enum pl_err insert(const struct tool_ctx *ctx, const char *table, const s
 	return fleet_exec(&ctx->fleet, sql, rows->data, rows->len, NULL, err);
 }
 
+/* The seconds a chunk of the session covers: its capture's interval
+ * (the agent's answer to start says it as "duration": start_capture's
+ * interval_seconds, a chunk a round), 0 unknown. */
+static double chunk_seconds(json_t *meta)
+{
+	json_t *v = json_object_get(json_object_get(meta, "capture"), "duration");
+
+	return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
+}
+
 /* Parse one chunk and write its rows; the chunks row goes last, so a
  * chunk the store lists is a chunk whose samples it holds. */
 static enum pl_err publish_chunk(struct publish *pb, const char *session, const char *file, json_t *meta,
@@ -183,7 +193,8 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 	if (stat(path, &sb) != 0)
 		return pl_fail(err, PL_ERR_INPUT, NULL, "chunk %s is gone", chunk_id);
 	struct fleet_chunk_meta m = {chunk_id, json_string_value(json_object_get(meta, "agent")), session,
-				     (uint32_t)chunk_index(file), ctx->fleet.server_name, sb.st_mtime, labels};
+				     (uint32_t)chunk_index(file), ctx->fleet.server_name, sb.st_mtime,
+				     chunk_seconds(meta), labels};
 	if (!m.device)
 		m.device = "unknown";
 	pl_profile_init(&p, &ctx->limits);

@@ -154,9 +154,9 @@ static void chunk_row(const struct pl_profile *p, const struct fleet_chunk_meta 
 	for (size_t e = 0; e < p->nevents; e++)
 		if (p->events[e].samples)
 			json_array_append_new(events, json_string(pl_str(p, p->events[e].name)));
-	add_row(&out->chunks, json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:O,s:o,s:I}", "chunk_id", m->chunk_id,
+	add_row(&out->chunks, json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:f,s:O,s:o,s:I}", "chunk_id", m->chunk_id,
 		"device", m->device, "session", m->session, "chunk", (int)m->chunk, "server", m->server,
-		"arrived", (json_int_t)m->arrived, "labels", m->labels, "events", events,
+		"arrived", (json_int_t)m->arrived, "seconds", m->seconds, "labels", m->labels, "events", events,
 		"samples", (json_int_t)out->samples_total));
 }
 

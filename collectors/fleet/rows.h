@@ -29,6 +29,8 @@ struct fleet_chunk_meta {
 	uint32_t chunk;
 	const char *server;      /* the ingest server's name */
 	time_t arrived;          /* the chunk file's mtime */
+	double seconds;          /* the time the chunk covers (the capture's
+				  * interval), 0 when not known */
 	json_t *labels;          /* array of "KEY=VALUE" strings, sorted (borrowed) */
 };
 

@@ -134,6 +134,8 @@ try:
     open(code_file, "w").write(CODE + "\n")
     hot = os.path.join(WORK, "hot.txt")
     nhot = make_hot_chunk(CHUNK, hot, "cpu_intensive", 3)
+    noisy = os.path.join(WORK, "noisy.txt")
+    make_hot_chunk(CHUNK, noisy, "random", 20)
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                "--fleet-store", url, "--fleet-label", "site=lab", "--fleet-publish-interval-ms", "0"], "fleet")
@@ -155,10 +157,10 @@ try:
           {"chunks_local", "samples_local", "stacks_local", "frames_local"} <= set(tables) and r.get("created"), r)
     port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
                                if "agent link: listening on" in l), None), 10)
-    n = 8
+    n = 16
     for i in range(n):
         fw = "1.4.2" if i % 2 else "1.4.1"
-        fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else CHUNK, "--interval", "0.5",
+        fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else noisy if i == 0 else CHUNK, "--interval", "0.5",
              "--label", "firmware=" + fw, "--label", "board=b%d" % i, "--max-chunks", "3")
     devs = devices_connected(s, n) or []
     check("%d fake agents connected" % n, len(devs) == n, devs)
@@ -170,13 +172,14 @@ try:
         s.call("stop_capture", {"device": d["device"]}, timeout=60)
     # the oracle: the spooled chunks, counted from their text
     per_dev, leaves, fw_leaves, fw_total = collections.Counter(), collections.Counter(), {}, collections.Counter()
-    nchunks = 0
+    nchunks, fw_chunks = 0, collections.Counter()
     for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
         m = json.load(open(meta))
         fw = (m.get("labels") or {}).get("firmware")
         for c in sorted(glob.glob(os.path.join(os.path.dirname(meta), "chunk_*"))):
             nsamp, lv = count(chunk_text(c))
             nchunks += 1
+            fw_chunks[fw] += 1
             per_dev[m["agent"]] += nsamp
             leaves.update(lv)
             fw_leaves.setdefault(fw, collections.Counter()).update(lv)
@@ -231,6 +234,25 @@ try:
           {k: round(v, 1) for k, v in oracle.items()}, up),
           up == ["cpu_intensive"] and abs(b["cpu_intensive"] - oracle["1.4.2"]) < 0.01 and
           abs(a["cpu_intensive"] - oracle["1.4.1"]) < 0.01, diff)
+    # fleet_compare: the rate of each function per second of capture (each chunk
+    # covers the capture's 1 s interval), pooled and per device
+    r = sc(s.call("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"], "event": "cycles"},
+                  timeout=120))
+    ch_ = {c["function"]: c for c in r.get("changes", [])}
+    changed = sorted(f for f, c in ch_.items() if c["verdict"] == "changed")
+    rate = {fw: sum(v for k, v in fw_leaves[fw].items() if k[0] == "cpu_intensive") / fw_chunks[fw]
+            for fw in ("1.4.1", "1.4.2")}
+    ci = ch_.get("cpu_intensive", {})
+    check("fleet_compare names cpu_intensive changed and no other (%s; %s: %.1f -> %.1f samples/s, the chunks say "
+          "%.1f -> %.1f, p %.2g)" % (changed, r.get("measure"), ci.get("a", -1), ci.get("b", -1), rate["1.4.1"],
+                                     rate["1.4.2"], ci.get("p_value", 1)),
+          changed == ["cpu_intensive"] and r.get("measure") == "samples_per_second" and
+          abs(ci.get("a", -1) - rate["1.4.1"]) < 0.01 and abs(ci.get("b", -1) - rate["1.4.2"]) < 0.01,
+          r.get("changes"))
+    rn = ch_.get("random", {})
+    check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
+          "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
+          rn.get("p_value", -1), rn.get("a_devices")), rn.get("verdict") == "noisy", r.get("changes"))
     r = sc(s.call("fleet_publish", {}))
     check("publishing again sends nothing (%s)" % r.get("published_chunks"), r.get("published_chunks") == 0, r)
     shutil.rmtree(os.path.join(art, "fleet", "published"))
