@@ -36,6 +36,12 @@ enum pl_err fleet_events(const struct tool_ctx *ctx, json_t *args, json_t **even
 	pl_buf_adds(&sql, " GROUP BY event ORDER BY samples DESC, event FORMAT JSONEachRow");
 	if (!e)
 		e = fleet_rows_query(ctx, sql.data, 1000, NARROW, events, err);
+	if (!e) {
+		size_t k;
+		json_t *ev;
+		json_array_foreach(*events, k, ev)  /* ClickHouse quotes 64-bit counts */
+			json_object_set_new(ev, "samples", json_integer((json_int_t)fleet_u64(json_object_get(ev, "samples"))));
+	}
 	json_decref(sel);
 	pl_buf_release(&sql);
 	return e;
@@ -223,7 +229,7 @@ static enum pl_err fetch(const struct tool_ctx *ctx, json_t *args, json_t **sums
 	table(ctx, "samples", t);
 	table(ctx, "stacks", ts);
 	table(ctx, "frames", tf);
-	pl_buf_addf(&sql, "SELECT stack_id, device, sum(samples) AS samples FROM %s FINAL", t);
+	pl_buf_addf(&sql, "SELECT stack_id, device, sum(samples) AS samples, sum(period) AS period FROM %s FINAL", t);
 	if ((e = fleet_where(args, true, "minute", &sql, err)) || (e = stack_subquery(ctx, args, &sub, err)))
 		goto out;
 	pl_buf_adds(&sql, " GROUP BY stack_id, device FORMAT JSONEachRow");

@@ -61,6 +61,7 @@ const struct tool_def tool_table[] = {
 	{"fleet_devices", "schemas/tools/fleet_devices.json", tool_fleet_devices, TOOL_FLEET},
 	{"fleet_hotspots", "schemas/tools/fleet_hotspots.json", tool_fleet_hotspots, TOOL_FLEET},
 	{"fleet_compare", "schemas/tools/fleet_compare.json", tool_fleet_compare, TOOL_FLEET},
+	{"fleet_analyze", "schemas/tools/fleet_analyze.json", tool_fleet_analyze, TOOL_FLEET},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},
 #endif

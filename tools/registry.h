@@ -335,6 +335,7 @@ enum pl_err tool_fleet_publish(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_fleet_devices(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_fleet_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_fleet_compare(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_analyze(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_run_experiment(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 /* Load, before workers fork and are confined, the libraries tools load

@@ -41,7 +41,7 @@ def free_port():
     return p
 
 
-def start_clickhouse(d, http, tcp):
+def start_clickhouse(d, http, tcp, extra=""):
     os.makedirs(d, exist_ok=True)
     open(os.path.join(d, "config.xml"), "w").write(
         "<?xml version=\"1.0\"?><yandex><logger><level>warning</level><log>%s/server.log</log>"
@@ -49,8 +49,8 @@ def start_clickhouse(d, http, tcp):
         "<tcp_port>%d</tcp_port><listen_host>127.0.0.1</listen_host><path>%s/data/</path>"
         "<tmp_path>%s/tmp/</tmp_path><users_config>%s/users.xml</users_config>"
         "<default_profile>default</default_profile><default_database>default</default_database>"
-        "<mark_cache_size>5368709</mark_cache_size><timezone>UTC</timezone></yandex>"
-        % (d, d, http, tcp, d, d, d))
+        "<mark_cache_size>5368709</mark_cache_size><timezone>UTC</timezone>%s</yandex>"
+        % (d, d, http, tcp, d, d, d, extra))
     open(os.path.join(d, "users.xml"), "w").write(
         "<?xml version=\"1.0\"?><yandex><profiles><default><max_memory_usage>2000000000</max_memory_usage>"
         "</default></profiles><users><default><password></password><networks><ip>127.0.0.1</ip></networks>"
@@ -253,6 +253,20 @@ try:
     check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
           "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
           rn.get("p_value", -1), rn.get("a_devices")), rn.get("verdict") == "noisy", r.get("changes"))
+    # fleet_analyze: the 1.4.2 selection as an analysis the other tools read
+    an = sc(s.call("fleet_analyze", {"labels": ["firmware=1.4.2"], "event": "cycles"}, timeout=120))
+    aid = an.get("analysis_id")
+    lh = sc(s.call("list_hotspots", {"analysis_id": aid, "event": "samples", "limit": 100}))
+    mine = {h["dso"]: h for h in lh.get("hotspots", []) if h.get("symbol") == "cpu_intensive"}
+    _, hb = hotspots(labels=["firmware=1.4.2"])
+    want_ci = hb.get(("cpu_intensive", "/root/perflens-test/sample_workload"), {}).get("self_percent", -1)
+    got_ci = next(iter(mine.values()), {}).get("self", {}).get("percent", -2)
+    th = sc(s.call("list_threads", {"analysis_id": aid, "event": "samples", "limit": 100}))
+    check("fleet_analyze: the selection is an analysis (%s of %s devices): list_hotspots gives cpu_intensive "
+          "%.3f%% as fleet_hotspots does (%.3f%%), list_threads one thread per device (%d)" %
+          (aid, an.get("fleet_selection", {}).get("devices"), got_ci, want_ci, len(th.get("threads", []))),
+          aid and abs(got_ci - want_ci) < 0.001 + 1e-9 and len(th.get("threads", [])) == n // 2 and
+          an.get("fleet_selection", {}).get("samples") == sum(fw_leaves["1.4.2"].values()), (an, lh))
     r = sc(s.call("fleet_publish", {}))
     check("publishing again sends nothing (%s)" % r.get("published_chunks"), r.get("published_chunks") == 0, r)
     shutil.rmtree(os.path.join(art, "fleet", "published"))
@@ -315,6 +329,66 @@ try:
     check("with --fleet-publish-interval-ms the server publishes on its own: the store holds the agent's "
           "chunks (%s samples) with no call" % (res,), res is not None, [l for l in s2.stderr().splitlines() if "fleet" in l][-4:])
     s2.close()
+
+    # two shards, a Distributed table over them, two ingest servers with
+    # their own agents: either server's fleet tools see every device
+    ports = [(free_port(), free_port()) for _ in range(2)]
+    cluster = ("<remote_servers><two>%s</two></remote_servers>" %
+               "".join("<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>" % t
+                       for _, t in ports))
+    shards = [start_clickhouse(os.path.join(WORK, "shard%d" % i), h, t, cluster) for i, (h, t) in enumerate(ports)]
+    if not all(shards):
+        print("skip - fleet, two shards: a second clickhouse-server did not start")
+        sys.exit(0)
+    ingest, arts = [], []
+    for i, (h, _) in enumerate(ports):
+        arts.append(os.path.join(WORK, "ingest%d" % i))
+        si = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", arts[-1], "--allow-writes", "--agent-listen",
+                    "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                    "--fleet-store", "http://127.0.0.1:%d/fleet2" % h, "--fleet-cluster", "two",
+                    "--fleet-server-name", "ingest%d" % i, "--fleet-publish-interval-ms", "300"], "ingest%d" % i)
+        si.initialize()
+        r = sc(si.call("fleet_init", {}))
+        ingest.append(si)
+    for i, si in enumerate(ingest):
+        pi = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in si.stderr().splitlines()
+                                 if "agent link: listening on" in l), None), 10)
+        for k in range(3):
+            fake(pi, "s%d_%d" % (i, k), "--chunk", hot if k == 0 else CHUNK, "--interval", "0.5",
+                 "--label", "firmware=2.0", "--max-chunks", "2")
+        for d in devices_connected(si, 3) or []:
+            si.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    for si in ingest:
+        for d in sc(si.call("list_devices", {})).get("devices", []):
+            si.call("stop_capture", {"device": d["device"]}, timeout=60)
+    want_dev, want_leaves = collections.Counter(), collections.Counter()
+    for art_i in arts:
+        for meta in glob.glob(os.path.join(art_i, "sessions", "*", "metadata.json")):
+            m = json.load(open(meta))
+            for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
+                k, lv = count(chunk_text(c))
+                want_dev[m["agent"]] += k
+                want_leaves.update(lv)
+
+    def both_in():
+        got = sc(ingest[0].call("fleet_devices", {"labels": ["firmware=2.0"], "limit": 100})).get("devices", [])
+        got = {d["device"]: d["samples"] for d in got}
+        return got if got == dict(want_dev) else None
+    got = until(both_in, 30, 0.5)
+    rows = [ch_query(h, "SELECT count() FROM fleet2.samples_local").strip() for h, _ in ports]
+    check("two ingest servers into two shards: ingest0's fleet_devices lists all %d devices with their chunks' "
+          "samples (shards hold %s sample rows)" % (len(want_dev), rows),
+          got is not None and len(got) == 6 and all(x not in ("", "0") for x in rows), (got, dict(want_dev)))
+    r = sc(ingest[1].call("fleet_hotspots", {"labels": ["firmware=2.0"], "event": "cycles", "limit": 100},
+                          timeout=120))
+    got_l = {(h["function"], h["dso"]): h["self_samples"] for h in r.get("hotspots", []) if h["self_samples"]}
+    check("two shards: ingest1's fleet_hotspots (through the Distributed table) equals both servers' chunks, "
+          "function by function (%d functions)" % len(got_l), got_l == dict(want_leaves),
+          sorted(set(got_l.items()) ^ set(want_leaves.items()))[:6])
+    for si in ingest:
+        si.close()
 finally:
     for p in procs:
         try:
