@@ -77,8 +77,8 @@ best() {
 	b=999999
 	for k in 1 2 3 4 5; do
 		a=$(secs); "$PL" fleet-hotspots $F "$@" --format json > /dev/null; z=$(secs)
-		b=$(python3 -c "print(min($b, $z - $a))")
+		b=$(python3 -c "print('%.3f' % min($b, $z - $a))")
 	done
 	echo "$b"
 }
-echo "fleet 2. fleet-hotspots over $DEVICES devices: best of 5 $(best --event cycles) s; one firmware: $(best --event cycles --labels '["firmware=1.1"]') s"
+echo "fleet 2. fleet-hotspots over $DEVICES devices: best of 5 $(best --event cycles) s; one firmware: $(best --event cycles --labels firmware=1.1) s"
