@@ -253,6 +253,26 @@ try:
     check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
           "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
           rn.get("p_value", -1), rn.get("a_devices")), rn.get("verdict") == "noisy", r.get("changes"))
+    # the viewer's Fleet page in Chromium, against fleet_compare's answer
+    node = os.environ.get("NODE", "")
+    if not node or not os.path.exists("/usr/bin/chromium"):
+        print("skip - fleet viewer: %s" % (os.environ.get("NODE_WHY") or "no /usr/bin/chromium"))
+    else:
+        h = Http([SERVER, "--allowed-root", WORK, "--artifact-root", os.path.join(WORK, "art-http"), "--fleet-store",
+                  url, "--fleet-publish-interval-ms", "0"], "fleet-http", env={"PERFLENS_TOKEN": "fleet-" + CODE})
+        login = until(lambda: next((l.split("viewer (one-time login): ", 1)[1].strip() for l in h.stderr().splitlines()
+                                    if "viewer (one-time login): " in l), None), 10) or ""
+        out = os.environ.get("OUT", WORK)
+        cfg = os.path.join(WORK, "fleet-browser.json")
+        json.dump({"login": login, "base": "http://127.0.0.1:%d" % h.port, "chromium": "/usr/bin/chromium",
+                   "out": out, "devices": n, "changed": changed, "a": "firmware=1.4.1", "b": "firmware=1.4.2"},
+                  open(cfg, "w"))
+        res = subprocess.run([node, os.path.join(HERE, "fleet_browser.mjs"), cfg], capture_output=True, text=True,
+                             timeout=180, env=dict(os.environ, HOME=WORK))
+        sys.stdout.write(res.stdout)
+        if res.returncode and "not ok" not in res.stdout:
+            print("not ok - fleet viewer: the browser run exited %d: %s" % (res.returncode, res.stderr[-300:]))
+        h.p.kill()
     # fleet_analyze: the 1.4.2 selection as an analysis the other tools read
     an = sc(s.call("fleet_analyze", {"labels": ["firmware=1.4.2"], "event": "cycles"}, timeout=120))
     aid = an.get("analysis_id")
@@ -363,6 +383,15 @@ try:
     for si in ingest:
         for d in sc(si.call("list_devices", {})).get("devices", []):
             si.call("stop_capture", {"device": d["device"]}, timeout=60)
+    # ingest0 killed while its pump may be mid-publish, then started again
+    # on the same artifact root: it resumes from its marks
+    ingest[0].p.kill()
+    ingest[0].p.wait()
+    ingest[0] = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", arts[0], "--allow-writes",
+                       "--fleet-store", "http://127.0.0.1:%d/fleet2" % ports[0][0], "--fleet-cluster", "two",
+                       "--fleet-server-name", "ingest0", "--fleet-publish-interval-ms", "300",
+                       "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file], "ingest0-again")
+    ingest[0].initialize()
     want_dev, want_leaves = collections.Counter(), collections.Counter()
     for art_i in arts:
         for meta in glob.glob(os.path.join(art_i, "sessions", "*", "metadata.json")):
@@ -378,8 +407,8 @@ try:
         return got if got == dict(want_dev) else None
     got = until(both_in, 30, 0.5)
     rows = [ch_query(h, "SELECT count() FROM fleet2.samples_local").strip() for h, _ in ports]
-    check("two ingest servers into two shards: ingest0's fleet_devices lists all %d devices with their chunks' "
-          "samples (shards hold %s sample rows)" % (len(want_dev), rows),
+    check("two ingest servers into two shards, ingest0 killed and restarted: its fleet_devices lists all %d "
+          "devices with their chunks' samples, none lost or twice (shards hold %s sample rows)" % (len(want_dev), rows),
           got is not None and len(got) == 6 and all(x not in ("", "0") for x in rows), (got, dict(want_dev)))
     r = sc(ingest[1].call("fleet_hotspots", {"labels": ["firmware=2.0"], "event": "cycles", "limit": 100},
                           timeout=120))
