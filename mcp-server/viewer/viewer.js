@@ -727,6 +727,7 @@ async function fleetPage(page) {
       el("td", {class: "num"}, [c.a_devices.min, c.a_devices.median, c.a_devices.max].map(x => x.toFixed(1)).join(" / ")),
       el("td", {class: "num"}, [c.b_devices.min, c.b_devices.median, c.b_devices.max].map(x => x.toFixed(1)).join(" / ")),
       el("td", {class: "num"}, c.p_value.toPrecision(2)), el("td", {}, c.verdict))))));
+  if (!cmp.changes.length) page.append(el("p", {class: "note"}, "No function moved enough between the two sides to be tested."));
 }
 
 

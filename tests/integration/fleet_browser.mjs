@@ -26,13 +26,14 @@ function check(cond, what, why) {
 
 const browser = await puppeteer.launch({executablePath: cfg.chromium, headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions']});
+let page;
 try {
-  const page = await browser.newPage();
+  page = await browser.newPage();
   await page.setViewport({width: 1280, height: 900});
-  await page.goto(cfg.login, {waitUntil: 'networkidle0'});
+  await page.goto(cfg.login, {waitUntil: 'load'});
   const q = new URLSearchParams({view: 'fleet', e: 'cycles', fa: cfg.a, fb: cfg.b});
-  await page.goto(`${cfg.base}/viewer/?${q}`, {waitUntil: 'networkidle0'});
-  await page.waitForSelector('#fleet-compare tbody tr', {timeout: 30000});
+  await page.goto(`${cfg.base}/viewer/?${q}`, {waitUntil: 'load'});
+  await page.waitForSelector('#fleet-compare', {timeout: 30000});
   const devices = await page.$$eval('#fleet-devices tbody tr', rows => rows.length);
   check(devices === cfg.devices, `the Fleet page lists the store's ${cfg.devices} devices (${devices})`);
   const rows = await page.$$eval('#fleet-compare tbody tr', rs => rs.map(r => [r.children[0].textContent,
@@ -45,7 +46,8 @@ try {
   check(hot > 0, `the top functions table has rows (${hot})`);
   await page.screenshot({path: path.join(cfg.out, 'fleet.png'), fullPage: true});
 } catch (e) {
-  check(false, 'the Fleet page renders', String(e).slice(0, 300));
+  const text = page ? await page.evaluate(() => document.body.innerText).catch(() => '') : '';
+  check(false, 'the Fleet page renders', `${String(e).slice(0, 200)}; the page says: ${text.slice(0, 400)}`);
 } finally {
   await browser.close();
 }
