@@ -59,7 +59,7 @@ endif
 # The engine's subsystems, lowest first; see LAYERS below for what each may use.
 ENGINE := base profile perfdata symbols store export evidence
 CORE_SRC := $(sort $(foreach d,$(ENGINE),$(wildcard tools/core/$(d)/*.c)))
-COLLECTOR_SRC := $(sort $(wildcard collectors/*.c collectors/agentlink/*.c))
+COLLECTOR_SRC := $(sort $(wildcard collectors/*.c collectors/agentlink/*.c collectors/fleet/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
 LIB_SRC := $(CORE_SRC) $(COLLECTOR_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
@@ -92,10 +92,11 @@ evidence: base profile symbols store export
 collectors: base profile
 agent: collectors/health.h collectors/procfs.h
 collectors/agentlink: base collectors/collect.h
+collectors/fleet: base profile
 sandbox: base
-tools: base profile perfdata symbols store export evidence collectors collectors/agentlink sandbox/sandbox.h
-tools/cli: tools base profile perfdata symbols store export evidence collectors collectors/agentlink sandbox/sandbox.h
-mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/launch.h collectors/agentlink/link.h sandbox/sandbox.h
+tools: base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
+tools/cli: tools base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
+mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/launch.h collectors/agentlink/link.h collectors/fleet/fleetcfg.h sandbox/sandbox.h
 tests: *
 bench: *
 endef
@@ -172,7 +173,7 @@ $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 all: $(BUILD)/layers.ok $(BINS) agent $(BUILD)/cycles.ok
 
 # The layering check: cheap, so it runs on every build (see LAYERS).
-$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h collectors/agentlink/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/check-layers.sh Makefile
+$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h collectors/agentlink/*.h collectors/fleet/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/check-layers.sh Makefile
 	@mkdir -p $(BUILD)
 	@sh tools/check-layers.sh && touch $@
 

@@ -23,6 +23,8 @@
 #include "collectors/agentlink/link.h"
 #include "store/artifact.h"
 #include "symbols/debuginfod.h"
+#include "collectors/fleet/fleetcfg.h"
+#include "fleet_pump.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
@@ -297,7 +299,7 @@ static const struct pl_option server_options[] = {
 	{NULL},
 };
 
-#define NGROUPS 4
+#define NGROUPS 5
 
 static void option_groups(struct options *o, struct pl_option_group *g)
 {
@@ -305,6 +307,7 @@ static void option_groups(struct options *o, struct pl_option_group *g)
 	g[1] = (struct pl_option_group){pl_limit_options, &o->cfg.ctx.limits};
 	g[2] = (struct pl_option_group){pl_sym_options, &o->cfg.ctx.sym};
 	g[3] = (struct pl_option_group){pl_perf_options, &o->cfg.ctx.perf};
+	g[4] = (struct pl_option_group){fleet_options, &o->cfg.ctx.fleet};
 }
 
 static void usage(FILE *out)
@@ -315,6 +318,7 @@ static void usage(FILE *out)
 	pl_option_help(out, pl_limit_options);
 	pl_option_help(out, pl_sym_options);
 	pl_option_help(out, pl_perf_options);
+	pl_option_help(out, fleet_options);
 	fprintf(out, "  --version, --help\n");
 }
 
@@ -362,6 +366,11 @@ static int finish_options(struct options *o)
 	o->cfg.ctx.artifact_root = o->have_artifact_root ? o->artifact_root : NULL;
 	if (o->cfg.ctx.allow_writes && !o->have_artifact_root)
 		return fail(PL_ERR_USAGE, "add --artifact-root DIR", "--allow-writes needs --artifact-root DIR");
+	if (o->cfg.ctx.fleet.url) {
+		struct pl_error err;
+		if (fleet_cfg_finish(&o->cfg.ctx.fleet, &err))
+			return fail_error(&err);
+	}
 	if (o->http && !o->http_opts.no_auth && !o->http_opts.token) {
 		o->http_opts.token = getenv("PERFLENS_TOKEN");
 		if (!o->http_opts.token || !*o->http_opts.token)
@@ -469,6 +478,7 @@ int main(int argc, char **argv)
 			return rc;
 		}
 	}
+	mcp_fleet_pump_start(&o->cfg);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);

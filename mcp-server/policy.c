@@ -104,7 +104,8 @@ void mcp_policy_for(const struct mcp_config *cfg, const struct tool_def *t, json
 		p->reads[n++] = ctx->perf.kallsyms_path;
 	if (pol->exec_path && ctx->perf.buildid_dir && n < MCP_POLICY_MAX_READS)
 		p->reads[n++] = ctx->perf.buildid_dir;
-	pol->allow_network = (t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls;
+	pol->allow_network = ((t->needs & TOOL_USES_NETWORK) && ctx->sym.debuginfod_urls) ||
+			     ((t->needs & TOOL_FLEET) && ctx->fleet.url);
 	pol->write_root = ctx->allow_writes ? ctx->artifact_root : NULL;
 	pol->max_address_space = cfg->worker_memory;
 	pol->max_cpu_seconds = cfg->tool_timeout_ms / 1000 + 2;

@@ -133,13 +133,15 @@ static void do_set_level(struct request *r)
 }
 
 /* The rows tools/list shows: every one, less the device tools unless
- * the agent link runs (they would only cost a model's reading). */
+ * the agent link runs and the fleet tools unless a fleet store is set
+ * (they would only cost a model's reading). */
 static size_t visible_tools(const struct mcp_config *cfg, size_t *rows)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < tool_count; i++)
-		if (!(tool_table[i].needs & TOOL_DEVICE) || cfg->ctx.device_link)
+		if ((!(tool_table[i].needs & TOOL_DEVICE) || cfg->ctx.device_link) &&
+		    (!(tool_table[i].needs & TOOL_FLEET) || cfg->ctx.fleet.url))
 			rows[n++] = i;
 	return n;
 }

@@ -92,6 +92,10 @@ static const struct viewer_tool viewer_tools[] = {
 	{"list_devices", {NULL}, NULL, NULL, NULL},
 	{"list_sessions", {NULL}, NULL, NULL, NULL},
 	{"get_device_metrics", {NULL}, NULL, NULL, NULL},
+	/* The fleet store's (perflens-mcp --fleet-store): read-only queries. */
+	{"fleet_devices", {NULL}, NULL, NULL, NULL},
+	{"fleet_hotspots", {NULL}, NULL, NULL, NULL},
+	{"fleet_compare", {NULL}, NULL, NULL, NULL},
 	/* Not read-only only for its exports, which the viewer turns off. */
 	{"compare_profiles", {"baseline_id", "candidate_id"}, NULL, NULL, "exports"},
 	/* Not read-only only for its picture, which the viewer turns off. */

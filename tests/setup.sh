@@ -49,7 +49,8 @@ set -eu
 #   JVM that writes its perf map, -XX:+DumpPerfMapAtExit, for
 #   test_jit_langs.sh); sqlite3 (test_debian_programs.sh: a real program
 #   that syncs each commit, analyzed off-CPU; gzip, python3 and curl, the
-#   others it drives, are already here).
+#   others it drives, are already here); clickhouse-server (test_fleet.sh:
+#   the fleet store, started by the test on loopback in its own folder).
 PACKAGES="build-essential pkg-config libjansson-dev libzstd-dev zlib1g-dev nettle-dev
 libdw-dev libelf-dev libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev check
 linux-perf elfutils python3 python3-jsonschema hyperfine time chromium
@@ -57,7 +58,7 @@ libc6-dbg debuginfod libbenchmark-dev python3-scipy cmark-gfm zstd iproute2
 golang-go llvm help2man
 musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross libzstd-dev:arm64 qemu-user-static
 binutils clang libclang-rt-14-dev libprotobuf-c-dev protobuf-c-compiler libcairo2-dev pngcheck
-file curl openssl libiberty-dev rustc openjdk-17-jdk-headless sqlite3"
+file curl openssl libiberty-dev rustc openjdk-17-jdk-headless sqlite3 clickhouse-server"
 # An image with its own Node (e.g. NodeSource's, which conflicts with
 # Debian's npm) keeps it; a fresh Debian 12 gets Debian's npm.
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"

@@ -29,6 +29,7 @@ function folder_of(path,   n, p) {
 	if (p[1] == "tools" && p[2] == "core" && n >= 4) return p[3]
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
 	if (p[1] == "collectors" && p[2] == "agentlink" && n >= 3) return "collectors/agentlink"
+	if (p[1] == "collectors" && p[2] == "fleet" && n >= 3) return "collectors/fleet"
 	if (n == 1) return "."
 	if (p[1] == "tests" || p[1] == "bench" || p[1] == "agent" || p[1] == "fuzz") return p[1]
 	return p[1]
@@ -37,6 +38,7 @@ function target_of(inc,   p) {
 	split(inc, p, "/")
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
 	if (p[1] == "collectors" && p[2] == "agentlink") return "collectors/agentlink"
+	if (p[1] == "collectors" && p[2] == "fleet") return "collectors/fleet"
 	return p[1]
 }
 function allowed(from, inc, tgt,   words, n, i) {

@@ -362,8 +362,9 @@ enum pl_err tool_resolve_collection(const struct tool_ctx *ctx, const char *uri,
 		memcpy(resolved, real, strlen(real) + 1);
 		return PL_OK;
 	}
+	/* A collection's file, or a fleet selection fleet_analyze wrote. */
 	if (!ctx->artifact_root || !pl_artifact_rel_path(uri, rel, sizeof(rel)) ||
-	    strncmp(rel, "collections/", 12) != 0)
+	    (strncmp(rel, "collections/", 12) != 0 && strncmp(rel, "fleet/selections/", 17) != 0))
 		return pl_fail(err, PL_ERR_PATH,
 			       "pass perflens://artifacts/collections/ID/FILE as collect_profile's next_steps give it",
 			       "'%s' names no collection file", uri);

@@ -57,6 +57,12 @@ const struct tool_def tool_table[] = {
 	{"configure_device_metrics", "schemas/tools/configure_device_metrics.json", tool_configure_device_metrics,
 	 TOOL_DEVICE},
 	{"disconnect_device", "schemas/tools/disconnect_device.json", tool_disconnect_device, TOOL_DEVICE},
+	{"fleet_init", "schemas/tools/fleet_init.json", tool_fleet_init, TOOL_FLEET},
+	{"fleet_publish", "schemas/tools/fleet_publish.json", tool_fleet_publish, TOOL_FLEET},
+	{"fleet_devices", "schemas/tools/fleet_devices.json", tool_fleet_devices, TOOL_FLEET},
+	{"fleet_hotspots", "schemas/tools/fleet_hotspots.json", tool_fleet_hotspots, TOOL_FLEET},
+	{"fleet_compare", "schemas/tools/fleet_compare.json", tool_fleet_compare, TOOL_FLEET},
+	{"fleet_analyze", "schemas/tools/fleet_analyze.json", tool_fleet_analyze, TOOL_FLEET},
 #ifdef PL_TEST_HOOKS
 	{"test_fault", "schemas/test/test_fault.json", tool_test_fault},
 #endif

@@ -33,6 +33,7 @@
 #include "profile/profile.h"
 #include "symbols/symcfg.h"
 #include "collectors/perfcfg.h"
+#include "collectors/fleet/store.h"
 
 /* What a call may do, fixed by whoever started the process. */
 struct tool_ctx {
@@ -51,6 +52,7 @@ struct tool_ctx {
 	struct pl_limits limits;
 	struct pl_sym_cfg sym;       /* binaries, maps, debuginfod */
 	struct pl_perf_cfg perf;     /* the perf to run, its timeout, kallsyms */
+	struct fleet_cfg fleet;      /* --fleet-store: the fleet tools are listed */
 	/* Call another tool by name as an agent would (schema checks and
 	 * defaults, the check of its steps): set by the program that made the
 	 * context (dispatch.c's tool_call_name), so that a tool running others
@@ -77,6 +79,9 @@ enum tool_needs {
 	TOOL_DEVICE = 1 << 4,        /* a device tool: listed only with the agent link
 				      * (its worker talks to the link through files,
 				      * collectors/agentlink/channel.h) */
+	TOOL_FLEET = 1 << 5,         /* a fleet tool: listed only with --fleet-store,
+				      * its worker may connect to the store
+				      * (collectors/fleet/store.h) */
 };
 
 struct tool_def {
@@ -332,6 +337,12 @@ enum pl_err tool_pause_capture(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_resume_capture(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_configure_device_metrics(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_disconnect_device(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_init(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_publish(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_devices(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_hotspots(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_compare(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
+enum pl_err tool_fleet_analyze(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_run_experiment(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
 /* Load, before workers fork and are confined, the libraries tools load

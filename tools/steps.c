@@ -205,6 +205,9 @@ static void check_flags(struct step_check *sc, const struct tool_def *t)
 	if ((t->needs & TOOL_DEVICE) && !ctx->device_link)
 		add_operator(sc, "restart perflens-mcp with --agent-listen IPV4:PORT or "
 			     "--allow-device-control (%s is listed only with the agent link)", t->name);
+	if ((t->needs & TOOL_FLEET) && !ctx->fleet.url)
+		add_operator(sc, "restart perflens-mcp with --fleet-store http://HOST:PORT/DATABASE "
+			     "(%s is listed only with a fleet store)", t->name);
 	if ((g & GATE_CONTROL) && (!ctx->allow_device_control || !ctx->allow_writes || !ctx->artifact_root))
 		add_operator(sc, "restart perflens-mcp with --allow-device-control --artifact-root DIR "
 			     "--allow-writes");

@@ -343,7 +343,8 @@ static void ensure_spool_locked(struct device *d)
 	if (d->have_spool)
 		return;
 	spool_open(&d->spool, link_.cfg.artifact_root, d->id,
-		   d->hello ? json_object_get(d->hello, "platform") : NULL);
+		   d->hello ? json_object_get(d->hello, "platform") : NULL,
+		   d->hello ? json_object_get(d->hello, "labels") : NULL);
 	d->have_spool = true;
 }
 

@@ -80,6 +80,7 @@ struct spool {
 	json_t *gaps;               /* [{chunk, reason}] */
 	json_t *metrics_counts;     /* {type: n} */
 	json_t *platform;           /* borrowed copy of the hello's */
+	json_t *labels;             /* the hello's labels {KEY: VALUE} (a copy), or NULL */
 	json_t *counters;           /* the agent's last counters, or NULL */
 	json_t *capture;            /* what start answered, or NULL */
 	json_t *write_errors;       /* {file: {error, count, first}}: what could not be written */
@@ -100,7 +101,7 @@ struct spool {
 
 /* Open a new session for `device` (its folder is made on first data). */
 void spool_open(struct spool *s, const char *artifact_root, const char *device,
-		json_t *platform);
+		json_t *platform, json_t *labels);
 /* A chunk (flag 0 text or flag 1 zstd); false when it could not be
  * written (a gap is recorded, the reason in `why`). */
 bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,

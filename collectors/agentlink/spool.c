@@ -78,7 +78,35 @@ bool coll_note_write_error(json_t *errors, const char *owner, const char *what, 
 	return true;
 }
 
-void spool_open(struct spool *s, const char *artifact_root, const char *device, json_t *platform)
+/* The hello's labels worth keeping: at most 32, each a short key of
+ * [A-Za-z0-9_.-] with a printable string value (the fleet store's rows
+ * carry them as KEY=VALUE); NULL when none. */
+static json_t *labels_copy(json_t *labels)
+{
+	json_t *out = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(labels, k, v) {
+		const char *val = json_string_value(v);
+		bool ok = val && strlen(k) >= 1 && strlen(k) <= 64 && strlen(val) <= 128 &&
+			  json_object_size(out) < 32;
+		for (const char *c = k; ok && *c; c++)
+			ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			     *c == '_' || *c == '.' || *c == '-';
+		for (const char *c = val; ok && *c; c++)
+			ok = *c >= 0x20 && *c <= 0x7e;
+		if (ok)
+			json_object_set(out, k, v);
+	}
+	if (!json_object_size(out)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+void spool_open(struct spool *s, const char *artifact_root, const char *device, json_t *platform,
+		json_t *labels)
 {
 	static unsigned serial;
 	struct timespec t;
@@ -100,6 +128,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	s->metrics_counts = json_object();
 	s->write_errors = json_object();
 	s->platform = platform ? json_deep_copy(platform) : json_null();
+	s->labels = labels_copy(labels);
 	s->capture_seconds = -1;
 	spool_now_iso(s->started, sizeof(s->started));
 	s->live = true;
@@ -158,6 +187,8 @@ static json_t *metadata_json(const struct spool *s, bool recovered)
 		json_object_set_new(m, "capture_seconds", json_real((double)(long long)(s->capture_seconds * 1000) / 1000));
 	if (json_object_size(s->write_errors))
 		json_object_set(m, "write_errors", s->write_errors);
+	if (s->labels)
+		json_object_set(m, "labels", s->labels);
 	if (recovered)
 		json_object_set_new(m, "recovered", json_true());
 	return m;
@@ -366,12 +397,14 @@ bool spool_close(struct spool *s)
 	json_decref(s->gaps);
 	json_decref(s->metrics_counts);
 	json_decref(s->platform);
+	json_decref(s->labels);
 	json_decref(s->counters);
 	json_decref(s->capture);
 	json_decref(s->write_errors);
 	json_decref(s->counters_at_start);
 	json_decref(s->capture_counters);
 	s->gaps = s->metrics_counts = s->platform = s->counters = s->capture = s->write_errors = NULL;
+	s->labels = NULL;
 	s->counters_at_start = s->capture_counters = NULL;
 	return kept;
 }

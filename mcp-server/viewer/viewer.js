@@ -126,6 +126,7 @@ async function render() {
     if (view === "analysis" && state.a) await analysisPage(page, seq);
     else if (view === "compare") await comparePage(page, seq);
     else if (view === "live") await livePage(page, seq);
+    else if (view === "fleet") await fleetPage(page, seq);
     else await listPage(page, seq);
   } catch (e) {
     page.append(errorBox(e));
@@ -658,5 +659,76 @@ async function livePage(page) {
   // Long polling: the session's folder changes as chunks and metrics arrive.
   watch({session: chosen, timeout: 25}, () => render());
 }
+
+// ------------------------------------------------------------- fleet
+
+// Labels in the URL: "KEY=VALUE,KEY=VALUE" (fl: the selection, fa and fb:
+// the two sides of a comparison).
+function labelList(text) {
+  return (text || "").split(",").map(x => x.trim()).filter(x => x.includes("="));
+}
+
+// The fleet store's devices, the top functions of a label selection, and
+// two label sets compared, as fleet_devices, fleet_hotspots and
+// fleet_compare answer them (perflens-mcp --fleet-store).
+async function fleetPage(page) {
+  page.append(el("h1", {}, "Fleet"));
+  let devices;
+  try {
+    devices = await call("fleet_devices", {limit: 100});
+  } catch (e) {
+    page.append(el("p", {class: "note"}, `The fleet store: ${e.message}`));
+    return;
+  }
+  page.append(el("table", {id: "fleet-devices"},
+    el("thead", {}, el("tr", {}, ["device", "labels", "last seen", "chunks", "samples"].map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, devices.devices.map(d => el("tr", {},
+      el("td", {class: "sym"}, d.device), el("td", {}, d.labels.join(" ")), el("td", {}, d.last_seen),
+      el("td", {class: "num"}, fmt(d.chunks)), el("td", {class: "num"}, fmt(d.samples)))))));
+  const input = (id, label, value, key) => {
+    const i = el("input", {id, "aria-label": label, value: value || "", placeholder: "KEY=VALUE,..."});
+    i.addEventListener("change", () => go({[key]: i.value, cursor: null}));
+    return el("label", {}, label + " ", i);
+  };
+  page.append(el("h2", {}, "Top functions"),
+    el("div", {class: "controls"}, input("fleet-labels", "Labels", state.fl, "fl")));
+  const sel = {limit: PAGE, ...(labelList(state.fl).length ? {labels: labelList(state.fl)} : {}),
+    ...(state.e ? {event: state.e} : {}), ...(state.cursor ? {cursor: state.cursor} : {})};
+  const hot = await call("fleet_hotspots", sel);
+  const evSel = el("select", {id: "event", "aria-label": "event"},
+    hot.events.map(x => el("option", {value: x.event, selected: x.event === hot.event}, x.event)));
+  evSel.addEventListener("change", () => go({e: evSel.value, cursor: null}));
+  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel)),
+    el("table", {id: "fleet-hotspots"},
+      el("caption", {}, `${fmt(hot.total_samples)} samples of ${hot.event} from ${hot.devices} devices`),
+      el("thead", {}, el("tr", {}, ["function", "module", "self", "inclusive", "devices"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, hot.hotspots.map(h => el("tr", {},
+        el("td", {class: "sym"}, h.function), el("td", {class: "sym"}, h.dso),
+        el("td", {class: "num"}, h.self_percent.toFixed(2) + "%"), el("td", {class: "num"}, h.inclusive_percent.toFixed(2) + "%"),
+        el("td", {class: "num"}, String(h.devices)))))),
+    pager(hot.page, c => go({cursor: c})));
+  page.append(el("h2", {}, "Compare two label sets"),
+    el("div", {class: "controls"}, input("fleet-a", "Side a", state.fa, "fa"), input("fleet-b", "Side b", state.fb, "fb")));
+  if (!labelList(state.fa).length || !labelList(state.fb).length) {
+    page.append(el("p", {class: "note"}, "Give each side its labels, e.g. firmware=1.4.1 and firmware=1.4.2."));
+    return;
+  }
+  const cmp = await call("fleet_compare", {a: labelList(state.fa), b: labelList(state.fb), event: hot.event});
+  const unit = cmp.measure === "samples_per_second" ? " /s" : "%";
+  page.append(el("table", {id: "fleet-compare"},
+    el("caption", {}, `${cmp.measure === "samples_per_second" ? "Samples per second of capture" : "Share of samples"}: ` +
+      `a ${cmp.a.devices} devices, b ${cmp.b.devices} devices`),
+    el("thead", {}, el("tr", {}, ["function", "module", "a", "b", "\u0394", "a devices (min / median / max)", "b devices", "p", "verdict"]
+      .map(h => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, cmp.changes.map(c => el("tr", {class: c.verdict},
+      el("td", {class: "sym"}, c.function), el("td", {class: "sym"}, c.dso),
+      el("td", {class: "num"}, c.a.toFixed(2) + unit), el("td", {class: "num"}, c.b.toFixed(2) + unit),
+      el("td", {class: "num"}, (c.delta >= 0 ? "+" : "") + c.delta.toFixed(2)),
+      el("td", {class: "num"}, [c.a_devices.min, c.a_devices.median, c.a_devices.max].map(x => x.toFixed(1)).join(" / ")),
+      el("td", {class: "num"}, [c.b_devices.min, c.b_devices.median, c.b_devices.max].map(x => x.toFixed(1)).join(" / ")),
+      el("td", {class: "num"}, c.p_value.toPrecision(2)), el("td", {}, c.verdict))))));
+  if (!cmp.changes.length) page.append(el("p", {class: "note"}, "No function moved enough between the two sides to be tested."));
+}
+
 
 render();

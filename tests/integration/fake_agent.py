@@ -89,6 +89,8 @@ class Agent:
             h["ext"] = {"pairing": "hmac-sha256-v1", "nonce": self.nonce, "features": ["maps", "counters"]}
         if self.a.mode == "pre010":
             h["token"] = self.a.code
+        if self.a.label:
+            h["labels"] = dict(x.split("=", 1) for x in self.a.label)
         self.send_json(3, h)
 
     def answer(self, rid, **kw):
@@ -338,6 +340,7 @@ def main():
     p.add_argument("--stop-reading", action="store_true")
     p.add_argument("--rcvbuf", type=int, help="--server: SO_RCVBUF before connecting (a small window)")
     p.add_argument("--cut-after", type=int)
+    p.add_argument("--label", action="append", default=[], help="KEY=VALUE in the hello's labels (repeatable)")
     p.add_argument("--once", action="store_true", help="--listen: serve one connection and leave")
     a = p.parse_args()
     if a.server:

@@ -26,6 +26,7 @@
 #include "store/artifact.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
+#include "collectors/fleet/fleetcfg.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -151,15 +152,15 @@ static const struct pl_option cli_options[] = {
 	{NULL},
 };
 
-#define NGROUPS 4
+#define NGROUPS 5
 
 static const struct pl_option *const group_tables[NGROUPS] = {
-	cli_options, pl_limit_options, pl_sym_options, pl_perf_options,
+	cli_options, pl_limit_options, pl_sym_options, pl_perf_options, fleet_options,
 };
 
 static void option_groups(struct cli *c, struct pl_option_group *g)
 {
-	void *targets[NGROUPS] = {c, &c->ctx.limits, &c->ctx.sym, &c->ctx.perf};
+	void *targets[NGROUPS] = {c, &c->ctx.limits, &c->ctx.sym, &c->ctx.perf, &c->ctx.fleet};
 
 	for (size_t i = 0; i < NGROUPS; i++)
 		g[i] = (struct pl_option_group){group_tables[i], targets[i]};
@@ -428,6 +429,8 @@ static enum pl_err setup_ctx(struct cli *c, struct pl_error *err)
 	c->ctx.allow_process_execution = true;
 	pl_sym_cfg_finish(&c->ctx.sym);
 	pl_perf_cfg_finish(&c->ctx.perf);
+	if (fleet_cfg_finish(&c->ctx.fleet, err))
+		return err->code;
 	if (c->ctx.nroots == 0) {
 		/* The CLI runs as its user, who may read what they can. */
 		c->roots[0] = "/";

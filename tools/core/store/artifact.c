@@ -613,8 +613,10 @@ bool pl_artifact_rel_path(const char *p, char *rel, size_t cap)
 		p += sizeof(scheme) - 1;
 	slash = strchr(p, '/');
 	/* collections/co-ID/FILE: what collect_profile wrote; sessions/ID/FILE:
-	 * a device session's chunk_NNNNN.zst, metadata.json... */
+	 * a device session's chunk_NNNNN.zst, metadata.json...;
+	 * fleet/selections/FILE: a fleet selection fleet_analyze wrote. */
 	if (slash && ((slash - p == 11 && strncmp(p, "collections", 11) == 0) ||
+		      (slash - p == 5 && strncmp(p, "fleet", 5) == 0 && strncmp(slash, "/selections/", 12) == 0) ||
 		      (slash - p == 8 && strncmp(p, "sessions", 8) == 0 && strchr(slash + 1, '/')))) {
 		const char *second = strchr(slash + 1, '/');
 		char id[64];

@@ -1,12 +1,8 @@
 /* debuginfod.c - a debuginfod client on libcurl (see debuginfod.h).
  *
- * libcurl is not linked: it is dlopen()ed on first need (or by
- * pl_debuginfod_preload()), and its few functions are called through a
- * table of pointers.  Linked, it and its ~20 dependencies (OpenSSL,
- * Kerberos, LDAP, ...) would be mapped and relocated in every process and
- * copied at every worker fork, for a feature few calls use.  <curl/curl.h>
- * still gives the types and constants.  When the library cannot be
- * loaded, a fetch fails with PL_ERR_UNSUPPORTED naming the package.
+ * libcurl is not linked: base/curl.h loads it on first need (or by
+ * pl_debuginfod_preload()).  When the library cannot be loaded, a fetch
+ * fails with PL_ERR_UNSUPPORTED naming the package.
  *
  * One fetch: check the arguments (lowercase hex build-id, a known kind,
  * http(s) server URLs only), look for an earlier answer in the cache
@@ -43,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/curl.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 #include "base/version.h"
@@ -258,73 +255,18 @@ static enum pl_err close_sink(int wfd, const char *tmp, const char *final, int *
 
 /* ----------------------------------------------------------------- curl */
 
-#define LIBCURL_SONAME "libcurl.so.4"
-
-/* The libcurl functions used here, resolved by name.  The field names
- * differ from curl's own: <curl/curl.h> makes curl_easy_setopt and
- * curl_easy_getinfo macros under gcc. */
-static struct {
-	CURLcode (*global_init)(long flags);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
-	CURLcode (*easy_perform)(CURL *c);
-	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-	void (*easy_cleanup)(CURL *c);
-	const char *(*easy_strerror)(CURLcode rc);
-} curl;
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static bool curl_loaded;
-static char load_error[400];  /* why not, when !curl_loaded */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-/* Once per process: map libcurl (and its dependencies) and fill `curl`.
- * RTLD_NOW binds everything here, so that nothing is looked up later in
- * a confined worker; RTLD_LOCAL keeps its symbols out of the global
- * namespace (libdw's own dlopen()s and ours do not see them). */
-static void load_curl(void)
-{
-	const struct pl_dl_sym syms[] = {
-		{"curl_global_init", &curl.global_init},
-		{"curl_easy_init", &curl.easy_init},
-		{"curl_easy_setopt", &curl.easy_setopt},
-		{"curl_easy_perform", &curl.easy_perform},
-		{"curl_easy_getinfo", &curl.easy_getinfo},
-		{"curl_easy_cleanup", &curl.easy_cleanup},
-		{"curl_easy_strerror", &curl.easy_strerror},
-	};
-
-	/* never unloaded: OpenSSL does not like that */
-	curl_loaded = pl_dl_load(LIBCURL_SONAME, syms, PL_ARRAY_LEN(syms), load_error,
-				 sizeof(load_error)) != NULL;
-}
-
-bool pl_debuginfod_preload(void)
-{
-	pthread_once(&load_once, load_curl);
-	return curl_loaded;
-}
-
-static void curl_init(void)
-{
-	curl_init_rc = curl.global_init(CURL_GLOBAL_DEFAULT);
-}
+/* libcurl's functions (base/curl.h), set by curl_ready. */
+static const struct pl_curl_api *curl_api;
 
 /* libcurl loaded and initialised, or the error naming the fix. */
 static enum pl_err curl_ready(struct pl_error *err)
 {
-	if (!pl_debuginfod_preload())
-		return pl_fail(err, PL_ERR_UNSUPPORTED, "install libcurl to fetch from debuginfod "
-			       "servers (Debian: apt-get install libcurl4)",
-			       "debuginfod needs libcurl, which cannot be loaded (install libcurl4: "
-			       "apt-get install libcurl4): %s", load_error);
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return pl_fail(err, PL_ERR_EXTERNAL, NULL, "libcurl cannot start: %s",
-			       curl.easy_strerror(curl_init_rc));
-	return PL_OK;
+	return pl_curl_ready("debuginfod", &curl_api, err);
+}
+
+bool pl_debuginfod_preload(void)
+{
+	return pl_curl_preload();
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
@@ -363,7 +305,7 @@ static CURLcode set_options(CURL *c, const struct attempt *a, struct sink *s, ch
 {
 	CURLcode rc = CURLE_OK;
 
-#define OPT(o, v) if (rc == CURLE_OK) rc = curl.easy_setopt(c, o, v)
+#define OPT(o, v) if (rc == CURLE_OK) rc = curl_api->easy_setopt(c, o, v)
 	OPT(CURLOPT_URL, a->url);
 	OPT(CURLOPT_PROTOCOLS_STR, "http,https");
 	OPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -386,7 +328,7 @@ static CURLcode set_options(CURL *c, const struct attempt *a, struct sink *s, ch
 static void ask(struct attempt *a, struct sink *s)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
-	CURL *c = curl.easy_init();
+	CURL *c = curl_api->easy_init();
 	long status = 0;
 	CURLcode rc;
 
@@ -398,7 +340,7 @@ static void ask(struct attempt *a, struct sink *s)
 		a->ans = ANS_FAILED;
 		snprintf(a->why, sizeof(a->why), "cannot empty the answer file: %s", strerror(errno));
 		if (c)
-			curl.easy_cleanup(c);
+			curl_api->easy_cleanup(c);
 		return;
 	}
 	if (!c) {
@@ -408,9 +350,9 @@ static void ask(struct attempt *a, struct sink *s)
 	}
 	rc = set_options(c, a, s, errbuf);
 	if (rc == CURLE_OK)
-		rc = curl.easy_perform(c);
-	curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl.easy_cleanup(c);
+		rc = curl_api->easy_perform(c);
+	curl_api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_api->easy_cleanup(c);
 	if (rc == CURLE_OK && status == 200 && s->written > 0) {
 		a->ans = ANS_OK;
 	} else if (rc == CURLE_HTTP_RETURNED_ERROR && status == 404) {
@@ -428,7 +370,7 @@ static void ask(struct attempt *a, struct sink *s)
 			snprintf(a->why, sizeof(a->why), "HTTP %ld with %s body", status,
 				 s->written ? "a" : "an empty");
 		else
-			snprintf(a->why, sizeof(a->why), "%s", errbuf[0] ? errbuf : curl.easy_strerror(rc));
+			snprintf(a->why, sizeof(a->why), "%s", errbuf[0] ? errbuf : curl_api->easy_strerror(rc));
 	}
 }
 

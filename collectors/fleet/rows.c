@@ -1,0 +1,208 @@
+/* rows.c - a chunk's profile as fleet store rows (see rows.h).
+ *
+ * Frames and stacks are deduplicated within the chunk (a bitmap over the
+ * profile's ids); across chunks and servers the store's
+ * ReplacingMergeTree does it.
+ */
+#include "rows.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/sha256.h"
+
+uint64_t fleet_id(const void *data, size_t n)
+{
+	unsigned char d[PL_SHA256_SIZE];
+	struct pl_sha256 s;
+	uint64_t v = 0;
+
+	pl_sha256_init(&s);
+	pl_sha256_update(&s, data, n);
+	pl_sha256_final(&s, d);
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | d[i];
+	return v >> 1;
+}
+
+static void add_row(struct pl_buf *b, json_t *row_new)
+{
+	char *text = json_dumps(row_new, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (text) {
+		pl_buf_adds(b, text);
+		pl_buf_addc(b, '\n');
+		free(text);
+	}
+	json_decref(row_new);
+}
+
+static const char *str_or(const struct pl_profile *p, uint32_t id, const char *none)
+{
+	return id == PL_NOID ? none : pl_str(p, id);
+}
+
+/* The id of frame `f` (function and DSO: addresses and lines differ
+ * between builds, the function is what a fleet compares). */
+static uint64_t frame_id(const struct pl_profile *p, uint32_t f)
+{
+	const struct pl_func *fn = &p->funcs[p->frames[f].func];
+	struct pl_buf key = {0};
+	uint64_t id;
+
+	pl_buf_adds(&key, pl_str(p, fn->symbol));
+	pl_buf_addc(&key, '\0');
+	pl_buf_adds(&key, str_or(p, fn->dso, ""));
+	id = fleet_id(key.data, key.len);
+	pl_buf_release(&key);
+	return id;
+}
+
+static void frame_row(const struct pl_profile *p, uint32_t f, uint64_t id, struct fleet_rows *out)
+{
+	const struct pl_func *fn = &p->funcs[p->frames[f].func];
+
+	add_row(&out->frames, json_pack("{s:I,s:s,s:s}", "frame_id", (json_int_t)id,
+					"function", pl_str(p, fn->symbol), "dso", str_or(p, fn->dso, "")));
+}
+
+/* The stack's id and, the first time, its row and its frames' rows. */
+static uint64_t stack_id(const struct pl_profile *p, uint32_t s, uint64_t *fids, uint8_t *frame_seen,
+			 uint8_t *stack_seen, struct fleet_rows *out)
+{
+	const struct pl_stack *st = &p->stacks[s];
+	unsigned char key[8 * 512];
+	size_t n = st->depth < 512 ? st->depth : 512;
+	uint64_t id;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f = st->frames[i];
+		if (!frame_seen[f]) {
+			frame_seen[f] = 1;
+			fids[f] = frame_id(p, f);
+			frame_row(p, f, fids[f], out);
+		}
+		for (int b = 0; b < 8; b++)
+			key[i * 8 + (size_t)b] = (unsigned char)(fids[f] >> (56 - 8 * b));
+	}
+	id = fleet_id(key, n * 8);
+	if (!stack_seen[s]) {
+		json_t *frames = json_array();
+		stack_seen[s] = 1;
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(frames, json_integer((json_int_t)fids[st->frames[i]]));
+		add_row(&out->stacks, json_pack("{s:I,s:o}", "stack_id", (json_int_t)id, "frames", frames));
+	}
+	return id;
+}
+
+/* One (event, thread name, stack) sum: several of the profile's stacks
+ * can be one fleet stack (they differ in addresses or thread ids only),
+ * and the store keeps one row per key, so they are summed first. */
+struct sample_sum {
+	uint32_t event, comm;
+	uint64_t sid, samples, period;
+};
+
+static int by_key(const void *x, const void *y)
+{
+	const struct sample_sum *a = x, *b = y;
+
+	if (a->event != b->event)
+		return a->event < b->event ? -1 : 1;
+	if (a->comm != b->comm)
+		return a->comm < b->comm ? -1 : 1;
+	return a->sid < b->sid ? -1 : a->sid > b->sid;
+}
+
+static void sample_row(const struct pl_profile *p, const struct fleet_chunk_meta *m, const char *day,
+		       const struct sample_sum *sum, struct fleet_rows *out)
+{
+	add_row(&out->samples, json_pack("{s:s,s:I,s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:I,s:I,s:I}",
+		"day", day, "minute", (json_int_t)(m->arrived - m->arrived % 60), "device", m->device,
+		"session", m->session, "chunk_id", m->chunk_id, "labels", m->labels,
+		"event", pl_str(p, p->events[sum->event].name), "unit", pl_event_unit(p, sum->event),
+		"thread", str_or(p, sum->comm, ""), "stack_id", (json_int_t)sum->sid,
+		"samples", (json_int_t)sum->samples, "period", (json_int_t)sum->period));
+	out->samples_total += sum->samples;
+}
+
+/* The sums sorted and merged, one row each. */
+static void sample_rows(const struct pl_profile *p, const struct fleet_chunk_meta *m, const char *day,
+			struct sample_sum *sums, size_t n, struct fleet_rows *out)
+{
+	size_t i = 0;
+
+	if (n)
+		qsort(sums, n, sizeof(*sums), by_key);
+	while (i < n) {
+		struct sample_sum total = sums[i];
+		size_t j = i + 1;
+		for (; j < n && by_key(&sums[j], &sums[i]) == 0; j++) {
+			total.samples += sums[j].samples;
+			total.period += sums[j].period;
+		}
+		sample_row(p, m, day, &total, out);
+		i = j;
+	}
+}
+
+static void chunk_row(const struct pl_profile *p, const struct fleet_chunk_meta *m, struct fleet_rows *out)
+{
+	json_t *events = json_array();
+
+	for (size_t e = 0; e < p->nevents; e++)
+		if (p->events[e].samples)
+			json_array_append_new(events, json_string(pl_str(p, p->events[e].name)));
+	add_row(&out->chunks, json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:f,s:O,s:o,s:I}", "chunk_id", m->chunk_id,
+		"device", m->device, "session", m->session, "chunk", (int)m->chunk, "server", m->server,
+		"arrived", (json_int_t)m->arrived, "seconds", m->seconds, "labels", m->labels, "events", events,
+		"samples", (json_int_t)out->samples_total));
+}
+
+enum pl_err fleet_chunk_rows(const struct pl_profile *p, const struct fleet_chunk_meta *m,
+			     struct fleet_rows *out, struct pl_error *err)
+{
+	size_t nframes = pl_nframes(p), nstacks = pl_nstacks(p);
+	uint64_t *fids = pl_xcalloc(nframes ? nframes : 1, sizeof(*fids));
+	uint8_t *frame_seen = pl_xcalloc(nframes ? nframes : 1, 1);
+	uint8_t *stack_seen = pl_xcalloc(nstacks ? nstacks : 1, 1);
+	struct sample_sum *sums = NULL;
+	size_t nsums = 0, sums_cap = 0;
+	char day[16];
+	struct tm tm;
+
+	(void)err;
+	gmtime_r(&m->arrived, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	for (uint32_t s = 0; s < nstacks; s++) {
+		uint64_t sid = 0;
+		bool have_id = false;
+		for (uint32_t w = p->stacks[s].first_weight; w != PL_NOID; w = p->weights[w].next) {
+			if (!p->weights[w].samples)
+				continue;
+			if (!have_id) {
+				sid = stack_id(p, s, fids, frame_seen, stack_seen, out);
+				have_id = true;
+			}
+			PL_GROW(sums, sums_cap, nsums + 1);
+			sums[nsums++] = (struct sample_sum){p->weights[w].event,
+				p->threads[p->stacks[s].thread].comm, sid, p->weights[w].samples, p->weights[w].period};
+		}
+	}
+	sample_rows(p, m, day, sums, nsums, out);
+	free(sums);
+	chunk_row(p, m, out);
+	free(fids);
+	free(frame_seen);
+	free(stack_seen);
+	return PL_OK;
+}
+
+void fleet_rows_release(struct fleet_rows *r)
+{
+	pl_buf_release(&r->chunks);
+	pl_buf_release(&r->samples);
+	pl_buf_release(&r->stacks);
+	pl_buf_release(&r->frames);
+}

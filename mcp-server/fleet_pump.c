@@ -1,0 +1,96 @@
+/* fleet_pump.c - publish device chunks to the fleet store in the
+ * background (see fleet_pump.h).
+ *
+ * One detached thread: every --fleet-publish-interval-ms it sends the job
+ * {"tool": "fleet_publish", "args": {"max_chunks": 256}} to a worker,
+ * waits for its answer and logs on stderr only what changed: the first
+ * failure (the store down), the return to success with the chunks it
+ * then sent.  A store that stays down costs one failed request per
+ * interval; the chunks wait in the spool.
+ */
+#include "fleet_pump.h"
+#include "policy.h"
+#include "worker.h"
+#include "sandbox/sandbox.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct mcp_config *pump_cfg;
+
+/* Run fleet_publish once; its answer (new) or NULL. */
+static json_t *publish_once(const struct tool_def *t)
+{
+	struct mcp_policy *p = pl_xmalloc(sizeof(*p));
+	json_t *args = json_pack("{s:i}", "max_chunks", 256), *answer = NULL;
+	struct sbx_worker *w;
+	struct sbx_result res;
+	struct pl_error err;
+	size_t len, skip;
+	char *job = mcp_job_new(t, args, false, &len);
+
+	mcp_policy_for(pump_cfg, t, args, p);
+	if (sbx_spawn_job(&p->pol, MCP_JOB_NAME, job, len, &w, &err) == PL_OK) {
+		while (!sbx_step(w)) {
+			struct pollfd pfd = {sbx_fd(w), POLLIN, 0};
+			int left = sbx_timeout_left_ms(w);
+			poll(&pfd, 1, left < 0 || left > 200 ? 200 : left);
+		}
+		sbx_finish(w, &res);
+		skip = mcp_progress_records(res.data, res.len, NULL, NULL);
+		answer = json_loadb(res.data + skip, res.len - skip, 0, NULL);
+		sbx_result_release(&res);
+	}
+	free(job);
+	free(p);
+	json_decref(args);
+	return answer;
+}
+
+static void log_change(json_t *answer, bool *was_failing)
+{
+	json_t *ok = json_object_get(answer, "ok");
+	const char *why = json_string_value(json_object_get(json_object_get(answer, "error"), "message"));
+
+	if (!ok && !*was_failing)
+		fprintf(stderr, "perflens-mcp: fleet store: publishing failed, chunks wait in the spool: %s\n",
+			why ? why : "the worker gave no answer");
+	else if (ok && *was_failing)
+		fprintf(stderr, "perflens-mcp: fleet store: publishing again (%lld chunk(s) sent)\n",
+			(long long)json_integer_value(json_object_get(ok, "published_chunks")));
+	*was_failing = !ok;
+}
+
+static void *pump_main(void *arg)
+{
+	const struct tool_def *t = arg;
+	bool failing = false;
+
+	for (;;) {
+		json_t *answer = publish_once(t);
+		log_change(answer, &failing);
+		json_decref(answer);
+		usleep(pump_cfg->ctx.fleet.publish_ms * 1000u);
+	}
+	return NULL;
+}
+
+void mcp_fleet_pump_start(const struct mcp_config *cfg)
+{
+	const struct tool_def *t = tool_find("fleet_publish");
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (!cfg->ctx.fleet.url || !cfg->ctx.fleet.publish_ms || !cfg->ctx.device_link || !cfg->ctx.allow_writes || !t || cfg->no_sandbox)
+		return;
+	pump_cfg = cfg;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, pump_main, (void *)t) != 0)
+		fprintf(stderr, "perflens-mcp: fleet store: cannot start the publishing thread\n");
+	pthread_attr_destroy(&attr);
+}

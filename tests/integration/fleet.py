@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""fleet.py - the fleet store through perflens-mcp as an agent uses it.
+
+A ClickHouse server on loopback (its own folder and ports), a perflens-mcp
+with the agent link and --fleet-store, and eight fake agents with two
+firmware labels: the 1.4.2 ones send a chunk where one function
+(cpu_intensive) has extra samples.  Oracles are the spooled chunks
+themselves, decompressed with the zstd command and counted here: per
+device samples, and per function leaf samples of the cycles event.
+Checked: fleet_init creates the tables; fleet_publish sends every chunk;
+fleet_devices' samples per device equal the chunks'; fleet_hotspots' self
+samples per function equal the chunks' leaf counts; a label selection
+names the function that changed and no other; publishing again sends
+nothing; chunks replayed (marks removed) count once; the store killed
+mid-ingest is an error naming it, and once restarted the publish
+completes with every total still equal.
+"""
+import collections, glob, json, os, re, shutil, signal, socket, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import *  # noqa
+
+SERVER, CHUNK = sys.argv[1:3]
+WORK = os.environ["WORK"]
+CH = os.environ["CH"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = [sys.executable, os.path.join(HERE, "fake_agent.py")]
+CODE = "fleet-" + os.urandom(6).hex()
+AUTH = "I_EXPLICITLY_AUTHORIZE_TARGET_PROFILING"
+PAUTH = "I_EXPLICITLY_AUTHORIZE_PID_ATTACH"
+HEADER = re.compile(r"^\S.*\s\d+\.\d+:\s+\d+\s+(\S+):\s*$")
+FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.*?)\s+\((.*)\)$")
+procs = []
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def start_clickhouse(d, http, tcp, extra=""):
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "config.xml"), "w").write(
+        "<?xml version=\"1.0\"?><yandex><logger><level>warning</level><log>%s/server.log</log>"
+        "<errorlog>%s/err.log</errorlog><console>0</console></logger><http_port>%d</http_port>"
+        "<tcp_port>%d</tcp_port><listen_host>127.0.0.1</listen_host><path>%s/data/</path>"
+        "<tmp_path>%s/tmp/</tmp_path><users_config>%s/users.xml</users_config>"
+        "<default_profile>default</default_profile><default_database>default</default_database>"
+        "<mark_cache_size>5368709</mark_cache_size><timezone>UTC</timezone>%s</yandex>"
+        % (d, d, http, tcp, d, d, d, extra))
+    open(os.path.join(d, "users.xml"), "w").write(
+        "<?xml version=\"1.0\"?><yandex><profiles><default><max_memory_usage>2000000000</max_memory_usage>"
+        "</default></profiles><users><default><password></password><networks><ip>127.0.0.1</ip></networks>"
+        "<profile>default</profile><quota>default</quota></default></users><quotas><default></default>"
+        "</quotas></yandex>")
+    p = subprocess.Popen([CH, "--config-file=" + os.path.join(d, "config.xml")], cwd=d,
+                         stdout=open(os.path.join(d, "out.log"), "a"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    url = "http://127.0.0.1:%d/" % http
+    ok = until(lambda: subprocess.run(["curl", "-sf", url + "?query=SELECT%201"], capture_output=True)
+               .stdout.strip() == b"1", 30, 0.2)
+    return p if ok else None
+
+
+def ch_query(http, q):
+    return subprocess.run(["curl", "-s", "--data-binary", q, "http://127.0.0.1:%d/" % http],
+                          capture_output=True).stdout.decode()
+
+
+def chunk_text(path):
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-d", "-c", path], capture_output=True).stdout.decode(errors="replace")
+    return open(path, errors="replace").read()
+
+
+def count(text):
+    """(samples of every event, leaf (function, dso) counts of cycles)"""
+    samples, leaves, event, want_leaf = 0, collections.Counter(), None, False
+    for line in text.split("\n"):
+        if line.startswith("### PERF_STAT ###"):
+            break
+        m = HEADER.match(line)
+        if m:
+            samples += 1
+            event, want_leaf = m.group(1), True
+            continue
+        f = FRAME.match(line)
+        if f and want_leaf:
+            want_leaf = False
+            if event == "cycles":
+                name = re.sub(r"\+0x[0-9a-f]+$", "", f.group(1))
+                leaves[(name, f.group(2))] += 1
+    return samples, leaves
+
+
+def make_hot_chunk(src, dst, function, copies):
+    """src's samples plus `copies` extra copies of each whose leaf is `function`, then its perf stat."""
+    text = open(src).read()
+    samples, mark, stat = text.partition("### PERF_STAT ###")
+    blocks = [b for b in samples.strip("\n").split("\n\n") if b.strip()]
+    hot = [b for b in blocks if len(b.split("\n")) > 1 and re.search(r"\s%s\s" % function, b.split("\n")[1])]
+    open(dst, "w").write("\n\n".join(blocks + hot * copies) + "\n\n" + mark + stat)
+    return len(hot)
+
+
+def fake(port, name, *args):
+    out = os.path.join(WORK, name + ".out")
+    p = subprocess.Popen(FAKE + ["--server", "127.0.0.1:%d" % port, "--code", CODE] + list(args),
+                         stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p
+
+
+def devices_connected(s, n):
+    def f():
+        ds = [d for d in sc(s.call("list_devices", {})).get("devices", []) if d["state"] == "connected"]
+        return ds if len(ds) >= n else None
+    return until(f, 20, 0.2)
+
+
+try:
+    http, tcp = free_port(), free_port()
+    chdir = os.path.join(WORK, "ch")
+    ch = start_clickhouse(chdir, http, tcp)
+    if not ch:
+        print("skip - fleet: clickhouse-server did not answer on 127.0.0.1:%d within 30 s (see %s)" % (http, chdir))
+        sys.exit(0)
+    url = "http://127.0.0.1:%d/fleet" % http
+    art = os.path.join(WORK, "art")
+    code_file = os.path.join(WORK, "code")
+    open(code_file, "w").write(CODE + "\n")
+    hot = os.path.join(WORK, "hot.txt")
+    nhot = make_hot_chunk(CHUNK, hot, "cpu_intensive", 3)
+    noisy = os.path.join(WORK, "noisy.txt")
+    make_hot_chunk(CHUNK, noisy, "random", 20)
+    s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
+               "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+               "--fleet-store", url, "--fleet-label", "site=lab", "--fleet-publish-interval-ms", "0"], "fleet")
+    s.initialize()
+    names, cursor = [], None
+    while True:
+        res = s.request("tools/list", {"cursor": cursor} if cursor else {})["result"]
+        names += [t["name"] for t in res["tools"]]
+        cursor = res.get("nextCursor")
+        if not cursor:
+            break
+    check("the fleet tools are listed with --fleet-store (%s)" % [n for n in names if n.startswith("fleet")],
+          all(n in names for n in ("fleet_init", "fleet_publish", "fleet_devices", "fleet_hotspots")), names)
+    r = s.call("fleet_hotspots", {})
+    check("before fleet_init, a fleet tool's error names it", is_tool_error(r, "fleet-init"), result_text(r)[:300])
+    r = sc(s.call("fleet_init", {}))
+    tables = ch_query(http, "SHOW TABLES FROM fleet").split()
+    check("fleet_init creates the tables (%s), version %s" % (tables, r.get("schema_version")),
+          {"chunks_local", "samples_local", "stacks_local", "frames_local"} <= set(tables) and r.get("created"), r)
+    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
+                               if "agent link: listening on" in l), None), 10)
+    n = 16
+    for i in range(n):
+        fw = "1.4.2" if i % 2 else "1.4.1"
+        fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else noisy if i == 0 else CHUNK, "--interval", "0.5",
+             "--label", "firmware=" + fw, "--label", "board=b%d" % i, "--max-chunks", "3")
+    devs = devices_connected(s, n) or []
+    check("%d fake agents connected" % n, len(devs) == n, devs)
+    for d in devs:
+        s.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(3)
+    for d in devs:
+        s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    # the oracle: the spooled chunks, counted from their text
+    per_dev, leaves, fw_leaves, fw_total = collections.Counter(), collections.Counter(), {}, collections.Counter()
+    nchunks, fw_chunks = 0, collections.Counter()
+    for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
+        m = json.load(open(meta))
+        fw = (m.get("labels") or {}).get("firmware")
+        for c in sorted(glob.glob(os.path.join(os.path.dirname(meta), "chunk_*"))):
+            nsamp, lv = count(chunk_text(c))
+            nchunks += 1
+            fw_chunks[fw] += 1
+            per_dev[m["agent"]] += nsamp
+            leaves.update(lv)
+            fw_leaves.setdefault(fw, collections.Counter()).update(lv)
+            fw_total[fw] += sum(lv.values())
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    check("fleet_publish sends every spooled chunk (%s of %d; %s samples)" % (r.get("published_chunks"), nchunks,
+          r.get("published_samples")), r.get("published_chunks") == nchunks and r.get("pending_chunks") == 0 and
+          r.get("published_samples") == sum(per_dev.values()), r)
+
+    def fleet_devices():
+        out, args = [], {"limit": 100}
+        r = sc(s.call("fleet_devices", args))
+        out += r.get("devices", [])
+        return {d["device"]: d for d in out}
+
+    fd = fleet_devices()
+    check("fleet_devices: per-device samples equal the chunks' (%d devices, %d samples)" %
+          (len(fd), sum(d["samples"] for d in fd.values())),
+          {k: v["samples"] for k, v in fd.items()} == dict(per_dev), (fd, per_dev))
+    some = next(iter(fd.values()), {})
+    check("fleet_devices: labels carry the agent's, the platform's and the operator's (%s)" % some.get("labels"),
+          any(l.startswith("firmware=") for l in some.get("labels", [])) and "site=lab" in some.get("labels", [])
+          and "arch=x86_64" in some.get("labels", []), some)
+
+    def hotspots(**sel):
+        args = {"event": "cycles", "limit": 100}
+        args.update(sel)
+        r = sc(s.call("fleet_hotspots", args, timeout=120))
+        return r, {(h["function"], h["dso"]): h for h in r.get("hotspots", [])}
+
+    r, hs = hotspots()
+    want = {k: v for k, v in leaves.items()}
+    got = {k: h["self_samples"] for k, h in hs.items() if h["self_samples"]}
+    check("fleet_hotspots: self samples per function equal the chunks' leaf counts (%d functions, top %s)"
+          % (len(got), r.get("hotspots", [{}])[0].get("function")), got == want,
+          sorted(set(got.items()) ^ set(want.items()))[:10])
+    check("fleet_hotspots: every function's devices count is of the %d devices" % n,
+          r.get("devices") == n and all(1 <= h["devices"] <= n for h in hs.values()), r.get("devices"))
+
+    def share(fw):
+        r, hs = hotspots(labels=["firmware=" + fw])
+        return {k[0]: h["self_percent"] for k, h in hs.items()}, r
+
+    a, ra = share("1.4.1")
+    b, rb = share("1.4.2")
+    diff = {f: b.get(f, 0) - a.get(f, 0) for f in set(a) | set(b)}
+    up = [f for f, d in diff.items() if d > 2.0]
+    oracle = {fw: 100.0 * fw_leaves[fw][next(k for k in fw_leaves[fw] if k[0] == "cpu_intensive")] / fw_total[fw]
+              for fw in fw_leaves if fw}
+    check("a label selection: firmware 1.4.2 makes cpu_intensive hotter (%.1f%% vs %.1f%%; the chunks say %s) and no "
+          "other function gains over 2 points (%s)" % (b.get("cpu_intensive", 0), a.get("cpu_intensive", 0),
+          {k: round(v, 1) for k, v in oracle.items()}, up),
+          up == ["cpu_intensive"] and abs(b["cpu_intensive"] - oracle["1.4.2"]) < 0.01 and
+          abs(a["cpu_intensive"] - oracle["1.4.1"]) < 0.01, diff)
+    # fleet_compare: the rate of each function per second of capture (each chunk
+    # covers the capture's 1 s interval), pooled and per device
+    r = sc(s.call("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"], "event": "cycles"},
+                  timeout=120))
+    ch_ = {c["function"]: c for c in r.get("changes", [])}
+    changed = sorted(f for f, c in ch_.items() if c["verdict"] == "changed")
+    rate = {fw: sum(v for k, v in fw_leaves[fw].items() if k[0] == "cpu_intensive") / fw_chunks[fw]
+            for fw in ("1.4.1", "1.4.2")}
+    ci = ch_.get("cpu_intensive", {})
+    check("fleet_compare names cpu_intensive changed and no other (%s; %s: %.1f -> %.1f samples/s, the chunks say "
+          "%.1f -> %.1f, p %.2g)" % (changed, r.get("measure"), ci.get("a", -1), ci.get("b", -1), rate["1.4.1"],
+                                     rate["1.4.2"], ci.get("p_value", 1)),
+          changed == ["cpu_intensive"] and r.get("measure") == "samples_per_second" and
+          abs(ci.get("a", -1) - rate["1.4.1"]) < 0.01 and abs(ci.get("b", -1) - rate["1.4.2"]) < 0.01,
+          r.get("changes"))
+    rn = ch_.get("random", {})
+    check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
+          "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
+          rn.get("p_value", -1), rn.get("a_devices")), rn.get("verdict") == "noisy", r.get("changes"))
+    # the viewer's Fleet page in Chromium, against fleet_compare's answer
+    node = os.environ.get("NODE", "")
+    if not node or not os.path.exists("/usr/bin/chromium"):
+        print("skip - fleet viewer: %s" % (os.environ.get("NODE_WHY") or "no /usr/bin/chromium"))
+    else:
+        h = Http([SERVER, "--allowed-root", WORK, "--artifact-root", os.path.join(WORK, "art-http"), "--fleet-store",
+                  url, "--fleet-publish-interval-ms", "0"], "fleet-http", env={"PERFLENS_TOKEN": "fleet-" + CODE})
+        login = until(lambda: next((l.split("viewer (one-time login): ", 1)[1].strip() for l in h.stderr().splitlines()
+                                    if "viewer (one-time login): " in l), None), 10) or ""
+        out = os.environ.get("OUT", WORK)
+        cfg = os.path.join(WORK, "fleet-browser.json")
+        json.dump({"login": login, "base": "http://127.0.0.1:%d" % h.port, "chromium": "/usr/bin/chromium",
+                   "out": out, "devices": n, "changed": changed, "a": "firmware=1.4.1", "b": "firmware=1.4.2"},
+                  open(cfg, "w"))
+        res = subprocess.run([node, os.path.join(HERE, "fleet_browser.mjs"), cfg], capture_output=True, text=True,
+                             timeout=180, env=dict(os.environ, HOME=WORK))
+        sys.stdout.write(res.stdout)
+        if res.returncode and "not ok" not in res.stdout:
+            print("not ok - fleet viewer: the browser run exited %d: %s" % (res.returncode, res.stderr[-300:]))
+        h.p.kill()
+    # fleet_analyze: the 1.4.2 selection as an analysis the other tools read
+    an = sc(s.call("fleet_analyze", {"labels": ["firmware=1.4.2"], "event": "cycles"}, timeout=120))
+    aid = an.get("analysis_id")
+    lh = sc(s.call("list_hotspots", {"analysis_id": aid, "event": "samples", "limit": 100}))
+    mine = {h["dso"]: h for h in lh.get("hotspots", []) if h.get("symbol") == "cpu_intensive"}
+    _, hb = hotspots(labels=["firmware=1.4.2"])
+    want_ci = hb.get(("cpu_intensive", "/root/perflens-test/sample_workload"), {}).get("self_percent", -1)
+    got_ci = next(iter(mine.values()), {}).get("self", {}).get("percent", -2)
+    th = sc(s.call("list_threads", {"analysis_id": aid, "event": "samples", "limit": 100}))
+    check("fleet_analyze: the selection is an analysis (%s of %s devices): list_hotspots gives cpu_intensive "
+          "%.3f%% as fleet_hotspots does (%.3f%%), list_threads one thread per device (%d)" %
+          (aid, an.get("fleet_selection", {}).get("devices"), got_ci, want_ci, len(th.get("threads", []))),
+          aid and abs(got_ci - want_ci) < 0.001 + 1e-9 and len(th.get("threads", [])) == n // 2 and
+          an.get("fleet_selection", {}).get("samples") == sum(fw_leaves["1.4.2"].values()), (an, lh))
+    r = sc(s.call("fleet_publish", {}))
+    check("publishing again sends nothing (%s)" % r.get("published_chunks"), r.get("published_chunks") == 0, r)
+    shutil.rmtree(os.path.join(art, "fleet", "published"))
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    fd = fleet_devices()
+    _, hs2 = hotspots()
+    check("chunks replayed (the marks removed: %s sent again) count once" % r.get("published_chunks"),
+          r.get("published_chunks") == nchunks and {k: v["samples"] for k, v in fd.items()} == dict(per_dev) and
+          {k: h["self_samples"] for k, h in hs2.items() if h["self_samples"]} == want, fd)
+    # the store killed mid-ingest: new chunks wait in the spool
+    for i in range(2):
+        fake(port, "late%d" % i, "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.1",
+             "--max-chunks", "2")
+    devs2 = [d for d in (devices_connected(s, n + 2) or []) if d["device"] not in per_dev]
+    ch.kill()
+    ch.wait()
+    for d in devs2:
+        s.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    for d in devs2:
+        s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    r = s.call("fleet_publish", {}, timeout=60)
+    check("the store down: fleet_publish is an error naming the store", is_tool_error(r, "fleet store"),
+          result_text(r)[:300])
+    ch = start_clickhouse(chdir, http, tcp)
+    r = sc(s.call("fleet_publish", {}, timeout=120))
+    per_dev2 = collections.Counter()
+    for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
+        m = json.load(open(meta))
+        for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
+            per_dev2[m["agent"]] += count(chunk_text(c))[0]
+    fd = fleet_devices()
+    check("the store restarted: the chunks that waited are published (%s) and every device's samples equal "
+          "the chunks' (%d devices)" % (r.get("published_chunks"), len(fd)),
+          r.get("published_chunks", 0) > 0 and {k: v["samples"] for k, v in fd.items()} == dict(per_dev2),
+          (fd, per_dev2))
+    s.close()
+    # the pump: a server that publishes on its own every 300 ms, the
+    # store's totals following an agent's chunks with no call
+    art2 = os.path.join(WORK, "art2")
+    s2 = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art2, "--allow-writes", "--agent-listen",
+                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                "--fleet-store", url, "--fleet-publish-interval-ms", "300"], "fleet-pump")
+    s2.initialize()
+    port2 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s2.stderr().splitlines()
+                                if "agent link: listening on" in l), None), 10)
+    fake(port2, "pumped", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.3", "--max-chunks", "2")
+    d3 = (devices_connected(s2, 1) or [{}])[0].get("device", "none")
+    s2.call("start_capture", {"device": d3, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                              "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    s2.call("stop_capture", {"device": d3}, timeout=60)
+
+    def pumped():
+        want = sum(count(chunk_text(c))[0] for c in glob.glob(os.path.join(art2, "sessions", "*", "chunk_*")))
+        got = sc(s2.call("fleet_devices", {"labels": ["firmware=1.4.3"]})).get("devices", [])
+        return (got[0]["samples"], want) if got and want and got[0]["samples"] == want else None
+    res = until(pumped, 20, 0.5)
+    check("with --fleet-publish-interval-ms the server publishes on its own: the store holds the agent's "
+          "chunks (%s samples) with no call" % (res,), res is not None, [l for l in s2.stderr().splitlines() if "fleet" in l][-4:])
+    s2.close()
+
+    # two shards, a Distributed table over them, two ingest servers with
+    # their own agents: either server's fleet tools see every device
+    ports = [(free_port(), free_port()) for _ in range(2)]
+    cluster = ("<remote_servers><two>%s</two></remote_servers>" %
+               "".join("<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>" % t
+                       for _, t in ports))
+    shards = [start_clickhouse(os.path.join(WORK, "shard%d" % i), h, t, cluster) for i, (h, t) in enumerate(ports)]
+    if not all(shards):
+        print("skip - fleet, two shards: a second clickhouse-server did not start")
+        sys.exit(0)
+    ingest, arts = [], []
+    for i, (h, _) in enumerate(ports):
+        arts.append(os.path.join(WORK, "ingest%d" % i))
+        si = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", arts[-1], "--allow-writes", "--agent-listen",
+                    "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                    "--fleet-store", "http://127.0.0.1:%d/fleet2" % h, "--fleet-cluster", "two",
+                    "--fleet-server-name", "ingest%d" % i, "--fleet-publish-interval-ms", "300"], "ingest%d" % i)
+        si.initialize()
+        r = sc(si.call("fleet_init", {}))
+        ingest.append(si)
+    for i, si in enumerate(ingest):
+        pi = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in si.stderr().splitlines()
+                                 if "agent link: listening on" in l), None), 10)
+        for k in range(3):
+            fake(pi, "s%d_%d" % (i, k), "--chunk", hot if k == 0 else CHUNK, "--interval", "0.5",
+                 "--label", "firmware=2.0", "--max-chunks", "2")
+        for d in devices_connected(si, 3) or []:
+            si.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                      "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(2)
+    for si in ingest:
+        for d in sc(si.call("list_devices", {})).get("devices", []):
+            si.call("stop_capture", {"device": d["device"]}, timeout=60)
+    # ingest0 killed while its pump may be mid-publish, then started again
+    # on the same artifact root: it resumes from its marks
+    ingest[0].p.kill()
+    ingest[0].p.wait()
+    ingest[0] = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", arts[0], "--allow-writes",
+                       "--fleet-store", "http://127.0.0.1:%d/fleet2" % ports[0][0], "--fleet-cluster", "two",
+                       "--fleet-server-name", "ingest0", "--fleet-publish-interval-ms", "300",
+                       "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file], "ingest0-again")
+    ingest[0].initialize()
+    want_dev, want_leaves = collections.Counter(), collections.Counter()
+    for art_i in arts:
+        for meta in glob.glob(os.path.join(art_i, "sessions", "*", "metadata.json")):
+            m = json.load(open(meta))
+            for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
+                k, lv = count(chunk_text(c))
+                want_dev[m["agent"]] += k
+                want_leaves.update(lv)
+
+    def both_in():
+        got = sc(ingest[0].call("fleet_devices", {"labels": ["firmware=2.0"], "limit": 100})).get("devices", [])
+        got = {d["device"]: d["samples"] for d in got}
+        return got if got == dict(want_dev) else None
+    got = until(both_in, 30, 0.5)
+    rows = [ch_query(h, "SELECT count() FROM fleet2.samples_local").strip() for h, _ in ports]
+    check("two ingest servers into two shards, ingest0 killed and restarted: its fleet_devices lists all %d "
+          "devices with their chunks' samples, none lost or twice (shards hold %s sample rows)" % (len(want_dev), rows),
+          got is not None and len(got) == 6 and all(x not in ("", "0") for x in rows), (got, dict(want_dev)))
+    r = sc(ingest[1].call("fleet_hotspots", {"labels": ["firmware=2.0"], "event": "cycles", "limit": 100},
+                          timeout=120))
+    got_l = {(h["function"], h["dso"]): h["self_samples"] for h in r.get("hotspots", []) if h["self_samples"]}
+    check("two shards: ingest1's fleet_hotspots (through the Distributed table) equals both servers' chunks, "
+          "function by function (%d functions)" % len(got_l), got_l == dict(want_leaves),
+          sorted(set(got_l.items()) ^ set(want_leaves.items()))[:6])
+    for si in ingest:
+        si.close()
+finally:
+    for p in procs:
+        try:
+            p.kill()
+        except Exception:
+            pass

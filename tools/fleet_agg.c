@@ -1,0 +1,280 @@
+/* fleet_agg.c - a fleet selection's functions (see fleet_agg.h).
+ *
+ * The store sums the samples per (stack, device) (FINAL: a chunk written
+ * twice counts once); the stacks and frames those rows name come in two
+ * more queries; the functions' self and inclusive samples are summed
+ * here, a function counted once per stack however often it recurs.  A
+ * function is its name and DSO, as in every other PerfLens analysis.
+ */
+#include "fleet_agg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 2000000u
+#define NARROW "narrow the selection: labels, devices, from_unix/to_unix"
+
+
+static void table(const struct tool_ctx *ctx, const char *base, char *out)
+{
+	fleet_table(&ctx->fleet, base, out, 64);
+}
+
+/* The selection's events, most samples first ({event, samples}). */
+enum pl_err fleet_events(const struct tool_ctx *ctx, json_t *args, json_t **events, struct pl_error *err)
+{
+	struct pl_buf sql = {0};
+	char t[64];
+	json_t *sel = json_deep_copy(args);
+	enum pl_err e;
+
+	json_object_del(sel, "event");
+	table(ctx, "samples", t);
+	pl_buf_addf(&sql, "SELECT event, sum(samples) AS samples FROM %s FINAL", t);
+	e = fleet_where(sel, true, "minute", &sql, err);
+	pl_buf_adds(&sql, " GROUP BY event ORDER BY samples DESC, event FORMAT JSONEachRow");
+	if (!e)
+		e = fleet_rows_query(ctx, sql.data, 1000, NARROW, events, err);
+	if (!e) {
+		size_t k;
+		json_t *ev;
+		json_array_foreach(*events, k, ev)  /* ClickHouse quotes 64-bit counts */
+			json_object_set_new(ev, "samples", json_integer((json_int_t)fleet_u64(json_object_get(ev, "samples"))));
+	}
+	json_decref(sel);
+	pl_buf_release(&sql);
+	return e;
+}
+
+/* "SELECT stack_id FROM samples... WHERE ..." for the IN of the others. */
+static enum pl_err stack_subquery(const struct tool_ctx *ctx, json_t *args, struct pl_buf *sql,
+				  struct pl_error *err)
+{
+	char t[64];
+
+	table(ctx, "samples", t);
+	pl_buf_addf(sql, "SELECT stack_id FROM %s", t);
+	return fleet_where(args, true, "minute", sql, err);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int by_frame_id(const void *a, const void *b)
+{
+	return cmp_u64(fleet_u64(json_object_get(*(json_t *const *)a, "frame_id")),
+		       fleet_u64(json_object_get(*(json_t *const *)b, "frame_id")));
+}
+
+static int by_stack_id(const void *a, const void *b)
+{
+	return cmp_u64(fleet_u64(json_object_get(*(json_t *const *)a, "stack_id")),
+		       fleet_u64(json_object_get(*(json_t *const *)b, "stack_id")));
+}
+
+/* Rows of a JSON array as a sorted C array (borrowed). */
+static json_t **sorted_rows(json_t *rows, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(rows), i;
+	json_t **v = pl_xcalloc(n ? n : 1, sizeof(*v)), *r;
+
+	json_array_foreach(rows, i, r)
+		v[i] = r;
+	qsort(v, n, sizeof(*v), cmp);
+	return v;
+}
+
+static uint32_t fn_of(struct fleet_agg *a, const char *function, const char *dso)
+{
+	struct pl_buf key = {0};
+	uint32_t id;
+
+	pl_buf_adds(&key, function);
+	pl_buf_addc(&key, '\0');
+	pl_buf_adds(&key, dso);
+	id = pl_strtab_intern(&a->keys, key.data, key.len);
+	pl_buf_release(&key);
+	if (id != PL_NOID && id >= a->cap) {
+		size_t old = a->cap;
+		PL_GROW(a->fns, a->cap, (size_t)id + 1);
+		memset(a->fns + old, 0, (a->cap - old) * sizeof(*a->fns));
+	}
+	return id;
+}
+
+static void load_frames(struct fleet_agg *a, json_t *rows)
+{
+	json_t **v = sorted_rows(rows, by_frame_id);
+
+	a->nframes = json_array_size(rows);
+	a->frame_ids = pl_xcalloc(a->nframes ? a->nframes : 1, sizeof(uint64_t));
+	a->frame_fn = pl_xcalloc(a->nframes ? a->nframes : 1, sizeof(uint32_t));
+	for (size_t i = 0; i < a->nframes; i++) {
+		const char *f = json_string_value(json_object_get(v[i], "function"));
+		const char *d = json_string_value(json_object_get(v[i], "dso"));
+		a->frame_ids[i] = fleet_u64(json_object_get(v[i], "frame_id"));
+		a->frame_fn[i] = fn_of(a, f ? f : "[unknown]", d ? d : "");
+	}
+	free(v);
+}
+
+static void load_stacks(struct fleet_agg *a, json_t *rows)
+{
+	json_t **v = sorted_rows(rows, by_stack_id);
+
+	a->nstacks = json_array_size(rows);
+	a->stack_ids = pl_xcalloc(a->nstacks ? a->nstacks : 1, sizeof(uint64_t));
+	a->stack_frames = pl_xcalloc(a->nstacks ? a->nstacks : 1, sizeof(json_t *));
+	for (size_t i = 0; i < a->nstacks; i++) {
+		a->stack_ids[i] = fleet_u64(json_object_get(v[i], "stack_id"));
+		a->stack_frames[i] = json_object_get(v[i], "frames");
+	}
+	free(v);
+}
+
+static size_t find_u64(const uint64_t *ids, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ids[lo] == id ? lo : (size_t)-1;
+}
+
+static int by_device(const void *x, const void *y)
+{
+	const char *a = json_string_value(json_object_get(*(json_t *const *)x, "device"));
+	const char *b = json_string_value(json_object_get(*(json_t *const *)y, "device"));
+
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* One (stack, device, samples) row into the functions' sums. */
+static void add_row(struct fleet_agg *a, json_t *row, size_t row_no, size_t device_no)
+{
+	size_t s = find_u64(a->stack_ids, a->nstacks, fleet_u64(json_object_get(row, "stack_id")));
+	uint64_t n = fleet_u64(json_object_get(row, "samples"));
+	json_t *frames = s == (size_t)-1 ? NULL : a->stack_frames[s];
+	size_t depth = json_array_size(frames);
+
+	a->total += n;
+	for (size_t i = 0; i < depth; i++) {
+		size_t f = find_u64(a->frame_ids, a->nframes, fleet_u64(json_array_get(frames, i)));
+		if (f == (size_t)-1)
+			continue;
+		struct fleet_fn *fn = &a->fns[a->frame_fn[f]];
+		if (i == depth - 1)
+			fn->self += n;
+		if (fn->last_stack != row_no + 1) {
+			fn->last_stack = row_no + 1;
+			fn->inclusive += n;
+		}
+		if (fn->last_device != device_no + 1) {
+			fn->last_device = device_no + 1;
+			fn->devices++;
+		}
+	}
+}
+
+static void aggregate(struct fleet_agg *a, json_t *rows)
+{
+	size_t n = json_array_size(rows), device_no = 0;
+
+	a->rows = sorted_rows(rows, by_device);
+	a->row_device = pl_xcalloc(n ? n : 1, sizeof(size_t));
+	a->nrows = n;
+	for (size_t i = 0; i < n; i++) {
+		if (i && by_device(&a->rows[i - 1], &a->rows[i]) != 0)
+			device_no++;
+		a->row_device[i] = device_no;
+		add_row(a, a->rows[i], i, device_no);
+	}
+	a->devices = n ? device_no + 1 : 0;
+}
+
+uint32_t fleet_agg_leaf(const struct fleet_agg *a, json_t *row)
+{
+	size_t s = find_u64(a->stack_ids, a->nstacks, fleet_u64(json_object_get(row, "stack_id")));
+	json_t *frames = s == (size_t)-1 ? NULL : a->stack_frames[s];
+	size_t depth = json_array_size(frames), f;
+
+	if (!depth)
+		return PL_NOID;
+	f = find_u64(a->frame_ids, a->nframes, fleet_u64(json_array_get(frames, depth - 1)));
+	return f == (size_t)-1 ? PL_NOID : a->frame_fn[f];
+}
+
+const char *fleet_agg_name(const struct fleet_agg *a, uint32_t id)
+{
+	return pl_strtab_get(&a->keys, id);
+}
+
+/* The selection's rows: (stack, device) sums, the stacks, the frames. */
+static enum pl_err fetch(const struct tool_ctx *ctx, json_t *args, json_t **sums, json_t **stacks,
+			 json_t **frames, struct pl_error *err)
+{
+	struct pl_buf sql = {0}, sub = {0};
+	const char *in = ctx->fleet.cluster ? "GLOBAL IN" : "IN";
+	char t[64], ts[64], tf[64];
+	enum pl_err e;
+
+	table(ctx, "samples", t);
+	table(ctx, "stacks", ts);
+	table(ctx, "frames", tf);
+	pl_buf_addf(&sql, "SELECT stack_id, device, sum(samples) AS samples, sum(period) AS period FROM %s FINAL", t);
+	if ((e = fleet_where(args, true, "minute", &sql, err)) || (e = stack_subquery(ctx, args, &sub, err)))
+		goto out;
+	pl_buf_adds(&sql, " GROUP BY stack_id, device FORMAT JSONEachRow");
+	if ((e = fleet_rows_query(ctx, sql.data, MAX_ROWS, NARROW, sums, err)))
+		goto out;
+	pl_buf_reset(&sql);
+	pl_buf_addf(&sql, "SELECT DISTINCT stack_id, frames FROM %s WHERE stack_id %s (%s) FORMAT JSONEachRow",
+		    ts, in, sub.data);
+	if ((e = fleet_rows_query(ctx, sql.data, MAX_ROWS, NARROW, stacks, err)))
+		goto out;
+	pl_buf_reset(&sql);
+	pl_buf_addf(&sql, "SELECT DISTINCT frame_id, function, dso FROM %s WHERE frame_id %s (SELECT "
+		    "arrayJoin(frames) FROM %s WHERE stack_id %s (%s)) FORMAT JSONEachRow", tf, in, ts, in, sub.data);
+	e = fleet_rows_query(ctx, sql.data, MAX_ROWS, NARROW, frames, err);
+out:
+	pl_buf_release(&sql);
+	pl_buf_release(&sub);
+	return e;
+}
+
+void fleet_agg_release(struct fleet_agg *a)
+{
+	pl_strtab_release(&a->keys);
+	free(a->fns);
+	free(a->frame_ids);
+	free(a->frame_fn);
+	free(a->stack_ids);
+	free(a->stack_frames);
+	free(a->rows);
+	free(a->row_device);
+	json_decref(a->sums);
+	json_decref(a->stacks);
+	json_decref(a->frames);
+	memset(a, 0, sizeof(*a));
+}
+
+enum pl_err fleet_agg_load(const struct tool_ctx *ctx, json_t *sel, struct fleet_agg *a, struct pl_error *err)
+{
+	enum pl_err e;
+
+	pl_strtab_init(&a->keys);
+	if ((e = fetch(ctx, sel, &a->sums, &a->stacks, &a->frames, err)))
+		return e;
+	load_frames(a, a->frames);
+	load_stacks(a, a->stacks);
+	aggregate(a, a->sums);
+	return PL_OK;
+}

@@ -1,0 +1,54 @@
+/* fleet_agg.h - the functions of a fleet selection: what fleet_hotspots
+ * ranks and fleet_compare compares.
+ *
+ * A selection is the fleet tools' arguments (labels, devices, from/to, an
+ * event: fleet_common.h).  Loading one asks the store for its samples
+ * summed per (stack, device), the stacks those name and their frames, and
+ * sums each function's self and inclusive samples and counts the devices
+ * it is seen on.  The per-device rows stay, sorted by device, for what
+ * needs the spread across devices.
+ */
+#ifndef PL_FLEET_AGG_H
+#define PL_FLEET_AGG_H
+
+#include "fleet_common.h"
+
+struct fleet_fn {
+	uint64_t self, inclusive, devices;
+	size_t last_stack, last_device;  /* +1; 0: none yet */
+};
+
+struct fleet_agg {
+	struct pl_strtab keys;   /* "function\0dso" -> fn index */
+	struct fleet_fn *fns;
+	size_t cap;
+	uint64_t *frame_ids;     /* sorted, with frame_fn beside */
+	uint32_t *frame_fn;
+	size_t nframes;
+	uint64_t *stack_ids;     /* sorted, with stack_frames beside */
+	json_t **stack_frames;
+	size_t nstacks;
+	uint64_t total;
+	size_t devices;
+	json_t *sums, *stacks, *frames;  /* the store's rows (owned) */
+	json_t **rows;           /* sums sorted by device (borrowed) */
+	size_t *row_device;      /* each row's device number */
+	size_t nrows;
+};
+
+/* The selection's events, most samples first ([{event, samples}], new);
+ * the selection's own event is ignored. */
+enum pl_err fleet_events(const struct tool_ctx *ctx, json_t *sel, json_t **events, struct pl_error *err);
+
+/* Load the selection (which names its event) into `a` (zeroed by the
+ * caller); fleet_agg_release frees it either way. */
+enum pl_err fleet_agg_load(const struct tool_ctx *ctx, json_t *sel, struct fleet_agg *a, struct pl_error *err);
+void fleet_agg_release(struct fleet_agg *a);
+
+/* The function a row's stack ends in, or PL_NOID. */
+uint32_t fleet_agg_leaf(const struct fleet_agg *a, json_t *row);
+
+/* "function\0dso" of function `id`: its name, and its DSO after the NUL. */
+const char *fleet_agg_name(const struct fleet_agg *a, uint32_t id);
+
+#endif

@@ -1,0 +1,302 @@
+/* fleet_publish.c - the fleet_publish tool: write the device chunks that
+ * arrived since the last publish to the fleet store.
+ *
+ * The session spool (collectors/agentlink/spool.c) is the queue: a chunk
+ * is a file renamed into sessions/ID/ once whole, in index order.  Per
+ * session, fleet/published/ID.json keeps the highest chunk index the
+ * store took; a publish sends the chunks above it, oldest session first,
+ * each as one batch of rows (frames, stacks, samples, then its chunks row
+ * last), and moves the mark (an atomic write) after the store said yes.
+ * A store that is down leaves the mark, and the next publish sends the
+ * same chunk again; a server killed between the store's yes and the mark
+ * sends it twice, and the store's ReplacingMergeTree keeps it once (every
+ * row's key holds the chunk id).  perflens-mcp runs this tool every few
+ * seconds in a sandboxed worker (mcp-server/fleet_pump.c), so the agent
+ * link never waits on the store.
+ */
+#include "registry.h"
+#include "device_common.h"
+#include "fleet_common.h"
+#include "collectors/agentlink/channel.h"
+#include "collectors/fleet/rows.h"
+#include "profile/parse.h"
+#include "base/fsatomic.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SESSIONS 4096
+#define MAX_CHUNKS_SEEN 100000
+
+struct publish {
+	const struct tool_ctx *ctx;
+	size_t budget;          /* chunks this call may still send */
+	size_t published, pending, sessions, skipped;
+	uint64_t samples;
+	char skip_reason[400];  /* the first chunk skipped, and why */
+	json_t *labels_base;    /* the operator's labels */
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of `dir`'s entries `keep` accepts, sorted (new array of new
+ * strings; *n their count). */
+static char **names_in(const char *dir, bool (*keep)(const char *), size_t max, size_t *n)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)) && *n < max)
+		if (keep(de->d_name)) {
+			PL_GROW(names, cap, *n + 1);
+			names[(*n)++] = pl_xstrdup(de->d_name);
+		}
+	closedir(d);
+	if (*n)
+		qsort(names, *n, sizeof(*names), by_name);
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* A whole chunk: chunk_NNNNN.zst or .txt (a writer's temp starts with '.'
+ * or holds ".tmp-"). */
+static bool is_chunk(const char *name)
+{
+	return strncmp(name, "chunk_", 6) == 0 && !strstr(name, ".tmp-") &&
+	       (strstr(name, ".zst") || strstr(name, ".txt"));
+}
+
+static bool is_session(const char *name)
+{
+	return coll_id_ok(name);
+}
+
+static long chunk_index(const char *name)
+{
+	return strtol(name + 6, NULL, 10);
+}
+
+static void mark_path(const struct tool_ctx *ctx, const char *session, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/fleet/published/%s.json", ctx->artifact_root, session);
+}
+
+static long published_through(const struct tool_ctx *ctx, const char *session)
+{
+	char path[4400];
+	json_t *j;
+	long through = -1;
+
+	mark_path(ctx, session, path, sizeof(path));
+	if ((j = json_load_file(path, 0, NULL))) {
+		if (json_is_integer(json_object_get(j, "through")))
+			through = (long)json_integer_value(json_object_get(j, "through"));
+		json_decref(j);
+	}
+	return through;
+}
+
+static enum pl_err set_published(const struct tool_ctx *ctx, const char *session, long through,
+				 struct pl_error *err)
+{
+	char path[4400], dir[4400];
+	char text[64];
+	enum pl_err e;
+
+	snprintf(dir, sizeof(dir), "%s/fleet/published", ctx->artifact_root);
+	if ((e = pl_make_dirs(dir, err)))
+		return e;
+	mark_path(ctx, session, path, sizeof(path));
+	snprintf(text, sizeof(text), "{\"through\": %ld}\n", through);
+	return pl_write_file_atomic(path, text, strlen(text), err);
+}
+
+/* The labels of a session's chunks: the operator's, the platform's
+ * (arch, kernel) and the agent's own (its hello's labels), sorted. */
+static json_t *session_labels(const struct publish *pb, json_t *meta)
+{
+	json_t *labels = json_deep_copy(pb->labels_base), *platform = json_object_get(meta, "platform");
+	const char *keys[] = {"arch", "kernel", "hostname"};
+	const char *k;
+	json_t *v;
+	char label[300];
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(keys); i++)
+		if (json_is_string(json_object_get(platform, keys[i]))) {
+			snprintf(label, sizeof(label), "%s=%s", keys[i],
+				 json_string_value(json_object_get(platform, keys[i])));
+			if (fleet_label_ok(label))
+				json_array_append_new(labels, json_string(label));
+		}
+	json_object_foreach(json_object_get(meta, "labels"), k, v) {
+		snprintf(label, sizeof(label), "%s=%s", k, json_string_value(v) ? json_string_value(v) : "");
+		if (json_is_string(v) && fleet_label_ok(label) && json_array_size(labels) < FLEET_MAX_LABELS * 2)
+			json_array_append_new(labels, json_string(label));
+	}
+	return labels;
+}
+
+static enum pl_err insert(const struct tool_ctx *ctx, const char *table, const struct pl_buf *rows,
+			  struct pl_error *err)
+{
+	char name[64], sql[128];
+
+	if (!rows->len)
+		return PL_OK;
+	fleet_table(&ctx->fleet, table, name, sizeof(name));
+	snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT JSONEachRow", name);
+	return fleet_exec(&ctx->fleet, sql, rows->data, rows->len, NULL, err);
+}
+
+/* The seconds a chunk of the session covers: its capture's interval
+ * (the agent's answer to start says it as "duration": start_capture's
+ * interval_seconds, a chunk a round), 0 unknown. */
+static double chunk_seconds(json_t *meta)
+{
+	json_t *v = json_object_get(json_object_get(meta, "capture"), "duration");
+
+	return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
+}
+
+/* Parse one chunk and write its rows; the chunks row goes last, so a
+ * chunk the store lists is a chunk whose samples it holds. */
+static enum pl_err publish_chunk(struct publish *pb, const char *session, const char *file, json_t *meta,
+				 json_t *labels, struct pl_error *err)
+{
+	const struct tool_ctx *ctx = pb->ctx;
+	char path[4400], chunk_id[400];
+	struct pl_parse_opts opts = {0};
+	struct fleet_rows rows = {0};
+	struct pl_profile p;
+	struct stat sb;
+	enum pl_err e;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, session, file);
+	snprintf(chunk_id, sizeof(chunk_id), "%s/%ld", session, chunk_index(file));
+	if (stat(path, &sb) != 0)
+		return pl_fail(err, PL_ERR_INPUT, NULL, "chunk %s is gone", chunk_id);
+	struct fleet_chunk_meta m = {chunk_id, json_string_value(json_object_get(meta, "agent")), session,
+				     (uint32_t)chunk_index(file), ctx->fleet.server_name, sb.st_mtime,
+				     chunk_seconds(meta), labels};
+	if (!m.device)
+		m.device = "unknown";
+	pl_profile_init(&p, &ctx->limits);
+	e = pl_parse_path(&p, path, &opts, err);
+	if (!e)
+		e = fleet_chunk_rows(&p, &m, &rows, err);
+	pl_profile_release(&p);
+	if (!e && !(e = insert(ctx, "frames", &rows.frames, err)) && !(e = insert(ctx, "stacks", &rows.stacks, err)) &&
+	    !(e = insert(ctx, "samples", &rows.samples, err)) && !(e = insert(ctx, "chunks", &rows.chunks, err)))
+		pb->samples += rows.samples_total;
+	fleet_rows_release(&rows);
+	return e;
+}
+
+/* Send the session's chunks above its mark, while the budget lasts. */
+static enum pl_err publish_session(struct publish *pb, const char *session, struct pl_error *err)
+{
+	const struct tool_ctx *ctx = pb->ctx;
+	char dir[4400];
+	size_t n, i;
+	long through = published_through(ctx, session);
+	json_t *meta = dev_load_session(ctx, session), *labels;
+	char **chunks;
+	enum pl_err e = PL_OK;
+
+	if (!json_is_object(meta)) {
+		json_decref(meta);
+		return PL_OK;  /* no metadata yet: the session's first chunk is being written */
+	}
+	snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, session);
+	chunks = names_in(dir, is_chunk, MAX_CHUNKS_SEEN, &n);
+	labels = session_labels(pb, meta);
+	pb->sessions++;
+	for (i = 0; i < n && !e; i++) {
+		long idx = chunk_index(chunks[i]);
+		if (idx <= through)
+			continue;
+		if (!pb->budget) {
+			pb->pending++;
+			continue;
+		}
+		e = publish_chunk(pb, session, chunks[i], meta, labels, err);
+		if (e && e != PL_ERR_EXTERNAL && e != PL_ERR_TIMEOUT && e != PL_ERR_UNSUPPORTED) {
+			/* the chunk itself cannot be read: skipped, said, never retried */
+			if (!pb->skipped++)
+				snprintf(pb->skip_reason, sizeof(pb->skip_reason), "%s/%s: %s", session,
+					 chunks[i], err->text);
+			e = PL_OK;
+		} else if (!e) {
+			pb->published++;
+		}
+		if (!e && !(e = set_published(ctx, session, idx, err)))
+			pb->budget--;
+	}
+	for (; i < n; i++)
+		if (chunk_index(chunks[i]) > through)
+			pb->pending++;
+	free_names(chunks, n);
+	json_decref(labels);
+	json_decref(meta);
+	return e;
+}
+
+static json_t *operator_labels(const struct tool_ctx *ctx)
+{
+	json_t *labels = json_array();
+
+	for (size_t i = 0; i < ctx->fleet.nlabels; i++)
+		json_array_append_new(labels, json_string(ctx->fleet.labels[i]));
+	return labels;
+}
+
+enum pl_err tool_fleet_publish(const struct tool_ctx *ctx, json_t *args, json_t **result,
+			       struct pl_error *err)
+{
+	struct publish pb = {.ctx = ctx, .budget = (size_t)json_integer_value(json_object_get(args, "max_chunks")),
+			     .labels_base = operator_labels(ctx)};
+	char dir[4200];
+	char **sessions;
+	size_t n;
+	enum pl_err e;
+
+	if ((e = tool_require_writes(ctx, err)) || (e = fleet_ready(ctx, err))) {
+		json_decref(pb.labels_base);
+		return e;
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR);
+	sessions = names_in(dir, is_session, MAX_SESSIONS, &n);
+	for (size_t i = 0; i < n && !e; i++)
+		e = publish_session(&pb, sessions[i], err);
+	free_names(sessions, n);
+	json_decref(pb.labels_base);
+	if (e)
+		return e;
+	*result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "published_chunks", (json_int_t)pb.published,
+			    "published_samples", (json_int_t)pb.samples, "pending_chunks", (json_int_t)pb.pending,
+			    "sessions", (json_int_t)pb.sessions, "skipped_chunks", (json_int_t)pb.skipped,
+			    "first_skipped", pb.skipped ? json_string(pb.skip_reason) : json_null(),
+			    "next_steps", json_array());
+	if (pb.published)
+		json_array_append_new(json_object_get(*result, "next_steps"),
+				      tool_next_step("fleet_hotspots", json_object(),
+						     "the fleet's top functions, these chunks included"));
+	return PL_OK;
+}
