@@ -147,6 +147,20 @@ try:
         cursor = res.get("nextCursor")
         if not cursor:
             break
+    listed = {}
+    cursor = None
+    while True:
+        res = s.request("tools/list", {"cursor": cursor} if cursor else {})["result"]
+        listed.update({t["name"]: t for t in res["tools"]})
+        cursor = res.get("nextCursor")
+        if not cursor:
+            break
+    fa_out = json.loads(json.dumps(listed.get("fleet_analyze", {}).get("outputSchema", {})))
+    fa_out.get("properties", {}).pop("fleet_selection", None)
+    if "fleet_selection" in fa_out.get("required", []):
+        fa_out["required"].remove("fleet_selection")
+    check("fleet_analyze's output schema is analyze_profile's and its fleet_selection",
+          fa_out == listed.get("analyze_profile", {}).get("outputSchema"), "regenerate schemas/tools/fleet_analyze.json")
     check("the fleet tools are listed with --fleet-store (%s)" % [n for n in names if n.startswith("fleet")],
           all(n in names for n in ("fleet_init", "fleet_publish", "fleet_devices", "fleet_hotspots")), names)
     r = s.call("fleet_hotspots", {})
