@@ -5,9 +5,9 @@
  * is a sound one: then a page costs the same whatever the profile's size.
  * Otherwise it comes from the summary (the stack table is not needed),
  * and, when writes are allowed, the index is built from that summary for
- * the next pages.  Both give the same bytes.  A call filtered by thread
- * (tid, comm) is answered from the stack table, the only store that keeps
- * each stack's thread (thread_filter.h).  On an off-CPU event the answer
+ * the next pages.  Both give the same bytes.  A call with a view (view.h:
+ * threads, stack transforms) is answered from the stack table, the only
+ * store that keeps each stack's thread and frames.  On an off-CPU event the answer
  * also says what self means there and where the stacks block (the first
  * frame above the kernel's, with its caller), read from the stack table.
  */
@@ -15,7 +15,7 @@
 #include "store/artifact.h"
 #include "store/hotidx.h"
 #include "profile/demangle.h"
-#include "thread_filter.h"
+#include "view.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
 
@@ -50,7 +50,7 @@ struct query {
 	double min_pct;
 	bool by_incl;
 	json_t *args;   /* the call's own arguments, for next_call */
-	struct tool_thread_filter threads;
+	struct tool_view view;
 };
 
 /* The hotspots a call lists, filtered and in order, from the index (x),
@@ -125,7 +125,7 @@ static json_t *page_steps(const struct query *q, const char *event, json_t *page
 	json_array_foreach(page, i, h) {
 		if (i == STEPS_PER_PAGE)
 			break;
-		args = tool_thread_filter_args(&q->threads, json_pack("{s:s,s:O,s:s}", "analysis_id", q->id,
+		args = tool_view_args(&q->view, json_pack("{s:s,s:O,s:s}", "analysis_id", q->id,
 				"hotspot_id", json_object_get(h, "hotspot_id"), "event", event));
 		json_array_append_new(steps, tool_next_step("get_hotspot", args, i == 0
 			? "who calls the heaviest function on this page and what it calls"
@@ -147,7 +147,7 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 	json_t *page = NULL;
 
 	pl_buf_addf(&query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
-	tool_thread_filter_query(&q->threads, &query);
+	tool_view_query(&q->view, &query);
 	if (!(*rc = tool_page_open(&pg, query.data, q->cursor, q->offset, q->limit, err))) {
 		tool_page_bound(&pg, l->n);
 		if ((page = page_of(l, &pg)))
@@ -157,8 +157,8 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 					tool_page_call(&pg, "list_hotspots", q->args, json_pack("{s:s}", "event", event))));
 		if (page)
 			json_object_set_new(*result, "next_steps", page_steps(q, event, page, &pg));
-		if (page && q->threads.active)
-			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&q->threads));
+		if (page)
+			tool_view_describe(&q->view, *result);
 	}
 	pl_buf_release(&query);
 	return *rc || page;
@@ -248,7 +248,7 @@ out:
 	return rc;
 }
 
-/* The call answered from the stack table, for a thread filter. */
+/* The call answered from the stack table, for a view. */
 static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json_t **result,
 			       struct pl_error *err)
 {
@@ -262,7 +262,7 @@ static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q->event, false, &ev, err)) ||
-	    (rc = tool_thread_filter_apply(&q->threads, &p, ev, err)))
+	    (rc = tool_view_apply(&q->view, &p, ev, err)))
 		goto out;
 	pl_view_build(&v, &p, ev);
 	pl_view_sort(&v, q->by_incl ? PL_SORT_INCLUSIVE : PL_SORT_SELF);
@@ -287,13 +287,12 @@ out:
 }
 
 /* The "off_cpu" part of an answer on an off-CPU event (rules' off_cpu set). */
-static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q, json_t *result,
+static enum pl_err add_off_cpu(const struct tool_ctx *ctx, struct query *q, json_t *result,
 			       struct pl_error *err)
 {
 	const char *event = json_string_value(json_object_get(result, "event"));
 	struct pl_profile p;
 	struct pl_view v = {0};
-	struct tool_thread_filter threads = q->threads;
 	uint32_t ev;
 	enum pl_err rc;
 
@@ -304,7 +303,7 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 	pl_profile_init(&p, &ctx->limits);
 	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) &&
 	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
-	    !(rc = tool_thread_filter_apply(&threads, &p, ev, err))) {
+	    !(rc = tool_view_apply(&q->view, &p, ev, err))) {
 		pl_view_build(&v, &p, ev);
 		json_object_set_new(result, "off_cpu", json_pack("{s:s,s:o,s:[o]}",
 			"self_means", "on an off-CPU event a stack's leaf is where the task left the CPU (the "
@@ -312,8 +311,8 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 				      "whatever the task waited for: read blocking_frames (the first frame above the "
 				      "kernel's, with its caller) and sort=\"inclusive\"",
 			"blocking_frames", pl_blocking_frames(&p, &v),
-			"next_steps", tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:s}", "analysis_id", q->id,
-				"event", event, "sort", "inclusive"), "functions by inclusive blocked time")));
+			"next_steps", tool_next_step("list_hotspots", tool_view_args(&q->view, json_pack("{s:s,s:s,s:s}",
+				"analysis_id", q->id, "event", event, "sort", "inclusive")), "functions by inclusive blocked time")));
 	}
 	pl_view_release(&v);
 	pl_profile_release(&p);
@@ -338,8 +337,9 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 	bool served = false;
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
-	tool_thread_filter_init(&q.threads, args);
-	if (q.threads.active) {
+	if ((rc = tool_view_init(&q.view, args, err)))
+		goto out;
+	if (q.view.active) {
 		rc = from_stacks(ctx, &q, result, err);
 	} else {
 		x = pl_hotidx_open(ctx->artifact_root, q.id);
@@ -352,5 +352,7 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 		json_decref(*result);
 		*result = NULL;
 	}
+out:
+	tool_view_release(&q.view);
 	return rc;
 }

@@ -1,0 +1,318 @@
+/* transform.c - the stack transforms of a view (transform.h).
+ *
+ * Applying takes two passes over the stacks of the event.  The first
+ * decides each stack from its frames (patterns matched once per function,
+ * cached by function id): kept as it is, dropped, or rewritten, whose new
+ * frames go to a scratch list while its weight is unlinked.  The second
+ * interns each rewritten stack (equal ones become one) and adds the
+ * weight back, so no stack is read after it was changed.
+ */
+#include "transform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const pl_tf_field_names[PL_TF_NFIELDS] = {
+	"ignore", "focus", "under", "hide", "show_from", "merge"
+};
+
+void pl_transform_init(struct pl_transform *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void pl_transform_release(struct pl_transform *t)
+{
+	for (int f = 0; f < PL_TF_NFIELDS; f++)
+		if (t->given[f])
+			regfree(&t->re[f]);
+	memset(t, 0, sizeof(*t));
+}
+
+bool pl_transform_active(const struct pl_transform *t)
+{
+	for (int f = 0; f < PL_TF_NFIELDS; f++)
+		if (t->given[f])
+			return true;
+	return t->collapse_recursion;
+}
+
+/* ------------------------------------------------------------ patterns */
+
+#define VALID_FORM "a POSIX extended regular expression (e.g. \"^memcpy$\" or \"alloc|free\") of at most 256 " \
+		   "bytes, without back-references; escape a literal ( [ { * + ? . | ^ $ with a backslash"
+
+/* regcomp's error for the first `n` bytes of `pattern`. */
+static int compile_prefix(const char *pattern, size_t n)
+{
+	char buf[PL_TF_PATTERN_MAX + 1];
+	regex_t re;
+	int rc;
+
+	memcpy(buf, pattern, n);
+	buf[n] = '\0';
+	rc = regcomp(&re, buf, REG_EXTENDED | REG_NOSUB);
+	if (rc == 0)
+		regfree(&re);
+	return rc;
+}
+
+/* The byte where `pattern` goes wrong: the shortest prefix regcomp refuses
+ * with the same error ends there (an unclosed "(" or "[" fails as soon as
+ * it is read); the end when no prefix does. */
+static size_t error_position(const char *pattern, int code)
+{
+	size_t len = strlen(pattern);
+
+	for (size_t n = 1; n <= len; n++)
+		if (compile_prefix(pattern, n) == code)
+			return n - 1;
+	return len;
+}
+
+/* The position of a back-reference (\1 to \9), or -1. */
+static long back_reference(const char *pattern)
+{
+	for (size_t i = 0; pattern[i]; i++) {
+		if (pattern[i] != '\\' || !pattern[i + 1])
+			continue;
+		if (pattern[i + 1] >= '1' && pattern[i + 1] <= '9')
+			return (long)i;
+		i++;   /* an escaped backslash does not start one */
+	}
+	return -1;
+}
+
+enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, const char *pattern,
+			     struct pl_error *err)
+{
+	const char *name = pl_tf_field_names[field];
+	size_t len = strlen(pattern);
+	char why[128];
+	long at;
+	int rc;
+
+	if (t->given[field])
+		regfree(&t->re[field]);
+	t->given[field] = false;
+	if (len == 0 || len > PL_TF_PATTERN_MAX)
+		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
+			       "view.%s is %s (%zu bytes)", name, len ? "too long" : "empty", len);
+	if ((at = back_reference(pattern)) >= 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
+			       "view.%s has a back-reference at position %ld: '%s'", name, at, pattern);
+	if ((rc = regcomp(&t->re[field], pattern, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, &t->re[field], why, sizeof(why));
+		regfree(&t->re[field]);
+		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
+			       "view.%s is not a valid regular expression at byte %zu, from 0 (%s): '%s'", name,
+			       error_position(pattern, rc), why, pattern);
+	}
+	t->given[field] = true;
+	return PL_OK;
+}
+
+/* ------------------------------------------------------------ matching */
+
+/* Per-function answers of each pattern: 0 not asked yet, 1 no, 2 yes. */
+struct matcher {
+	const struct pl_transform *t;
+	const struct pl_profile *p;
+	uint8_t *hit[PL_TF_NFIELDS];
+};
+
+static bool matches(struct matcher *m, enum pl_tf_field f, uint32_t frame)
+{
+	uint32_t func = m->p->frames[frame].func;
+	uint8_t *h = &m->hit[f][func];
+
+	if (!*h)
+		*h = regexec(&m->t->re[f], pl_str(m->p, m->p->funcs[func].symbol), 0, NULL, 0) == 0 ? 2 : 1;
+	return *h == 2;
+}
+
+/* The first frame index from `from` matching `f`, or depth. */
+static uint32_t first_match(struct matcher *m, enum pl_tf_field f, const uint32_t *fr, uint32_t from,
+			    uint32_t depth)
+{
+	for (uint32_t i = from; i < depth; i++)
+		if (matches(m, f, fr[i]))
+			return i;
+	return depth;
+}
+
+/* ------------------------------------------------------------ one stack */
+
+/* Why a stack is dropped, as the step that dropped it. */
+#define KEEP PL_TF_NFIELDS
+
+/* ignore, then focus (with under) on the frames as recorded. */
+static enum pl_tf_field select_stack(struct matcher *m, const uint32_t *fr, uint32_t depth,
+				     struct pl_transform_stats *st)
+{
+	const struct pl_transform *t = m->t;
+	uint32_t u, f;
+
+	if (t->given[PL_TF_IGNORE] && first_match(m, PL_TF_IGNORE, fr, 0, depth) < depth) {
+		st->matched[PL_TF_IGNORE] = true;
+		return PL_TF_IGNORE;
+	}
+	if (!t->given[PL_TF_FOCUS])
+		return KEEP;
+	if ((f = first_match(m, PL_TF_FOCUS, fr, 0, depth)) == depth)
+		return PL_TF_FOCUS;
+	st->matched[PL_TF_FOCUS] = true;
+	if (!t->given[PL_TF_UNDER])
+		return KEEP;
+	/* A focus frame below the root-most under frame. */
+	if ((u = first_match(m, PL_TF_UNDER, fr, 0, depth)) == depth)
+		return PL_TF_FOCUS;
+	st->matched[PL_TF_UNDER] = true;
+	return first_match(m, PL_TF_FOCUS, fr, u + 1, depth) < depth ? KEEP : PL_TF_FOCUS;
+}
+
+/* hide, show_from, merge and collapse_recursion from fr[depth] into
+ * out[] (room for depth); returns the new depth, or 0 with *why the step
+ * that left nothing. */
+static uint32_t rewrite_stack(struct matcher *m, const uint32_t *fr, uint32_t depth, uint32_t *out,
+			      enum pl_tf_field *why, struct pl_transform_stats *st)
+{
+	const struct pl_transform *t = m->t;
+	uint32_t n = 0, k = 0, from;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		if (t->given[PL_TF_HIDE] && matches(m, PL_TF_HIDE, fr[i]))
+			st->matched[PL_TF_HIDE] = true;
+		else
+			out[n++] = fr[i];
+	}
+	if (n == 0 && depth > 0) {
+		*why = PL_TF_HIDE;
+		return 0;
+	}
+	if (t->given[PL_TF_SHOW_FROM]) {
+		if ((from = first_match(m, PL_TF_SHOW_FROM, out, 0, n)) == n) {
+			*why = PL_TF_SHOW_FROM;
+			return 0;
+		}
+		st->matched[PL_TF_SHOW_FROM] = true;
+		memmove(out, out + from, (size_t)(n - from) * sizeof(*out));
+		n -= from;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (i > 0 && t->given[PL_TF_MERGE] && matches(m, PL_TF_MERGE, out[i])) {
+			st->matched[PL_TF_MERGE] = true;
+			continue;
+		}
+		/* the run's last frame replaces the one before it */
+		if (k > 0 && t->collapse_recursion && m->p->frames[out[k - 1]].func == m->p->frames[out[i]].func)
+			k--;
+		out[k++] = out[i];
+	}
+	return k;
+}
+
+/* ------------------------------------------------------------ applying */
+
+/* The rewritten stacks, waiting for the second pass. */
+struct pending {
+	uint32_t *frames;          /* every stack's frames, one after the other */
+	size_t nframes, frames_cap;
+	struct moved { uint32_t thread, depth; size_t at; uint64_t samples, period; } *stacks;
+	size_t n, cap;
+};
+
+static void pending_add(struct pending *pd, uint32_t thread, const uint32_t *fr, uint32_t depth,
+			const struct pl_weight *w)
+{
+	PL_GROW(pd->frames, pd->frames_cap, pd->nframes + depth);
+	PL_GROW(pd->stacks, pd->cap, pd->n + 1);
+	memcpy(pd->frames + pd->nframes, fr, (size_t)depth * sizeof(*fr));
+	pd->stacks[pd->n++] = (struct moved){thread, depth, pd->nframes, w->samples, w->period};
+	pd->nframes += depth;
+}
+
+static void amount_add(struct pl_amount *a, const struct pl_weight *w)
+{
+	a->samples += w->samples;
+	a->period += w->period;
+}
+
+/* The second pass: each rewritten stack interned, its weight added back.
+ * The event's totals stay those of the input (pl_add_weight counts). */
+static enum pl_err add_pending(struct pl_profile *p, uint32_t event, const struct pending *pd,
+			       struct pl_error *err)
+{
+	struct pl_event saved = p->events[event];
+
+	for (size_t i = 0; i < pd->n; i++) {
+		const struct moved *mv = &pd->stacks[i];
+		uint32_t id = pl_intern_stack(p, mv->thread, pd->frames + mv->at, mv->depth, err);
+		if (id == PL_NOID)
+			return err ? err->code : PL_ERR_LIMIT;
+		pl_add_weight(p, id, event, mv->samples, mv->period, true);
+	}
+	p->events[event] = saved;
+	return PL_OK;
+}
+
+/* Caller-check marks index frames of the stacks as recorded. */
+static void drop_caller_checks(struct pl_profile *p)
+{
+	p->nmarked = 0;
+	p->caller_check.attempted = false;
+}
+
+enum pl_err pl_transform_apply(const struct pl_transform *t, struct pl_profile *p, uint32_t event,
+			       struct pl_transform_stats *st, struct pl_error *err)
+{
+	struct matcher m = {.t = t, .p = p};
+	struct pending pd = {0};
+	size_t nstacks = pl_nstacks(p);
+	uint32_t *out = NULL;
+	size_t out_cap = 0;
+	enum pl_err rc = PL_OK;
+
+	memset(st, 0, sizeof(*st));
+	if (t->given[PL_TF_UNDER] && !t->given[PL_TF_FOCUS])
+		return pl_fail(err, PL_ERR_USAGE, "pass view.focus with view.under: under names the callers of the "
+			       "focused function", "view.under is given without view.focus");
+	for (int f = 0; f < PL_TF_NFIELDS; f++)
+		m.hit[f] = t->given[f] ? pl_xcalloc(pl_nfuncs(p) + 1, 1) : NULL;
+	for (uint32_t s = 0; s < nstacks; s++) {
+		struct pl_stack *sk = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		enum pl_tf_field why;
+		uint32_t depth = 0;
+
+		if (!w)
+			continue;
+		amount_add(&st->before, w);
+		if ((why = select_stack(&m, sk->frames, sk->depth, st)) == KEEP) {
+			PL_GROW(out, out_cap, (size_t)sk->depth + 1);
+			depth = rewrite_stack(&m, sk->frames, sk->depth, out, &why, st);
+		}
+		if (why != KEEP) {
+			amount_add(&st->dropped[why], w);
+		} else if (depth != sk->depth || memcmp(out, sk->frames, (size_t)depth * sizeof(*out)) != 0) {
+			pending_add(&pd, sk->thread, out, depth, w);
+			st->stacks_rewritten++;
+		} else {
+			amount_add(&st->kept, w);
+			continue;
+		}
+		sk->first_weight = PL_NOID;
+	}
+	if (pd.n) {
+		for (size_t i = 0; i < pd.n; i++)
+			st->kept.samples += pd.stacks[i].samples, st->kept.period += pd.stacks[i].period;
+		rc = add_pending(p, event, &pd, err);
+		drop_caller_checks(p);
+	}
+	for (int f = 0; f < PL_TF_NFIELDS; f++)
+		free(m.hit[f]);
+	free(out);
+	free(pd.frames);
+	free(pd.stacks);
+	return rc;
+}

@@ -1,0 +1,72 @@
+/* view.h - the `view` argument of the tools that read an analysis: which
+ * part of an event's samples a call answers for, and how its stacks are
+ * transformed.
+ *
+ * A view is one JSON object, parsed here and nowhere else:
+ *   {"tid", "comm"}                the threads (thread_filter.h); the
+ *                                  top-level tid and comm arguments of
+ *                                  older calls mean the same;
+ *   {"time": {from_seconds, to_seconds}}  a time window (not in this build:
+ *                                  see view_time in view.c);
+ *   {"focus", "ignore", "hide", "show_from", "merge", "under",
+ *    "collapse_recursion"}         the stack transforms of
+ *                                  profile/transform.h, in its order.
+ * Threads and time come first, then the transforms.  Applied to the
+ * call's own loaded copy of the stack table before anything is
+ * aggregated; function ids stay those of the whole analysis.  A view that
+ * keeps no sample is PL_ERR_USAGE naming what took them.
+ *
+ * Every answer of a view carries tool_view_json (the normalized view and
+ * the share of samples and period it kept); cursors carry its key, and
+ * next steps to tools that take a view carry it too.
+ *
+ * Ownership: a view borrows strings from the call's arguments and owns
+ * its compiled patterns and its normalized object: tool_view_release.
+ */
+#ifndef PL_TOOL_VIEW_H
+#define PL_TOOL_VIEW_H
+
+#include "registry.h"
+#include "thread_filter.h"
+#include "profile/transform.h"
+
+struct tool_view {
+	bool active;                    /* anything given */
+	struct tool_thread_filter threads;
+	json_t *thread_args;            /* {"tid", "comm"} the filter borrows from (owned) */
+	struct pl_transform tf;
+	bool has_time;
+	double from_seconds, to_seconds;
+	json_t *normalized;             /* the view as answered (owned) */
+	char *key;                      /* its compact JSON, for cursors (owned) */
+	struct pl_amount event_total;   /* the event's whole weight */
+	struct pl_transform_stats st;   /* what the transforms did (kept: what is left) */
+};
+
+/* Read "view" and the older "tid" and "comm" of a call's arguments.  An
+ * invalid pattern, or tid or comm given both ways with two values, is
+ * PL_ERR_USAGE naming the field.  Release the view even on error. */
+enum pl_err tool_view_init(struct tool_view *v, json_t *args, struct pl_error *err);
+void tool_view_release(struct tool_view *v);
+
+/* Apply the view to `p` (the call's own copy) for `event`. */
+enum pl_err tool_view_apply(struct tool_view *v, struct pl_profile *p, uint32_t event,
+			    struct pl_error *err);
+
+/* "|view=KEY" for a cursor's query, "" when inactive. */
+void tool_view_query(const struct tool_view *v, struct pl_buf *query);
+
+/* The view into a next step's arguments (for a tool that takes one);
+ * returns args. */
+json_t *tool_view_args(const struct tool_view *v, json_t *args);
+
+/* {"applied", "samples", "period", "percent_of_samples",
+ * "percent_of_period", "unmatched"?, "stacks_rewritten"?} (new), NULL
+ * when inactive. */
+json_t *tool_view_json(const struct tool_view *v);
+
+/* The view's parts of a result: "view", and "thread_filter" for tid or
+ * comm (older callers read it). */
+void tool_view_describe(const struct tool_view *v, json_t *result);
+
+#endif
