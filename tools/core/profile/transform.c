@@ -57,17 +57,16 @@ static int compile_prefix(const char *pattern, size_t n)
 	return rc;
 }
 
-/* The byte where `pattern` goes wrong: the shortest prefix regcomp refuses
- * with the same error ends there (an unclosed "(" or "[" fails as soon as
- * it is read); the end when no prefix does. */
-static size_t error_position(const char *pattern, int code)
+/* The byte where `pattern` goes wrong: the one after its longest prefix
+ * that regcomp takes (every longer one fails: an unclosed "(" or "[" is
+ * where the failing begins). */
+static size_t error_position(const char *pattern)
 {
-	size_t len = strlen(pattern);
+	size_t n = strlen(pattern);
 
-	for (size_t n = 1; n <= len; n++)
-		if (compile_prefix(pattern, n) == code)
-			return n - 1;
-	return len;
+	while (n > 0 && compile_prefix(pattern, n - 1) != 0)
+		n--;
+	return n ? n - 1 : 0;
 }
 
 /* The position of a back-reference (\1 to \9), or -1. */
@@ -106,7 +105,7 @@ enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, con
 		regfree(&t->re[field]);
 		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
 			       "view.%s is not a valid regular expression at byte %zu, from 0 (%s): '%s'", name,
-			       error_position(pattern, rc), why, pattern);
+			       error_position(pattern), why, pattern);
 	}
 	t->given[field] = true;
 	return PL_OK;
