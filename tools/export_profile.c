@@ -2,11 +2,14 @@
  * graph, a speedscope file, a pprof profile or a PNG flame graph (also
  * returned as an image content block) of one event, written atomically
  * under the artifact root as
- * exports/ID.EVENT[.OPTIONS].folded|svg|speedscope.json|pb.gz|png.
+ * exports/ID.EVENT[.OPTIONS][.view-HASH].folded|svg|speedscope.json|pb.gz|png.
+ * A view (view.h) exports only what it keeps, as it transforms it.
  * Every format weighs a stack by its summed event period (the sample
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
+#include "view.h"
+#include "base/sha256.h"
 #include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/fold.h"
@@ -302,6 +305,18 @@ static bool from_perf_data(const struct tool_ctx *ctx, const char *id)
 
 /* The same flame graph as a picture (unless this was one), and the file
  * itself page by page when it is text. */
+/* A view's file apart from the whole event's: ".view-" and 12 hex digits
+ * of its key's SHA-256. */
+static void view_suffix(struct pl_buf *path, const struct tool_view *v)
+{
+	char hex[65];
+
+	if (!v->active)
+		return;
+	pl_sha256_hex(v->key, strlen(v->key), hex);
+	pl_buf_addf(path, ".view-%.12s", hex);
+}
+
 static json_t *next_steps(json_t *args, const char *event, enum export_format f, json_t *uri)
 {
 	json_t *steps = json_array(), *png;
@@ -331,6 +346,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *names = json_string_value(json_object_get(args, "names"));
 	struct pl_fold_opts fo = {0};
 	struct export_job job = {0};
+	struct tool_view view;
 	struct pl_profile p;
 	struct pl_buf path = {0};
 	json_t *res = NULL;
@@ -338,13 +354,14 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *event;
 	enum pl_err rc;
 
-	if ((rc = tool_require_writes(ctx, err)))
-		return rc;
 	pl_profile_init(&p, &ctx->limits);
+	if ((rc = tool_view_init(&view, args, false, err)) || (rc = tool_require_writes(ctx, err)))
+		goto out;
 	assert(id && format && compat);   /* required, or defaulted by the input schema */
 	fo.peer_compat = strcmp(compat, "stackcollapse") == 0;
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
-	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)))
+	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)) ||
+	    (rc = tool_view_apply(&view, &p, fo.event, err)))
 		goto out;
 	/* stackcollapse-perf.pl reads perf script's names: perf's own form
 	 * for a perf.data, the text's own names for a text */
@@ -366,6 +383,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	options_suffix(&path, &fo);
 	if (!fo.peer_compat && names && strcmp(names, "short") == 0)
 		pl_buf_adds(&path, ".short");
+	view_suffix(&path, &view);
 	pl_buf_adds(&path, formats[job.format].suffix);
 	/* The uri names the same file for read_artifact_page and resources/read. */
 	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,
@@ -380,11 +398,13 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	else
 		rc = export_samples(&job, id, path.data, title, res, err);
 	if (!rc) {
+		tool_view_describe(&view, res);
 		json_object_set_new(res, "next_steps", next_steps(args, event, job.format, json_object_get(res, "uri")));
 		*result = res;
 		res = NULL;
 	}
 out:
+	tool_view_release(&view);
 	json_decref(res);
 	pl_buf_release(&path);
 	pl_profile_release(&p);

@@ -299,7 +299,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
-	if ((rc = tool_view_init(&view, args, err)) ||
+	if ((rc = tool_view_init(&view, args, true, err)) ||
 	    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
 	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)) ||

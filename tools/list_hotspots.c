@@ -337,7 +337,7 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 	bool served = false;
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
-	if ((rc = tool_view_init(&q.view, args, err)))
+	if ((rc = tool_view_init(&q.view, args, true, err)))
 		goto out;
 	if (q.view.active) {
 		rc = from_stacks(ctx, &q, result, err);

@@ -102,20 +102,21 @@ static enum pl_err check_keys(json_t *view, struct pl_error *err)
 	return PL_OK;
 }
 
-enum pl_err tool_view_init(struct tool_view *v, json_t *args, struct pl_error *err)
+enum pl_err tool_view_init(struct tool_view *v, json_t *args, bool older_threads, struct pl_error *err)
 {
 	json_t *view = json_object_get(args, "view"), *pat;
 	enum pl_err rc;
 
 	memset(v, 0, sizeof(*v));
 	pl_transform_init(&v->tf);
+	v->older_threads = older_threads;
 	v->thread_args = json_object();
 	if (view && !json_is_object(view))
 		return pl_fail(err, PL_ERR_USAGE, "pass view as an object, e.g. {\"focus\": \"^parse\"}",
 			       "view is not an object");
 	if ((rc = check_keys(view, err)) ||
-	    (rc = thread_part(view, args, "tid", v->thread_args, err)) ||
-	    (rc = thread_part(view, args, "comm", v->thread_args, err)))
+	    (rc = thread_part(view, older_threads ? args : NULL, "tid", v->thread_args, err)) ||
+	    (rc = thread_part(view, older_threads ? args : NULL, "comm", v->thread_args, err)))
 		return rc;
 	if (json_object_get(view, "time") && (rc = parse_time(v, json_object_get(view, "time"), err)))
 		return rc;
@@ -210,7 +211,12 @@ enum pl_err tool_view_apply(struct tool_view *v, struct pl_profile *p, uint32_t 
 	    (rc = view_time(v, p, event, err)) ||
 	    (rc = pl_transform_apply(&v->tf, p, event, &v->st, err)))
 		return rc;
-	return v->st.kept.samples ? PL_OK : kept_nothing(v, err);
+	if (!v->st.kept.samples)
+		return kept_nothing(v, err);
+	/* what a file's header or a subtitle counts */
+	p->events[event].samples = v->st.kept.samples;
+	p->events[event].period = v->st.kept.period;
+	return PL_OK;
 }
 
 void tool_view_query(const struct tool_view *v, struct pl_buf *query)
@@ -259,6 +265,6 @@ void tool_view_describe(const struct tool_view *v, json_t *result)
 	if (!v->active)
 		return;
 	json_object_set_new(result, "view", tool_view_json(v));
-	if (v->threads.active)
+	if (v->threads.active && v->older_threads)
 		json_object_set_new(result, "thread_filter", tool_thread_filter_json(&v->threads));
 }

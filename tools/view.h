@@ -32,6 +32,7 @@
 
 struct tool_view {
 	bool active;                    /* anything given */
+	bool older_threads;             /* the tool has the older tid and comm */
 	struct tool_thread_filter threads;
 	json_t *thread_args;            /* {"tid", "comm"} the filter borrows from (owned) */
 	struct pl_transform tf;
@@ -43,13 +44,16 @@ struct tool_view {
 	struct pl_transform_stats st;   /* what the transforms did (kept: what is left) */
 };
 
-/* Read "view" and the older "tid" and "comm" of a call's arguments.  An
- * invalid pattern, or tid or comm given both ways with two values, is
- * PL_ERR_USAGE naming the field.  Release the view even on error. */
-enum pl_err tool_view_init(struct tool_view *v, json_t *args, struct pl_error *err);
+/* Read "view" of a call's arguments, and with `older_threads` the older
+ * top-level "tid" and "comm" (list_hotspots, get_call_paths, get_hotspot;
+ * export_profile's tid is something else).  An invalid pattern, or tid or
+ * comm given both ways with two values, is PL_ERR_USAGE naming the field.
+ * Release the view even on error. */
+enum pl_err tool_view_init(struct tool_view *v, json_t *args, bool older_threads, struct pl_error *err);
 void tool_view_release(struct tool_view *v);
 
-/* Apply the view to `p` (the call's own copy) for `event`. */
+/* Apply the view to `p` (the call's own copy) for `event`; the event's
+ * totals in `p` become the view's. */
 enum pl_err tool_view_apply(struct tool_view *v, struct pl_profile *p, uint32_t event,
 			    struct pl_error *err);
 
@@ -65,8 +69,8 @@ json_t *tool_view_args(const struct tool_view *v, json_t *args);
  * when inactive. */
 json_t *tool_view_json(const struct tool_view *v);
 
-/* The view's parts of a result: "view", and "thread_filter" for tid or
- * comm (older callers read it). */
+/* The view's parts of a result: "view", and on the tools with the older
+ * tid and comm, "thread_filter" for them (older callers read it). */
 void tool_view_describe(const struct tool_view *v, json_t *result);
 
 #endif

@@ -152,6 +152,28 @@ for view in CASES:
           % (" ".join(flags), len(rows), echo.get("percent_of_period", -1)),
           rc == 0 and rows and not bad and echo.get("applied") == view, [err[-200:], bad[:6], echo])
 
+# export_profile under a view: pprof of the viewed file (nothing asked of
+# pprof) against pprof's own -focus and -hide on the whole export.
+view = {"focus": "^hash_str$", "hide": "^main$"}
+xv = ok_result(s.call("export_profile", {"analysis_id": aid, "format": "pprof", "event": ev, "view": view}, timeout=60),
+               "export_profile pprof with a view")
+if xv:
+    want_rows, _, _ = pprof_top(["-focus=^hash_str$", "-hide=^main$"])
+    p = subprocess.run(["go", "tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0", "-edgefraction=0",
+                        xv["path"]], capture_output=True, text=True)
+    got_rows = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"^\s*(\S+)\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)\s+([\d.]+)%\s+(.*)$", line)
+        if m:
+            got_rows[m.group(6).strip()] = (float(m.group(2)), float(m.group(5)))
+    diff = [(n, got_rows.get(n), want_rows.get(n)) for n in set(got_rows) | set(want_rows)
+            if n not in got_rows or n not in want_rows or
+            abs(got_rows[n][0] - want_rows[n][0]) > 0.011 or abs(got_rows[n][1] - want_rows[n][1]) > 0.011]
+    check("export_profile under a view: pprof reads the file as its own -focus -hide of the whole export "
+          "(%d functions), in a file of its own, the view stated" % len(got_rows),
+          got_rows and not diff and xv["path"] != x["path"] and xv["view"]["applied"] == view,
+          [diff[:5], xv["path"], xv.get("view")])
+
 # ------------------------------------------------ perf script as oracle
 stacks = []   # (period, [(sym, dso), ...] leaf first)
 cur = None
@@ -275,6 +297,15 @@ if r1:
                          any(f["symbol"] == "hash_str" for f in p["frames"]) for p in cp["paths"])
     check("get_call_paths with focus hash_str under render_page: %d paths, every one through render_page then hash_str"
           % (len(cp["paths"]) if cp else 0), cp and cp["paths"] and through and cp["view"]["applied"] == cpv, short(cp))
+
+hid = r1 and r1["hotspots"][0]["hotspot_id"]
+sv = {"focus": "^hash_str$", "under": "^render_page$"}
+sc_ = hid and ok_result(s.call("source_context", {"analysis_id": aid, "event": ev, "hotspot_id": hid, "view": sv}),
+                        "source_context with a view")
+check("source_context under a view: the view stated with its share, its get_hotspot step keeps it",
+      sc_ and sc_["view"]["applied"] == sv and 0 < sc_["view"]["percent_of_samples"] < 100 and
+      any(st["tool"] == "get_hotspot" and st["arguments"].get("view") == sv for st in sc_["next_steps"]),
+      short(sc_, 600))
 
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
