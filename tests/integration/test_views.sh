@@ -307,6 +307,12 @@ check("source_context under a view: the view stated with its share, its get_hots
       any(st["tool"] == "get_hotspot" and st["arguments"].get("view") == sv for st in sc_["next_steps"]),
       short(sc_, 600))
 
+ltv = r1 and ok_result(s.call("list_threads", {"analysis_id": aid, "event": ev, "view": view}), "list_threads with a view")
+st = ltv and [x for x in ltv["next_steps"] if x["tool"] == "list_hotspots"]
+check("list_threads under a view: the threads' samples add up to the view's, list_hotspots' step keeps it with the tid",
+      ltv and sum(t["samples"] for t in ltv["threads"]) == r1["view"]["samples"] == ltv["view"]["samples"] and
+      st and st[0]["arguments"]["view"] == dict(view, tid=ltv["threads"][0]["tid"]), short(ltv, 600))
+
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
       is_tool_error(r, "view.focus", "byte 5", "POSIX extended"), short(r))
