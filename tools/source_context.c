@@ -607,18 +607,6 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 	return PL_OK;
 }
 
-/* The view stated, and kept by the get_hotspot step. */
-static void keep_view(const struct tool_view *view, json_t *result)
-{
-	json_t *st;
-	size_t i;
-
-	tool_view_describe(view, result);
-	json_array_foreach(json_object_get(result, "next_steps"), i, st)
-		if (strcmp(json_string_value(json_object_get(st, "tool")), "get_hotspot") == 0)
-			tool_view_args(view, json_object_get(st, "arguments"));
-}
-
 enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				struct pl_error *err)
 {
@@ -652,8 +640,10 @@ enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t
 		if (w && p.stacks[s].depth)
 			count_stack(&c, &p, s, w->samples, func, want);
 	}
-	if (!(rc = build_result(ctx, &p, &c, args, event, result, err)))
-		keep_view(&view, *result);
+	if (!(rc = build_result(ctx, &p, &c, args, event, result, err))) {
+		tool_view_describe(&view, *result);
+		tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
+	}
 out:
 	tool_view_release(&view);
 	counts_release(&c);

@@ -232,6 +232,59 @@ json_t *tool_view_args(const struct tool_view *v, json_t *args)
 	return args;
 }
 
+/* The tools whose schema takes a view. */
+static const char *const viewed_tools[] = {
+	"list_hotspots", "get_call_paths", "get_hotspot", "list_threads", "export_profile",
+	"source_context", "classify_hotspots",
+};
+
+static bool takes_view(const char *tool)
+{
+	for (size_t i = 0; tool && i < sizeof(viewed_tools) / sizeof(*viewed_tools); i++)
+		if (strcmp(tool, viewed_tools[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A step's arguments with the view: a step's own tid and comm (the
+ * tools that still take them at the top) go into the view. */
+static void step_with_view(const struct tool_view *v, const char *tool, json_t *args)
+{
+	static const char *const thread_keys[] = {"tid", "comm"};
+	bool older = strcmp(tool, "list_hotspots") == 0 || strcmp(tool, "get_call_paths") == 0 ||
+		     strcmp(tool, "get_hotspot") == 0;
+	json_t *view = json_copy(v->normalized);
+
+	for (size_t i = 0; older && i < 2; i++) {
+		json_t *t = json_object_get(args, thread_keys[i]);
+		if (t) {
+			json_object_set(view, thread_keys[i], t);
+			json_object_del(args, thread_keys[i]);
+		}
+	}
+	json_object_set_new(args, "view", view);
+}
+
+void tool_view_steps(const struct tool_view *v, json_t *result, const char *id)
+{
+	json_t *args = json_object_get(result, "arguments"), *x;
+	const char *tool = json_string_value(json_object_get(result, "tool"));
+	const char *step_id = json_string_value(json_object_get(args, "analysis_id"));
+	const char *key;
+	size_t i;
+
+	if (!v->active)
+		return;
+	if (json_is_object(args) && takes_view(tool) && step_id && strcmp(step_id, id) == 0)
+		step_with_view(v, tool, args);
+	if (json_is_object(result))
+		json_object_foreach(result, key, x)
+			tool_view_steps(v, x, id);
+	else if (json_is_array(result))
+		json_array_foreach(result, i, x)
+			tool_view_steps(v, x, id);
+}
+
 static double share(uint64_t part, uint64_t whole)
 {
 	return whole ? round((double)part * 100.0 / (double)whole * 1e4) / 1e4 : 0.0;

@@ -64,6 +64,10 @@ void tool_view_query(const struct tool_view *v, struct pl_buf *query);
  * returns args. */
 json_t *tool_view_args(const struct tool_view *v, json_t *args);
 
+/* The view into every next step anywhere in `result` (nested ones too)
+ * that calls a tool taking a view on analysis `id`. */
+void tool_view_steps(const struct tool_view *v, json_t *result, const char *id);
+
 /* {"applied", "samples", "period", "percent_of_samples",
  * "percent_of_period", "unmatched"?, "stacks_rewritten"?} (new), NULL
  * when inactive. */

@@ -313,6 +313,17 @@ check("list_threads under a view: the threads' samples add up to the view's, lis
       ltv and sum(t["samples"] for t in ltv["threads"]) == r1["view"]["samples"] == ltv["view"]["samples"] and
       st and st[0]["arguments"]["view"] == dict(view, tid=ltv["threads"][0]["tid"]), short(ltv, 600))
 
+cv = {"ignore": "^hash_str$"}
+cl = ok_result(s.call("classify_hotspots", {"analysis_id": aid, "event": ev, "view": cv, "limit": 50}),
+               "classify_hotspots with a view")
+named = cl and [h["symbol"] for c in cl["candidates"] for h in c.get("hotspots", [])]
+viewed = cl and [st for st in steps_of(cl) if st["arguments"].get("analysis_id") == aid and
+                 st["tool"] in ("list_hotspots", "get_hotspot", "get_call_paths", "source_context")]
+check("classify_hotspots under ignore=hash_str: no candidate names hash_str, the view stated, its %d steps on "
+      "this analysis keep it" % len(viewed or []),
+      cl and cl["candidates"] and "hash_str" not in named and cl["view"]["applied"] == cv and viewed and
+      all(st["arguments"].get("view") == cv for st in viewed), short(cl, 600))
+
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
       is_tool_error(r, "view.focus", "byte 5", "POSIX extended"), short(r))
