@@ -286,6 +286,7 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	json_object_set_new(*result, "next_steps", next_steps(&p, id, event, func, &view, &pg, args));
 	marks_free(pm, pg.end - pg.start);
 	tool_view_describe(&view, *result);
+	tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
 out:
 	tool_view_release(&view);
 	pl_buf_release(&query);

@@ -340,6 +340,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			goto out;
 		}
 		tool_view_describe(&view, *result);
+		tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
 	}
 out:
 	tool_view_release(&view);
