@@ -9,7 +9,6 @@
  */
 #include "registry.h"
 #include "view.h"
-#include "base/sha256.h"
 #include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/fold.h"
@@ -305,18 +304,6 @@ static bool from_perf_data(const struct tool_ctx *ctx, const char *id)
 
 /* The same flame graph as a picture (unless this was one), and the file
  * itself page by page when it is text. */
-/* A view's file apart from the whole event's: ".view-" and 12 hex digits
- * of its key's SHA-256. */
-static void view_suffix(struct pl_buf *path, const struct tool_view *v)
-{
-	char hex[65];
-
-	if (!v->active)
-		return;
-	pl_sha256_hex(v->key, strlen(v->key), hex);
-	pl_buf_addf(path, ".view-%.12s", hex);
-}
-
 static json_t *next_steps(json_t *args, const char *event, enum export_format f, json_t *uri)
 {
 	json_t *steps = json_array(), *png;
@@ -383,7 +370,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	options_suffix(&path, &fo);
 	if (!fo.peer_compat && names && strcmp(names, "short") == 0)
 		pl_buf_adds(&path, ".short");
-	view_suffix(&path, &view);
+	tool_view_file_suffix(&view, &path);
 	pl_buf_adds(&path, formats[job.format].suffix);
 	/* The uri names the same file for read_artifact_page and resources/read. */
 	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,

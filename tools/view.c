@@ -6,6 +6,7 @@
  * echo whatever order their JSON had.
  */
 #include "view.h"
+#include "base/sha256.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -223,6 +224,16 @@ void tool_view_query(const struct tool_view *v, struct pl_buf *query)
 {
 	if (v->active)
 		pl_buf_addf(query, "|view=%s", v->key);
+}
+
+void tool_view_file_suffix(const struct tool_view *v, struct pl_buf *path)
+{
+	char hex[65];
+
+	if (!v->active)
+		return;
+	pl_sha256_hex(v->key, strlen(v->key), hex);
+	pl_buf_addf(path, ".view-%.12s", hex);
 }
 
 json_t *tool_view_args(const struct tool_view *v, json_t *args)

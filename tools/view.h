@@ -60,6 +60,11 @@ enum pl_err tool_view_apply(struct tool_view *v, struct pl_profile *p, uint32_t 
 /* "|view=KEY" for a cursor's query, "" when inactive. */
 void tool_view_query(const struct tool_view *v, struct pl_buf *query);
 
+/* ".view-" and 12 hex digits of the view's key's SHA-256 after a file's
+ * name, so a view's file stands apart from the whole event's; nothing
+ * when inactive. */
+void tool_view_file_suffix(const struct tool_view *v, struct pl_buf *path);
+
 /* The view into a next step's arguments (for a tool that takes one);
  * returns args. */
 json_t *tool_view_args(const struct tool_view *v, json_t *args);

@@ -324,6 +324,13 @@ check("classify_hotspots under ignore=hash_str: no candidate names hash_str, the
       cl and cl["candidates"] and "hash_str" not in named and cl["view"]["applied"] == cv and viewed and
       all(st["arguments"].get("view") == cv for st in viewed), short(cl, 600))
 
+cmp_ = r1 and ok_result(s.call("compare_profiles", {"baseline_id": aid, "candidate_id": aid, "event": ev, "view": view},
+                              timeout=60), "compare_profiles with a view")
+check("compare_profiles under a view: each side counts the view's samples, its diff files apart, the view stated",
+      cmp_ and cmp_["baseline"]["samples"] == cmp_["candidate"]["samples"] == r1["view"]["samples"] and
+      cmp_["view"]["applied"] == view and cmp_["candidate_view"]["samples"] == r1["view"]["samples"] and
+      ".view-" in cmp_["exports"]["folded_diff"]["path"], short(cmp_, 600))
+
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
       is_tool_error(r, "view.focus", "byte 5", "POSIX extended"), short(r))
