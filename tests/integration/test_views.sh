@@ -331,6 +331,13 @@ check("compare_profiles under a view: each side counts the view's samples, its d
       cmp_["view"]["applied"] == view and cmp_["candidate_view"]["samples"] == r1["view"]["samples"] and
       ".view-" in cmp_["exports"]["folded_diff"]["path"], short(cmp_, 600))
 
+br = r1 and ok_result(s.call("build_report", {"analysis_id": aid, "event": ev, "view": view, "problem": "p", "metric": "m"},
+                             timeout=60), "build_report with a view")
+md = open(br["path"]).read() if br else ""
+check("build_report under a view: the report names the view and its share, the result states it",
+      br and br["view"]["applied"] == view and "Read under the view" in md and "hash_str" in md and
+      ("%.2f%% of the event's samples" % r1["view"]["percent_of_samples"]) in md, short(br, 400))
+
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
       is_tool_error(r, "view.focus", "byte 5", "POSIX extended"), short(r))
