@@ -104,7 +104,7 @@ enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, con
 		regerror(rc, &t->re[field], why, sizeof(why));
 		regfree(&t->re[field]);
 		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
-			       "view.%s is not a valid regular expression at byte %zu, from 0 (%s): '%s'", name,
+			       "view.%s is not a valid regular expression at byte %zu (0-based: %s): '%s'", name,
 			       error_position(pattern), why, pattern);
 	}
 	t->given[field] = true;
