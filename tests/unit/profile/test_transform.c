@@ -176,6 +176,24 @@ START_TEST(a_bad_pattern_names_its_field_and_position)
 }
 END_TEST
 
+/* glibc's regcomp copies the operand of + and {n}: nested or stacked
+ * repetitions would take memory exponential in the pattern's length. */
+START_TEST(repetitions_that_would_blow_up_regcomp_are_refused)
+{
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "a+++++++++++++++++++++++++++++++++++", &err), PL_ERR_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.text, "quantifier after a quantifier at byte 2"));
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+", &err), PL_ERR_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.text, "repeats too much"));
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "((a{100}){100}){3}", &err), PL_ERR_USAGE);
+	/* ordinary patterns pass */
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "^(std::)?vector<.*>::push_back$", &err), PL_OK);
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "(a{100}){100}", &err), PL_OK);
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "[]+*]+x{2,3}|[[:alpha:]]+", &err), PL_OK);
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "a\\\\++", &err), PL_ERR_USAGE);   /* an escaped backslash, then + + */
+	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_FOCUS, "a\\++", &err), PL_OK);      /* a literal plus, repeated */
+}
+END_TEST
+
 Suite *suite_transform(void)
 {
 	Suite *s = suite_create("transform");
@@ -188,6 +206,7 @@ Suite *suite_transform(void)
 	tcase_add_test(tc, merge_gives_a_functions_weight_to_its_caller_and_collapse_folds_recursion);
 	tcase_add_test(tc, hide_of_every_frame_drops_the_stack_and_rewritten_stacks_merge);
 	tcase_add_test(tc, a_bad_pattern_names_its_field_and_position);
+	tcase_add_test(tc, repetitions_that_would_blow_up_regcomp_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -69,6 +69,115 @@ static size_t error_position(const char *pattern)
 	return n ? n - 1 : 0;
 }
 
+/* ---------------------------------------------- what regcomp would build
+ *
+ * glibc's regcomp copies the operand of "+" once more and that of
+ * "{m,n}" about n times, so nested repetitions multiply: "((a+)+)+..." or
+ * "a++++..." (stacked quantifiers, which POSIX leaves undefined) take
+ * memory exponential in the pattern's length.  A pattern is read here
+ * first: stacked quantifiers are refused, and so is a pattern whose
+ * estimated node count passes MAX_NODES. */
+#define MAX_NODES 20000.0
+#define MAX_GROUPS 64
+
+/* The end of the bracket expression opening at p[i] ('['), or 0 when
+ * it does not close (regcomp then says so). */
+static size_t bracket_end(const char *p, size_t i)
+{
+	size_t j = i + 1;
+
+	if (p[j] == '^')
+		j++;
+	if (p[j] == ']')
+		j++;
+	for (; p[j]; j++) {
+		if (p[j] == '[' && (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
+			const char *close = strchr(p + j + 2, p[j + 1]);
+			if (!close || close[1] != ']')
+				return 0;
+			j = (size_t)(close - p) + 1;
+		} else if (p[j] == ']') {
+			return j;
+		}
+	}
+	return 0;
+}
+
+/* The factor of the quantifier at p[*i] (1 for none), *i past it. */
+static double quantifier(const char *p, size_t *i)
+{
+	char *end;
+	unsigned long m, n;
+
+	switch (p[*i]) {
+	case '*': case '?':
+		(*i)++;
+		return 1.0;
+	case '+':
+		(*i)++;
+		return 2.0;
+	case '{':
+		m = strtoul(p + *i + 1, &end, 10);
+		n = *end == ',' ? (end[1] == '}' ? m + 1 : strtoul(end + 1, &end, 10)) : m;
+		while (*end && *end != '}')
+			end++;
+		*i = (size_t)(end - p) + (*end == '}');
+		return (double)(n > m ? n : m) + 1.0;
+	default:
+		return 1.0;
+	}
+}
+
+static bool is_quantifier(const char *p, size_t i)
+{
+	return p[i] == '*' || p[i] == '+' || p[i] == '?' || (p[i] == '{' && p[i + 1] >= '0' && p[i + 1] <= '9');
+}
+
+/* The byte of a quantifier that follows another, or of the atom whose
+ * repetitions pass MAX_NODES; -1 when the pattern is fine (or malformed
+ * in a way regcomp reports itself).  *stacked says which. */
+static long repetition_problem(const char *p, bool *stacked)
+{
+	double cost[MAX_GROUPS + 1] = {0}, atom;
+	size_t depth = 0, i = 0, start, close;
+
+	while (p[i]) {
+		start = i;
+		if (p[i] == '(') {
+			if (depth == MAX_GROUPS)
+				return -1;
+			cost[++depth] = 0;
+			i++;
+			continue;
+		}
+		if (p[i] == ')' && depth > 0) {
+			atom = cost[depth--] + 1;
+			i++;
+		} else if (p[i] == '[') {
+			if (!(close = bracket_end(p, i)))
+				return -1;
+			atom = 1;
+			i = close + 1;
+		} else {
+			atom = 1;
+			i += p[i] == '\\' && p[i + 1] ? 2 : 1;
+		}
+		if (is_quantifier(p, i)) {
+			atom *= quantifier(p, &i);
+			if (is_quantifier(p, i)) {
+				*stacked = true;
+				return (long)i;
+			}
+		}
+		cost[depth] += atom;
+		if (cost[depth] > MAX_NODES) {
+			*stacked = false;
+			return (long)start;
+		}
+	}
+	return -1;
+}
+
 /* The position of a back-reference (\1 to \9), or -1. */
 static long back_reference(const char *pattern)
 {
@@ -88,6 +197,7 @@ enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, con
 	const char *name = pl_tf_field_names[field];
 	size_t len = strlen(pattern);
 	char why[128];
+	bool stacked = false;
 	long at;
 	int rc;
 
@@ -100,6 +210,11 @@ enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, con
 	if ((at = back_reference(pattern)) >= 0)
 		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
 			       "view.%s has a back-reference at position %ld: '%s'", name, at, pattern);
+	if ((at = repetition_problem(pattern, &stacked)) >= 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM ", with one quantifier per atom and "
+			       "repetitions not nested deep",
+			       stacked ? "view.%s has a quantifier after a quantifier at byte %ld (0-based): '%s'"
+				       : "view.%s repeats too much from byte %ld (0-based) on: '%s'", name, at, pattern);
 	if ((rc = regcomp(&t->re[field], pattern, REG_EXTENDED | REG_NOSUB)) != 0) {
 		regerror(rc, &t->re[field], why, sizeof(why));
 		regfree(&t->re[field]);

@@ -7,7 +7,8 @@
  * do not change: a hotspot_id means the same function with or without a
  * transform.  Patterns are POSIX extended regular expressions (regcomp,
  * REG_EXTENDED | REG_NOSUB), at most PL_TF_PATTERN_MAX bytes, without
- * back-references, matched anywhere in a function's full symbol (as
+ * back-references, stacked quantifiers or repetitions nested so deep that
+ * regcomp's copies of them would blow up (transform.c), matched anywhere in a function's full symbol (as
  * pprof matches function names); each function is matched once per
  * pattern, whatever the number of its frames.
  *
