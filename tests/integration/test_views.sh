@@ -338,6 +338,20 @@ check("build_report under a view: the report names the view and its share, the r
       br and br["view"]["applied"] == view and "Read under the view" in md and "hash_str" in md and
       ("%.2f%% of the event's samples" % r1["view"]["percent_of_samples"]) in md, short(br, 400))
 
+# A view's answer is kept under cache/views/: the next call reads it and
+# answers the same bytes as the answer computed from the stack table.
+import glob, shutil
+cv2 = {"hide": "^main$", "collapse_recursion": True}
+args = {"analysis_id": aid, "event": ev, "view": cv2, "sort": "inclusive", "limit": 4}
+first = s.call("list_hotspots", args)
+kept = glob.glob(os.path.join(ART, "cache", "views", "*.json"))
+again = s.call("list_hotspots", args)
+shutil.rmtree(os.path.join(ART, "cache", "views"))
+recomputed = s.call("list_hotspots", args)
+check("a view's answer is kept (%d files under cache/views) and read back as the same bytes as computed" % len(kept),
+      kept and result_text(first) and result_text(first) == result_text(again) == result_text(recomputed),
+      [result_text(first)[:200], result_text(again)[:200]])
+
 r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"focus": "hash_(str"}})
 check("an invalid pattern: a usage error naming view.focus, the byte and the valid form",
       is_tool_error(r, "view.focus", "byte 5", "POSIX extended"), short(r))
