@@ -320,6 +320,9 @@ json_t *tool_view_json(const struct tool_view *v)
 		json_object_set(j, "unmatched", unmatched);
 	if (v->st.stacks_rewritten)
 		json_object_set_new(j, "stacks_rewritten", json_integer((json_int_t)v->st.stacks_rewritten));
+	if (v->st.caller_checks_dropped)
+		json_object_set_new(j, "note", json_string("the view rewrote stacks: the frame-pointer caller checks, "
+							   "made on the stacks as recorded, are left out"));
 	json_decref(unmatched);
 	return j;
 }

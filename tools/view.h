@@ -74,8 +74,8 @@ json_t *tool_view_args(const struct tool_view *v, json_t *args);
 void tool_view_steps(const struct tool_view *v, json_t *result, const char *id);
 
 /* {"applied", "samples", "period", "percent_of_samples",
- * "percent_of_period", "unmatched"?, "stacks_rewritten"?} (new), NULL
- * when inactive. */
+ * "percent_of_period", "unmatched"?, "stacks_rewritten"?, "note"?} (new),
+ * NULL when inactive. */
 json_t *tool_view_json(const struct tool_view *v);
 
 /* The view's parts of a result: "view", and on the tools with the older

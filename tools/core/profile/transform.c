@@ -370,11 +370,15 @@ static enum pl_err add_pending(struct pl_profile *p, uint32_t event, const struc
 	return PL_OK;
 }
 
-/* Caller-check marks index frames of the stacks as recorded. */
-static void drop_caller_checks(struct pl_profile *p)
+/* Caller-check marks index frames of the stacks as recorded; true when
+ * there were some. */
+static bool drop_caller_checks(struct pl_profile *p)
 {
+	bool had = p->caller_check.attempted;
+
 	p->nmarked = 0;
 	p->caller_check.attempted = false;
+	return had;
 }
 
 enum pl_err pl_transform_apply(const struct pl_transform *t, struct pl_profile *p, uint32_t event,
@@ -421,7 +425,7 @@ enum pl_err pl_transform_apply(const struct pl_transform *t, struct pl_profile *
 		for (size_t i = 0; i < pd.n; i++)
 			st->kept.samples += pd.stacks[i].samples, st->kept.period += pd.stacks[i].period;
 		rc = add_pending(p, event, &pd, err);
-		drop_caller_checks(p);
+		st->caller_checks_dropped = drop_caller_checks(p);
 	}
 	for (int f = 0; f < PL_TF_NFIELDS; f++)
 		free(m.hit[f]);

@@ -63,6 +63,7 @@ struct pl_transform_stats {
 	bool matched[PL_TF_NFIELDS];            /* the pattern matched a frame of a
 						 * stack that reached its step */
 	uint64_t stacks_rewritten;
+	bool caller_checks_dropped;             /* the profile had some, see above */
 };
 
 void pl_transform_init(struct pl_transform *t);
