@@ -87,13 +87,13 @@ static enum pl_err check_keys(json_t *view, struct pl_error *err)
 			if ((found = strcmp(key, known[i].key) == 0))
 				typed = known[i].type == JSON_TRUE ? json_is_boolean(val) : json_typeof(val) == known[i].type;
 		for (int f = 0; f < PL_TF_NFIELDS && !found; f++)
-			if ((found = strcmp(key, pl_tf_field_names[f]) == 0))
-				typed = json_is_string(val);
+			if ((found = strcmp(key, pl_tf_field_names[f]) == 0))   /* no NUL cutting it short */
+				typed = json_is_string(val) && strlen(json_string_value(val)) == json_string_length(val);
 		if (!found)
 			return pl_fail(err, PL_ERR_USAGE, "remove it; a view knows " KNOWN, "unknown view key '%s'", key);
 		if (!typed)
 			return pl_fail(err, PL_ERR_USAGE, "tid is an integer, time an object, collapse_recursion a "
-				       "boolean, the others strings", "view.%s has the wrong type", key);
+				       "boolean, the others strings (without NUL)", "view.%s has the wrong type", key);
 	}
 	if (json_is_string(json_object_get(view, "comm")) &&
 	    (json_string_length(json_object_get(view, "comm")) == 0 ||
