@@ -184,9 +184,10 @@ static enum pl_err kept_nothing(const struct tool_view *v, struct pl_error *err)
 	if (v->tf.given[PL_TF_FOCUS] && !st->matched[PL_TF_FOCUS]) {
 		rc = pl_fail(err, PL_ERR_USAGE, "list_hotspots without view.focus names the functions there are; "
 			     "a pattern matches anywhere in a full symbol",
-			     "view.focus '%s' matches no function of the %llu samples of this event%s",
+			     "view.focus '%s' matches no function of the %llu samples of this event%s%s",
 			     json_string_value(json_object_get(v->normalized, "focus")),
-			     (unsigned long long)st->before.samples, v->threads.active ? " in these threads" : "");
+			     (unsigned long long)st->before.samples, v->threads.active ? " in these threads" : "",
+			     v->tf.given[PL_TF_IGNORE] ? " that ignore left" : "");
 		return rc;
 	}
 	for (int f = 0; f < PL_TF_NFIELDS; f++)

@@ -169,7 +169,7 @@ START_TEST(a_bad_pattern_names_its_field_and_position)
 	ck_assert_ptr_nonnull(strstr(err.text, "byte 2"));
 	ck_assert_ptr_nonnull(strstr(err.hint, "POSIX extended"));
 	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_HIDE, "(x)\\1", &err), PL_ERR_USAGE);
-	ck_assert_ptr_nonnull(strstr(err.text, "back-reference at position 3"));
+	ck_assert_ptr_nonnull(strstr(err.text, "back-reference at byte 3"));
 	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_HIDE, "a\\\\1", &err), PL_OK);   /* an escaped backslash */
 	ck_assert_int_eq(pl_transform_set(&tf, PL_TF_MERGE, "", &err), PL_ERR_USAGE);
 	ck_assert_ptr_nonnull(strstr(err.text, "view.merge is empty"));

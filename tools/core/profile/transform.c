@@ -209,7 +209,7 @@ enum pl_err pl_transform_set(struct pl_transform *t, enum pl_tf_field field, con
 			       "view.%s is %s (%zu bytes)", name, len ? "too long" : "empty", len);
 	if ((at = back_reference(pattern)) >= 0)
 		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM,
-			       "view.%s has a back-reference at position %ld: '%s'", name, at, pattern);
+			       "view.%s has a back-reference at byte %ld (0-based): '%s'", name, at, pattern);
 	if ((at = repetition_problem(pattern, &stacked)) >= 0)
 		return pl_fail(err, PL_ERR_USAGE, "pass " VALID_FORM ", with one quantifier per atom and "
 			       "repetitions not nested deep",
