@@ -19,7 +19,7 @@ static const enum pl_tf_field pattern_order[] = {
 
 /* tid or comm from the view, else from the older top-level argument; two
  * different values are an error. */
-static enum pl_err thread_part(json_t *view, json_t *args, const char *key, json_t *into,
+static enum pl_err thread_part(json_t *view, json_t *args, const char *key, json_t *into, bool *at_top,
 			       struct pl_error *err)
 {
 	json_t *in_view = json_object_get(view, key), *top = json_object_get(args, key);
@@ -29,6 +29,7 @@ static enum pl_err thread_part(json_t *view, json_t *args, const char *key, json
 			       "%s is given both in view and as an argument, with two values", key);
 	if (in_view || top)
 		json_object_set(into, key, in_view ? in_view : top);
+	*at_top = top != NULL;
 	return PL_OK;
 }
 
@@ -116,8 +117,8 @@ enum pl_err tool_view_init(struct tool_view *v, json_t *args, bool older_threads
 		return pl_fail(err, PL_ERR_USAGE, "pass view as an object, e.g. {\"focus\": \"^parse\"}",
 			       "view is not an object");
 	if ((rc = check_keys(view, err)) ||
-	    (rc = thread_part(view, older_threads ? args : NULL, "tid", v->thread_args, err)) ||
-	    (rc = thread_part(view, older_threads ? args : NULL, "comm", v->thread_args, err)))
+	    (rc = thread_part(view, older_threads ? args : NULL, "tid", v->thread_args, &v->top_tid, err)) ||
+	    (rc = thread_part(view, older_threads ? args : NULL, "comm", v->thread_args, &v->top_comm, err)))
 		return rc;
 	if (json_object_get(view, "time") && (rc = parse_time(v, json_object_get(view, "time"), err)))
 		return rc;
@@ -237,13 +238,6 @@ void tool_view_file_suffix(const struct tool_view *v, struct pl_buf *path)
 	pl_buf_addf(path, ".view-%.12s", hex);
 }
 
-json_t *tool_view_args(const struct tool_view *v, json_t *args)
-{
-	if (v->active)
-		json_object_set(args, "view", v->normalized);
-	return args;
-}
-
 /* The tools whose schema takes a view. */
 static const char *const viewed_tools[] = {
 	"list_hotspots", "get_call_paths", "get_hotspot", "list_threads", "export_profile",
@@ -258,23 +252,41 @@ static bool takes_view(const char *tool)
 	return false;
 }
 
-/* A step's arguments with the view: a step's own tid and comm (the
- * tools that still take them at the top) go into the view. */
+/* A step's arguments with the view.  On the tools with the older tid and
+ * comm, those the call gave at the top stay there, and a step's own ones
+ * go into the view otherwise; a view left empty is left out. */
 static void step_with_view(const struct tool_view *v, const char *tool, json_t *args)
 {
 	static const char *const thread_keys[] = {"tid", "comm"};
+	const bool at_top[] = {v->top_tid, v->top_comm};
 	bool older = strcmp(tool, "list_hotspots") == 0 || strcmp(tool, "get_call_paths") == 0 ||
 		     strcmp(tool, "get_hotspot") == 0;
 	json_t *view = json_copy(v->normalized);
 
 	for (size_t i = 0; older && i < 2; i++) {
-		json_t *t = json_object_get(args, thread_keys[i]);
-		if (t) {
-			json_object_set(view, thread_keys[i], t);
+		json_t *in_view = json_object_get(view, thread_keys[i]), *in_step = json_object_get(args, thread_keys[i]);
+		if (at_top[i] && in_view) {
+			if (!in_step)
+				json_object_set(args, thread_keys[i], in_view);
+			json_object_del(view, thread_keys[i]);
+		} else if (!at_top[i] && in_step) {
+			json_object_set(view, thread_keys[i], in_step);
 			json_object_del(args, thread_keys[i]);
 		}
 	}
-	json_object_set_new(args, "view", view);
+	if (json_object_size(view))
+		json_object_set_new(args, "view", view);
+	else {
+		json_object_del(args, "view");
+		json_decref(view);
+	}
+}
+
+json_t *tool_view_args(const struct tool_view *v, json_t *args)
+{
+	if (v->active)
+		step_with_view(v, "list_hotspots", args);
+	return args;
 }
 
 void tool_view_steps(const struct tool_view *v, json_t *result, const char *id)

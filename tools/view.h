@@ -33,6 +33,7 @@
 struct tool_view {
 	bool active;                    /* anything given */
 	bool older_threads;             /* the tool has the older tid and comm */
+	bool top_tid, top_comm;         /* the call gave them at the top: its steps do too */
 	struct tool_thread_filter threads;
 	json_t *thread_args;            /* {"tid", "comm"} the filter borrows from (owned) */
 	struct pl_transform tf;
@@ -65,8 +66,9 @@ void tool_view_query(const struct tool_view *v, struct pl_buf *query);
  * when inactive. */
 void tool_view_file_suffix(const struct tool_view *v, struct pl_buf *path);
 
-/* The view into a next step's arguments (for a tool that takes one);
- * returns args. */
+/* The view into a next step's arguments for list_hotspots,
+ * get_call_paths or get_hotspot (tid and comm at the top when the call
+ * gave them there, as older callers read them); returns args. */
 json_t *tool_view_args(const struct tool_view *v, json_t *args);
 
 /* The view into every next step anywhere in `result` (nested ones too)

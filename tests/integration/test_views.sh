@@ -371,9 +371,13 @@ tid = lt and lt["threads"][0]["tid"]
 if tid:
     old = ok_result(s.call("list_hotspots", {"analysis_id": aid, "event": ev, "tid": tid}), "list_hotspots tid")
     new = ok_result(s.call("list_hotspots", {"analysis_id": aid, "event": ev, "view": {"tid": tid}}), "list_hotspots view.tid")
-    check("the older tid argument and view.tid answer alike, with thread_filter and the view",
+    osteps = old and [st["arguments"] for st in old["next_steps"] if st["tool"] == "get_hotspot"]
+    nsteps = new and [st["arguments"] for st in new["next_steps"] if st["tool"] == "get_hotspot"]
+    check("the older tid argument and view.tid answer alike, with thread_filter and the view; each one's steps "
+          "carry tid as it was given (at the top, or in the view)",
           old and new and old["hotspots"] == new["hotspots"] and old["thread_filter"]["tid"] == tid and
-          old["view"]["applied"] == {"tid": tid}, short(old))
+          old["view"]["applied"] == {"tid": tid} and osteps and osteps[0].get("tid") == tid and "view" not in osteps[0] and
+          nsteps and nsteps[0].get("view") == {"tid": tid} and "tid" not in nsteps[0], [osteps, nsteps])
     r = s.call("list_hotspots", {"analysis_id": aid, "event": ev, "tid": tid, "view": {"tid": tid + 1}})
     check("tid given twice with two values: a usage error", is_tool_error(r, "tid", "both"), short(r))
 s.close()
