@@ -358,6 +358,12 @@ static enum pl_err add_pending(struct pl_profile *p, uint32_t event, const struc
 			       struct pl_error *err)
 {
 	struct pl_event saved = p->events[event];
+	size_t most = pl_nstacks(p) + pd->n;
+
+	/* Each rewritten stack adds at most one: the analysis was within the
+	 * limit, so its view is, at twice its stacks at most. */
+	if (most > p->limits.max_stacks && most <= UINT32_MAX)
+		p->limits.max_stacks = (uint32_t)most;
 
 	for (size_t i = 0; i < pd->n; i++) {
 		const struct moved *mv = &pd->stacks[i];
