@@ -276,7 +276,7 @@ out:
  * every part of it checks, else it is computed again.  The first page and
  * the later ones are built from the same document: the same bytes. */
 
-#define VIEW_CACHE_VERSION "1"
+#define VIEW_CACHE_VERSION "1"   /* in the key: bump it when what a view computes changes */
 /* Past this many hotspots, reading the kept answer back costs about what
  * computing it does (measured: 200k functions in 200k stacks), so it is
  * not kept. */
