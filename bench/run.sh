@@ -405,5 +405,6 @@ echo "(peer = stackcollapse-perf.pl for 1, flamegraph.pl for 4; ratio = peer tim
 [ "${BENCH_SKIP_DIFF:-0}" = 1 ] || BUILD="$BUILD" SHARED="$SHARED" BENCH_RUNS="$RUNS" sh "$REPO/bench/diff.sh"
 [ "${BENCH_SKIP_SYMBOLIZE:-0}" = 1 ] || BUILD="$BUILD" BENCH_RUNS="$RUNS" sh "$REPO/bench/symbolize.sh"
 [ "${BENCH_SKIP_FORMATS:-0}" = 1 ] || BUILD="$BUILD" SHARED="$SHARED" BENCH_RUNS="$RUNS" sh "$REPO/bench/formats.sh"
+[ "${BENCH_SKIP_VIEWS:-0}" = 1 ] || BUILD="$BUILD" SHARED="$SHARED" BENCH_RUNS="$RUNS" sh "$REPO/bench/views.sh"
 [ "${BENCH_SKIP_LINK:-0}" = 1 ] || BUILD="$BUILD" SHARED="$SHARED" sh "$REPO/bench/agent_link.sh"
 exit 0

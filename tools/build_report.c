@@ -4,9 +4,11 @@
  * same request rewrites the same bytes and different requests never
  * overwrite each other).  The report itself is evidence/report.  Other
  * analyses of the same run (with_analysis_ids: off-CPU, perf stat...) are
- * reported with the first, each event under its own analysis.
+ * reported with the first, each event under its own analysis.  A view
+ * (view.h) applies to the first analysis' event; the report names it.
  */
 #include "registry.h"
+#include "view.h"
 #include "base/fsatomic.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"
@@ -18,7 +20,7 @@
 
 /* ARTIFACT_ROOT/exports/ID.report.HASH.md into `path`. */
 static void report_path(struct pl_buf *path, const char *root, const struct pl_report_in *in,
-			const char *event_name)
+			const char *event_name, const struct tool_view *view)
 {
 	struct pl_buf key = {0};
 
@@ -28,6 +30,10 @@ static void report_path(struct pl_buf *path, const char *root, const struct pl_r
 	for (size_t i = 0; i < in->nmore; i++) {
 		pl_buf_addc(&key, '\0');
 		pl_buf_adds(&key, in->more[i].analysis_id);
+	}
+	if (view->active) {
+		pl_buf_adds(&key, "\nview=");
+		pl_buf_adds(&key, view->key);
 	}
 	pl_buf_addf(path, "%s/exports/%s.report.%016" PRIx64 ".md", root, in->analysis_id,
 		    pl_hash(key.data, key.len, 0x5e9047));
@@ -79,6 +85,25 @@ static enum pl_err load_more(const struct tool_ctx *ctx, json_t *ids, const char
 	return PL_OK;
 }
 
+/* The view on the first analysis' event, named for the report. */
+static enum pl_err apply_view(struct tool_view *view, struct pl_profile *p, struct pl_report_in *in,
+			      struct pl_error *err)
+{
+	json_t *kept;
+	enum pl_err rc;
+
+	if (!view->active)
+		return PL_OK;
+	if ((rc = tool_view_apply(view, p, in->only_event, err)))
+		return rc;
+	kept = tool_view_json(view);
+	in->view_key = view->key;
+	in->view_samples_percent = json_number_value(json_object_get(kept, "percent_of_samples"));
+	in->view_period_percent = json_number_value(json_object_get(kept, "percent_of_period"));
+	json_decref(kept);
+	return PL_OK;
+}
+
 enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 			      json_t **result, struct pl_error *err)
 {
@@ -93,12 +118,15 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	struct pl_report_part more[PL_REPORT_MORE_MAX];
 	struct pl_buf path = {0}, md = {0};
 	json_t *summary = NULL, *ids = json_object_get(args, "with_analysis_ids");
+	struct tool_view view;
 	enum pl_err rc;
 
 	in.p = &p;
 	in.more = more;
 	in.experiments = pl_experiments_of(ctx->artifact_root, in.analysis_id);
 	pl_profile_init(&p, &ctx->limits);
+	if ((rc = tool_view_init(&view, args, false, err)))
+		goto out;
 	if (json_array_size(ids) > PL_REPORT_MORE_MAX) {
 		rc = pl_fail(err, PL_ERR_USAGE, "report at most 7 other analyses with one",
 			     "with_analysis_ids names %zu analyses", json_array_size(ids));
@@ -107,18 +135,21 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)) || (rc = pl_rules_builtin(&in.rules, err)) ||
 	    (rc = load_more(ctx, ids, in.analysis_id, more_p, more, &in.nmore, err)) ||
 	    (rc = pl_artifact_load_summary(ctx->artifact_root, in.analysis_id, &in.summary, err)) ||
-	    (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err)) ||
-	    (event_name && (rc = tool_pick_event(&p, event_name, false, &in.only_event, err))) ||
+	    (tool_view_prepare(&view, &p), (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err))) ||
+	    ((event_name || view.active) && (rc = tool_pick_event(&p, event_name, false, &in.only_event, err))) ||
+	    (rc = apply_view(&view, &p, &in, err)) ||
 	    (rc = pl_report_build(&in, &md, &summary, err)))
 		goto out;
-	report_path(&path, ctx->artifact_root, &in, event_name);
+	report_path(&path, ctx->artifact_root, &in, event_name, &view);
 	if ((rc = pl_write_file_atomic(path.data, md.data, md.len, err)))
 		goto out;
 	*result = result_json(&in, path.data, ctx->artifact_root, md.len, summary);
 	if (in.nmore)
 		json_object_set(*result, "with_analysis_ids", ids);
+	tool_view_describe(&view, *result);
 	summary = NULL;
 out:
+	tool_view_release(&view);
 	for (size_t i = 0; i < in.nmore; i++) {
 		json_decref(more[i].summary);
 		json_decref(more[i].experiments);

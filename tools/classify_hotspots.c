@@ -17,9 +17,12 @@
  * percentages and its evidence level (events[] holds the facts behind
  * it).  The rest is one call away: candidate_id=... gives one candidate
  * with every matched hotspot (up to PL_CLASSIFY_TOP) and its rule's
- * description, experiment and forbidden conclusions (rule_texts).
+ * description, experiment and forbidden conclusions (rule_texts).  A
+ * view (view.h) classifies what it keeps of one event; the next steps on
+ * this analysis keep it.
  */
 #include "registry.h"
+#include "view.h"
 #include "evidence/experiments.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
@@ -292,8 +295,8 @@ static json_t *page_body(const struct classified *cl, size_t offset, size_t end,
 
 /* Load, classify and gather every candidate of the analysis. */
 static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id, const char *event_name,
-				     const struct pl_rules *rules, struct classified *cl,
-				     struct pl_error *err)
+				     struct tool_view *view, const struct pl_rules *rules,
+				     struct classified *cl, struct pl_error *err)
 {
 	struct pl_profile p;
 	uint32_t event = PL_NOID;
@@ -301,8 +304,10 @@ static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id,
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
+	tool_view_prepare(view, &p);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
-	    (event_name && (rc = tool_pick_event(&p, event_name, false, &event, err))))
+	    ((event_name || view->active) && (rc = tool_pick_event(&p, event_name, false, &event, err))) ||
+	    (rc = tool_view_apply(view, &p, event, err)))
 		goto out;
 	if (p.nevents == 0) {
 		rc = pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
@@ -349,14 +354,17 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 	const struct pl_rules *rules;
 	struct pl_buf query = {0};
 	struct tool_page pg;
+	struct tool_view view;
 	size_t at = 0;
 	json_t *body;
 	enum pl_err rc;
 
-	if ((rc = pl_rules_builtin(&rules, err)) ||
-	    (rc = classify_analysis(ctx, id, event_name, rules, &cl, err)))
+	if ((rc = tool_view_init(&view, args, false, err)) ||
+	    (rc = pl_rules_builtin(&rules, err)) ||
+	    (rc = classify_analysis(ctx, id, event_name, &view, rules, &cl, err)))
 		goto out;
 	pl_buf_addf(&query, "%s|%s|%d", id, event_name ? event_name : "", pl_rules_version(rules));
+	tool_view_query(&view, &query);
 	if ((rc = choose_page(args, query.data, &cl, &pg, &at, err)))
 		goto out;
 	body = page_body(&cl, at, at + (pg.end - pg.start), one, !one && at == 0);
@@ -372,7 +380,10 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 		"page", tool_page_json(&pg, one ? NULL : tool_page_call(&pg, "classify_hotspots", args, NULL)));
 	json_decref(body);
 	mark_experiments(ctx, id, json_object_get(*result, "candidates"));
+	tool_view_describe(&view, *result);
+	tool_view_steps(&view, *result, id);
 out:
+	tool_view_release(&view);
 	json_decref(cl.all);
 	json_decref(cl.quiet);
 	json_decref(cl.quality);

@@ -12,8 +12,10 @@
  *
  * The two analyses are loaded, and the two files written, two at a time
  * (pl_diff_run_pair); an analysis compared with itself is loaded once.
+ * A view (view.h) applies to both sides alike.
  */
 #include "registry.h"
+#include "view.h"
 #include "store/artifact.h"
 #include "evidence/diff.h"
 #include "base/escape.h"
@@ -262,7 +264,7 @@ struct pages {
 };
 
 static enum pl_err pages_open(struct pages *pg, const struct compare_args *a, const struct pl_diff *d,
-			      const char *event, struct pl_error *err)
+			      const char *event, const struct tool_view *view, struct pl_error *err)
 {
 	size_t nf = pl_diff_func_order(d, strcmp(a->sort, "inclusive") == 0, a->min_delta, &pg->forder);
 	size_t np = pl_diff_path_order(d, a->min_delta, &pg->porder);
@@ -271,6 +273,8 @@ static enum pl_err pages_open(struct pages *pg, const struct compare_args *a, co
 	pl_buf_addf(&pg->fquery, "f|%s|%s|%s|%s|%g", a->base_id, a->cand_id, event, a->sort, a->min_delta);
 	pl_buf_addf(&pg->pquery, "p|%s|%s|%s|%g|%u", a->base_id, a->cand_id, event, a->min_delta,
 		    a->max_frames);
+	tool_view_query(view, &pg->fquery);
+	tool_view_query(view, &pg->pquery);
 	if ((rc = tool_page_open(&pg->f, pg->fquery.data, a->cursor, a->offset, a->limit, err)) ||
 	    (rc = tool_page_open(&pg->p, pg->pquery.data, a->path_cursor, 0, a->path_limit, err)))
 		return rc;
@@ -348,7 +352,7 @@ static json_t *export_json(const char *root, const char *path, long bytes)
 
 static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compare_args *a,
 				 const struct pl_diff *d, const char *event, const char *unit,
-				 json_t **out, struct pl_error *err)
+				 const struct tool_view *view, json_t **out, struct pl_error *err)
 {
 	struct write_job jobs[2];
 	struct pl_buf subtitle = {0};
@@ -363,9 +367,10 @@ static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compar
 		jobs[i].d = d;
 		jobs[i].svg = i == 1;
 		jobs[i].normalize = a->normalize;
-		pl_buf_addf(&jobs[i].path, "%s/exports/%s_vs_%s.%s%s.diff.%s", ctx->artifact_root,
-			    a->base_id, a->cand_id, ev_safe, a->normalize ? ".n" : "",
-			    jobs[i].svg ? "svg" : "folded");
+		pl_buf_addf(&jobs[i].path, "%s/exports/%s_vs_%s.%s%s", ctx->artifact_root,
+			    a->base_id, a->cand_id, ev_safe, a->normalize ? ".n" : "");
+		tool_view_file_suffix(view, &jobs[i].path);
+		pl_buf_addf(&jobs[i].path, ".diff.%s", jobs[i].svg ? "svg" : "folded");
 	}
 	jobs[1].so.title = a->title ? a->title : "Differential Flame Graph";
 	jobs[1].so.subtitle = subtitle.data;
@@ -473,6 +478,20 @@ static json_t *result_json(json_t *args, const struct compare_args *a, const str
 		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total));
 }
 
+/* The view on each side, the candidate's own copy only when it is another
+ * analysis (cp NULL: the same profile, viewed once). */
+static enum pl_err view_sides(struct tool_view *bv, struct pl_profile *bp, uint32_t be, struct tool_view *cv,
+			      struct pl_profile *cp, uint32_t ce, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	if ((rc = tool_view_apply(bv, bp, be, err)))
+		return rc;
+	if (cp && (rc = tool_view_apply(cv, cp, ce, err)))
+		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text), " (candidate)");
+	return rc;
+}
+
 enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 				  json_t **result, struct pl_error *err)
 {
@@ -485,6 +504,7 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	uint32_t be = 0, ce = 0;
 	const char *event, *unit;
 	json_t *exports = json_null();
+	struct tool_view bv, cv;
 	enum pl_err rc;
 
 	read_args(args, &a);
@@ -495,19 +515,30 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	}
 	pl_profile_init(&bp, &ctx->limits);
 	pl_profile_init(&cp, &ctx->limits);
-	if ((rc = load_both(ctx, &a, &bp, &cp, &cand, err)) ||
+	tool_view_init(&cv, args, false, err);
+	if ((rc = tool_view_init(&bv, args, false, err)) ||
+	    (tool_view_prepare(&bv, &bp), tool_view_prepare(&cv, &cp), false) ||
+	    (rc = load_both(ctx, &a, &bp, &cp, &cand, err)) ||
 	    (rc = pick_side(&bp, a.event, "baseline", a.base_id, &be, err)) ||
 	    (rc = pick_side(cand, a.event, "candidate", a.cand_id, &ce, err)) ||
+	    (rc = view_sides(&bv, &bp, be, &cv, cand == &bp ? NULL : &cp, ce, err)) ||
 	    (rc = check_comparable(&bp, be, cand, ce, err)) ||
 	    (rc = pl_diff_build(&d, &bp, be, cand, ce, &fo, err)))
 		goto out;
 	event = pl_str(&bp, bp.events[be].name);
 	unit = pl_event_unit(&bp, be);
-	if ((rc = pages_open(&pg, &a, &d, event, err)) ||
-	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &exports, err))))
+	if ((rc = pages_open(&pg, &a, &d, event, &bv, err)) ||
+	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &bv, &exports, err))))
 		goto out;
 	*result = result_json(args, &a, &d, &pg, event, unit, exports);
+	tool_view_describe(&bv, *result);
+	if (bv.active)
+		json_object_set_new(*result, "candidate_view", tool_view_json(cand == &bp ? &bv : &cv));
+	tool_view_steps(&bv, *result, a.base_id);
+	tool_view_steps(&bv, *result, a.cand_id);
 out:
+	tool_view_release(&bv);
+	tool_view_release(&cv);
 	json_decref(exports);
 	pages_release(&pg);
 	pl_diff_release(&d);

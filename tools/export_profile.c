@@ -2,11 +2,13 @@
  * graph, a speedscope file, a pprof profile or a PNG flame graph (also
  * returned as an image content block) of one event, written atomically
  * under the artifact root as
- * exports/ID.EVENT[.OPTIONS].folded|svg|speedscope.json|pb.gz|png.
+ * exports/ID.EVENT[.OPTIONS][.view-HASH].folded|svg|speedscope.json|pb.gz|png.
+ * A view (view.h) exports only what it keeps, as it transforms it.
  * Every format weighs a stack by its summed event period (the sample
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
+#include "view.h"
 #include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/fold.h"
@@ -331,6 +333,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *names = json_string_value(json_object_get(args, "names"));
 	struct pl_fold_opts fo = {0};
 	struct export_job job = {0};
+	struct tool_view view;
 	struct pl_profile p;
 	struct pl_buf path = {0};
 	json_t *res = NULL;
@@ -338,13 +341,15 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *event;
 	enum pl_err rc;
 
-	if ((rc = tool_require_writes(ctx, err)))
-		return rc;
 	pl_profile_init(&p, &ctx->limits);
+	if ((rc = tool_view_init(&view, args, false, err)) || (rc = tool_require_writes(ctx, err)))
+		goto out;
 	assert(id && format && compat);   /* required, or defaulted by the input schema */
 	fo.peer_compat = strcmp(compat, "stackcollapse") == 0;
+	tool_view_prepare(&view, &p);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
-	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)))
+	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)) ||
+	    (rc = tool_view_apply(&view, &p, fo.event, err)))
 		goto out;
 	/* stackcollapse-perf.pl reads perf script's names: perf's own form
 	 * for a perf.data, the text's own names for a text */
@@ -366,6 +371,7 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	options_suffix(&path, &fo);
 	if (!fo.peer_compat && names && strcmp(names, "short") == 0)
 		pl_buf_adds(&path, ".short");
+	tool_view_file_suffix(&view, &path);
 	pl_buf_adds(&path, formats[job.format].suffix);
 	/* The uri names the same file for read_artifact_page and resources/read. */
 	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,
@@ -380,11 +386,13 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	else
 		rc = export_samples(&job, id, path.data, title, res, err);
 	if (!rc) {
+		tool_view_describe(&view, res);
 		json_object_set_new(res, "next_steps", next_steps(args, event, job.format, json_object_get(res, "uri")));
 		*result = res;
 		res = NULL;
 	}
 out:
+	tool_view_release(&view);
 	json_decref(res);
 	pl_buf_release(&path);
 	pl_profile_release(&p);

@@ -6,13 +6,13 @@
  * path says in how many of its samples some frame-pointer edge may skip a
  * caller, and each shown frame in how many the frame above it may not be
  * its caller (caller_may_be_missing) or cannot be told (caller_unknown).
- * tid and comm keep only those threads' stacks (thread_filter.h).
+ * A view (view.h: tid, comm, stack transforms) applies first.
  */
 #include "registry.h"
 #include "profile/demangle.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
-#include "thread_filter.h"
+#include "view.h"
 
 #include <string.h>
 
@@ -187,14 +187,14 @@ static void keep_through(const struct pl_profile *p, struct pl_callpaths *cps, u
 /* get_hotspot of the function asked for (else the heaviest path's leaf),
  * with source_context when it is user code, then the next page. */
 static json_t *next_steps(const struct pl_profile *p, const char *id, uint32_t event, uint32_t func,
-			  const struct tool_thread_filter *threads, const struct tool_page *pg,
+			  const struct tool_view *view, const struct tool_page *pg,
 			  json_t *args)
 {
 	const char *ev = pl_str(p, p->events[event].name);
 	json_t *steps = json_array(), *next;
 
 	if (func != PL_NOID) {
-		json_array_append_new(steps, tool_next_step("get_hotspot", tool_thread_filter_args(threads,
+		json_array_append_new(steps, tool_next_step("get_hotspot", tool_view_args(view,
 			json_pack("{s:s,s:o,s:s}", "analysis_id", id, "hotspot_id", json_sprintf("fn%u", func),
 				  "event", ev)), "its callers and callees, one edge at a time, with their weights"));
 		if (p->funcs[func].kind == PL_KIND_USER)
@@ -222,25 +222,25 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 	struct pl_view v = {0};
 	struct pl_buf query = {0};
 	struct tool_page pg;
-	struct tool_thread_filter threads;
+	struct tool_view view;
 	uint32_t event, func = PL_NOID;
 	json_t *paths;
 	struct path_marks *pm;
 	enum pl_err rc;
 
-	tool_thread_filter_init(&threads, args);
 	pl_profile_init(&p, &ctx->limits);
-	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
+	if ((rc = tool_view_init(&view, args, true, err)) ||
+	    (tool_view_prepare(&view, &p), (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err))) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
 	    (symbol && (rc = tool_find_symbol(&p, symbol, &func, err))) ||
-	    (rc = tool_thread_filter_apply(&threads, &p, event, err)))
+	    (rc = tool_view_apply(&view, &p, event, err)))
 		goto out;
 	pl_view_build(&v, &p, event);
 	pl_callpaths_build(&cps, &p, event, PL_NOID);
 	if (symbol)
 		keep_through(&p, &cps, func);
 	pl_buf_addf(&query, "%s|%s|%s|%u", id, pl_str(&p, p.events[event].name), symbol ? symbol : "", max_frames);
-	tool_thread_filter_query(&threads, &query);
+	tool_view_query(&view, &query);
 	if ((rc = tool_page_open(&pg, query.data, cursor, offset, limit, err)))
 		goto out;
 	tool_page_bound(&pg, cps.n);
@@ -253,11 +253,12 @@ enum pl_err tool_get_call_paths(const struct tool_ctx *ctx, json_t *args,
 			json_pack("{s:s}", "event", pl_str(&p, p.events[event].name)))));
 	if (func == PL_NOID && pg.end > pg.start)
 		func = cps.paths[pg.start].funcs[cps.paths[pg.start].depth - 1];
-	json_object_set_new(*result, "next_steps", next_steps(&p, id, event, func, &threads, &pg, args));
+	json_object_set_new(*result, "next_steps", next_steps(&p, id, event, func, &view, &pg, args));
 	marks_free(pm, pg.end - pg.start);
-	if (threads.active)
-		json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));
+	tool_view_describe(&view, *result);
+	tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
 out:
+	tool_view_release(&view);
 	pl_buf_release(&query);
 	pl_callpaths_release(&cps);
 	pl_view_release(&v);

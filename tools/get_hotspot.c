@@ -12,15 +12,15 @@
  * caller says in how many samples it may not be the function's real
  * caller (caller_may_be_missing: a frame-pointer edge that may skip one),
  * each callee in how many a function may be missing between the two, and
- * both in how many that cannot be told (caller_unknown).  tid and comm
- * keep only those threads' stacks (thread_filter.h).
+ * both in how many that cannot be told (caller_unknown).  A view (view.h: tid,
+ * comm, stack transforms) applies first.
  */
 #include "registry.h"
 #include "profile/demangle.h"
 #include "export/flamepng.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
-#include "thread_filter.h"
+#include "view.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -260,11 +260,11 @@ static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view
 	return rc;
 }
 
-/* get_call_paths' arguments for this function, with the same threads. */
+/* get_call_paths' arguments for this function, with the same view. */
 static json_t *step_arguments(const char *id, const char *event, const char *symbol,
-			      const struct tool_thread_filter *threads)
+			      const struct tool_view *view)
 {
-	return tool_thread_filter_args(threads, json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", event,
+	return tool_view_args(view, json_pack("{s:s,s:s,s:s}", "analysis_id", id, "event", event,
 							   "symbol", symbol));
 }
 
@@ -295,15 +295,15 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	uint32_t event = 0, func = 0;
 	size_t ncallers = 0, ncallees = 0;
 	uint64_t marked[2] = {0, 0};
-	struct tool_thread_filter threads;
+	struct tool_view view;
 	enum pl_err rc;
 
-	tool_thread_filter_init(&threads, args);
 	pl_profile_init(&p, &ctx->limits);
-	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
+	if ((rc = tool_view_init(&view, args, true, err)) ||
+	    (tool_view_prepare(&view, &p), (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err))) ||
 	    (rc = tool_pick_event(&p, event_name, false, &event, err)) ||
 	    (rc = tool_parse_hotspot_id(&p, hid, &func, err)) ||
-	    (rc = tool_thread_filter_apply(&threads, &p, event, err)))
+	    (rc = tool_view_apply(&view, &p, event, err)))
 		goto out;
 	pl_view_build(&v, &p, event);
 	collect_edges(&p, event, func, &callers, &callees);
@@ -324,7 +324,7 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			"callers", jcallers, "callers_total", (json_int_t)ncallers,
 			"callees", jcallees, "callees_total", (json_int_t)ncallees,
 			"next_steps", json_pack("[o]", tool_next_step("get_call_paths",
-				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &threads),
+				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &view),
 				"whole call paths through this function")));
 		if (f->kind == PL_KIND_USER)
 			json_array_append_new(json_object_get(*result, "next_steps"), tool_next_step("source_context",
@@ -339,10 +339,11 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			*result = NULL;
 			goto out;
 		}
-		if (threads.active)
-			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&threads));
+		tool_view_describe(&view, *result);
+		tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
 	}
 out:
+	tool_view_release(&view);
 	edge_set_release(&callers);
 	edge_set_release(&callees);
 	pl_view_release(&v);

@@ -5,11 +5,10 @@
  * is a sound one: then a page costs the same whatever the profile's size.
  * Otherwise it comes from the summary (the stack table is not needed),
  * and, when writes are allowed, the index is built from that summary for
- * the next pages.  Both give the same bytes.  A call filtered by thread
- * (tid, comm) is answered from the stack table, the only store that keeps
- * each stack's thread (thread_filter.h), and so is one cut to a time
- * window (view.time, view_time.h: the stack table holds the samples'
- * times), the window first.  On an off-CPU event the answer
+ * the next pages.  Both give the same bytes.  A call with a view (view.h:
+ * threads, stack transforms) is answered from the stack table, the only
+ * store that keeps each stack's thread and frames, and its answer is kept
+ * for the view's next pages (cache/views/, below).  On an off-CPU event the answer
  * also says what self means there and where the stacks block (the first
  * frame above the kernel's, with its caller), read from the stack table.
  */
@@ -17,8 +16,9 @@
 #include "store/artifact.h"
 #include "store/hotidx.h"
 #include "profile/demangle.h"
-#include "thread_filter.h"
-#include "view_time.h"
+#include "view.h"
+#include "base/fsatomic.h"
+#include "base/sha256.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
 
@@ -53,21 +53,18 @@ struct query {
 	double min_pct;
 	bool by_incl;
 	json_t *args;   /* the call's own arguments, for next_call */
-	struct tool_thread_filter threads;
-	struct tool_view_time time;
+	struct tool_view view;
 };
 
 /* The hotspots a call lists, filtered and in order, from the index (x),
- * a summary's view, or a view of the stack table (v, for a thread
- * filter); one pager serves all three. */
+ * a summary's view, or the answer of a view (entries, from the stack
+ * table or its cache); one pager serves all three. */
 struct hot_list {
 	size_t n;
 	const struct pl_hotidx *x;
 	size_t view, *pos;
 	json_t *funcs, **order;
-	const struct pl_view *v;
-	uint32_t *ids;
-	char **shorts;   /* the view's functions' short names (demangle.h) */
+	json_t **entries;   /* a view's hotspots without their rank */
 	bool by_incl;
 };
 
@@ -77,17 +74,31 @@ static json_t *amount_of(const struct pl_view *v, struct pl_amount a)
 			 "percent", pl_percent(v, a.period));
 }
 
-/* Entry `rank` for function f of a view of the stack table (new). */
-static json_t *view_hotspot(const struct pl_view *v, char **shorts, uint32_t f, size_t rank)
+/* The entry of function f of a view of the stack table, without its
+ * rank (new). */
+static json_t *view_hotspot(const struct pl_view *v, char **shorts, uint32_t f)
 {
 	const struct pl_func *fn = &v->p->funcs[f];
 
-	return json_pack("{s:o,s:I,s:s,s:s*,s:s*,s:o,s:s,s:o,s:o}", "hotspot_id", json_sprintf("fn%u", f),
-		"rank", (json_int_t)rank, "symbol", pl_str(v->p, fn->symbol), "short_name", shorts[f],
+	return json_pack("{s:o,s:s,s:s*,s:s*,s:o,s:s,s:o,s:o}", "hotspot_id", json_sprintf("fn%u", f),
+		"symbol", pl_str(v->p, fn->symbol), "short_name", shorts[f],
 		"linkage_name", fn->linkage != PL_NOID ? pl_str(v->p, fn->linkage) : NULL,
 		"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(v->p, fn->dso)),
 		"kind", pl_kind_name((enum pl_kind)fn->kind),
 		"self", amount_of(v, v->funcs[f].self), "inclusive", amount_of(v, v->funcs[f].incl));
+}
+
+/* A view's entry with its rank second, as every list gives it (new). */
+static json_t *ranked(json_t *entry, size_t rank)
+{
+	json_t *out = json_pack("{s:O,s:I}", "hotspot_id", json_object_get(entry, "hotspot_id"), "rank", (json_int_t)rank);
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(entry, key, v)
+		if (strcmp(key, "hotspot_id") != 0)
+			json_object_set(out, key, v);
+	return out;
 }
 
 /* The entry ranked i + 1 (new), or NULL when the index is malformed. */
@@ -96,8 +107,8 @@ static json_t *hot_at(const struct hot_list *l, size_t i)
 	assert(i < l->n);
 	if (l->x)
 		return pl_hotidx_hotspot(l->x, l->view, l->by_incl, l->pos[i], i + 1);
-	if (l->v)
-		return view_hotspot(l->v, l->shorts, l->ids[i], i + 1);
+	if (l->entries)
+		return ranked(l->entries[i], i + 1);
 	return hotspot_json(l->funcs, l->order[i], i + 1);
 }
 
@@ -129,7 +140,7 @@ static json_t *page_steps(const struct query *q, const char *event, json_t *page
 	json_array_foreach(page, i, h) {
 		if (i == STEPS_PER_PAGE)
 			break;
-		args = tool_thread_filter_args(&q->threads, json_pack("{s:s,s:O,s:s}", "analysis_id", q->id,
+		args = tool_view_args(&q->view, json_pack("{s:s,s:O,s:s}", "analysis_id", q->id,
 				"hotspot_id", json_object_get(h, "hotspot_id"), "event", event));
 		json_array_append_new(steps, tool_next_step("get_hotspot", args, i == 0
 			? "who calls the heaviest function on this page and what it calls"
@@ -144,15 +155,15 @@ static json_t *page_steps(const struct query *q, const char *event, json_t *page
  * outcome (a bad cursor is an error of its own); false when the index
  * turned out malformed on the way. */
 static bool answer(const struct query *q, const char *event, json_t *unit, json_t *total,
-		   const struct hot_list *l, json_t **result, enum pl_err *rc, struct pl_error *err)
+		   const struct hot_list *l, json_t *parts, json_t **result, enum pl_err *rc,
+		   struct pl_error *err)
 {
 	struct pl_buf query = {0};
 	struct tool_page pg;
 	json_t *page = NULL;
 
 	pl_buf_addf(&query, "%s|%s|%s|%g", q->id, event, q->sort, q->min_pct);
-	tool_thread_filter_query(&q->threads, &query);
-	tool_view_time_query(&q->time, &query);
+	tool_view_query(&q->view, &query);
 	if (!(*rc = tool_page_open(&pg, query.data, q->cursor, q->offset, q->limit, err))) {
 		tool_page_bound(&pg, l->n);
 		if ((page = page_of(l, &pg)))
@@ -162,10 +173,8 @@ static bool answer(const struct query *q, const char *event, json_t *unit, json_
 					tool_page_call(&pg, "list_hotspots", q->args, json_pack("{s:s}", "event", event))));
 		if (page)
 			json_object_set_new(*result, "next_steps", page_steps(q, event, page, &pg));
-		if (page && q->threads.active)
-			json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&q->threads));
-		if (page && q->time.active)
-			json_object_set_new(*result, "time_window", tool_view_time_json(&q->time));
+		if (page && parts)
+			json_object_update(*result, parts);
 	}
 	pl_buf_release(&query);
 	return *rc || page;
@@ -203,7 +212,7 @@ static bool from_index(const struct pl_hotidx *x, const struct query *q, json_t 
 	if (!pl_hotidx_view(x, l.view, &event, &unit, &total))
 		return false;
 	l.n = pl_hotidx_select(x, l.view, q->by_incl, q->min_pct, &l.pos);
-	served = answer(q, json_string_value(event), unit, total, &l, result, rc, err);
+	served = answer(q, json_string_value(event), unit, total, &l, NULL, result, rc, err);
 	free(l.pos);
 	json_decref(event);
 	json_decref(unit);
@@ -248,63 +257,183 @@ static enum pl_err from_summary(const struct tool_ctx *ctx, const struct query *
 	view = json_array_get(json_object_get(summary, "views"), vi);
 	summary_list(summary, vi, q, &l);
 	answer(q, json_string_value(json_object_get(view, "event")), json_object_get(view, "unit"),
-	       json_object_get(view, "total"), &l, result, &rc, err);
+	       json_object_get(view, "total"), &l, NULL, result, &rc, err);
 	free(l.order);
 out:
 	json_decref(summary);
 	return rc;
 }
 
-/* The call answered from the stack table, for a thread filter or a time
- * window. */
-static enum pl_err from_stacks(const struct tool_ctx *ctx, struct query *q, json_t **result,
-			       struct pl_error *err)
+/* ------------------------------------------------------- a view's answer
+ *
+ * A view is answered from the stack table, which costs a load of it.  The
+ * answer (every hotspot with weight, in both orders, with the totals and
+ * what the view kept) is a small document; when writes are allowed it is
+ * kept under ARTIFACT_ROOT/cache/views/, named by a hash of its key
+ * (analysis, event asked, normalized view), so the next page of the same
+ * view reads it instead.  An analysis never changes under its id, so the
+ * document stays true; it is used only when its key is the call's and
+ * every part of it checks, else it is computed again.  The first page and
+ * the later ones are built from the same document: the same bytes. */
+
+#define VIEW_CACHE_VERSION "1"   /* in the key: bump it when what a view computes changes */
+/* Past this many hotspots, reading the kept answer back costs about what
+ * computing it does (measured: 200k functions in 200k stacks), so it is
+ * not kept. */
+#define VIEW_CACHE_MAX_HOTSPOTS 50000
+
+/* The key of a call's view (pl_buf_release it). */
+static void view_key(const struct query *q, struct pl_buf *key)
+{
+	pl_buf_addf(key, "v" VIEW_CACHE_VERSION "|%s|%s|%s", q->id, q->event ? q->event : "", q->view.key);
+}
+
+static void view_cache_path(const struct tool_ctx *ctx, const char *key, struct pl_buf *path)
+{
+	char hex[65];
+
+	pl_sha256_hex(key, strlen(key), hex);
+	pl_buf_addf(path, "%s/cache/views/%.32s.json", ctx->artifact_root, hex);
+}
+
+/* Does `doc` hold a view's answer for `key`, whole? */
+static bool view_doc_sound(json_t *doc, const char *key)
+{
+	json_t *hot = json_object_get(doc, "hotspots"), *incl = json_object_get(doc, "inclusive_order"), *x;
+	size_t i, n = json_array_size(hot);
+
+	if (!json_is_string(json_object_get(doc, "key")) || strcmp(json_string_value(json_object_get(doc, "key")), key) != 0 ||
+	    !json_is_string(json_object_get(doc, "event")) || !json_is_string(json_object_get(doc, "unit")) ||
+	    !json_is_object(json_object_get(doc, "total")) || !json_is_object(json_object_get(doc, "parts")) ||
+	    !json_is_array(hot) || !json_is_array(incl) || json_array_size(incl) != n)
+		return false;
+	json_array_foreach(hot, i, x)
+		if (!json_is_string(json_object_get(x, "hotspot_id")) || !json_is_number(json_object_get(json_object_get(x, "self"), "percent")) ||
+		    !json_is_number(json_object_get(json_object_get(x, "inclusive"), "percent")))
+			return false;
+	json_array_foreach(incl, i, x)
+		if (!json_is_integer(x) || json_integer_value(x) < 0 || (size_t)json_integer_value(x) >= n)
+			return false;
+	return true;
+}
+
+/* The kept answer of `key` (new), or NULL. */
+static json_t *view_cache_read(const struct tool_ctx *ctx, const char *key)
+{
+	struct pl_buf path = {0};
+	json_t *doc;
+
+	view_cache_path(ctx, key, &path);
+	doc = json_load_file(path.data, 0, NULL);
+	pl_buf_release(&path);
+	if (doc && !view_doc_sound(doc, key)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+/* Keep `doc` for the next calls (a failure changes nothing: a cache). */
+static void view_cache_write(const struct tool_ctx *ctx, const char *key, json_t *doc)
+{
+	struct pl_buf path = {0};
+	struct pl_error ignored;
+	char *text = json_dumps(doc, JSON_COMPACT);
+
+	view_cache_path(ctx, key, &path);
+	if (text)
+		pl_write_file_atomic(path.data, text, strlen(text), &ignored);
+	free(text);
+	pl_buf_release(&path);
+}
+
+/* The view's answer computed from the stack table (new, in *doc). */
+static enum pl_err view_compute(const struct tool_ctx *ctx, struct query *q, const char *key, json_t **doc,
+				struct pl_error *err)
 {
 	struct pl_profile p;
 	struct pl_view v = {0};
-	struct hot_list l = {.v = &v, .by_incl = q->by_incl};
-	json_t *unit, *total;
-	uint32_t ev;
+	json_t *hot, *incl, *parts;
+	uint32_t ev, *pos = NULL;
+	char **shorts;
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
-	p.want_timed = q->time.active;
+	tool_view_prepare(&q->view, &p);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q->event, false, &ev, err)) ||
-	    (rc = tool_view_time_apply(&q->time, &p, ev, err)) ||
-	    (rc = tool_thread_filter_apply(&q->threads, &p, ev, err)))
+	    (rc = tool_view_apply(&q->view, &p, ev, err)))
 		goto out;
 	pl_view_build(&v, &p, ev);
-	pl_view_sort(&v, q->by_incl ? PL_SORT_INCLUSIVE : PL_SORT_SELF);
-	l.ids = pl_xmalloc((v.nhot + 1) * sizeof(uint32_t));
+	pl_view_sort(&v, PL_SORT_SELF);
+	shorts = pl_profile_short_names(&p);
+	hot = json_array();
+	incl = json_array();
+	pos = pl_xmalloc((pl_nfuncs(&p) + 1) * sizeof(*pos));
 	for (size_t i = 0; i < v.nhot; i++) {
-		uint32_t f = v.hot_order[i];
-		if (pl_percent(&v, (q->by_incl ? v.funcs[f].incl : v.funcs[f].self).period) >= q->min_pct)
-			l.ids[l.n++] = f;
+		pos[v.hot_order[i]] = (uint32_t)i;
+		json_array_append_new(hot, view_hotspot(&v, shorts, v.hot_order[i]));
 	}
-	unit = json_string(pl_event_unit(&p, ev));
-	total = json_pack("{s:I,s:I}", "samples", (json_int_t)v.total.samples, "period", (json_int_t)v.total.period);
-	l.shorts = pl_profile_short_names(&p);
-	answer(q, pl_str(&p, p.events[ev].name), unit, total, &l, result, &rc, err);
-	json_decref(unit);
-	json_decref(total);
-	pl_short_names_free(l.shorts, pl_nfuncs(&p));
-	free(l.ids);
+	pl_view_sort(&v, PL_SORT_INCLUSIVE);
+	for (size_t i = 0; i < v.nhot; i++)
+		json_array_append_new(incl, json_integer(pos[v.hot_order[i]]));
+	parts = json_object();
+	tool_view_describe(&q->view, parts);
+	*doc = json_pack("{s:s,s:s,s:s,s:{s:I,s:I},s:o,s:o,s:o}", "key", key,
+		"event", pl_str(&p, p.events[ev].name), "unit", pl_event_unit(&p, ev),
+		"total", "samples", (json_int_t)v.total.samples, "period", (json_int_t)v.total.period,
+		"parts", parts, "hotspots", hot, "inclusive_order", incl);
+	pl_short_names_free(shorts, pl_nfuncs(&p));
 out:
+	free(pos);
 	pl_view_release(&v);
 	pl_profile_release(&p);
 	return rc;
 }
 
+/* The call answered for a view: from its kept answer, else computed (and
+ * kept when writes are allowed). */
+static enum pl_err from_view(const struct tool_ctx *ctx, struct query *q, json_t **result,
+			     struct pl_error *err)
+{
+	struct pl_buf kb = {0};
+	const char *key = (view_key(q, &kb), kb.data);
+	json_t *doc = view_cache_read(ctx, key), *hot, *incl;
+	struct hot_list l = {.by_incl = q->by_incl};
+	enum pl_err rc = PL_OK;
+	size_t n;
+
+	if (!doc) {
+		if ((rc = view_compute(ctx, q, key, &doc, err)))
+			goto out;
+		if (ctx->allow_writes && json_array_size(json_object_get(doc, "hotspots")) <= VIEW_CACHE_MAX_HOTSPOTS)
+			view_cache_write(ctx, key, doc);
+	}
+	hot = json_object_get(doc, "hotspots");
+	incl = json_object_get(doc, "inclusive_order");
+	n = json_array_size(hot);
+	l.entries = pl_xmalloc((n + 1) * sizeof(*l.entries));
+	for (size_t i = 0; i < n; i++) {
+		json_t *h = json_array_get(hot, q->by_incl ? (size_t)json_integer_value(json_array_get(incl, i)) : i);
+		if (percent_of(h, q->by_incl ? "inclusive" : "self") >= q->min_pct)
+			l.entries[l.n++] = h;
+	}
+	answer(q, json_string_value(json_object_get(doc, "event")), json_object_get(doc, "unit"),
+	       json_object_get(doc, "total"), &l, json_object_get(doc, "parts"), result, &rc, err);
+	free(l.entries);
+out:
+	json_decref(doc);
+	pl_buf_release(&kb);
+	return rc;
+}
+
 /* The "off_cpu" part of an answer on an off-CPU event (rules' off_cpu set). */
-static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q, json_t *result,
+static enum pl_err add_off_cpu(const struct tool_ctx *ctx, struct query *q, json_t *result,
 			       struct pl_error *err)
 {
 	const char *event = json_string_value(json_object_get(result, "event"));
 	struct pl_profile p;
 	struct pl_view v = {0};
-	struct tool_thread_filter threads = q->threads;
-	struct tool_view_time time = q->time;
 	uint32_t ev;
 	enum pl_err rc;
 
@@ -313,11 +442,10 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 	if (!pl_rules_builtin_event_in_set("off_cpu", event))
 		return PL_OK;
 	pl_profile_init(&p, &ctx->limits);
-	p.want_timed = time.active;
+	tool_view_prepare(&q->view, &p);
 	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, q->id, &p, err)) &&
 	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
-	    !(rc = tool_view_time_apply(&time, &p, ev, err)) &&
-	    !(rc = tool_thread_filter_apply(&threads, &p, ev, err))) {
+	    !(rc = tool_view_apply(&q->view, &p, ev, err))) {
 		pl_view_build(&v, &p, ev);
 		json_object_set_new(result, "off_cpu", json_pack("{s:s,s:o,s:[o]}",
 			"self_means", "on an off-CPU event a stack's leaf is where the task left the CPU (the "
@@ -325,8 +453,8 @@ static enum pl_err add_off_cpu(const struct tool_ctx *ctx, const struct query *q
 				      "whatever the task waited for: read blocking_frames (the first frame above the "
 				      "kernel's, with its caller) and sort=\"inclusive\"",
 			"blocking_frames", pl_blocking_frames(&p, &v),
-			"next_steps", tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:s}", "analysis_id", q->id,
-				"event", event, "sort", "inclusive"), "functions by inclusive blocked time")));
+			"next_steps", tool_next_step("list_hotspots", tool_view_args(&q->view, json_pack("{s:s,s:s,s:s}",
+				"analysis_id", q->id, "event", event, "sort", "inclusive")), "functions by inclusive blocked time")));
 	}
 	pl_view_release(&v);
 	pl_profile_release(&p);
@@ -351,11 +479,10 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 	bool served = false;
 
 	q.by_incl = strcmp(q.sort, "inclusive") == 0;
-	tool_thread_filter_init(&q.threads, args);
-	if ((rc = tool_view_time_init(&q.time, args, err)))
-		return rc;
-	if (q.threads.active || q.time.active) {
-		rc = from_stacks(ctx, &q, result, err);
+	if ((rc = tool_view_init(&q.view, args, true, err)))
+		goto out;
+	if (q.view.active) {
+		rc = from_view(ctx, &q, result, err);
 	} else {
 		x = pl_hotidx_open(ctx->artifact_root, q.id);
 		served = x && from_index(x, &q, result, &rc, err);
@@ -367,5 +494,7 @@ enum pl_err tool_list_hotspots(const struct tool_ctx *ctx, json_t *args,
 		json_decref(*result);
 		*result = NULL;
 	}
+out:
+	tool_view_release(&q.view);
 	return rc;
 }

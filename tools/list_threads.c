@@ -7,9 +7,12 @@
  * off-CPU data) is read from the stack table (evidence/threads.h).  On a
  * CPU-time event, a thread with a tiny fraction of the busiest thread's
  * samples is marked probably_blocked: on-CPU samples cannot show where it
- * waits, and the answer names the off-CPU collection that would.
+ * waits, and the answer names the off-CPU collection that would.  Under a
+ * view (view.h) the order and the weights are the view's, from the stack
+ * table.
  */
 #include "registry.h"
+#include "view.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
@@ -51,8 +54,8 @@ static json_t *thread_json(json_t *threads, json_t *entry, size_t rank, json_t *
 
 /* The page's descriptions from the stack table, parallel to the page. */
 static enum pl_err describe_page(const struct tool_ctx *ctx, const char *id, const char *event,
-				 json_t *list, size_t offset, size_t end, struct page_facts *pf,
-				 struct pl_error *err)
+				 struct tool_view *view, json_t *list, size_t offset, size_t end,
+				 struct page_facts *pf, struct pl_error *err)
 {
 	const struct pl_rules *rules;
 	struct pl_classifier c;
@@ -62,9 +65,11 @@ static enum pl_err describe_page(const struct tool_ctx *ctx, const char *id, con
 	enum pl_err rc;
 
 	pl_profile_init(&p, &ctx->limits);
+	tool_view_prepare(view, &p);
 	if ((rc = pl_rules_builtin(&rules, err)) ||
 	    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
-	    (rc = tool_pick_event(&p, event, false, &ev, err)))
+	    (rc = tool_pick_event(&p, event, false, &ev, err)) ||
+	    (rc = tool_view_apply(view, &p, ev, err)))
 		goto out;
 	for (size_t i = offset; i < end; i++)
 		ids[i - offset] = (uint32_t)json_integer_value(json_object_get(json_array_get(list, i), "thread"));
@@ -93,9 +98,21 @@ static json_t *blocked_hint(const struct page_facts *pf)
 			"authorization); then list_threads on its analysis"));
 }
 
+/* list_hotspots' arguments for thread `t`: its tid, in the view if any. */
+static json_t *thread_hotspots(const char *id, const char *event, json_t *t, const struct tool_view *view)
+{
+	json_t *v;
+
+	if (!view->active)
+		return json_pack("{s:s,s:s,s:O}", "analysis_id", id, "event", event, "tid", json_object_get(t, "tid"));
+	v = json_copy(view->normalized);
+	json_object_set(v, "tid", json_object_get(t, "tid"));
+	return json_pack("{s:s,s:s,s:o}", "analysis_id", id, "event", event, "view", v);
+}
+
 /* list_hotspots of the page's first two threads, then the next page. */
 static json_t *next_steps(const char *id, const char *event, json_t *page, const struct tool_page *pg,
-			  json_t *args)
+			  json_t *args, const struct tool_view *view)
 {
 	json_t *steps = json_array(), *t, *next;
 	size_t i;
@@ -103,14 +120,43 @@ static json_t *next_steps(const char *id, const char *event, json_t *page, const
 	json_array_foreach(page, i, t) {
 		if (i == 2)
 			break;
-		json_array_append_new(steps, tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:O}",
-			"analysis_id", id, "event", event, "tid", json_object_get(t, "tid")),
+		json_array_append_new(steps, tool_next_step("list_hotspots", thread_hotspots(id, event, t, view),
 			i == 0 ? "where the heaviest thread spends its time (shares of that thread)"
 			       : "the same for the next thread"));
 	}
 	if ((next = tool_page_step(pg, "list_threads", args, event, "the next page of threads")))
 		json_array_append_new(steps, next);
 	return steps;
+}
+
+/* The event's threads under a view, heaviest first, as the summary lists
+ * them ({thread, weight}) (new, in *list). */
+static enum pl_err viewed_threads(const struct tool_ctx *ctx, const char *id, const char *event,
+				  struct tool_view *view, json_t **list, struct pl_error *err)
+{
+	struct pl_profile p;
+	struct pl_view v = {0};
+	uint32_t ev;
+	enum pl_err rc;
+
+	pl_profile_init(&p, &ctx->limits);
+	tool_view_prepare(view, &p);
+	if (!(rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) &&
+	    !(rc = tool_pick_event(&p, event, false, &ev, err)) &&
+	    !(rc = tool_view_apply(view, &p, ev, err))) {
+		pl_view_build(&v, &p, ev);
+		pl_view_sort(&v, PL_SORT_SELF);
+		*list = json_array();
+		for (size_t i = 0; i < v.nthread_order; i++) {
+			struct pl_amount a = v.threads[v.thread_order[i]];
+			json_array_append_new(*list, json_pack("{s:I,s:{s:I,s:I,s:f}}", "thread",
+				(json_int_t)v.thread_order[i], "weight", "samples", (json_int_t)a.samples,
+				"period", (json_int_t)a.period, "percent", pl_percent(&v, a.period)));
+		}
+	}
+	pl_view_release(&v);
+	pl_profile_release(&p);
+	return rc;
 }
 
 enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
@@ -123,23 +169,29 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 	struct pl_buf query = {0};
 	struct tool_page pg;
 	struct page_facts pf = {0};
-	json_t *summary, *view, *list, *page;
+	struct tool_view tv;
+	json_t *summary = NULL, *view, *list = NULL, *page;
 	size_t vi;
 	enum pl_err rc;
 
-	if ((rc = pl_artifact_load_summary(ctx->artifact_root, id, &summary, err)))
-		return rc;
+	if ((rc = tool_view_init(&tv, args, false, err)) ||
+	    (rc = pl_artifact_load_summary(ctx->artifact_root, id, &summary, err)))
+		goto out;
 	if ((rc = tool_pick_summary_event(summary, event, &vi, err)))
 		goto out;
 	view = json_array_get(json_object_get(summary, "views"), vi);
 	event = json_string_value(json_object_get(view, "event"));
 	pl_buf_addf(&query, "threads|%s|%s", id, event);
+	tool_view_query(&tv, &query);
 	if ((rc = tool_page_open(&pg, query.data, cursor, 0, limit, err)))
 		goto out;
-	list = json_object_get(view, "threads");
+	if (!tv.active)
+		list = json_incref(json_object_get(view, "threads"));
+	else if ((rc = viewed_threads(ctx, id, event, &tv, &list, err)))
+		goto out;
 	tool_page_bound(&pg, json_array_size(list));
 	pf.busiest = (uint64_t)json_integer_value(json_object_get(json_object_get(json_array_get(list, 0), "weight"), "samples"));
-	if ((rc = describe_page(ctx, id, event, list, pg.start, pg.end, &pf, err)))
+	if ((rc = describe_page(ctx, id, event, &tv, list, pg.start, pg.end, &pf, err)))
 		goto out;
 	page = json_array();
 	for (size_t i = pg.start; i < pg.end; i++)
@@ -150,8 +202,11 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		"blocked_threads", blocked_hint(&pf),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
 			json_pack("{s:s}", "event", event))));
-	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args));
+	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args, &tv));
+	tool_view_describe(&tv, *result);
 out:
+	tool_view_release(&tv);
+	json_decref(list);
 	json_decref(pf.described);
 	pl_buf_release(&query);
 	json_decref(summary);

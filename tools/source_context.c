@@ -16,9 +16,11 @@
  * the allowed roots is opened, and every path tried is reported; without
  * any text the hot lines still stand.  For a hotspot, the module offsets
  * its samples landed on (kept by PerfLens's srclines) are listed with the
- * symbolize call that names them.
+ * symbolize call that names them.  A view (view.h) applies first: only
+ * the samples it keeps count, on the frames it leaves.
  */
 #include "registry.h"
+#include "view.h"
 #include "base/escape.h"
 #include "profile/aggregate.h"
 #include "profile/srcline.h"
@@ -613,6 +615,7 @@ enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t
 	const char *want = json_string_value(json_object_get(args, "file"));
 	struct counts c = {0};
 	struct pl_profile p;
+	struct tool_view view;
 	uint32_t event = 0, func = 0;
 	enum pl_err rc;
 
@@ -620,10 +623,12 @@ enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t
 		return pl_fail(err, PL_ERR_USAGE, "pass hotspot_id (from list_hotspots) or file",
 			       "source_context takes exactly one of hotspot_id and file");
 	pl_profile_init(&p, &ctx->limits);
-	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
+	if ((rc = tool_view_init(&view, args, false, err)) ||
+	    (tool_view_prepare(&view, &p), (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err))) ||
 	    (rc = tool_pick_event(&p, json_string_value(json_object_get(args, "event")), false,
 				  &event, err)) ||
-	    (hid && (rc = tool_parse_hotspot_id(&p, hid, &func, err))))
+	    (hid && (rc = tool_parse_hotspot_id(&p, hid, &func, err))) ||
+	    (rc = tool_view_apply(&view, &p, event, err)))
 		goto out;
 	pl_strtab_init(&c.offsets);
 	c.src_file = pl_xmalloc((p.strs.count + 1) * sizeof(*c.src_file));
@@ -635,8 +640,12 @@ enum pl_err tool_source_context(const struct tool_ctx *ctx, json_t *args, json_t
 		if (w && p.stacks[s].depth)
 			count_stack(&c, &p, s, w->samples, func, want);
 	}
-	rc = build_result(ctx, &p, &c, args, event, result, err);
+	if (!(rc = build_result(ctx, &p, &c, args, event, result, err))) {
+		tool_view_describe(&view, *result);
+		tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
+	}
 out:
+	tool_view_release(&view);
 	counts_release(&c);
 	pl_profile_release(&p);
 	return rc;

@@ -13,6 +13,11 @@
 // rectangles), keeps their rectangles for the pointer and the keyboard,
 // and counts a search's matched share once per stack: the weight of the
 // topmost matching nodes, which no stack passes twice.
+//
+// A view (the tools' view argument: focus, ignore, hide, as RegExps on a
+// function's symbol) is applied while the tree is built, in the tools'
+// order: ignore and focus read each stack as recorded, hide then removes
+// frames; a stack left out has no leaf (-1) and weighs nothing.
 
 export function decodeStacks(t) {
   const words = arr => {
@@ -76,11 +81,35 @@ export class Names {
   }
 }
 
+// Each stack's functions (table.funcs ids), root first, under `view`;
+// null for a stack the view leaves out.
+function viewedStacks(table, view) {
+  const n = table.base.length, full = new Array(n), out = new Array(n);
+  const hit = (re, cache, f) => {
+    if (cache[f] === undefined) cache[f] = re.test(table.funcs[f].symbol);
+    return cache[f];
+  };
+  const ci = [], cf = [], ch = [];
+  for (let i = 0; i < n; i++) {
+    const b = table.base[i], sh = table.shared[i];
+    full[i] = (b >= 0 && sh > 0 ? full[b].slice(0, sh) : []).concat(table.own[i]);
+    const fr = full[i];
+    if ((view.ignore && fr.some(f => hit(view.ignore, ci, f))) || (view.focus && !fr.some(f => hit(view.focus, cf, f)))) {
+      out[i] = null;
+      continue;
+    }
+    const kept = view.hide ? fr.filter(f => !hit(view.hide, ch, f)) : fr;
+    out[i] = kept.length || !fr.length ? kept : null;
+  }
+  return out;
+}
+
 export class CallTree {
-  constructor(table, names) {
+  constructor(table, names, view) {
     this.table = table;
     this.names = names || new Names();
     const key = table.funcs.map(f => this.names.id(f));
+    const viewed = view ? viewedStacks(table, view) : null;
     const parent = [-1], fn = [-1], depth = [0];
     const child = new Map();
     const NK = 1 << 26;  // room for keys: parent * NK + key stays below 2^53
@@ -89,11 +118,15 @@ export class CallTree {
     for (let i = 0; i < n; i++) {
       let node = 0;
       const b = table.base[i], sh = table.shared[i];
-      if (b >= 0 && sh > 0) {
+      if (viewed && !viewed[i]) {
+        leaf[i] = -1;
+        continue;
+      }
+      if (!viewed && b >= 0 && sh > 0) {
         node = leaf[b];
         for (let up = len[b] - sh; up > 0; up--) node = parent[node];
       }
-      for (const f of table.own[i]) {
+      for (const f of viewed ? viewed[i] : table.own[i]) {
         const k = key[f];
         const ck = node * NK + k;
         let c = child.get(ck);
@@ -150,6 +183,7 @@ export class CallTree {
         if (t.wEv[w] !== ev) continue;
         const p = t.wPeriod[w], s = t.wSamples[w];
         let node = this.leaf[i];
+        if (node < 0) continue;   // left out by the view
         this.self[node] += p;
         for (; node >= 0; node = parent[node]) {
           this.total[node] += p;

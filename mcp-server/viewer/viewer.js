@@ -4,7 +4,7 @@
 // the same registry and sandboxed worker as MCP) or an artifact the tools
 // wrote (the summary and the stack table); the page only lays them out.
 // The whole view lives in the URL's query (view, a, e, tab, sort, off,
-// min, comm, zoom, q, fn, b, c, exp), so a link reopens it; tabs and controls
+// min, comm, focus, ignore, hide, zoom, q, fn, b, c, exp), so a link reopens it; tabs and controls
 // change it with history.pushState and the page redraws from it.  Every
 // text from a profile is put in as text (dom.js), never as HTML.
 
@@ -178,6 +178,28 @@ function pager(pg, goCursor) {
 
 // ------------------------------------------------------- one analysis
 
+// The tools' view argument from the URL (focus, ignore, hide: POSIX
+// extended regular expressions on function names), or null.  Every tool
+// call of an analysis page carries it; the flame graph applies the same
+// patterns as JavaScript RegExps (the same for plain names, alternations
+// and anchors) to the stack table.
+const VIEW_KEYS = ["focus", "ignore", "hide"];
+function viewOf() {
+  const v = {};
+  for (const k of VIEW_KEYS) if (state[k]) v[k] = state[k];
+  return Object.keys(v).length ? v : null;
+}
+// A name as a pattern matching it alone (a name too long for a pattern's
+// 256 bytes: its start).
+const quoteRe = s => s.replace(/[.[\]{}()*+?^$|\\]/g, "\\$&");
+function exactly(s) {
+  const whole = "^" + quoteRe(s) + "$";
+  if (whole.length <= 256) return whole;
+  let n = 200;
+  while (n > 0 && ("^" + quoteRe(s.slice(0, n))).length > 256) n -= 20;
+  return "^" + quoteRe(s.slice(0, n));
+}
+
 const TABS = [["hotspots", "Hotspots"], ["flame", "Flame graph"], ["paths", "Call paths"], ["threads", "Threads"],
   ["source", "Source"], ["candidates", "Candidates"], ["exports", "Exports"]];
 
@@ -187,6 +209,7 @@ function hotspotArgs(args) {
   const q = {...args, sort: state.sort === "inclusive" ? "inclusive" : "self", limit: PAGE,
     offset: Math.max(0, parseInt(state.off || "0", 10) || 0), min_percent: state.min ? Number(state.min) : 0};
   if (state.comm) q.comm = state.comm;
+  if (viewOf()) q.view = viewOf();
   return q;
 }
 let early = null;
@@ -210,7 +233,7 @@ async function analysisPage(page, seq) {
     el("p", {class: "path"}, (summary.provenance.inputs || []).map(i => i.path).join(", ")),
     el("div", {class: "controls"}, el("label", {}, "Event ", picker),
       el("span", {class: "note"}, " one event at a time: events are never merged")));
-  page.append(qualityBox(summary, event));
+  page.append(qualityBox(summary, event), viewBox());
   const tabs = el("div", {role: "tablist", class: "tabs"}, TABS.map(([k, label]) => {
     const b = button(label, () => go({tab: k}), {role: "tab", id: "tab-" + k, "aria-selected": k === tab ? "true" : "false"});
     b.addEventListener("keydown", e => {
@@ -223,8 +246,20 @@ async function analysisPage(page, seq) {
   const panel = el("section", {role: "tabpanel", id: "panel", "aria-labelledby": "tab-" + tab});
   page.append(tabs, panel);
   const args = {analysis_id: id, event};
+  if (viewOf()) args.view = viewOf();
   await ({hotspots: hotspotsTab, flame: flameTab, paths: pathsTab, threads: threadsTab, source: sourceTab,
     candidates: candidatesTab, exports: exportsTab})[tab](panel, args, summary, seq);
+}
+
+// The view's patterns, each one a field of the URL.
+function viewBox() {
+  const field = (k, hint) => {
+    const input = el("input", {id: "view-" + k, type: "search", value: state[k] || "", placeholder: hint, "aria-label": k});
+    input.addEventListener("change", () => go({[k]: input.value, off: null, zoom: null, fn: null}));
+    return el("label", {}, k[0].toUpperCase() + k.slice(1) + " ", input);
+  };
+  return el("div", {class: "controls", id: "view"}, field("focus", "keep stacks through"), field("ignore", "drop stacks through"),
+    field("hide", "remove frames of"), el("span", {class: "note"}, " regular expressions on function names"));
 }
 
 // Data quality first: what the figures below can and cannot say.
@@ -265,7 +300,8 @@ async function hotspotsTab(panel, args) {
     el("label", {}, "Sort ", sortSel), el("label", {}, "Min % ", minIn), el("label", {}, "Thread ", commIn)));
   const head = ["#", "function", "module", "self %", "self samples", "inclusive %", "inclusive samples", ""];
   panel.append(el("table", {id: "hotspots", "data-total-samples": res.total.samples},
-    el("caption", {}, `${res.event}: ${fmt(res.total.samples)} samples, sorted by ${sort}`),
+    el("caption", {}, `${res.event}: ${fmt(res.total.samples)} samples, sorted by ${sort}` +
+      (res.view ? `; the view keeps ${pct(res.view.percent_of_samples)} of the samples` : "")),
     el("thead", {}, el("tr", {}, head.map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, res.hotspots.map(h => el("tr", {"data-hotspot": h.hotspot_id},
       el("td", {class: "num"}, h.rank),
@@ -275,7 +311,9 @@ async function hotspotsTab(panel, args) {
       el("td", {class: "num"}, fmt(h.self.samples)),
       el("td", {class: "num incl-pct"}, pct(h.inclusive.percent)),
       el("td", {class: "num"}, fmt(h.inclusive.samples)),
-      el("td", {}, link("source", {a: args.analysis_id, e: args.event, tab: "source", fn: h.hotspot_id})))))));
+      el("td", {}, link("source", {a: args.analysis_id, e: args.event, tab: "source", fn: h.hotspot_id}), " ",
+        VIEW_KEYS.flatMap(k => [link(k, {...state, [k]: exactly(h.symbol), off: null, fn: null},
+          {class: "view-" + k, title: `${k} ${h.symbol}`}), " "])))))));
   const pg = res.page;
   panel.append(el("div", {class: "pager"},
     el("span", {class: "page-info"}, `${pg.total_items ? pg.offset + 1 : 0}\u2013${pg.offset + pg.returned} of ${pg.total_items}`), " ",
@@ -308,18 +346,22 @@ async function hotspotDetail(panel, args, fn) {
 
 // Decoded stack tables and their trees, per analysis.
 const trees = new Map();
-async function treeOf(id, names) {
-  const key = id + (names ? "/shared" : "");
+async function treeOf(id, names, view) {
+  const key = id + (names ? "/shared" : "") + (view ? JSON.stringify(view) : "");
   if (!names && trees.has(key)) return trees.get(key);
   const table = decodeStacks(await artifactJson(`analyses/${id}.stacks.json`));
-  const tree = new CallTree(table, names);
+  const re = view && Object.fromEntries(Object.entries(view).map(([k, v]) => [k, new RegExp(v)]));
+  const tree = new CallTree(table, names, re);
   if (!names) trees.set(key, tree);
   return tree;
 }
 
 async function flameTab(panel, args) {
   const t0 = performance.now();
-  const tree = await treeOf(args.analysis_id);
+  // The tools judge the view first: a bad pattern, or one keeping nothing,
+  // is their error, shown as theirs.
+  if (args.view) await call("list_hotspots", {...args, limit: 1});
+  const tree = await treeOf(args.analysis_id, null, args.view);
   tree.weigh(args.event);
   const loadMs = performance.now() - t0;  // fetch, decode, tree, weights
   const search = el("input", {id: "flame-search", type: "search", value: state.q || "", placeholder: "function name contains",

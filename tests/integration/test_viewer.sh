@@ -9,7 +9,8 @@
 # Then perflens-mcp --http serves them and viewer_browser.mjs drives
 # Debian's Chromium through the login link, the list, the analysis (event
 # switch, sort and page, flame graph zoom and search, keyboard), source
-# heat, compare (two analyses; an experiment's verdicts and runs) and the
+# heat, a view (focus and hide in the URL: the flame graph and the hotspot
+# table hold what list_hotspots keeps under it), compare (two analyses; an experiment's verdicts and runs) and the
 # hostile profile, checking the page against the
 # oracle; screenshots go to $BUILD/test-output/viewer/.  curl checks what a
 # browser cannot show: 401 without or with a wrong token or cookie, 403
@@ -85,6 +86,8 @@ print(max(hs, key=lambda h: h["inclusive"]["samples"] - h["self"]["samples"])["h
 P hotspot --analysis-id "$bundled" --event cycles --hotspot-id "$hot_fn" --limit 10 > "$WORK/hotspot.json"
 P compare --baseline-id "$base_id" --candidate-id "$cand_id" --limit 20 --no-exports > "$WORK/compare.json"
 P hotspots --analysis-id "$cxx" > "$WORK/hot_cxx.json"
+# a view in the URL: the tools' answer under the same view
+P hotspots --analysis-id "$bundled" --event cycles --limit 20 --view '{"focus":"^run_workload$","hide":"^main$"}' > "$WORK/hot_view.json"
 # An experiment (run_experiment from the CLI, /bin/true on both sides):
 # its result is the oracle of the Compare page's experiment section.
 exp_id=""
@@ -267,7 +270,7 @@ else
  "late_analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input", "$WORK/in/late.folded"], "zoom_symbol": "main", "search_symbol": "cpu_intensive",
  "grew": "hot", "shrank": "cold", "hostile_comm": "<b>evil</b>",
  "cxx": "$cxx",
- "oracle": {"hot_cxx": "$WORK/hot_cxx.json",
+ "oracle": {"hot_cxx": "$WORK/hot_cxx.json", "hot_view": "$WORK/hot_view.json",
    "hot_cycles_self": "$WORK/hot_self.json", "hot_cycles_incl_p2": "$WORK/hot_incl2.json",
    "compare": "$WORK/compare.json", "hotspot": "$WORK/hotspot.json", "experiment": "$WORK/experiment.json", "source": $src_oracle, "search_incl_percent": $search_incl,
    "hostile_symbols": ["evil\"quote'<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "\"><svg onload=alert(3)>"]}}

@@ -54,11 +54,17 @@ def all_pages(args):
     return out, first, r
 
 
+def tw_of(page):
+    """view.time as list_hotspots answers it, with the share the view kept."""
+    v = (page or {}).get("view", {})
+    return dict(v.get("time_window", {}), samples=v.get("samples"), percent_of_samples=v.get("percent_of_samples"))
+
+
 def oracle(label, aid, frm, to):
     hot, first, r = all_pages({"analysis_id": aid, "view": {"time": {"from_seconds": frm, "to_seconds": to}}})
     if not check("timeline %s: list_hotspots with view.time [%g, %g) answers" % (label, frm, to), hot, short(r)):
         return
-    tw = first["time_window"]
+    tw = tw_of(first)
     rep = os.path.join(os.environ["WORK"], "report-%s.txt" % label)
     with open(rep, "w") as f:
         p = subprocess.run(["perf", "report", "-i", DATA, "--stdio", "--no-children", "--sort", "sym", "-g",
@@ -121,7 +127,7 @@ if check("timeline: get_timeline zooms into [0.5, 0.7) s", zoom and zoom["start_
     rep = os.path.join(os.environ["WORK"], "report-zoom.txt")
     with open(rep, "w") as f:
         subprocess.run(["perf", "report", "-i", DATA, "--stdio", "--no-children", "--sort", "sym", "-g", "none",
-                        "--time", page["time_window"]["perf_time"]], stdout=f, stderr=subprocess.DEVNULL)
+                        "--time", tw_of(page)["perf_time"]], stdout=f, stderr=subprocess.DEVNULL)
     header, _ = parse_report(rep, False)
     check("timeline: the zoom's %d buckets hold perf report --time's %s samples (%d)"
           % (len(zoom["samples"]), header.get("samples"), sum(zoom["samples"])),
@@ -149,9 +155,9 @@ if check("timeline: function timelines of a() and b()", tla and tlb, short(r) + 
             cur = page["page"]["next_cursor"]
             nxt, r = call("list_hotspots", dict(args, cursor=cur)) if cur else (None, None)
             check("timeline: its next page keeps the window",
-                  nxt and nxt["time_window"]["from_seconds"] == page["time_window"]["from_seconds"]
+                  nxt and tw_of(nxt)["from_seconds"] == tw_of(page)["from_seconds"]
                   and nxt["page"]["offset"] == 2, short(r))
-            tw = page["time_window"]
+            tw = tw_of(page)
             other = dict(args, cursor=cur, view={"time": {"from_seconds": tw["to_seconds"],
                                                           "to_seconds": 2 * tw["to_seconds"] - tw["from_seconds"]}})
             bad, r = call("list_hotspots", other)

@@ -229,6 +229,43 @@ try {
   check(kb !== 0, 'the flame graph zooms from the keyboard (Escape, ArrowUp, Enter)');
   await p2page.close();
 
+  // --- a view in the URL (focus, hide): the flame graph and the hotspot
+  // table hold what list_hotspots keeps under the same view
+  {
+    const hv = oracle.hot_view;
+    const vpage = await browser.newPage();
+    await vpage.setViewport({width: 1280, height: 900});
+    const vurl = `${new URL(page.url()).origin}/viewer/?` +
+      new URLSearchParams({a: cfg.bundled, e: 'cycles', tab: 'flame', focus: '^run_workload$', hide: '^main$'});
+    await vpage.goto(vurl, {waitUntil: 'load'});
+    await rendered(vpage);
+    await vpage.waitForFunction(() => document.querySelector('#flame') && document.querySelector('#flame').dataset.total);
+    const fv = await vpage.evaluate(() => {
+      const t = window.perflensFlame.tree, names = new Set();
+      for (let i = 1; i < t.size; i++) if (t.total[i] > 0) names.add(t.name(i));
+      const d = document.querySelector('#flame').dataset;
+      return {samples: Number(d.samples), total: Number(d.total), main: names.has('main'), run: names.has('run_workload'),
+        focus: document.getElementById('view-focus').value, hide: document.getElementById('view-hide').value};
+    });
+    check(fv.samples === hv.total.samples && fv.total === hv.total.period && !fv.main && fv.run &&
+      fv.focus === '^run_workload$' && fv.hide === '^main$',
+      `a view in the URL (focus, hide): the flame graph holds list_hotspots' ${hv.total.samples} samples under it, main hidden`,
+      JSON.stringify(fv) + ' vs ' + JSON.stringify(hv.total));
+    await shot(vpage, '05b-flame-view');
+    await act(vpage, () => vpage.click('#tab-hotspots'));
+    const vs = await cells(vpage, '#hotspots', 1);
+    const cap = await vpage.$eval('#hotspots caption', e => e.textContent);
+    check(vs.length === hv.hotspots.length && hv.hotspots.every((h, i) => vs[i] === (h.short_name || h.symbol)) &&
+      cap.includes(`the view keeps ${pct(hv.view.percent_of_samples)}`),
+      'the hotspot table under the view equals list_hotspots under it and says what share it keeps', cap + ' ' + vs.slice(0, 3).join(','));
+    await act(vpage, () => vpage.click('#hotspots tbody tr:first-child a.view-ignore'));
+    const ign = new URL(vpage.url()).searchParams.get('ignore');
+    check(ign === '^' + hv.hotspots[0].symbol.replace(/[.[\]{}()*+?^$|\\]/g, '\\$&') + '$' &&
+      !(await cells(vpage, '#hotspots', 1)).includes(hv.hotspots[0].symbol),
+      'a row\'s ignore link puts the exact name in the URL and the table drops it', ign);
+    await vpage.close();
+  }
+
   // --- other tabs of the same analysis
   await act(page, () => page.click('#tab-paths'));
   const paths = await page.$$eval('#paths > li', l => l.length);

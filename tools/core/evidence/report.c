@@ -166,6 +166,7 @@ static double num_of(json_t *o, const char *key)
 struct report {
 	struct pl_buf md;
 	const char *problem, *metric;
+	const struct pl_report_in *in;
 	struct pl_report_part parts[1 + PL_REPORT_MORE_MAX];  /* the first is the main one */
 	size_t nparts;
 	json_t *classified;      /* array of pl_classify_event objects */
@@ -204,6 +205,12 @@ static void problem_section(struct report *r)
 	pl_buf_adds(&r->md, "\nMetric that decides success: ");
 	md_text(&r->md, r->metric, 200);
 	pl_buf_adds(&r->md, "\n");
+	if (r->in->view_key) {
+		pl_buf_adds(&r->md, "\nRead under the view ");
+		md_code(&r->md, r->in->view_key);
+		pl_buf_addf(&r->md, ": %.2f%% of the event's samples, %.2f%% of its period; shares below are of "
+			    "what it kept.\n", r->in->view_samples_percent, r->in->view_period_percent);
+	}
 }
 
 static void time_text(struct pl_buf *b, const char *unit, uint64_t period)
@@ -697,7 +704,7 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 			    struct pl_error *err)
 {
 	struct report r = {
-		.problem = in->problem, .metric = in->metric,
+		.problem = in->problem, .metric = in->metric, .in = in,
 		.parts = {{in->analysis_id, in->p, in->summary, in->experiments}},
 		.nparts = 1,
 	};

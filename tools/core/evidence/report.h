@@ -46,6 +46,10 @@ struct pl_report_in {
 	uint32_t only_event;              /* one event of the first analysis, or PL_NOID: all */
 	const struct pl_report_part *more;/* nmore other analyses, every event of each */
 	size_t nmore;
+	/* The view only_event was read under (its normalized key, named in the
+	 * Problem section with the shares it kept), or NULL. */
+	const char *view_key;
+	double view_samples_percent, view_period_percent;
 };
 
 /* Write the report into *md (initialised here; the caller releases it)
