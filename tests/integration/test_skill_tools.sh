@@ -19,7 +19,9 @@ sys.path.insert(0, os.path.join(os.environ.get("REPO", os.getcwd()), "tests", "i
 from mcp_client import *  # the shared MCP test client (mcp_client.py)
 SERVER, SKILL, PERFLENS = sys.argv[1:4]
 flags = sys.argv[4:]
-s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", os.path.join(WORK, "art")] + flags, "skill-tools")
+# --fleet-store lists the fleet tools (listing asks the store nothing)
+s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", os.path.join(WORK, "art")] + flags +
+          ["--fleet-store", "http://127.0.0.1:9/skill_check"], "skill-tools")
 s.initialize()
 listed, cursor = [], None
 for _ in range(20):
