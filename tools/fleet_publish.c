@@ -30,6 +30,14 @@
 
 #define MAX_SESSIONS 4096
 #define MAX_CHUNKS_SEEN 100000
+#define BATCH_CHUNKS 256            /* chunks in one insert per table */
+#define BATCH_BYTES (32u << 20)     /* ...or this many bytes of rows */
+
+/* A session whose mark moves when the batch holding its chunks is in. */
+struct batch_mark {
+	char session[128];
+	long through;
+};
 
 struct publish {
 	const struct tool_ctx *ctx;
@@ -38,6 +46,11 @@ struct publish {
 	uint64_t samples;
 	char skip_reason[400];  /* the first chunk skipped, and why */
 	json_t *labels_base;    /* the operator's labels */
+	struct fleet_rows batch;   /* rows of the chunks not yet sent */
+	size_t batch_chunks;
+	uint64_t batch_samples;
+	struct batch_mark *marks;  /* the sessions in the batch, each once */
+	size_t nmarks, marks_cap;
 };
 
 static int by_name(const void *a, const void *b)
@@ -202,11 +215,61 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 	if (!e)
 		e = fleet_chunk_rows(&p, &m, &rows, err);
 	pl_profile_release(&p);
-	if (!e && !(e = insert(ctx, "frames", &rows.frames, err)) && !(e = insert(ctx, "stacks", &rows.stacks, err)) &&
-	    !(e = insert(ctx, "samples", &rows.samples, err)) && !(e = insert(ctx, "chunks", &rows.chunks, err)))
-		pb->samples += rows.samples_total;
+	if (!e) {
+		pl_buf_add(&pb->batch.frames, rows.frames.data, rows.frames.len);
+		pl_buf_add(&pb->batch.stacks, rows.stacks.data, rows.stacks.len);
+		pl_buf_add(&pb->batch.samples, rows.samples.data, rows.samples.len);
+		pl_buf_add(&pb->batch.chunks, rows.chunks.data, rows.chunks.len);
+		pb->batch_samples += rows.samples_total;
+	}
 	fleet_rows_release(&rows);
 	return e;
+}
+
+/* The session's mark in the batch moves to `idx` (a chunk sent or skipped). */
+static void batch_mark(struct publish *pb, const char *session, long idx)
+{
+	for (size_t i = 0; i < pb->nmarks; i++)
+		if (strcmp(pb->marks[i].session, session) == 0) {
+			pb->marks[i].through = idx;
+			return;
+		}
+	PL_GROW(pb->marks, pb->marks_cap, pb->nmarks + 1);
+	snprintf(pb->marks[pb->nmarks].session, sizeof(pb->marks[0].session), "%s", session);
+	pb->marks[pb->nmarks++].through = idx;
+}
+
+/* Send the batch: frames and stacks first, then samples, the chunks rows
+ * last (a chunk the store lists is one whose samples it holds); then move
+ * the marks of its sessions.  A failure keeps every mark where it was. */
+static enum pl_err flush_batch(struct publish *pb, struct pl_error *err)
+{
+	const struct tool_ctx *ctx = pb->ctx;
+	enum pl_err e = PL_OK;
+
+	if (pb->batch_chunks && (!(e = insert(ctx, "frames", &pb->batch.frames, err)) &&
+				 !(e = insert(ctx, "stacks", &pb->batch.stacks, err)) &&
+				 !(e = insert(ctx, "samples", &pb->batch.samples, err))))
+		e = insert(ctx, "chunks", &pb->batch.chunks, err);
+	for (size_t i = 0; !e && i < pb->nmarks; i++)
+		e = set_published(ctx, pb->marks[i].session, pb->marks[i].through, err);
+	if (!e) {
+		pb->published += pb->batch_chunks;
+		pb->samples += pb->batch_samples;
+	}
+	pl_buf_reset(&pb->batch.frames);
+	pl_buf_reset(&pb->batch.stacks);
+	pl_buf_reset(&pb->batch.samples);
+	pl_buf_reset(&pb->batch.chunks);
+	pb->batch_chunks = 0;
+	pb->batch_samples = 0;
+	pb->nmarks = 0;
+	return e;
+}
+
+static size_t batch_bytes(const struct publish *pb)
+{
+	return pb->batch.frames.len + pb->batch.stacks.len + pb->batch.samples.len + pb->batch.chunks.len;
 }
 
 /* Send the session's chunks above its mark, while the budget lasts. */
@@ -237,17 +300,19 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 			continue;
 		}
 		e = publish_chunk(pb, session, chunks[i], meta, labels, err);
-		if (e && e != PL_ERR_EXTERNAL && e != PL_ERR_TIMEOUT && e != PL_ERR_UNSUPPORTED) {
+		if (e) {
 			/* the chunk itself cannot be read: skipped, said, never retried */
 			if (!pb->skipped++)
 				snprintf(pb->skip_reason, sizeof(pb->skip_reason), "%s/%s: %s", session,
 					 chunks[i], err->text);
 			e = PL_OK;
-		} else if (!e) {
-			pb->published++;
+		} else {
+			pb->batch_chunks++;
 		}
-		if (!e && !(e = set_published(ctx, session, idx, err)))
-			pb->budget--;
+		batch_mark(pb, session, idx);
+		pb->budget--;
+		if (pb->batch_chunks >= BATCH_CHUNKS || batch_bytes(pb) >= BATCH_BYTES)
+			e = flush_batch(pb, err);
 	}
 	for (; i < n; i++)
 		if (chunk_index(chunks[i]) > through)
@@ -285,8 +350,12 @@ enum pl_err tool_fleet_publish(const struct tool_ctx *ctx, json_t *args, json_t 
 	sessions = names_in(dir, is_session, MAX_SESSIONS, &n);
 	for (size_t i = 0; i < n && !e; i++)
 		e = publish_session(&pb, sessions[i], err);
+	if (!e)
+		e = flush_batch(&pb, err);
 	free_names(sessions, n);
 	json_decref(pb.labels_base);
+	fleet_rows_release(&pb.batch);
+	free(pb.marks);
 	if (e)
 		return e;
 	*result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "published_chunks", (json_int_t)pb.published,
