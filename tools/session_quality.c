@@ -132,26 +132,30 @@ static void rate_note(struct pl_profile *p, json_t *meta, double freq, double tc
 	pl_profile_add_note(p, note);
 }
 
-/* Whether chunk `i`, which holds no sample, had its samples arrive late:
- * the chunks after it that counted task-clock hold more samples than
- * their task-clock stands for, by at least half of what this chunk's
- * stands for.  perf script can print an interval late when the machine
- * is loaded (our CI under ASan gave a first chunk of 0 samples and the
- * next of 1,800 at 999 Hz, the session's total matching task-clock), and
- * the agent cuts its chunks by time, so a chunk can be empty with nothing
- * lost.  A chunk without a perf stat block is no evidence either way. */
+/* Whether chunk `i`, which holds no sample, had its samples arrive in
+ * other chunks: the session as a whole is not short of what its
+ * task-clock stands for by half of what this chunk's does.  perf script
+ * prints an interval late when perf record's output is buffered (-m 16)
+ * or the machine is loaded, and the agent cuts its chunks by time, so a
+ * chunk can be empty with nothing lost: CI under ASan gave chunks of
+ * [0, 1800, 711] and [0, 992, 716] samples at 999 Hz whose totals matched
+ * task-clock, the first chunk's samples landing in the second and the
+ * last, which may carry no perf stat block.  The session's samples are
+ * every chunk's; its task-clock is that of the chunks that counted it. */
 static int samples_came_late(const uint64_t *n, const double *tc, size_t count, size_t i, double freq)
 {
-	double surplus = 0;
+	double expected = 0, samples = 0;
 
-	for (size_t j = i + 1; j < count; j++)
+	for (size_t j = 0; j < count; j++) {
+		samples += (double)n[j];
 		if (tc[j] >= 0)
-			surplus += (double)n[j] - tc[j] * freq;
-	return surplus >= 0.5 * tc[i] * freq;
+			expected += tc[j] * freq;
+	}
+	return expected - samples < 0.5 * tc[i] * freq;
 }
 
 /* A note for each chunk with no sample whose task-clock says it should
- * hold some, unless the next chunk holds them. */
+ * hold some, unless the other chunks hold them. */
 static void empty_chunk_notes(struct pl_profile *p, const uint64_t *n, const double *tc, double freq)
 {
 	char note[400];

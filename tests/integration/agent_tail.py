@@ -215,14 +215,31 @@ try:
     cs = an.get("session", {}).get("chunk_samples")
     check("crafted: per-chunk sample counts in the session's summary (%s; the first chunk's %d by a count of "
           "its text)" % (cs, nsamp), cs and cs[0] == nsamp and cs[1] == 0, an.get("session"))
-    check("crafted: a chunk with no sample but 6.40 s of task-clock is in the data quality",
-          any("chunk_00001" in n and "6.40 s of task-clock" in n for n in notes), notes)
     check("crafted: samples standing for more CPU than task-clock counted are in the data quality",
           any("CPUs busy" in n and "more sampled than counted" in n for n in notes), notes)
+    check("crafted: the empty chunk is not called missing when the session holds more samples than its "
+          "task-clock stands for", not any("holds no sample" in n for n in notes), notes)
     p.kill()
     p.wait()
 
-    # ---- crafted: an empty first chunk whose samples the next chunk holds
+    # ---- crafted: the same chunks sampled at 999 Hz: the session is short of
+    # what its task-clock stands for, so the empty chunk's samples are missing
+    pb, outb = fake(port, "crafted-999", "--chunk", c0 + "," + c1, "--tail", "late", "--interval", "1",
+                    "--tail-delay", "0", "--max-chunks", "2")
+    d = connected(s, seen)
+    devb = (d or {}).get("device", "none")
+    seen.append(devb)
+    capture(s, devb, 2.6, freq=999)
+    stopb = sc(s.call("stop_capture", {"device": devb}, timeout=60))
+    anb, _ = analyze(s, stopb.get("session"))
+    notesb = session_notes(anb)
+    check("crafted at 999 Hz: a chunk with no sample but 6.40 s of task-clock, in a session short of its "
+          "task-clock, is in the data quality", any("chunk_00001" in n and "6.40 s of task-clock" in n
+                                                     for n in notesb), notesb)
+    pb.kill()
+    pb.wait()
+
+    # ---- crafted: an empty first chunk whose samples the other chunks hold
     # (perf script printed the first interval late, as under ASan in CI):
     # nothing is missing, so the data quality must not say so
     p2, out2 = fake(port, "crafted-late", "--chunk", c1 + "," + c0, "--tail", "late", "--interval", "1",
