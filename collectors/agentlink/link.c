@@ -757,9 +757,13 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 		d->frames_dropped++;
 		snprintf(d->last_drop, sizeof(d->last_drop), "a metrics frame that is not an object with a type");
 	} else {
+		/* A frame that opens the session (after a stop closed the last)
+		 * republishes at once: get_device_metrics(device) reads the
+		 * session from devices/ID.json, which must not name the old one. */
+		bool opened = !d->have_spool;
 		ensure_spool_locked(d);
 		json_object_set_new(j, "recv_ts", json_real((double)time(NULL)));
-		if (spool_metrics(&d->spool, j))
+		if (spool_metrics(&d->spool, j) || opened)
 			dev_publish_locked(d);
 		d->metrics++;
 	}
