@@ -17,6 +17,11 @@ hot_leaf, spinning.  Our agent (real perf, root) dials the server.
   build loses it in most samples (the reason dwarf is offered).
 - call_graph=none: the chunks hold no frame lines, and the answer says
   callgraph "".
+- Source lines: analyze_profile(srcline) of a session (samples_with_lines
+  was 0 before: text frames kept no address), with the device's
+  binary moved away and the server's --binary copy matched by the maps'
+  build-id: hot_leaf's samples per line equal eu-addr2line's for the
+  leaf addresses the device's perf script printed.
 - counting=true: the chunks hold perf stat sections and no sample; their
   task-clock is the workload's CPU time from /proc over the capture
   (within 25%), and the data quality does not call the empty chunks lost.
@@ -40,12 +45,12 @@ HEADER = re.compile(r"^\s*\S.*\s\d+/\d+\s+\d+\.\d+:\s")  # comm pid/tid time: (f
 procs = []
 
 
-def server(art):
+def server(art, *extra):
     code_file = os.path.join(WORK, "code")
     open(code_file, "w").write(CODE + "\n")
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
-               "--agent-allow-legacy", "loopback"], "modes")
+               "--agent-allow-legacy", "loopback"] + list(extra), "modes")
     s.initialize()
     port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
                                if "agent link: listening on" in l), None), 10)
@@ -113,7 +118,12 @@ def capture(s, dev, pid, seconds, **extra):
 
 try:
     ART = os.path.join(WORK, "art-modes")
-    s, port = server(ART)
+    # The server's own copy of the device's binary (the device's is
+    # deleted before the lines are asked: only the copy can give them).
+    os.makedirs(os.path.join(WORK, "server-copy"))
+    COPY = os.path.join(WORK, "server-copy", "nofp")
+    subprocess.run(["cp", WORKLOAD, COPY], check=True)
+    s, port = server(ART, "--binary", COPY)
     w = subprocess.Popen([WORKLOAD])
     procs.append(w)
     agent(port, "ours")
@@ -175,6 +185,46 @@ try:
         (sc(r).get("capture") or {}).get("callgraph"), len(smp), len(deep)),
         (sc(r).get("capture") or {}).get("callgraph") == "" and len(smp) > 30 and not deep,
         deep[:2] or [t[:600] for t in chunks_text(ART, stop.get("session"))[:2]] or stop)
+
+    # ---- source lines of device samples, from the server's copy
+    r, stop, cpu, secs = capture(s, dev, w.pid, 3, call_graph="fp")
+    leaf_ips = [x[1].split()[0] if len(x) > 1 else None for t in chunks_text(ART, stop.get("session"))
+                for x in samples(t) if any("hot_leaf" in f for f in x[:2])]
+    leaf_ips = [ip for ip in leaf_ips if ip]
+    # perf 6.1 prints a frame's address in the module (0x1152) where it
+    # resolved one, else the runtime address: eu-addr2line -e on the
+    # binary for the first, -p on the live process for the second.
+    rel = ["0x" + ip for ip in leaf_ips if int(ip, 16) < (1 << 32)]
+    absl = ["0x" + ip for ip in leaf_ips if int(ip, 16) >= (1 << 32)]
+    a2l = (subprocess.run(["eu-addr2line", "-e", COPY] + rel, capture_output=True, text=True).stdout.split()
+           if rel else []) + \
+          (subprocess.run(["eu-addr2line", "-p", str(w.pid)] + absl, capture_output=True, text=True).stdout.split()
+           if absl else [])
+    want = {}
+    for loc in a2l:
+        m = re.match(r"^(/\S+?):(\d+)(?::\d+)?$", loc)
+        if m and m.group(1).endswith("nofp.c"):
+            want[int(m.group(2))] = want.get(int(m.group(2)), 0) + 1
+    moved = WORKLOAD + ".device-copy-gone"
+    os.rename(WORKLOAD, moved)  # the device's file is no longer where its maps say
+    an = sc(s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % stop.get("session"),
+                                       "srcline": True}, timeout=120))
+    hs = sc(s.call("list_hotspots", {"analysis_id": an.get("analysis_id"), "limit": 5}, timeout=60))
+    hid = next((h["hotspot_id"] for h in hs.get("hotspots", []) if h.get("symbol") == "hot_leaf"), "none")
+    ctx = sc(s.call("source_context", {"analysis_id": an.get("analysis_id"), "hotspot_id": hid, "hot_lines": 20},
+                    timeout=60))
+    os.rename(moved, WORKLOAD)
+    got = {}
+    for f in ctx.get("files", []):
+        if f.get("recorded_path", "").endswith("nofp.c"):
+            for h in f.get("hot_lines", []):
+                if h.get("self_samples"):
+                    got[h["line"]] = h["self_samples"]
+    check("lines of device samples from the server's --binary copy (the device's file gone): hot_leaf's per line "
+          "%s = eu-addr2line's of the %d leaf addresses %s (samples_with_lines %s)" % (
+              sorted(got.items()), len(leaf_ips), sorted(want.items()), ctx.get("samples_with_lines")),
+          len(leaf_ips) > 30 and got == want and sum(want.values()) == len(leaf_ips),
+          (ctx.get("samples_without_lines"), an.get("missing_binaries"), result_text(r)[:100]))
 
     # ---- counting: perf stat only
     r, stop, cpu, secs = capture(s, dev, w.pid, 5, counting=True)
