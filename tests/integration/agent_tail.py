@@ -107,6 +107,12 @@ def capture(s, dev, seconds, interval=1, freq=99, **extra):
     return sc(r)
 
 
+def live_session(sid):
+    """A session folder of the server whose metadata says live."""
+    meta = os.path.join(ART, "sessions", sid or "none", "metadata.json")
+    return os.path.exists(meta) and json.load(open(meta)).get("live") is True
+
+
 def analyze(s, session):
     r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=90)
     return sc(r), sum(e["samples"] for e in sc(r).get("events", []))
@@ -183,11 +189,13 @@ try:
         "session": stop.get("session"), "type": "system", "limit": 200})).get("frames", [])), default=0)
     gm = s.call("get_device_metrics", {"device": dev, "type": "system", "limit": 200})
     gmr = sc(gm) or {}
-    fresh = [f for f in gmr.get("frames", []) if f.get("recv_ts", 0) > stop_ts]
+    # (recv_ts is whole seconds: the first frame may share the second of
+    # the finished session's last)
+    fresh = [f for f in gmr.get("frames", []) if f.get("recv_ts", 0) >= stop_ts]
     check("after the stop, get_device_metrics(device) reads the session the metrics now wait in (%s, live %s, "
-          "%d frames after the finished one's last), not the finished %s"
+          "%d frames, none older than the finished one's last), not the finished %s"
           % (gmr.get("session"), gmr.get("live"), len(fresh), stop.get("session")),
-          gmr.get("session") in waiting and gmr.get("session") != stop.get("session") and
+          gmr.get("session") != stop.get("session") and live_session(gmr.get("session")) and
           gmr.get("live") is True and fresh and len(fresh) == len(gmr.get("frames", [])), result_text(gm)[:400])
     p.kill()
     p.wait()
