@@ -46,6 +46,13 @@ static enum pl_err check_mode(const char *device, json_t *dev, json_t *args, str
 	if (counting && cg)
 		return pl_fail(err, PL_ERR_USAGE, "pass counting or call_graph, not both",
 			       "counting takes no samples, so no call graph");
+	if (!counting && json_is_false(json_object_get(perf, "sampling")))
+		return pl_fail(err, PL_ERR_UNSUPPORTED, json_is_true(json_object_get(perf, "counting"))
+			       ? "pass counting=true (perf stat only), or fix sampling on the device (its sampling_error)"
+			       : "fix perf on the device (its capabilities.perf)",
+			       "device '%s' cannot sample: perf_event_open of cpu-clock failed there (%s)", device,
+			       json_string_value(json_object_get(perf, "sampling_error"))
+			       ? json_string_value(json_object_get(perf, "sampling_error")) : "no reason given");
 	if (!cg || !json_is_array(methods))
 		return PL_OK;
 	json_array_foreach(methods, i, v)

@@ -31,6 +31,9 @@ hot_leaf, spinning.  Our agent (real perf, root) dials the server.
   agent is asked, naming fp and none.
 - A seed agent (fake_agent.py --mode legacy: no perf_caps, no counting):
   counting is refused naming what it can do.
+- A device whose perf_caps say it cannot sample (fake_agent.py
+  --perf-caps): a sampling start is refused naming counting and the
+  device's reason.
 """
 import glob, json, os, re, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -282,6 +285,23 @@ try:
           "naming fp (%s)" % (p3.get("counting"), p3.get("call_graphs"), result_text(r)[:160], result_text(r2)[:160]),
           p3.get("counting") is False and is_tool_error(r, "cannot count", "fp") and
           is_tool_error(r2, "dwarf", "fp"), (p3, result_text(r), result_text(r2)))
+    fake.kill()
+    fake.wait()
+
+    # ---- a device that cannot sample (its perf_caps say so): only counting
+    nocaps = {"perf": True, "pmu": False, "sampling": False, "sampling_error": "Permission denied",
+              "privileged": False, "perf_event_paranoid": 3, "call_graphs": [], "counting": True}
+    fake = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_agent.py"), "--server", "127.0.0.1:%d" % port,
+                             "--code", CODE, "--interval", "1", "--perf-caps", json.dumps(nocaps)],
+                            stdout=open(os.path.join(WORK, "nosample.out"), "w"), stderr=subprocess.STDOUT)
+    procs.append(fake)
+    d4 = connected(s, [dev, dev2, dev3]) or {}
+    dev4 = d4.get("device", "none")
+    r = s.call("start_capture", {"device": dev4, "pid": 1, "authorization": AUTH, "pid_authorization": PAUTH},
+               timeout=60)
+    check("a device that cannot sample (paranoid 3): start_capture is refused naming counting and the device's "
+          "reason (%s)" % result_text(r)[:200], is_tool_error(r, "cannot sample", "Permission denied", "counting=true"),
+          result_text(r))
     s.close()
 finally:
     for p in procs:

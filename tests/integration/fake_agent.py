@@ -209,8 +209,9 @@ class Agent:
                             platform={"arch": "x86_64", "kernel": "fake", "perf_version": "perf version fake",
                                       "perf_event_paranoid": 2})
             else:
+                extra = {"perf_caps": json.loads(self.a.perf_caps)} if self.a.perf_caps else {}
                 self.answer(rid, ok=True, state=state, counters=self.counters, max_sample_rate=1000,
-                            capabilities=caps)
+                            capabilities=caps, **extra)
         elif name == "start":
             if self.profiling.is_set():
                 self.answer(rid, ok=False, error="already profiling")
@@ -333,6 +334,7 @@ def main():
     p.add_argument("--metrics-interval", type=float, default=0.5)
     p.add_argument("--metrics-early", action="store_true")
     p.add_argument("--maps", action="store_true")
+    p.add_argument("--perf-caps", help="status's perf_caps (JSON), as our agent measures it")
     p.add_argument("--garbage", action="store_true")
     p.add_argument("--huge-header", action="store_true")
     p.add_argument("--stop-reading", action="store_true")
