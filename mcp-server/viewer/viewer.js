@@ -615,11 +615,15 @@ async function livePage(page) {
     page.append(el("p", {class: "note"}, `Devices: ${e.message}`));
   }
   if (devices) {
+    // The session's own chunks beside it, as the session table counts
+    // them; the link's totals since the device connected apart, named so
+    // (they span every capture of the connection).
     page.append(el("table", {id: "devices"},
-      el("thead", {}, el("tr", {}, ["device", "state", "session", "chunks", "samples"].map(h => el("th", {scope: "col"}, h)))),
-      el("tbody", {}, (devices.devices || []).map(d => el("tr", {},
+      el("thead", {}, el("tr", {}, ["device", "state", "session", "its chunks", "chunks since linked", "samples sent since linked"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, (devices.devices || []).map(d => el("tr", {"data-session": d.session ?? "", "data-session-chunks": d.session ? String(d.session_chunks ?? 0) : ""},
         el("td", {class: "sym"}, String(d.device ?? d.id ?? "-")), el("td", {}, String(d.state ?? "-")),
-        el("td", {class: "sym"}, String(d.session ?? "-")), el("td", {class: "num"}, fmt(d.chunks)),
+        el("td", {class: "sym"}, d.session ? link(d.session, {view: "live", s: d.session}) : "-"),
+        el("td", {class: "num"}, d.session ? fmt(d.session_chunks) : "-"), el("td", {class: "num"}, fmt(d.chunks)),
         el("td", {class: "num"}, fmt(d.samples)))))));
     if (!(devices.devices || []).length) page.append(el("p", {class: "note"}, "No device is linked to this server now."));
   }
@@ -632,7 +636,7 @@ async function livePage(page) {
   const chosen = state.s || (sessions.sessions.find(x => x.live) || sessions.sessions[0] || {}).session;
   page.append(el("h2", {}, "Sessions"), el("table", {id: "sessions"},
     el("thead", {}, el("tr", {}, ["session", "device", "live", "chunks", "text bytes", "started", "last chunk"].map(h => el("th", {scope: "col"}, h)))),
-    el("tbody", {}, sessions.sessions.map(x => el("tr", {"data-session": x.session, class: x.session === chosen ? "chosen" : ""},
+    el("tbody", {}, sessions.sessions.map(x => el("tr", {"data-session": x.session, "data-chunks": String(x.chunks ?? 0), class: x.session === chosen ? "chosen" : ""},
       el("td", {class: "sym"}, link(x.session, {view: "live", s: x.session})), el("td", {}, String(x.device ?? "-")),
       el("td", {}, x.live ? "live" : "finished"), el("td", {class: "num"}, fmt(x.chunks)), el("td", {class: "num"}, fmt(x.text_bytes)),
       el("td", {}, String(x.started ?? "-")), el("td", {}, String(x.last_chunk_time ?? "-")))))));

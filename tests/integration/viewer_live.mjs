@@ -2,7 +2,8 @@
 // (puppeteer-core) while a real device agent streams into the session
 // test_viewer_live.sh started: the page's counts and sparklines must grow
 // without a reload (long polling), and equal list_sessions and
-// get_device_metrics read through the same API at the same moment.
+// get_device_metrics read through the same API at the same moment; the
+// device table's chunks of the session agree with the session table's.
 //
 //   node viewer_live.mjs CONFIG.json    CONFIG: {base, login, chromium, out, session}
 //
@@ -74,6 +75,17 @@ try {
   check(shown.system > 0 && shown.system <= tools.system && shown.system >= tools.system - 2,
     `the system metrics shown follow get_device_metrics (page ${shown.system}, tool ${tools.system} frames)`,
     JSON.stringify(tools));
+  // The device row names the session and its chunks as the session
+  // table counts them (both read for the same render; a chunk may land
+  // between the two reads).
+  const rows = await page.evaluate(s => ({
+    device: document.querySelector(`#devices tr[data-session="${s}"]`)?.dataset.sessionChunks,
+    session: document.querySelector(`#sessions tr[data-session="${s}"]`)?.dataset.chunks,
+  }), cfg.session);
+  check(rows.device !== undefined && rows.session !== undefined &&
+        Math.abs(Number(rows.device) - Number(rows.session)) <= 1,
+    `the device row's chunks of the session agree with the session table's (${rows.device} and ${rows.session})`,
+    JSON.stringify(rows));
   const sparks = await page.$$eval('#sparks figure', f => Object.fromEntries(f.map(x => [x.dataset.metric, Number(x.dataset.points)])));
   check(sparks.CPU > 0 && sparks['process RSS'] > 0, `the health sparklines draw the device's frames (${JSON.stringify(sparks)})`);
 } finally {
