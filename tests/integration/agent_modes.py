@@ -30,7 +30,9 @@ hot_leaf, spinning.  Our agent (real perf, root) dials the server.
   [fp, none], and start_capture(call_graph=dwarf) is refused before the
   agent is asked, naming fp and none.
 - A seed agent (fake_agent.py --mode legacy: no perf_caps, no counting):
-  counting is refused naming what it can do.
+  counting is refused naming what it can do, and dwarf when its probe
+  said fp; before its probe (--unprobed) call_graph is sent and the
+  answer's call_graph_note says the seed recorded with its own method.
 - A device whose perf_caps say it cannot sample (fake_agent.py
   --perf-caps): a sampling start is refused naming counting and the
   device's reason.
@@ -68,11 +70,13 @@ def agent(port, name, perf="perf"):
     return a
 
 
-def connected(s, gone=()):
+def connected(s, gone=(), want=lambda perf: True):
+    """The first connected device not in gone whose capabilities.perf
+    is known (the status at pairing came back) and passes want."""
     def f():
         for d in sc(s.call("list_devices", {})).get("devices", []):
-            if d["state"] == "connected" and d["device"] not in gone and \
-                    (d.get("capabilities") or {}).get("perf", {}).get("source"):
+            perf = (d.get("capabilities") or {}).get("perf", {})
+            if d["state"] == "connected" and d["device"] not in gone and perf.get("source") and want(perf):
                 return d
     return until(f, 20, 0.2)
 
@@ -129,7 +133,7 @@ try:
     s, port = server(ART, "--binary", COPY)
     w = subprocess.Popen([WORKLOAD])
     procs.append(w)
-    agent(port, "ours")
+    ours = agent(port, "ours")
     d = connected(s) or {}
     dev = d.get("device", "none")
     perf = (d.get("capabilities") or {}).get("perf", {})
@@ -244,6 +248,8 @@ try:
           cpu > 1 and abs(tc - cpu) <= 0.25 * cpu, texts[:1])
     check("counting: the data quality calls no empty chunk lost (%s)" % lost, not lost and an.get("session"),
           an.get("warnings"))
+    ours.kill()  # (a --server agent dials back in after a disconnect)
+    ours.wait()
     s.call("disconnect_device", {"device": dev}, timeout=30)
 
     # ---- a device whose perf cannot unwind DWARF
@@ -253,7 +259,7 @@ try:
                              "  perf version --build-options | sed -E 's/(unwind: +\\[ )on /\\1OFF/'; exit 0\nfi\n"
                              "exec perf \"$@\"\n")
     os.chmod(wrapper, 0o755)
-    agent(port, "nodwarf", wrapper)
+    nodwarf = agent(port, "nodwarf", wrapper)
     d2 = connected(s, [dev]) or {}
     dev2 = d2.get("device", "none")
     cg2 = ((d2.get("capabilities") or {}).get("perf") or {}).get("call_graphs")
@@ -264,6 +270,8 @@ try:
           "before the agent is asked (%s)" % (cg2, result_text(r)[:200]),
           cg2 == ["fp", "none"] and is_tool_error(r, "dwarf", "fp, none") and after.get("capture") is None,
           (result_text(r), after.get("capture")))
+    nodwarf.kill()
+    nodwarf.wait()
     s.call("disconnect_device", {"device": dev2}, timeout=30)
 
     # ---- a seed agent: no counting mode in its protocol
@@ -271,7 +279,7 @@ try:
                              "--code", CODE, "--mode", "legacy", "--interval", "1"],
                             stdout=open(os.path.join(WORK, "seed.out"), "w"), stderr=subprocess.STDOUT)
     procs.append(fake)
-    d3 = connected(s, [dev, dev2]) or {}
+    d3 = connected(s, [dev, dev2], lambda perf: perf.get("counting") is False) or {}
     dev3 = d3.get("device", "none")
     # (the fake's status, sent at pairing, names its probe's call graph)
     d3 = until(lambda: next((x for x in sc(s.call("list_devices", {})).get("devices", []) if x["device"] == dev3
@@ -288,6 +296,24 @@ try:
     fake.kill()
     fake.wait()
 
+    # ---- a seed agent before its probe: call_graph is sent, and the
+    # answer says the seed used its own method
+    fake = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_agent.py"), "--server", "127.0.0.1:%d" % port,
+                             "--code", CODE, "--mode", "legacy", "--interval", "1", "--unprobed"],
+                            stdout=open(os.path.join(WORK, "seed2.out"), "w"), stderr=subprocess.STDOUT)
+    procs.append(fake)
+    d5 = connected(s, [dev, dev2, dev3], lambda perf: perf.get("counting") is False) or {}
+    dev5 = d5.get("device", "none")
+    r = s.call("start_capture", {"device": dev5, "pid": 1, "call_graph": "dwarf",
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    note = (sc(r).get("capture") or {}).get("call_graph_note", "")
+    s.call("stop_capture", {"device": dev5}, timeout=60)
+    check("a seed agent before its probe: call_graph dwarf is sent, and the answer notes it recorded with fp (%s)"
+          % note[:120], "dwarf" in note and "with fp" in note and
+          ((d5.get("capabilities") or {}).get("perf") or {}).get("call_graphs") is None, (result_text(r)[:300], d5))
+    fake.kill()
+    fake.wait()
+
     # ---- a device that cannot sample (its perf_caps say so): only counting
     nocaps = {"perf": True, "pmu": False, "sampling": False, "sampling_error": "Permission denied",
               "privileged": False, "perf_event_paranoid": 3, "call_graphs": [], "counting": True}
@@ -295,7 +321,7 @@ try:
                              "--code", CODE, "--interval", "1", "--perf-caps", json.dumps(nocaps)],
                             stdout=open(os.path.join(WORK, "nosample.out"), "w"), stderr=subprocess.STDOUT)
     procs.append(fake)
-    d4 = connected(s, [dev, dev2, dev3]) or {}
+    d4 = connected(s, [dev, dev2, dev3, dev5], lambda perf: perf.get("sampling") is False) or {}
     dev4 = d4.get("device", "none")
     r = s.call("start_capture", {"device": dev4, "pid": 1, "authorization": AUTH, "pid_authorization": PAUTH},
                timeout=60)
