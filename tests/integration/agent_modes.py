@@ -78,7 +78,7 @@ def connected(s, gone=(), want=lambda perf: True):
             perf = (d.get("capabilities") or {}).get("perf", {})
             if d["state"] == "connected" and d["device"] not in gone and perf.get("source") and want(perf):
                 return d
-    return until(f, 20, 0.2)
+    return until(f, 20 * SCALE, 0.2)
 
 
 def chunks_text(art, session):
