@@ -43,6 +43,18 @@ struct agent_caps {
 	int fallback;         /* no hardware event records: cpu-clock/task-clock */
 };
 
+/* What perf can do here, known at startup, before any capture or probe
+ * (our extension: status.perf_caps; the seed's status has no such
+ * field).  -1: unknown. */
+struct perf_caps {
+	int pmu;              /* a hardware cycles counter opens */
+	int sampling;         /* a cpu-clock sampling event opens */
+	int open_errno;       /* why sampling did not open, 0 if it did */
+	int privileged;       /* euid 0, or CAP_PERFMON / CAP_SYS_ADMIN */
+	int dwarf;            /* perf was built with a DWARF unwinder (libunwind or libdw) */
+	int perf_ok;          /* perf runs and prints its version */
+};
+
 struct agent_counters {
 	uint64_t chunks_sent, samples_sent, raw_bytes, wire_bytes, chunks_refused, chunks_lost;
 };
@@ -65,6 +77,9 @@ struct agent {
 	int collector_running;
 	pthread_t collector;
 	int continuous;                  /* mode of the capture (mu) */
+	char cg_req[8];                  /* start's call_graph: "" the probed one, "fp", "dwarf" or "none" (mu) */
+	int counting;                    /* start's counting: perf stat only, no samples (mu) */
+	struct perf_caps pcaps;          /* (mu) */
 	char capture_end[128];           /* why the last capture ended by itself, "" if it did not (mu) */
 	struct agent_counters counters;  /* (mu) */
 	int m_enabled, m_interval, m_network, m_disk, m_threads; /* metrics config (mu) */
@@ -130,6 +145,7 @@ int child_end(struct child *c);                    /* TERM, grace, KILL; status 
 int run_perf(char *const argv[], int timeout_ms, size_t cap, char **out, char **err, int nice_val);
 int perf_version(const char *perf, char *out, size_t cap);
 int probe_caps(int pid, struct agent_caps *caps);
+void perf_caps_detect(struct perf_caps *pc);
 void perf_default_events(const struct agent_caps *caps, char ev[MAX_EVENTS][EVENT_NAME], int *n);
 
 /* capture.c */

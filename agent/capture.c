@@ -9,7 +9,8 @@
  * on it.  Either way only complete samples enter a chunk (a carry buffer
  * holds the partial tail), and stop/pause cut and send the chunk in
  * flight (in rounds mode the partial round) before the answer.  The sink is the link (zstd, flag 1) or, in
- * headless --output mode, a file (raw text, rounds only). */
+ * headless --output mode, a file (raw text, rounds only).  Counting mode
+ * (start's counting) runs perf stat alone: chunks of PERF_STAT only. */
 #include "agent.h"
 #include "chunk.h"
 
@@ -46,6 +47,7 @@ struct capture {
 	uint32_t maps_gen;
 	int maps_sent;
 	int sent_any;
+	int counting;                              /* perf stat only (start's counting) */
 };
 
 enum run_end { RUN_STOPPED, RUN_PAUSED, RUN_RESTART, RUN_ENDED, RUN_FAILED };
@@ -506,6 +508,39 @@ static enum run_end run_round(struct capture *cap)
 }
 
 /* ------------------------------------------------------------------ */
+/* counting                                                             */
+
+/* perf stat alone, rounds of the interval back to back, each sent as a
+ * chunk holding only its PERF_STAT section (no samples: the cheapest
+ * capture, for user/sys time and counters).  A stop or pause mid-round
+ * sends what perf stat counted so far. */
+static enum run_end run_count(struct capture *cap)
+{
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	enum run_end why = RUN_ENDED;
+	if (!st.buf)
+		return RUN_FAILED;
+	stat_start(cap, &st);
+	if (!st.running) {
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	while (st.running) {
+		struct pollfd p = {st.c.err_fd, POLLIN, 0};
+		if (poll(&p, 1, 200) > 0)
+			stat_read(cap, &st);
+		why = control();
+		if (why != RUN_ENDED) {
+			stat_interrupt(cap, &st);
+			break;
+		}
+	}
+	free(st.buf);
+	emit_chunk(cap);
+	return why;
+}
+
+/* ------------------------------------------------------------------ */
 /* setup and the thread                                                 */
 
 static void add_event(char *list, size_t cap, const char *ev)
@@ -526,6 +561,11 @@ static int capture_init(struct capture *cap, int headless)
 	cap->frequency = A.frequency;
 	cap->interval = A.duration;
 	cap->caps = A.caps;
+	cap->counting = A.counting && !headless;
+	/* start's call_graph overrides the probed method ("none": flat) */
+	if (A.cg_req[0])
+		snprintf(cap->caps.callgraph, sizeof cap->caps.callgraph, "%s",
+			 strcmp(A.cg_req, "none") == 0 ? "" : A.cg_req);
 	for (int i = 0; i < A.n_events; i++)
 		add_event(cap->events, sizeof cap->events, A.events[i]);
 	pthread_mutex_unlock(&A.mu);
@@ -593,7 +633,7 @@ void *collector_main(void *arg)
 			break;
 		}
 		double t_run = mono_now();
-		enum run_end r = continuous ? run_pipeline(cap) : run_round(cap);
+		enum run_end r = cap->counting ? run_count(cap) : continuous ? run_pipeline(cap) : run_round(cap);
 		if (r == RUN_ENDED && mono_now() - t_run < 1.0)
 			r = RUN_FAILED;  /* perf gave up at once: do not respawn it in a loop */
 		if (r == RUN_STOPPED)

@@ -274,6 +274,50 @@ static void write_caps(struct jw *w, const struct agent_caps *c)
 	jw_kbool(w, "fallback", c->fallback);
 }
 
+static void write_tri(struct jw *w, const char *key, int v)
+{
+	if (v < 0) {
+		jw_key(w, key);
+		jw_null(w);
+	} else {
+		jw_kbool(w, key, v);
+	}
+}
+
+/* Can call_graph `m` ("fp", "dwarf", "none") run here?  NULL, or why not. */
+static const char *cg_refusal(const char *m)
+{
+	if (!A.pcaps.sampling)
+		return "this device cannot sample (perf_event_open of cpu-clock failed)";
+	if (strcmp(m, "dwarf") == 0 && A.pcaps.dwarf == 0)
+		return "this device's perf has no DWARF unwinder (built without libunwind and libdw)";
+	return NULL;
+}
+
+/* Our extension to status (seed servers ignore it): what perf can do
+ * here, known at startup, so a capture that cannot work is not started. */
+static void write_perf_caps(struct jw *w)
+{
+	static const char *const methods[] = {"fp", "dwarf", "none"};
+	jw_key(w, "perf_caps");
+	jw_obj(w);
+	jw_kbool(w, "perf", A.pcaps.perf_ok);
+	write_tri(w, "pmu", A.pcaps.pmu);
+	jw_kbool(w, "sampling", A.pcaps.sampling);
+	if (!A.pcaps.sampling)
+		jw_kstr(w, "sampling_error", strerror(A.pcaps.open_errno));
+	write_tri(w, "privileged", A.pcaps.privileged);
+	jw_kint(w, "perf_event_paranoid", A.paranoid);
+	jw_key(w, "call_graphs");
+	jw_arr(w);
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+		if (!cg_refusal(methods[i]))
+			jw_cstr(w, methods[i]);
+	jw_arr_end(w);
+	jw_kbool(w, "counting", A.pcaps.perf_ok);
+	jw_obj_end(w);
+}
+
 static void write_counters(struct jw *w)
 {
 	jw_key(w, "counters");
@@ -411,13 +455,14 @@ static void cmd_status(struct ctx *x)
 	jw_kstr(w, "perf_path", A.perf);
 	jw_kint(w, "max_sample_rate", max_sample_rate());
 	write_platform(w);
+	write_perf_caps(w);
 	if (A.caps.probed) {
 		jw_key(w, "capabilities");
 		jw_obj(w);
 		write_caps(w, &A.caps);
 		jw_obj_end(w);
 		write_strings(w, "events", A.events, A.n_events);
-		jw_kstr(w, "mode", A.continuous ? "continuous" : "rounds");
+		jw_kstr(w, "mode", A.counting ? "counting" : A.continuous ? "continuous" : "rounds");
 	}
 	if (A.state == ST_IDLE && A.capture_end[0])
 		jw_kstr(w, "capture_end", A.capture_end);
@@ -463,6 +508,11 @@ static const char *set_perf(const char *path, char *version, size_t cap)
 	A.caps.probed = 0;
 	pthread_mutex_unlock(&A.mu);
 	snprintf(A.perf_version, sizeof A.perf_version, "%s", version);
+	struct perf_caps pc;
+	perf_caps_detect(&pc);
+	pthread_mutex_lock(&A.mu);
+	A.pcaps = pc;
+	pthread_mutex_unlock(&A.mu);
 	return NULL;
 }
 
@@ -614,6 +664,41 @@ static int range_arg(struct ctx *x, const char *key, int lo, int hi, int *out)
 	return 1;
 }
 
+/* start's call_graph ("fp", "dwarf", "none"; absent: the probed method)
+ * and counting (perf stat only) - our extensions: a seed agent ignores
+ * both, and its answer's callgraph and mode say what it did.  A method
+ * this device cannot run is refused, naming those it can. */
+static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
+{
+	const char *m = NULL;
+	int b = 0;
+	int has = aj_get_str(&x->c->doc, x->c->args, "call_graph", &m);
+	if (has == 1) {
+		if (strcmp(m, "fp") && strcmp(m, "dwarf") && strcmp(m, "none")) {
+			fail(x->w, "call_graph must be fp, dwarf or none");
+			return -1;
+		}
+		pthread_mutex_lock(&A.mu);
+		const char *why = cg_refusal(m);
+		char msg[256];
+		if (why)
+			snprintf(msg, sizeof msg, "call_graph %s: %s; it can do: %s", m, why,
+				 cg_refusal("fp") ? "counting only" : cg_refusal("dwarf") ? "fp, none" : "fp, dwarf, none");
+		pthread_mutex_unlock(&A.mu);
+		if (why) {
+			fail(x->w, msg);
+			return -1;
+		}
+		snprintf(cg, 8, "%s", m);
+	} else if (has < 0) {
+		fail(x->w, "call_graph must be a string: fp, dwarf or none");
+		return -1;
+	}
+	if (aj_get_bool(&x->c->doc, x->c->args, "counting", &b) == 1)
+		*counting = b;
+	return 0;
+}
+
 static void cmd_start(struct ctx *x)
 {
 	int pid, freq, dur;
@@ -635,11 +720,15 @@ static void cmd_start(struct ctx *x)
 	if (range_arg(x, "frequency", 1, max_sample_rate(), &freq) < 0 ||
 	    range_arg(x, "duration", 1, 300, &dur) < 0)
 		return;
+	char cg[8] = "";
+	int counting = 0;
+	if (capture_mode_args(x, cg, &counting) < 0)
+		return;
 	if (target_from_args(x, &pid, &start) < 0)
 		return;
 	ensure_probe(pid, start);
 	pthread_mutex_lock(&A.mu);
-	if (A.caps.n_record == 0) {
+	if (A.caps.n_record == 0 && !counting) {
 		pthread_mutex_unlock(&A.mu);
 		char msg[96];
 		snprintf(msg, sizeof msg, "no perf record events available for PID %d", pid);
@@ -651,6 +740,8 @@ static void cmd_start(struct ctx *x)
 	A.frequency = freq;
 	A.duration = dur;
 	pick_events(x);
+	snprintf(A.cg_req, sizeof A.cg_req, "%s", cg);
+	A.counting = counting;
 	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.capture_end[0] = '\0';
@@ -668,11 +759,13 @@ static void cmd_start(struct ctx *x)
 	jw_kint(x->w, "frequency", freq);
 	jw_kint(x->w, "duration", dur);
 	write_strings(x->w, "events", A.events, A.n_events);
-	jw_kstr(x->w, "callgraph", A.caps.callgraph);
-	jw_kstr(x->w, "mode", A.continuous ? "continuous" : "rounds");
+	const char *cg_used = counting ? "" : !cg[0] ? A.caps.callgraph : strcmp(cg, "none") == 0 ? "" : cg;
+	jw_kstr(x->w, "callgraph", cg_used);
+	const char *mode = counting ? "counting" : A.continuous ? "continuous" : "rounds";
+	jw_kstr(x->w, "mode", mode);
 	pthread_mutex_unlock(&A.mu);
-	agent_log("profiling pid %d at %d Hz, %d s chunks, %s mode", pid, freq, dur,
-		  A.continuous ? "continuous" : "rounds");
+	agent_log("profiling pid %d at %d Hz, %d s chunks, %s mode, call graph %s", pid, freq, dur,
+		  mode, cg_used[0] ? cg_used : "none");
 }
 
 /* Stop the capture (the chunk in flight is cut and sent first). */

@@ -292,6 +292,7 @@ int main(int argc, char **argv)
 	if (output)
 		return headless(output, rounds);
 	A.listen_mode = listen_mode;
+	perf_caps_detect(&A.pcaps);  /* reported by status at pairing, before any capture */
 	if (listen_mode) {
 		if (!A.has_token && generate_code() < 0)
 			return 1;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -583,4 +584,90 @@ void perf_default_events(const struct agent_caps *caps, char ev[MAX_EVENTS][EVEN
 			break;
 		snprintf(ev[(*n)++], EVENT_NAME, "%s", caps->record[i]);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* what perf can do here, before any capture                           */
+
+/* The first 64 bytes of struct perf_event_attr (PERF_ATTR_SIZE_VER0),
+ * which every kernel takes: musl's static toolchain has no linux/
+ * headers, and the ABI of these fields never changes. */
+struct attr_v0 {
+	uint32_t type, size;
+	uint64_t config, sample_freq, sample_type, read_format, flags;
+	uint32_t wakeup_events, bp_type;
+	uint64_t bp_addr;
+};
+enum { ATTR_DISABLED = 1 << 0, ATTR_EXCLUDE_KERNEL = 1 << 5, ATTR_EXCLUDE_HV = 1 << 6,
+       ATTR_FREQ = 1 << 10 };
+enum { TYPE_HARDWARE = 0, TYPE_SOFTWARE = 1, HW_CPU_CYCLES = 0, SW_CPU_CLOCK = 0 };
+
+/* Open one event on ourselves (user space only, so paranoid 2 allows it
+ * to anyone); 0 or the errno. */
+static int try_open(uint32_t type, uint64_t config, int sample)
+{
+	struct attr_v0 a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = type;
+	a.config = config;
+	a.flags = ATTR_DISABLED | ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV;
+	if (sample) {
+		a.flags |= ATTR_FREQ;
+		a.sample_freq = 99;
+	}
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return errno ? errno : EIO;
+	close((int)fd);
+	return 0;
+}
+
+/* CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in CapEff, or euid 0. */
+static int privileged(void)
+{
+	char buf[4096];
+	if (geteuid() == 0)
+		return 1;
+	if (coll_read_text("/proc/self/status", buf, sizeof buf) <= 0)
+		return -1;
+	const char *p = strstr(buf, "CapEff:");
+	if (!p)
+		return -1;
+	unsigned long long eff = strtoull(p + 7, NULL, 16);
+	return (eff >> 38 & 1) || (eff >> 21 & 1);
+}
+
+/* perf version --build-options: "libunwind: [ on  ]" or
+ * "libdw-dwarf-unwind: [ on  ]" means --call-graph dwarf can unwind. */
+static int perf_has_dwarf_unwind(void)
+{
+	char *argv[] = {A.perf, "version", "--build-options", NULL}, *out = NULL;
+	int rc = run_perf(argv, 5000, 16384, &out, NULL, 0), yes = -1;
+	if (rc == 0 && out) {
+		yes = 0;
+		for (const char *p = out; (p = strstr(p, "unwind:")) != NULL; p++) {
+			const char *b = strchr(p, '[');
+			if (b && strncmp(b + 1, " on", 3) == 0 && (size_t)(b - p) < 16)
+				yes = 1;
+		}
+	}
+	free(out);
+	return yes;
+}
+
+void perf_caps_detect(struct perf_caps *pc)
+{
+	char v[160];
+	pc->perf_ok = perf_version(A.perf, v, sizeof v) == 0;
+	int hw = try_open(TYPE_HARDWARE, HW_CPU_CYCLES, 0);
+	pc->open_errno = try_open(TYPE_SOFTWARE, SW_CPU_CLOCK, 1);
+	pc->sampling = pc->open_errno == 0;
+	/* ENOENT/EOPNOTSUPP/ENODEV: no such counter; EACCES/EPERM say nothing */
+	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM) ? -1 : 0;
+	pc->privileged = privileged();
+	pc->dwarf = pc->perf_ok ? perf_has_dwarf_unwind() : 0;
+	agent_log("perf here: %s, pmu %s, sampling %s, dwarf unwinding %s", pc->perf_ok ? "runs" : "missing",
+		  pc->pmu > 0 ? "yes" : pc->pmu == 0 ? "no" : "unknown", pc->sampling ? "yes" : strerror(pc->open_errno),
+		  pc->dwarf > 0 ? "yes" : pc->dwarf == 0 ? "no" : "unknown");
 }

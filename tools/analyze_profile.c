@@ -414,6 +414,13 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		return rc;
 	parse_opts_of(ctx, args, &opts, dbg_cache, digests, sizeof(dbg_cache));
 	pl_profile_init(&p, &ctx->limits);
+	/* srcline of a device session (perf script text in chunks): frames
+	 * keep their addresses, which the session's maps (build-ids, load
+	 * bases) turn into lines from the binary the server finds for that
+	 * build-id (--binary, --sysroot, debuginfod), as for perf.data.  Text
+	 * without maps proves no binary: srcline stays perf.data's and
+	 * sessions' only. */
+	p.keep_addrs = opts.perf_data.srcline && stat(real, &sb) == 0 && S_ISDIR(sb.st_mode);
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {
 		uint32_t ignored;

@@ -193,7 +193,11 @@ void tool_session_quality(struct pl_profile *p, json_t *meta, json_t *out)
 		if (i < CHUNKS_SHOWN)
 			json_array_append_new(counts, json_integer((json_int_t)n[i]));
 	}
-	empty_chunk_notes(p, n, tc, freq);
+	/* A counting capture (start_capture's counting) samples nothing on
+	 * purpose: its chunks are perf stat only. */
+	const char *mode = json_string_value(json_object_get(json_object_get(meta, "capture"), "mode"));
+	if (!mode || strcmp(mode, "counting") != 0)
+		empty_chunk_notes(p, n, tc, freq);
 	free(n);
 	free(tc);
 	for (size_t i = 0; i < p->nstats; i++) {

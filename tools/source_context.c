@@ -535,7 +535,8 @@ static json_t *no_lines_fix(const char *hid, size_t without_lines)
 {
 	return json_sprintf("the analysis has no source lines for hotspot '%s' (%zu samples without "
 			    "lines): analyze perf script text recorded with -F +srcline, or the perf.data "
-			    "with analyze_profile(srcline=true), then call source_context again; "
+			    "or device session with analyze_profile(srcline=true) (a device's binaries: "
+			    "the server's --binary, --sysroot or debuginfod), then call source_context again; "
 			    "hot_offsets, where present, still name the hot instructions (symbolize)",
 			    hid, without_lines);
 }

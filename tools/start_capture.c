@@ -6,9 +6,63 @@
  * (a device capture always attaches to a pid), exactly as collect_profile
  * checks them.  Ranges: frequency 1 to the device's max sample rate (when
  * its agent reported one), interval 1..300 s (the schema).  duration_seconds
- * makes the link stop the capture by itself. */
+ * makes the link stop the capture by itself.  call_graph and counting
+ * are checked against what the device said it can do (its capabilities'
+ * perf: our agent's at pairing, a seed's from its hello and probe) and a
+ * mode it cannot do is refused, naming those it can. */
 #include "registry.h"
 #include "device_common.h"
+
+/* "fp, dwarf, none" from the device's perf.call_graphs (or "unknown"). */
+static void list_methods(json_t *perf, char *out, size_t cap)
+{
+	json_t *m = json_object_get(perf, "call_graphs"), *v;
+	size_t i, len = 0;
+
+	snprintf(out, cap, "unknown");
+	json_array_foreach(m, i, v)
+		if (json_is_string(v) && len < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", json_string_value(v));
+}
+
+/* A call_graph or counting the device cannot do is refused here, before
+ * anything is sent, naming what it can. */
+static enum pl_err check_mode(const char *device, json_t *dev, json_t *args, struct pl_error *err)
+{
+	json_t *perf = json_object_get(json_object_get(dev, "capabilities"), "perf");
+	json_t *methods = json_object_get(perf, "call_graphs"), *v;
+	const char *cg = json_string_value(json_object_get(args, "call_graph"));
+	bool counting = json_is_true(json_object_get(args, "counting"));
+	const char *source = json_string_value(json_object_get(perf, "source"));
+	char can[64], hint[200];
+	size_t i;
+
+	list_methods(perf, can, sizeof(can));
+	if (counting && !json_is_true(json_object_get(perf, "counting"))) {
+		snprintf(hint, sizeof(hint), "start_capture without counting: the device samples (call graphs: %s)", can);
+		return pl_fail(err, PL_ERR_UNSUPPORTED, hint, "device '%s' cannot count without sampling (%s)",
+			       device, source ? source : "it reported no perf capabilities");
+	}
+	if (counting && cg)
+		return pl_fail(err, PL_ERR_USAGE, "pass counting or call_graph, not both",
+			       "counting takes no samples, so no call graph");
+	if (!counting && json_is_false(json_object_get(perf, "sampling")))
+		return pl_fail(err, PL_ERR_UNSUPPORTED, json_is_true(json_object_get(perf, "counting"))
+			       ? "pass counting=true (perf stat only), or fix sampling on the device (its sampling_error)"
+			       : "fix perf on the device (its capabilities.perf)",
+			       "device '%s' cannot sample: perf_event_open of cpu-clock failed there (%s)", device,
+			       json_string_value(json_object_get(perf, "sampling_error"))
+			       ? json_string_value(json_object_get(perf, "sampling_error")) : "no reason given");
+	if (!cg || !json_is_array(methods))
+		return PL_OK;
+	json_array_foreach(methods, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), cg) == 0)
+			return PL_OK;
+	snprintf(hint, sizeof(hint), "pass call_graph as one of: %s%s", can,
+		 json_is_true(json_object_get(perf, "counting")) ? "; or counting=true" : "");
+	return pl_fail(err, PL_ERR_UNSUPPORTED, hint, "device '%s' cannot record call_graph %s (%s)", device, cg,
+		       source ? source : "its capabilities");
+}
 
 enum pl_err tool_start_capture(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			       struct pl_error *err)
@@ -29,6 +83,10 @@ enum pl_err tool_start_capture(const struct tool_ctx *ctx, json_t *args, json_t 
 		json_decref(dev);
 		return rc;
 	}
+	if ((rc = check_mode(device, dev, args, err))) {
+		json_decref(dev);
+		return rc;
+	}
 	json_decref(dev);
 	req = json_pack("{s:O,s:I,s:O,s:O,s:O}", "pid", json_object_get(args, "pid"), "frequency", freq,
 			"duration", json_object_get(args, "interval_seconds"),
@@ -36,6 +94,10 @@ enum pl_err tool_start_capture(const struct tool_ctx *ctx, json_t *args, json_t 
 			"pid_authorization", json_object_get(args, "pid_authorization"));
 	if (events)
 		json_object_set(req, "events", events);
+	if (json_object_get(args, "call_graph"))
+		json_object_set(req, "call_graph", json_object_get(args, "call_graph"));
+	if (json_is_true(json_object_get(args, "counting")))
+		json_object_set_new(req, "counting", json_true());
 	if (json_object_get(args, "duration_seconds"))
 		json_object_set(req, "auto_stop_seconds", json_object_get(args, "duration_seconds"));
 	if ((rc = dev_request(ctx, "start", device, req, 50000, &answer, err)))

@@ -91,6 +91,7 @@ struct device {
 	char reason[256];
 	bool authed, legacy, maps, counters;
 	json_t *hello, *capabilities, *capture, *status_counters;
+	json_t *perf_caps;       /* our agent's status.perf_caps (known at pairing), or NULL */
 	json_t *write_errors;    /* devices/ID.json writes that failed (coll_note_write_error) */
 	struct spool spool;
 	bool have_spool;
@@ -204,6 +205,7 @@ static void dev_free(struct device *d)
 {
 	json_decref(d->hello);
 	json_decref(d->capabilities);
+	json_decref(d->perf_caps);
 	json_decref(d->capture);
 	json_decref(d->status_counters);
 	json_decref(d->write_errors);
@@ -267,6 +269,43 @@ static json_t *write_errors_json(struct device *d)
 	return all;
 }
 
+/* What perf can do on the device, before any capture (new): our agent
+ * says it in its status at pairing (perf_caps); of a seed agent only its
+ * hello's paranoid level is known until its probe (the first start or
+ * reprobe) names the events and the call graph it picked, and its
+ * protocol has neither a call_graph choice nor a counting mode. */
+static json_t *perf_caps_json(struct device *d)
+{
+	json_t *probe = d->capabilities, *rec = json_object_get(probe, "record_events"), *v, *j;
+	const char *cg = json_string_value(json_object_get(probe, "callgraph_method"));
+	size_t i;
+
+	if (d->perf_caps) {
+		j = json_deep_copy(d->perf_caps);
+		json_object_set_new(j, "source", json_string("the agent, at pairing"));
+		return j;
+	}
+	j = json_pack("{s:O,s:b,s:s}", "perf_event_paranoid",
+		      json_object_get(json_object_get(d->hello, "platform"), "perf_event_paranoid")
+		      ? json_object_get(json_object_get(d->hello, "platform"), "perf_event_paranoid") : json_null(),
+		      "counting", 0, "source",
+		      probe ? "a seed agent's probe: it picks the call graph itself and has no counting mode"
+			    : "a seed agent's hello: the rest is known after its probe (the first start_capture)");
+	if (!json_is_array(rec)) {
+		json_object_set_new(j, "pmu", json_null());
+		json_object_set_new(j, "call_graphs", json_null());
+		return j;
+	}
+	bool pmu = false;
+	json_array_foreach(rec, i, v) {
+		const char *e = json_string_value(v);
+		pmu |= e && strcmp(e, "cpu-clock") && strcmp(e, "task-clock");
+	}
+	json_object_set_new(j, "pmu", json_boolean(pmu));
+	json_object_set_new(j, "call_graphs", json_pack("[s]", cg && cg[0] ? cg : "none"));
+	return j;
+}
+
 /* The device's state as list_devices shows it (under dev->lock). */
 static json_t *dev_json(struct device *d)
 {
@@ -296,7 +335,9 @@ static json_t *dev_json(struct device *d)
 	json_object_set_new(j, "samples", samples ? json_incref(samples) : json_null());
 	json_object_set(j, "platform", d->hello && json_object_get(d->hello, "platform")
 			? json_object_get(d->hello, "platform") : json_null());
-	json_object_set(j, "capabilities", d->capabilities ? d->capabilities : json_null());
+	json_t *caps = d->capabilities ? json_deep_copy(d->capabilities) : json_object();
+	json_object_set_new(caps, "perf", perf_caps_json(d));
+	json_object_set_new(j, "capabilities", caps);
 	json_object_set(j, "capture", d->capture ? d->capture : json_null());
 	json_object_set(j, "agent_counters", d->status_counters ? d->status_counters : json_null());
 	json_object_set_new(j, "server_pid", json_integer(getpid()));
@@ -686,6 +727,11 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 		if (strcmp(cmd, "status") == 0)
 			note_capture_end_locked(d, a);
 		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
+		json_t *pc = json_object_get(a, "perf_caps");
+		if (strcmp(cmd, "status") == 0 && json_is_object(pc)) {
+			json_decref(d->perf_caps);
+			d->perf_caps = json_deep_copy(pc);
+		}
 		if (json_is_object(caps)) {
 			json_decref(d->capabilities);
 			d->capabilities = json_deep_copy(caps);
@@ -758,9 +804,13 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 		d->frames_dropped++;
 		snprintf(d->last_drop, sizeof(d->last_drop), "a metrics frame that is not an object with a type");
 	} else {
+		/* A frame that opens the session (after a stop closed the last)
+		 * republishes at once: get_device_metrics(device) reads the
+		 * session from devices/ID.json, which must not name the old one. */
+		bool opened = !d->have_spool;
 		ensure_spool_locked(d);
 		json_object_set_new(j, "recv_ts", json_real((double)time(NULL)));
-		if (spool_metrics(&d->spool, j))
+		if (spool_metrics(&d->spool, j) || opened)
 			dev_publish_locked(d);
 		d->metrics++;
 	}
@@ -1411,6 +1461,24 @@ static json_t *stop_refused_hint(struct device *d)
 }
 
 /* The device's answer as the tool's: {ok, answer, device}. */
+
+/* A call_graph the agent did not use (a seed agent ignores the argument
+ * and takes its probe's method): said in the answer, not hidden. */
+static void note_call_graph(json_t *args, json_t *answer)
+{
+	const char *want = json_string_value(json_object_get(args, "call_graph"));
+	const char *got = json_string_value(json_object_get(answer, "callgraph"));
+	char note[200];
+
+	if (!want || !got)
+		return;
+	if (strcmp(want, got) == 0 || (strcmp(want, "none") == 0 && !got[0]))
+		return;
+	snprintf(note, sizeof(note), "call_graph %s was asked; the agent records with %s (a seed agent "
+		 "takes its probe's method: its protocol has no call_graph)", want, got[0] ? got : "none");
+	json_object_set_new(answer, "call_graph_note", json_string(note));
+}
+
 static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 {
 	json_t *args = json_object_get(req, "args");
@@ -1461,6 +1529,8 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
 	json_object_del(args, "auto_stop_seconds");
 	a = device_command(d, cmd, args, timeout_ms, why, sizeof(why));
+	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok")))
+		note_call_graph(args, a);
 	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
 		/* duration_seconds echoed in the answer and the session. */
 		pthread_mutex_lock(&d->lock);

@@ -649,6 +649,52 @@ async function metricFrames(session, type) {
   return frames;
 }
 
+// The newest analysis whose inputs are the session's chunks (list_artifacts
+// filtered by the session folder; up to 500 analyses), or null.
+async function sessionAnalysis(session) {
+  let best = null, cursor = null;
+  for (let i = 0; i < 5; i++) {
+    const r = await call("list_artifacts", {kind: "analysis", filter: `/sessions/${session}/chunk_`, limit: 100,
+      ...(cursor ? {cursor} : {})});
+    for (const a of r.artifacts) {
+      const m = (a.analysis || {}).modified || "";
+      if (!best || m > best.m || (m === best.m && a.path > best.a.path)) best = {a, m};
+    }
+    cursor = r.page.next_cursor;
+    if (!cursor) break;
+  }
+  return best && best.a;
+}
+
+// The session's profile: its newest analysis's hotspots, and how many of
+// the session's chunks it read.  The viewer writes nothing, so it
+// analyzes nothing itself: a new analysis (an agent's analyze_profile)
+// shows here without a reload, as chunks do above.
+async function liveProfile(session, cur) {
+  const a = await sessionAnalysis(session);
+  const box = el("section", {id: "live-profile"}, el("h2", {}, "Profile"));
+  const uri = cur ? cur.uri : `perflens://artifacts/sessions/${session}`;
+  if (!a) {
+    box.append(el("p", {class: "note", id: "live-profile-none"},
+      `No analysis of this session yet: an agent runs analyze_profile(path="${uri}"), and its hotspots show here.`));
+    return box;
+  }
+  const id = a.path.replace(/^analyses\//, "").replace(/\.json$/, "");
+  const read = (a.analysis.inputs || []).length, have = cur ? cur.chunks : read;
+  const hs = await call("list_hotspots", {analysis_id: id, limit: 10});
+  box.append(el("p", {id: "live-profile-of", "data-analysis": id, "data-chunks-read": String(read)},
+      "Analysis ", link(id, {a: id}), ` of ${fmt(read)} of the session's ${fmt(have)} chunks, written ` +
+      `${(a.analysis.modified || "").replace("T", " ").replace("Z", " UTC")}` +
+      (read < have ? ` (${fmt(have - read)} chunks since: analyze_profile again to see them)` : ""),
+      " \u2014 ", link("flame graph", {a: id, tab: "flame"})),
+    el("table", {id: "live-hotspots"},
+      el("thead", {}, el("tr", {}, ["#", "function", "self %", "inclusive %"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, (hs.hotspots || []).map(h => el("tr", {"data-symbol": h.symbol},
+        el("td", {class: "num"}, String(h.rank)), el("td", {class: "sym"}, h.short_name || h.symbol),
+        el("td", {class: "num"}, fmt(h.self.percent, 1)), el("td", {class: "num"}, fmt(h.inclusive.percent, 1)))))));
+  return box;
+}
+
 async function livePage(page) {
   page.append(el("h1", {}, "Live devices"));
   let devices = null, sessions;
@@ -658,11 +704,15 @@ async function livePage(page) {
     page.append(el("p", {class: "note"}, `Devices: ${e.message}`));
   }
   if (devices) {
+    // The session's own chunks beside it, as the session table counts
+    // them; the link's totals since the device connected apart, named so
+    // (they span every capture of the connection).
     page.append(el("table", {id: "devices"},
-      el("thead", {}, el("tr", {}, ["device", "state", "session", "chunks", "samples"].map(h => el("th", {scope: "col"}, h)))),
-      el("tbody", {}, (devices.devices || []).map(d => el("tr", {},
+      el("thead", {}, el("tr", {}, ["device", "state", "session", "its chunks", "chunks since linked", "samples sent since linked"].map(h => el("th", {scope: "col"}, h)))),
+      el("tbody", {}, (devices.devices || []).map(d => el("tr", {"data-session": d.session ?? "", "data-session-chunks": d.session ? String(d.session_chunks ?? 0) : ""},
         el("td", {class: "sym"}, String(d.device ?? d.id ?? "-")), el("td", {}, String(d.state ?? "-")),
-        el("td", {class: "sym"}, String(d.session ?? "-")), el("td", {class: "num"}, fmt(d.chunks)),
+        el("td", {class: "sym"}, d.session ? link(d.session, {view: "live", s: d.session}) : "-"),
+        el("td", {class: "num"}, d.session ? fmt(d.session_chunks) : "-"), el("td", {class: "num"}, fmt(d.chunks)),
         el("td", {class: "num"}, fmt(d.samples)))))));
     if (!(devices.devices || []).length) page.append(el("p", {class: "note"}, "No device is linked to this server now."));
   }
@@ -675,7 +725,7 @@ async function livePage(page) {
   const chosen = state.s || (sessions.sessions.find(x => x.live) || sessions.sessions[0] || {}).session;
   page.append(el("h2", {}, "Sessions"), el("table", {id: "sessions"},
     el("thead", {}, el("tr", {}, ["session", "device", "live", "chunks", "text bytes", "started", "last chunk"].map(h => el("th", {scope: "col"}, h)))),
-    el("tbody", {}, sessions.sessions.map(x => el("tr", {"data-session": x.session, class: x.session === chosen ? "chosen" : ""},
+    el("tbody", {}, sessions.sessions.map(x => el("tr", {"data-session": x.session, "data-chunks": String(x.chunks ?? 0), class: x.session === chosen ? "chosen" : ""},
       el("td", {class: "sym"}, link(x.session, {view: "live", s: x.session})), el("td", {}, String(x.device ?? "-")),
       el("td", {}, x.live ? "live" : "finished"), el("td", {class: "num"}, fmt(x.chunks)), el("td", {class: "num"}, fmt(x.text_bytes)),
       el("td", {}, String(x.started ?? "-")), el("td", {}, String(x.last_chunk_time ?? "-")))))));
@@ -697,7 +747,7 @@ async function livePage(page) {
       sparkline(pick(sys, x => x.load.avg_1m), "load (1 min)", ""),
       sparkline(pick(proc, x => x.cpu_pct), "process CPU", "%"),
       sparkline(pick(proc, x => x.rss_kb), "process RSS", "KiB")),
-    el("p", {class: "note"}, `To look at its profile, an agent runs analyze_profile(path="${cur ? cur.uri : ""}"); the viewer writes nothing.`));
+    await liveProfile(chosen, cur));
   // Long polling: the session's folder changes as chunks and metrics arrive.
   watch({session: chosen, timeout: 25}, () => render());
 }

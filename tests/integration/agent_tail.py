@@ -12,7 +12,9 @@ With fake_agent.py (its own zstd and sample count):
   (past the 2 s grace): the link waits for it, the session holds every
   sample the agent counted, no gap, and the data quality names no loss;
   then the metrics-only session that waits for the next capture is named
-  by no result (session null, last_session the finished one);
+  by no result (session null, last_session the finished one), while
+  get_device_metrics(device) reads it (the frame that opened it
+  republished the device's state), not the finished one;
 - one that counts its last chunk sent and loses it: a gap with the chunk,
   and the analysis names the samples missing against the agent's count;
 - a crafted session (a chunk with no sample but 6.4 s of task-clock, and
@@ -105,6 +107,12 @@ def capture(s, dev, seconds, interval=1, freq=99, **extra):
     return sc(r)
 
 
+def live_session(sid):
+    """A session folder of the server whose metadata says live."""
+    meta = os.path.join(ART, "sessions", sid or "none", "metadata.json")
+    return os.path.exists(meta) and json.load(open(meta)).get("live") is True
+
+
 def analyze(s, session):
     r = s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % session}, timeout=90)
     return sc(r), sum(e["samples"] for e in sc(r).get("events", []))
@@ -174,6 +182,21 @@ try:
           dd.get("session") is None and dd.get("last_session") == stop.get("session") and
           any(x.endswith(stop.get("session") or "-") for x in paths) and
           not [x for x in paths if x.rsplit("/", 1)[-1] in waiting], (dd, paths, waiting))
+    # The metrics frame that opened the waiting session republished the
+    # device's state: get_device_metrics(device) reads that session (the
+    # frames arriving now), not the finished one, and not "no session".
+    stop_ts = max((f.get("recv_ts", 0) for f in sc(s.call("get_device_metrics", {
+        "session": stop.get("session"), "type": "system", "limit": 200})).get("frames", [])), default=0)
+    gm = s.call("get_device_metrics", {"device": dev, "type": "system", "limit": 200})
+    gmr = sc(gm) or {}
+    # (recv_ts is whole seconds: the first frame may share the second of
+    # the finished session's last)
+    fresh = [f for f in gmr.get("frames", []) if f.get("recv_ts", 0) >= stop_ts]
+    check("after the stop, get_device_metrics(device) reads the session the metrics now wait in (%s, live %s, "
+          "%d frames, none older than the finished one's last), not the finished %s"
+          % (gmr.get("session"), gmr.get("live"), len(fresh), stop.get("session")),
+          gmr.get("session") != stop.get("session") and live_session(gmr.get("session")) and
+          gmr.get("live") is True and fresh and len(fresh) == len(gmr.get("frames", [])), result_text(gm)[:400])
     p.kill()
     p.wait()
 

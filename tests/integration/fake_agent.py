@@ -56,6 +56,7 @@ class Agent:
         self.counters = dict(chunks_sent=0, samples_sent=0, raw_bytes=0, wire_bytes=0,
                              chunks_refused=0, chunks_lost=0)
         self.nonce = os.urandom(16).hex()
+        self.probed = False
         self.features = []
         self.chunk_lock = threading.Lock()
         self.last_chunk_t = time.monotonic()
@@ -205,19 +206,24 @@ class Agent:
                     "pipe_mode": True}
             state = "profiling" if self.profiling.is_set() else "idle"
             if self.a.mode == "legacy":
-                # The seed's status: no counters (extension 3), no max rate.
+                # The seed's status: no counters (extension 3), no max rate;
+                # capabilities only after its probe (the first start).
+                if self.a.unprobed and not self.probed:
+                    caps = None
                 self.answer(rid, ok=True, state=state, pid=-1, frequency=99, duration=8,
-                            agent_version="0.12.0", capabilities=caps,
+                            agent_version="0.12.0", **({"capabilities": caps} if caps else {}),
                             platform={"arch": "x86_64", "kernel": "fake", "perf_version": "perf version fake",
                                       "perf_event_paranoid": 2})
             else:
+                extra = {"perf_caps": json.loads(self.a.perf_caps)} if self.a.perf_caps else {}
                 self.answer(rid, ok=True, state=state, counters=self.counters, max_sample_rate=1000,
-                            capabilities=caps)
+                            capabilities=caps, **extra)
         elif name == "start":
             if self.profiling.is_set():
                 self.answer(rid, ok=False, error="already profiling")
                 return
             emit(event="start", args=args)
+            self.probed = True
             self.last_chunk_t = time.monotonic()
             self.profiling.set()
             self.answer(rid, ok=True, pid=args.get("pid", -1), frequency=args.get("frequency", 99),
@@ -335,6 +341,8 @@ def main():
     p.add_argument("--metrics-interval", type=float, default=0.5)
     p.add_argument("--metrics-early", action="store_true")
     p.add_argument("--maps", action="store_true")
+    p.add_argument("--perf-caps", help="status's perf_caps (JSON), as our agent measures it")
+    p.add_argument("--unprobed", action="store_true", help="legacy: status has no capabilities until a start")
     p.add_argument("--garbage", action="store_true")
     p.add_argument("--huge-header", action="store_true")
     p.add_argument("--stop-reading", action="store_true")

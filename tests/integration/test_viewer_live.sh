@@ -5,7 +5,8 @@
 # link's request files), and Chromium (viewer_live.mjs) on the live page
 # of that session, which must grow (chunks, bytes, metrics frames) without
 # a reload and agree with list_sessions and get_device_metrics read in the
-# page.  Skips, saying why, without the agent, root and perf, Node with
+# page, and an analysis of the session made meanwhile must show its
+# hotspots there.  Skips, saying why, without the agent, root and perf, Node with
 # puppeteer-core, or Chromium.
 # run.sh: slow
 . tests/integration/lib.sh
@@ -78,7 +79,9 @@ session=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]
 [ -n "$session" ] && ok "$name: start_capture through the CLI starts a session ($session)" ||
 	{ notok "$name: start_capture: $(oneline "$WORK/start.json") $(oneline "$WORK/start.err")"; exit 0; }
 cat > "$WORK/cfg.json" <<JSON
-{"base": "$base", "login": "$login", "chromium": "/usr/bin/chromium", "out": "$out", "session": "$session"}
+{"base": "$base", "login": "$login", "chromium": "/usr/bin/chromium", "out": "$out", "session": "$session",
+ "analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input",
+             "perflens://artifacts/sessions/$session"]}
 JSON
 HOME="$WORK" timeout 240 "$node" "$here/viewer_live.mjs" "$WORK/cfg.json" 2>"$WORK/browser.err"
 rc=$?

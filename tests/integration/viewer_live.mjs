@@ -2,13 +2,19 @@
 // (puppeteer-core) while a real device agent streams into the session
 // test_viewer_live.sh started: the page's counts and sparklines must grow
 // without a reload (long polling), and equal list_sessions and
-// get_device_metrics read through the same API at the same moment.
+// get_device_metrics read through the same API at the same moment; the
+// device table's chunks of the session agree with the session table's;
+// an analysis of the session made while the page is open shows there.
 //
-//   node viewer_live.mjs CONFIG.json    CONFIG: {base, login, chromium, out, session}
+//   node viewer_live.mjs CONFIG.json    CONFIG: {base, login, chromium, out, session, analyze}
+//
+// analyze: the command (argv) that analyzes the session, run mid-way: the
+// page's profile section must then show that analysis's hotspots.
 //
 // Prints "ok - ..." / "not ok - ..." lines and saves two screenshots.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,6 +80,41 @@ try {
   check(shown.system > 0 && shown.system <= tools.system && shown.system >= tools.system - 2,
     `the system metrics shown follow get_device_metrics (page ${shown.system}, tool ${tools.system} frames)`,
     JSON.stringify(tools));
+  // The device row names the session and its chunks as the session
+  // table counts them (both read for the same render; a chunk may land
+  // between the two reads).
+  const rows = await page.evaluate(s => ({
+    device: document.querySelector(`#devices tr[data-session="${s}"]`)?.dataset.sessionChunks,
+    session: document.querySelector(`#sessions tr[data-session="${s}"]`)?.dataset.chunks,
+  }), cfg.session);
+  check(rows.device !== undefined && rows.session !== undefined &&
+        Math.abs(Number(rows.device) - Number(rows.session)) <= 1,
+    `the device row's chunks of the session agree with the session table's (${rows.device} and ${rows.session})`,
+    JSON.stringify(rows));
+  // The profile: none until an analysis of the session exists; then,
+  // without a reload, its hotspots as list_hotspots gives them.
+  const none = await page.$('#live-profile-none');
+  check(none !== null, 'before any analysis of the session the page says how to make one');
+  execFileSync(cfg.analyze[0], cfg.analyze.slice(1), {stdio: ['ignore', 'ignore', 'inherit']});
+  let prof = null;
+  try {
+    await page.waitForSelector('#live-profile-of', {timeout: 30000});
+    prof = await page.evaluate(async () => {
+      const of = document.querySelector('#live-profile-of');
+      const id = of.dataset.analysis;
+      const shown = [...document.querySelectorAll('#live-hotspots tbody tr')].map(r => r.dataset.symbol);
+      const r = await (await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({tool: 'list_hotspots', arguments: {analysis_id: id, limit: 10}})})).json();
+      return {id, read: Number(of.dataset.chunksRead), shown, tool: r.result.hotspots.map(h => h.symbol)};
+    });
+  } catch (e) {
+    prof = {error: String(e)};
+  }
+  check(prof && prof.id && prof.shown.length > 0 && JSON.stringify(prof.shown) === JSON.stringify(prof.tool) &&
+        prof.read >= 1,
+    `an analysis of the session shows without a reload: its hotspots as list_hotspots gives them (${prof && prof.shown ? prof.shown.slice(0, 3).join(', ') : '-'}; ${prof && prof.read} chunks read)`,
+    JSON.stringify(prof));
+  await shot(page, '03-live-profile');
   const sparks = await page.$$eval('#sparks figure', f => Object.fromEntries(f.map(x => [x.dataset.metric, Number(x.dataset.points)])));
   check(sparks.CPU > 0 && sparks['process RSS'] > 0, `the health sparklines draw the device's frames (${JSON.stringify(sparks)})`);
 } finally {
