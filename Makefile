@@ -91,7 +91,7 @@ export: base profile
 evidence: base profile symbols store export
 collectors: base profile
 agent: collectors/health.h collectors/procfs.h
-collectors/agentlink: base collectors/collect.h
+collectors/agentlink: base collectors/collect.h collectors/fleet/store.h
 collectors/fleet: base profile
 sandbox: base
 tools: base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h

@@ -21,12 +21,14 @@
 #include "collectors/fleet/rows.h"
 #include "profile/parse.h"
 #include "base/fsatomic.h"
+#include "collectors/fleet/fleetcfg.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SESSIONS 4096
 #define MAX_CHUNKS_SEEN 100000
@@ -323,6 +325,64 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 	return e;
 }
 
+/* ----------------------------------------------------------- the bound
+ *
+ * Chunks wait in the session spool while the store is away.  The spool
+ * is bounded (--fleet-spool-max-mb): after each publish, the bytes of the
+ * chunks not yet in the store are summed, and past the bound the file
+ * FLEET_FULL_FILE says so; the agent link then writes no new chunk and
+ * records a gap naming the reason instead (spool.c), until a publish
+ * brings the backlog back under the bound and removes the file. */
+
+/* The bytes of the chunks above each session's mark. */
+static uint64_t backlog_bytes(const struct tool_ctx *ctx, char **sessions, size_t n)
+{
+	uint64_t total = 0;
+	char dir[4400], path[4700];
+
+	for (size_t i = 0; i < n; i++) {
+		long through = published_through(ctx, sessions[i]);
+		size_t nc;
+		char **chunks;
+		snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, sessions[i]);
+		chunks = names_in(dir, is_chunk, MAX_CHUNKS_SEEN, &nc);
+		for (size_t c = 0; c < nc; c++) {
+			struct stat sb;
+			snprintf(path, sizeof(path), "%s/%s", dir, chunks[c]);
+			if (chunk_index(chunks[c]) > through && stat(path, &sb) == 0)
+				total += (uint64_t)sb.st_size;
+		}
+		free_names(chunks, nc);
+	}
+	return total;
+}
+
+/* Say, or stop saying, that the spool is full; the backlog in *bytes. */
+static void mark_fullness(const struct tool_ctx *ctx, uint64_t *bytes, struct pl_error *err_unused)
+{
+	char dir[4200], path[4300], text[300];
+	char **sessions;
+	size_t n;
+	struct pl_error err;
+
+	(void)err_unused;
+	snprintf(dir, sizeof(dir), "%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR);
+	sessions = names_in(dir, is_session, MAX_SESSIONS, &n);
+	*bytes = backlog_bytes(ctx, sessions, n);
+	free_names(sessions, n);
+	snprintf(path, sizeof(path), "%s/%s", ctx->artifact_root, FLEET_FULL_FILE);
+	if (!ctx->fleet.max_pending_bytes || *bytes <= ctx->fleet.max_pending_bytes) {
+		unlink(path);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/fleet", ctx->artifact_root);
+	snprintf(text, sizeof(text), "the fleet spool is full: %llu MB of chunks wait for the fleet store "
+		 "(--fleet-spool-max-mb %llu)", (unsigned long long)(*bytes >> 20),
+		 (unsigned long long)(ctx->fleet.max_pending_bytes >> 20));
+	if (pl_make_dirs(dir, &err) == PL_OK)
+		pl_write_file_atomic(path, text, strlen(text), &err);
+}
+
 static json_t *operator_labels(const struct tool_ctx *ctx)
 {
 	json_t *labels = json_array();
@@ -340,9 +400,15 @@ enum pl_err tool_fleet_publish(const struct tool_ctx *ctx, json_t *args, json_t 
 	char dir[4200];
 	char **sessions;
 	size_t n;
+	uint64_t backlog;
 	enum pl_err e;
 
-	if ((e = tool_require_writes(ctx, err)) || (e = fleet_ready(ctx, err))) {
+	if ((e = tool_require_writes(ctx, err)))  {
+		json_decref(pb.labels_base);
+		return e;
+	}
+	if ((e = fleet_ready(ctx, err))) {
+		mark_fullness(ctx, &backlog, err);  /* the store away: the backlog grows */
 		json_decref(pb.labels_base);
 		return e;
 	}
@@ -356,10 +422,12 @@ enum pl_err tool_fleet_publish(const struct tool_ctx *ctx, json_t *args, json_t 
 	json_decref(pb.labels_base);
 	fleet_rows_release(&pb.batch);
 	free(pb.marks);
+	mark_fullness(ctx, &backlog, err);
 	if (e)
 		return e;
-	*result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "published_chunks", (json_int_t)pb.published,
+	*result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "published_chunks", (json_int_t)pb.published,
 			    "published_samples", (json_int_t)pb.samples, "pending_chunks", (json_int_t)pb.pending,
+			    "pending_bytes", (json_int_t)backlog,
 			    "sessions", (json_int_t)pb.sessions, "skipped_chunks", (json_int_t)pb.skipped,
 			    "first_skipped", pb.skipped ? json_string(pb.skip_reason) : json_null(),
 			    "next_steps", json_array());

@@ -33,6 +33,7 @@
 
 #include "base/fsatomic.h"
 #include "base/version.h"
+#include "collectors/fleet/store.h"
 
 void spool_now_iso(char *out, size_t cap)
 {
@@ -212,13 +213,41 @@ void spool_write_metadata(struct spool *s)
 	json_decref(m);
 }
 
+/* Is the fleet spool full (the fleet store's publisher says so in
+ * FLEET_FULL_FILE under the artifact root, collectors/fleet/store.h)?
+ * Its sentence into why. */
+static bool fleet_full(char *why, size_t cap)
+{
+	char path[4300];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", spool_root, FLEET_FULL_FILE);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, why, cap - 1);
+	close(fd);
+	why[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(why, cap, "the fleet spool is full");
+	return true;
+}
+
 bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
 		 char *why, size_t why_cap)
 {
-	char name[64], path[4300];
-	unsigned index = s->next_chunk++;
+	char name[64], path[4300], full[300];
+	unsigned index;
 	int e;
 
+	if (fleet_full(full, sizeof(full))) {
+		/* Not written: the chunks already waiting for the fleet store
+		 * keep their place; this one is a gap that says why. */
+		snprintf(why, why_cap, "%s", full);
+		spool_gap(s, full);
+		return false;
+	}
+	index = s->next_chunk++;
 	snprintf(name, sizeof(name), "chunk_%05u.%s", index, zstd ? "zst" : "txt");
 	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	e = make_dir(s) ? coll_write_file_atomic(path, p, n, 0644, true) : (errno ? errno : EIO);

@@ -81,6 +81,19 @@ static enum pl_err set_interval(void *target, const struct pl_option *o, const c
 	return PL_OK;
 }
 
+static enum pl_err set_spool_max(void *target, const struct pl_option *o, const char *v,
+				 struct pl_error *err)
+{
+	uint64_t mb;
+
+	if (!pl_parse_u64(v, strlen(v), &mb) || mb > (1u << 24))
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --fleet-spool-max-mb 1024",
+			       "--%s takes 0 (the disk's bound) to 16777216 MB; got '%.40s'", o->name, v);
+	((struct fleet_cfg *)target)->max_pending_bytes = mb << 20;
+	((struct fleet_cfg *)target)->spool_max_set = true;
+	return PL_OK;
+}
+
 const struct pl_option fleet_options[] = {
 	{"fleet-store", "URL", "write device chunks to and read fleet tools from ClickHouse at "
 	 "http(s)://HOST:PORT/DATABASE", set_url},
@@ -90,6 +103,8 @@ const struct pl_option fleet_options[] = {
 	{"fleet-label", "KEY=VALUE", "a label on every chunk this server ingests (repeatable)", set_label},
 	{"fleet-publish-interval-ms", "MS", "publish device chunks this often (default 2000; 0: only "
 	 "when fleet_publish is called)", set_interval},
+	{"fleet-spool-max-mb", "MB", "chunks waiting for the store past this stop new ones, said as gaps "
+	 "(default 1024; 0: the disk's bound)", set_spool_max},
 	{"fleet-server-name", "NAME", "this ingest server's name in the store (default: the hostname)",
 	 set_server_name},
 	{NULL},
@@ -103,6 +118,8 @@ enum pl_err fleet_cfg_finish(struct fleet_cfg *cfg, struct pl_error *err)
 		return PL_OK;
 	if (!cfg->publish_set)
 		cfg->publish_ms = 2000;
+	if (!cfg->spool_max_set)
+		cfg->max_pending_bytes = 1024ull << 20;
 	if (credentials_path) {
 		if ((e = fleet_read_credentials(credentials_path, user_buf, password_buf, err)))
 			return e;

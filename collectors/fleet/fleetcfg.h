@@ -8,6 +8,8 @@
  *   --fleet-label KEY=VALUE    a label on every chunk this server ingests
  *   --fleet-publish-interval-ms MS  how often perflens-mcp publishes
  *                              (default 2000; 0: only when asked)
+ *   --fleet-spool-max-mb MB   chunks waiting for the store past this stop
+ *                              new ones, said as gaps (default 1024)
  *   --fleet-server-name NAME   this ingest server's name (default: hostname)
  */
 #ifndef PL_FLEET_FLEETCFG_H

@@ -25,6 +25,9 @@
 
 #define FLEET_MAX_LABELS 32
 #define FLEET_MAX_ANSWER (64u << 20)   /* bytes of one answer kept */
+/* Under the artifact root: present while the chunks waiting for the store
+ * pass --fleet-spool-max-mb; it holds the sentence the link's gaps give. */
+#define FLEET_FULL_FILE "fleet/FULL"
 
 struct fleet_cfg {
 	const char *url;          /* NULL: no fleet store */
@@ -38,6 +41,9 @@ struct fleet_cfg {
 	uint32_t publish_ms;      /* perflens-mcp publishes chunks this often
 				   * (--fleet-publish-interval-ms; 0: never) */
 	bool publish_set;         /* the flag was given */
+	uint64_t max_pending_bytes; /* --fleet-spool-max-mb: chunks not yet in the
+				     * store past this stop new ones (0: the disk's bound) */
+	bool spool_max_set;
 };
 
 /* Split the URL into the endpoint (scheme, host, port) and the database:

@@ -364,6 +364,45 @@ try:
           "chunks (%s samples) with no call" % (res,), res is not None, [l for l in s2.stderr().splitlines() if "fleet" in l][-4:])
     s2.close()
 
+    # the spool's bound: a store without PerfLens's tables yet (fleet_init
+    # not run: every publish fails), 1 MB of spool; an agent sends 55 KB
+    # chunks every 0.2 s: past 1 MB new chunks are gaps that say why
+    art3 = os.path.join(WORK, "art3")
+    s3 = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art3, "--allow-writes", "--agent-listen",
+                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                "--fleet-store", "http://127.0.0.1:%d/fleet_full" % http, "--fleet-publish-interval-ms", "200",
+                "--fleet-spool-max-mb", "1"], "fleet-full")
+    s3.initialize()
+    port3 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s3.stderr().splitlines()
+                                if "agent link: listening on" in l), None), 10)
+    fake(port3, "full", "--chunk", CHUNK, "--interval", "0.2")
+    d4 = (devices_connected(s3, 1) or [{}])[0].get("device", "none")
+    s3.call("start_capture", {"device": d4, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                              "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(7)
+    s3.call("stop_capture", {"device": d4}, timeout=60)
+    spooled = sum(os.path.getsize(c) for c in glob.glob(os.path.join(art3, "sessions", "*", "chunk_*")))
+    gaps = [g for meta in glob.glob(os.path.join(art3, "sessions", "*", "metadata.json"))
+            for g in json.load(open(meta)).get("gaps", []) if "fleet spool is full" in g.get("reason", "")]
+    check("the spool's bound: with the store away, chunks stop at about 1 MB (%d KB spooled) and each one "
+          "past it is a gap that says why (%d gaps: %s)" % (spooled >> 10, len(gaps),
+          (gaps[0].get("reason") if gaps else "-")), gaps and spooled <= (1 << 20) + 4 * 60000 and
+          "--fleet-spool-max-mb 1" in gaps[0]["reason"], (spooled, gaps[:2]))
+    r = sc(s3.call("fleet_init", {}))
+    drained = until(lambda: not os.path.exists(os.path.join(art3, "fleet", "FULL")) and
+                    sc(s3.call("fleet_publish", {})).get("pending_chunks") == 0, 20, 0.5)
+    s3.call("start_capture", {"device": d4, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                              "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    time.sleep(1.5)
+    st3 = sc(s3.call("stop_capture", {"device": d4}, timeout=60))
+    mp = os.path.join(art3, "sessions", st3.get("session") or "none", "metadata.json")
+    m = json.load(open(mp)) if os.path.exists(mp) else {}
+    check("once the store takes the backlog the spool is not full and new chunks are written (%s chunks, "
+          "%d full gaps in the new session)" % (m.get("chunks"), sum(1 for g in m.get("gaps", [])
+          if "full" in g.get("reason", ""))), drained and m.get("chunks", 0) > 0 and
+          not any("full" in g.get("reason", "") for g in m.get("gaps", [])), (drained, st3, m))
+    s3.close()
+
     # two shards, a Distributed table over them, two ingest servers with
     # their own agents: either server's fleet tools see every device
     ports = [(free_port(), free_port()) for _ in range(2)]
