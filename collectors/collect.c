@@ -95,6 +95,19 @@ static const char *num(struct argv_buf *a, uint64_t x)
 	return s;
 }
 
+/* --call-graph's value for dwarf: "dwarf", or "dwarf,N" with a stack
+ * size asked. */
+static const char *dwarf_value(struct argv_buf *a, const struct pl_collect_req *r)
+{
+	char *s;
+
+	if (!r->dwarf_stack_bytes)
+		return "dwarf";
+	s = a->strs[a->nstrs < 8 ? a->nstrs++ : 7];
+	snprintf(s, 64, "dwarf,%u", r->dwarf_stack_bytes);
+	return s;
+}
+
 static void add_events(struct argv_buf *a, const struct pl_collect_req *r, const char *dflt)
 {
 	if (!r->nevents) {
@@ -139,7 +152,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 			add(a, "-g");
 		} else if (strcmp(r->call_graph, "none") != 0) {
 			add(a, "--call-graph");
-			add(a, r->call_graph);
+			add(a, strcmp(r->call_graph, "dwarf") == 0 ? dwarf_value(a, r) : r->call_graph);
 		}
 		add(a, "-N");
 		add(a, "-o");
@@ -182,7 +195,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		 * script unwinds it (a frameless caller is then not skipped). */
 		if (strcmp(r->call_graph, "dwarf") == 0) {
 			add(a, "--call-graph");
-			add(a, "dwarf");
+			add(a, dwarf_value(a, r));
 		} else {
 			add(a, "-g");
 		}

@@ -12,7 +12,9 @@
  * "offcpu-time" (the name perf record --off-cpu gives the same thing),
  * whose period is blocked time in nanoseconds (unit "ns").  There is one
  * record per (comm, pid, tid, state, stack), aggregated as perf's own
- * off-CPU recording does, with the task state as the leaf pseudo-frame
+ * off-CPU recording does (with DWARF stacks, a "# event :" line as perf
+ * script --header prints it says how many stack bytes each switch
+ * copied), with the task state as the leaf pseudo-frame
  * "[state S]" above __schedule, so a self view reads "blocked in state S"
  * and the threads keep their pid, tid and comm.  Records are sorted by
  * their text: the same recording gives the same bytes.  Nothing is lost
@@ -83,6 +85,7 @@ struct offcpu {
 	/* the collection's own unwinder (pl_collect_env's user_chain) */
 	const struct pl_collect_env *env;
 	struct pl_user_chains *chains;
+	uint32_t dwarf_stack;   /* DWARF stacks: bytes copied per switch; 0: fp */
 	struct pl_buf native;
 	uint64_t chains_perf, chains_deeper;
 };
@@ -434,6 +437,12 @@ static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct
 	for (uint32_t i = 0; i < o->keys.count; i++)
 		keys[i] = pl_strtab_get(&o->keys, i);
 	qsort(keys, o->keys.count, sizeof(*keys), cmp_str);
+	/* How the stacks were recorded, as perf script --header says it, so
+	 * the analysis knows a DWARF stack cut at the copy's end from a lost
+	 * frame pointer (pl_note_event_attr). */
+	if (o->dwarf_stack)
+		fprintf(fp, "# event : name = " OFFCPU_EVENT ", , sample_type = IP|TID|TIME|CALLCHAIN|PERIOD|RAW|"
+			"REGS_USER|STACK_USER, exclude_callchain_user = 1, sample_stack_user = %u\n", o->dwarf_stack);
 	for (uint32_t i = 0; i < o->keys.count; i++)
 		write_record(fp, keys[i], o->ns[pl_strtab_find(&o->keys, keys[i], strlen(keys[i]))]);
 	free(keys);
@@ -544,7 +553,9 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	pl_strtab_init(&o->keys);
 	pl_strtab_init(&o->ran_names);
 	o->env = env;
-	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0 && env->user_chains_open)
+	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0)
+		o->dwarf_stack = r->dwarf_stack_bytes ? r->dwarf_stack_bytes : 8192;
+	if (o->dwarf_stack && env->user_chains_open)
 		o->chains = env->user_chains_open(data, env->kallsyms);
 	rc = coll_run_perf(env, argv, r->timeout_ms, 0, false, offcpu_line, o, &res, err);
 	pl_run_result_release(&res);

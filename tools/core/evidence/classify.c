@@ -34,7 +34,8 @@ enum metric {
 	METRIC_SAMPLES,
 	METRIC_TRUNCATED,
 	METRIC_UNKNOWN_LEAF,
-	METRIC_UNKNOWN_FRAME
+	METRIC_UNKNOWN_FRAME,
+	METRIC_DWARF_TRUNCATED
 };
 
 static const char *const metric_names[] = {
@@ -42,6 +43,7 @@ static const char *const metric_names[] = {
 	[METRIC_TRUNCATED] = "truncated_stack_percent",
 	[METRIC_UNKNOWN_LEAF] = "unknown_leaf_percent",
 	[METRIC_UNKNOWN_FRAME] = "unknown_frame_percent",
+	[METRIC_DWARF_TRUNCATED] = "dwarf_truncated_stack_percent",
 };
 
 struct event_set {
@@ -209,8 +211,8 @@ static enum pl_err compile_metric(struct rule *ru, json_t *match, struct pl_erro
 		return bad_rules(err, ru->id, "a metric rule needs exactly one of below and at_least");
 	ru->below = json_is_number(below);
 	ru->threshold = json_number_value(ru->below ? below : at_least);
-	if ((ru->metric == METRIC_TRUNCATED) != (roots != NULL))
-		return bad_rules(err, ru->id, "roots belongs to truncated_stack_percent, which needs it");
+	if ((ru->metric == METRIC_TRUNCATED || ru->metric == METRIC_DWARF_TRUNCATED) != (roots != NULL))
+		return bad_rules(err, ru->id, "roots belongs to the truncated stack metrics, which need it");
 	if (roots) {
 		enum pl_err rc = compile_re(&ru->roots, roots, ru->id, err);
 		if (rc)
@@ -645,6 +647,55 @@ static struct pl_amount truncated_stacks(const struct pl_classifier *c, const st
 	return total;
 }
 
+/* A frame of user code whose module is known (not the kernel, not a
+ * pseudo-frame such as "[state D]", not a pc outside any mapping). */
+static bool user_frame(const struct pl_profile *p, uint32_t func)
+{
+	const struct pl_func *f = &p->funcs[func];
+
+	return (f->kind == PL_KIND_USER || f->kind == PL_KIND_JIT) && f->dso != PL_NOID;
+}
+
+/* DWARF stacks cut short: stacks with user frames of which none is an
+ * entry point (a whole chain reaches _start, __libc_start_call_main,
+ * start_thread or clone), so the unwinder stopped before the thread's
+ * first frame: where the stack copy ended (sample_stack_user bytes above
+ * the stack pointer), or at a module without unwind tables.  Fills the
+ * weights per outermost user frame (where the chain stopped). */
+static struct pl_amount dwarf_cut_stacks(const struct pl_classifier *c, const struct rule *ru,
+					 uint32_t event, struct pl_amount *per_stop)
+{
+	const struct pl_profile *p = c->p;
+	size_t n = pl_nfuncs(p);
+	signed char *is_root = pl_xmalloc(n ? n : 1);
+	struct pl_amount total = {0};
+
+	memset(is_root, -1, n ? n : 1);
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		uint32_t stop = PL_NOID;
+		bool entry = false;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth && !entry; d++) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (is_root[f] < 0)
+				is_root[f] = rule_re_match(&ru->roots, pl_str(p, p->funcs[f].symbol));
+			entry = is_root[f];
+			if (stop == PL_NOID && user_frame(p, f))
+				stop = f;
+		}
+		if (entry || stop == PL_NOID)
+			continue;
+		add_w(&total, w);
+		add_w(&per_stop[stop], w);
+	}
+	free(is_root);
+	return total;
+}
+
 /* ------------------------------------------------ questions about rules */
 
 /* Which event sets `name` belongs to. */
@@ -854,11 +905,32 @@ static json_t *offcpu_spec(json_t *spec)
 {
 	json_t *args = json_object_get(spec, "arguments");
 	const char *graph = json_string_value(json_object_get(args, "call_graph"));
+	json_t *out;
 
-	if (graph && strcmp(graph, "fp") != 0)
+	if (graph && strcmp(graph, "fp") != 0 && strcmp(graph, "dwarf") != 0)
 		return NULL;
-	return json_pack("{s:s,s:{s:s},s:O}", "tool", "collect_profile", "arguments", "mode", "off_cpu",
-			 "why", json_object_get(spec, "why"));
+	out = json_pack("{s:s,s:{s:s},s:O}", "tool", "collect_profile", "arguments", "mode", "off_cpu",
+			"why", json_object_get(spec, "why"));
+	if (graph && strcmp(graph, "dwarf") == 0) {
+		json_object_set_new(json_object_get(out, "arguments"), "call_graph", json_string("dwarf"));
+		if (json_object_get(args, "dwarf_stack_bytes"))
+			json_object_set(json_object_get(out, "arguments"), "dwarf_stack_bytes",
+					json_object_get(args, "dwarf_stack_bytes"));
+	}
+	return out;
+}
+
+/* A step's dwarf_stack_bytes compared with the stack copy `event` had:
+ * 1 larger (or the step asks none), 0 not larger. */
+static int bigger_stack_than(json_t *spec, const struct pl_profile *p, const char *event)
+{
+	json_int_t asked = json_integer_value(json_object_get(json_object_get(spec, "arguments"),
+							      "dwarf_stack_bytes"));
+	uint32_t e = pl_find_event(p, event);
+
+	if (!asked || e == PL_NOID)
+		return 1;
+	return asked > (json_int_t)pl_event_dwarf_stack(p, e);
 }
 
 static json_t *next_steps_json(const struct pl_classifier *c, const struct rule *ru,
@@ -880,8 +952,12 @@ static json_t *next_steps_json(const struct pl_classifier *c, const struct rule 
 	json_array_foreach(json_object_get(ru->doc, "next_steps"), i, spec) {
 		const char *tool = json_string_value(json_object_get(spec, "tool")) ?: "";
 		json_t *step, *own = NULL;
-		/* A collection of an event perf cannot record could only fail. */
+		/* A collection of an event perf cannot record could only fail;
+		 * one asking for no larger a stack copy than this one's would
+		 * change nothing. */
 		if (!perf_can_record(p, event) && strcmp(tool, "collect_profile") == 0)
+			continue;
+		if (bigger_stack_than(spec, p, event) == 0)
 			continue;
 		/* A step that already asks for mode off_cpu (with its own
 		 * call_graph: the mode takes dwarf) stands as written. */
@@ -1005,6 +1081,10 @@ static void judge(const struct pl_classifier *c, const struct pl_view *v, const 
 		vd->not_applicable = set_reason(c->rules, ru->skip & ev_bits);
 	else if (ru->call_graph == NEED_NEEDED && !e.call_graph)
 		vd->not_applicable = json_string_value(json_object_get(texts, "call_graph"));
+	else if (ru->metric == METRIC_TRUNCATED && pl_event_dwarf_stack(c->p, v->event))
+		vd->not_applicable = json_string_value(json_object_get(texts, "dwarf_stacks"));
+	else if (ru->metric == METRIC_DWARF_TRUNCATED && !pl_event_dwarf_stack(c->p, v->event))
+		vd->not_applicable = json_string_value(json_object_get(texts, "not_dwarf_stacks"));
 	else if (ru->source_lines == NEED_NEEDED && !e.source_lines)
 		vd->not_applicable = json_string_value(json_object_get(texts, "source_lines"));
 	if (vd->not_applicable)
@@ -1026,7 +1106,8 @@ static void judge(const struct pl_classifier *c, const struct pl_view *v, const 
 		vd->value = pl_percent(v, vd->amount.period);
 		break;
 	case METRIC_TRUNCATED:
-		break;  /* filled by the caller, which keeps the per-leaf weights */
+	case METRIC_DWARF_TRUNCATED:
+		break;  /* filled by the caller, which keeps the per-frame weights */
 	}
 	if (ru->metric != METRIC_NONE)
 		vd->figure = metric_names[ru->metric];
@@ -1103,6 +1184,7 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
 			break;
 		case METRIC_SAMPLES:
 		case METRIC_TRUNCATED:
+		case METRIC_DWARF_TRUNCATED:
 			break;
 		}
 	}
@@ -1193,9 +1275,12 @@ json_t *pl_classify_event(struct pl_classifier *c, const struct pl_view *v)
 		vd->ru = &r->rules[i];
 		vd->index = i;
 		judge(c, v, ef, ev_bits, e, vd);
-		if (vd->ru->metric == METRIC_TRUNCATED && !vd->not_applicable) {
+		if ((vd->ru->metric == METRIC_TRUNCATED || vd->ru->metric == METRIC_DWARF_TRUNCATED) &&
+		    !vd->not_applicable) {
 			measures[i] = pl_xcalloc(n ? n : 1, sizeof(struct pl_amount));
-			vd->amount = truncated_stacks(c, vd->ru, v->event, measures[i]);
+			vd->amount = vd->ru->metric == METRIC_TRUNCATED ?
+				     truncated_stacks(c, vd->ru, v->event, measures[i]) :
+				     dwarf_cut_stacks(c, vd->ru, v->event, measures[i]);
 			vd->value = pl_percent(v, vd->amount.period);
 			if (json_is_null(truncated))
 				truncated = json_real(vd->value);

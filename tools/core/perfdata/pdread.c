@@ -1368,6 +1368,8 @@ static void note_attrs(struct reader *r)
 			}
 		if (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)
 			pl_buf_adds(&b, ", exclude_callchain_user: 1");
+		if (a->sample_type & PD_S_STACK_USER)
+			pl_buf_addf(&b, ", sample_stack_user: %u", a->sample_stack_user);
 		const char *name = r->event_names[i];
 		pl_note_event_attr(r->p, name, strlen(name), b.data ? b.data : "", b.len);
 		pl_buf_release(&b);

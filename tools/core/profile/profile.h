@@ -266,6 +266,8 @@ struct pl_event_attr {
 	uint32_t name;          /* string id of the event name */
 	bool fp_chain;          /* CALLCHAIN without DWARF (STACK_USER,
 				 * exclude_callchain_user) or LBR (BRANCH_STACK) */
+	uint32_t dwarf_stack;   /* DWARF: bytes of user stack copied per sample
+				 * (sample_stack_user; perf's default 8192); 0: not DWARF */
 };
 #define PL_MAX_EVENT_ATTRS 64
 
@@ -494,6 +496,12 @@ void pl_drop_sites(struct pl_profile *p);
 void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
 			size_t attrs_n);
 bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event);
+/* The user stack bytes each sample of `event` copied for DWARF unwinding
+ * (STACK_USER's sample_stack_user), 0 when it was not so recorded or the
+ * input did not say; pl_set_event_dwarf_stack records it (a stored
+ * analysis read back). */
+uint32_t pl_event_dwarf_stack(const struct pl_profile *p, uint32_t event);
+void pl_set_event_dwarf_stack(struct pl_profile *p, uint32_t name, uint32_t bytes);
 /* Is `name` an event of off-CPU time (offcpu-time: collect_profile's
  * off_cpu mode and perf record --off-cpu; off-cpu, offcpu-us and the like
  * of folded captures)?  Such a name is no perf event: `perf record -e`
