@@ -12,9 +12,11 @@
  * "offcpu-time" (the name perf record --off-cpu gives the same thing),
  * whose period is blocked time in nanoseconds (unit "ns").  There is one
  * record per (comm, pid, tid, state, stack), aggregated as perf's own
- * off-CPU recording does (with DWARF stacks, a "# event :" line as perf
- * script --header prints it says how many stack bytes each switch
- * copied), with the task state as the leaf pseudo-frame
+ * off-CPU recording does, its header saying how many waits it sums
+ * ("waits=N", where a tracepoint's fields go: the analysis counts the
+ * record as N samples, one per sched_switch as perf counts them), and
+ * with DWARF stacks a "# event :" line as perf script --header prints it
+ * says how many stack bytes each switch copied; with the task state as the leaf pseudo-frame
  * "[state S]" above __schedule, so a self view reads "blocked in state S"
  * and the threads keep their pid, tid and comm.  Records are sorted by
  * their text: the same recording gives the same bytes.  Nothing is lost
@@ -65,6 +67,8 @@ struct offcpu {
 	struct pl_strtab keys;  /* "COMM PID/TID\x1fSTATE\x1fFRAMES" */
 	uint64_t *ns;           /* per key */
 	size_t ns_cap;
+	uint64_t *waits;        /* per key: the blocked intervals its ns sums */
+	size_t waits_cap;
 	uint64_t intervals, blocked_ns, untracked_switches, frames_cut, tracked_full, task_exits;
 	/* runnable waits, by the task that took the CPU ("COMM\x1fown") */
 	struct pl_strtab ran_names;
@@ -206,6 +210,7 @@ static void runs_again(struct offcpu *o, int64_t tid, uint64_t t)
 		if (o->pend[i].tid == tid) {
 			uint64_t dt = t > o->pend[i].t0 ? t - o->pend[i].t0 : 0;
 			o->ns[o->pend[i].key] += dt;
+			o->waits[o->pend[i].key]++;
 			o->blocked_ns += dt;
 			o->intervals++;
 			if (o->pend[i].ran != UINT32_MAX) {
@@ -232,6 +237,11 @@ static uint32_t record_key(struct offcpu *o)
 		size_t old = o->ns_cap;
 		PL_GROW(o->ns, o->ns_cap, o->keys.count);
 		memset(o->ns + old, 0, (o->ns_cap - old) * sizeof(*o->ns));
+	}
+	if (o->keys.count > o->waits_cap) {
+		size_t old = o->waits_cap;
+		PL_GROW(o->waits, o->waits_cap, o->keys.count);
+		memset(o->waits + old, 0, (o->waits_cap - old) * sizeof(*o->waits));
 	}
 	pl_buf_release(&b);
 	return id;
@@ -414,15 +424,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One record: "COMM PID/TID NS offcpu-time:", the state frame, the stack. */
-static void write_record(FILE *fp, const char *key, uint64_t ns)
+/* One record: "COMM PID/TID NS offcpu-time: waits=N" (N: the blocked
+ * intervals NS sums, left out when none ended), the state frame, the
+ * stack. */
+static void write_record(FILE *fp, const char *key, uint64_t ns, uint64_t waits)
 {
 	const char *s1 = strchr(key, '\x1f'), *s2 = s1 ? strchr(s1 + 1, '\x1f') : NULL;
+	char w[32] = "";
 
 	if (!s2)
 		return;
-	fprintf(fp, "%.*s %llu " OFFCPU_EVENT ":\n\t0 [state %.*s]\n%s\n", (int)(s1 - key), key,
-		(unsigned long long)ns, (int)(s2 - s1 - 1), s1 + 1, s2 + 1);
+	if (waits)
+		snprintf(w, sizeof(w), " waits=%llu", (unsigned long long)waits);
+	fprintf(fp, "%.*s %llu " OFFCPU_EVENT ":%s\n\t0 [state %.*s]\n%s\n", (int)(s1 - key), key,
+		(unsigned long long)ns, w, (int)(s2 - s1 - 1), s1 + 1, s2 + 1);
 }
 
 static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct pl_error *err)
@@ -443,8 +458,10 @@ static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct
 	if (o->dwarf_stack)
 		fprintf(fp, "# event : name = " OFFCPU_EVENT ", , sample_type = IP|TID|TIME|CALLCHAIN|PERIOD|RAW|"
 			"REGS_USER|STACK_USER, exclude_callchain_user = 1, sample_stack_user = %u\n", o->dwarf_stack);
-	for (uint32_t i = 0; i < o->keys.count; i++)
-		write_record(fp, keys[i], o->ns[pl_strtab_find(&o->keys, keys[i], strlen(keys[i]))]);
+	for (uint32_t i = 0; i < o->keys.count; i++) {
+		uint32_t k = pl_strtab_find(&o->keys, keys[i], strlen(keys[i]));
+		write_record(fp, keys[i], o->ns[k], o->waits[k]);
+	}
 	free(keys);
 	if (fclose(fp) != 0)
 		return pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
@@ -512,6 +529,7 @@ static void offcpu_release(struct offcpu *o)
 	free(o->tracked);
 	free(o->pend);
 	free(o->ns);
+	free(o->waits);
 	pl_buf_release(&o->comm);
 	pl_buf_release(&o->frames);
 	pl_buf_release(&o->native);

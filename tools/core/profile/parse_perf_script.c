@@ -71,6 +71,8 @@ struct pl_ps_parser {
 	uint32_t thread, event;
 	uint64_t period;
 	bool has_period;
+	uint64_t count;       /* samples the record stands for: 1, or an
+			       * off-CPU record's "waits=N" */
 	uint32_t *frames;     /* leaf first, as printed */
 	size_t nframes, frames_cap;
 	uint64_t *pcs;        /* each frame's address as printed, parallel to frames */
@@ -478,7 +480,7 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	stack = ps->rec_hit != PL_NOID ? memo_stack(ps, err) : record_stack(ps, err);
 	if (stack == PL_NOID)
 		return err->code;
-	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
+	pl_add_weight(p, stack, ps->event, ps->count, ps->period, ps->has_period);
 	if (p->nmappings)
 		add_site(ps, stack);
 	p->records_parsed++;
@@ -623,6 +625,28 @@ static void tracepoint_sample(struct pl_profile *p, const struct header *h, uint
 		      h->trailing, h->trailing_n);
 }
 
+/* collect_profile's off-CPU records sum many waits of one stack: the
+ * header says how many ("... NS offcpu-time: waits=N"), and the record
+ * counts as that many samples (perf's own sched_switch samples, one per
+ * wait).  The event is then marked as counting waits. */
+static void record_waits(struct pl_ps_parser *ps, const struct header *h)
+{
+	const char *s = h->trailing, *end = h->trailing + h->trailing_n;
+	uint64_t n = 0;
+	size_t digits = 0;
+
+	while (s < end && is_space(*s))
+		s++;
+	if ((size_t)(end - s) < 7 || memcmp(s, "waits=", 6) != 0)
+		return;
+	for (s += 6; s < end && *s >= '0' && *s <= '9' && digits < 19; s++, digits++)
+		n = n * 10 + (uint64_t)(*s - '0');
+	if (!digits || n == 0 || (s < end && !is_space(*s)))
+		return;
+	ps->count = n;
+	pl_set_event_counts_waits(ps->p, ps->p->events[ps->event].name);
+}
+
 /* The frame on a header line: "ADDR SYM (DSO)" right after the event, or
  * after a tracepoint's "key=value ..." text.  That text's tokens are not
  * bare hex numbers, except words of a comm with spaces ("prev_comm=be
@@ -674,6 +698,9 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	ps->event = pl_intern_event(p, h->event.s, h->event.n);
 	ps->has_period = h->has_period;
 	ps->period = h->has_period ? h->period : 1;
+	ps->count = 1;
+	if (pl_event_is_offcpu_time(pl_str(p, p->events[ps->event].name)))
+		record_waits(ps, h);
 	ps->nframes = 0;
 	ps->rec_hit = PL_NOID;
 	ps->in_record = true;

@@ -795,7 +795,7 @@ void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const 
 			return;
 		}
 	if (c->nattrs < PL_MAX_EVENT_ATTRS)
-		c->attrs[c->nattrs++] = (struct pl_event_attr){id, fp, dwarf};
+		c->attrs[c->nattrs++] = (struct pl_event_attr){id, fp, dwarf, false};
 }
 
 uint32_t pl_event_dwarf_stack(const struct pl_profile *p, uint32_t event)
@@ -818,7 +818,30 @@ void pl_set_event_dwarf_stack(struct pl_profile *p, uint32_t name, uint32_t byte
 			return;
 		}
 	if (c->nattrs < PL_MAX_EVENT_ATTRS)
-		c->attrs[c->nattrs++] = (struct pl_event_attr){name, false, bytes};
+		c->attrs[c->nattrs++] = (struct pl_event_attr){name, false, bytes, false};
+}
+
+bool pl_event_counts_waits(const struct pl_profile *p, uint32_t event)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == p->events[event].name)
+			return c->attrs[i].counts_waits;
+	return false;
+}
+
+void pl_set_event_counts_waits(struct pl_profile *p, uint32_t name)
+{
+	struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == name) {
+			c->attrs[i].counts_waits = true;
+			return;
+		}
+	if (c->nattrs < PL_MAX_EVENT_ATTRS)
+		c->attrs[c->nattrs++] = (struct pl_event_attr){name, false, 0, true};
 }
 
 bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event)

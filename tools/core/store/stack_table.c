@@ -332,8 +332,9 @@ static void write_stacks(struct tw *w, const struct pl_profile *p)
 					     (json_int_t)p->tails[i].event, (json_int_t)p->tails[i].period));
 }
 
-/* "event_attrs": [[event, DWARF stack bytes]...] of the events recorded
- * with DWARF stacks (pl_event_dwarf_stack), when any: left open as a
+/* "event_attrs": [[event, DWARF stack bytes, counts waits]...] of the
+ * events recorded with DWARF stacks (pl_event_dwarf_stack) or whose
+ * samples count waits (pl_event_counts_waits), when any: left open as a
  * table. */
 static void write_event_attrs(struct tw *w, const struct pl_profile *p)
 {
@@ -341,10 +342,11 @@ static void write_event_attrs(struct tw *w, const struct pl_profile *p)
 
 	for (uint32_t e = 0; e < p->nevents; e++) {
 		uint32_t bytes = pl_event_dwarf_stack(p, e);
-		if (!bytes)
+		bool waits = pl_event_counts_waits(p, e);
+		if (!bytes && !waits)
 			continue;
 		tw_raw(w, n ? "," : "],\"event_attrs\":[");
-		tw_value_new(w, json_pack("[I,I]", (json_int_t)e, (json_int_t)bytes));
+		tw_value_new(w, json_pack("[I,I,I]", (json_int_t)e, (json_int_t)bytes, (json_int_t)waits));
 		n++;
 	}
 }
@@ -860,12 +862,15 @@ static enum pl_err read_event_attrs(struct rd *r, json_t *attrs)
 
 	r->table = "event_attrs";
 	json_array_foreach(attrs, i, v) {
-		json_int_t e, bytes;
+		json_int_t e, bytes, waits;
 		r->index = i;
-		if (json_unpack(v, "[II!]", &e, &bytes) || e < 0 || (size_t)e >= r->p->nevents ||
-		    bytes <= 0 || bytes > UINT32_MAX)
-			return rd_bad(r, "not [event id, DWARF stack bytes]");
-		pl_set_event_dwarf_stack(r->p, r->p->events[e].name, (uint32_t)bytes);
+		if (json_unpack(v, "[III!]", &e, &bytes, &waits) || e < 0 || (size_t)e >= r->p->nevents ||
+		    bytes < 0 || bytes > UINT32_MAX || (waits != 0 && waits != 1))
+			return rd_bad(r, "not [event id, DWARF stack bytes, counts waits 0 or 1]");
+		if (bytes)
+			pl_set_event_dwarf_stack(r->p, r->p->events[e].name, (uint32_t)bytes);
+		if (waits)
+			pl_set_event_counts_waits(r->p, r->p->events[e].name);
 	}
 	return PL_OK;
 }
