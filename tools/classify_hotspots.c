@@ -18,8 +18,14 @@
  * it).  The rest is one call away: candidate_id=... gives one candidate
  * with every matched hotspot (up to PL_CLASSIFY_TOP) and its rule's
  * description, experiment and forbidden conclusions (rule_texts).
+ *
+ * tid or comm classifies one thread's (or one command's threads') stacks
+ * alone (thread_filter.h): figures are shares of those threads' weight,
+ * and the next steps that read the analysis keep the same filter, so a
+ * writer thread's fsync waits are not averaged with its workers' CPU.
  */
 #include "registry.h"
+#include "thread_filter.h"
 #include "evidence/experiments.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
@@ -290,10 +296,26 @@ static json_t *page_body(const struct classified *cl, size_t offset, size_t end,
 			 "texts", texts, "quiet", quiet);
 }
 
-/* Load, classify and gather every candidate of the analysis. */
+/* The steps of the candidates that read the analysis (hotspots, call
+ * paths) keep the thread filter the candidates were found under. */
+static void filter_steps(json_t *cands, const struct tool_thread_filter *tf)
+{
+	static const char *const readers[] = {"list_hotspots", "get_call_paths", "get_hotspot"};
+	json_t *c, *st;
+	size_t i, k;
+
+	json_array_foreach(cands, i, c)
+		json_array_foreach(json_object_get(c, "next_steps"), k, st)
+			for (size_t r = 0; r < PL_ARRAY_LEN(readers); r++)
+				if (strcmp(json_string_value(json_object_get(st, "tool")) ?: "", readers[r]) == 0)
+					tool_thread_filter_args(tf, json_object_get(st, "arguments"));
+}
+
+/* Load, classify and gather every candidate of the analysis (of the
+ * threads `tf` keeps when it is active). */
 static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id, const char *event_name,
-				     const struct pl_rules *rules, struct classified *cl,
-				     struct pl_error *err)
+				     const struct pl_rules *rules, struct tool_thread_filter *tf,
+				     struct classified *cl, struct pl_error *err)
 {
 	struct pl_profile p;
 	uint32_t event = PL_NOID;
@@ -302,7 +324,8 @@ static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id,
 
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
-	    (event_name && (rc = tool_pick_event(&p, event_name, false, &event, err))))
+	    ((event_name || tf->active) && (rc = tool_pick_event(&p, event_name, false, &event, err))) ||
+	    (tf->active && (rc = tool_thread_filter_apply(tf, &p, event, err))))
 		goto out;
 	if (p.nevents == 0) {
 		rc = pl_fail(err, PL_ERR_MALFORMED, "check that the input holds samples",
@@ -311,6 +334,8 @@ static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id,
 	}
 	events = classify_all(rules, &p, id, event);
 	collect_events(events, cl);
+	if (tf->active)
+		filter_steps(cl->all, tf);
 	json_decref(events);
 out:
 	pl_profile_release(&p);
@@ -349,14 +374,17 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 	const struct pl_rules *rules;
 	struct pl_buf query = {0};
 	struct tool_page pg;
+	struct tool_thread_filter tf;
 	size_t at = 0;
 	json_t *body;
 	enum pl_err rc;
 
+	tool_thread_filter_init(&tf, args);
 	if ((rc = pl_rules_builtin(&rules, err)) ||
-	    (rc = classify_analysis(ctx, id, event_name, rules, &cl, err)))
+	    (rc = classify_analysis(ctx, id, event_name, rules, &tf, &cl, err)))
 		goto out;
 	pl_buf_addf(&query, "%s|%s|%d", id, event_name ? event_name : "", pl_rules_version(rules));
+	tool_thread_filter_query(&tf, &query);
 	if ((rc = choose_page(args, query.data, &cl, &pg, &at, err)))
 		goto out;
 	body = page_body(&cl, at, at + (pg.end - pg.start), one, !one && at == 0);
@@ -371,6 +399,8 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 		"forbidden_conclusions", pl_rules_forbidden(rules),
 		"page", tool_page_json(&pg, one ? NULL : tool_page_call(&pg, "classify_hotspots", args, NULL)));
 	json_decref(body);
+	if (tf.active)
+		json_object_set_new(*result, "thread_filter", tool_thread_filter_json(&tf));
 	mark_experiments(ctx, id, json_object_get(*result, "candidates"));
 out:
 	json_decref(cl.all);

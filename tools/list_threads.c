@@ -93,9 +93,12 @@ static json_t *blocked_hint(const struct page_facts *pf)
 			"authorization); then list_threads on its analysis"));
 }
 
-/* list_hotspots of the page's first two threads, then the next page. */
+/* list_hotspots of the page's first two threads, the heaviest thread's
+ * own candidates when the event has several threads (its causes apart
+ * from the others': a writer's fsync waits, the workers' CPU), then the
+ * next page. */
 static json_t *next_steps(const char *id, const char *event, json_t *page, const struct tool_page *pg,
-			  json_t *args)
+			  json_t *args, bool several)
 {
 	json_t *steps = json_array(), *t, *next;
 	size_t i;
@@ -103,6 +106,10 @@ static json_t *next_steps(const char *id, const char *event, json_t *page, const
 	json_array_foreach(page, i, t) {
 		if (i == 2)
 			break;
+		if (i == 0 && several && json_is_integer(json_object_get(t, "tid")))
+			json_array_append_new(steps, tool_next_step("classify_hotspots", json_pack("{s:s,s:s,s:O}",
+				"analysis_id", id, "event", event, "tid", json_object_get(t, "tid")),
+				"the candidate causes of the heaviest thread alone, apart from the other threads'"));
 		json_array_append_new(steps, tool_next_step("list_hotspots", json_pack("{s:s,s:s,s:O}",
 			"analysis_id", id, "event", event, "tid", json_object_get(t, "tid")),
 			i == 0 ? "where the heaviest thread spends its time (shares of that thread)"
@@ -111,6 +118,24 @@ static json_t *next_steps(const char *id, const char *event, json_t *page, const
 	if ((next = tool_page_step(pg, "list_threads", args, event, "the next page of threads")))
 		json_array_append_new(steps, next);
 	return steps;
+}
+
+/* Whether the event's threads are more than one tid (a thread renamed
+ * while sampled is listed once per comm, and stays one thread). */
+static bool several_tids(json_t *threads, json_t *list)
+{
+	json_t *first = NULL, *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		json_t *t = json_array_get(threads, (size_t)json_integer_value(json_object_get(e, "thread")));
+		json_t *tid = json_object_get(t, "tid");
+		if (!first)
+			first = tid;
+		else if (!json_equal(first, tid))
+			return true;
+	}
+	return false;
 }
 
 enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
@@ -150,7 +175,8 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		"blocked_threads", blocked_hint(&pf),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
 			json_pack("{s:s}", "event", event))));
-	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args));
+	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args,
+		several_tids(json_object_get(summary, "threads"), list)));
 out:
 	json_decref(pf.described);
 	pl_buf_release(&query);

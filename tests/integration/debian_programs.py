@@ -379,6 +379,12 @@ def python_loop():
     must_not("%s" % W, rules, ["program_code", "synchronization", "memory_copy"] + kernel_rules(W, theirs, c) + WAITS)
     check("%s: on-CPU samples are no waits: list_threads gives no wait count (%d threads)" % (W, len(threads)),
           threads and not any("waits" in t for t in threads), short(threads, 300))
+    # One thread: its own classification would repeat the whole one.
+    _, lt = call("list_threads", {"analysis_id": a["analysis_id"], "event": "cpu-clock"})
+    check("%s: list_threads of one thread proposes no per-thread classification (%s)"
+          % (W, [st.get("tool") for st in lt.get("next_steps", [])]),
+          lt.get("threads") and not any(st.get("tool") == "classify_hotspots" for st in lt.get("next_steps", [])),
+          short(lt.get("next_steps"), 300))
 
 
 # ----------------------------------------------------- gzip -9, a big file

@@ -219,6 +219,70 @@ if oc:
           [bad, oc.get("off_cpu")])
     lc = call("list_hotspots", {"analysis_id": aid, "event": "cpu-clock", "limit": 3}, "list_hotspots on-CPU")
     check("list_hotspots cpu-clock: no off_cpu part on an on-CPU event", lc and "off_cpu" not in lc, lc and list(lc))
+# ------------------------------------------- candidates per thread
+# classify_hotspots with tid or comm classifies those threads' stacks
+# alone: a counter's candidates are its own count_stat (figures as
+# classify_oracle.py computes them on the perf script text cut to that
+# tid), the writer's off-CPU time is sleep with no lock or pipe wait in it,
+# the reader's a pipe wait with no sleep or lock; the steps that read the
+# analysis keep the filter.  Unfiltered, all three waits fire (above).
+def cut_capture(keep, name):
+    """The capture's records of the threads keep(comm, tid) accepts."""
+    out = os.path.join(os.environ["WORK"], name)
+    with open(out, "w") as f:
+        for rec in open(capture, errors="replace").read().split("\n\n"):
+            m = re.match(r"^\s*(.*?)\s+(\d+)/(\d+)\s", rec)
+            if m and keep(m.group(1), int(m.group(3))):
+                f.write(rec.strip("\n") + "\n\n")
+    return out
+import re
+if aid and counters:
+    tid = int(counters[0])
+    k = call("classify_hotspots", {"analysis_id": aid, "event": "cpu-clock", "tid": tid, "limit": 50},
+             "classify tid")
+    if k:
+        path = os.path.join(os.environ["WORK"], "classify_tid.json")
+        json.dump(k, open(path, "w"))
+        o = subprocess.run([sys.executable, os.path.join(here, "classify_oracle.py"),
+                            os.path.join(os.environ.get("REPO", "."), "schemas/rules/classify-rules.json"),
+                            cut_capture(lambda comm, t: t == tid, "tid.txt"), path], capture_output=True, text=True)
+        fk = {x["rule"]["id"]: x for x in k["candidates"]}
+        pc = fk.get("program_code")
+        readers = [st for x in k["candidates"] for st in x["next_steps"]
+                   if st["tool"] in ("get_call_paths", "list_hotspots", "get_hotspot")]
+        check("classify_hotspots tid=%d (a counter): %s agree with classify_oracle.py on that tid's records; "
+              "program_code leads with count_stat; thread_filter says so; the reading steps keep tid (%d)"
+              % (tid, (o.stdout.strip().splitlines() or ["?"])[-1], len(readers)),
+              o.returncode == 0 and pc and pc["hotspots"][0]["symbol"] == "count_stat" and
+              (k.get("thread_filter") or {}).get("tid") == tid and readers and
+              all(st["arguments"].get("tid") == tid for st in readers),
+              [o.stdout[-300:], list(fk), k.get("thread_filter")])
+    sw_ev = "sched:sched_switch"
+    for comm, lead, never in (("writer", "sleep", ("lock_wait", "io_wait")), ("reader", "io_wait", ("lock_wait", "sleep"))):
+        k = call("classify_hotspots", {"analysis_id": aid, "event": sw_ev, "comm": comm, "limit": 50},
+                 "classify comm=" + comm)
+        if not k:
+            continue
+        path = os.path.join(os.environ["WORK"], "classify_%s.json" % comm)
+        json.dump(k, open(path, "w"))
+        o = subprocess.run([sys.executable, os.path.join(here, "classify_oracle.py"),
+                            os.path.join(os.environ.get("REPO", "."), "schemas/rules/classify-rules.json"),
+                            cut_capture(lambda c_, t, comm=comm: c_ == comm, comm + ".txt"), path],
+                           capture_output=True, text=True)
+        hot = [x for x in k["candidates"] if x["rule"]["group"] == "hotspot"]
+        ids = [x["rule"]["id"] for x in hot]
+        check("classify_hotspots comm=%s on %s: %s leads (%s), none of %s; figures agree with classify_oracle.py "
+              "on its records (%s)" % (comm, sw_ev, lead, ", ".join("%s %.1f" % (x["rule"]["id"], x["figure"]["value"])
+                                                                   for x in hot), never,
+                                       (o.stdout.strip().splitlines() or ["?"])[-1]),
+              o.returncode == 0 and ids[:1] == [lead] and not set(never) & set(ids), [ids, o.stdout[-300:]])
+    lt3 = call("list_threads", {"analysis_id": aid, "event": "cpu-clock", "limit": 5}, "list_threads steps")
+    st = [x for x in (lt3 or {}).get("next_steps", []) if x["tool"] == "classify_hotspots"]
+    check("list_threads of a multi-threaded event proposes the heaviest thread's own classification (%s)"
+          % (st and st[0]["arguments"]), st and st[0]["arguments"].get("tid") == (lt3["threads"][0]["tid"]), lt3 and lt3.get("next_steps"))
+    r = s.call("classify_hotspots", {"analysis_id": aid, "tid": tid})
+    check("classify_hotspots tid without event on a two-event analysis: an error naming the events",
+          r and is_tool_error(r, "cpu-clock"), short(r))
 r = aid and s.call("list_hotspots", {"analysis_id": aid, "event": "cpu-clock", "tid": 1})
 check("list_hotspots tid=1: an error that names the threads there are and list_threads",
       r and is_tool_error(r, "list_threads", "counter"), short(r))
