@@ -145,6 +145,16 @@ static json_t *map_array(json_t *list, size_t max, json_t *(*fn)(json_t *))
 	return out;
 }
 
+/* The program's own function nearest above a library or kernel
+ * candidate's frames: what to change (shares of the event and of the
+ * candidate's stacks). */
+static json_t *own_brief(json_t *o)
+{
+	return json_pack("{s:O,s:O,s:O,s:O}", "hotspot_id", json_object_get(o, "hotspot_id"),
+			 "symbol", json_object_get(o, "symbol"), "percent", json_object_get(o, "percent"),
+			 "of_candidate_percent", json_object_get(o, "of_candidate_percent"));
+}
+
 /* The engine's candidate (borrowed) as a page shows it: the evidence
  * level only (events[] has the event's call-graph and source-line facts
  * it derives from), the rule's own texts in rule_texts when `detail`. */
@@ -152,9 +162,11 @@ static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_
 {
 	json_t *rule = json_object_get(c, "rule");
 
+	json_t *out;
+
 	if (detail)
 		note_rule(rule_texts, c);
-	return json_pack("{s:O,s:O,s:{s:O,s:O,s:O},s:O,s:O,s:O,s:o,s:O,s:O,s:o,s:o}",
+	out = json_pack("{s:O,s:O,s:{s:O,s:O,s:O},s:O,s:O,s:O,s:o,s:O,s:O,s:o,s:o}",
 		"candidate_id", json_object_get(c, "candidate_id"), "status", json_object_get(c, "status"),
 		"rule", "id", json_object_get(rule, "id"), "label", json_object_get(rule, "label"),
 		"group", json_object_get(rule, "group"),
@@ -166,6 +178,11 @@ static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_
 		"evidence", json_object_get(json_object_get(c, "evidence"), "level"),
 		"missing_evidence", text_refs(texts, json_object_get(c, "missing_evidence")),
 		"next_steps", map_array(json_object_get(c, "next_steps"), SIZE_MAX, step_brief));
+	json_t *own = json_object_get(c, "own_callers");
+
+	if (own)
+		json_object_set_new(out, "own_callers", map_array(own, detail ? SIZE_MAX : 1, own_brief));
+	return out;
 }
 
 /* An event's quiet rules (borrowed) with their reasons named by key. */

@@ -379,6 +379,10 @@ def python_loop():
     must_not("%s" % W, rules, ["program_code", "synchronization", "memory_copy"] + kernel_rules(W, theirs, c) + WAITS)
     check("%s: on-CPU samples are no waits: list_threads gives no wait count (%d threads)" % (W, len(threads)),
           threads and not any("waits" in t for t in threads), short(threads, 300))
+    # The script is the program, and the interpreter is no code of its:
+    # no candidate names an own caller inside python3.
+    named = [(x["rule"]["id"], x.get("own_callers")) for x in cands if x.get("own_callers")]
+    check("%s: no candidate names an own caller in the interpreter (%s)" % (W, named), not named, named)
     # One thread: its own classification would repeat the whole one.
     _, lt = call("list_threads", {"analysis_id": a["analysis_id"], "event": "cpu-clock"})
     check("%s: list_threads of one thread proposes no per-thread classification (%s)"
@@ -417,6 +421,9 @@ def gzip():
           rules)
     must_not(W, rules, ["synchronization", "page_faults", "memory_allocation", "memory_copy"] +
              kernel_rules(W, theirs, c) + WAITS)
+    unnamed = [(x["rule"]["id"], o["symbol"]) for x in cands for o in x.get("own_callers") or []
+               if o.get("symbol") == "[unknown]"]
+    check("%s: no own caller is an unnamed frame of the stripped gzip (%s)" % (W, unnamed), not unnamed, unnamed)
 
 
 # ------------------------------- find -exec gzip: a parent waiting for children

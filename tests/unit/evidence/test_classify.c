@@ -313,6 +313,31 @@ START_TEST(dwarf_stacks_cut_short_are_not_frame_pointer_loss)
 }
 END_TEST
 
+/* A library candidate names the program's own function nearest above
+ * its matched frames (a library called from the library still counts
+ * the first own frame), with its share of the candidate's stacks; the
+ * program's own code names none. */
+START_TEST(library_candidates_name_their_own_callers)
+{
+	json_t *res, *c, *own;
+
+	feed_stack("cpu-clock", 1, "main@/bin/p;process@/bin/p;strlen@/usr/lib/x86_64-linux-gnu/libc.so.6", 30);
+	feed_stack("cpu-clock", 1, "main@/bin/p;emit@/bin/p;snprintf@/usr/lib/x86_64-linux-gnu/libc.so.6;"
+		   "vfprintf@/usr/lib/x86_64-linux-gnu/libc.so.6", 10);
+	feed_stack("cpu-clock", 1, "main@/bin/p;count@/bin/p", 60);
+	res = classify_first();
+	ck_assert_ptr_nonnull(c = candidate(res, "runtime_and_libc"));
+	ck_assert_ptr_nonnull(own = json_object_get(c, "own_callers"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(own, 0), "symbol")), "process");
+	ck_assert_double_eq_tol(json_number_value(json_object_get(json_array_get(own, 0), "of_candidate_percent")),
+				75.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(own, 1), "symbol")), "emit");
+	ck_assert_ptr_nonnull(c = candidate(res, "program_code"));
+	ck_assert_ptr_null(json_object_get(c, "own_callers"));
+	json_decref(res);
+}
+END_TEST
+
 /* offcpu-time is PerfLens's event, not perf's (perf record -e offcpu-time
  * exits 129): no remedy of an off-CPU profile asks perf for it; the
  * DWARF one is the off_cpu mode's own collection with DWARF stacks.  Its records are
@@ -559,6 +584,7 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, preemption_frames_without_a_state_are_cpu_wait);
 	tcase_add_test(tc, unless_names_only_other_function_rules);
 	tcase_add_test(tc, dwarf_stacks_cut_short_are_not_frame_pointer_loss);
+	tcase_add_test(tc, library_candidates_name_their_own_callers);
 	suite_add_tcase(s, tc);
 	return s;
 }

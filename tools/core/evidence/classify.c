@@ -80,6 +80,8 @@ struct rule {
 struct pl_rules {
 	json_t *doc;
 	int version;
+	int own_rule;            /* the rule whose functions are the program's own
+				  * code (own_code_rule), -1: none */
 	struct event_set sets[SETS_MAX];
 	size_t nsets;
 	struct rule rules[PL_RULES_MAX];
@@ -336,6 +338,15 @@ enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out, struct pl_error
 	json_array_foreach(rules, i, ru)
 		if ((rc = compile_unless(r, &r->rules[i], json_object_get(json_object_get(ru, "match"), "unless"), err)))
 			goto fail;
+	r->own_rule = -1;
+	for (size_t k = 0; k < r->n && json_string_value(json_object_get(doc, "own_code_rule")); k++)
+		if (strcmp(r->rules[k].id, json_string_value(json_object_get(doc, "own_code_rule"))) == 0 &&
+		    r->rules[k].metric == METRIC_NONE)
+			r->own_rule = (int)k;
+	if (json_object_get(doc, "own_code_rule") && r->own_rule < 0) {
+		rc = bad_rules(err, "own_code_rule", "names no function rule");
+		goto fail;
+	}
 	*out = r;
 	return PL_OK;
 fail:
@@ -1190,6 +1201,85 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
 	}
 }
 
+#define OWN_CALLERS_TOP 3
+
+/* Where the program's own code calls into what a library or kernel rule
+ * matched: for each stack the rule counts, the nearest frame above the
+ * outermost matched frame (toward the root) that is the program's own
+ * code (the functions of own_code_rule: user code outside libc, runtimes,
+ * interpreters and the system's library folders; inline frames are
+ * frames), its weight summed per function.  The top ones as JSON (shares
+ * of the event and of the candidate), NULL when the rule matches own code
+ * itself or no stack has an own caller. */
+static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd)
+{
+	const struct pl_profile *p = c->p;
+	const struct rule *ru = vd->ru;
+	uint64_t bit = UINT64_C(1) << vd->index, own;
+	struct pl_amount *by = NULL, total = {0};
+	uint32_t *order = NULL;
+	size_t k = 0, n = pl_nfuncs(p);
+	json_t *out = NULL;
+
+	if (c->rules->own_rule < 0 || (int)vd->index == c->rules->own_rule || ru->metric != METRIC_NONE ||
+	    ru->data_quality)
+		return NULL;
+	own = UINT64_C(1) << c->rules->own_rule;
+	by = pl_xcalloc(n ? n : 1, sizeof(*by));
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, v->event);
+		uint64_t any = 0;
+		int64_t from = -1;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++)
+			any |= c->func_mask[p->frames[st->frames[d]].func];
+		if (!vd->whole && !(pl_rules_stack_mask(c->rules, any) & bit))
+			continue;
+		if (vd->whole || !ru->inclusive) {
+			if (!vd->whole && !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
+				continue;
+			from = (int64_t)st->depth - 1;
+		} else {
+			for (uint32_t d = 0; d < st->depth && from < 0; d++)
+				if (c->func_mask[p->frames[st->frames[d]].func] & bit)
+					from = d;
+		}
+		if (c->func_mask[p->frames[st->frames[from]].func] & own)
+			continue;  /* the matched frame is the program's own */
+		add_w(&total, w);
+		for (int64_t d = from - 1; d >= 0; d--) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (c->func_mask[f] & own) {
+				add_w(&by[f], w);
+				break;
+			}
+		}
+	}
+	order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t f = 0; f < n; f++)
+		if (by[f].samples)
+			order[k++] = f;
+	if (k) {
+		sort_w = by;
+		qsort(order, k, sizeof(uint32_t), cmp_func_weight);
+		out = json_array();
+		for (size_t i = 0; i < k && i < OWN_CALLERS_TOP; i++) {
+			const struct pl_func *fn = &p->funcs[order[i]];
+			json_array_append_new(out, json_pack("{s:o,s:s,s:o,s:f,s:f}",
+				"hotspot_id", json_sprintf("fn%u", order[i]), "symbol", pl_str(p, fn->symbol),
+				"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(p, fn->dso)),
+				"percent", pl_percent(v, by[order[i]].period),
+				"of_candidate_percent", total.period ? 100.0 * (double)by[order[i]].period / (double)total.period : 0.0));
+		}
+	}
+	free(order);
+	free(by);
+	return out;
+}
+
 static json_t *candidate_json(const struct pl_classifier *c, const struct pl_view *v,
 			      const struct event_facts *ef, const struct verdict *vd,
 			      struct evidence e, const struct pl_amount *measure)
@@ -1200,11 +1290,13 @@ static json_t *candidate_json(const struct pl_classifier *c, const struct pl_vie
 	uint32_t top = PL_NOID;
 	json_t *hot = json_array();
 
+	json_t *own = own_callers_json(c, v, vd), *out;
+
 	if (ru->metric != METRIC_SAMPLES) {
 		json_decref(hot);
 		hot = hotspots_json(c, v, measure, &total, &top);
 	}
-	return json_pack("{s:o,s:s,s:{s:s,s:O,s:O,s:O},s:s,s:s,s:{s:s,s:f,s:s,s:f,s:I,s:I},"
+	out = json_pack("{s:o,s:s,s:{s:s,s:O,s:O,s:O},s:s,s:s,s:{s:s,s:f,s:s,s:f,s:I,s:I},"
 			 "s:o,s:I,s:o,s:o,s:o,s:O,s:O}",
 		"candidate_id", json_sprintf("%s@%s", ru->id, event),
 		"status", "candidate",
@@ -1220,6 +1312,9 @@ static json_t *candidate_json(const struct pl_classifier *c, const struct pl_vie
 		"next_steps", next_steps_json(c, ru, event, top),
 		"experiment", json_object_get(ru->doc, "experiment"),
 		"forbidden_conclusions", json_object_get(ru->doc, "forbidden_conclusions"));
+	if (own)
+		json_object_set_new(out, "own_callers", own);
+	return out;
 }
 
 static json_t *quiet_json(const struct verdict *vd)
