@@ -6,7 +6,8 @@
  *   stat     perf stat -x, -e EV [-r N] -o stat.csv
  *   sched    perf sched record -o perf.data; perf sched timehist -s
  *   lock     perf lock record -o perf.data; perf lock report
- *   off_cpu  perf record -a -e sched:sched_switch -g|--call-graph dwarf -N
+ *   off_cpu  perf record -a -e sched:sched_switch -e sched:sched_waking/call-graph=no/
+ *            -g|--call-graph dwarf -N
  *            -o perf.data;
  *            perf script, turned into blocked time per task and stack
  *            (offcpu.c: event "offcpu-time", unit ns, in offcpu.txt)
@@ -191,6 +192,9 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add(a, "record");
 		add(a, "-e");
 		add(a, "sched:sched_switch");
+		/* who woke each wait (offcpu.c), without a stack of its own */
+		add(a, "-e");
+		add(a, "sched:sched_waking/call-graph=no/");
 		/* dwarf: perf copies the user stack at each switch, and perf
 		 * script unwinds it (a frameless caller is then not skipped). */
 		if (strcmp(r->call_graph, "dwarf") == 0) {

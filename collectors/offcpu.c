@@ -26,6 +26,13 @@
  * task switched in instead is kept with the time the preempted one
  * waited (metadata off_cpu.ran_instead: which tasks, the target's own or
  * others, took the CPU).
+ * Who woke each wait: sched:sched_waking (recorded without stacks) fires
+ * in the waker's context, naming the woken task; the last waking of a
+ * waiting task before it runs again is its waker, kept per (waiter,
+ * waker) with the waits and blocked time (metadata off_cpu.woken_by).  A
+ * mutex's waiter is woken by the thread that unlocks it, the holder; a
+ * timer or an I/O completion wakes from an interrupt, in the context of
+ * whatever task it found running.
  * DWARF stacks: perf 6.1's unwinder stops at the first user frame (the
  * libc syscall wrapper) of every blocked task in about half of the
  * system-wide recordings made here, deterministically for a given
@@ -53,9 +60,11 @@ struct pending {
 	uint32_t key;        /* the record text, in `keys` */
 	uint32_t ran;        /* runnable (state R): the task switched in, in
 			      * `ran_names`; UINT32_MAX otherwise */
+	uint32_t woke;       /* the last waking seen, in `woke_pairs`; UINT32_MAX none */
 };
 
 #define RAN_TOP 10       /* tasks listed in off_cpu.ran_instead */
+#define WOKE_TOP 12      /* (waiter, waker) pairs listed in off_cpu.woken_by */
 
 struct offcpu {
 	int64_t root_pid;    /* the attached pid, or the target's exec'd pid */
@@ -75,6 +84,11 @@ struct offcpu {
 	uint64_t *ran_ns, *ran_waits;
 	size_t ran_cap;
 	uint64_t runnable_ns;
+	/* wakings of waits: "WAITER COMM/TID\x1fWAKER COMM/TID\x1fOWN" */
+	struct pl_strtab woke_pairs;
+	uint64_t *woke_ns, *woke_waits;
+	size_t woke_cap;
+	uint64_t wakings;
 	/* the switch being read */
 	bool in_switch;
 	int64_t pid, prev_tid, next_tid;
@@ -213,6 +227,10 @@ static void runs_again(struct offcpu *o, int64_t tid, uint64_t t)
 			o->waits[o->pend[i].key]++;
 			o->blocked_ns += dt;
 			o->intervals++;
+			if (o->pend[i].woke != UINT32_MAX) {
+				o->woke_ns[o->pend[i].woke] += dt;
+				o->woke_waits[o->pend[i].woke]++;
+			}
 			if (o->pend[i].ran != UINT32_MAX) {
 				o->ran_ns[o->pend[i].ran] += dt;
 				o->ran_waits[o->pend[i].ran]++;
@@ -306,7 +324,7 @@ static void end_switch(struct offcpu *o)
 		uint32_t key = record_key(o);
 		uint32_t ran = o->state[0] == 'R' ? ran_key(o) : UINT32_MAX;
 		PL_GROW(o->pend, o->pend_cap, o->npend + 1);
-		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key, ran};
+		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key, ran, UINT32_MAX};
 	} else {
 		o->untracked_switches++;
 	}
@@ -353,6 +371,43 @@ static void set_comm(struct offcpu *o, const struct head *h)
 		pl_buf_adds(&o->comm, "?");
 }
 
+/* A sched_waking of a task with an open wait: the current task (the
+ * record's own comm and tid) woke it.  The waiter's comm is that of its
+ * wait's record. */
+static void waking(struct offcpu *o, const struct head *h, const char *text)
+{
+	int64_t wakee;
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	if (!field_int(text, "pid=", &wakee))
+		return;
+	for (size_t i = 0; i < o->npend; i++) {
+		const char *rec, *sp;
+		if (o->pend[i].tid != wakee)
+			continue;
+		rec = pl_strtab_get(&o->keys, o->pend[i].key);
+		sp = strchr(rec, ' ');
+		pl_buf_add(&b, rec, sp ? (size_t)(sp - rec) : strlen(rec));
+		pl_buf_addf(&b, "/%lld\x1f", (long long)wakee);
+		for (size_t k = 0; k < h->comm_n; k++)
+			pl_buf_addc(&b, (unsigned char)h->comm[k] < 0x20 ? '?' : h->comm[k]);
+		pl_buf_addf(&b, "/%lld\x1f%c", (long long)h->tid, tracked(o, h->tid) ? '1' : '0');
+		id = pl_strtab_intern(&o->woke_pairs, b.data, b.len);
+		if (o->woke_pairs.count > o->woke_cap) {
+			size_t old = o->woke_cap, cap = o->woke_cap;
+			PL_GROW(o->woke_ns, cap, o->woke_pairs.count);
+			PL_GROW(o->woke_waits, o->woke_cap, o->woke_pairs.count);
+			memset(o->woke_ns + old, 0, (o->woke_cap - old) * sizeof(*o->woke_ns));
+			memset(o->woke_waits + old, 0, (o->woke_cap - old) * sizeof(*o->woke_waits));
+		}
+		o->pend[i].woke = id;
+		o->wakings++;
+		break;
+	}
+	pl_buf_release(&b);
+}
+
 /* Side-band records: forks of tracked tasks are tracked, and the
  * target's exec names its pid. */
 static bool task_event(struct offcpu *o, const struct head *h)
@@ -386,6 +441,10 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 
 	(void)err;
 	(void)len;
+	/* perf right-aligns the comm of records without a call chain (the
+	 * wakings): such a line is a header, never a frame. */
+	if ((line[0] == '\t' || line[0] == ' ') && strstr(line, ": sched:sched_waking: "))
+		line += strspn(line, " \t");
 	if (line[0] == '\t' || line[0] == ' ') {
 		frame_line(o, line);
 		return PL_OK;
@@ -393,6 +452,8 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 	end_switch(o);
 	if (!*line || !parse_head(line, &h) || task_event(o, &h))
 		return PL_OK;
+	if (strncmp(h.rest, "sched:sched_waking:", 19) == 0)
+		waking(o, &h, h.rest + 19);
 	if (strncmp(h.rest, "sched:sched_switch:", 19) != 0) {
 		runs_again(o, h.tid, h.t);
 		return PL_OK;
@@ -478,6 +539,40 @@ static int cmp_ran(const void *a, const void *b, void *arg)
 	return strcmp(pl_strtab_get(&sort_o->ran_names, x), pl_strtab_get(&sort_o->ran_names, y));
 }
 
+static int cmp_woke(const void *a, const void *b, void *arg)
+{
+	const struct offcpu *sort_o = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_o->woke_ns[x] != sort_o->woke_ns[y])
+		return sort_o->woke_ns[x] > sort_o->woke_ns[y] ? -1 : 1;
+	return strcmp(pl_strtab_get(&sort_o->woke_pairs, x), pl_strtab_get(&sort_o->woke_pairs, y));
+}
+
+/* Who woke the target's waits, per (waiter, waker), by the blocked time
+ * they ended: the first WOKE_TOP (new). */
+static json_t *woken_by_json(const struct offcpu *o)
+{
+	uint32_t *order = pl_xcalloc(o->woke_pairs.count + 1, sizeof(uint32_t));
+	json_t *out = json_array();
+
+	for (uint32_t i = 0; i < o->woke_pairs.count; i++)
+		order[i] = i;
+	qsort_r(order, o->woke_pairs.count, sizeof(uint32_t), cmp_woke, (void *)o);
+	for (uint32_t i = 0; i < o->woke_pairs.count && i < WOKE_TOP; i++) {
+		const char *name = pl_strtab_get(&o->woke_pairs, order[i]), *s1 = strchr(name, '\x1f');
+		const char *s2 = s1 ? strchr(s1 + 1, '\x1f') : NULL;
+		if (!s2 || !o->woke_waits[order[i]])
+			continue;
+		json_array_append_new(out, json_pack("{s:s%,s:s%,s:b,s:I,s:I}",
+			"waiter", name, (size_t)(s1 - name), "woken_by", s1 + 1, (size_t)(s2 - s1 - 1),
+			"own_task", s2[1] == '1', "waits", (json_int_t)o->woke_waits[order[i]],
+			"ns", (json_int_t)o->woke_ns[order[i]]));
+	}
+	free(order);
+	return out;
+}
+
 /* The tasks that took the CPU from the target's runnable (preempted)
  * tasks, by the time those waited: the first RAN_TOP (new). */
 static json_t *ran_instead_json(const struct offcpu *o)
@@ -514,6 +609,16 @@ static json_t *offcpu_meta(const struct offcpu *o)
 		"runnable_ns", (json_int_t)o->runnable_ns, "ran_instead", ran_instead_json(o));
 }
 
+/* off_cpu.woken_by and what it means. */
+static json_t *woken_meta(const struct offcpu *o)
+{
+	return json_pack("{s:o,s:s}", "pairs", woken_by_json(o),
+		"means", "per waiting thread (comm/tid), the task current when it was woken (sched:sched_waking), "
+			 "heaviest blocked time first: for a mutex or futex wait the thread that unlocked it (the holder), "
+			 "for a pipe or socket the writer; a timer or I/O completion wakes from an interrupt, so the task "
+			 "named is whatever was running then");
+}
+
 /* How the user frames of the waits were unwound (DWARF stacks only). */
 static json_t *user_chains_meta(const struct offcpu *o)
 {
@@ -537,6 +642,9 @@ static void offcpu_release(struct offcpu *o)
 		o->env->user_chains_close(o->chains);
 	pl_strtab_release(&o->keys);
 	pl_strtab_release(&o->ran_names);
+	pl_strtab_release(&o->woke_pairs);
+	free(o->woke_ns);
+	free(o->woke_waits);
 	free(o->ran_ns);
 	free(o->ran_waits);
 	free(o);
@@ -570,6 +678,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	}
 	pl_strtab_init(&o->keys);
 	pl_strtab_init(&o->ran_names);
+	pl_strtab_init(&o->woke_pairs);
 	o->env = env;
 	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0)
 		o->dwarf_stack = r->dwarf_stack_bytes ? r->dwarf_stack_bytes : 8192;
@@ -582,6 +691,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	if (rc == PL_OK)
 		rc = write_offcpu(o, path, err);
 	json_object_set_new(meta, "off_cpu", offcpu_meta(o));
+	json_object_set_new(json_object_get(meta, "off_cpu"), "woken_by", woken_meta(o));
 	if (o->chains)
 		json_object_set_new(json_object_get(meta, "off_cpu"), "user_chains", user_chains_meta(o));
 	offcpu_release(o);

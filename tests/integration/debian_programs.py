@@ -323,6 +323,12 @@ def sqlite():
                   and any("samples are waits" in w for w in warn) and not any("coarse" in w for w in warn),
                   "metadata %s; warnings %s" % (short(oc, 200), warn))
             check_thread_waits(W, threads, coll_file(c, "perf.data"), {root}, coll_file(c, "offcpu.txt"))
+            # One thread: nothing of its own can wake it (the disk's
+            # completions wake it from interrupts, in other tasks' context).
+            wb = (oc.get("woken_by") or {}).get("pairs")
+            check("%s: woken_by names no task of sqlite3's own as a waker (%s)"
+                  % (W, ["%s<-%s" % (p["waiter"], p["woken_by"]) for p in (wb or [])[:4]]),
+                  wb is not None and not any(p["own_task"] or p["woken_by"] == p["waiter"] for p in wb), wb)
             d = st.get("D", 0.0)
             if d < 50:
                 print("skip - %s: perf sched timehist puts only %.1f%% of sqlite3's blocked time in state D: "

@@ -315,6 +315,29 @@ if oid:
           % (ev, events[ev], ", ".join("%s %.1f" % (k, v["figure"]["value"]) for k, v in fired.items())),
           {"lock_wait", "io_wait", "sleep"} <= set(fired) and
           all(x["unit"] == events[ev] for x in fired.values()) and events[ev] in ("ns", "us"), short(cs))
+    # Who woke the waits (metadata off_cpu.woken_by): the reader is woken
+    # by the writer (the pipe), each counter by the other counters (the
+    # mutex's unlocker: its holder), never by itself or another role; perf
+    # script's own sched_waking records on the same perf.data are the
+    # oracle for the reader's heaviest waker.
+    wb = (((sc.get("metadata") or {}).get("off_cpu") or {}).get("woken_by") or {}).get("pairs", [])
+    role_of = lambda name: name.rsplit("/", 1)[0]
+    reader_w = [p for p in wb if role_of(p["waiter"]) == "reader"]
+    counter_w = [p for p in wb if role_of(p["waiter"]) == "counter" and p["own_task"]]
+    ps = subprocess.run(["perf", "script", "-i", os.path.join(sc.get("folder", ""), "perf.data"), "-F",
+                         "comm,tid,event,trace"], capture_output=True, text=True).stdout
+    theirs = {}
+    for ln in ps.splitlines():
+        m = re.match(r"^\s*(\S.*?)\s+(\d+)\s+sched:sched_waking:\s+comm=reader\s", ln)
+        if m:
+            theirs[m.group(1)] = theirs.get(m.group(1), 0) + 1
+    check("off-CPU woken_by: the reader is woken by the writer (%s; perf script's wakings of the reader: %s), "
+          "each counter only by the other counters (%s)"
+          % (reader_w[:1], theirs, ["%s<-%s" % (p["waiter"], p["woken_by"]) for p in counter_w]),
+          reader_w and role_of(reader_w[0]["woken_by"]) == "writer" and theirs and
+          max(theirs, key=theirs.get) == "writer" and counter_w and
+          all(role_of(p["woken_by"]) == "counter" and p["woken_by"] != p["waiter"] for p in counter_w),
+          [wb, theirs])
     r = c.call("list_threads", {"analysis_id": oid, "event": ev, "limit": 50}, timeout=120)
     lt = (r or {}).get("result", {}).get("structuredContent") or {}
     role = {}
