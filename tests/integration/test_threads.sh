@@ -391,8 +391,25 @@ if aid and oid:
     errs += [] if sid and "perf stat of" in md else ["no perf stat observation"]
     errs += [] if task and ("`task-clock` %.3f" % float(task[0])) in md else ["task-clock %s not in the report" % task[:1]]
     errs += [] if md.count("\n## ") == 8 else ["%d sections" % md.count("\n## ")]
+    # Three runs (a perf record capture, an off-CPU and a stat collection):
+    # none is "the same run" as another.
+    errs += ["a different run called the same run"] if "same run:" in md else []
+    errs += [] if md.count("whether it is the same run is not known") == 1 + bool(sid) else [
+        "the header does not say the runs are not known to be one: %s" % md[:400]]
     check("build_report over 3 analyses of the run: every analysis, its candidates and the stat counters in one "
           "report (%d candidates, %d bytes)" % (len(cands), rep.get("bytes", 0)), not errs, errs)
+    # Two analyses of one collection (its offcpu.txt and its perf.data) are
+    # the same run, and the report says so, naming the collection.
+    off_uri = steps[0]["arguments"]["path"] if steps else ""
+    a = c2.call("analyze_profile", {"path": off_uri.rsplit("/", 1)[0] + "/perf.data"}, timeout=120)
+    pid_ = (a.get("result", {}).get("structuredContent") or {}).get("analysis_id")
+    r = pid_ and c2.call("build_report", {"analysis_id": oid, "with_analysis_ids": [pid_], "problem": "p",
+                                          "metric": "m"}, timeout=120)
+    rep2 = (r or {}).get("result", {}).get("structuredContent") or {}
+    md2 = open(rep2["path"]).read() if rep2.get("path") else ""
+    co = re.search(r"collections/(co-[0-9a-f]{20})/", off_uri)
+    check("build_report of two analyses of one collection: the same run, naming it (%s)" % (co and co.group(1)),
+          co and ("(the same run: collection `%s`)" % co.group(1)) in md2, [off_uri, md2[:300], short(r, 200)])
     r = c2.call("build_report", {"analysis_id": mid, "with_analysis_ids": [mid], "problem": "p", "metric": "m"})
     check("build_report with its own analysis_id among the others: an error naming the fix",
           is_tool_error(r, "twice"), short(r))

@@ -629,12 +629,46 @@ static void conclusion_section(struct report *r, size_t ncand, json_t *forbidden
 
 /* ------------------------------------------------------------ the report */
 
+/* The collection an analysis' first input came from ("co-" and 20 hex
+ * digits in its path), copied into `out`; false when none. */
+static bool collection_of(json_t *summary, char out[24])
+{
+	json_t *inputs = json_object_get(json_object_get(summary, "provenance"), "inputs");
+	const char *path = json_string_value(json_object_get(json_array_get(inputs, 0), "path"));
+	const char *c = path;
+
+	while (c && (c = strstr(c, "co-"))) {
+		size_t n = strspn(c + 3, "0123456789abcdef");
+		if (n == 20 && (c == path || c[-1] == '/')) {
+			memcpy(out, c, 23);
+			out[23] = '\0';
+			return true;
+		}
+		c += 3;
+	}
+	return false;
+}
+
+/* The analyses, and whether the others come from the first one's
+ * collection (the same run) or not: what was measured together is said,
+ * never assumed. */
 static void header(struct report *r, int rules_version)
 {
+	char first[24], other[24];
+	bool has_first;
+
 	pl_buf_adds(&r->md, "# PerfLens evidence report\n\n");
 	pl_buf_addf(&r->md, "- Analysis: `%s`\n", r->parts[0].analysis_id);
-	for (size_t k = 1; k < r->nparts; k++)
-		pl_buf_addf(&r->md, "- With analysis of the same run: `%s`\n", r->parts[k].analysis_id);
+	has_first = collection_of(r->parts[0].summary, first);
+	for (size_t k = 1; k < r->nparts; k++) {
+		pl_buf_addf(&r->md, "- With analysis: `%s`", r->parts[k].analysis_id);
+		if (has_first && collection_of(r->parts[k].summary, other) && strcmp(first, other) == 0)
+			pl_buf_addf(&r->md, " (the same run: collection `%s`)\n", first);
+		else if (has_first && collection_of(r->parts[k].summary, other))
+			pl_buf_addf(&r->md, " (another run: collection `%s`; the first is of `%s`)\n", other, first);
+		else
+			pl_buf_adds(&r->md, " (whether it is the same run is not known: its inputs are listed below)\n");
+	}
 	pl_buf_addf(&r->md, "- Written by: PerfLens %s, classification rules version %d\n"
 			    "- Status of every candidate below: unconfirmed\n", PL_VERSION, rules_version);
 }
