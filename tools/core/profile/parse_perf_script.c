@@ -507,13 +507,48 @@ static bool raw_inlined(const struct pl_profile *p, uint32_t frame)
 	return fn->inlined && fn->dso != PL_NOID && strcmp(pl_str(p, fn->dso), "inlined") == 0;
 }
 
+/* One function under two names at one address: the same name twice, or
+ * glibc's hidden alias __GI_X beside X (perf prints both for one frame,
+ * which reads as recursion and counts the function twice). */
+static bool same_function(const struct pl_profile *p, uint32_t fa, uint32_t fb)
+{
+	const char *a = pl_str(p, p->funcs[p->frames[fa].func].symbol);
+	const char *b = pl_str(p, p->funcs[p->frames[fb].func].symbol);
+
+	if (strncmp(a, "__GI_", 5) == 0)
+		a += 5;
+	if (strncmp(b, "__GI_", 5) == 0)
+		b += 5;
+	return strcmp(a, b) == 0;
+}
+
+/* Drop the inline frames of the run ending at the real frame (the last)
+ * that repeat their neighbour toward it at the same address. */
+static void drop_alias_frames(struct pl_ps_parser *ps, size_t start)
+{
+	size_t out = start;
+
+	for (size_t i = start; i < ps->nframes; i++) {
+		if (i + 1 < ps->nframes && ps->pcs[i] == ps->pcs[i + 1] && same_function(ps->p, ps->frames[i], ps->frames[i + 1]))
+			continue;
+		ps->frames[out] = ps->frames[i];
+		ps->pcs[out++] = ps->pcs[i];
+	}
+	ps->nframes = out;
+}
+
 static enum pl_err settle_inlined(struct pl_ps_parser *ps, struct pl_error *err)
 {
 	struct pl_profile *p = ps->p;
 	uint32_t last = ps->frames[ps->nframes - 1], dso = p->funcs[p->frames[last].func].dso;
+	size_t start = ps->nframes - 1;
 
 	if (raw_inlined(p, last))
 		return PL_OK;
+	while (start > 0 && raw_inlined(p, ps->frames[start - 1]))
+		start--;
+	drop_alias_frames(ps, start);
+	last = ps->frames[ps->nframes - 1];
 	for (size_t i = ps->nframes - 1; i-- > 0 && raw_inlined(p, ps->frames[i]);) {
 		const struct pl_frame f = p->frames[ps->frames[i]];
 		const struct pl_func *fn = &p->funcs[f.func];
