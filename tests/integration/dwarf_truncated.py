@@ -173,6 +173,13 @@ if got:
           "main in perf script); frame_pointer_loss has its figure (%s)" % (reach, n, figure(cands, quiet, "frame_pointer_loss")),
           "dwarf_stack_truncated" in na and "dwarf_stack_truncated" not in cands
           and figure(cands, quiet, "frame_pointer_loss") is not None, (list(cands), sorted(na)))
+# One thread: the report's Threads section lists no table of threads.
+if got:
+    r, rep = call("build_report", {"analysis_id": got[4], "problem": "p", "metric": "m"})
+    md = open(rep["path"]).read() if rep.get("path") else ""
+    sec = md.split("\n## Threads\n", 1)[-1].split("\n## ", 1)[0]
+    check("deep stack (one thread): build_report's Threads section says one thread and lists none",
+          "One thread" in sec and "| Tid |" not in sec, sec[:300] or short(r, 300))
 # The argument is checked: only with call_graph dwarf, in whole words.
 r, _ = call("collect_profile", {"mode": "record", "call_graph": "fp", "dwarf_stack_bytes": 65528, "executable": fp,
                                 "authorization": P})

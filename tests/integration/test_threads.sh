@@ -390,7 +390,18 @@ if aid and oid:
     errs += [] if any(x.startswith(oid + ":lock_wait@") for x in cands) else ["no off-CPU lock_wait in %s" % cands]
     errs += [] if sid and "perf stat of" in md else ["no perf stat observation"]
     errs += [] if task and ("`task-clock` %.3f" % float(task[0])) in md else ["task-clock %s not in the report" % task[:1]]
-    errs += [] if md.count("\n## ") == 8 else ["%d sections" % md.count("\n## ")]
+    errs += [] if md.count("\n## ") == 9 else ["%d sections" % md.count("\n## ")]
+    # The Threads section: per event of several threads, each role's own
+    # leading rule (the workload's construction): the counters run their
+    # own count_stat, the formatter libc's strlen under append_field.
+    sec = md.split("\n## Threads\n", 1)[-1].split("\n## ", 1)[0]
+    rows = [l for l in sec.splitlines() if l.startswith("| ") and not l.startswith("| Tid") and "cpu-clock" not in l]
+    first_cpu = sec.split("### Event `cpu-clock`", 1)[-1].split("### Event", 1)[0]
+    crow = [l for l in first_cpu.splitlines() if "| `counter` |" in l]
+    frow = [l for l in first_cpu.splitlines() if "| `formatter` |" in l]
+    errs += [] if len(crow) == 3 and all(l.split(" | ")[3].startswith("program_code") for l in crow) else [
+        "Threads section's counters: %s" % crow]
+    errs += [] if frow and frow[0].split(" | ")[3].startswith("runtime_and_libc") else ["Threads formatter: %s" % frow]
     # Three runs (a perf record capture, an off-CPU and a stat collection):
     # none is "the same run" as another.
     errs += ["a different run called the same run"] if "same run:" in md else []
