@@ -6,7 +6,8 @@
  *   stat     perf stat -x, -e EV [-r N] -o stat.csv
  *   sched    perf sched record -o perf.data; perf sched timehist -s
  *   lock     perf lock record -o perf.data; perf lock report
- *   off_cpu  perf record -a -e sched:sched_switch -g|--call-graph dwarf -N
+ *   off_cpu  perf record -a -e sched:sched_switch -e sched:sched_waking/call-graph=no/
+ *            -g|--call-graph dwarf -N
  *            -o perf.data;
  *            perf script, turned into blocked time per task and stack
  *            (offcpu.c: event "offcpu-time", unit ns, in offcpu.txt)
@@ -95,6 +96,19 @@ static const char *num(struct argv_buf *a, uint64_t x)
 	return s;
 }
 
+/* --call-graph's value for dwarf: "dwarf", or "dwarf,N" with a stack
+ * size asked. */
+static const char *dwarf_value(struct argv_buf *a, const struct pl_collect_req *r)
+{
+	char *s;
+
+	if (!r->dwarf_stack_bytes)
+		return "dwarf";
+	s = a->strs[a->nstrs < 8 ? a->nstrs++ : 7];
+	snprintf(s, 64, "dwarf,%u", r->dwarf_stack_bytes);
+	return s;
+}
+
 static void add_events(struct argv_buf *a, const struct pl_collect_req *r, const char *dflt)
 {
 	if (!r->nevents) {
@@ -139,7 +153,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 			add(a, "-g");
 		} else if (strcmp(r->call_graph, "none") != 0) {
 			add(a, "--call-graph");
-			add(a, r->call_graph);
+			add(a, strcmp(r->call_graph, "dwarf") == 0 ? dwarf_value(a, r) : r->call_graph);
 		}
 		add(a, "-N");
 		add(a, "-o");
@@ -178,11 +192,14 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add(a, "record");
 		add(a, "-e");
 		add(a, "sched:sched_switch");
+		/* who woke each wait (offcpu.c), without a stack of its own */
+		add(a, "-e");
+		add(a, "sched:sched_waking/call-graph=no/");
 		/* dwarf: perf copies the user stack at each switch, and perf
 		 * script unwinds it (a frameless caller is then not skipped). */
 		if (strcmp(r->call_graph, "dwarf") == 0) {
 			add(a, "--call-graph");
-			add(a, "dwarf");
+			add(a, dwarf_value(a, r));
 		} else {
 			add(a, "-g");
 		}

@@ -55,6 +55,8 @@ struct pl_collect_req {
 	uint32_t duration_ms;
 	uint32_t frequency_hz;
 	const char *call_graph;          /* "none", "fp", "dwarf", "lbr" */
+	uint32_t dwarf_stack_bytes;      /* dwarf: user stack copied per sample
+					  * (--call-graph dwarf,N); 0: perf's 8192 */
 	const char *events[PL_COLLECT_MAX_EVENTS];
 	size_t nevents;
 	uint32_t repeat;                 /* stat only */

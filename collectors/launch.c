@@ -138,8 +138,8 @@ static const char *check_value(const char *opt, const char *v)
 	if (strcmp(opt, "-x") == 0 && strcmp(v, ",") != 0)
 		return "-x takes ','";
 	if (strcmp(opt, "--call-graph") == 0 && strcmp(v, "fp") != 0 && strcmp(v, "dwarf") != 0 &&
-	    strcmp(v, "lbr") != 0)
-		return "--call-graph takes fp, dwarf or lbr";
+	    strcmp(v, "lbr") != 0 && !(strncmp(v, "dwarf,", 6) == 0 && digits(v + 6) && n <= 11))
+		return "--call-graph takes fp, dwarf, dwarf,SIZE or lbr";
 	if (strcmp(opt, "-e") == 0 &&
 	    ((n > 2 && (strcmp(v + n - 2, ".c") == 0 || strcmp(v + n - 2, ".o") == 0)) ||
 	     (strchr(v, '/') && access(v, F_OK) == 0)))

@@ -12,7 +12,11 @@
  * "offcpu-time" (the name perf record --off-cpu gives the same thing),
  * whose period is blocked time in nanoseconds (unit "ns").  There is one
  * record per (comm, pid, tid, state, stack), aggregated as perf's own
- * off-CPU recording does, with the task state as the leaf pseudo-frame
+ * off-CPU recording does, its header saying how many waits it sums
+ * ("waits=N", where a tracepoint's fields go: the analysis counts the
+ * record as N samples, one per sched_switch as perf counts them), and
+ * with DWARF stacks a "# event :" line as perf script --header prints it
+ * says how many stack bytes each switch copied; with the task state as the leaf pseudo-frame
  * "[state S]" above __schedule, so a self view reads "blocked in state S"
  * and the threads keep their pid, tid and comm.  Records are sorted by
  * their text: the same recording gives the same bytes.  Nothing is lost
@@ -22,6 +26,13 @@
  * task switched in instead is kept with the time the preempted one
  * waited (metadata off_cpu.ran_instead: which tasks, the target's own or
  * others, took the CPU).
+ * Who woke each wait: sched:sched_waking (recorded without stacks) fires
+ * in the waker's context, naming the woken task; the last waking of a
+ * waiting task before it runs again is its waker, kept per (waiter,
+ * waker) with the waits and blocked time (metadata off_cpu.woken_by).  A
+ * mutex's waiter is woken by the thread that unlocks it, the holder; a
+ * timer or an I/O completion wakes from an interrupt, in the context of
+ * whatever task it found running.
  * DWARF stacks: perf 6.1's unwinder stops at the first user frame (the
  * libc syscall wrapper) of every blocked task in about half of the
  * system-wide recordings made here, deterministically for a given
@@ -49,9 +60,11 @@ struct pending {
 	uint32_t key;        /* the record text, in `keys` */
 	uint32_t ran;        /* runnable (state R): the task switched in, in
 			      * `ran_names`; UINT32_MAX otherwise */
+	uint32_t woke;       /* the last waking seen, in `woke_pairs`; UINT32_MAX none */
 };
 
 #define RAN_TOP 10       /* tasks listed in off_cpu.ran_instead */
+#define WOKE_TOP 12      /* (waiter, waker) pairs listed in off_cpu.woken_by */
 
 struct offcpu {
 	int64_t root_pid;    /* the attached pid, or the target's exec'd pid */
@@ -63,12 +76,19 @@ struct offcpu {
 	struct pl_strtab keys;  /* "COMM PID/TID\x1fSTATE\x1fFRAMES" */
 	uint64_t *ns;           /* per key */
 	size_t ns_cap;
+	uint64_t *waits;        /* per key: the blocked intervals its ns sums */
+	size_t waits_cap;
 	uint64_t intervals, blocked_ns, untracked_switches, frames_cut, tracked_full, task_exits;
 	/* runnable waits, by the task that took the CPU ("COMM\x1fown") */
 	struct pl_strtab ran_names;
 	uint64_t *ran_ns, *ran_waits;
 	size_t ran_cap;
 	uint64_t runnable_ns;
+	/* wakings of waits: "WAITER COMM/TID\x1fWAKER COMM/TID\x1fOWN" */
+	struct pl_strtab woke_pairs;
+	uint64_t *woke_ns, *woke_waits;
+	size_t woke_cap;
+	uint64_t wakings;
 	/* the switch being read */
 	bool in_switch;
 	int64_t pid, prev_tid, next_tid;
@@ -83,6 +103,7 @@ struct offcpu {
 	/* the collection's own unwinder (pl_collect_env's user_chain) */
 	const struct pl_collect_env *env;
 	struct pl_user_chains *chains;
+	uint32_t dwarf_stack;   /* DWARF stacks: bytes copied per switch; 0: fp */
 	struct pl_buf native;
 	uint64_t chains_perf, chains_deeper;
 };
@@ -203,8 +224,13 @@ static void runs_again(struct offcpu *o, int64_t tid, uint64_t t)
 		if (o->pend[i].tid == tid) {
 			uint64_t dt = t > o->pend[i].t0 ? t - o->pend[i].t0 : 0;
 			o->ns[o->pend[i].key] += dt;
+			o->waits[o->pend[i].key]++;
 			o->blocked_ns += dt;
 			o->intervals++;
+			if (o->pend[i].woke != UINT32_MAX) {
+				o->woke_ns[o->pend[i].woke] += dt;
+				o->woke_waits[o->pend[i].woke]++;
+			}
 			if (o->pend[i].ran != UINT32_MAX) {
 				o->ran_ns[o->pend[i].ran] += dt;
 				o->ran_waits[o->pend[i].ran]++;
@@ -229,6 +255,11 @@ static uint32_t record_key(struct offcpu *o)
 		size_t old = o->ns_cap;
 		PL_GROW(o->ns, o->ns_cap, o->keys.count);
 		memset(o->ns + old, 0, (o->ns_cap - old) * sizeof(*o->ns));
+	}
+	if (o->keys.count > o->waits_cap) {
+		size_t old = o->waits_cap;
+		PL_GROW(o->waits, o->waits_cap, o->keys.count);
+		memset(o->waits + old, 0, (o->waits_cap - old) * sizeof(*o->waits));
 	}
 	pl_buf_release(&b);
 	return id;
@@ -293,7 +324,7 @@ static void end_switch(struct offcpu *o)
 		uint32_t key = record_key(o);
 		uint32_t ran = o->state[0] == 'R' ? ran_key(o) : UINT32_MAX;
 		PL_GROW(o->pend, o->pend_cap, o->npend + 1);
-		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key, ran};
+		o->pend[o->npend++] = (struct pending){o->prev_tid, o->t, key, ran, UINT32_MAX};
 	} else {
 		o->untracked_switches++;
 	}
@@ -340,6 +371,43 @@ static void set_comm(struct offcpu *o, const struct head *h)
 		pl_buf_adds(&o->comm, "?");
 }
 
+/* A sched_waking of a task with an open wait: the current task (the
+ * record's own comm and tid) woke it.  The waiter's comm is that of its
+ * wait's record. */
+static void waking(struct offcpu *o, const struct head *h, const char *text)
+{
+	int64_t wakee;
+	struct pl_buf b = {0};
+	uint32_t id;
+
+	if (!field_int(text, "pid=", &wakee))
+		return;
+	for (size_t i = 0; i < o->npend; i++) {
+		const char *rec, *sp;
+		if (o->pend[i].tid != wakee)
+			continue;
+		rec = pl_strtab_get(&o->keys, o->pend[i].key);
+		sp = strchr(rec, ' ');
+		pl_buf_add(&b, rec, sp ? (size_t)(sp - rec) : strlen(rec));
+		pl_buf_addf(&b, "/%lld\x1f", (long long)wakee);
+		for (size_t k = 0; k < h->comm_n; k++)
+			pl_buf_addc(&b, (unsigned char)h->comm[k] < 0x20 ? '?' : h->comm[k]);
+		pl_buf_addf(&b, "/%lld\x1f%c", (long long)h->tid, tracked(o, h->tid) ? '1' : '0');
+		id = pl_strtab_intern(&o->woke_pairs, b.data, b.len);
+		if (o->woke_pairs.count > o->woke_cap) {
+			size_t old = o->woke_cap, cap = o->woke_cap;
+			PL_GROW(o->woke_ns, cap, o->woke_pairs.count);
+			PL_GROW(o->woke_waits, o->woke_cap, o->woke_pairs.count);
+			memset(o->woke_ns + old, 0, (o->woke_cap - old) * sizeof(*o->woke_ns));
+			memset(o->woke_waits + old, 0, (o->woke_cap - old) * sizeof(*o->woke_waits));
+		}
+		o->pend[i].woke = id;
+		o->wakings++;
+		break;
+	}
+	pl_buf_release(&b);
+}
+
 /* Side-band records: forks of tracked tasks are tracked, and the
  * target's exec names its pid. */
 static bool task_event(struct offcpu *o, const struct head *h)
@@ -373,6 +441,10 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 
 	(void)err;
 	(void)len;
+	/* perf right-aligns the comm of records without a call chain (the
+	 * wakings): such a line is a header, never a frame. */
+	if ((line[0] == '\t' || line[0] == ' ') && strstr(line, ": sched:sched_waking: "))
+		line += strspn(line, " \t");
 	if (line[0] == '\t' || line[0] == ' ') {
 		frame_line(o, line);
 		return PL_OK;
@@ -380,6 +452,8 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 	end_switch(o);
 	if (!*line || !parse_head(line, &h) || task_event(o, &h))
 		return PL_OK;
+	if (strncmp(h.rest, "sched:sched_waking:", 19) == 0)
+		waking(o, &h, h.rest + 19);
 	if (strncmp(h.rest, "sched:sched_switch:", 19) != 0) {
 		runs_again(o, h.tid, h.t);
 		return PL_OK;
@@ -411,15 +485,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One record: "COMM PID/TID NS offcpu-time:", the state frame, the stack. */
-static void write_record(FILE *fp, const char *key, uint64_t ns)
+/* One record: "COMM PID/TID NS offcpu-time: waits=N" (N: the blocked
+ * intervals NS sums, left out when none ended), the state frame, the
+ * stack. */
+static void write_record(FILE *fp, const char *key, uint64_t ns, uint64_t waits)
 {
 	const char *s1 = strchr(key, '\x1f'), *s2 = s1 ? strchr(s1 + 1, '\x1f') : NULL;
+	char w[32] = "";
 
 	if (!s2)
 		return;
-	fprintf(fp, "%.*s %llu " OFFCPU_EVENT ":\n\t0 [state %.*s]\n%s\n", (int)(s1 - key), key,
-		(unsigned long long)ns, (int)(s2 - s1 - 1), s1 + 1, s2 + 1);
+	if (waits)
+		snprintf(w, sizeof(w), " waits=%llu", (unsigned long long)waits);
+	fprintf(fp, "%.*s %llu " OFFCPU_EVENT ":%s\n\t0 [state %.*s]\n%s\n", (int)(s1 - key), key,
+		(unsigned long long)ns, w, (int)(s2 - s1 - 1), s1 + 1, s2 + 1);
 }
 
 static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct pl_error *err)
@@ -434,8 +513,16 @@ static enum pl_err write_offcpu(const struct offcpu *o, const char *path, struct
 	for (uint32_t i = 0; i < o->keys.count; i++)
 		keys[i] = pl_strtab_get(&o->keys, i);
 	qsort(keys, o->keys.count, sizeof(*keys), cmp_str);
-	for (uint32_t i = 0; i < o->keys.count; i++)
-		write_record(fp, keys[i], o->ns[pl_strtab_find(&o->keys, keys[i], strlen(keys[i]))]);
+	/* How the stacks were recorded, as perf script --header says it, so
+	 * the analysis knows a DWARF stack cut at the copy's end from a lost
+	 * frame pointer (pl_note_event_attr). */
+	if (o->dwarf_stack)
+		fprintf(fp, "# event : name = " OFFCPU_EVENT ", , sample_type = IP|TID|TIME|CALLCHAIN|PERIOD|RAW|"
+			"REGS_USER|STACK_USER, exclude_callchain_user = 1, sample_stack_user = %u\n", o->dwarf_stack);
+	for (uint32_t i = 0; i < o->keys.count; i++) {
+		uint32_t k = pl_strtab_find(&o->keys, keys[i], strlen(keys[i]));
+		write_record(fp, keys[i], o->ns[k], o->waits[k]);
+	}
 	free(keys);
 	if (fclose(fp) != 0)
 		return pl_fail(err, PL_ERR_OUTPUT, "check free space", "cannot write '%s'", path);
@@ -450,6 +537,40 @@ static int cmp_ran(const void *a, const void *b, void *arg)
 	if (sort_o->ran_ns[x] != sort_o->ran_ns[y])
 		return sort_o->ran_ns[x] > sort_o->ran_ns[y] ? -1 : 1;
 	return strcmp(pl_strtab_get(&sort_o->ran_names, x), pl_strtab_get(&sort_o->ran_names, y));
+}
+
+static int cmp_woke(const void *a, const void *b, void *arg)
+{
+	const struct offcpu *sort_o = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_o->woke_ns[x] != sort_o->woke_ns[y])
+		return sort_o->woke_ns[x] > sort_o->woke_ns[y] ? -1 : 1;
+	return strcmp(pl_strtab_get(&sort_o->woke_pairs, x), pl_strtab_get(&sort_o->woke_pairs, y));
+}
+
+/* Who woke the target's waits, per (waiter, waker), by the blocked time
+ * they ended: the first WOKE_TOP (new). */
+static json_t *woken_by_json(const struct offcpu *o)
+{
+	uint32_t *order = pl_xcalloc(o->woke_pairs.count + 1, sizeof(uint32_t));
+	json_t *out = json_array();
+
+	for (uint32_t i = 0; i < o->woke_pairs.count; i++)
+		order[i] = i;
+	qsort_r(order, o->woke_pairs.count, sizeof(uint32_t), cmp_woke, (void *)o);
+	for (uint32_t i = 0; i < o->woke_pairs.count && i < WOKE_TOP; i++) {
+		const char *name = pl_strtab_get(&o->woke_pairs, order[i]), *s1 = strchr(name, '\x1f');
+		const char *s2 = s1 ? strchr(s1 + 1, '\x1f') : NULL;
+		if (!s2 || !o->woke_waits[order[i]])
+			continue;
+		json_array_append_new(out, json_pack("{s:s%,s:s%,s:b,s:I,s:I}",
+			"waiter", name, (size_t)(s1 - name), "woken_by", s1 + 1, (size_t)(s2 - s1 - 1),
+			"own_task", s2[1] == '1', "waits", (json_int_t)o->woke_waits[order[i]],
+			"ns", (json_int_t)o->woke_ns[order[i]]));
+	}
+	free(order);
+	return out;
 }
 
 /* The tasks that took the CPU from the target's runnable (preempted)
@@ -488,6 +609,16 @@ static json_t *offcpu_meta(const struct offcpu *o)
 		"runnable_ns", (json_int_t)o->runnable_ns, "ran_instead", ran_instead_json(o));
 }
 
+/* off_cpu.woken_by and what it means. */
+static json_t *woken_meta(const struct offcpu *o)
+{
+	return json_pack("{s:o,s:s}", "pairs", woken_by_json(o),
+		"means", "per waiting thread (comm/tid), the task current when it was woken (sched:sched_waking), "
+			 "heaviest blocked time first: for a mutex or futex wait the thread that unlocked it (the holder), "
+			 "for a pipe or socket the writer; a timer or I/O completion wakes from an interrupt, so the task "
+			 "named is whatever was running then");
+}
+
 /* How the user frames of the waits were unwound (DWARF stacks only). */
 static json_t *user_chains_meta(const struct offcpu *o)
 {
@@ -503,6 +634,7 @@ static void offcpu_release(struct offcpu *o)
 	free(o->tracked);
 	free(o->pend);
 	free(o->ns);
+	free(o->waits);
 	pl_buf_release(&o->comm);
 	pl_buf_release(&o->frames);
 	pl_buf_release(&o->native);
@@ -510,6 +642,9 @@ static void offcpu_release(struct offcpu *o)
 		o->env->user_chains_close(o->chains);
 	pl_strtab_release(&o->keys);
 	pl_strtab_release(&o->ran_names);
+	pl_strtab_release(&o->woke_pairs);
+	free(o->woke_ns);
+	free(o->woke_waits);
 	free(o->ran_ns);
 	free(o->ran_waits);
 	free(o);
@@ -543,8 +678,11 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	}
 	pl_strtab_init(&o->keys);
 	pl_strtab_init(&o->ran_names);
+	pl_strtab_init(&o->woke_pairs);
 	o->env = env;
-	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0 && env->user_chains_open)
+	if (r->call_graph && strcmp(r->call_graph, "dwarf") == 0)
+		o->dwarf_stack = r->dwarf_stack_bytes ? r->dwarf_stack_bytes : 8192;
+	if (o->dwarf_stack && env->user_chains_open)
 		o->chains = env->user_chains_open(data, env->kallsyms);
 	rc = coll_run_perf(env, argv, r->timeout_ms, 0, false, offcpu_line, o, &res, err);
 	pl_run_result_release(&res);
@@ -553,6 +691,7 @@ enum pl_err coll_off_cpu(const struct pl_collect_env *env, const struct pl_colle
 	if (rc == PL_OK)
 		rc = write_offcpu(o, path, err);
 	json_object_set_new(meta, "off_cpu", offcpu_meta(o));
+	json_object_set_new(json_object_get(meta, "off_cpu"), "woken_by", woken_meta(o));
 	if (o->chains)
 		json_object_set_new(json_object_get(meta, "off_cpu"), "user_chains", user_chains_meta(o));
 	offcpu_release(o);

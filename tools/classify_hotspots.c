@@ -18,8 +18,11 @@
  * it).  The rest is one call away: candidate_id=... gives one candidate
  * with every matched hotspot (up to PL_CLASSIFY_TOP) and its rule's
  * description, experiment and forbidden conclusions (rule_texts).  A
- * view (view.h) classifies what it keeps of one event; the next steps on
- * this analysis keep it.
+ * view (view.h) classifies what it keeps of one event, and tid or comm
+ * (at the top, as list_hotspots takes them, or in the view) one thread's
+ * stacks alone: figures are shares of those threads' weight, and the next
+ * steps on this analysis keep the view, so a writer thread's fsync waits
+ * are not averaged with its workers' CPU.
  */
 #include "registry.h"
 #include "view.h"
@@ -142,6 +145,16 @@ static json_t *map_array(json_t *list, size_t max, json_t *(*fn)(json_t *))
 	return out;
 }
 
+/* The program's own function nearest above a library or kernel
+ * candidate's frames: what to change (shares of the event and of the
+ * candidate's stacks). */
+static json_t *own_brief(json_t *o)
+{
+	return json_pack("{s:O,s:O,s:O,s:O}", "hotspot_id", json_object_get(o, "hotspot_id"),
+			 "symbol", json_object_get(o, "symbol"), "percent", json_object_get(o, "percent"),
+			 "of_candidate_percent", json_object_get(o, "of_candidate_percent"));
+}
+
 /* The engine's candidate (borrowed) as a page shows it: the evidence
  * level only (events[] has the event's call-graph and source-line facts
  * it derives from), the rule's own texts in rule_texts when `detail`. */
@@ -149,9 +162,11 @@ static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_
 {
 	json_t *rule = json_object_get(c, "rule");
 
+	json_t *out;
+
 	if (detail)
 		note_rule(rule_texts, c);
-	return json_pack("{s:O,s:O,s:{s:O,s:O,s:O},s:O,s:O,s:O,s:o,s:O,s:O,s:o,s:o}",
+	out = json_pack("{s:O,s:O,s:{s:O,s:O,s:O},s:O,s:O,s:O,s:o,s:O,s:O,s:o,s:o}",
 		"candidate_id", json_object_get(c, "candidate_id"), "status", json_object_get(c, "status"),
 		"rule", "id", json_object_get(rule, "id"), "label", json_object_get(rule, "label"),
 		"group", json_object_get(rule, "group"),
@@ -163,6 +178,11 @@ static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_
 		"evidence", json_object_get(json_object_get(c, "evidence"), "level"),
 		"missing_evidence", text_refs(texts, json_object_get(c, "missing_evidence")),
 		"next_steps", map_array(json_object_get(c, "next_steps"), SIZE_MAX, step_brief));
+	json_t *own = json_object_get(c, "own_callers");
+
+	if (own)
+		json_object_set_new(out, "own_callers", map_array(own, detail ? SIZE_MAX : 1, own_brief));
+	return out;
 }
 
 /* An event's quiet rules (borrowed) with their reasons named by key. */
@@ -293,7 +313,8 @@ static json_t *page_body(const struct classified *cl, size_t offset, size_t end,
 			 "texts", texts, "quiet", quiet);
 }
 
-/* Load, classify and gather every candidate of the analysis. */
+/* Load, classify and gather every candidate of the analysis (what the
+ * view keeps of it). */
 static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id, const char *event_name,
 				     struct tool_view *view, const struct pl_rules *rules,
 				     struct classified *cl, struct pl_error *err)
@@ -359,7 +380,7 @@ enum pl_err tool_classify_hotspots(const struct tool_ctx *ctx, json_t *args,
 	json_t *body;
 	enum pl_err rc;
 
-	if ((rc = tool_view_init(&view, args, false, err)) ||
+	if ((rc = tool_view_init(&view, args, true, err)) ||
 	    (rc = pl_rules_builtin(&rules, err)) ||
 	    (rc = classify_analysis(ctx, id, event_name, &view, rules, &cl, err)))
 		goto out;

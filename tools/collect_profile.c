@@ -160,6 +160,14 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	r->duration_ms = (uint32_t)json_integer_value(json_object_get(args, "duration_seconds")) * 1000;
 	r->frequency_hz = (uint32_t)json_integer_value(json_object_get(args, "frequency_hz"));
 	r->call_graph = json_string_value(json_object_get(args, "call_graph"));
+	r->dwarf_stack_bytes = (uint32_t)json_integer_value(json_object_get(args, "dwarf_stack_bytes"));
+	if (r->dwarf_stack_bytes && (strcmp(r->call_graph ? r->call_graph : "", "dwarf") != 0 ||
+				     (r->mode != PL_COLLECT_RECORD && r->mode != PL_COLLECT_OFF_CPU)))
+		return pl_fail(err, PL_ERR_USAGE, "pass call_graph=\"dwarf\" with mode record or off_cpu, or leave dwarf_stack_bytes out",
+			       "dwarf_stack_bytes sizes the stack copy of DWARF unwinding only");
+	if (r->dwarf_stack_bytes % 8)
+		return pl_fail(err, PL_ERR_USAGE, "pass a multiple of 8 (perf copies whole words), e.g. 65528",
+			       "dwarf_stack_bytes %u is not a multiple of 8", r->dwarf_stack_bytes);
 	r->repeat = (uint32_t)json_integer_value(json_object_get(args, "repeat"));
 	r->timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "timeout_seconds")) * 1000;
 	r->name = json_string_value(json_object_get(args, "name"));

@@ -110,9 +110,12 @@ static json_t *thread_hotspots(const char *id, const char *event, json_t *t, con
 	return json_pack("{s:s,s:s,s:o}", "analysis_id", id, "event", event, "view", v);
 }
 
-/* list_hotspots of the page's first two threads, then the next page. */
+/* list_hotspots of the page's first two threads, the heaviest thread's
+ * own candidates when the event has several threads (its causes apart
+ * from the others': a writer's fsync waits, the workers' CPU), then the
+ * next page. */
 static json_t *next_steps(const char *id, const char *event, json_t *page, const struct tool_page *pg,
-			  json_t *args, const struct tool_view *view)
+			  json_t *args, const struct tool_view *view, bool several)
 {
 	json_t *steps = json_array(), *t, *next;
 	size_t i;
@@ -120,6 +123,10 @@ static json_t *next_steps(const char *id, const char *event, json_t *page, const
 	json_array_foreach(page, i, t) {
 		if (i == 2)
 			break;
+		if (i == 0 && several && json_is_integer(json_object_get(t, "tid")))
+			json_array_append_new(steps, tool_next_step("classify_hotspots",
+				thread_hotspots(id, event, t, view),
+				"the candidate causes of the heaviest thread alone, apart from the other threads'"));
 		json_array_append_new(steps, tool_next_step("list_hotspots", thread_hotspots(id, event, t, view),
 			i == 0 ? "where the heaviest thread spends its time (shares of that thread)"
 			       : "the same for the next thread"));
@@ -157,6 +164,24 @@ static enum pl_err viewed_threads(const struct tool_ctx *ctx, const char *id, co
 	pl_view_release(&v);
 	pl_profile_release(&p);
 	return rc;
+}
+
+/* Whether the event's threads are more than one tid (a thread renamed
+ * while sampled is listed once per comm, and stays one thread). */
+static bool several_tids(json_t *threads, json_t *list)
+{
+	json_t *first = NULL, *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		json_t *t = json_array_get(threads, (size_t)json_integer_value(json_object_get(e, "thread")));
+		json_t *tid = json_object_get(t, "tid");
+		if (!first)
+			first = tid;
+		else if (!json_equal(first, tid))
+			return true;
+	}
+	return false;
 }
 
 enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
@@ -202,7 +227,8 @@ enum pl_err tool_list_threads(const struct tool_ctx *ctx, json_t *args,
 		"blocked_threads", blocked_hint(&pf),
 		"page", tool_page_json(&pg, tool_page_call(&pg, "list_threads", args,
 			json_pack("{s:s}", "event", event))));
-	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args, &tv));
+	json_object_set_new(*result, "next_steps", next_steps(id, event, page, &pg, args, &tv,
+		several_tids(json_object_get(summary, "threads"), list)));
 	tool_view_describe(&tv, *result);
 out:
 	tool_view_release(&tv);

@@ -173,6 +173,51 @@ def timehist_states(data, pids):
     return out
 
 
+def timehist_waits_per_tid(data, pids):
+    """{tid: waits} of the tasks of these pids: perf sched timehist's rows
+    of each task, one per return to a CPU, the first (its wait before it
+    was tracked) left out as timehist_states leaves it out."""
+    p = subprocess.run(["perf", "sched", "timehist", "-i", data], capture_output=True, text=True, timeout=300)
+    seen, out = set(), defaultdict(int)
+    for line in p.stdout.splitlines():
+        m = re.match(r"^\s*[0-9.]+\s+\[\d+\]\s+(.*)\[(\d+)(?:/(\d+))?\]\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+", line)
+        if not m or int(m.group(3) or m.group(2)) not in pids:
+            continue
+        tid = int(m.group(2))
+        if tid in seen:
+            out[tid] += 1
+        seen.add(tid)
+    return out
+
+
+def check_thread_waits(what, threads, data, pids, offcpu_txt):
+    """Each listed thread's waits against perf sched timehist's rows for
+    its tid (within 2 or 2%), and its stacks no more than offcpu.txt's
+    records of that tid."""
+    theirs = timehist_waits_per_tid(data, pids)
+    recs = defaultdict(int)
+    for line in open(offcpu_txt, errors="replace"):
+        m = re.match(r"^.+ \d+/(\d+) \d+ offcpu-time:", line)
+        if m:
+            recs[int(m.group(1))] += 1
+    # A thread renamed while tracked (xz's workers start as ":-1") is
+    # listed once per comm: timehist counts the tid's waits under all.
+    ours = defaultdict(lambda: [0, 0])
+    for t in threads:
+        w = t.get("waits") or {}
+        ours[t.get("tid")][0] += w.get("waits", -10 ** 9)
+        ours[t.get("tid")][1] += w.get("stacks", 0)
+    off = []
+    for tid, (w, st) in sorted(ours.items()):
+        if abs(w - theirs.get(tid, 0)) > max(2, theirs.get(tid, 0) // 50) or not 1 <= st <= recs.get(tid, 0):
+            off.append("tid %s: ours %d waits in %d stacks; timehist %d waits; offcpu.txt %d records"
+                       % (tid, w, st, theirs.get(tid, 0), recs.get(tid, 0)))
+    check("%s: list_threads gives each of its %d threads' waits as perf sched timehist counts them (%s) and the "
+          "stacks they were summed into" % (what, len(threads), ", ".join(
+              "%s %s in %s" % (t.get("comm"), (t.get("waits") or {}).get("waits"), (t.get("waits") or {}).get("stacks"))
+              for t in threads[:4])), threads and not off, off)
+
+
 def shares(states):
     """{state: percent of the blocked time} (the wait count left out)."""
     states = {k: v for k, v in states.items() if k != "waits"}
@@ -270,12 +315,20 @@ def sqlite():
             warn = a.get("warnings", [])
             # The waits counted, not the records: perf sched timehist pairs
             # the same switches (one row per return to the CPU).
-            check("%s: %d waits (perf sched timehist: %d) in %d records; analyze_profile says the records are "
-                  "not samples, and never that they are too few" % (W, oc.get("blocked_intervals", 0), th["waits"],
-                                                                     ev.get("samples", 0)),
+            check("%s: %d waits (perf sched timehist: %d), the event's %d samples; analyze_profile says its "
+                  "samples are waits summed into records, and never that they are too few"
+                  % (W, oc.get("blocked_intervals", 0), th["waits"], ev.get("samples", 0)),
                   abs(oc.get("blocked_intervals", 0) - th["waits"]) <= max(2, th["waits"] // 50)
-                  and any("are not samples" in w for w in warn) and not any("coarse" in w for w in warn),
+                  and ev.get("samples") == oc.get("blocked_intervals")
+                  and any("samples are waits" in w for w in warn) and not any("coarse" in w for w in warn),
                   "metadata %s; warnings %s" % (short(oc, 200), warn))
+            check_thread_waits(W, threads, coll_file(c, "perf.data"), {root}, coll_file(c, "offcpu.txt"))
+            # One thread: nothing of its own can wake it (the disk's
+            # completions wake it from interrupts, in other tasks' context).
+            wb = (oc.get("woken_by") or {}).get("pairs")
+            check("%s: woken_by names no task of sqlite3's own as a waker (%s)"
+                  % (W, ["%s<-%s" % (p["waiter"], p["woken_by"]) for p in (wb or [])[:4]]),
+                  wb is not None and not any(p["own_task"] or p["woken_by"] == p["waiter"] for p in wb), wb)
             d = st.get("D", 0.0)
             if d < 50:
                 print("skip - %s: perf sched timehist puts only %.1f%% of sqlite3's blocked time in state D: "
@@ -330,6 +383,18 @@ def python_loop():
     # The interpreter's eval loop is the runtime, not the program's own
     # algorithm (the program is the script); a loop makes no system calls.
     must_not("%s" % W, rules, ["program_code", "synchronization", "memory_copy"] + kernel_rules(W, theirs, c) + WAITS)
+    check("%s: on-CPU samples are no waits: list_threads gives no wait count (%d threads)" % (W, len(threads)),
+          threads and not any("waits" in t for t in threads), short(threads, 300))
+    # The script is the program, and the interpreter is no code of its:
+    # no candidate names an own caller inside python3.
+    named = [(x["rule"]["id"], x.get("own_callers")) for x in cands if x.get("own_callers")]
+    check("%s: no candidate names an own caller in the interpreter (%s)" % (W, named), not named, named)
+    # One thread: its own classification would repeat the whole one.
+    _, lt = call("list_threads", {"analysis_id": a["analysis_id"], "event": "cpu-clock"})
+    check("%s: list_threads of one thread proposes no per-thread classification (%s)"
+          % (W, [st.get("tool") for st in lt.get("next_steps", [])]),
+          lt.get("threads") and not any(st.get("tool") == "classify_hotspots" for st in lt.get("next_steps", [])),
+          short(lt.get("next_steps"), 300))
 
 
 # ----------------------------------------------------- gzip -9, a big file
@@ -362,6 +427,9 @@ def gzip():
           rules)
     must_not(W, rules, ["synchronization", "page_faults", "memory_allocation", "memory_copy"] +
              kernel_rules(W, theirs, c) + WAITS)
+    unnamed = [(x["rule"]["id"], o["symbol"]) for x in cands for o in x.get("own_callers") or []
+               if o.get("symbol") == "[unknown]"]
+    check("%s: no own caller is an unnamed frame of the stripped gzip (%s)" % (W, unnamed), not unnamed, unnamed)
 
 
 # ------------------------------- find -exec gzip: a parent waiting for children
@@ -413,6 +481,8 @@ def xz_threads():
     check("%s: most of its blocked time not spent preempted is idle_wait or futex_wait_unknown (%s)"
           % (W, fired_text(rules)), idle >= 0.5 * (100.0 - rules.get("cpu_wait", 0.0)), rules)
     must_not(W, rules, ["lock_wait", "sleep", "io_wait"])
+    root = ((c.get("metadata") or {}).get("off_cpu") or {}).get("root_pid")
+    check_thread_waits(W, threads, coll_file(c, "perf.data"), {root}, coll_file(c, "offcpu.txt"))
 
 
 # --------------------------------------- python3 -m http.server, curl load

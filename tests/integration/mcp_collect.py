@@ -6,6 +6,7 @@ hanging target (HANG, which starts `sleep $NAPS`) that must be killed at its
 2 s timeout together with perf, leaving no process and no staging folder.
 """
 import os
+import re
 import sys
 import time
 
@@ -59,7 +60,7 @@ if not r.get("isError"):
     for block in open(sc["folder"] + "/offcpu.txt", errors="replace").read().split("\n\n"):
         head = block.strip("\n").split("\n")
         if len(head) > 1 and head[1] == "\t0 [state S]":
-            us += int(head[0].rsplit(" ", 2)[1]) // 1000
+            us += int(re.search(r" (\d+) offcpu-time:", head[0]).group(1)) // 1000
 check("collect MCP: off_cpu in the sandboxed worker, %d us blocked (the workload blocks ~250 ms)" % us,
       not r.get("isError") and 200e3 <= us <= 1000e3, short(r))
 if not r.get("isError"):

@@ -18,6 +18,10 @@ where the workload blocks 150), the workload's own truth decides instead:
 the test's blk parent blocks about 100 ms on its pipe and sleeps 50 ms, so
 its wait must lie within 130-600 ms and its run under 50 ms; the
 disagreement is printed with the summary line.
+Every row must name its task (a pid or a comm) and stay within the
+recording's window (a task runs on one CPU at a time); the tasks left out
+as unnamed must be as many as perf script shows tids named only in other
+tasks' switch and wakeup fields, never as a sched sample's own task.
 Prints one summary line; exit 1 with the differences otherwise.
 """
 import json
@@ -89,6 +93,44 @@ def lost_events(perf_data):
     return sum(int(n) for n in re.findall(r"LOST[A-Z_]* events:\s+(\d+)", out))
 
 
+def unnamed_tasks(perf_data):
+    """Tids perf script names in sched_switch's prev_pid/next_pid and the
+    wakeups' pid= but never as a sched:* sample's own tid (0, the idle
+    task, left out)."""
+    out = subprocess.run(["perf", "script", "-i", perf_data, "-F", "tid,event,trace"], capture_output=True,
+                         text=True, errors="replace").stdout
+    named, own = set(), set()
+    for ln in out.splitlines():
+        m = re.match(r"^\s*(-?\d+)\s+(sched:\S+):\s*(.*)$", ln)
+        if not m:
+            continue
+        tid, ev, trace = int(m.group(1)), m.group(2), m.group(3)
+        if tid > 0:
+            own.add(tid)
+        if ev == "sched:sched_switch":
+            named.update(int(x) for x in re.findall(r"(?:^|\s)(?:prev|next)_pid=(\d+)", trace))
+        elif ev in ("sched:sched_wakeup", "sched:sched_waking", "sched:sched_wakeup_new"):
+            named.update(int(x) for x in re.findall(r"(?:^|\s)pid=(\d+)", trace)[:1])
+    return named - own - {0}
+
+
+def check_rows(sched, perf_data):
+    """The rows and tasks_left_out against perf script's own reading."""
+    bad = []
+    window = sched.get("window_ns", 0)
+    for t in sched.get("tasks", []):
+        if t["pid"] is None and t["comm"] is None:
+            bad.append("tid %d is a row without pid or comm" % t["tid"])
+        if t["run_ns"] > window:
+            bad.append("tid %d runs %d ns in a %d ns recording" % (t["tid"], t["run_ns"], window))
+    left = sched.get("tasks_left_out") or {}
+    theirs = unnamed_tasks(perf_data)
+    if left.get("unnamed") != len(theirs):
+        bad.append("%s tasks left out as unnamed; perf script names %d tids only in other tasks' fields (%s)"
+                   % (left.get("unnamed"), len(theirs), sorted(theirs)[:8]))
+    return bad
+
+
 def compare(sched, perf_data, comm):
     th = subprocess.run(["perf", "sched", "timehist", "-i", perf_data], capture_output=True, text=True, errors="replace").stdout
     theirs = timehist_by_tid(th)
@@ -115,10 +157,12 @@ def compare(sched, perf_data, comm):
     if bad and mine and 130e6 <= mine[0]["wait_ns"] <= 600e6 and mine[0]["run_ns"] < 50e6:
         noted = " (perf's tools disagree, the workload's own bounds hold: %s)" % "; ".join(bad)
         bad = []
+    bad += check_rows(sched, perf_data)
     line = "; ".join("tid %d run %.1f wait %.1f delay %.1f ms (timehist %.1f %.1f %.1f)" % (
         t["tid"], t["run_ns"] / 1e6, t["wait_ns"] / 1e6, t["sch_delay_ns"] / 1e6,
         theirs[t["tid"]][2] / 1e6, theirs[t["tid"]][0] / 1e6, theirs[t["tid"]][1] / 1e6) for t in mine)
-    return bad, mine, line + noted
+    left = sched.get("tasks_left_out") or {}
+    return bad, mine, line + noted + "; %s unnamed tasks left out" % left.get("unnamed")
 
 
 if __name__ == "__main__":

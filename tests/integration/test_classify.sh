@@ -282,7 +282,7 @@ if os.path.getsize(r["path"]) != r["bytes"]:
     errs.append("bytes %d but the file has %d" % (r["bytes"], os.path.getsize(r["path"])))
 if not r["uri"].startswith("perflens://artifacts/exports/"):
     errs.append("uri %s" % r["uri"])
-want = ["Problem", "Data quality", "Observations", "Top hotspots", "Candidates",
+want = ["Problem", "Data quality", "Observations", "Top hotspots", "Threads", "Candidates",
         "Missing evidence", "A/B validation plan", "Conclusion"]
 got = re.findall(r"^## (.+)$", md, re.M)
 if got != want:
@@ -308,7 +308,7 @@ print("; ".join(errs) if errs else "%d bytes, %d candidates" % (r["bytes"], len(
 sys.exit(1 if errs else 0)
 EOF
 	if [ $? -eq 0 ]; then
-		ok "build_report $n: 8 sections in order, no claim beyond the evidence, $(cat "$WORK/r.out")"
+		ok "build_report $n: 9 sections in order, no claim beyond the evidence, $(cat "$WORK/r.out")"
 	else
 		notok "build_report $n: $(oneline "$WORK/r.out")"
 		return 1
@@ -339,7 +339,7 @@ import html, re, sys
 page, problem, metric = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 errs = []
 h2 = re.findall(r"<h2>(.*?)</h2>", page)
-if [html.unescape(h) for h in h2] != ["Problem", "Data quality", "Observations", "Top hotspots",
+if [html.unescape(h) for h in h2] != ["Problem", "Data quality", "Observations", "Top hotspots", "Threads",
                                       "Candidates", "Missing evidence", "A/B validation plan", "Conclusion"]:
     errs.append("h2 headings %s" % h2)
 if "<script" in page or "<a " in page or "<em>" in page or "<ol>\n<li>not" in page:
@@ -356,7 +356,7 @@ print("; ".join(errs) if errs else "ok")
 sys.exit(1 if errs else 0)
 EOF
 	if [ $? -eq 0 ]; then
-		ok "build_report $n: cmark-gfm renders 8 h2 sections, tables, and the problem and metric literally"
+		ok "build_report $n: cmark-gfm renders 9 h2 sections, tables, and the problem and metric literally"
 	else
 		notok "build_report $n: cmark-gfm: $(oneline "$WORK/h.out")"
 	fi

@@ -219,6 +219,70 @@ if oc:
           [bad, oc.get("off_cpu")])
     lc = call("list_hotspots", {"analysis_id": aid, "event": "cpu-clock", "limit": 3}, "list_hotspots on-CPU")
     check("list_hotspots cpu-clock: no off_cpu part on an on-CPU event", lc and "off_cpu" not in lc, lc and list(lc))
+# ------------------------------------------- candidates per thread
+# classify_hotspots with tid or comm classifies those threads' stacks
+# alone: a counter's candidates are its own count_stat (figures as
+# classify_oracle.py computes them on the perf script text cut to that
+# tid), the writer's off-CPU time is sleep with no lock or pipe wait in it,
+# the reader's a pipe wait with no sleep or lock; the steps that read the
+# analysis keep the filter.  Unfiltered, all three waits fire (above).
+def cut_capture(keep, name):
+    """The capture's records of the threads keep(comm, tid) accepts."""
+    out = os.path.join(os.environ["WORK"], name)
+    with open(out, "w") as f:
+        for rec in open(capture, errors="replace").read().split("\n\n"):
+            m = re.match(r"^\s*(.*?)\s+(\d+)/(\d+)\s", rec)
+            if m and keep(m.group(1), int(m.group(3))):
+                f.write(rec.strip("\n") + "\n\n")
+    return out
+import re
+if aid and counters:
+    tid = int(counters[0])
+    k = call("classify_hotspots", {"analysis_id": aid, "event": "cpu-clock", "tid": tid, "limit": 50},
+             "classify tid")
+    if k:
+        path = os.path.join(os.environ["WORK"], "classify_tid.json")
+        json.dump(k, open(path, "w"))
+        o = subprocess.run([sys.executable, os.path.join(here, "classify_oracle.py"),
+                            os.path.join(os.environ.get("REPO", "."), "schemas/rules/classify-rules.json"),
+                            cut_capture(lambda comm, t: t == tid, "tid.txt"), path], capture_output=True, text=True)
+        fk = {x["rule"]["id"]: x for x in k["candidates"]}
+        pc = fk.get("program_code")
+        readers = [st for x in k["candidates"] for st in x["next_steps"]
+                   if st["tool"] in ("get_call_paths", "list_hotspots", "get_hotspot")]
+        check("classify_hotspots tid=%d (a counter): %s agree with classify_oracle.py on that tid's records; "
+              "program_code leads with count_stat; thread_filter says so; the reading steps keep tid (%d)"
+              % (tid, (o.stdout.strip().splitlines() or ["?"])[-1], len(readers)),
+              o.returncode == 0 and pc and pc["hotspots"][0]["symbol"] == "count_stat" and
+              (k.get("thread_filter") or {}).get("tid") == tid and readers and
+              all(st["arguments"].get("tid") == tid for st in readers),
+              [o.stdout[-300:], list(fk), k.get("thread_filter")])
+    sw_ev = "sched:sched_switch"
+    for comm, lead, never in (("writer", "sleep", ("lock_wait", "io_wait")), ("reader", "io_wait", ("lock_wait", "sleep"))):
+        k = call("classify_hotspots", {"analysis_id": aid, "event": sw_ev, "comm": comm, "limit": 50},
+                 "classify comm=" + comm)
+        if not k:
+            continue
+        path = os.path.join(os.environ["WORK"], "classify_%s.json" % comm)
+        json.dump(k, open(path, "w"))
+        o = subprocess.run([sys.executable, os.path.join(here, "classify_oracle.py"),
+                            os.path.join(os.environ.get("REPO", "."), "schemas/rules/classify-rules.json"),
+                            cut_capture(lambda c_, t, comm=comm: c_ == comm, comm + ".txt"), path],
+                           capture_output=True, text=True)
+        hot = [x for x in k["candidates"] if x["rule"]["group"] == "hotspot"]
+        ids = [x["rule"]["id"] for x in hot]
+        check("classify_hotspots comm=%s on %s: %s leads (%s), none of %s; figures agree with classify_oracle.py "
+              "on its records (%s)" % (comm, sw_ev, lead, ", ".join("%s %.1f" % (x["rule"]["id"], x["figure"]["value"])
+                                                                   for x in hot), never,
+                                       (o.stdout.strip().splitlines() or ["?"])[-1]),
+              o.returncode == 0 and ids[:1] == [lead] and not set(never) & set(ids), [ids, o.stdout[-300:]])
+    lt3 = call("list_threads", {"analysis_id": aid, "event": "cpu-clock", "limit": 5}, "list_threads steps")
+    st = [x for x in (lt3 or {}).get("next_steps", []) if x["tool"] == "classify_hotspots"]
+    check("list_threads of a multi-threaded event proposes the heaviest thread's own classification (%s)"
+          % (st and st[0]["arguments"]), st and st[0]["arguments"].get("tid") == (lt3["threads"][0]["tid"]), lt3 and lt3.get("next_steps"))
+    r = s.call("classify_hotspots", {"analysis_id": aid, "tid": tid})
+    check("classify_hotspots tid without event on a two-event analysis: an error naming the events",
+          r and is_tool_error(r, "cpu-clock"), short(r))
 r = aid and s.call("list_hotspots", {"analysis_id": aid, "event": "cpu-clock", "tid": 1})
 check("list_hotspots tid=1: an error that names the threads there are and list_threads",
       r and is_tool_error(r, "list_threads", "counter"), short(r))
@@ -251,6 +315,29 @@ if oid:
           % (ev, events[ev], ", ".join("%s %.1f" % (k, v["figure"]["value"]) for k, v in fired.items())),
           {"lock_wait", "io_wait", "sleep"} <= set(fired) and
           all(x["unit"] == events[ev] for x in fired.values()) and events[ev] in ("ns", "us"), short(cs))
+    # Who woke the waits (metadata off_cpu.woken_by): the reader is woken
+    # by the writer (the pipe), each counter by the other counters (the
+    # mutex's unlocker: its holder), never by itself or another role; perf
+    # script's own sched_waking records on the same perf.data are the
+    # oracle for the reader's heaviest waker.
+    wb = (((sc.get("metadata") or {}).get("off_cpu") or {}).get("woken_by") or {}).get("pairs", [])
+    role_of = lambda name: name.rsplit("/", 1)[0]
+    reader_w = [p for p in wb if role_of(p["waiter"]) == "reader"]
+    counter_w = [p for p in wb if role_of(p["waiter"]) == "counter" and p["own_task"]]
+    ps = subprocess.run(["perf", "script", "-i", os.path.join(sc.get("folder", ""), "perf.data"), "-F",
+                         "comm,tid,event,trace"], capture_output=True, text=True).stdout
+    theirs = {}
+    for ln in ps.splitlines():
+        m = re.match(r"^\s*(\S.*?)\s+(\d+)\s+sched:sched_waking:\s+comm=reader\s", ln)
+        if m:
+            theirs[m.group(1)] = theirs.get(m.group(1), 0) + 1
+    check("off-CPU woken_by: the reader is woken by the writer (%s; perf script's wakings of the reader: %s), "
+          "each counter only by the other counters (%s)"
+          % (reader_w[:1], theirs, ["%s<-%s" % (p["waiter"], p["woken_by"]) for p in counter_w]),
+          reader_w and role_of(reader_w[0]["woken_by"]) == "writer" and theirs and
+          max(theirs, key=theirs.get) == "writer" and counter_w and
+          all(role_of(p["woken_by"]) == "counter" and p["woken_by"] != p["waiter"] for p in counter_w),
+          [wb, theirs])
     r = c.call("list_threads", {"analysis_id": oid, "event": ev, "limit": 50}, timeout=120)
     lt = (r or {}).get("result", {}).get("structuredContent") or {}
     role = {}
@@ -303,9 +390,37 @@ if aid and oid:
     errs += [] if any(x.startswith(oid + ":lock_wait@") for x in cands) else ["no off-CPU lock_wait in %s" % cands]
     errs += [] if sid and "perf stat of" in md else ["no perf stat observation"]
     errs += [] if task and ("`task-clock` %.3f" % float(task[0])) in md else ["task-clock %s not in the report" % task[:1]]
-    errs += [] if md.count("\n## ") == 8 else ["%d sections" % md.count("\n## ")]
+    errs += [] if md.count("\n## ") == 9 else ["%d sections" % md.count("\n## ")]
+    # The Threads section: per event of several threads, each role's own
+    # leading rule (the workload's construction): the counters run their
+    # own count_stat, the formatter libc's strlen under append_field.
+    sec = md.split("\n## Threads\n", 1)[-1].split("\n## ", 1)[0]
+    rows = [l for l in sec.splitlines() if l.startswith("| ") and not l.startswith("| Tid") and "cpu-clock" not in l]
+    first_cpu = sec.split("### Event `cpu-clock`", 1)[-1].split("### Event", 1)[0]
+    crow = [l for l in first_cpu.splitlines() if "| `counter` |" in l]
+    frow = [l for l in first_cpu.splitlines() if "| `formatter` |" in l]
+    errs += [] if len(crow) == 3 and all(l.split(" | ")[3].startswith("program_code") for l in crow) else [
+        "Threads section's counters: %s" % crow]
+    errs += [] if frow and frow[0].split(" | ")[3].startswith("runtime_and_libc") else ["Threads formatter: %s" % frow]
+    # Three runs (a perf record capture, an off-CPU and a stat collection):
+    # none is "the same run" as another.
+    errs += ["a different run called the same run"] if "same run:" in md else []
+    errs += [] if md.count("whether it is the same run is not known") == 1 + bool(sid) else [
+        "the header does not say the runs are not known to be one: %s" % md[:400]]
     check("build_report over 3 analyses of the run: every analysis, its candidates and the stat counters in one "
           "report (%d candidates, %d bytes)" % (len(cands), rep.get("bytes", 0)), not errs, errs)
+    # Two analyses of one collection (its offcpu.txt and its perf.data) are
+    # the same run, and the report says so, naming the collection.
+    off_uri = steps[0]["arguments"]["path"] if steps else ""
+    a = c2.call("analyze_profile", {"path": off_uri.rsplit("/", 1)[0] + "/perf.data"}, timeout=120)
+    pid_ = (a.get("result", {}).get("structuredContent") or {}).get("analysis_id")
+    r = pid_ and c2.call("build_report", {"analysis_id": oid, "with_analysis_ids": [pid_], "problem": "p",
+                                          "metric": "m"}, timeout=120)
+    rep2 = (r or {}).get("result", {}).get("structuredContent") or {}
+    md2 = open(rep2["path"]).read() if rep2.get("path") else ""
+    co = re.search(r"collections/(co-[0-9a-f]{20})/", off_uri)
+    check("build_report of two analyses of one collection: the same run, naming it (%s)" % (co and co.group(1)),
+          co and ("(the same run: collection `%s`)" % co.group(1)) in md2, [off_uri, md2[:300], short(r, 200)])
     r = c2.call("build_report", {"analysis_id": mid, "with_analysis_ids": [mid], "problem": "p", "metric": "m"})
     check("build_report with its own analysis_id among the others: an error naming the fix",
           is_tool_error(r, "twice"), short(r))

@@ -72,7 +72,8 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 	const char *ok[] = {"/bin/echo", "stat", "-x", ",", "-o", data, "--", prog, NULL};
 	const char *ld[] = {"LD_PRELOAD=/tmp/x.so", NULL};
 	const char *bpf[] = {"/bin/echo", "record", "-e", "/tmp/prog.c", "-o", data, "--", prog, NULL};
-	const char *graph[] = {"/bin/echo", "record", "--call-graph", "dwarf,65528", "-o", data, "--", prog, NULL};
+	const char *graph[] = {"/bin/echo", "record", "--call-graph", "dwarf,6x", "-o", data, "--", prog, NULL};
+	const char *graph_size[] = {"/bin/echo", "record", "--call-graph", "dwarf,65528", "-o", data, "--", prog, NULL};
 
 	setup();
 	ck_assert_str_eq(check_argv(other_perf, NULL), "the program is not the allowlisted perf");
@@ -82,7 +83,8 @@ START_TEST(launcher_refuses_what_a_collection_never_asks)
 			 "perf's output file is not in a collection's staging folder");
 	ck_assert_str_eq(check_argv(prog_elsewhere, NULL), "the program is not under an allowed root");
 	ck_assert_str_eq(check_argv(bpf, NULL), "an event that names a file (a BPF program) is not run here");
-	ck_assert_str_eq(check_argv(graph, NULL), "--call-graph takes fp, dwarf or lbr");
+	ck_assert_str_eq(check_argv(graph, NULL), "--call-graph takes fp, dwarf, dwarf,SIZE or lbr");
+	ck_assert_ptr_null(check_argv(graph_size, NULL));  /* collect_profile's dwarf_stack_bytes */
 	ck_assert_str_eq(check_argv(pid, NULL), "attaching to a running process needs --allow-pid-attach");
 	cfg.allow_pid_attach = true;
 	ck_assert_ptr_null(check_argv(pid, NULL));

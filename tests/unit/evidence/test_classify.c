@@ -247,9 +247,100 @@ START_TEST(truncated_stacks_and_few_samples_are_data_quality_flags)
 }
 END_TEST
 
+/* The outcome of `rule` among the quiet ones ("not_applicable",
+ * "below_threshold"), NULL when it fired. */
+static const char *quiet_outcome(json_t *res, const char *rule)
+{
+	json_t *q;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "quiet"), i, q)
+		if (strcmp(json_string_value(json_object_get(q, "rule")), rule) == 0)
+			return json_string_value(json_object_get(q, "outcome"));
+	return NULL;
+}
+
+/* The collect_profile step of a candidate, or NULL. */
+static json_t *collect_step(json_t *c)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(json_object_get(c, "next_steps"), i, s)
+		if (strcmp(json_string_value(json_object_get(s, "tool")) ?: "", "collect_profile") == 0)
+			return s;
+	return NULL;
+}
+
+/* DWARF stacks that reach no entry point were cut where the stack copy
+ * ended: their own rule, with the outermost user frame reached as the
+ * hotspot and a larger copy as the remedy (none past perf's largest);
+ * frame_pointer_loss does not judge them, and on a recording that is not
+ * DWARF the DWARF rule does not apply. */
+START_TEST(dwarf_stacks_cut_short_are_not_frame_pointer_loss)
+{
+	static const uint32_t sizes[] = {8192, 65528, 0};
+	json_t *res, *c;
+
+	for (size_t k = 0; k < PL_ARRAY_LEN(sizes); k++) {
+		pl_profile_release(&prof);
+		setup();
+		feed_stack("cpu-clock", 1, "_start@/bin/p;main@/bin/p;work@/bin/p", 60);
+		feed_stack("cpu-clock", 2, "deep@/bin/p;work@/bin/p", 30);
+		feed_stack("cpu-clock", 3, "worker_thread@[kernel.kallsyms];__schedule@[kernel.kallsyms]", 10);
+		if (sizes[k])
+			pl_set_event_dwarf_stack(&prof, prof.events[0].name, sizes[k]);
+		res = classify_first();
+		if (!sizes[k]) {
+			ck_assert_str_eq(quiet_outcome(res, "dwarf_stack_truncated"), "not_applicable");
+			ck_assert_ptr_nonnull(quiet_outcome(res, "frame_pointer_loss"));
+			ck_assert_str_ne(quiet_outcome(res, "frame_pointer_loss"), "not_applicable");
+			json_decref(res);
+			continue;
+		}
+		ck_assert_str_eq(quiet_outcome(res, "frame_pointer_loss"), "not_applicable");
+		ck_assert_ptr_nonnull(c = candidate(res, "dwarf_stack_truncated"));
+		ck_assert_double_eq_tol(figure(c), 30.0, 1e-9);
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(c, "hotspots"), 0),
+								   "symbol")), "deep");
+		if (sizes[k] < 65528)
+			ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(collect_step(c), "arguments"),
+									    "dwarf_stack_bytes")), 65528);
+		else
+			ck_assert_ptr_null(collect_step(c));
+		json_decref(res);
+	}
+}
+END_TEST
+
+/* A library candidate names the program's own function nearest above
+ * its matched frames (a library called from the library still counts
+ * the first own frame), with its share of the candidate's stacks; the
+ * program's own code names none. */
+START_TEST(library_candidates_name_their_own_callers)
+{
+	json_t *res, *c, *own;
+
+	feed_stack("cpu-clock", 1, "main@/bin/p;process@/bin/p;strlen@/usr/lib/x86_64-linux-gnu/libc.so.6", 30);
+	feed_stack("cpu-clock", 1, "main@/bin/p;emit@/bin/p;snprintf@/usr/lib/x86_64-linux-gnu/libc.so.6;"
+		   "vfprintf@/usr/lib/x86_64-linux-gnu/libc.so.6", 10);
+	feed_stack("cpu-clock", 1, "main@/bin/p;count@/bin/p", 60);
+	res = classify_first();
+	ck_assert_ptr_nonnull(c = candidate(res, "runtime_and_libc"));
+	ck_assert_ptr_nonnull(own = json_object_get(c, "own_callers"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(own, 0), "symbol")), "process");
+	ck_assert_double_eq_tol(json_number_value(json_object_get(json_array_get(own, 0), "of_candidate_percent")),
+				75.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(own, 1), "symbol")), "emit");
+	ck_assert_ptr_nonnull(c = candidate(res, "program_code"));
+	ck_assert_ptr_null(json_object_get(c, "own_callers"));
+	json_decref(res);
+}
+END_TEST
+
 /* offcpu-time is PerfLens's event, not perf's (perf record -e offcpu-time
- * exits 129): no remedy of an off-CPU profile asks perf for it, and the
- * DWARF one, which that mode cannot take, is dropped.  Its records are
+ * exits 129): no remedy of an off-CPU profile asks perf for it; the
+ * DWARF one is the off_cpu mode's own collection with DWARF stacks.  Its records are
  * aggregated waits traced whole, not samples: too_few_samples is not
  * applicable there (three records here), and says why. */
 START_TEST(off_cpu_remedies_collect_with_mode_off_cpu_never_the_event)
@@ -274,10 +365,11 @@ START_TEST(off_cpu_remedies_collect_with_mode_off_cpu_never_the_event)
 			continue;
 		collects++;
 		ck_assert_str_eq(json_string_value(json_object_get(args, "mode")), "off_cpu");
+		ck_assert_str_eq(json_string_value(json_object_get(args, "call_graph")), "dwarf");
 		ck_assert_ptr_null(json_object_get(args, "events"));
 		ck_assert_ptr_null(strstr(json_string_value(json_object_get(s, "call")), "offcpu-time"));
 	}
-	ck_assert_uint_eq(collects, 0);  /* the DWARF remedy, dropped */
+	ck_assert_uint_eq(collects, 1);  /* the DWARF remedy, in mode off_cpu */
 	json_decref(res);
 }
 END_TEST
@@ -491,6 +583,8 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, waits_are_told_apart_by_state_and_frames);
 	tcase_add_test(tc, preemption_frames_without_a_state_are_cpu_wait);
 	tcase_add_test(tc, unless_names_only_other_function_rules);
+	tcase_add_test(tc, dwarf_stacks_cut_short_are_not_frame_pointer_loss);
+	tcase_add_test(tc, library_candidates_name_their_own_callers);
 	suite_add_tcase(s, tc);
 	return s;
 }

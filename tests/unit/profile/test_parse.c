@@ -141,6 +141,32 @@ START_TEST(srcline_and_inlined_frames_are_attached)
 }
 END_TEST
 
+/* One function printed twice at one address (perf repeats an inline
+ * line; glibc's hidden alias __GI_X beside X) is one frame: no false
+ * recursion, no function counted twice.  Different addresses, or other
+ * names, stay apart. */
+START_TEST(alias_and_repeated_inline_frames_are_one_frame)
+{
+	static const char *const leaf_first[] = {"_IO_default_xsputn", "outstring_func", "__vfprintf_internal",
+						 "__libc_write", "caller"};
+	ck_assert_int_eq(feed("f 1 1.0: 1 cpu-clock:\n"
+			      "\t 83281 __GI__IO_default_xsputn+0x101 (inlined)\n"
+			      "\t 83281 __GI__IO_default_xsputn+0x101 (inlined)\n"
+			      "\t 5c9dc outstring_func+0x5dc (inlined)\n"
+			      "\t 5c9dc __vfprintf_internal+0x5dc (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+			      "\t 11a2b __GI___libc_write+0x1b (inlined)\n"
+			      "\t 11a2b __libc_write+0x1b (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+			      "\t 13ea caller+0x3d (/a.out)\n\n"), PL_OK);
+	ck_assert_uint_eq(prof.stacks[0].depth, 5);
+	for (uint32_t d = 0; d < 5; d++) {
+		const char *sym = pl_str(&prof, prof.funcs[prof.frames[prof.stacks[0].frames[4 - d]].func].symbol);
+		if (strncmp(sym, "__GI_", 5) == 0)
+			sym += 5;
+		ck_assert_str_eq(sym, leaf_first[d]);
+	}
+}
+END_TEST
+
 START_TEST(malformed_lines_are_counted_previewed_and_skipped)
 {
 	ck_assert_int_eq(feed("this is not a header\n"
@@ -458,6 +484,7 @@ Suite *suite_parse(void)
 	tcase_add_test(tc, events_stay_apart_and_pmu_names_are_kept);
 	tcase_add_test(tc, frames_with_spaces_parens_unknown_and_offsets);
 	tcase_add_test(tc, srcline_and_inlined_frames_are_attached);
+	tcase_add_test(tc, alias_and_repeated_inline_frames_are_one_frame);
 	tcase_add_test(tc, malformed_lines_are_counted_previewed_and_skipped);
 	tcase_add_test(tc, unterminated_last_record_is_kept_and_marked);
 	tcase_add_test(tc, depth_limit_is_an_error_not_a_truncation);

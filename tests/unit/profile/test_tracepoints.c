@@ -63,6 +63,34 @@ START_TEST(offcpu_records_keep_task_state_and_nanoseconds)
 }
 END_TEST
 
+/* A record that sums N waits says so ("waits=N" where a tracepoint's
+ * fields go): it counts as N samples, and the event as one whose samples
+ * count waits; a record without it (perf's own --off-cpu output), or with
+ * a malformed count, is one sample and marks nothing. */
+START_TEST(offcpu_records_count_their_waits_as_samples)
+{
+	ck_assert_int_eq(feed("w 41/42 900 offcpu-time: waits=7\n"
+			      "\t0 [state S]\n"
+			      "\tffffffff82265908 __schedule ([kernel.kallsyms])\n\n"
+			      "w 41/43 100 offcpu-time: waits=3\n"
+			      "\t0 [state D]\n"
+			      "\tffffffff82265908 __schedule ([kernel.kallsyms])\n\n"), PL_OK);
+	uint32_t ev = pl_find_event(&prof, "offcpu-time");
+	ck_assert_uint_eq(prof.events[ev].samples, 10);
+	ck_assert_uint_eq(prof.events[ev].period, 1000);
+	ck_assert(pl_event_counts_waits(&prof, ev));
+	ck_assert_uint_eq(pl_stack_weight(&prof, 0, ev)->samples, 7);
+	pl_profile_release(&prof);
+	setup();
+	ck_assert_int_eq(feed("w 41/42 900 offcpu-time:\n\t0 [state S]\n\n"
+			      "w 41/42 900 offcpu-time: waits=x\n\t0 [state D]\n\n"
+			      "w 41/42 900 offcpu-time: waits=0\n\t0 [state R]\n\n"), PL_OK);
+	ev = pl_find_event(&prof, "offcpu-time");
+	ck_assert_uint_eq(prof.events[ev].samples, 3);
+	ck_assert(!pl_event_counts_waits(&prof, ev));
+}
+END_TEST
+
 /* perf sched record's samples have no call chain: perf right-aligns the
  * comm and prints the frame after the tracepoint's text. */
 static const char *const sched_text =
@@ -139,6 +167,7 @@ Suite *suite_tracepoints(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, offcpu_records_keep_task_state_and_nanoseconds);
+	tcase_add_test(tc, offcpu_records_count_their_waits_as_samples);
 	tcase_add_test(tc, sched_samples_without_call_chains_are_each_their_own_event);
 	tcase_add_test(tc, sched_table_splits_run_wait_and_delay_as_timehist);
 	tcase_add_test(tc, indented_header_after_a_frameless_record_is_a_header);

@@ -402,7 +402,9 @@ static const char interpretation[] =
 	"candidates, not confirmations: the two-sided Mann-Whitney U test gave p < 0.05 and the whole 95% "
 	"bootstrap interval of median(candidate)/median(baseline) lies beyond the practical threshold. Before "
 	"concluding, rebuild both sides, re-run them interleaved (A, B, A, B...) with more repeats (30 or more), "
-	"the CPU governor set to performance and the process pinned to one CPU (taskset -c N), then compare "
+	"the CPU governor set to performance and the process pinned to the same CPUs on both sides (taskset -c "
+	"LIST, as many CPUs as the program runs threads: pinning a multi-threaded program to one CPU makes its "
+	"threads contend for it and changes what is measured), then compare "
 	"again; then look for the cause in profiles of both builds (analyze_profile on each, then "
 	"compare_profiles). no_material_change is not proof of equality: it says no change beyond the "
 	"threshold was shown with this many repeats.";
@@ -425,7 +427,8 @@ static void advise(json_t *out, const size_t counts[5], const struct comparabili
 	if (counts[3] || counts[4])
 		json_array_append_new(out, json_string(
 			"confirm the candidate: re-run baseline and candidate interleaved with 30 or more repeats, "
-			"governor performance and taskset -c N, normalize and compare again; then profile both builds "
+			"governor performance and both sides pinned to the same CPUs (taskset -c LIST, one per thread the "
+			"program runs, never one CPU for a multi-threaded program), normalize and compare again; then profile both builds "
 			"(analyze_profile each, compare_profiles) to find what changed"));
 	if (counts[2] && !counts[3] && !counts[4])
 		json_array_append_new(out, json_string(

@@ -34,7 +34,8 @@ enum metric {
 	METRIC_SAMPLES,
 	METRIC_TRUNCATED,
 	METRIC_UNKNOWN_LEAF,
-	METRIC_UNKNOWN_FRAME
+	METRIC_UNKNOWN_FRAME,
+	METRIC_DWARF_TRUNCATED
 };
 
 static const char *const metric_names[] = {
@@ -42,6 +43,7 @@ static const char *const metric_names[] = {
 	[METRIC_TRUNCATED] = "truncated_stack_percent",
 	[METRIC_UNKNOWN_LEAF] = "unknown_leaf_percent",
 	[METRIC_UNKNOWN_FRAME] = "unknown_frame_percent",
+	[METRIC_DWARF_TRUNCATED] = "dwarf_truncated_stack_percent",
 };
 
 struct event_set {
@@ -78,6 +80,8 @@ struct rule {
 struct pl_rules {
 	json_t *doc;
 	int version;
+	int own_rule;            /* the rule whose functions are the program's own
+				  * code (own_code_rule), -1: none */
 	struct event_set sets[SETS_MAX];
 	size_t nsets;
 	struct rule rules[PL_RULES_MAX];
@@ -209,8 +213,8 @@ static enum pl_err compile_metric(struct rule *ru, json_t *match, struct pl_erro
 		return bad_rules(err, ru->id, "a metric rule needs exactly one of below and at_least");
 	ru->below = json_is_number(below);
 	ru->threshold = json_number_value(ru->below ? below : at_least);
-	if ((ru->metric == METRIC_TRUNCATED) != (roots != NULL))
-		return bad_rules(err, ru->id, "roots belongs to truncated_stack_percent, which needs it");
+	if ((ru->metric == METRIC_TRUNCATED || ru->metric == METRIC_DWARF_TRUNCATED) != (roots != NULL))
+		return bad_rules(err, ru->id, "roots belongs to the truncated stack metrics, which need it");
 	if (roots) {
 		enum pl_err rc = compile_re(&ru->roots, roots, ru->id, err);
 		if (rc)
@@ -334,6 +338,15 @@ enum pl_err pl_rules_compile(json_t *doc, struct pl_rules **out, struct pl_error
 	json_array_foreach(rules, i, ru)
 		if ((rc = compile_unless(r, &r->rules[i], json_object_get(json_object_get(ru, "match"), "unless"), err)))
 			goto fail;
+	r->own_rule = -1;
+	for (size_t k = 0; k < r->n && json_string_value(json_object_get(doc, "own_code_rule")); k++)
+		if (strcmp(r->rules[k].id, json_string_value(json_object_get(doc, "own_code_rule"))) == 0 &&
+		    r->rules[k].metric == METRIC_NONE)
+			r->own_rule = (int)k;
+	if (json_object_get(doc, "own_code_rule") && r->own_rule < 0) {
+		rc = bad_rules(err, "own_code_rule", "names no function rule");
+		goto fail;
+	}
 	*out = r;
 	return PL_OK;
 fail:
@@ -645,6 +658,55 @@ static struct pl_amount truncated_stacks(const struct pl_classifier *c, const st
 	return total;
 }
 
+/* A frame of user code whose module is known (not the kernel, not a
+ * pseudo-frame such as "[state D]", not a pc outside any mapping). */
+static bool user_frame(const struct pl_profile *p, uint32_t func)
+{
+	const struct pl_func *f = &p->funcs[func];
+
+	return (f->kind == PL_KIND_USER || f->kind == PL_KIND_JIT) && f->dso != PL_NOID;
+}
+
+/* DWARF stacks cut short: stacks with user frames of which none is an
+ * entry point (a whole chain reaches _start, __libc_start_call_main,
+ * start_thread or clone), so the unwinder stopped before the thread's
+ * first frame: where the stack copy ended (sample_stack_user bytes above
+ * the stack pointer), or at a module without unwind tables.  Fills the
+ * weights per outermost user frame (where the chain stopped). */
+static struct pl_amount dwarf_cut_stacks(const struct pl_classifier *c, const struct rule *ru,
+					 uint32_t event, struct pl_amount *per_stop)
+{
+	const struct pl_profile *p = c->p;
+	size_t n = pl_nfuncs(p);
+	signed char *is_root = pl_xmalloc(n ? n : 1);
+	struct pl_amount total = {0};
+
+	memset(is_root, -1, n ? n : 1);
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		uint32_t stop = PL_NOID;
+		bool entry = false;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth && !entry; d++) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (is_root[f] < 0)
+				is_root[f] = rule_re_match(&ru->roots, pl_str(p, p->funcs[f].symbol));
+			entry = is_root[f];
+			if (stop == PL_NOID && user_frame(p, f))
+				stop = f;
+		}
+		if (entry || stop == PL_NOID)
+			continue;
+		add_w(&total, w);
+		add_w(&per_stop[stop], w);
+	}
+	free(is_root);
+	return total;
+}
+
 /* ------------------------------------------------ questions about rules */
 
 /* Which event sets `name` belongs to. */
@@ -854,11 +916,32 @@ static json_t *offcpu_spec(json_t *spec)
 {
 	json_t *args = json_object_get(spec, "arguments");
 	const char *graph = json_string_value(json_object_get(args, "call_graph"));
+	json_t *out;
 
-	if (graph && strcmp(graph, "fp") != 0)
+	if (graph && strcmp(graph, "fp") != 0 && strcmp(graph, "dwarf") != 0)
 		return NULL;
-	return json_pack("{s:s,s:{s:s},s:O}", "tool", "collect_profile", "arguments", "mode", "off_cpu",
-			 "why", json_object_get(spec, "why"));
+	out = json_pack("{s:s,s:{s:s},s:O}", "tool", "collect_profile", "arguments", "mode", "off_cpu",
+			"why", json_object_get(spec, "why"));
+	if (graph && strcmp(graph, "dwarf") == 0) {
+		json_object_set_new(json_object_get(out, "arguments"), "call_graph", json_string("dwarf"));
+		if (json_object_get(args, "dwarf_stack_bytes"))
+			json_object_set(json_object_get(out, "arguments"), "dwarf_stack_bytes",
+					json_object_get(args, "dwarf_stack_bytes"));
+	}
+	return out;
+}
+
+/* A step's dwarf_stack_bytes compared with the stack copy `event` had:
+ * 1 larger (or the step asks none), 0 not larger. */
+static int bigger_stack_than(json_t *spec, const struct pl_profile *p, const char *event)
+{
+	json_int_t asked = json_integer_value(json_object_get(json_object_get(spec, "arguments"),
+							      "dwarf_stack_bytes"));
+	uint32_t e = pl_find_event(p, event);
+
+	if (!asked || e == PL_NOID)
+		return 1;
+	return asked > (json_int_t)pl_event_dwarf_stack(p, e);
 }
 
 static json_t *next_steps_json(const struct pl_classifier *c, const struct rule *ru,
@@ -880,8 +963,12 @@ static json_t *next_steps_json(const struct pl_classifier *c, const struct rule 
 	json_array_foreach(json_object_get(ru->doc, "next_steps"), i, spec) {
 		const char *tool = json_string_value(json_object_get(spec, "tool")) ?: "";
 		json_t *step, *own = NULL;
-		/* A collection of an event perf cannot record could only fail. */
+		/* A collection of an event perf cannot record could only fail;
+		 * one asking for no larger a stack copy than this one's would
+		 * change nothing. */
 		if (!perf_can_record(p, event) && strcmp(tool, "collect_profile") == 0)
+			continue;
+		if (bigger_stack_than(spec, p, event) == 0)
 			continue;
 		/* A step that already asks for mode off_cpu (with its own
 		 * call_graph: the mode takes dwarf) stands as written. */
@@ -1005,6 +1092,10 @@ static void judge(const struct pl_classifier *c, const struct pl_view *v, const 
 		vd->not_applicable = set_reason(c->rules, ru->skip & ev_bits);
 	else if (ru->call_graph == NEED_NEEDED && !e.call_graph)
 		vd->not_applicable = json_string_value(json_object_get(texts, "call_graph"));
+	else if (ru->metric == METRIC_TRUNCATED && pl_event_dwarf_stack(c->p, v->event))
+		vd->not_applicable = json_string_value(json_object_get(texts, "dwarf_stacks"));
+	else if (ru->metric == METRIC_DWARF_TRUNCATED && !pl_event_dwarf_stack(c->p, v->event))
+		vd->not_applicable = json_string_value(json_object_get(texts, "not_dwarf_stacks"));
 	else if (ru->source_lines == NEED_NEEDED && !e.source_lines)
 		vd->not_applicable = json_string_value(json_object_get(texts, "source_lines"));
 	if (vd->not_applicable)
@@ -1026,7 +1117,8 @@ static void judge(const struct pl_classifier *c, const struct pl_view *v, const 
 		vd->value = pl_percent(v, vd->amount.period);
 		break;
 	case METRIC_TRUNCATED:
-		break;  /* filled by the caller, which keeps the per-leaf weights */
+	case METRIC_DWARF_TRUNCATED:
+		break;  /* filled by the caller, which keeps the per-frame weights */
 	}
 	if (ru->metric != METRIC_NONE)
 		vd->figure = metric_names[ru->metric];
@@ -1103,9 +1195,89 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
 			break;
 		case METRIC_SAMPLES:
 		case METRIC_TRUNCATED:
+		case METRIC_DWARF_TRUNCATED:
 			break;
 		}
 	}
+}
+
+#define OWN_CALLERS_TOP 3
+
+/* Where the program's own code calls into what a library or kernel rule
+ * matched: for each stack the rule counts, the nearest frame above the
+ * outermost matched frame (toward the root) that is the program's own
+ * code (the functions of own_code_rule: user code outside libc, runtimes,
+ * interpreters and the system's library folders; inline frames are
+ * frames), its weight summed per function.  The top ones as JSON (shares
+ * of the event and of the candidate), NULL when the rule matches own code
+ * itself or no stack has an own caller. */
+static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd)
+{
+	const struct pl_profile *p = c->p;
+	const struct rule *ru = vd->ru;
+	uint64_t bit = UINT64_C(1) << vd->index, own;
+	struct pl_amount *by = NULL, total = {0};
+	uint32_t *order = NULL;
+	size_t k = 0, n = pl_nfuncs(p);
+	json_t *out = NULL;
+
+	if (c->rules->own_rule < 0 || (int)vd->index == c->rules->own_rule || ru->metric != METRIC_NONE ||
+	    ru->data_quality)
+		return NULL;
+	own = UINT64_C(1) << c->rules->own_rule;
+	by = pl_xcalloc(n ? n : 1, sizeof(*by));
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, v->event);
+		uint64_t any = 0;
+		int64_t from = -1;
+
+		if (!w || st->depth == 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth; d++)
+			any |= c->func_mask[p->frames[st->frames[d]].func];
+		if (!vd->whole && !(pl_rules_stack_mask(c->rules, any) & bit))
+			continue;
+		if (vd->whole || !ru->inclusive) {
+			if (!vd->whole && !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
+				continue;
+			from = (int64_t)st->depth - 1;
+		} else {
+			for (uint32_t d = 0; d < st->depth && from < 0; d++)
+				if (c->func_mask[p->frames[st->frames[d]].func] & bit)
+					from = d;
+		}
+		if (c->func_mask[p->frames[st->frames[from]].func] & own)
+			continue;  /* the matched frame is the program's own */
+		add_w(&total, w);
+		for (int64_t d = from - 1; d >= 0; d--) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (c->func_mask[f] & own) {
+				add_w(&by[f], w);
+				break;
+			}
+		}
+	}
+	order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t f = 0; f < n; f++)
+		if (by[f].samples)
+			order[k++] = f;
+	if (k) {
+		sort_w = by;
+		qsort(order, k, sizeof(uint32_t), cmp_func_weight);
+		out = json_array();
+		for (size_t i = 0; i < k && i < OWN_CALLERS_TOP; i++) {
+			const struct pl_func *fn = &p->funcs[order[i]];
+			json_array_append_new(out, json_pack("{s:o,s:s,s:o,s:f,s:f}",
+				"hotspot_id", json_sprintf("fn%u", order[i]), "symbol", pl_str(p, fn->symbol),
+				"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(p, fn->dso)),
+				"percent", pl_percent(v, by[order[i]].period),
+				"of_candidate_percent", total.period ? 100.0 * (double)by[order[i]].period / (double)total.period : 0.0));
+		}
+	}
+	free(order);
+	free(by);
+	return out;
 }
 
 static json_t *candidate_json(const struct pl_classifier *c, const struct pl_view *v,
@@ -1118,11 +1290,13 @@ static json_t *candidate_json(const struct pl_classifier *c, const struct pl_vie
 	uint32_t top = PL_NOID;
 	json_t *hot = json_array();
 
+	json_t *own = own_callers_json(c, v, vd), *out;
+
 	if (ru->metric != METRIC_SAMPLES) {
 		json_decref(hot);
 		hot = hotspots_json(c, v, measure, &total, &top);
 	}
-	return json_pack("{s:o,s:s,s:{s:s,s:O,s:O,s:O},s:s,s:s,s:{s:s,s:f,s:s,s:f,s:I,s:I},"
+	out = json_pack("{s:o,s:s,s:{s:s,s:O,s:O,s:O},s:s,s:s,s:{s:s,s:f,s:s,s:f,s:I,s:I},"
 			 "s:o,s:I,s:o,s:o,s:o,s:O,s:O}",
 		"candidate_id", json_sprintf("%s@%s", ru->id, event),
 		"status", "candidate",
@@ -1138,6 +1312,9 @@ static json_t *candidate_json(const struct pl_classifier *c, const struct pl_vie
 		"next_steps", next_steps_json(c, ru, event, top),
 		"experiment", json_object_get(ru->doc, "experiment"),
 		"forbidden_conclusions", json_object_get(ru->doc, "forbidden_conclusions"));
+	if (own)
+		json_object_set_new(out, "own_callers", own);
+	return out;
 }
 
 static json_t *quiet_json(const struct verdict *vd)
@@ -1193,9 +1370,12 @@ json_t *pl_classify_event(struct pl_classifier *c, const struct pl_view *v)
 		vd->ru = &r->rules[i];
 		vd->index = i;
 		judge(c, v, ef, ev_bits, e, vd);
-		if (vd->ru->metric == METRIC_TRUNCATED && !vd->not_applicable) {
+		if ((vd->ru->metric == METRIC_TRUNCATED || vd->ru->metric == METRIC_DWARF_TRUNCATED) &&
+		    !vd->not_applicable) {
 			measures[i] = pl_xcalloc(n ? n : 1, sizeof(struct pl_amount));
-			vd->amount = truncated_stacks(c, vd->ru, v->event, measures[i]);
+			vd->amount = vd->ru->metric == METRIC_TRUNCATED ?
+				     truncated_stacks(c, vd->ru, v->event, measures[i]) :
+				     dwarf_cut_stacks(c, vd->ru, v->event, measures[i]);
 			vd->value = pl_percent(v, vd->amount.period);
 			if (json_is_null(truncated))
 				truncated = json_real(vd->value);

@@ -11,6 +11,7 @@
  */
 #include "report.h"
 #include "classify.h"
+#include "threads.h"
 #include "profile/aggregate.h"
 #include "base/util.h"
 #include "base/version.h"
@@ -26,7 +27,7 @@
 #define NAME_MAX_BYTES 200       /* longer symbols and paths are cut */
 
 const char *const pl_report_sections[PL_REPORT_NSECTIONS] = {
-	"Problem", "Data quality", "Observations", "Top hotspots", "Candidates",
+	"Problem", "Data quality", "Observations", "Top hotspots", "Threads", "Candidates",
 	"Missing evidence", "A/B validation plan", "Conclusion",
 };
 
@@ -420,6 +421,79 @@ static void hotspots_section(struct report *r)
 	}
 }
 
+#define REPORT_THREADS 6         /* threads listed per event */
+
+/* Whether the view's weight is on more than one tid (a thread renamed
+ * while sampled is one thread under two comms). */
+static bool several_threads(const struct pl_view *v)
+{
+	const struct pl_profile *p = v->p;
+
+	for (size_t i = 1; i < v->nthread_order; i++)
+		if (p->threads[v->thread_order[i]].tid != p->threads[v->thread_order[0]].tid)
+			return true;
+	return false;
+}
+
+/* One thread's row: its share, leading rules and functions. */
+static void thread_row(struct report *r, const struct pl_view *v, uint32_t t, json_t *d)
+{
+	const struct pl_profile *p = v->p;
+	const struct pl_thread *th = &p->threads[t];
+	json_t *x;
+	size_t i;
+
+	pl_buf_addf(&r->md, "| %" PRId64 " | ", th->tid);
+	md_code(&r->md, th->comm != PL_NOID ? pl_str(p, th->comm) : "?");
+	pl_buf_addf(&r->md, " | %.2f%% | ", pl_percent(v, v->threads[t].period));
+	json_array_foreach(json_object_get(d, "rule_shares"), i, x)
+		pl_buf_addf(&r->md, "%s%s %.1f%%", i ? ", " : "", str_of(x, "rule"), num_of(x, "percent"));
+	pl_buf_adds(&r->md, " | ");
+	json_array_foreach(json_object_get(d, "top_functions"), i, x) {
+		if (i)
+			pl_buf_adds(&r->md, ", ");
+		md_code(&r->md, str_of(x, "symbol"));
+		pl_buf_addf(&r->md, " %.1f%%", num_of(x, "inclusive_percent"));
+	}
+	pl_buf_adds(&r->md, " |\n");
+}
+
+/* What each thread does, per event of several threads: one thread's
+ * causes are not averaged with another's (a writer's syncs, the
+ * workers' CPU).  An event of one thread says so and lists nothing. */
+static void threads_section(struct report *r, const struct pl_rules *rules)
+{
+	heading(&r->md, 4);
+	for (size_t i = 0; i < r->nviews; i++) {
+		const struct pl_view *v = &r->views[i];
+		const struct pl_profile *p = v->p;
+		struct pl_classifier c;
+		uint32_t ids[REPORT_THREADS];
+		size_t n = 0;
+		json_t *described;
+
+		pl_buf_adds(&r->md, "### Event ");
+		event_label(r, i, pl_str(p, p->events[v->event].name));
+		if (!several_threads(v)) {
+			pl_buf_adds(&r->md, "\n\nOne thread: its time is the event's (Top hotspots).\n\n");
+			continue;
+		}
+		for (; n < v->nthread_order && n < REPORT_THREADS; n++)
+			ids[n] = v->thread_order[n];
+		pl_classifier_init(&c, rules, p, r->parts[r->view_part[i]].analysis_id);
+		described = pl_threads_describe(&c, v, ids, n);
+		pl_classifier_release(&c);
+		pl_buf_addf(&r->md, " (the %zu heaviest of %zu threads; classify_hotspots with tid gives one "
+				    "thread's candidates)\n\n"
+				    "| Tid | Comm | Share | Leading rules (share of the thread) | Top functions (inclusive) |\n"
+				    "| ---: | --- | ---: | --- | --- |\n", n, v->nthread_order);
+		for (size_t k = 0; k < n; k++)
+			thread_row(r, v, ids[k], json_array_get(described, k));
+		pl_buf_adds(&r->md, "\n");
+		json_decref(described);
+	}
+}
+
 static void figure_text(struct pl_buf *b, json_t *fig)
 {
 	const char *name = str_of(fig, "name");
@@ -509,7 +583,7 @@ static size_t candidates_section(struct report *r)
 	json_t *ev, *c;
 	size_t i, k, n = 0;
 
-	heading(&r->md, 4);
+	heading(&r->md, 5);
 	pl_buf_adds(&r->md, "Each candidate is a rule of the versioned classification rules that matched "
 			    "this profile: a hypothesis to test, not a finding.\n\n");
 	json_array_foreach(r->classified, i, ev)
@@ -539,7 +613,7 @@ static size_t missing_section(struct report *r)
 	json_t *seen = json_array(), *ev, *c, *m, *q;
 	size_t i, k, j, n;
 
-	heading(&r->md, 5);
+	heading(&r->md, 6);
 	json_array_foreach(r->classified, i, ev) {
 		json_array_foreach(json_object_get(ev, "candidates"), k, c)
 			json_array_foreach(json_object_get(c, "missing_evidence"), j, m)
@@ -580,7 +654,7 @@ static void plan_section(struct report *r)
 	json_t *seen = json_array(), *ev, *c;
 	size_t i, k;
 
-	heading(&r->md, 6);
+	heading(&r->md, 7);
 	pl_buf_adds(&r->md, "1. Fix the measurement: the metric is ");
 	md_text(&r->md, r->metric, 200);
 	pl_buf_adds(&r->md, ". Measure it on the unchanged program (A) at least 10 times on the same machine, "
@@ -615,7 +689,7 @@ static void conclusion_section(struct report *r, size_t ncand, json_t *forbidden
 	json_t *s;
 	size_t i;
 
-	heading(&r->md, 7);
+	heading(&r->md, 8);
 	if (ncand)
 		pl_buf_addf(&r->md, "This report establishes no cause. Its %zu candidate(s) are unconfirmed "
 				    "hypotheses drawn from where samples land; none of them shows what would change "
@@ -636,12 +710,46 @@ static void conclusion_section(struct report *r, size_t ncand, json_t *forbidden
 
 /* ------------------------------------------------------------ the report */
 
+/* The collection an analysis' first input came from ("co-" and 20 hex
+ * digits in its path), copied into `out`; false when none. */
+static bool collection_of(json_t *summary, char out[24])
+{
+	json_t *inputs = json_object_get(json_object_get(summary, "provenance"), "inputs");
+	const char *path = json_string_value(json_object_get(json_array_get(inputs, 0), "path"));
+	const char *c = path;
+
+	while (c && (c = strstr(c, "co-"))) {
+		size_t n = strspn(c + 3, "0123456789abcdef");
+		if (n == 20 && (c == path || c[-1] == '/')) {
+			memcpy(out, c, 23);
+			out[23] = '\0';
+			return true;
+		}
+		c += 3;
+	}
+	return false;
+}
+
+/* The analyses, and whether the others come from the first one's
+ * collection (the same run) or not: what was measured together is said,
+ * never assumed. */
 static void header(struct report *r, int rules_version)
 {
+	char first[24], other[24];
+	bool has_first;
+
 	pl_buf_adds(&r->md, "# PerfLens evidence report\n\n");
 	pl_buf_addf(&r->md, "- Analysis: `%s`\n", r->parts[0].analysis_id);
-	for (size_t k = 1; k < r->nparts; k++)
-		pl_buf_addf(&r->md, "- With analysis of the same run: `%s`\n", r->parts[k].analysis_id);
+	has_first = collection_of(r->parts[0].summary, first);
+	for (size_t k = 1; k < r->nparts; k++) {
+		pl_buf_addf(&r->md, "- With analysis: `%s`", r->parts[k].analysis_id);
+		if (has_first && collection_of(r->parts[k].summary, other) && strcmp(first, other) == 0)
+			pl_buf_addf(&r->md, " (the same run: collection `%s`)\n", first);
+		else if (has_first && collection_of(r->parts[k].summary, other))
+			pl_buf_addf(&r->md, " (another run: collection `%s`; the first is of `%s`)\n", other, first);
+		else
+			pl_buf_adds(&r->md, " (whether it is the same run is not known: its inputs are listed below)\n");
+	}
 	pl_buf_addf(&r->md, "- Written by: PerfLens %s, classification rules version %d\n"
 			    "- Status of every candidate below: unconfirmed\n", PL_VERSION, rules_version);
 }
@@ -723,6 +831,7 @@ enum pl_err pl_report_build(const struct pl_report_in *in, struct pl_buf *md, js
 	observations_section(&r);
 	stat_observations(&r);
 	hotspots_section(&r);
+	threads_section(&r, in->rules);
 	ncand = candidates_section(&r);
 	nmissing = missing_section(&r);
 	plan_section(&r);

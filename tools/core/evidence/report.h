@@ -1,8 +1,11 @@
 /* report.h - the Markdown evidence report of one analysis, or of several
- * analyses of the same run (on-CPU and off-CPU, perf stat...).
+ * analyses (on-CPU and off-CPU, perf stat...; the header says which share
+ * a collection).
  *
- * Eight sections (pl_report_sections): the problem as the caller put it,
- * data quality, observations, top hotspots, the classification rules'
+ * Nine sections (pl_report_sections): the problem as the caller put it,
+ * data quality, observations, top hotspots, what each thread does (events
+ * of several threads: the heaviest ones, their leading rules and
+ * functions), the classification rules'
  * candidates, missing evidence, an A/B validation plan and a conclusion
  * that confirms nothing.  With several analyses every section covers all
  * of them, each event labelled with its analysis (events of different
@@ -21,7 +24,7 @@
 
 struct pl_rules;
 
-#define PL_REPORT_NSECTIONS 8
+#define PL_REPORT_NSECTIONS 9
 extern const char *const pl_report_sections[PL_REPORT_NSECTIONS];
 
 #define PL_REPORT_MORE_MAX 7       /* other analyses in one report */

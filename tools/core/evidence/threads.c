@@ -286,8 +286,14 @@ json_t *pl_threads_describe(const struct pl_classifier *c, const struct pl_view 
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = start[i]; k < start[i + 1]; k++)
 			add_stack(tp, list[k], pl_stack_weight(p, list[k], v->event));
-		json_array_append_new(out, json_pack("{s:o,s:o,s:o}", "top_functions", top_functions(tp),
-			"rule_shares", rule_shares(tp, event), "blocked_by_state", states_json(tp)));
+		json_t *d = json_pack("{s:o,s:o,s:o}", "top_functions", top_functions(tp),
+			"rule_shares", rule_shares(tp, event), "blocked_by_state", states_json(tp));
+		/* Off-CPU records that sum waits: the waits (the samples) and
+		 * the distinct stacks they were summed into, apart. */
+		if (pl_event_counts_waits(p, v->event))
+			json_object_set_new(d, "waits", json_pack("{s:I,s:I}", "waits", (json_int_t)tp->total.samples,
+				"stacks", (json_int_t)(start[i + 1] - start[i])));
+		json_array_append_new(out, d);
 		reset(tp);
 	}
 	free(start);

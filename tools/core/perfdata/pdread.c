@@ -1391,6 +1391,8 @@ static void note_attrs(struct reader *r)
 			}
 		if (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)
 			pl_buf_adds(&b, ", exclude_callchain_user: 1");
+		if (a->sample_type & PD_S_STACK_USER)
+			pl_buf_addf(&b, ", sample_stack_user: %u", a->sample_stack_user);
 		const char *name = r->event_names[i];
 		pl_note_event_attr(r->p, name, strlen(name), b.data ? b.data : "", b.len);
 		pl_buf_release(&b);
@@ -1426,7 +1428,10 @@ static bool attrs_supported(struct reader *r)
 		 * them: the kernel's chain without user frames, registers and
 		 * stack to unwind those (walk_dwarf). */
 		bool regs = a->sample_type & PD_S_REGS_USER, stack = a->sample_type & PD_S_STACK_USER;
-		if ((regs || stack || (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER)) &&
+		/* exclude_callchain_user of an event sampled without a chain
+		 * (perf record -e EV/call-graph=no/ beside --call-graph dwarf,
+		 * as the off-CPU collection's sched_waking) says nothing. */
+		if ((regs || stack || ((a->flags & PD_A_EXCLUDE_CALLCHAIN_USER) && (a->sample_type & PD_S_CALLCHAIN))) &&
 		    !(regs && stack && (a->sample_type & PD_S_CALLCHAIN) &&
 		      (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER))) {
 			unsupported(r, "user registers or stacks other than --call-graph dwarf's in event %s", name);

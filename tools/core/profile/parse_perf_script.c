@@ -73,6 +73,8 @@ struct pl_ps_parser {
 	bool has_period;
 	uint64_t time_ns;     /* the record's time, when has_time */
 	bool has_time;
+	uint64_t count;       /* samples the record stands for: 1, or an
+			       * off-CPU record's "waits=N" */
 	uint32_t *frames;     /* leaf first, as printed */
 	size_t nframes, frames_cap;
 	uint64_t *pcs;        /* each frame's address as printed, parallel to frames */
@@ -480,7 +482,7 @@ static enum pl_err end_record(struct pl_ps_parser *ps, bool terminated,
 	stack = ps->rec_hit != PL_NOID ? memo_stack(ps, err) : record_stack(ps, err);
 	if (stack == PL_NOID)
 		return err->code;
-	pl_add_weight(p, stack, ps->event, 1, ps->period, ps->has_period);
+	pl_add_weight(p, stack, ps->event, ps->count, ps->period, ps->has_period);
 	if (ps->has_time)
 		pl_add_timed(p, stack, ps->event, ps->time_ns, ps->period);
 	else
@@ -511,13 +513,48 @@ static bool raw_inlined(const struct pl_profile *p, uint32_t frame)
 	return fn->inlined && fn->dso != PL_NOID && strcmp(pl_str(p, fn->dso), "inlined") == 0;
 }
 
+/* One function under two names at one address: the same name twice, or
+ * glibc's hidden alias __GI_X beside X (perf prints both for one frame,
+ * which reads as recursion and counts the function twice). */
+static bool same_function(const struct pl_profile *p, uint32_t fa, uint32_t fb)
+{
+	const char *a = pl_str(p, p->funcs[p->frames[fa].func].symbol);
+	const char *b = pl_str(p, p->funcs[p->frames[fb].func].symbol);
+
+	if (strncmp(a, "__GI_", 5) == 0)
+		a += 5;
+	if (strncmp(b, "__GI_", 5) == 0)
+		b += 5;
+	return strcmp(a, b) == 0;
+}
+
+/* Drop the inline frames of the run ending at the real frame (the last)
+ * that repeat their neighbour toward it at the same address. */
+static void drop_alias_frames(struct pl_ps_parser *ps, size_t start)
+{
+	size_t out = start;
+
+	for (size_t i = start; i < ps->nframes; i++) {
+		if (i + 1 < ps->nframes && ps->pcs[i] == ps->pcs[i + 1] && same_function(ps->p, ps->frames[i], ps->frames[i + 1]))
+			continue;
+		ps->frames[out] = ps->frames[i];
+		ps->pcs[out++] = ps->pcs[i];
+	}
+	ps->nframes = out;
+}
+
 static enum pl_err settle_inlined(struct pl_ps_parser *ps, struct pl_error *err)
 {
 	struct pl_profile *p = ps->p;
 	uint32_t last = ps->frames[ps->nframes - 1], dso = p->funcs[p->frames[last].func].dso;
+	size_t start = ps->nframes - 1;
 
 	if (raw_inlined(p, last))
 		return PL_OK;
+	while (start > 0 && raw_inlined(p, ps->frames[start - 1]))
+		start--;
+	drop_alias_frames(ps, start);
+	last = ps->frames[ps->nframes - 1];
 	for (size_t i = ps->nframes - 1; i-- > 0 && raw_inlined(p, ps->frames[i]);) {
 		const struct pl_frame f = p->frames[ps->frames[i]];
 		const struct pl_func *fn = &p->funcs[f.func];
@@ -629,6 +666,28 @@ static void tracepoint_sample(struct pl_profile *p, const struct header *h, uint
 		      h->trailing, h->trailing_n);
 }
 
+/* collect_profile's off-CPU records sum many waits of one stack: the
+ * header says how many ("... NS offcpu-time: waits=N"), and the record
+ * counts as that many samples (perf's own sched_switch samples, one per
+ * wait).  The event is then marked as counting waits. */
+static void record_waits(struct pl_ps_parser *ps, const struct header *h)
+{
+	const char *s = h->trailing, *end = h->trailing + h->trailing_n;
+	uint64_t n = 0;
+	size_t digits = 0;
+
+	while (s < end && is_space(*s))
+		s++;
+	if ((size_t)(end - s) < 7 || memcmp(s, "waits=", 6) != 0)
+		return;
+	for (s += 6; s < end && *s >= '0' && *s <= '9' && digits < 19; s++, digits++)
+		n = n * 10 + (uint64_t)(*s - '0');
+	if (!digits || n == 0 || (s < end && !is_space(*s)))
+		return;
+	ps->count = n;
+	pl_set_event_counts_waits(ps->p, ps->p->events[ps->event].name);
+}
+
 /* The frame on a header line: "ADDR SYM (DSO)" right after the event, or
  * after a tracepoint's "key=value ..." text.  That text's tokens are not
  * bare hex numbers, except words of a comm with spaces ("prev_comm=be
@@ -682,6 +741,9 @@ static enum pl_err start_record(struct pl_ps_parser *ps, const struct header *h,
 	ps->period = h->has_period ? h->period : 1;
 	ps->has_time = h->has_time;
 	ps->time_ns = h->time_ns;
+	ps->count = 1;
+	if (pl_event_is_offcpu_time(pl_str(p, p->events[ps->event].name)))
+		record_waits(ps, h);
 	ps->nframes = 0;
 	ps->rec_hit = PL_NOID;
 	ps->in_record = true;

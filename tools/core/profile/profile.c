@@ -793,13 +793,74 @@ void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const 
 		  !memmem(attrs, attrs_n, "BRANCH_STACK", 12) &&
 		  !memmem(attrs, attrs_n, "exclude_callchain_user", 22);
 
+	uint32_t dwarf = 0;
+	const char *sz;
+
+	/* "sample_stack_user = 8192" (perf script --header) or
+	 * "sample_stack_user: 8192" (perf evlist -v) */
+	if (memmem(attrs, attrs_n, "STACK_USER", 10) &&
+	    (sz = memmem(attrs, attrs_n, "sample_stack_user", 17))) {
+		const char *end = attrs + attrs_n;
+		sz += 17;
+		while (sz < end && (*sz == ' ' || *sz == '=' || *sz == ':'))
+			sz++;
+		while (sz < end && *sz >= '0' && *sz <= '9' && dwarf < (1u << 24))
+			dwarf = dwarf * 10 + (uint32_t)(*sz++ - '0');
+	}
 	for (size_t i = 0; i < c->nattrs; i++)
 		if (c->attrs[i].name == id) {
 			c->attrs[i].fp_chain = fp;
+			c->attrs[i].dwarf_stack = dwarf;
 			return;
 		}
 	if (c->nattrs < PL_MAX_EVENT_ATTRS)
-		c->attrs[c->nattrs++] = (struct pl_event_attr){id, fp};
+		c->attrs[c->nattrs++] = (struct pl_event_attr){id, fp, dwarf, false};
+}
+
+uint32_t pl_event_dwarf_stack(const struct pl_profile *p, uint32_t event)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == p->events[event].name)
+			return c->attrs[i].dwarf_stack;
+	return 0;
+}
+
+void pl_set_event_dwarf_stack(struct pl_profile *p, uint32_t name, uint32_t bytes)
+{
+	struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == name) {
+			c->attrs[i].dwarf_stack = bytes;
+			return;
+		}
+	if (c->nattrs < PL_MAX_EVENT_ATTRS)
+		c->attrs[c->nattrs++] = (struct pl_event_attr){name, false, bytes, false};
+}
+
+bool pl_event_counts_waits(const struct pl_profile *p, uint32_t event)
+{
+	const struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == p->events[event].name)
+			return c->attrs[i].counts_waits;
+	return false;
+}
+
+void pl_set_event_counts_waits(struct pl_profile *p, uint32_t name)
+{
+	struct pl_caller_check *c = &p->caller_check;
+
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (c->attrs[i].name == name) {
+			c->attrs[i].counts_waits = true;
+			return;
+		}
+	if (c->nattrs < PL_MAX_EVENT_ATTRS)
+		c->attrs[c->nattrs++] = (struct pl_event_attr){name, false, 0, true};
 }
 
 bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event)

@@ -294,6 +294,10 @@ struct pl_event_attr {
 	uint32_t name;          /* string id of the event name */
 	bool fp_chain;          /* CALLCHAIN without DWARF (STACK_USER,
 				 * exclude_callchain_user) or LBR (BRANCH_STACK) */
+	uint32_t dwarf_stack;   /* DWARF: bytes of user stack copied per sample
+				 * (sample_stack_user; perf's default 8192); 0: not DWARF */
+	bool counts_waits;      /* off-CPU records whose sample count is the
+				 * waits they sum (collect_profile's "waits=N") */
 };
 #define PL_MAX_EVENT_ATTRS 64
 
@@ -534,6 +538,17 @@ void pl_drop_sites(struct pl_profile *p);
 void pl_note_event_attr(struct pl_profile *p, const char *name, size_t n, const char *attrs,
 			size_t attrs_n);
 bool pl_event_fp_chain(const struct pl_profile *p, uint32_t event);
+/* The user stack bytes each sample of `event` copied for DWARF unwinding
+ * (STACK_USER's sample_stack_user), 0 when it was not so recorded or the
+ * input did not say; pl_set_event_dwarf_stack records it (a stored
+ * analysis read back). */
+uint32_t pl_event_dwarf_stack(const struct pl_profile *p, uint32_t event);
+void pl_set_event_dwarf_stack(struct pl_profile *p, uint32_t name, uint32_t bytes);
+/* Do the samples of `event` count waits (each record an aggregate of
+ * them, its sample count theirs)?  pl_set_event_counts_waits says so of
+ * the event named by string id `name`. */
+bool pl_event_counts_waits(const struct pl_profile *p, uint32_t event);
+void pl_set_event_counts_waits(struct pl_profile *p, uint32_t name);
 /* Is `name` an event of off-CPU time (offcpu-time: collect_profile's
  * off_cpu mode and perf record --off-cpu; off-cpu, offcpu-us and the like
  * of folded captures)?  Such a name is no perf event: `perf record -e`

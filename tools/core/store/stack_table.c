@@ -332,6 +332,25 @@ static void write_stacks(struct tw *w, const struct pl_profile *p)
 					     (json_int_t)p->tails[i].event, (json_int_t)p->tails[i].period));
 }
 
+/* "event_attrs": [[event, DWARF stack bytes, counts waits]...] of the
+ * events recorded with DWARF stacks (pl_event_dwarf_stack) or whose
+ * samples count waits (pl_event_counts_waits), when any: left open as a
+ * table. */
+static void write_event_attrs(struct tw *w, const struct pl_profile *p)
+{
+	size_t n = 0;
+
+	for (uint32_t e = 0; e < p->nevents; e++) {
+		uint32_t bytes = pl_event_dwarf_stack(p, e);
+		bool waits = pl_event_counts_waits(p, e);
+		if (!bytes && !waits)
+			continue;
+		tw_raw(w, n ? "," : "],\"event_attrs\":[");
+		tw_value_new(w, json_pack("[I,I,I]", (json_int_t)e, (json_int_t)bytes, (json_int_t)waits));
+		n++;
+	}
+}
+
 /* The caller check (profile.h), when one was made: "marks" records are
  * "INDEX:EDGE,INDEX:EDGE...", "marked" ones "STACK:EVENT:MARK:SAMPLES:PERIOD". */
 static void write_caller_check(struct tw *w, const struct pl_profile *p)
@@ -481,6 +500,7 @@ bool pl_stack_table_write(const struct pl_profile *p, json_dump_callback_t emit,
 	write_functions(&w, p);
 	write_frames(&w, p);
 	write_stacks(&w, p);
+	write_event_attrs(&w, p);
 	write_caller_check(&w, p);
 	tw_raw(&w, "]");
 	write_timed(&w, p);
@@ -989,22 +1009,43 @@ static void restore_without_period(struct pl_profile *p, json_t *events)
 			(uint64_t)json_integer_value(json_array_get(json_array_get(events, i), 1));
 }
 
+static enum pl_err read_event_attrs(struct rd *r, json_t *attrs)
+{
+	json_t *v;
+	size_t i;
+
+	r->table = "event_attrs";
+	json_array_foreach(attrs, i, v) {
+		json_int_t e, bytes, waits;
+		r->index = i;
+		if (json_unpack(v, "[III!]", &e, &bytes, &waits) || e < 0 || (size_t)e >= r->p->nevents ||
+		    bytes < 0 || bytes > UINT32_MAX || (waits != 0 && waits != 1))
+			return rd_bad(r, "not [event id, DWARF stack bytes, counts waits 0 or 1]");
+		if (bytes)
+			pl_set_event_dwarf_stack(r->p, r->p->events[e].name, (uint32_t)bytes);
+		if (waits)
+			pl_set_event_counts_waits(r->p, r->p->events[e].name);
+	}
+	return PL_OK;
+}
+
 enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 				const char *id, struct pl_error *err)
 {
 	struct rd r = {p, id, err, "document", 0, NULL, 0, 0, 0, 0, false};
 	json_t *strings, *events, *funcs, *threads, *frames, *stacks, *tails;
-	json_t *cc = NULL, *marks = NULL, *marked = NULL, *timed = NULL;
+	json_t *cc = NULL, *marks = NULL, *marked = NULL, *timed = NULL, *attrs = NULL;
 	json_error_t je;
 	const char *schema;
 	json_int_t version;
 	enum pl_err rc;
 
-	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s?o,s?o,s?o,s?o}",
+	if (json_unpack_ex(doc, &je, JSON_STRICT, "{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s?o,s?o,s?o,s?o,s?o}",
 			   "schema", &schema, "version", &version, "strings", &strings,
 			   "events", &events, "functions", &funcs, "threads", &threads,
 			   "frames", &frames, "stacks", &stacks, "tails", &tails,
-			   "caller_check", &cc, "marks", &marks, "marked", &marked, "timed", &timed))
+			   "caller_check", &cc, "marks", &marks, "marked", &marked, "timed", &timed,
+			   "event_attrs", &attrs))
 		return pl_fail(err, PL_ERR_MALFORMED, "analyze the input again to rebuild the artifact",
 			       "stack table of '%s' is malformed: %s", id, je.text);
 	if (strcmp(schema, "perflens.stacks") != 0 || version != PL_STACKS_SCHEMA_VERSION)
@@ -1024,7 +1065,7 @@ enum pl_err pl_stack_table_read(struct pl_profile *p, json_t *doc,
 	    !(rc = read_records(&r, frames, "frames", read_frame)) &&
 	    !(rc = read_records(&r, stacks, "stacks", read_stack)) &&
 	    !(rc = read_tails(&r, tails)) && !(rc = read_caller_check(&r, cc, marks, marked)) &&
-	    !(rc = read_timed(&r, timed)))
+	    !(rc = read_timed(&r, timed)) && !(rc = read_event_attrs(&r, attrs)))
 		restore_without_period(p, events);
 	free(r.frames);
 	return rc;

@@ -373,6 +373,13 @@ static json_t *quality_json(const struct pl_profile *p)
 			json_array_append_new(warnings, json_sprintf(
 				"event '%s' has only %llu samples: percentages are coarse",
 				pl_str(p, ev->name), (unsigned long long)ev->samples));
+		else if (ev->samples && pl_event_counts_waits(p, (uint32_t)e))
+			json_array_append_new(warnings, json_sprintf(
+				"event '%s': its %llu samples are waits (one per switch out of a tracked task, as "
+				"perf counts sched_switch samples), summed per thread, task state and stack into "
+				"records (one can hold thousands): shares are of blocked time; list_threads gives "
+				"each thread's waits and the stacks they were summed into",
+				pl_str(p, ev->name), (unsigned long long)ev->samples));
 		else if (ev->samples && pl_event_is_offcpu_time(pl_str(p, ev->name)))
 			json_array_append_new(warnings, json_sprintf(
 				"event '%s': its %llu records are not samples: each sums the blocked time of "
