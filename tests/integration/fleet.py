@@ -161,6 +161,11 @@ try:
         fa_out["required"].remove("fleet_selection")
     check("fleet_analyze's output schema is analyze_profile's and its fleet_selection",
           fa_out == listed.get("analyze_profile", {}).get("outputSchema"), "regenerate schemas/tools/fleet_analyze.json")
+    fleet_read = len(json.dumps([{"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
+                                 for n_, t in sorted(listed.items()) if n_.startswith("fleet_")],
+                                separators=(",", ":")).encode())
+    check("the fleet tools add %d bytes to what a model reads of tools/list (<= 5 KB)" % fleet_read,
+          fleet_read <= 5 * 1024)
     check("the fleet tools are listed with --fleet-store (%s)" % [n for n in names if n.startswith("fleet")],
           all(n in names for n in ("fleet_init", "fleet_publish", "fleet_devices", "fleet_hotspots")), names)
     r = s.call("fleet_hotspots", {})
