@@ -146,6 +146,7 @@ void tool_view_release(struct tool_view *v)
 	json_decref(v->thread_args);
 	json_decref(v->normalized);
 	free(v->key);
+	free(v->event);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -234,6 +235,8 @@ enum pl_err tool_view_apply(struct tool_view *v, struct pl_profile *p, uint32_t 
 
 	if (!v->active)
 		return PL_OK;
+	free(v->event);
+	v->event = pl_xstrdup(pl_str(p, p->events[event].name));
 	v->event_total = event_weight(p, event);
 	if ((rc = tool_thread_filter_apply(&v->threads, p, event, err)) ||
 	    (rc = view_time(v, p, event, err)) ||
@@ -299,9 +302,13 @@ static void step_with_view(const struct tool_view *v, const char *tool, json_t *
 			json_object_del(args, thread_keys[i]);
 		}
 	}
-	if (json_object_size(view))
+	if (json_object_size(view)) {
 		json_object_set_new(args, "view", view);
-	else {
+		/* a view is of one event: a step that names none (classify_hotspots'
+		 * default is every event) gets the one the view answered */
+		if (v->event && !json_object_get(args, "event"))
+			json_object_set_new(args, "event", json_string(v->event));
+	} else {
 		json_object_del(args, "view");
 		json_decref(view);
 	}

@@ -45,6 +45,8 @@ struct tool_view {
 	struct pl_amount event_total;   /* the event's whole weight */
 	struct pl_transform_stats st;   /* what the transforms did (kept: what is left) */
 	struct pl_window_stats time_st; /* what view.time kept (time_window.h) */
+	char *event;                    /* the event the view was applied to (owned),
+					 * for steps that name none: a view is of one event */
 };
 
 /* Read "view" of a call's arguments, and with `older_threads` the older
