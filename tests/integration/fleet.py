@@ -175,6 +175,7 @@ try:
     for i in range(n):
         fw = "1.4.2" if i % 2 else "1.4.1"
         fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else noisy if i == 0 else CHUNK, "--interval", "0.5",
+             "--build-id", "/root/perflens-test/sample_workload=%s" % ("b142" * 5 if fw == "1.4.2" else "a141" * 5),
              "--label", "firmware=" + fw, "--label", "board=b%d" % i, "--max-chunks", "3")
     devs = devices_connected(s, n) or []
     check("%d fake agents connected" % n, len(devs) == n, devs)
@@ -217,6 +218,10 @@ try:
     check("fleet_devices: labels carry the agent's, the platform's and the operator's (%s)" % some.get("labels"),
           any(l.startswith("firmware=") for l in some.get("labels", [])) and "site=lab" in some.get("labels", [])
           and "arch=x86_64" in some.get("labels", []), some)
+
+    bids = sorted({l for d in fd.values() for l in d["labels"] if l.startswith("build_id.")})
+    check("the sampled module's build-ids are labels, from the agents' maps (%s)" % bids,
+          bids == ["build_id.sample_workload=" + "a141" * 5, "build_id.sample_workload=" + "b142" * 5], bids)
 
     def hotspots(**sel):
         args = {"event": "cycles", "limit": 100}
@@ -263,6 +268,11 @@ try:
           changed == ["cpu_intensive"] and r.get("measure") == "samples_per_second" and
           abs(ci.get("a", -1) - rate["1.4.1"]) < 0.01 and abs(ci.get("b", -1) - rate["1.4.2"]) < 0.01,
           r.get("changes"))
+    rb = sc(s.call("fleet_compare", {"a": ["build_id.sample_workload=" + "a141" * 5],
+                                     "b": ["build_id.sample_workload=" + "b142" * 5], "event": "cycles"}, timeout=120))
+    changed_b = sorted(c["function"] for c in rb.get("changes", []) if c["verdict"] == "changed")
+    check("fleet_compare by build-id (the chunks after each agent's maps) names cpu_intensive changed and no "
+          "other (%s)" % changed_b, changed_b == ["cpu_intensive"], rb.get("changes"))
     rn = ch_.get("random", {})
     check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
           "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
@@ -540,6 +550,12 @@ try:
         check("our agent's chunks from two hosts are in the store, each host's samples its chunks' (%s)" %
               (res[0] if res else None,), res is not None and
               sorted(d.rsplit("_", 1)[0] for d in res[0]) == sorted(work), s5.stderr()[-400:])
+        note = subprocess.run(["readelf", "-n", os.path.join(WORK, "spin")], capture_output=True, text=True).stdout
+        m_ = re.search(r"Build ID: ([0-9a-f]+)", note)
+        labs = sorted({l for d in sc(s5.call("fleet_devices", {"labels": ["site=netns"]})).get("devices", [])
+                       for l in d["labels"] if l.startswith("build_id.spin=")})
+        check("our agent's maps give the workload's build-id as a label (%s; readelf -n says %s)" %
+              (labs, m_.group(1) if m_ else None), m_ and labs == ["build_id.spin=" + m_.group(1)], labs)
         r = sc(s5.call("fleet_hotspots", {"labels": ["site=netns"], "limit": 5}, timeout=120))
         top = [h["function"] for h in r.get("hotspots", [])]
         check("the fleet's top function on those hosts is the workload's leaf (%s), on both (%s devices)" %
