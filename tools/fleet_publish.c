@@ -23,6 +23,7 @@
 #include "base/fsatomic.h"
 #include "collectors/fleet/fleetcfg.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,96 @@ static enum pl_err insert(const struct tool_ctx *ctx, const char *table, const s
 	return fleet_exec(&ctx->fleet, sql, rows->data, rows->len, NULL, err);
 }
 
+/* ------------------------------------------------- build-ids as labels
+ *
+ * Our agent sends the profiled process's executable mappings with their
+ * build-ids (docs/agent-protocol.md, extension 2), kept as
+ * maps_NNNNN.json from chunk NNNNN on.  A chunk's rows are labelled with
+ * the build-id of each module it sampled (build_id.NAME=HEX, NAME the
+ * file's name), so the fleet can select and compare builds. */
+
+#define MAX_BUILD_ID_LABELS 16
+
+struct maps_file {
+	long from_chunk;
+	json_t *doc;
+};
+
+static bool is_maps(const char *name)
+{
+	return strncmp(name, "maps_", 5) == 0 && strstr(name, ".json") && !strstr(name, ".tmp-");
+}
+
+/* The session's maps files, in chunk order (new; *n their count). */
+static struct maps_file *load_maps(const char *dir, size_t *n)
+{
+	size_t count, k = 0;
+	char **names = names_in(dir, is_maps, 4096, &count), path[4700];
+	struct maps_file *m = pl_xcalloc(count ? count : 1, sizeof(*m));
+
+	for (size_t i = 0; i < count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if ((m[k].doc = json_load_file(path, 0, NULL)))
+			m[k++].from_chunk = strtol(names[i] + 5, NULL, 10);
+	}
+	free_names(names, count);
+	*n = k;
+	return m;
+}
+
+static void free_maps(struct maps_file *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(m[i].doc);
+	free(m);
+}
+
+/* "build_id.NAME=HEX" for `path`'s mapping, NAME its file name with
+ * what a label key may not hold made '_'. */
+static bool build_id_label(const char *path, const char *hex, char *out, size_t cap)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = (size_t)snprintf(out, cap, "build_id.%.48s", base);
+	for (size_t i = 9; i < n && i < cap; i++)
+		if (!isalnum((unsigned char)out[i]) && !strchr("_.-", out[i]))
+			out[i] = '_';
+	if (n + 1 + strlen(hex) >= cap)
+		return false;
+	snprintf(out + n, cap - n, "=%s", hex);
+	return fleet_label_ok(out);
+}
+
+/* The chunk's labels: the session's, and a build-id label for each module
+ * the chunk sampled that the maps in force at chunk `idx` name (new). */
+static json_t *chunk_labels(json_t *session_labels, const struct maps_file *maps, size_t nmaps, long idx,
+			    const struct pl_profile *p)
+{
+	json_t *labels = json_deep_copy(session_labels), *doc = NULL, *m;
+	size_t i, added = 0;
+	char label[300];
+
+	for (i = 0; i < nmaps; i++)
+		if (maps[i].from_chunk <= idx)
+			doc = maps[i].doc;
+	json_array_foreach(json_object_get(doc, "maps"), i, m) {
+		const char *path = json_string_value(json_object_get(m, "path"));
+		const char *hex = json_string_value(json_object_get(m, "build_id"));
+		if (!path || !hex || added >= MAX_BUILD_ID_LABELS)
+			continue;
+		bool sampled = false;
+		for (uint32_t f = 0; f < pl_nfuncs(p) && !sampled; f++)
+			sampled = p->funcs[f].dso != PL_NOID && strcmp(pl_str(p, p->funcs[f].dso), path) == 0;
+		if (sampled && build_id_label(path, hex, label, sizeof(label))) {
+			json_array_append_new(labels, json_string(label));
+			added++;
+		}
+	}
+	return labels;
+}
+
 /* The seconds a chunk of the session covers: its capture's interval
  * (the agent's answer to start says it as "duration": start_capture's
  * interval_seconds, a chunk a round), 0 unknown. */
@@ -193,7 +284,7 @@ static double chunk_seconds(json_t *meta)
 /* Parse one chunk and write its rows; the chunks row goes last, so a
  * chunk the store lists is a chunk whose samples it holds. */
 static enum pl_err publish_chunk(struct publish *pb, const char *session, const char *file, json_t *meta,
-				 json_t *labels, struct pl_error *err)
+				 json_t *labels, const struct maps_file *maps, size_t nmaps, struct pl_error *err)
 {
 	const struct tool_ctx *ctx = pb->ctx;
 	char path[4400], chunk_id[400];
@@ -214,8 +305,11 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 		m.device = "unknown";
 	pl_profile_init(&p, &ctx->limits);
 	e = pl_parse_path(&p, path, &opts, err);
-	if (!e)
+	if (!e) {
+		m.labels = chunk_labels(labels, maps, nmaps, chunk_index(file), &p);
 		e = fleet_chunk_rows(&p, &m, &rows, err);
+		json_decref(m.labels);
+	}
 	pl_profile_release(&p);
 	if (!e) {
 		pl_buf_add(&pb->batch.frames, rows.frames.data, rows.frames.len);
@@ -282,6 +376,8 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 	size_t n, i;
 	long through = published_through(ctx, session);
 	json_t *meta = dev_load_session(ctx, session), *labels;
+	struct maps_file *maps;
+	size_t nmaps;
 	char **chunks;
 	enum pl_err e = PL_OK;
 
@@ -291,6 +387,7 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 	}
 	snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, session);
 	chunks = names_in(dir, is_chunk, MAX_CHUNKS_SEEN, &n);
+	maps = load_maps(dir, &nmaps);
 	labels = session_labels(pb, meta);
 	pb->sessions++;
 	for (i = 0; i < n && !e; i++) {
@@ -301,7 +398,7 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 			pb->pending++;
 			continue;
 		}
-		e = publish_chunk(pb, session, chunks[i], meta, labels, err);
+		e = publish_chunk(pb, session, chunks[i], meta, labels, maps, nmaps, err);
 		if (e) {
 			/* the chunk itself cannot be read: skipped, said, never retried */
 			if (!pb->skipped++)
@@ -320,6 +417,7 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 		if (chunk_index(chunks[i]) > through)
 			pb->pending++;
 	free_names(chunks, n);
+	free_maps(maps, nmaps);
 	json_decref(labels);
 	json_decref(meta);
 	return e;

@@ -162,10 +162,16 @@ class Agent:
             except OSError:
                 return
             sent += 1
-            if self.a.maps and sent == 1:
+            if (self.a.maps or self.a.build_id) and sent == 1:
+                maps = [{"start": "400000", "end": "401000", "offset": "0", "perms": "r-xp",
+                         "inode": 1, "path": "/bin/fake", "build_id": None, "dev": "00:01"}]
+                for k, pb in enumerate(self.a.build_id):
+                    path, hexid = pb.rsplit("=", 1)
+                    maps.append({"start": "%x" % (0x500000 + k * 0x10000), "end": "%x" % (0x50f000 + k * 0x10000),
+                                 "offset": "0", "perms": "r-xp", "inode": 2 + k, "path": path, "build_id": hexid,
+                                 "dev": "00:01"})
                 self.send_json(3, {"type": "maps", "pid": 1, "start_time": 1, "ts": time.time(), "seq": 0,
-                                   "maps": [{"start": "400000", "end": "401000", "offset": "0", "perms": "r-xp",
-                                             "inode": 1, "path": "/bin/fake", "build_id": None, "dev": "00:01"}]})
+                                   "maps": maps})
             if not self.a.tail:
                 time.sleep(self.a.interval)
 
@@ -343,6 +349,8 @@ def main():
     p.add_argument("--maps", action="store_true")
     p.add_argument("--perf-caps", help="status's perf_caps (JSON), as our agent measures it")
     p.add_argument("--unprobed", action="store_true", help="legacy: status has no capabilities until a start")
+    p.add_argument("--build-id", action="append", default=[],
+                   help="PATH=HEX: a mapping with this build-id in the maps frame (repeatable; implies maps)")
     p.add_argument("--garbage", action="store_true")
     p.add_argument("--huge-header", action="store_true")
     p.add_argument("--stop-reading", action="store_true")

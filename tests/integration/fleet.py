@@ -180,6 +180,7 @@ try:
     for i in range(n):
         fw = "1.4.2" if i % 2 else "1.4.1"
         fake(port, "a%d" % i, "--chunk", hot if fw == "1.4.2" else noisy if i == 0 else CHUNK, "--interval", "0.5",
+             "--build-id", "/root/perflens-test/sample_workload=%s" % ("b142" * 5 if fw == "1.4.2" else "a141" * 5),
              "--label", "firmware=" + fw, "--label", "board=b%d" % i, "--max-chunks", "3")
     devs = devices_connected(s, n) or []
     check("%d fake agents connected" % n, len(devs) == n, devs)
@@ -222,6 +223,10 @@ try:
     check("fleet_devices: labels carry the agent's, the platform's and the operator's (%s)" % some.get("labels"),
           any(l.startswith("firmware=") for l in some.get("labels", [])) and "site=lab" in some.get("labels", [])
           and "arch=x86_64" in some.get("labels", []), some)
+
+    bids = sorted({l for d in fd.values() for l in d["labels"] if l.startswith("build_id.")})
+    check("the sampled module's build-ids are labels, from the agents' maps (%s)" % bids,
+          bids == ["build_id.sample_workload=" + "a141" * 5, "build_id.sample_workload=" + "b142" * 5], bids)
 
     def hotspots(**sel):
         args = {"event": "cycles", "limit": 100}
@@ -268,6 +273,11 @@ try:
           changed == ["cpu_intensive"] and r.get("measure") == "samples_per_second" and
           abs(ci.get("a", -1) - rate["1.4.1"]) < 0.01 and abs(ci.get("b", -1) - rate["1.4.2"]) < 0.01,
           r.get("changes"))
+    rb = sc(s.call("fleet_compare", {"a": ["build_id.sample_workload=" + "a141" * 5],
+                                     "b": ["build_id.sample_workload=" + "b142" * 5], "event": "cycles"}, timeout=120))
+    changed_b = sorted(c["function"] for c in rb.get("changes", []) if c["verdict"] == "changed")
+    check("fleet_compare by build-id (the chunks after each agent's maps) names cpu_intensive changed and no "
+          "other (%s)" % changed_b, changed_b == ["cpu_intensive"], rb.get("changes"))
     rn = ch_.get("random", {})
     check("fleet_compare: random, hot on one 1.4.1 board only, moved pooled (%.1f -> %.1f samples/s) but is "
           "noisy, not changed (p %.2g; side a's devices %s)" % (rn.get("a", -1), rn.get("b", -1),
@@ -476,6 +486,87 @@ try:
           sorted(set(got_l.items()) ^ set(want_leaves.items()))[:6])
     for si in ingest:
         si.close()
+
+    # our agent with real perf, in two network namespaces as two hosts,
+    # through a server that publishes on its own: the store holds each
+    # host's chunks, and the hosts are told apart
+    agent = os.environ.get("AGENT", "")
+    if not agent:
+        print("skip - fleet, our agent from two hosts: %s" % os.environ.get("AGENT_WHY", "no agent"))
+    else:
+        art5 = os.path.join(WORK, "art5")
+        s5 = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art5, "--allow-writes", "--agent-listen",
+                    "0.0.0.0:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
+                    "--fleet-store", url, "--fleet-label", "site=netns", "--fleet-publish-interval-ms", "300"],
+                   "fleet-netns")
+        s5.initialize()
+        port5 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s5.stderr().splitlines()
+                                    if "agent link: listening on" in l), None), 10)
+        hosts, work = [], {}
+        for k in range(2):
+            ns, a, b = "pl-fleet-%d-%d" % (os.getpid(), k), "pfv%d%d" % (os.getpid() % 10000, k), \
+                "pfp%d%d" % (os.getpid() % 10000, k)
+            ip_host, ip_ns = "10.232.%d.1" % k, "10.232.%d.2" % k
+            for c in (["ip", "netns", "add", ns], ["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                      ["ip", "link", "set", b, "netns", ns], ["ip", "addr", "add", ip_host + "/24", "dev", a],
+                      ["ip", "link", "set", a, "up"],
+                      ["ip", "netns", "exec", ns, "ip", "addr", "add", ip_ns + "/24", "dev", b],
+                      ["ip", "netns", "exec", ns, "ip", "link", "set", b, "up"],
+                      ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]):
+                subprocess.run(c, check=True, capture_output=True)
+            hosts.append((ns, a, ip_host, ip_ns))
+            with open(os.path.join(WORK, "netns"), "a") as f:
+                f.write("%s %s\n" % (ns, a))
+        env = dict(os.environ, PERFLENS_TOKEN=CODE)
+        for ns, a, ip_host, ip_ns in hosts:
+            w = subprocess.Popen(["ip", "netns", "exec", ns, os.path.join(WORK, "spin")])
+            procs.append(w)
+            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, agent, "--server", "%s:%d" % (ip_host, port5)],
+                                          env=env, stdout=open(os.path.join(WORK, "agent-%s.out" % ns), "w"),
+                                          stderr=subprocess.STDOUT))
+            work[ip_ns] = w.pid
+        ds = until(lambda: (lambda l: l if len(l) == 2 else None)(
+            [x for x in sc(s5.call("list_devices", {})).get("devices", []) if x["state"] == "connected"]), 30, 0.3) or []
+        check("our agent from two hosts connected (%s)" % sorted(x["address"] for x in ds),
+              sorted(x["address"] for x in ds) == sorted(work), ds)
+        rids = []
+        for x in ds:
+            s5.next_id += 1
+            rids.append(s5.next_id)
+            s5.send({"jsonrpc": "2.0", "id": s5.next_id, "method": "tools/call", "params": {"name": "start_capture",
+                     "arguments": {"device": x["device"], "pid": work[x["address"]], "frequency_hz": 199,
+                                   "interval_seconds": 1, "authorization": AUTH, "pid_authorization": PAUTH}}})
+        for rid in rids:
+            s5.wait_for(rid, 120)
+        time.sleep(4)
+        for x in ds:
+            s5.call("stop_capture", {"device": x["device"]}, timeout=60)
+
+        def hosts_in():
+            want = collections.Counter()
+            for meta in glob.glob(os.path.join(art5, "sessions", "*", "metadata.json")):
+                m = json.load(open(meta))
+                for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
+                    want[m["agent"]] += count(chunk_text(c))[0]
+            got = {d["device"]: d["samples"] for d in
+                   sc(s5.call("fleet_devices", {"labels": ["site=netns"], "limit": 100})).get("devices", [])}
+            return (got, dict(want)) if got == dict(want) and len(got) == 2 and all(want.values()) else None
+        res = until(hosts_in, 30, 1)
+        check("our agent's chunks from two hosts are in the store, each host's samples its chunks' (%s)" %
+              (res[0] if res else None,), res is not None and
+              sorted(d.rsplit("_", 1)[0] for d in res[0]) == sorted(work), s5.stderr()[-400:])
+        note = subprocess.run(["readelf", "-n", os.path.join(WORK, "spin")], capture_output=True, text=True).stdout
+        m_ = re.search(r"Build ID: ([0-9a-f]+)", note)
+        labs = sorted({l for d in sc(s5.call("fleet_devices", {"labels": ["site=netns"]})).get("devices", [])
+                       for l in d["labels"] if l.startswith("build_id.spin=")})
+        check("our agent's maps give the workload's build-id as a label (%s; readelf -n says %s)" %
+              (labs, m_.group(1) if m_ else None), m_ and labs == ["build_id.spin=" + m_.group(1)], labs)
+        r = sc(s5.call("fleet_hotspots", {"labels": ["site=netns"], "limit": 5}, timeout=120))
+        top = [h["function"] for h in r.get("hotspots", [])]
+        check("the fleet's top function on those hosts is the workload's leaf (%s), on both (%s devices)" %
+              (top[:3], r.get("hotspots", [{}])[0].get("devices")),
+              top and top[0] == "fleet_leaf" and r["hotspots"][0]["devices"] == 2, r)
+        s5.close()
 finally:
     for p in procs:
         try:

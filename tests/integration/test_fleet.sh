@@ -25,4 +25,29 @@ NODE_WHY=$(cat "$WORK/node.err")
 case $BUILD in /*) OUT="$BUILD/test-output/fleet" ;; *) OUT="$REPO/$BUILD/test-output/fleet" ;; esac
 mkdir -p "$OUT"
 export NODE NODE_WHY OUT
-WORK="$WORK" CH="$CH" timeout 400 /usr/bin/python3 tests/integration/fleet.py "$server" "$WORK/chunk.txt"
+# Our agent with real perf, from network namespaces as separate hosts
+# (fleet.py's last part), when the agent, root, perf and ip netns are here.
+AGENT="" AGENT_WHY=""
+agent_bin="$(cd "$BUILD" && pwd)/perflens-agent"
+if [ ! -x "$agent_bin" ]; then
+	AGENT_WHY="$agent_bin is not built (make agent)"
+elif [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1; then
+	AGENT_WHY="needs root and perf (linux-perf)"
+elif ! command -v ip >/dev/null 2>&1 || ! ip netns add "pl-fprobe-$$" 2>/dev/null; then
+	AGENT_WHY="ip netns is not available (apt-get install iproute2; needs root)"
+else
+	ip netns del "pl-fprobe-$$"
+	printf 'static volatile unsigned long s;\n__attribute__((noinline)) void fleet_leaf(void){for(int i=0;i<4096;i++)s++;}\nint main(void){for(;;)fleet_leaf();}\n' > "$WORK/spin.c"
+	gcc -O1 -fno-omit-frame-pointer -o "$WORK/spin" "$WORK/spin.c" && AGENT=$agent_bin || AGENT_WHY="cannot build the workload"
+fi
+export AGENT AGENT_WHY
+# Namespaces and veths fleet.py made go at exit, whatever happened.
+netns_cleanup() {
+	[ -f "$WORK/netns" ] && while read -r ns veth; do
+		ip link del "$veth" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done < "$WORK/netns"
+	cleanup
+}
+trap netns_cleanup EXIT
+WORK="$WORK" CH="$CH" timeout 500 /usr/bin/python3 tests/integration/fleet.py "$server" "$WORK/chunk.txt"
