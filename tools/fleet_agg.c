@@ -278,3 +278,115 @@ enum pl_err fleet_agg_load(const struct tool_ctx *ctx, json_t *sel, struct fleet
 	aggregate(a, a->sums);
 	return PL_OK;
 }
+
+/* ------------------------------------------------- as a profile, and back */
+
+/* The frames of a stack row as the profile's frame ids (root first). */
+static uint32_t stack_of(struct pl_profile *p, const struct fleet_agg *a, json_t *row, uint32_t thread,
+			 uint32_t *fids, struct pl_error *err)
+{
+	json_t *frames = NULL;
+	uint64_t sid = fleet_u64(json_object_get(row, "stack_id"));
+	uint32_t depth = 0;
+
+	for (size_t lo = 0, hi = a->nstacks; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->stack_ids[mid] == sid) {
+			frames = a->stack_frames[mid];
+			break;
+		}
+		if (a->stack_ids[mid] < sid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < json_array_size(frames) && depth < 1024; i++) {
+		uint64_t id = fleet_u64(json_array_get(frames, i));
+		size_t lo = 0, hi = a->nframes;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (a->frame_ids[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == a->nframes || a->frame_ids[lo] != id)
+			continue;
+		const char *name = fleet_agg_name(a, a->frame_fn[lo]);
+		const char *dso = name + strlen(name) + 1;
+		uint32_t fn = pl_intern_func(p, pl_intern_text(p, name, strlen(name)),
+					     *dso ? pl_intern_text(p, dso, strlen(dso)) : PL_NOID);
+		fids[depth++] = pl_intern_frame(p, fn, false, 0, PL_NOID, err);
+	}
+	return depth ? pl_intern_stack(p, thread, fids, depth, err) : PL_NOID;
+}
+
+enum pl_err fleet_agg_profile(const struct fleet_agg *a, const char *event, struct pl_profile *p,
+			      struct pl_error *err)
+{
+	uint32_t ev = pl_intern_event(p, event, strlen(event));
+	uint32_t *fids = pl_xcalloc(1024, sizeof(uint32_t));
+
+	for (size_t r = 0; r < a->nrows; r++) {
+		const char *dev = json_string_value(json_object_get(a->rows[r], "device"));
+		uint32_t thread = pl_intern_thread(p, -1, -1, pl_intern_text(p, dev ? dev : "", dev ? strlen(dev) : 0));
+		uint32_t s = stack_of(p, a, a->rows[r], thread, fids, err);
+		if (s == PL_NOID)
+			continue;
+		pl_add_weight(p, s, ev, fleet_u64(json_object_get(a->rows[r], "samples")),
+			      fleet_u64(json_object_get(a->rows[r], "period")), true);
+	}
+	free(fids);
+	return PL_OK;
+}
+
+/* The stacks of `p` that hold `event`, grouped by thread (a device). */
+static int by_thread(const void *x, const void *y, void *arg)
+{
+	const struct pl_profile *p = arg;
+	uint32_t a = p->stacks[*(const uint32_t *)x].thread, b = p->stacks[*(const uint32_t *)y].thread;
+
+	return a < b ? -1 : a > b ? 1 : (*(const uint32_t *)x > *(const uint32_t *)y) - (*(const uint32_t *)x < *(const uint32_t *)y);
+}
+
+void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uint32_t event)
+{
+	size_t n = 0, devices = 0;
+	uint32_t *order = pl_xcalloc(pl_nstacks(p) ? pl_nstacks(p) : 1, sizeof(uint32_t));
+	uint32_t last_thread = PL_NOID;
+
+	memset(a->fns, 0, a->cap * sizeof(*a->fns));
+	a->total = 0;
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		if (w && w->samples)
+			order[n++] = s;
+	}
+	qsort_r(order, n, sizeof(*order), by_thread, (void *)p);
+	for (size_t i = 0; i < n; i++) {
+		const struct pl_stack *st = &p->stacks[order[i]];
+		uint64_t w = pl_stack_weight(p, order[i], event)->samples;
+		if (st->thread != last_thread) {
+			last_thread = st->thread;
+			devices++;
+		}
+		a->total += w;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			const struct pl_func *f = &p->funcs[p->frames[st->frames[d]].func];
+			const char *name = pl_str(p, f->symbol), *dso = f->dso == PL_NOID ? "" : pl_str(p, f->dso);
+			struct fleet_fn *fn = &a->fns[fn_of(a, name, dso)];
+			if (d == st->depth - 1)
+				fn->self += w;
+			if (fn->last_stack != i + 1) {
+				fn->last_stack = i + 1;
+				fn->inclusive += w;
+			}
+			if (fn->last_device != devices) {
+				fn->last_device = devices;
+				fn->devices++;
+			}
+		}
+	}
+	a->devices = devices;
+	free(order);
+}

@@ -48,6 +48,15 @@ void fleet_agg_release(struct fleet_agg *a);
 /* The function a row's stack ends in, or PL_NOID. */
 uint32_t fleet_agg_leaf(const struct fleet_agg *a, json_t *row);
 
+/* The selection as a profile of `event` (one thread per device, its comm
+ * the device's name), as fleet_analyze writes it. */
+enum pl_err fleet_agg_profile(const struct fleet_agg *a, const char *event, struct pl_profile *p,
+			      struct pl_error *err);
+
+/* The functions' sums again, from `p` (a profile fleet_agg_profile made,
+ * then cut by a view): its threads are the devices. */
+void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uint32_t event);
+
 /* "function\0dso" of function `id`: its name, and its DSO after the NUL. */
 const char *fleet_agg_name(const struct fleet_agg *a, uint32_t id);
 

@@ -22,66 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The frames of a stack row as the profile's frame ids (root first). */
-static uint32_t stack_of(struct pl_profile *p, const struct fleet_agg *a, json_t *row, uint32_t thread,
-			 uint32_t *fids, struct pl_error *err)
-{
-	json_t *frames = NULL;
-	uint64_t sid = fleet_u64(json_object_get(row, "stack_id"));
-	uint32_t depth = 0;
-
-	for (size_t lo = 0, hi = a->nstacks; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->stack_ids[mid] == sid) {
-			frames = a->stack_frames[mid];
-			break;
-		}
-		if (a->stack_ids[mid] < sid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = 0; i < json_array_size(frames) && depth < 1024; i++) {
-		uint64_t id = fleet_u64(json_array_get(frames, i));
-		size_t lo = 0, hi = a->nframes;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (a->frame_ids[mid] < id)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == a->nframes || a->frame_ids[lo] != id)
-			continue;
-		const char *name = fleet_agg_name(a, a->frame_fn[lo]);
-		const char *dso = name + strlen(name) + 1;
-		uint32_t fn = pl_intern_func(p, pl_intern_text(p, name, strlen(name)),
-					     *dso ? pl_intern_text(p, dso, strlen(dso)) : PL_NOID);
-		fids[depth++] = pl_intern_frame(p, fn, false, 0, PL_NOID, err);
-	}
-	return depth ? pl_intern_stack(p, thread, fids, depth, err) : PL_NOID;
-}
-
-/* The selection's rows as a profile of one event. */
-static enum pl_err build_profile(struct pl_profile *p, const struct fleet_agg *a, const char *event,
-				 struct pl_error *err)
-{
-	uint32_t ev = pl_intern_event(p, event, strlen(event));
-	uint32_t *fids = pl_xcalloc(1024, sizeof(uint32_t));
-
-	for (size_t r = 0; r < a->nrows; r++) {
-		const char *dev = json_string_value(json_object_get(a->rows[r], "device"));
-		uint32_t thread = pl_intern_thread(p, -1, -1, pl_intern_text(p, dev ? dev : "", dev ? strlen(dev) : 0));
-		uint32_t s = stack_of(p, a, a->rows[r], thread, fids, err);
-		if (s == PL_NOID)
-			continue;
-		pl_add_weight(p, s, ev, fleet_u64(json_object_get(a->rows[r], "samples")),
-			      fleet_u64(json_object_get(a->rows[r], "period")), true);
-	}
-	free(fids);
-	return PL_OK;
-}
-
 /* fleet/selections/HASH.pb.gz: the hash of the selection and its rows. */
 static void selection_path(const struct tool_ctx *ctx, json_t *sel, const struct fleet_agg *a, char *rel,
 			   size_t relcap, char *abs, size_t abscap)
@@ -144,7 +84,7 @@ enum pl_err tool_fleet_analyze(const struct tool_ctx *ctx, json_t *args, json_t 
 	if (!json_object_get(sel, "event"))
 		json_object_set(sel, "event", json_object_get(json_array_get(events, 0), "event"));
 	if ((e = fleet_agg_load(ctx, sel, &a, err)) ||
-	    (e = build_profile(&p, &a, json_string_value(json_object_get(sel, "event")), err)))
+	    (e = fleet_agg_profile(&a, json_string_value(json_object_get(sel, "event")), &p, err)))
 		goto out;
 	selection_path(ctx, sel, &a, rel, sizeof(rel), abs, sizeof(abs));
 	if ((e = write_pprof(abs, &p, err)))

@@ -7,6 +7,7 @@
  */
 #include "registry.h"
 #include "fleet_agg.h"
+#include "view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,25 @@ static json_t *ranked_page(struct fleet_agg *a, bool inclusive, struct tool_page
 	return out;
 }
 
+/* A view (view.h) on the selection: its rows as a profile (one thread
+ * per device), cut by the view, summed again. */
+static enum pl_err apply_view(const struct tool_ctx *ctx, struct fleet_agg *a, struct tool_view *view, const char *event,
+			      struct pl_error *err)
+{
+	struct pl_profile p;
+	uint32_t ev;
+	enum pl_err e;
+
+	pl_profile_init(&p, &ctx->limits);
+	if (!(e = fleet_agg_profile(a, event, &p, err))) {
+		ev = pl_intern_event(&p, event, strlen(event));
+		if (!(e = tool_view_apply(view, &p, ev, err)))
+			fleet_agg_from_profile(a, &p, ev);
+	}
+	pl_profile_release(&p);
+	return e;
+}
+
 enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				struct pl_error *err)
 {
@@ -69,14 +89,20 @@ enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t
 	struct fleet_agg a = {0};
 	struct pl_buf query = {0};
 	struct tool_page pg;
+	struct tool_view view;
 	char *q;
 	enum pl_err e;
 
+	memset(&view, 0, sizeof(view));
 	json_object_del(sel, "cursor");
+	json_object_del(sel, "view");
 	json_object_del(sel, "limit");
 	q = json_dumps(sel, JSON_COMPACT | JSON_SORT_KEYS);
 	pl_buf_addf(&query, "fleet_hotspots|%s", q ? q : "");
 	free(q);
+	if ((e = tool_view_init(&view, args, false, err)))
+		goto out;
+	tool_view_query(&view, &query);
 	if ((e = fleet_ready(ctx, err)) || (e = tool_page_open(&pg, query.data, cursor, 0, limit, err)) ||
 	    (e = fleet_events(ctx, args, &events, err)))
 		goto out;
@@ -87,14 +113,18 @@ enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t
 	}
 	if (!json_object_get(sel, "event"))
 		json_object_set(sel, "event", json_object_get(json_array_get(events, 0), "event"));
-	if ((e = fleet_agg_load(ctx, sel, &a, err)))
+	if ((e = fleet_agg_load(ctx, sel, &a, err)) ||
+	    (view.active && (e = apply_view(ctx, &a, &view, json_string_value(json_object_get(sel, "event")), err))))
 		goto out;
 	*result = json_pack("{s:O,s:O,s:I,s:I,s:o}", "event", json_object_get(sel, "event"), "events", events,
 			    "total_samples", (json_int_t)a.total, "devices", (json_int_t)a.devices,
 			    "hotspots", ranked_page(&a, order && strcmp(order, "inclusive") == 0, &pg));
 	json_object_set_new(*result, "next_steps", json_array());
 	json_object_set_new(*result, "page", tool_page_json(&pg, tool_page_call(&pg, "fleet_hotspots", args, NULL)));
+	if (view.active)
+		json_object_set_new(*result, "view", tool_view_json(&view));
 out:
+	tool_view_release(&view);
 	fleet_agg_release(&a);
 	json_decref(events);
 	json_decref(sel);

@@ -316,6 +316,22 @@ try:
           (aid, an.get("fleet_selection", {}).get("devices"), got_ci, want_ci, len(th.get("threads", []))),
           aid and abs(got_ci - want_ci) < 0.001 + 1e-9 and len(th.get("threads", [])) == n // 2 and
           an.get("fleet_selection", {}).get("samples") == sum(fw_leaves["1.4.2"].values()), (an, lh))
+    # a view on the fleet: the same view on fleet_analyze's analysis is the
+    # engine's own answer (list_hotspots), the fleet's sums are fleet_hotspots'
+    vw = {"focus": "^run_workload$", "hide": "^main$"}
+    rv = sc(s.call("fleet_hotspots", {"labels": ["firmware=1.4.2"], "event": "cycles", "view": vw, "limit": 100},
+                   timeout=120))
+    lv = sc(s.call("list_hotspots", {"analysis_id": aid, "event": "samples", "view": vw, "limit": 100}))
+    mine = {h["function"]: h["self_percent"] for h in rv.get("hotspots", []) if h["self_samples"]}
+    theirs = {h["symbol"]: h["self"]["percent"] for h in lv.get("hotspots", []) if h["self"]["samples"]}
+    theirs = {k: v for k, v in theirs.items() if not k.startswith("[")}
+    mine_named = {k: v for k, v in mine.items() if not k.startswith("[")}
+    check("fleet_hotspots with a view (focus run_workload, hide main) gives what list_hotspots gives on the "
+          "selection's analysis with that view (%d functions, %s of the samples kept)" %
+          (len(mine_named), (rv.get("view") or {}).get("percent_of_samples")),
+          mine_named and set(mine_named) == set(theirs) and
+          all(abs(mine_named[k] - theirs[k]) < 0.001 for k in theirs) and "main" not in mine and
+          (rv.get("view") or {}).get("samples") == (lv.get("view") or {}).get("samples"), (mine, theirs))
     r = sc(s.call("fleet_publish", {}))
     check("publishing again sends nothing (%s)" % r.get("published_chunks"), r.get("published_chunks") == 0, r)
     shutil.rmtree(os.path.join(art, "fleet", "published"))
