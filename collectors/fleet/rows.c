@@ -71,7 +71,7 @@ static uint64_t stack_id(const struct pl_profile *p, uint32_t s, uint64_t *fids,
 			 uint8_t *stack_seen, struct fleet_rows *out)
 {
 	const struct pl_stack *st = &p->stacks[s];
-	unsigned char key[8 * 512];
+	unsigned char key[8 * 512] = {0};  /* zeroed: -O1 cannot see that n bytes are written */
 	size_t n = st->depth < 512 ? st->depth : 512;
 	uint64_t id;
 

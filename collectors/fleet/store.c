@@ -65,8 +65,8 @@ enum pl_err fleet_read_credentials(const char *path, char *user, char *password,
 		return pl_fail(err, PL_ERR_USAGE, "write USER:PASSWORD on the file's first line",
 			       "the fleet credentials file %.200s does not hold USER:PASSWORD", path);
 	*colon = '\0';
-	snprintf(user, 256, "%s", line);
-	snprintf(password, 256, "%s", colon + 1);
+	memcpy(user, line, strlen(line) + 1);            /* at most 255 bytes and its NUL: checked above */
+	memcpy(password, colon + 1, strlen(colon + 1) + 1);
 	return PL_OK;
 }
 
