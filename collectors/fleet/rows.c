@@ -7,6 +7,7 @@
 #include "rows.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/sha256.h"
@@ -71,8 +72,8 @@ static uint64_t stack_id(const struct pl_profile *p, uint32_t s, uint64_t *fids,
 			 uint8_t *stack_seen, struct fleet_rows *out)
 {
 	const struct pl_stack *st = &p->stacks[s];
-	unsigned char key[8 * 512] = {0};  /* zeroed: -O1 cannot see that n bytes are written */
-	size_t n = st->depth < 512 ? st->depth : 512;
+	size_t n = st->depth;  /* at most the profile's max_depth: every frame is kept */
+	unsigned char *key = pl_xcalloc(n ? n * 8 : 1, 1);
 	uint64_t id;
 
 	for (size_t i = 0; i < n; i++) {
@@ -86,6 +87,7 @@ static uint64_t stack_id(const struct pl_profile *p, uint32_t s, uint64_t *fids,
 			key[i * 8 + (size_t)b] = (unsigned char)(fids[f] >> (56 - 8 * b));
 	}
 	id = fleet_id(key, n * 8);
+	free(key);
 	if (!stack_seen[s]) {
 		json_t *frames = json_array();
 		stack_seen[s] = 1;
