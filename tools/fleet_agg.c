@@ -47,6 +47,21 @@ enum pl_err fleet_events(const struct tool_ctx *ctx, json_t *args, json_t **even
 	return e;
 }
 
+enum pl_err fleet_pick_event(const struct tool_ctx *ctx, json_t *args, json_t *sel, json_t **events,
+			     struct pl_error *err)
+{
+	enum pl_err e = fleet_events(ctx, args, events, err);
+
+	if (e)
+		return e;
+	if (!json_array_size(*events))
+		return pl_fail(err, PL_ERR_INPUT, "see fleet_devices for the devices and labels the store holds",
+			       "the fleet store holds no samples in this selection");
+	if (!json_object_get(sel, "event"))
+		json_object_set(sel, "event", json_object_get(json_array_get(*events, 0), "event"));
+	return PL_OK;
+}
+
 /* "SELECT stack_id FROM samples... WHERE ..." for the IN of the others. */
 static enum pl_err stack_subquery(const struct tool_ctx *ctx, json_t *args, struct pl_buf *sql,
 				  struct pl_error *err)

@@ -40,6 +40,12 @@ struct fleet_agg {
  * the selection's own event is ignored. */
 enum pl_err fleet_events(const struct tool_ctx *ctx, json_t *sel, json_t **events, struct pl_error *err);
 
+/* The selection's events (new, in *events, as fleet_events), and the
+ * selection `sel` given the most sampled one when it names none; a
+ * selection without samples is PL_ERR_INPUT naming fleet_devices. */
+enum pl_err fleet_pick_event(const struct tool_ctx *ctx, json_t *args, json_t *sel, json_t **events,
+			     struct pl_error *err);
+
 /* Load the selection (which names its event) into `a` (zeroed by the
  * caller); fleet_agg_release frees it either way. */
 enum pl_err fleet_agg_load(const struct tool_ctx *ctx, json_t *sel, struct fleet_agg *a, struct pl_error *err);

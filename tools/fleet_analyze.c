@@ -74,15 +74,8 @@ enum pl_err tool_fleet_analyze(const struct tool_ctx *ctx, json_t *args, json_t 
 
 	pl_profile_init(&p, &ctx->limits);
 	if ((e = tool_require_writes(ctx, err)) || (e = fleet_ready(ctx, err)) ||
-	    (e = fleet_events(ctx, args, &events, err)))
+	    (e = fleet_pick_event(ctx, args, sel, &events, err)))
 		goto out;
-	if (!json_array_size(events)) {
-		e = pl_fail(err, PL_ERR_INPUT, "see fleet_devices for the devices and labels the store holds",
-			    "the fleet store holds no samples in this selection");
-		goto out;
-	}
-	if (!json_object_get(sel, "event"))
-		json_object_set(sel, "event", json_object_get(json_array_get(events, 0), "event"));
 	if ((e = fleet_agg_load(ctx, sel, &a, err)) ||
 	    (e = fleet_agg_profile(&a, json_string_value(json_object_get(sel, "event")), &p, err)))
 		goto out;

@@ -104,15 +104,8 @@ enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t
 		goto out;
 	tool_view_query(&view, &query);
 	if ((e = fleet_ready(ctx, err)) || (e = tool_page_open(&pg, query.data, cursor, 0, limit, err)) ||
-	    (e = fleet_events(ctx, args, &events, err)))
+	    (e = fleet_pick_event(ctx, args, sel, &events, err)))
 		goto out;
-	if (!json_array_size(events)) {
-		e = pl_fail(err, PL_ERR_INPUT, "see fleet_devices for the devices and labels the store holds",
-			    "the fleet store holds no samples in this selection");
-		goto out;
-	}
-	if (!json_object_get(sel, "event"))
-		json_object_set(sel, "event", json_object_get(json_array_get(events, 0), "event"));
 	if ((e = fleet_agg_load(ctx, sel, &a, err)) ||
 	    (view.active && (e = apply_view(ctx, &a, &view, json_string_value(json_object_get(sel, "event")), err))))
 		goto out;

@@ -71,7 +71,8 @@ SCALE=${SCALE%%.*}
 GO_CACHE="${PERFLENS_GOCACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/perflens-go}"
 # A fresh artifact root per script, removed at exit.  Servers are stopped
 # at exit too, whatever happened: the one in $srv_pid (started by the
-# script) and every pid a python client listed in $WORK/pids.
+# script) and every pid a python client listed in $WORK/pids; so are the
+# network namespaces and veths a test listed in $WORK/netns ("NS VETH").
 WORK=$(mktemp -d /tmp/perflens-it.XXXXXX)
 srv_pid=""
 cleanup() {
@@ -81,6 +82,10 @@ cleanup() {
 			grep -q perflens-mcp "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
 		done < "$WORK/pids"
 	fi
+	[ -f "$WORK/netns" ] && while read -r ns veth; do
+		ip link del "$veth" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done < "$WORK/netns"
 	rm -rf "$WORK"
 }
 trap cleanup EXIT

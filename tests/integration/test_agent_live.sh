@@ -33,15 +33,6 @@ int main(void)
 C
 gcc -O1 -g -fno-omit-frame-pointer -Wl,--build-id -o "$WORK/spin" "$WORK/spin.c" &&
 	strip -o "$WORK/spin-stripped" "$WORK/spin" || { notok "agent link live: cannot build the workload"; exit 0; }
-# Namespaces and veths this test made go at exit, whatever happened.
-netns_cleanup() {
-	[ -f "$WORK/netns" ] && while read -r ns veth; do
-		ip link del "$veth" 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done < "$WORK/netns"
-	cleanup
-}
-trap netns_cleanup EXIT
 WORK="$WORK" timeout 300 /usr/bin/python3 tests/integration/agent_live.py "$server" "$agent" "$WORK/spin-stripped" "$WORK/spin"
 if ! command -v ip >/dev/null 2>&1 || ! ip netns add "pl-probe-$$" 2>/dev/null; then
 	skip "agent link live, three hosts: ip netns is not available (apt-get install iproute2; needs root)"

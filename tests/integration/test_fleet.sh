@@ -41,13 +41,4 @@ else
 	gcc -O1 -fno-omit-frame-pointer -o "$WORK/spin" "$WORK/spin.c" && AGENT=$agent_bin || AGENT_WHY="cannot build the workload"
 fi
 export AGENT AGENT_WHY
-# Namespaces and veths fleet.py made go at exit, whatever happened.
-netns_cleanup() {
-	[ -f "$WORK/netns" ] && while read -r ns veth; do
-		ip link del "$veth" 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done < "$WORK/netns"
-	cleanup
-}
-trap netns_cleanup EXIT
 WORK="$WORK" CH="$CH" timeout 500 /usr/bin/python3 tests/integration/fleet.py "$server" "$WORK/chunk.txt"
