@@ -334,6 +334,16 @@ static enum pl_err load_sides(const struct tool_ctx *ctx, json_t *args, struct s
 	return e;
 }
 
+/* Side b as an analysis: the changed functions' call paths there. */
+static json_t *side_b_step(json_t *args, json_t *event)
+{
+	json_t *sel = side_selection(args, json_object_get(args, "b"));
+
+	json_object_set(sel, "event", event);
+	return json_pack("[o]", tool_next_step("fleet_analyze", sel,
+			 "side b as an analysis: the call paths of the functions that changed"));
+}
+
 enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t **result, struct pl_error *err)
 {
 	double min = json_number_value(json_object_get(args, "min_delta_pp"));
@@ -369,7 +379,7 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 			    "a", "samples", (json_int_t)a.agg.total, "devices", (json_int_t)a.agg.devices,
 			    "seconds", a.seconds,
 			    "b", "samples", (json_int_t)b.agg.total, "devices", (json_int_t)b.agg.devices,
-			    "seconds", b.seconds, "changes", changes, "next_steps", json_array());
+			    "seconds", b.seconds, "changes", changes, "next_steps", side_b_step(args, event));
 out:
 	side_release(&a);
 	side_release(&b);

@@ -60,6 +60,16 @@ static json_t *ranked_page(struct fleet_agg *a, bool inclusive, struct tool_page
 	return out;
 }
 
+/* The selection as an analysis, for every tool that reads one. */
+static json_t *analyze_step(json_t *sel)
+{
+	json_t *args = json_deep_copy(sel);
+
+	json_object_del(args, "order");
+	return json_pack("[o]", tool_next_step("fleet_analyze", args,
+			 "this selection as an analysis: call paths, flame graphs and candidates of the fleet's samples"));
+}
+
 /* A view (view.h) on the selection: its rows as a profile (one thread
  * per device), cut by the view, summed again. */
 static enum pl_err apply_view(const struct tool_ctx *ctx, struct fleet_agg *a, struct tool_view *view, const char *event,
@@ -112,7 +122,7 @@ enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t
 	*result = json_pack("{s:O,s:O,s:I,s:I,s:o}", "event", json_object_get(sel, "event"), "events", events,
 			    "total_samples", (json_int_t)a.total, "devices", (json_int_t)a.devices,
 			    "hotspots", ranked_page(&a, order && strcmp(order, "inclusive") == 0, &pg));
-	json_object_set_new(*result, "next_steps", json_array());
+	json_object_set_new(*result, "next_steps", analyze_step(sel));
 	json_object_set_new(*result, "page", tool_page_json(&pg, tool_page_call(&pg, "fleet_hotspots", args, NULL)));
 	if (view.active)
 		json_object_set_new(*result, "view", tool_view_json(&view));

@@ -215,6 +215,14 @@ try:
         out += r.get("devices", [])
         return {d["device"]: d for d in out}
 
+    # every next step the fleet tools propose, sent as given, answers
+    proposed = []
+    for name, args in (("fleet_devices", {"limit": 5}), ("fleet_hotspots", {"limit": 5}),
+                       ("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"]})):
+        proposed += [(name, st) for st in sc(s.call(name, args, timeout=120)).get("next_steps", [])]
+    failed = [(n, st["tool"]) for n, st in proposed if is_tool_error(s.call(st["tool"], st["arguments"], timeout=120))]
+    check("every next step of fleet_devices, fleet_hotspots and fleet_compare answers when sent (%d: %s)"
+          % (len(proposed), sorted({st["tool"] for _, st in proposed})), not failed, failed)
     fd = fleet_devices()
     check("fleet_devices: per-device samples equal the chunks' (%d devices, %d samples)" %
           (len(fd), sum(d["samples"] for d in fd.values())),
