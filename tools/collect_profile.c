@@ -11,6 +11,7 @@
 #include "collect_chains.h"
 #include "collectors/collect.h"
 #include "collectors/perf_data.h"
+#include "perf_data_read.h"
 #include "store/sched_json.h"
 #include "sandbox/sandbox.h"
 
@@ -185,44 +186,6 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	return PL_OK;
 }
 
-static enum pl_err skip_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
-			       struct pl_error *err)
-{
-	(void)arg, (void)rec, (void)size, (void)time, (void)err;
-	return PL_OK;
-}
-
-/* What a collected perf.data says was lost (collect.h's count_lost):
- * one walk of the native reader over its records. */
-static bool count_lost(const char *data, uint64_t *records, uint64_t *lost, uint64_t *lost_samples)
-{
-	int fd = open(data, O_RDONLY | O_CLOEXEC);
-	struct pd_file f;
-	struct pl_error err;
-	struct stat st;
-	void *base;
-	bool ok = false;
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) != 0 || st.st_size <= 0 ||
-	    (base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-		close(fd);
-		return false;
-	}
-	close(fd);
-	memset(&f, 0, sizeof(f));
-	if (pd_open(&f, base, (size_t)st.st_size, &err) == PL_OK) {
-		ok = pd_walk(&f, skip_record, NULL, &err) == PL_OK;
-		*records = f.counts.lost_records;
-		*lost = f.counts.lost;
-		*lost_samples = f.counts.lost_samples;
-		pd_release(&f);
-	}
-	munmap(base, (size_t)st.st_size);
-	return ok;
-}
-
 #define SCHED_TASKS_SHOWN 20
 
 /* The per-task run, wait and delay of a sched collection, into
@@ -265,7 +228,7 @@ enum pl_err tool_collect_profile(const struct tool_ctx *ctx, json_t *args, json_
 	bool has_exe = json_object_get(args, "executable") != NULL;
 	bool has_pid = json_object_get(args, "pid") != NULL;
 	struct pl_collect_env env = {ctx->perf.path, ctx->artifact_root, ctx->perf.kallsyms_path, NULL,
-				     sbx_launcher_conn(), sbx_confined(), count_lost,
+				     sbx_launcher_conn(), sbx_confined(), tool_perf_data_count_lost,
 				     tool_user_chains_open, tool_user_chain, tool_user_chains_close};
 	struct pl_collect_req r;
 	char exe[PATH_MAX], cwd[PATH_MAX];

@@ -12,10 +12,12 @@
 #include "base/escape.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
+#include "perfdata/pdformat.h"
 #include "perfdata/pdkindex.h"
 #include "perfdata/pdread.h"
 #include "symbols/symbolize.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* Mark the perf script result with the reason the native reader gave. */
@@ -25,6 +27,57 @@ static void mark_fallback(struct pl_profile *p, const char *why)
 		p->sources[i].reader = "perf script";
 		free(p->sources[i].reader_reason);
 		p->sources[i].reader_reason = why ? pl_xstrdup(why) : NULL;
+	}
+}
+
+static enum pl_err skip_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
+			       struct pl_error *err)
+{
+	(void)arg, (void)rec, (void)size, (void)time, (void)err;
+	return PL_OK;
+}
+
+bool tool_perf_data_count_lost(const char *path, uint64_t *records, uint64_t *lost, uint64_t *lost_samples)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct pd_file f;
+	struct pl_error err;
+	struct stat st;
+	void *base;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 ||
+	    (base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	memset(&f, 0, sizeof(f));
+	if (pd_open(&f, base, (size_t)st.st_size, &err) == PL_OK) {
+		ok = pd_walk(&f, skip_record, NULL, &err) == PL_OK;
+		*records = f.counts.lost_records;
+		*lost = f.counts.lost;
+		*lost_samples = f.counts.lost_samples;
+		pd_release(&f);
+	}
+	munmap(base, (size_t)st.st_size);
+	return ok;
+}
+
+/* The perf script path's sources get the losses the native reader
+ * would have reported (summary.c warns of them from the source). */
+static void note_losses(struct pl_profile *p, const char *path)
+{
+	uint64_t recs = 0, lost = 0, lost_samples = 0;
+
+	if (!tool_perf_data_count_lost(path, &recs, &lost, &lost_samples))
+		return;
+	for (size_t i = 0; i < p->nsources; i++) {
+		p->sources[i].lost_records = recs;
+		p->sources[i].lost_events = lost;
+		p->sources[i].lost_samples = lost_samples;
 	}
 }
 
@@ -121,8 +174,10 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 			       "'%s' needs perf script: the native reader does not support %s",
 			       PL_ESC_MSG(path), why);
 	rc = coll_perf_data_read(p, path, o, err);
-	if (rc == PL_OK)
+	if (rc == PL_OK) {
 		mark_fallback(p, why);
+		note_losses(p, path);
+	}
 	return rc;
 }
 

@@ -17,6 +17,13 @@
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 				const struct pl_perf_data_opts *o, struct pl_error *err);
 
+/* What a perf.data file says perf lost while recording: its
+ * PERF_RECORD_LOST records, the events they count and its
+ * PERF_RECORD_LOST_SAMPLES (one walk of the native reader's record
+ * parser over the file).  False when the file cannot be walked.  Both
+ * readers report it: a loss is the recording's, whichever reader reads. */
+bool tool_perf_data_count_lost(const char *path, uint64_t *records, uint64_t *lost, uint64_t *lost_samples);
+
 /* The kallsyms file a CLI analysis reads: a copy of /proc/kallsyms kept
  * per boot under ARTIFACT_ROOT/cache/ (the kernel's own symbols do not
  * change within a boot, and generating /proc/kallsyms costs the kernel

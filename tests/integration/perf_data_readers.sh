@@ -30,8 +30,17 @@ for d in (a, b):
     for k in ("provenance", "id", "stacks_file"):
         d.pop(k, None)
 keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+def leaves(x, y, path, out):
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in sorted(set(x) | set(y)):
+            leaves(x.get(k), y.get(k), path + "." + k, out)
+    elif x != y:
+        out.append("%s: %s | %s" % (path, json.dumps(x)[:160], json.dumps(y)[:160]))
 if keys:
-    print("summaries differ in", keys); sys.exit(1)
+    where = []
+    for k in keys:
+        leaves(a.get(k), b.get(k), k, where)
+    print("summaries differ in", keys, "(native | perf script:", "; ".join(where[:3]) + ")"); sys.exit(1)
 if open(sys.argv[1][:-5] + ".stacks.json").read() != open(sys.argv[2][:-5] + ".stacks.json").read():
     print("stack tables differ"); sys.exit(1)
 EOF

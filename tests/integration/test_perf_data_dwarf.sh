@@ -80,6 +80,28 @@ else
 	notok "$name fixed-period: recording failed: $(oneline "$WORK/fixed.rec.err")"
 fi
 
+# A lossy recording (a 4-page ring buffer at 10 kHz with 8 KB stack
+# copies): the loss is the recording's, so both readers warn of the same
+# PERF_RECORD_LOST and LOST_SAMPLES counts (a CI run under load once
+# lost samples and only the native reader said so).
+if perf record -N -m 4 -e cpu-clock -F 10000 --call-graph dwarf -o "$WORK/lossy.data" -- "$WORK/depth" \
+	>/dev/null 2>"$WORK/lossy.rec.err"; then
+	if grep -q "lost" "$WORK/lossy.rec.err"; then
+		compare_readers lossy "$WORK/lossy.data" 0 none 0.1 --no-inline
+		for s in "$nat" "$txt"; do
+			if grep -q "perf lost data while recording" "$s"; then
+				ok "$name lossy: $(jget "$s" provenance.inputs.0.reader) path warns of what perf lost (perf record: $(grep -m1 "lost" "$WORK/lossy.rec.err" | tr -d "\n"))"
+			else
+				notok "$name lossy: $(jget "$s" provenance.inputs.0.reader) path does not warn of the loss perf reported"
+			fi
+		done
+	else
+		skip "$name lossy: perf lost nothing with a 4-page buffer at 10 kHz on this machine"
+	fi
+else
+	notok "$name lossy: recording failed: $(oneline "$WORK/lossy.rec.err")"
+fi
+
 # A program exec'd from sh, twice (in a child, then in place): its process
 # keeps mappings of the older image (perf keeps them), and where a file's
 # lowest mapping is not its live one perf 6.1's libunwind stops, so

@@ -1775,6 +1775,9 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 	src->records = p->records_parsed;
 	src->reader = "native";
 	src->perf_data = info_of(r);
+	src->lost_records = r->f.counts.lost_records;
+	src->lost_events = r->f.counts.lost;
+	src->lost_samples = r->f.counts.lost_samples;
 }
 
 /* An error names the file; a refusal empties the profile and says why. */

@@ -167,6 +167,10 @@ struct pl_source {
 	const char *reader;
 	char *reader_reason;
 	struct pl_perf_data_info *perf_data;
+	/* perf.data: what perf lost while recording (PERF_RECORD_LOST
+	 * records, the events they count, PERF_RECORD_LOST_SAMPLES), set
+	 * by either reader: the quality warnings say it. */
+	uint64_t lost_records, lost_events, lost_samples;
 };
 
 /* What the native perf.data reader found in a file (provenance). */

@@ -415,12 +415,12 @@ static json_t *quality_json(const struct pl_profile *p)
 		json_array_append_new(warnings, json_string(p->notes[i]));
 	/* What perf itself recorded as lost (ring buffer overflows). */
 	for (size_t i = 0; i < p->nsources; i++) {
-		const struct pl_perf_data_info *pd = p->sources[i].perf_data;
-		if (pd && (pd->lost_records || pd->lost_samples))
+		const struct pl_source *pd = &p->sources[i];
+		if (pd->lost_records || pd->lost_samples)
 			json_array_append_new(warnings, json_sprintf(
 				"perf lost data while recording: %llu PERF_RECORD_LOST records (%llu events) and %llu "
 				"lost samples (PERF_RECORD_LOST_SAMPLES) in input %zu: the busiest moments are under-counted",
-				(unsigned long long)pd->lost_records, (unsigned long long)pd->lost,
+				(unsigned long long)pd->lost_records, (unsigned long long)pd->lost_events,
 				(unsigned long long)pd->lost_samples, i));
 	}
 	if (p->recovery.user_frames_unknown > p->recovery.recovered)
