@@ -144,25 +144,38 @@ for st in steps_of(cmp_):
         print("# %s %s -> %s" % (st["tool"], short(st["arguments"], 200), short(res, 300)))
 check("%s: the comparison's next_steps, sent as they are, answer (%d sent)" % (W, sent), sent and not bad)
 
-# 4. Timings: hyperfine of each build, normalized and compared.
-hf = {}
-for side, exe in bins.items():
-    out = os.path.join(work, side + ".hyperfine.json")
-    r = subprocess.run(["hyperfine", "-N", "--warmup", "1", "--runs", "10", "--export-json", out,
-                        "--command-name", "ab", "%s -n 300000" % exe], capture_output=True, text=True)
-    if r.returncode:
-        print("not ok - %s: hyperfine %s: %s" % (W, side, r.stderr[-300:]))
-        sys.exit(0)
-    nb, res = call("normalize_benchmark", {"path": out})
-    if not check("%s: normalize_benchmark of the %s timings" % (W, side), nb.get("benchmark_id"), short(res, 400)):
-        sys.exit(0)
-    hf[side] = (nb, json.load(open(out))["results"][0]["mean"])
-nxt = follow(hf["candidate"][0], "compare_benchmarks") or {}
-args = {"baseline_id": hf["baseline"][0]["benchmark_id"], "candidate_id": hf["candidate"][0]["benchmark_id"]}
-if nxt.get("baseline_id") and nxt.get("candidate_id"):
-    args = nxt
-cb, res = call("compare_benchmarks", args)
+# 4. Timings: hyperfine of each build, normalized and compared.  On a
+# loaded machine (CI runs scripts side by side) ten repeats can overlap
+# and the verdict rightly says no_material_change: then once more with
+# 30 repeats a side, as a person would.
+def timings(runs):
+    hf = {}
+    for side, exe in bins.items():
+        out = os.path.join(work, side + ".hyperfine.json")
+        r = subprocess.run(["hyperfine", "-N", "--warmup", "1", "--runs", str(runs), "--export-json", out,
+                            "--command-name", "ab", "%s -n 300000" % exe], capture_output=True, text=True)
+        if r.returncode:
+            print("not ok - %s: hyperfine %s: %s" % (W, side, r.stderr[-300:]))
+            sys.exit(0)
+        nb, res = call("normalize_benchmark", {"path": out})
+        if not check("%s: normalize_benchmark of the %s timings (%d runs)" % (W, side, runs),
+                     nb.get("benchmark_id"), short(res, 400)):
+            sys.exit(0)
+        hf[side] = (nb, json.load(open(out))["results"][0]["mean"])
+    nxt = follow(hf["candidate"][0], "compare_benchmarks") or {}
+    args = {"baseline_id": hf["baseline"][0]["benchmark_id"], "candidate_id": hf["candidate"][0]["benchmark_id"]}
+    if nxt.get("baseline_id") and nxt.get("candidate_id"):
+        args = nxt
+    cb, res = call("compare_benchmarks", args)
+    return hf, cb, res
+
+
+hf, cb, res = timings(10)
 rows = cb.get("results") or []
+if rows and rows[0].get("status") == "no_material_change":
+    print("# 10 repeats a side gave no_material_change (%s): 30 more" % short(rows[0].get("reason"), 300))
+    hf, cb, res = timings(30)
+    rows = cb.get("results") or []
 slower = hf["candidate"][1] > hf["baseline"][1]
 # The candidate does four times the hashing: hyperfine must see it slower,
 # and compare_benchmarks must call it a regression with a positive change.

@@ -262,6 +262,27 @@ try:
     pb.kill()
     pb.wait()
 
+    # ---- crafted: perf stat's rounds counted three times the CPU time the
+    # samples stand for: samples are missing, whatever the capture's edges
+    c3 = os.path.join(WORK, "crafted3.txt")
+    samples_only = text.split(b"\n### PERF_STAT ###")[0] + b"\n"   # the chunk's own block out
+    open(c3, "wb").write(samples_only + stat_block(3000.0 * nsamp / 99, 1.0))
+    p3, out3 = fake(port, "crafted-short", "--chunk", c3, "--tail", "late", "--interval", "1",
+                    "--tail-delay", "0", "--max-chunks", "1")
+    d = connected(s, seen)
+    dev3 = (d or {}).get("device", "none")
+    seen.append(dev3)
+    capture(s, dev3, 2.6)
+    stop3 = sc(s.call("stop_capture", {"device": dev3}, timeout=60))
+    an3, _ = analyze(s, stop3.get("session"))
+    notes3 = session_notes(an3)
+    check("crafted: chunks of at most %d samples at 99 Hz (%.2f s of CPU) against %.2f s of task-clock each in "
+          "perf stat's rounds: the data quality says samples are missing" % (nsamp, nsamp / 99.0, 3.0 * nsamp / 99),
+          any("samples are missing" in n and "within its rounds" in n for n in notes3),
+          (notes3, an3.get("session")))
+    p3.kill()
+    p3.wait()
+
     # ---- crafted: an empty first chunk whose samples the other chunks hold
     # (perf script printed the first interval late, as under ASan in CI):
     # nothing is missing, so the data quality must not say so

@@ -86,7 +86,8 @@ cleanup() {
 		ip link del "$veth" 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done < "$WORK/netns"
-	rm -rf "$WORK"
+	# KEEP_WORK=1 keeps the work folder to look into (its path is printed).
+	if [ -n "${KEEP_WORK:-}" ]; then echo "# kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
