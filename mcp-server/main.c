@@ -16,7 +16,7 @@
  */
 #include "transports.h"
 #include "worker.h"
-#include "tools/perf_data_read.h"
+#include "tools/lib/perf_data_read.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
 #include "collectors/launch.h"
