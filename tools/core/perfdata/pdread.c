@@ -150,8 +150,7 @@ struct reader {
 	pd_sample_hook hook;         /* pd_read_set_sample_hook, or NULL */
 	void *hook_arg;
 	const char *kallsyms_path, *notes_path;
-	char *why;                   /* fallback reason buffer */
-	size_t why_cap;
+	struct pl_error why;         /* what is not supported (the first thing) */
 	bool unsupported;
 	bool no_files;               /* an image in memory: no symbol files read */
 	/* threads: open addressing by tid */
@@ -203,7 +202,18 @@ static void unsupported(struct reader *r, const char *fmt, const char *arg)
 	if (r->unsupported)
 		return;
 	r->unsupported = true;
-	snprintf(r->why, r->why_cap, fmt, arg ? arg : "");
+	pl_fail(&r->why, PL_ERR_UNSUPPORTED, NULL, fmt, arg ? arg : "");
+}
+
+/* A refusal's error: what is not supported (the reader's reason, else
+ * the text of the error that refused, else "unsupported") and the fix. */
+static void refusal(const char *why, struct pl_error *err)
+{
+	char reason[sizeof(err->text)];
+
+	snprintf(reason, sizeof(reason), "%s", why[0] ? why : err->text[0] ? err->text : "unsupported");
+	pl_fail(err, PL_ERR_UNSUPPORTED, "let perf script read it (start with --allow-process-execution)",
+		"%s", reason);
 }
 
 /* ------------------------------------------------------------ dsos */
@@ -1624,7 +1634,7 @@ static enum pl_err on_record_pipe(void *arg, const uint8_t *rec, size_t size, ui
 }
 
 enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, const char *name,
-			  char *why, size_t cap, struct pl_error *err)
+			  struct pl_error *err)
 {
 	struct reader r;
 	enum pl_err rc;
@@ -1636,22 +1646,19 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 	r.no_files = true;
 	r.hook = sample_hook;
 	r.hook_arg = sample_hook_arg;
-	r.why = why;
-	r.why_cap = cap;
-	why[0] = '\0';
-	if ((rc = pd_open(&r.f, data, n, err))) {
-		reader_release(&r);
-		return rc;
+	rc = pd_open(&r.f, data, n, err);
+	if (rc == PL_OK) {
+		r.cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r.cache));
+		r.chains = pl_xcalloc_hot(CHAIN_CACHE, sizeof(*r.chains));
+		if (!r.f.pipe && !attrs_supported(&r))
+			rc = PL_ERR_UNSUPPORTED;
 	}
-	r.cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r.cache));
-	r.chains = pl_xcalloc_hot(CHAIN_CACHE, sizeof(*r.chains));
-	if (!r.f.pipe && !attrs_supported(&r)) {
-		reader_release(&r);
-		return PL_ERR_UNSUPPORTED;
-	}
-	rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
+	if (rc == PL_OK)
+		rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
 	if (r.unsupported)
 		rc = PL_ERR_UNSUPPORTED;
+	if (rc == PL_ERR_UNSUPPORTED)
+		refusal(r.why.text, err);
 	reader_release(&r);
 	return rc;
 }
@@ -1685,10 +1692,10 @@ static void *hash_thread(void *arg)
 	return NULL;
 }
 
-/* Map `path` read-only; PL_ERR_UNSUPPORTED (why said) for what is not a
- * regular file. */
+/* Map `path` read-only; PL_ERR_UNSUPPORTED for what is not a regular
+ * file. */
 static enum pl_err map_input(const struct pl_profile *p, const char *path, void **map, size_t *size,
-			     struct pl_file_identity *id, char *why, size_t cap, struct pl_error *err)
+			     struct pl_file_identity *id, struct pl_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1699,8 +1706,7 @@ static enum pl_err map_input(const struct pl_profile *p, const char *path, void 
 			       strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(why, cap, "a file that is not a regular file");
-		return PL_ERR_UNSUPPORTED;
+		return pl_fail(err, PL_ERR_UNSUPPORTED, NULL, "a file that is not a regular file");
 	}
 	if ((uint64_t)st.st_size > p->limits.max_input_bytes) {
 		close(fd);
@@ -1781,8 +1787,8 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 }
 
 /* An error names the file; a refusal empties the profile and says why. */
-static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, char *why,
-				size_t cap, struct pl_error *err)
+static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, const char *why,
+				struct pl_error *err)
 {
 	if (rc == PL_ERR_MALFORMED) {
 		/* The file named, in its escaped form (docs/paths.md). */
@@ -1792,24 +1798,21 @@ static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char
 		pl_fail(err, PL_ERR_MALFORMED, hint, "'%s': %s", PL_ESC_MSG(path), text);
 	}
 	if (rc == PL_ERR_UNSUPPORTED) {
-		if (!why[0])
-			snprintf(why, cap, "%s", err->text[0] ? err->text : "unsupported");
 		reset_profile(p);
-		pl_fail(err, PL_ERR_UNSUPPORTED, "let perf script read it (start with --allow-process-execution)",
-			"the native perf.data reader does not support %s in '%s'", why, PL_ESC_MSG(path));
+		refusal(why, err);
 	}
 	return rc;
 }
 
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
-			    const char *notes, char *why, size_t cap, struct pl_error *err)
+			    const char *notes, struct pl_error *err)
 {
-	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, why, cap, err);
+	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, err);
 }
 
 enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
-			       const char *notes, const char *const *roots, size_t nroots, char *why,
-			       size_t cap, struct pl_error *err)
+			       const char *notes, const char *const *roots, size_t nroots,
+			       struct pl_error *err)
 {
 	struct reader r;
 	struct pl_file_identity id = {0};
@@ -1819,9 +1822,8 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	enum pl_err rc;
 
 	pl_error_clear(err);
-	why[0] = '\0';
-	if ((rc = map_input(p, path, &map, &size, &id, why, cap, err)))
-		return finish_error(p, rc, path, why, cap, err);
+	if ((rc = map_input(p, path, &map, &size, &id, err)))
+		return finish_error(p, rc, path, "", err);
 	/* The provenance hash runs beside the walk, unless the digest cache
 	 * holds it for this very file (same identity). */
 	struct hash_job hj = {map, size, ""};
@@ -1833,8 +1835,6 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	r.p = p;
 	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
 	r.notes_path = notes ? notes : "/sys/kernel/notes";
-	r.why = why;
-	r.why_cap = cap;
 	r.roots = roots;
 	r.nroots = nroots;
 	r.hook = sample_hook;
@@ -1854,9 +1854,10 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	}
 	if (rc == PL_OK)
 		finish_profile(&r, path, size, hj.hex, cached ? entry : NULL, &id);
+	rc = finish_error(p, rc, path, r.why.text, err);
 	reader_release(&r);
 	munmap(map, size);
-	return finish_error(p, rc, path, why, cap, err);
+	return rc;
 }
 
 static enum pl_err count_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
