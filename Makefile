@@ -60,7 +60,7 @@ endif
 ENGINE := base profile perfdata symbols store export evidence
 CORE_SRC := $(sort $(foreach d,$(ENGINE),$(wildcard tools/core/$(d)/*.c)))
 COLLECTOR_SRC := $(sort $(wildcard collectors/*.c collectors/agentlink/*.c collectors/fleet/*.c))
-TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_SRC := $(sort $(wildcard tools/*.c tools/lib/*.c))
 SANDBOX_SRC := $(sort $(wildcard sandbox/*.c))
 LIB_SRC := $(CORE_SRC) $(COLLECTOR_SRC) $(TOOL_SRC) $(SANDBOX_SRC)
 SCHEMAS := $(sort $(wildcard schemas/*.json schemas/tools/*.json schemas/rules/*.json schemas/test/*.json)) $(sort $(wildcard skill/perflens-performance-analysis/*.md skill/perflens-performance-analysis/*/*.md))
@@ -77,10 +77,10 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o) $(AGENT_UNIT_SRC:%.c=$(BUILD)/obj/%
 
 # Layers: what the files of each folder may include ("FOLDER: ALLOWED...").
 # A quoted include names its folder ("symbols/symbolize.h"); a bare name is
-# a header of the including file's own folder.  tools/check-layers.sh reads
+# a header of the including file's own folder.  tools/build/check-layers.sh reads
 # this table and fails the build on any other include, so a dependency that
-# points up (engine -> tools, tools -> mcp-server, anything -> sandbox
-# internals) is refused.  The README's layout table says the same.
+# points up (engine -> tools, tools/lib -> the handlers, tools -> mcp-server,
+# anything -> sandbox internals) is refused.  The README's layout table says the same.
 define LAYERS
 base:
 profile: base
@@ -94,9 +94,10 @@ agent: collectors/health.h collectors/procfs.h
 collectors/agentlink: base collectors/collect.h collectors/fleet/store.h
 collectors/fleet: base profile
 sandbox: base
-tools: base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
+tools/lib: tools/registry.h base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
+tools: tools/lib base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
 tools/cli: tools base profile perfdata symbols store export evidence collectors collectors/agentlink collectors/fleet sandbox/sandbox.h
-mcp-server: tools base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/launch.h collectors/agentlink/link.h collectors/fleet/fleetcfg.h sandbox/sandbox.h
+mcp-server: tools tools/lib/perf_data_read.h base profile symbols store collectors/perfcfg.h collectors/known_chain.h collectors/launch.h collectors/agentlink/link.h collectors/fleet/fleetcfg.h sandbox/sandbox.h
 tests: *
 bench: *
 endef
@@ -173,15 +174,15 @@ $(AGENT_CROSS_BIN): $(AGENT_SRC:%.c=$(BUILD)/agent-obj/aarch64/%.o)
 all: $(BUILD)/layers.ok $(BINS) agent $(BUILD)/cycles.ok
 
 # The layering check: cheap, so it runs on every build (see LAYERS).
-$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/cli/*.h collectors/*.h collectors/agentlink/*.h collectors/fleet/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/check-layers.sh Makefile
+$(BUILD)/layers.ok: $(LIB_SRC) $(CLI_SRC) $(MCP_SRC) $(UNIT_SRC) $(AGENT_SRC) $(wildcard tools/core/*/*.h tools/*.h tools/lib/*.h tools/cli/*.h collectors/*.h collectors/agentlink/*.h collectors/fleet/*.h mcp-server/*.h sandbox/*.h agent/*.h) tools/build/check-layers.sh Makefile
 	@mkdir -p $(BUILD)
-	@sh tools/check-layers.sh && touch $@
+	@sh tools/build/check-layers.sh && touch $@
 
-# No two source files may need each other (tools/check-cycles.sh reads
-# the objects' symbol tables); tools/cycles.allow lists the groups left.
-$(BUILD)/cycles.ok: $(BINS) tools/check-cycles.sh tools/cycles.allow
-	@sh tools/check-cycles.sh $(BUILD)/obj
-	@if [ -d $(BUILD)/agent-obj/x86_64 ]; then sh tools/check-cycles.sh $(BUILD)/agent-obj/x86_64; fi
+# No two source files may need each other (tools/build/check-cycles.sh reads
+# the objects' symbol tables); tools/build/cycles.allow lists the groups left.
+$(BUILD)/cycles.ok: $(BINS) tools/build/check-cycles.sh tools/build/cycles.allow
+	@sh tools/build/check-cycles.sh $(BUILD)/obj
+	@if [ -d $(BUILD)/agent-obj/x86_64 ]; then sh tools/build/check-cycles.sh $(BUILD)/agent-obj/x86_64; fi
 	@touch $@
 
 $(BUILD)/obj/%.o: %.c
@@ -189,9 +190,9 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(PL_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # schemas/ is embedded so that one binary carries its tool definitions.
-$(BUILD)/gen/schemas.c: $(SCHEMAS) tools/gen-schemas.sh
+$(BUILD)/gen/schemas.c: $(SCHEMAS) tools/build/gen-schemas.sh
 	@mkdir -p $(dir $@)
-	sh tools/gen-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
+	sh tools/build/gen-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/gen/schemas.o: $(BUILD)/gen/schemas.c
 	@mkdir -p $(dir $@)
@@ -241,13 +242,13 @@ $(BUILD)/obj/tests/unit/%.o: PL_CFLAGS += -I$(BUILD) -Itests/unit $(shell pkg-co
 $(BUILD)/test_unit: $(UNIT_OBJ) $(LIB)
 	$(CC) $(PL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(PL_LDLIBS)
 
-# The PNG pictures' glyphs (tools/fontgen/gen-font.c says why they are committed).
+# The PNG pictures' glyphs (tools/build/fontgen/gen-font.c says why they are committed).
 font-atlas:
-	$(CC) tools/fontgen/gen-font.c $(shell pkg-config --cflags --libs cairo) -lm -o $(BUILD)/gen-font
+	$(CC) tools/build/fontgen/gen-font.c $(shell pkg-config --cflags --libs cairo) -lm -o $(BUILD)/gen-font
 	$(BUILD)/gen-font > tools/core/export/font_atlas.c
 
 check-layers:
-	@sh tools/check-layers.sh && echo 'check-layers: every include follows LAYERS'
+	@sh tools/build/check-layers.sh && echo 'check-layers: every include follows LAYERS'
 
 print-layers:
 	@printf '%s\n' "$$LAYERS"

@@ -24,11 +24,10 @@ static int counts(const char *path)
 	struct pl_limits lim;
 	struct pl_profile p;
 	struct pl_error err;
-	char why[512];
 
 	pl_limits_default(&lim);
 	pl_profile_init(&p, &lim);
-	if (pd_read_profile(&p, path, NULL, NULL, why, sizeof(why), &err) != PL_OK) {
+	if (pd_read_profile(&p, path, NULL, NULL, &err) != PL_OK) {
 		fprintf(stderr, "%s\n", err.text);
 		return 1;
 	}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# views.sh - speed of list_hotspots under a view (tools/view.h): the first
+# views.sh - speed of list_hotspots under a view (tools/lib/view.h): the first
 # page (the stack table loaded, the view applied, its answer kept under
 # cache/views/) and the next pages (read from what was kept), against a
 # page of the whole profile (the hotspot index).

@@ -177,7 +177,7 @@ void pl_perf_cfg_remove_kallsyms(const struct pl_perf_cfg *c)
 		return;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - c->kallsyms_path), c->kallsyms_path);
 	unlink(c->kallsyms_path);
-	/* and the index the server made beside it (tools/perf_data_read.h) */
+	/* and the index the server made beside it (tools/lib/perf_data_read.h) */
 	char index[80];
 	if (snprintf(index, sizeof(index), "%s.index", c->kallsyms_path) < (int)sizeof(index))
 		unlink(index);

@@ -572,6 +572,35 @@ static void raise_nofile(void)
 	}
 }
 
+/* --bind and --port as a socket address; false when the address is not
+ * a numeric IPv4 or IPv6 one. */
+static bool bind_address(const struct mcp_http_opts *o, struct sockaddr_storage *sa)
+{
+	if (inet_pton(AF_INET, o->bind_addr, &((struct sockaddr_in *)sa)->sin_addr) == 1) {
+		sa->ss_family = AF_INET;
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)o->port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, o->bind_addr, &((struct sockaddr_in6 *)sa)->sin6_addr) == 1) {
+		sa->ss_family = AF_INET6;
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)o->port);
+		return true;
+	}
+	return false;
+}
+
+/* Where the server listens, and the viewer's one-time login URL, on
+ * stderr (the port is the one bound: --port 0 picks one). */
+static void announce(const struct http_state *st, unsigned port)
+{
+	char host[96], login[400];
+
+	fprintf(stderr, "perflens-mcp: listening on http://%s:%u/mcp\n", st->bind_host, port);
+	snprintf(host, sizeof(host), "%s:%u", st->bind_host, port);
+	if (viewer_login_url(st->viewer, host, login, sizeof(login)))
+		fprintf(stderr, "perflens-mcp: viewer (one-time login): %s\n", login);
+}
+
 int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 {
 	struct http_state st = {s, o, PTHREAD_MUTEX_INITIALIZER, NULL, ""};
@@ -586,17 +615,12 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 			"(Debian: apt-get install libmicrohttpd12): %s\n", mhd_error);
 		return 2;
 	}
-	if (inet_pton(AF_INET, o->bind_addr, &((struct sockaddr_in *)&sa)->sin_addr) == 1) {
-		sa.ss_family = AF_INET;
-		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)o->port);
-	} else if (inet_pton(AF_INET6, o->bind_addr, &((struct sockaddr_in6 *)&sa)->sin6_addr) == 1) {
-		sa.ss_family = AF_INET6;
-		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)o->port);
-		flags |= MHD_USE_IPv6;
-	} else {
+	if (!bind_address(o, &sa)) {
 		fprintf(stderr, "perflens-mcp: '%s' is not a numeric IP address\n", o->bind_addr);
 		return 2;
 	}
+	if (sa.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
 	if (o->no_auth && !is_loopback(&sa)) {
 		fprintf(stderr, "perflens-mcp: --no-auth is only allowed on a loopback address\n");
 		return 2;
@@ -619,14 +643,7 @@ int mcp_run_http(struct mcp_server *s, const struct mcp_http_opts *o)
 		return 6;
 	}
 	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "perflens-mcp: listening on http://%s:%u/mcp\n", st.bind_host,
-		info ? info->port : o->port);
-	{
-		char host[96], login[400];
-		snprintf(host, sizeof(host), "%s:%u", st.bind_host, info ? info->port : o->port);
-		if (viewer_login_url(st.viewer, host, login, sizeof(login)))
-			fprintf(stderr, "perflens-mcp: viewer (one-time login): %s\n", login);
-	}
+	announce(&st, info ? info->port : o->port);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!stop_requested)

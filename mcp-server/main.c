@@ -16,7 +16,7 @@
  */
 #include "transports.h"
 #include "worker.h"
-#include "tools/perf_data_read.h"
+#include "tools/lib/perf_data_read.h"
 #include "collectors/perfcfg.h"
 #include "collectors/known_chain.h"
 #include "collectors/launch.h"
@@ -424,17 +424,11 @@ static void bind_now(char **argv)
 	unsetenv("PERFLENS_BOUND");
 }
 
-int main(int argc, char **argv)
+/* The options before the command line: limits, the worker's time,
+ * answer size and memory, the HTTP transport's bounds. */
+static struct options *default_options(void)
 {
-	struct options *o;
-	struct mcp_server s;
-	int rc;
-
-	/* The call-graph probe's workload: this binary, re-run by perf. */
-	if ((rc = coll_known_chain_main(argc, argv)) >= 0)
-		return rc;
-	bind_now(argv);
-	o = pl_xcalloc(1, sizeof(*o));
+	struct options *o = pl_xcalloc(1, sizeof(*o));
 
 	pl_limits_default(&o->cfg.ctx.limits);
 	coll_link_cfg_init(&o->link);
@@ -446,6 +440,20 @@ int main(int argc, char **argv)
 #endif
 	o->http_opts.max_body = 4u << 20;
 	o->http_opts.max_sessions = 256;
+	return o;
+}
+
+int main(int argc, char **argv)
+{
+	struct options *o;
+	struct mcp_server s;
+	int rc;
+
+	/* The call-graph probe's workload: this binary, re-run by perf. */
+	if ((rc = coll_known_chain_main(argc, argv)) >= 0)
+		return rc;
+	bind_now(argv);
+	o = default_options();
 	if ((rc = parse_options(o, argc, argv)) || (rc = finish_options(o))) {
 		free(o);
 		return rc;

@@ -10,8 +10,8 @@
  */
 #include "registry.h"
 #include "base/escape.h"
-#include "perf_data_read.h"
-#include "session_quality.h"
+#include "tools/lib/perf_data_read.h"
+#include "tools/lib/session_quality.h"
 #include "profile/parse.h"
 #include "store/artifact.h"
 #include "symbols/cfi.h"

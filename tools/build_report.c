@@ -8,7 +8,7 @@
  * (view.h) applies to the first analysis' event; the report names it.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "base/fsatomic.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"

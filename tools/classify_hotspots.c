@@ -25,7 +25,7 @@
  * are not averaged with its workers' CPU.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "evidence/experiments.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"

@@ -8,10 +8,10 @@
  * perf.data as analyze_profile reads it.
  */
 #include "registry.h"
-#include "collect_chains.h"
+#include "tools/lib/collect_chains.h"
 #include "collectors/collect.h"
 #include "collectors/perf_data.h"
-#include "perf_data_read.h"
+#include "tools/lib/perf_data_read.h"
 #include "store/sched_json.h"
 #include "sandbox/sandbox.h"
 

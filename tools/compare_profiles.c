@@ -15,7 +15,7 @@
  * A view (view.h) applies to both sides alike.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "store/artifact.h"
 #include "evidence/diff.h"
 #include "base/escape.h"

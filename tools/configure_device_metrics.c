@@ -5,7 +5,7 @@
  * the operator's control flag gates it; what is not given stays as it is,
  * and a call with no settings reads them. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 /* The settings given, under the agent's names. */
 static json_t *agent_settings(json_t *args)

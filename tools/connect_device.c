@@ -4,7 +4,7 @@
  * it).  The code goes to the link in a request file (0600) it removes on
  * reading; it never appears in the result. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 enum pl_err tool_connect_device(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				struct pl_error *err)

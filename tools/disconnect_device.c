@@ -2,7 +2,7 @@
  * capture on the device, closes its link and finalizes its session.  A
  * --server agent dials back in by itself (as a new device link). */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 enum pl_err tool_disconnect_device(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				   struct pl_error *err)

@@ -8,7 +8,7 @@
  * count when the input gave none), so their totals agree.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "profile/demangle.h"
 #include "store/artifact.h"
 #include "export/fold.h"

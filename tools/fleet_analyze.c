@@ -12,7 +12,7 @@
  * this tool's, with the selection said.
  */
 #include "registry.h"
-#include "fleet_agg.h"
+#include "tools/lib/fleet_agg.h"
 #include "export/formats.h"
 #include "base/fsatomic.h"
 #include "base/sha256.h"

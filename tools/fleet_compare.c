@@ -20,7 +20,7 @@
  * but its devices do not agree.
  */
 #include "registry.h"
-#include "fleet_agg.h"
+#include "tools/lib/fleet_agg.h"
 
 #include <math.h>
 #include <stdio.h>

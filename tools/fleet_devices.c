@@ -2,7 +2,7 @@
  * holds chunks of (every ingest server's), with their labels, when they
  * were last seen, and their samples, ordered by device, paged. */
 #include "registry.h"
-#include "fleet_common.h"
+#include "tools/lib/fleet_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>

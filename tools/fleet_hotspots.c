@@ -6,8 +6,8 @@
  * inclusive) samples, then by name, and paged.
  */
 #include "registry.h"
-#include "fleet_agg.h"
-#include "view.h"
+#include "tools/lib/fleet_agg.h"
+#include "tools/lib/view.h"
 
 #include <stdio.h>
 #include <stdlib.h>

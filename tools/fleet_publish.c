@@ -15,8 +15,8 @@
  * link never waits on the store.
  */
 #include "registry.h"
-#include "device_common.h"
-#include "fleet_common.h"
+#include "tools/lib/device_common.h"
+#include "tools/lib/fleet_common.h"
 #include "collectors/agentlink/channel.h"
 #include "collectors/fleet/rows.h"
 #include "profile/parse.h"

@@ -12,7 +12,7 @@
 #include "profile/demangle.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
-#include "view.h"
+#include "tools/lib/view.h"
 
 #include <string.h>
 

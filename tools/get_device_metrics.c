@@ -6,7 +6,7 @@
  * metrics.json.  CPU comes in one unit (DEV_CPU_UNIT): a threads frame's
  * cumulative ticks become each thread's cpu_pct since the frame before. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 #include "collectors/agentlink/channel.h"
 
 #include <math.h>

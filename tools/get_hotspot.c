@@ -20,7 +20,7 @@
 #include "export/flamepng.h"
 #include "profile/aggregate.h"
 #include "store/artifact.h"
-#include "view.h"
+#include "tools/lib/view.h"
 
 #include <math.h>
 #include <stdlib.h>

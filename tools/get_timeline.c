@@ -16,8 +16,8 @@
 #include "profile/timeline.h"
 #include "store/artifact.h"
 #include "export/flamepng.h"
-#include "thread_filter.h"
-#include "view_time.h"
+#include "tools/lib/thread_filter.h"
+#include "tools/lib/view_time.h"
 
 #include <math.h>
 #include <stdlib.h>

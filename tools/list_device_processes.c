@@ -3,7 +3,7 @@
  * substring of comm or cmdline, paged.  Read-only: it needs the agent
  * link, not --allow-device-control. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 #include <math.h>
 #include <string.h>

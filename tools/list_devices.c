@@ -2,7 +2,7 @@
  * agent link holds or held (dial-in and connected out), from the state
  * files the link publishes (devices/ID.json), by device id, paged. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 #include "collectors/agentlink/channel.h"
 
 #include <string.h>

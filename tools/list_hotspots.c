@@ -16,7 +16,7 @@
 #include "store/artifact.h"
 #include "store/hotidx.h"
 #include "profile/demangle.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "base/fsatomic.h"
 #include "base/sha256.h"
 #include "evidence/classify.h"

@@ -2,7 +2,7 @@
  * artifact root (sessions/ID/metadata.json), newest first, with the uri
  * analyze_profile reads them by; a live one says so. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 #include "collectors/agentlink/channel.h"
 
 #include <dirent.h>

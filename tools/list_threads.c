@@ -12,7 +12,7 @@
  * table.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "store/artifact.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"

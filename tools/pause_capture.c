@@ -1,7 +1,7 @@
 /* pause_capture.c - the pause_capture tool: pause a device's capture
  * (the session stays open; the agent's own state machine decides). */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 enum pl_err tool_pause_capture(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			      struct pl_error *err)

@@ -1,7 +1,7 @@
 /* resume_capture.c - the resume_capture tool: resume a device's capture
  * (the session stays open; the agent's own state machine decides). */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 enum pl_err tool_resume_capture(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			      struct pl_error *err)

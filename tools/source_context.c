@@ -20,7 +20,7 @@
  * the samples it keeps count, on the frames it leaves.
  */
 #include "registry.h"
-#include "view.h"
+#include "tools/lib/view.h"
 #include "base/escape.h"
 #include "profile/aggregate.h"
 #include "profile/srcline.h"

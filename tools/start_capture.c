@@ -11,7 +11,7 @@
  * perf: our agent's at pairing, a seed's from its hello and probe) and a
  * mode it cannot do is refused, naming those it can. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 /* "fp, dwarf, none" from the device's perf.call_graphs (or "unknown"). */
 static void list_methods(json_t *perf, char *out, size_t cap)

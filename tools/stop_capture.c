@@ -3,7 +3,7 @@
  * lands in it) and the answer names it, with analyze_profile on it as the
  * next step and the agent's own counters to check it against. */
 #include "registry.h"
-#include "device_common.h"
+#include "tools/lib/device_common.h"
 
 enum pl_err tool_stop_capture(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			      struct pl_error *err)

@@ -39,11 +39,11 @@ static void as_index(const uint8_t *data, size_t size)
 	void *blob = malloc(size ? size : 1);
 	struct pd_symtab t;
 	struct pd_kindex x;
-	char why[128];
+	struct pl_error err;
 
 	memcpy(blob, data, size);
 	pd_kindex_seal(blob, size);
-	if (pd_kindex_check(blob, size, NULL, &x, why, sizeof(why))) {
+	if (pd_kindex_check(blob, size, NULL, &x, &err) == PL_OK) {
 		pd_kindex_adopt(&x, &t);
 		lookups(&t, NULL);
 		pd_symtab_release(&t);
@@ -56,13 +56,13 @@ static void as_text(const uint8_t *data, size_t size)
 	static const struct pd_kindex_source src = {1, 2, 3, 4, 5};
 	struct pd_symtab parsed, indexed;
 	struct pd_kindex x;
-	char why[128];
+	struct pl_error err;
 	size_t len = 0;
 	void *blob = pd_kindex_build((const char *)data, size, 0, &src, &len);
 
 	if (!blob)
 		return;
-	if (!pd_kindex_check(blob, len, &src, &x, why, sizeof(why)))
+	if (pd_kindex_check(blob, len, &src, &x, &err) != PL_OK)
 		abort();   /* the builder's own index refused */
 	pd_kindex_adopt(&x, &indexed);
 	pd_symtab_load_kallsyms(&parsed, (const char *)data, size, 0);

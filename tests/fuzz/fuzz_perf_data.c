@@ -35,7 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pl_limits lim;
 	struct pl_profile p;
 	struct pl_error err;
-	char why[256];
 	uint8_t *copy = malloc(size ? size : 1);
 
 	/* An exact-size copy, so that a read past the end is caught. */
@@ -47,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl_profile_init(&p, &lim);
 	hooked = &p;
 	pd_read_set_sample_hook(size & 1 ? touch_frames : NULL, NULL);
-	enum pl_err rc = pd_read_image(&p, copy, size, "fuzz", why, sizeof(why), &err);
+	enum pl_err rc = pd_read_image(&p, copy, size, "fuzz", &err);
 	pd_read_set_sample_hook(NULL, NULL);
-	if (rc == PL_ERR_UNSUPPORTED && !why[0] && !err.text[0])
-		abort();   /* a refusal always says why */
+	if (rc == PL_ERR_UNSUPPORTED && (!err.text[0] || !err.hint[0]))
+		abort();   /* a refusal always says why, and the fix */
 	uint64_t records, samples;
 	pd_walk_image(copy, size, &records, &samples, &err);
 	pl_profile_release(&p);

@@ -1,4 +1,4 @@
-/* fuzz_view.c - the view argument (tools/view.h) and its stack transforms
+/* fuzz_view.c - the view argument (tools/lib/view.h) and its stack transforms
  * (profile/transform.h).
  *
  * The first byte picks the mode.  Even: the rest is text, its first six
@@ -13,7 +13,7 @@
  */
 // fuzz-flags: -max_len=4096
 #include "fuzz.h"
-#include "tools/view.h"
+#include "tools/lib/view.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-# test_views.sh - the view argument (tools/view.h, profile/transform.h) on
+# test_views.sh - the view argument (tools/lib/view.h, profile/transform.h) on
 # one real recording, through perflens-mcp as an agent calls it.
 #
 # The workload (tests/workloads/views.c: hash_str under two callers, a

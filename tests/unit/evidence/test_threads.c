@@ -1,7 +1,7 @@
 /* test_threads.c - unit tests for per-thread answers: the descriptions of
  * evidence/threads.h (heaviest functions with the program's own first,
  * rule shares, blocked time by task state) and the tid/comm filter of
- * tools/thread_filter.h, on small profiles whose figures are known by
+ * tools/lib/thread_filter.h, on small profiles whose figures are known by
  * construction.  Real captures: tests/integration/test_threads.sh.
  */
 #include <check.h>
@@ -10,7 +10,7 @@
 #include "profile/aggregate.h"
 #include "evidence/classify.h"
 #include "evidence/threads.h"
-#include "tools/thread_filter.h"
+#include "tools/lib/thread_filter.h"
 
 static struct pl_profile prof;
 

@@ -54,11 +54,11 @@ static size_t compare_all(const char *text, size_t n, uint64_t delta)
 	struct pd_symtab parsed, indexed;
 	struct pd_kindex x;
 	size_t len = 0, checked = 0;
-	char why[128];
+	struct pl_error err;
 	void *blob = pd_kindex_build(text, n, delta, &SRC, &len);
 
 	ck_assert_ptr_nonnull(blob);
-	ck_assert_msg(pd_kindex_check(blob, len, &SRC, &x, why, sizeof(why)), "refused: %s", why);
+	ck_assert_msg(pd_kindex_check(blob, len, &SRC, &x, &err) == PL_OK, "refused: %s", err.text);
 	pd_kindex_adopt(&x, &indexed);
 	pd_symtab_load_kallsyms(&parsed, text, n, delta);
 	ck_assert_ptr_nonnull(parsed.flat);
@@ -127,22 +127,22 @@ START_TEST(damaged_or_foreign_index_is_refused)
 {
 	size_t len = 0;
 	struct pd_kindex x;
-	char why[128];
+	struct pl_error err;
 	unsigned char *blob = pd_kindex_build(SMALL, strlen(SMALL), 0, &SRC, &len);
 	struct pd_kindex_source other = SRC;
 
 	ck_assert_ptr_nonnull(blob);
 	for (size_t i = 0; i < len; i++) {
 		blob[i] ^= 0x40;
-		ck_assert_msg(!pd_kindex_check(blob, len, &SRC, &x, why, sizeof(why)), "byte %zu flipped was taken", i);
+		ck_assert_msg(pd_kindex_check(blob, len, &SRC, &x, &err) == PL_ERR_MALFORMED, "byte %zu flipped was taken", i);
 		blob[i] ^= 0x40;
 	}
 	for (size_t cut = 0; cut < len; cut++)
-		ck_assert(!pd_kindex_check(blob, cut, &SRC, &x, why, sizeof(why)));
+		ck_assert_int_eq(pd_kindex_check(blob, cut, &SRC, &x, &err), PL_ERR_MALFORMED);
 	other.ino++;
-	ck_assert(!pd_kindex_check(blob, len, &other, &x, why, sizeof(why)));
-	ck_assert_str_eq(why, "made from another kallsyms copy");
-	ck_assert(pd_kindex_check(blob, len, &SRC, &x, why, sizeof(why)));
+	ck_assert_int_eq(pd_kindex_check(blob, len, &other, &x, &err), PL_ERR_MALFORMED);
+	ck_assert_str_eq(err.text, "made from another kallsyms copy");
+	ck_assert_int_eq(pd_kindex_check(blob, len, &SRC, &x, &err), PL_OK);
 	ck_assert_uint_eq(x.text_addr, 0xffffffff81000000ull);
 	free(blob);
 }

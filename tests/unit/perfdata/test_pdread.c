@@ -225,11 +225,10 @@ static void file_image(struct img *m, bool compressed, bool corrupt_zstd)
 static enum pl_err read_img(struct pl_profile *p, struct img *m, struct pl_error *err)
 {
 	struct pl_limits lim;
-	char why[256];
 
 	pl_limits_default(&lim);
 	pl_profile_init(p, &lim);
-	return pd_read_image(p, m->b, m->n, "test", why, sizeof(why), err);
+	return pd_read_image(p, m->b, m->n, "test", err);
 }
 
 /* What every good form of the image must give. */
@@ -269,6 +268,26 @@ START_TEST(file_image_orders_records_as_perf_does)
 	file_image(&m, false, false);
 	ck_assert_int_eq(read_img(&p, &m, &err), PL_OK);
 	check_profile(&p);
+	pl_profile_release(&p);
+	free(m.b);
+}
+END_TEST
+
+/* A refusal is PL_ERR_UNSUPPORTED whose text is what the native reader
+ * does not support (the caller's sentence holds it) and whose hint is
+ * perf script; the profile is left empty. */
+START_TEST(unsupported_event_is_refused_saying_what)
+{
+	struct img m = {0};
+	struct pl_profile p;
+	struct pl_error err;
+
+	file_image(&m, false, false);
+	set_u64(&m, 104 + 24, 0x127 | 1ull << 62);   /* a sample_type bit perf 6.1 does not know */
+	ck_assert_int_eq(read_img(&p, &m, &err), PL_ERR_UNSUPPORTED);
+	ck_assert_str_eq(err.text, "unknown sample_type bits in event cpu-clock");
+	ck_assert_str_eq(err.hint, "let perf script read it (start with --allow-process-execution)");
+	ck_assert_uint_eq(p.nevents, 0);
 	pl_profile_release(&p);
 	free(m.b);
 }
@@ -487,6 +506,7 @@ Suite *suite_pdread(void)
 	 * about a second here, more on a loaded machine than check's 4 s. */
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, file_image_orders_records_as_perf_does);
+	tcase_add_test(tc, unsupported_event_is_refused_saying_what);
 	tcase_add_test(tc, big_endian_image_gives_the_same_profile);
 	tcase_add_test(tc, one_zstd_stream_across_compressed_records);
 	tcase_add_test(tc, corrupt_zstd_is_an_error);

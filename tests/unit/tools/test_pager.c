@@ -1,5 +1,5 @@
 /* test_pager.c - unit tests for the handlers' shared helpers in
- * tools/common.c: cursors bound to their query, the one pager's bounds,
+ * tools/lib/common.c: cursors bound to their query, the one pager's bounds,
  * next_call text (expected strings written by hand), and the one rule
  * set that picks an event. */
 #include <check.h>

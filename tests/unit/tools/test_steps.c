@@ -1,5 +1,5 @@
 /* test_steps.c - unit tests for the one check of next steps
- * (tool_steps_check_with, tools/steps.c): a phrase never stays in a step
+ * (tool_steps_check_with, tools/lib/steps.c): a phrase never stays in a step
  * and is named in needs; a step with a bad argument is caught; the
  * server's flags and the probe's answer mark what a person must do;
  * offcpu-time is never offered as runnable; unknown stays unconfirmed. */

@@ -2,7 +2,7 @@
  *
  * schemas/ is the source of truth for every tool's name, description,
  * annotations and input and output schema; the Makefile runs
- * tools/gen-schemas.sh to compile them into pl_schema_files[].
+ * tools/build/gen-schemas.sh to compile them into pl_schema_files[].
  */
 #ifndef PL_SCHEMAS_H
 #define PL_SCHEMAS_H

@@ -2,7 +2,7 @@
  * points of pl_font_code_points (ASCII, Latin-1, Latin Extended-A, Greek,
  * Cyrillic, punctuation, arrows, U+FFFD) of a monospaced font at two pixel
  * sizes, as coverage, and a box for every other code point
- * (tools/fontgen/gen-font.c renders them with cairo; font_atlas.c is its output).
+ * (tools/build/fontgen/gen-font.c renders them with cairo; font_atlas.c is its output).
  *
  * Glyph i (of either font) is the code point pl_font_code_points[i]; glyph
  * pl_font_nglyphs is the box.  Its `rows` rows of cell_w hex digits

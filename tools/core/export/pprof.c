@@ -536,6 +536,39 @@ static void pp_release(struct pp_ctx *c)
 	free(c->loc_ids);
 }
 
+/* A writer of `p` into `out`: its tables with the empty string first, and
+ * the gzip stream started; NULL when zlib cannot start. */
+static struct pp_ctx *pp_new(const struct pl_profile *p, FILE *out)
+{
+	struct pp_ctx *c = pl_xcalloc(1, sizeof(*c));
+
+	c->p = p;
+	c->out = out;
+	pl_strtab_init(&c->strings);
+	pl_strtab_init(&c->functions);
+	pl_strtab_init(&c->locations);
+	pl_strtab_init(&c->mappings);
+	pl_strtab_init(&c->seen);
+	str_index(c, "", 0);
+	/* windowBits 15 + 16: a gzip wrapper; zlib writes its time stamp as 0. */
+	if (deflateInit2(&c->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		pp_release(c);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* What the file holds, for the export's answer. */
+static void pp_stats(const struct pp_ctx *c, struct pl_export_stats *st)
+{
+	st->frames = c->locations.count;
+	st->functions = c->functions.count;
+	st->mappings = c->mappings.count;
+	st->mappings_with_build_id = c->mappings_with_build_id;
+}
+
 enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 			   const struct pl_fold_opts *fo,
 			   const struct pl_export_opts *eo,
@@ -554,22 +587,8 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 	st->file_unit = unit;
 	if ((rc = pl_export_check_size(p, fo, eo, err)))
 		return rc;
-	c = pl_xcalloc(1, sizeof(*c));
-	c->p = p;
-	c->out = out;
-	pl_strtab_init(&c->strings);
-	pl_strtab_init(&c->functions);
-	pl_strtab_init(&c->locations);
-	pl_strtab_init(&c->mappings);
-	pl_strtab_init(&c->seen);
-	str_index(c, "", 0);
-	/* windowBits 15 + 16: a gzip wrapper; zlib writes its time stamp as 0. */
-	if (deflateInit2(&c->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		pp_release(c);
-		free(c);
+	if (!(c = pp_new(p, out)))
 		return pl_fail(err, PL_ERR_INTERNAL, "report this as a bug", "cannot start zlib");
-	}
 	fs = pl_fold_stacks_new(p, fo);
 	c->names = pl_fold_stacks_names(fs);
 	event = str_index0(c, pl_str(p, p->events[fo->event].name));
@@ -589,10 +608,7 @@ enum pl_err pl_write_pprof(FILE *out, const struct pl_profile *p,
 	c->z.avail_in = 0;
 	z_pump(c, Z_FINISH);
 	deflateEnd(&c->z);
-	st->frames = c->locations.count;
-	st->functions = c->functions.count;
-	st->mappings = c->mappings.count;
-	st->mappings_with_build_id = c->mappings_with_build_id;
+	pp_stats(c, st);
 	if (c->failed || ferror(out))
 		rc = pl_fail(err, PL_ERR_OUTPUT, "check free space on the output's disk",
 			     "cannot write the pprof file");

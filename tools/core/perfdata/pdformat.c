@@ -558,6 +558,90 @@ static bool parse_user_stack(struct cursor *c, const struct pd_attr *a, struct p
 	return true;
 }
 
+/* The fixed-size fields before the read values, in sample_type order. */
+static void take_fixed_fields(struct cursor *c, uint64_t t, struct pd_sample *s)
+{
+	if (t & PD_S_IDENTIFIER)
+		s->id = take(c);
+	if (t & PD_S_IP)
+		s->ip = take(c);
+	if (t & PD_S_TID) {
+		take(c);
+		const uint8_t *q = c->p - 8;
+		s->pid = (int32_t)pd_u32(c->f, q);
+		s->tid = (int32_t)pd_u32(c->f, q + 4);
+	}
+	if (t & PD_S_TIME)
+		s->time = take(c);
+	if (t & PD_S_ADDR)
+		take(c);
+	if (t & PD_S_ID)
+		s->id = take(c);
+	if (t & PD_S_STREAM_ID)
+		take(c);
+	if (t & PD_S_CPU)
+		take(c);
+	if (t & PD_S_PERIOD) {
+		s->period = take(c);
+		s->has_period = true;
+	}
+}
+
+/* PERF_SAMPLE_READ's values, skipped: a group's nr entries or one value,
+ * each with the fields read_format adds. */
+static void skip_read_values(struct cursor *c, uint64_t rf)
+{
+	size_t per = 1 + !!(rf & PD_R_ID) + !!(rf & PD_R_LOST);
+
+	if (rf & PD_R_GROUP) {
+		uint64_t nr = take(c);
+		if (rf & PD_R_TOTAL_ENABLED)
+			take(c);
+		if (rf & PD_R_TOTAL_RUNNING)
+			take(c);
+		if (nr > (uint64_t)(c->end - c->p) / 8 / per)
+			c->ok = false;
+		else
+			c->p += nr * per * 8;
+	} else {
+		take(c);
+		if (rf & PD_R_TOTAL_ENABLED)
+			take(c);
+		if (rf & PD_R_TOTAL_RUNNING)
+			take(c);
+		if (rf & PD_R_ID)
+			take(c);
+		if (rf & PD_R_LOST)
+			take(c);
+	}
+}
+
+/* The callchain: its count, then as many addresses, kept in place. */
+static bool take_callchain(struct cursor *c, struct pd_sample *s, const char **why)
+{
+	uint64_t nr = take(c);
+
+	if (c->ok && nr > (uint64_t)(c->end - c->p) / 8) {
+		*why = "callchain runs past the end of the record";
+		return false;
+	}
+	s->nchain = nr;
+	s->chain = c->p;
+	c->p += nr * 8;
+	return true;
+}
+
+/* PERF_SAMPLE_RAW's bytes, skipped (a u32 size, then the data). */
+static void skip_raw(struct cursor *c)
+{
+	uint64_t raw = c->end - c->p >= 4 ? pd_u32(c->f, c->p) : UINT64_MAX;
+
+	if (raw == UINT64_MAX || raw + 4 > (uint64_t)(c->end - c->p))
+		c->ok = false;
+	else
+		c->p += raw + 4;
+}
+
 bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 		     struct pd_sample *s, const char **why)
 {
@@ -576,75 +660,15 @@ bool pd_parse_sample(const struct pd_file *f, const uint8_t *rec, size_t size,
 	t = a->sample_type;
 	s->time = UINT64_MAX;
 	s->period = a->sample_period;
-	if (t & PD_S_IDENTIFIER)
-		s->id = take(&c);
-	if (t & PD_S_IP)
-		s->ip = take(&c);
-	if (t & PD_S_TID) {
-		uint64_t v = take(&c);
-		const uint8_t *q = c.p - 8;
-		s->pid = (int32_t)pd_u32(f, q);
-		s->tid = (int32_t)pd_u32(f, q + 4);
-		(void)v;
-	}
-	if (t & PD_S_TIME)
-		s->time = take(&c);
-	if (t & PD_S_ADDR)
-		take(&c);
-	if (t & PD_S_ID)
-		s->id = take(&c);
-	if (t & PD_S_STREAM_ID)
-		take(&c);
-	if (t & PD_S_CPU)
-		take(&c);
-	if (t & PD_S_PERIOD) {
-		s->period = take(&c);
-		s->has_period = true;
-	}
-	if (t & PD_S_READ) {
-		uint64_t rf = a->read_format;
-		size_t per = 1 + !!(rf & PD_R_ID) + !!(rf & PD_R_LOST);
-		if (rf & PD_R_GROUP) {
-			uint64_t nr = take(&c);
-			if (rf & PD_R_TOTAL_ENABLED)
-				take(&c);
-			if (rf & PD_R_TOTAL_RUNNING)
-				take(&c);
-			if (nr > (uint64_t)(c.end - c.p) / 8 / per)
-				c.ok = false;
-			else
-				c.p += nr * per * 8;
-		} else {
-			take(&c);
-			if (rf & PD_R_TOTAL_ENABLED)
-				take(&c);
-			if (rf & PD_R_TOTAL_RUNNING)
-				take(&c);
-			if (rf & PD_R_ID)
-				take(&c);
-			if (rf & PD_R_LOST)
-				take(&c);
-		}
-	}
-	if (t & PD_S_CALLCHAIN) {
-		uint64_t nr = take(&c);
-		if (c.ok && nr > (uint64_t)(c.end - c.p) / 8) {
-			*why = "callchain runs past the end of the record";
-			return false;
-		}
-		s->nchain = nr;
-		s->chain = c.p;
-		c.p += nr * 8;
-	}
+	take_fixed_fields(&c, t, s);
+	if (t & PD_S_READ)
+		skip_read_values(&c, a->read_format);
+	if ((t & PD_S_CALLCHAIN) && !take_callchain(&c, s, why))
+		return false;
 	if ((t & PD_S_BRANCH_STACK) && !parse_branch_stack(&c, a, s, why))
 		return false;
-	if (!(t & PD_S_BRANCH_STACK) && (t & PD_S_RAW) && (t & (PD_S_REGS_USER | PD_S_STACK_USER))) {
-		uint64_t raw = c.end - c.p >= 4 ? pd_u32(f, c.p) : UINT64_MAX;
-		if (raw == UINT64_MAX || raw + 4 > (uint64_t)(c.end - c.p))
-			c.ok = false;
-		else
-			c.p += raw + 4;
-	}
+	if (!(t & PD_S_BRANCH_STACK) && (t & PD_S_RAW) && (t & (PD_S_REGS_USER | PD_S_STACK_USER)))
+		skip_raw(&c);
 	if (c.ok && (t & (PD_S_REGS_USER | PD_S_STACK_USER)))
 		return parse_user_stack(&c, a, s, why);
 	if (!c.ok) {

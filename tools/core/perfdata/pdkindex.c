@@ -114,57 +114,59 @@ void *pd_kindex_build(const char *text, size_t n, uint64_t delta, const struct p
 	return blob;
 }
 
-static bool refuse(char *why, size_t cap, const char *what)
+/* An index refused: the reader parses the kallsyms copy instead, and
+ * the next analysis makes the index again. */
+static enum pl_err refuse(struct pl_error *err, const char *what)
 {
-	snprintf(why, cap, "%s", what);
-	return false;
+	return pl_fail(err, PL_ERR_MALFORMED, "remove the index: the next analysis makes it again", "%s", what);
 }
 
-bool pd_kindex_check(const void *blob, size_t len, const struct pd_kindex_source *src,
-		     struct pd_kindex *x, char *why, size_t cap)
+enum pl_err pd_kindex_check(const void *blob, size_t len, const struct pd_kindex_source *src,
+			    struct pd_kindex *x, struct pl_error *err)
 {
 	const unsigned char *p = blob;
 	struct kx_header h;
 
 	memset(x, 0, sizeof(*x));
 	if (len < sizeof(h))
-		return refuse(why, cap, "shorter than its header");
+		return refuse(err, "shorter than its header");
 	memcpy(&h, p, sizeof(h));
 	if (memcmp(h.magic, KX_MAGIC, 8) != 0)
-		return refuse(why, cap, "not a kallsyms index");
+		return refuse(err, "not a kallsyms index");
 	if (h.byte_order != KX_BYTE_ORDER || h.version != KX_VERSION || h.sym_size != sizeof(struct pd_sym) ||
 	    h.header_size != sizeof(h))
-		return refuse(why, cap, "another format version");
+		return refuse(err, "another format version");
 	if (src && memcmp(&h.src, src, sizeof(*src)) != 0)
-		return refuse(why, cap, "made from another kallsyms copy");
+		return refuse(err, "made from another kallsyms copy");
 	/* Sizes first, without overflow: then every offset below is inside. */
 	if (h.nsyms == 0 || h.nsyms > (len - sizeof(h)) / sizeof(struct pd_sym) || h.nsyms > UINT32_MAX ||
 	    h.names_len == 0 || h.names_len != len - sizeof(h) - h.nsyms * sizeof(struct pd_sym) ||
 	    h.names_len > UINT32_MAX)
-		return refuse(why, cap, "truncated or resized");
+		return refuse(err, "truncated or resized");
 	const struct pd_sym *v = (const struct pd_sym *)(p + sizeof(h));
 	const char *names = (const char *)(v + h.nsyms);
 	if (names[h.names_len - 1] != '\0')
-		return refuse(why, cap, "unterminated names");
+		return refuse(err, "unterminated names");
 	for (size_t k = 0; k < h.nsyms; k++) {
 		if (v[k].name >= h.names_len)
-			return refuse(why, cap, "a symbol whose name is outside the names");
+			return refuse(err, "a symbol whose name is outside the names");
 		if (k && v[k - 1].end > v[k].start)
-			return refuse(why, cap, "symbols out of order or overlapping");
+			return refuse(err, "symbols out of order or overlapping");
 	}
 	if (blob_checksum(p, len) != h.checksum)
-		return refuse(why, cap, "checksum mismatch (corrupt)");
+		return refuse(err, "checksum mismatch (corrupt)");
 	x->map = (void *)blob;
 	x->len = len;
 	x->text_addr = h.text_addr;
 	x->delta = h.delta;
 	x->nsyms = (size_t)h.nsyms;
-	return true;
+	return PL_OK;
 }
 
 bool pd_kindex_open(struct pd_kindex *x, const char *kallsyms_path)
 {
-	char path[4200], why[128];
+	char path[4200];
+	struct pl_error err;
 	struct stat ks, st;
 	struct pd_kindex_source src;
 	void *map;
@@ -184,7 +186,7 @@ bool pd_kindex_open(struct pd_kindex *x, const char *kallsyms_path)
 	if (map == MAP_FAILED)
 		return false;
 	pd_kindex_source_of(&ks, &src);
-	if (!pd_kindex_check(map, (size_t)st.st_size, &src, x, why, sizeof(why))) {
+	if (pd_kindex_check(map, (size_t)st.st_size, &src, x, &err) != PL_OK) {
 		munmap(map, (size_t)st.st_size);
 		return false;
 	}

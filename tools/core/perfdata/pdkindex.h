@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "base/error.h"
 #include "pdsyms.h"
 
 /* Which copy an index stands for. */
@@ -51,11 +52,11 @@ bool pd_kindex_path(const char *kallsyms_path, char *out, size_t cap);
 void *pd_kindex_build(const char *text, size_t n, uint64_t delta, const struct pd_kindex_source *src,
 		      size_t *len);
 
-/* Check a blob made for `src` (NULL: the source its header names);
- * false with `why` when it is refused.  On success x describes it
- * (x->map is set to blob, not owned). */
-bool pd_kindex_check(const void *blob, size_t len, const struct pd_kindex_source *src,
-		     struct pd_kindex *x, char *why, size_t cap);
+/* Check a blob made for `src` (NULL: the source its header names):
+ * PL_ERR_MALFORMED, the error saying why, when it is refused.  On PL_OK
+ * x describes it (x->map is set to blob, not owned). */
+enum pl_err pd_kindex_check(const void *blob, size_t len, const struct pd_kindex_source *src,
+			    struct pd_kindex *x, struct pl_error *err);
 
 /* Seal a blob as it is: its checksum made right (the fuzz harness, to get
  * past it to the structural checks). */

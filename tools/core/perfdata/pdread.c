@@ -150,8 +150,7 @@ struct reader {
 	pd_sample_hook hook;         /* pd_read_set_sample_hook, or NULL */
 	void *hook_arg;
 	const char *kallsyms_path, *notes_path;
-	char *why;                   /* fallback reason buffer */
-	size_t why_cap;
+	struct pl_error why;         /* what is not supported (the first thing) */
 	bool unsupported;
 	bool no_files;               /* an image in memory: no symbol files read */
 	/* threads: open addressing by tid */
@@ -203,7 +202,18 @@ static void unsupported(struct reader *r, const char *fmt, const char *arg)
 	if (r->unsupported)
 		return;
 	r->unsupported = true;
-	snprintf(r->why, r->why_cap, fmt, arg ? arg : "");
+	pl_fail(&r->why, PL_ERR_UNSUPPORTED, NULL, fmt, arg ? arg : "");
+}
+
+/* A refusal's error: what is not supported (the reader's reason, else
+ * the text of the error that refused, else "unsupported") and the fix. */
+static void refusal(const char *why, struct pl_error *err)
+{
+	char reason[sizeof(err->text)];
+
+	snprintf(reason, sizeof(reason), "%s", why[0] ? why : err->text[0] ? err->text : "unsupported");
+	pl_fail(err, PL_ERR_UNSUPPORTED, "let perf script read it (start with --allow-process-execution)",
+		"%s", reason);
 }
 
 /* ------------------------------------------------------------ dsos */
@@ -713,86 +723,125 @@ static bool starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool v2)
+/* An MMAP or MMAP2 record's fields. */
+struct mmap_event {
+	int32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min, prot, flags;
+	uint64_t ino;
+	bool file_id;                /* maj, min and ino are set */
+	const uint8_t *build_id;     /* MMAP2 with a build-id, else NULL */
+	size_t build_id_len;
+	char name[4096];
+};
+
+/* Decode `rec` (MMAP2 when v2); false when it is too short to hold one. */
+static bool decode_mmap(const struct pd_file *f, const uint8_t *rec, size_t size, bool v2,
+			struct mmap_event *m)
 {
-	const struct pd_file *f = &r->f;
 	uint16_t misc = pd_u16(f, rec + 4);
 	size_t fixed = v2 ? 8 + 64 : 8 + 32;
-	char name[4096];
-	uint32_t maj = 0, min = 0, prot = PROT_EXEC_FLAG, flags = 0;
-	uint64_t ino = 0;
-	bool file_id = false;
 
 	if (size < fixed + 1)
-		return;
-	int32_t pid = (int32_t)pd_u32(f, rec + 8), tid = (int32_t)pd_u32(f, rec + 12);
-	uint64_t start = pd_u64(f, rec + 16), len = pd_u64(f, rec + 24), pgoff = pd_u64(f, rec + 32);
+		return false;
+	*m = (struct mmap_event){.prot = PROT_EXEC_FLAG};
+	m->pid = (int32_t)pd_u32(f, rec + 8);
+	m->tid = (int32_t)pd_u32(f, rec + 12);
+	m->start = pd_u64(f, rec + 16);
+	m->len = pd_u64(f, rec + 24);
+	m->pgoff = pd_u64(f, rec + 32);
 	if (v2) {
 		if (!(misc & MISC_MMAP_BUILD_ID)) {
-			maj = pd_u32(f, rec + 40);
-			min = pd_u32(f, rec + 44);
-			ino = pd_u64(f, rec + 48);
-			file_id = true;
+			m->maj = pd_u32(f, rec + 40);
+			m->min = pd_u32(f, rec + 44);
+			m->ino = pd_u64(f, rec + 48);
+			m->file_id = true;
+		} else {
+			m->build_id = rec + 44;
+			m->build_id_len = rec[40] <= 20 ? rec[40] : 20;
 		}
-		prot = pd_u32(f, rec + 64);
-		flags = pd_u32(f, rec + 68);
+		m->prot = pd_u32(f, rec + 64);
+		m->flags = pd_u32(f, rec + 68);
 	} else if (misc & MISC_MMAP_DATA) {
-		prot = 0;
+		m->prot = 0;
 	}
-	rec_string(rec + fixed, rec + size, name, sizeof(name));
-	uint8_t mode = misc & 7;
-	if (mode == MISC_KERNEL || mode == MISC_GUEST_KERNEL) {
-		if (mode == MISC_GUEST_KERNEL || !starts(name, "[kernel.kallsyms]")) {
-			unsupported(r, "kernel module or guest kernel maps (%s)", name);
-			return;
-		}
-		struct dso *d = dso_find(r, "[kernel.kallsyms]", DK_KERNEL);
-		if (v2 && (misc & MISC_MMAP_BUILD_ID) && d && !d->build_id[0]) {
-			size_t n = rec[40] <= 20 ? rec[40] : 20;
-			pl_hex(rec + 44, n, d->build_id);
-		}
-		r->kmap = (struct map){start, start + len, 0, d, true, true};
-		r->kgen++;
-		if (start == 0 && len == 0)
-			r->kmap.end = UINT64_MAX;
-		if (pgoff)
-			r->kref = pgoff;
-		note_mapping(r, pid, start, len, pgoff, file_id, maj, min, ino, name);
-		return;
+	rec_string(rec + fixed, rec + size, m->name, sizeof(m->name));
+	return true;
+}
+
+/* The kernel's own map ([kernel.kallsyms]); a module's or a guest's is
+ * not supported (false). */
+static bool kernel_mmap(struct reader *r, const struct mmap_event *m, bool guest)
+{
+	if (guest || !starts(m->name, "[kernel.kallsyms]")) {
+		unsupported(r, "kernel module or guest kernel maps (%s)", m->name);
+		return false;
 	}
-	struct thread *t = thread_findnew(r, pid, tid);
-	if (!t)
-		return;
-	struct map mp = {start, start + len, pgoff, NULL, false, (prot & PROT_EXEC_FLAG) != 0};
+	struct dso *d = dso_find(r, "[kernel.kallsyms]", DK_KERNEL);
+	if (m->build_id && d && !d->build_id[0])
+		pl_hex(m->build_id, m->build_id_len, d->build_id);
+	r->kmap = (struct map){m->start, m->start + m->len, 0, d, true, true};
+	r->kgen++;
+	if (m->start == 0 && m->len == 0)
+		r->kmap.end = UINT64_MAX;
+	if (m->pgoff)
+		r->kref = m->pgoff;
+	return true;
+}
+
+/* The DSO a user map names, as perf's map__new classifies its name:
+ * anonymous memory (a JIT's /tmp/perf-PID.map), memory without a DSO,
+ * the vDSO, or a file. */
+static void user_map_dso(struct reader *r, const struct mmap_event *m, struct map *mp)
+{
+	const char *name = m->name;
 	bool anon = strcmp(name, "//anon") == 0 || starts(name, "/dev/zero") ||
-		    starts(name, "/anon_hugepage") || (flags & MAP_HUGETLB_FLAG);
+		    starts(name, "/anon_hugepage") || (m->flags & MAP_HUGETLB_FLAG);
 	bool no_dso = starts(name, "[stack") || starts(name, "/SYSV") || strcmp(name, "[heap]") == 0;
 	bool vdso = strcmp(name, "[vdso]") == 0 || strcmp(name, "[vdso32]") == 0 ||
 		    strcmp(name, "[vdsox32]") == 0;
+
 	if (anon) {
 		char jit[64];
-		snprintf(jit, sizeof(jit), "/tmp/perf-%d.map", pid);
-		mp.dso = dso_find(r, jit, DK_ANON);
-		mp.identity = true;
-		if (prot & PROT_EXEC_FLAG)
-			dso_syms(r, mp.dso);
+		snprintf(jit, sizeof(jit), "/tmp/perf-%d.map", m->pid);
+		mp->dso = dso_find(r, jit, DK_ANON);
+		mp->identity = true;
+		if (m->prot & PROT_EXEC_FLAG)
+			dso_syms(r, mp->dso);
 	} else if (no_dso) {
-		mp.dso = dso_find(r, name, DK_NODSO);
-		mp.identity = true;
+		mp->dso = dso_find(r, name, DK_NODSO);
+		mp->identity = true;
 	} else if (vdso) {
-		mp.pgoff = 0;
-		mp.dso = dso_find(r, name, DK_VDSO);
+		mp->pgoff = 0;
+		mp->dso = dso_find(r, name, DK_VDSO);
 	} else {
-		mp.dso = dso_find(r, name, DK_FILE);
+		mp->dso = dso_find(r, name, DK_FILE);
 	}
-	if (mp.dso) {
-		if (v2 && (misc & MISC_MMAP_BUILD_ID) && !mp.dso->build_id[0]) {
-			size_t n = rec[40] <= 20 ? rec[40] : 20;
-			pl_hex(rec + 44, n, mp.dso->build_id);
+}
+
+static void mmap_record(struct reader *r, const uint8_t *rec, size_t size, bool v2)
+{
+	struct mmap_event m;
+
+	if (!decode_mmap(&r->f, rec, size, v2, &m))
+		return;
+	uint8_t mode = pd_u16(&r->f, rec + 4) & 7;
+	if (mode == MISC_KERNEL || mode == MISC_GUEST_KERNEL) {
+		if (!kernel_mmap(r, &m, mode == MISC_GUEST_KERNEL))
+			return;
+	} else {
+		struct thread *t = thread_findnew(r, m.pid, m.tid);
+		if (!t)
+			return;
+		struct map mp = {m.start, m.start + m.len, m.pgoff, NULL, false, (m.prot & PROT_EXEC_FLAG) != 0};
+		user_map_dso(r, &m, &mp);
+		if (mp.dso) {
+			if (m.build_id && !mp.dso->build_id[0])
+				pl_hex(m.build_id, m.build_id_len, mp.dso->build_id);
+			maps_insert(r, t->maps, mp);
 		}
-		maps_insert(r, t->maps, mp);
 	}
-	note_mapping(r, pid, start, len, pgoff, file_id, maj, min, ino, name);
+	note_mapping(r, m.pid, m.start, m.len, m.pgoff, m.file_id, m.maj, m.min, m.ino, m.name);
 }
 
 /* ------------------------------------------------------------ samples */
@@ -1229,6 +1278,107 @@ static void note_time(struct pl_profile *p, uint32_t stack, uint32_t event, uint
 		pl_add_timed(p, stack, event, time / 1000 * 1000, period);
 }
 
+/* A sample the format cannot parse: counted, and previewed as the
+ * record's first bytes in hex ("line" is the record's number in delivery
+ * order). */
+static void skip_malformed_sample(struct reader *r, const uint8_t *rec, size_t size, const char *why)
+{
+	char hex[161];
+	size_t k = size < 64 ? size : 64;
+
+	r->samples_skipped++;
+	pl_hex(rec, k, hex);
+	pl_note_malformed(r->p, r->f.counts.records, why, hex, 2 * k);
+}
+
+/* The header: comm, thread, as start_record interns them (the ids are
+ * remembered while the thread's comm and the pid stay). */
+static uint32_t sample_thread(struct reader *r, struct thread *t, const struct pd_sample *s)
+{
+	if (t->comm_id == PL_NOID || t->sample_pid != s->pid) {
+		uint32_t comm = pl_intern_str(r->p, t->comm, strlen(t->comm));
+		t->comm_id = pl_intern_thread(r->p, s->pid, s->tid, comm);
+		t->sample_pid = s->pid;
+	}
+	return t->comm_id;
+}
+
+/* The sample's event, interned once per attr. */
+static uint32_t sample_event(struct reader *r, const struct pd_sample *s)
+{
+	uint32_t *ev = &r->event_ids[s->attr_index];
+
+	if (!*ev)
+		*ev = pl_intern_event(r->p, r->event_names[s->attr_index],
+				      strlen(r->event_names[s->attr_index])) + 1;
+	return *ev - 1;
+}
+
+/* A sample without a callchain: its one frame, the IP's, into
+ * r->frames[0] and r->pcs[0]. */
+static enum pl_err ip_frame(struct reader *r, struct thread *t, const struct pd_sample *s,
+			    struct pl_error *err)
+{
+	struct resolved res;
+	uint8_t mode = s->cpumode;
+
+	resolve(r, t, mode, s->ip, true, &res);
+	/* thread__find_map_fb: the other mode by address when none. */
+	if (!res.d && (mode == MISC_USER || mode == MISC_KERNEL)) {
+		uint64_t kstart = r->kmap.dso ? r->kmap.start : 1ull << 63;
+		uint8_t other = s->ip >= kstart ? MISC_KERNEL : MISC_USER;
+		if (other != mode)
+			resolve(r, t, other, s->ip, true, &res);
+	}
+	grow_frames(r, 1);
+	uint32_t fr = intern_resolved(r, &res, err);
+	if (fr == PL_NOID)
+		return err->code;
+	r->frames[0] = fr;
+	r->pcs[0] = res.printed;
+	return PL_OK;
+}
+
+/* What one sample weighs: its period, or the attr's fixed one (-c N:
+ * without PERIOD in sample_type perf takes it for every sample and perf
+ * script prints it), else 1 with no period. */
+static uint64_t sample_period(const struct pd_sample *s, bool *has_period)
+{
+	bool fixed = !(s->attr->flags & PD_A_FREQ) && s->attr->sample_period != 0;
+
+	*has_period = s->has_period || fixed;
+	return s->has_period ? s->period : fixed ? s->attr->sample_period : 1;
+}
+
+/* The n frames in r->frames (leaf first) as the sample's stack, root
+ * first, with its weight, time and address site; remembered in `seen`
+ * (a chain cache entry, or NULL) for the next sample of that chain. */
+static enum pl_err add_sample_stack(struct reader *r, uint32_t thread, uint32_t event,
+				    const struct pd_sample *s, size_t n, struct chain_entry *seen,
+				    struct pl_error *err)
+{
+	struct pl_profile *p = r->p;
+	bool has_period;
+	uint64_t period = sample_period(s, &has_period);
+
+	grow_frames(r, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		r->rev[i] = r->frames[n - 1 - i];
+		r->rev_pcs[i] = r->pcs[n - 1 - i];
+	}
+	uint32_t stack = pl_intern_stack(p, thread, r->rev, (uint32_t)n, err);
+	if (stack == PL_NOID)
+		return err->code;
+	pl_add_weight(p, stack, event, 1, period, has_period);
+	note_time(p, stack, event, s->time, period);
+	uint32_t site = PL_NOID;
+	if (p->nmappings)
+		site = pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);
+	if (seen)
+		chain_remember(seen, stack, site, p->nmappings != 0);
+	return sample_done(r, stack, event, period, s->attr->sample_type & PD_S_CALLCHAIN, err);
+}
+
 static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t size,
 				 struct pl_error *err)
 {
@@ -1239,13 +1389,7 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	enum pl_err rc;
 
 	if (!pd_parse_sample(&r->f, rec, size, &s, &why)) {
-		/* Counted, and previewed as the record's first bytes in hex
-		 * ("line" is the record's number in delivery order). */
-		char hex[161];
-		size_t k = size < 64 ? size : 64;
-		r->samples_skipped++;
-		pl_hex(rec, k, hex);
-		pl_note_malformed(p, r->f.counts.records, why, hex, 2 * k);
+		skip_malformed_sample(r, rec, size, why);
 		return PL_OK;
 	}
 	if (s.cpumode == MISC_GUEST_KERNEL || s.cpumode == MISC_GUEST_USER) {
@@ -1256,42 +1400,27 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 	if (!t)
 		return pl_fail(err, PL_ERR_LIMIT, "analyze a shorter capture", "more than %u threads",
 			       MAX_THREADS);
-	/* The header: comm, thread, event, as start_record interns them (the
-	 * ids are remembered while the thread's comm and the pid stay). */
-	if (t->comm_id == PL_NOID || t->sample_pid != s.pid) {
-		uint32_t comm = pl_intern_str(p, t->comm, strlen(t->comm));
-		t->comm_id = pl_intern_thread(p, s.pid, s.tid, comm);
-		t->sample_pid = s.pid;
-	}
-	uint32_t thread = t->comm_id;
+	uint32_t thread = sample_thread(r, t, &s);
 	/* perf buildid-list's build_id__mark_dso_hit: the DSO of the
 	 * sample's own address (not its callers'), for note_build_ids. */
 	struct map *hit = find_map(r, t, s.cpumode, s.ip);
 	if (hit && hit->dso)
 		hit->dso->hit = true;
-	uint32_t *ev = &r->event_ids[s.attr_index];
-	if (!*ev)
-		*ev = pl_intern_event(p, r->event_names[s.attr_index],
-				      strlen(r->event_names[s.attr_index])) + 1;
-	uint32_t event = *ev - 1;
-	/* Without PERIOD in sample_type (-c N) perf takes the attr's period
-	 * for every sample and perf script prints it. */
-	bool fixed = !(s.attr->flags & PD_A_FREQ) && s.attr->sample_period != 0;
-	bool has_period = s.has_period || fixed;
-	uint64_t period = s.has_period ? s.period : fixed ? s.attr->sample_period : 1;
-	bool chain = s.attr->sample_type & PD_S_CALLCHAIN;
+	uint32_t event = sample_event(r, &s);
 	struct chain_entry *seen = NULL;
-	if (chain) {
+	if (s.attr->sample_type & PD_S_CALLCHAIN) {
 		/* An LBR chain's frames come from its branch stack as well:
 		 * not keyed by the callchain alone, so never cached. */
 		if (!pd_lbr_applies(s.attr) && !is_dwarf(s.attr) && !r->hook)
 			seen = chain_seen(r, t, thread, event, &s);
 		if (seen && seen->used) {
+			bool has_period;
+			uint64_t period = sample_period(&s, &has_period);
 			pl_add_weight(p, seen->stack, event, 1, period, has_period);
 			note_time(p, seen->stack, event, s.time, period);
 			if (p->nmappings)
 				pl_add_site_again(p, seen->site, period);
-			return sample_done(r, seen->stack, event, period, chain, err);
+			return sample_done(r, seen->stack, event, period, true, err);
 		}
 		if ((rc = walk_chain(r, t, &s, rec, size, &n, err)))
 			return rc;
@@ -1300,42 +1429,13 @@ static enum pl_err sample_record(struct reader *r, const uint8_t *rec, size_t si
 		if (r->unsupported)
 			return PL_OK;
 	} else {
-		struct resolved res;
-		uint8_t mode = s.cpumode;
-		resolve(r, t, mode, s.ip, true, &res);
-		/* thread__find_map_fb: the other mode by address when none. */
-		if (!res.d && (mode == MISC_USER || mode == MISC_KERNEL)) {
-			uint64_t kstart = r->kmap.dso ? r->kmap.start : 1ull << 63;
-			uint8_t other = s.ip >= kstart ? MISC_KERNEL : MISC_USER;
-			if (other != mode)
-				resolve(r, t, other, s.ip, true, &res);
-		}
-		grow_frames(r, 1);
-		uint32_t fr = intern_resolved(r, &res, err);
-		if (fr == PL_NOID)
-			return err->code;
-		r->frames[0] = fr;
-		r->pcs[0] = res.printed;
+		if ((rc = ip_frame(r, t, &s, err)))
+			return rc;
 		n = 1;
 	}
 	if (r->hook)
 		r->hook(r->hook_arg, s.pid, s.tid, s.time, r->frames, r->pcs, n);
-	grow_frames(r, n + 1);
-	for (size_t i = 0; i < n; i++) {
-		r->rev[i] = r->frames[n - 1 - i];
-		r->rev_pcs[i] = r->pcs[n - 1 - i];
-	}
-	uint32_t stack = pl_intern_stack(p, thread, r->rev, (uint32_t)n, err);
-	if (stack == PL_NOID)
-		return err->code;
-	pl_add_weight(p, stack, event, 1, period, has_period);
-	note_time(p, stack, event, s.time, period);
-	uint32_t site = PL_NOID;
-	if (p->nmappings)
-		site = pl_add_site(p, stack, event, r->rev_pcs, (uint32_t)n, period);
-	if (seen)
-		chain_remember(seen, stack, site, p->nmappings != 0);
-	return sample_done(r, stack, event, period, chain, err);
+	return add_sample_stack(r, thread, event, &s, n, seen, err);
 }
 
 static enum pl_err on_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,
@@ -1400,6 +1500,51 @@ static void note_attrs(struct reader *r)
 }
 
 /* What only perf reproduces, decided from the attributes. */
+/* What event `name`'s sample_type asks of a sample, if this reader
+ * reproduces it as perf does. */
+static bool sampling_supported(struct reader *r, const struct pd_attr *a, const char *name)
+{
+	if (a->sample_type & ~PD_S_KNOWN) {
+		unsupported(r, "unknown sample_type bits in event %s", name);
+		return false;
+	}
+	/* DWARF call graphs as perf record --call-graph dwarf makes
+	 * them: the kernel's chain without user frames, registers and
+	 * stack to unwind those (walk_dwarf). */
+	bool regs = a->sample_type & PD_S_REGS_USER, stack = a->sample_type & PD_S_STACK_USER;
+	/* exclude_callchain_user of an event sampled without a chain
+	 * (perf record -e EV/call-graph=no/ beside --call-graph dwarf,
+	 * as the off-CPU collection's sched_waking) says nothing. */
+	if ((regs || stack || ((a->flags & PD_A_EXCLUDE_CALLCHAIN_USER) && (a->sample_type & PD_S_CALLCHAIN))) &&
+	    !(regs && stack && (a->sample_type & PD_S_CALLCHAIN) &&
+	      (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER))) {
+		unsupported(r, "user registers or stacks other than --call-graph dwarf's in event %s", name);
+		return false;
+	}
+	if (regs && (a->sample_type & PD_S_BRANCH_STACK)) {
+		unsupported(r, "DWARF callchains with branch stacks in event %s", name);
+		return false;
+	}
+	if ((a->sample_type & PD_S_BRANCH_STACK) && !pd_lbr_applies(a)) {
+		unsupported(r, "branch stacks without the LBR call stack (-b/-j: perf report sorts "
+			    "by branch) in event %s", name);
+		return false;
+	}
+	if ((a->sample_type & PD_S_BRANCH_STACK) && a->branch_sample_type >= PD_BR_MAX) {
+		unsupported(r, "branch_sample_type bits perf 6.1 does not know in event %s", name);
+		return false;
+	}
+	if (a->sample_type & PD_S_READ) {
+		unsupported(r, "sample-read (group) values in event %s", name);
+		return false;
+	}
+	if (!(a->sample_type & PD_S_IP) || !(a->sample_type & PD_S_TID)) {
+		unsupported(r, "samples without IP or TID in event %s", name);
+		return false;
+	}
+	return true;
+}
+
 static bool attrs_supported(struct reader *r)
 {
 	char buf[256];
@@ -1420,44 +1565,8 @@ static bool attrs_supported(struct reader *r)
 			unsupported(r, "an event perf names from its PMU (%s)", buf);
 			return false;
 		}
-		if (a->sample_type & ~PD_S_KNOWN) {
-			unsupported(r, "unknown sample_type bits in event %s", name);
+		if (!sampling_supported(r, a, name))
 			return false;
-		}
-		/* DWARF call graphs as perf record --call-graph dwarf makes
-		 * them: the kernel's chain without user frames, registers and
-		 * stack to unwind those (walk_dwarf). */
-		bool regs = a->sample_type & PD_S_REGS_USER, stack = a->sample_type & PD_S_STACK_USER;
-		/* exclude_callchain_user of an event sampled without a chain
-		 * (perf record -e EV/call-graph=no/ beside --call-graph dwarf,
-		 * as the off-CPU collection's sched_waking) says nothing. */
-		if ((regs || stack || ((a->flags & PD_A_EXCLUDE_CALLCHAIN_USER) && (a->sample_type & PD_S_CALLCHAIN))) &&
-		    !(regs && stack && (a->sample_type & PD_S_CALLCHAIN) &&
-		      (a->flags & PD_A_EXCLUDE_CALLCHAIN_USER))) {
-			unsupported(r, "user registers or stacks other than --call-graph dwarf's in event %s", name);
-			return false;
-		}
-		if (regs && (a->sample_type & PD_S_BRANCH_STACK)) {
-			unsupported(r, "DWARF callchains with branch stacks in event %s", name);
-			return false;
-		}
-		if ((a->sample_type & PD_S_BRANCH_STACK) && !pd_lbr_applies(a)) {
-			unsupported(r, "branch stacks without the LBR call stack (-b/-j: perf report sorts "
-				    "by branch) in event %s", name);
-			return false;
-		}
-		if ((a->sample_type & PD_S_BRANCH_STACK) && a->branch_sample_type >= PD_BR_MAX) {
-			unsupported(r, "branch_sample_type bits perf 6.1 does not know in event %s", name);
-			return false;
-		}
-		if (a->sample_type & PD_S_READ) {
-			unsupported(r, "sample-read (group) values in event %s", name);
-			return false;
-		}
-		if (!(a->sample_type & PD_S_IP) || !(a->sample_type & PD_S_TID)) {
-			unsupported(r, "samples without IP or TID in event %s", name);
-			return false;
-		}
 		r->event_names[i] = pl_xstrdup(name);
 	}
 	return true;
@@ -1624,7 +1733,7 @@ static enum pl_err on_record_pipe(void *arg, const uint8_t *rec, size_t size, ui
 }
 
 enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, const char *name,
-			  char *why, size_t cap, struct pl_error *err)
+			  struct pl_error *err)
 {
 	struct reader r;
 	enum pl_err rc;
@@ -1636,22 +1745,19 @@ enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, cons
 	r.no_files = true;
 	r.hook = sample_hook;
 	r.hook_arg = sample_hook_arg;
-	r.why = why;
-	r.why_cap = cap;
-	why[0] = '\0';
-	if ((rc = pd_open(&r.f, data, n, err))) {
-		reader_release(&r);
-		return rc;
+	rc = pd_open(&r.f, data, n, err);
+	if (rc == PL_OK) {
+		r.cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r.cache));
+		r.chains = pl_xcalloc_hot(CHAIN_CACHE, sizeof(*r.chains));
+		if (!r.f.pipe && !attrs_supported(&r))
+			rc = PL_ERR_UNSUPPORTED;
 	}
-	r.cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r.cache));
-	r.chains = pl_xcalloc_hot(CHAIN_CACHE, sizeof(*r.chains));
-	if (!r.f.pipe && !attrs_supported(&r)) {
-		reader_release(&r);
-		return PL_ERR_UNSUPPORTED;
-	}
-	rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
+	if (rc == PL_OK)
+		rc = pd_walk(&r.f, r.f.pipe ? on_record_pipe : on_record, &r, err);
 	if (r.unsupported)
 		rc = PL_ERR_UNSUPPORTED;
+	if (rc == PL_ERR_UNSUPPORTED)
+		refusal(r.why.text, err);
 	reader_release(&r);
 	return rc;
 }
@@ -1685,10 +1791,10 @@ static void *hash_thread(void *arg)
 	return NULL;
 }
 
-/* Map `path` read-only; PL_ERR_UNSUPPORTED (why said) for what is not a
- * regular file. */
+/* Map `path` read-only; PL_ERR_UNSUPPORTED for what is not a regular
+ * file. */
 static enum pl_err map_input(const struct pl_profile *p, const char *path, void **map, size_t *size,
-			     struct pl_file_identity *id, char *why, size_t cap, struct pl_error *err)
+			     struct pl_file_identity *id, struct pl_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1699,8 +1805,7 @@ static enum pl_err map_input(const struct pl_profile *p, const char *path, void 
 			       strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(why, cap, "a file that is not a regular file");
-		return PL_ERR_UNSUPPORTED;
+		return pl_fail(err, PL_ERR_UNSUPPORTED, NULL, "a file that is not a regular file");
 	}
 	if ((uint64_t)st.st_size > p->limits.max_input_bytes) {
 		close(fd);
@@ -1781,8 +1886,8 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 }
 
 /* An error names the file; a refusal empties the profile and says why. */
-static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, char *why,
-				size_t cap, struct pl_error *err)
+static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, const char *why,
+				struct pl_error *err)
 {
 	if (rc == PL_ERR_MALFORMED) {
 		/* The file named, in its escaped form (docs/paths.md). */
@@ -1792,24 +1897,21 @@ static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char
 		pl_fail(err, PL_ERR_MALFORMED, hint, "'%s': %s", PL_ESC_MSG(path), text);
 	}
 	if (rc == PL_ERR_UNSUPPORTED) {
-		if (!why[0])
-			snprintf(why, cap, "%s", err->text[0] ? err->text : "unsupported");
 		reset_profile(p);
-		pl_fail(err, PL_ERR_UNSUPPORTED, "let perf script read it (start with --allow-process-execution)",
-			"the native perf.data reader does not support %s in '%s'", why, PL_ESC_MSG(path));
+		refusal(why, err);
 	}
 	return rc;
 }
 
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
-			    const char *notes, char *why, size_t cap, struct pl_error *err)
+			    const char *notes, struct pl_error *err)
 {
-	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, why, cap, err);
+	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, err);
 }
 
 enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
-			       const char *notes, const char *const *roots, size_t nroots, char *why,
-			       size_t cap, struct pl_error *err)
+			       const char *notes, const char *const *roots, size_t nroots,
+			       struct pl_error *err)
 {
 	struct reader r;
 	struct pl_file_identity id = {0};
@@ -1819,9 +1921,8 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	enum pl_err rc;
 
 	pl_error_clear(err);
-	why[0] = '\0';
-	if ((rc = map_input(p, path, &map, &size, &id, why, cap, err)))
-		return finish_error(p, rc, path, why, cap, err);
+	if ((rc = map_input(p, path, &map, &size, &id, err)))
+		return finish_error(p, rc, path, "", err);
 	/* The provenance hash runs beside the walk, unless the digest cache
 	 * holds it for this very file (same identity). */
 	struct hash_job hj = {map, size, ""};
@@ -1833,8 +1934,6 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	r.p = p;
 	r.kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
 	r.notes_path = notes ? notes : "/sys/kernel/notes";
-	r.why = why;
-	r.why_cap = cap;
 	r.roots = roots;
 	r.nroots = nroots;
 	r.hook = sample_hook;
@@ -1854,9 +1953,10 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	}
 	if (rc == PL_OK)
 		finish_profile(&r, path, size, hj.hex, cached ? entry : NULL, &id);
+	rc = finish_error(p, rc, path, r.why.text, err);
 	reader_release(&r);
 	munmap(map, size);
-	return finish_error(p, rc, path, why, cap, err);
+	return rc;
 }
 
 static enum pl_err count_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,

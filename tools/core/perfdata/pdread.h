@@ -19,8 +19,8 @@
  * (--call-graph dwarf: the kernel part from the callchain, the user part
  * unwound from the sample's registers and stack copy with libdw,
  * pdunwind.h, as perf's post-unwinding gives it).  What it does
- * not reproduce, it refuses with PL_ERR_UNSUPPORTED and the reason in
- * `why` (the caller then runs perf script): tracepoints, user
+ * not reproduce, it refuses with PL_ERR_UNSUPPORTED, the error's text
+ * saying what (the caller then runs perf script): tracepoints, user
  * registers or stacks other than --call-graph dwarf's, branch stacks without the LBR call stack (-b/-j), an empty
  * LBR stack whose leaf perf reads from memory the file does not hold
  * (pipe mode, -z), sample-read groups, guest samples, kernel modules,
@@ -40,18 +40,20 @@
 #include "profile/parse.h"
 
 /* Read `path` into `p` (empty, limits and keep_addrs set).  On
- * PL_ERR_UNSUPPORTED `p` is left empty again (same limits) and `why`
- * (cap bytes) says what the native reader does not support.  `kallsyms`
+ * PL_ERR_UNSUPPORTED `p` is left empty again (same limits) and err's
+ * text is what the native reader does not support, a phrase the caller
+ * puts in its own sentence ("tracepoint events"), its hint the fix
+ * (perf script).  `kallsyms`
  * is the kallsyms file to use (NULL: /proc/kallsyms); `notes` the file of
  * the running kernel's build-id (NULL: /sys/kernel/notes). */
 enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *kallsyms,
-			    const char *notes, char *why, size_t cap, struct pl_error *err);
+			    const char *notes, struct pl_error *err);
 /* The same, reading a JIT's /tmp/perf-PID.map only when its real path is
  * beneath one of `roots` (nroots 0: anywhere); one outside leaves its
  * frames [unknown] and the provenance (perf_data.jit_maps) says so. */
 enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
-			       const char *notes, const char *const *roots, size_t nroots, char *why,
-			       size_t cap, struct pl_error *err);
+			       const char *notes, const char *const *roots, size_t nroots,
+			       struct pl_error *err);
 /* Where perf's build-id cache is (its --buildid-dir, NULL: none): the
  * DWARF unwinder reads a module's copy there when the recorded file is
  * gone or another build, as perf does.  For the next read of this thread. */
@@ -90,8 +92,9 @@ enum pl_err pd_walk_image(const void *data, size_t n, uint64_t *records, uint64_
 			  struct pl_error *err);
 
 /* The same reading over an image in memory (the fuzz harness): no
- * provenance hash, no files but what the recording names. */
+ * provenance hash, no files but what the recording names; a refusal's
+ * error as pd_read_profile's. */
 enum pl_err pd_read_image(struct pl_profile *p, const void *data, size_t n, const char *name,
-			  char *why, size_t cap, struct pl_error *err);
+			  struct pl_error *err);
 
 #endif

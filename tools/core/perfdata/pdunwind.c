@@ -544,56 +544,81 @@ static bool code_absent(Elf *elf)
  * build and to hold m's file offset in a PT_LOAD: its Elf (debug
  * sections hidden, hide_debug) and the module's address range.  false
  * when the file is absent or not the recorded one. */
-static bool open_view(const char *file, const struct pd_unwind_module *m, unsigned char **mapp, size_t *lenp,
-		      Elf **elfp, uint64_t *from, uint64_t *to)
+/* `file` mapped privately and writable (hide_debug edits the copy);
+ * NULL when it cannot be, or is too short for an ELF header. */
+static unsigned char *map_private(const char *file, size_t *lenp)
 {
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	size_t phnum;
-	bool ok = false;
-	uint64_t bias = 0, low = UINT64_MAX, high = 0;
 
 	if (fd < 0)
-		return false;
+		return NULL;
 	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf32_Ehdr)) {
 		close(fd);
-		return false;
+		return NULL;
 	}
-	size_t len = (size_t)st.st_size;
-	unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	*lenp = (size_t)st.st_size;
+	unsigned char *map = mmap(NULL, *lenp, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (map == MAP_FAILED)
+	return map == MAP_FAILED ? NULL : map;
+}
+
+/* Whether the file's GNU build-id is `want` (hex; "" takes any file). */
+static bool build_id_matches(Elf *elf, const char *want)
+{
+	const void *bid;
+	char hex[2 * 64 + 1];
+	ssize_t nb = dwelf_elf_gnu_build_id(elf, &bid);
+
+	if (!want[0])
+		return true;
+	if (nb <= 0 || nb > 64)
+		return false;
+	pl_hex(bid, (size_t)nb, hex);
+	return strcmp(hex, want) == 0;
+}
+
+/* The file's loaded span [low, high) and the load bias that puts the
+ * segment holding the module's pgoff at its start; false when no
+ * segment holds it or nothing is loaded. */
+static bool load_span(Elf *elf, size_t phnum, const struct pd_unwind_module *m, uint64_t *bias,
+		      uint64_t *low, uint64_t *high)
+{
+	bool found = false;
+
+	*bias = 0, *low = UINT64_MAX, *high = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+		if (*low == UINT64_MAX)
+			*low = ph.p_vaddr & ~(align - 1);
+		if (ph.p_vaddr + ph.p_memsz > *high)
+			*high = ph.p_vaddr + ph.p_memsz;
+		if (!found && m->pgoff >= ph.p_offset && m->pgoff - ph.p_offset < ph.p_filesz) {
+			*bias = m->start - (ph.p_vaddr + (m->pgoff - ph.p_offset));
+			found = true;
+		}
+	}
+	return found && *high > *low;
+}
+
+static bool open_view(const char *file, const struct pd_unwind_module *m, unsigned char **mapp, size_t *lenp,
+		      Elf **elfp, uint64_t *from, uint64_t *to)
+{
+	size_t phnum, len;
+	bool ok = false;
+	uint64_t bias = 0, low = UINT64_MAX, high = 0;
+	unsigned char *map = map_private(file, &len);
+
+	if (!map)
 		return false;
 	Elf *elf = elf_memory((char *)map, len);
 	GElf_Ehdr eh;
 	if (elf && gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &phnum) == 0) {
-		const void *bid;
-		ssize_t nb = dwelf_elf_gnu_build_id(elf, &bid);
-		ok = true;
-		if (m->build_id[0]) {
-			char hex[2 * 64 + 1];
-			ok = nb > 0 && nb <= 64;
-			if (ok) {
-				pl_hex(bid, (size_t)nb, hex);
-				ok = strcmp(hex, m->build_id) == 0;
-			}
-		}
-		bool found = false;
-		for (size_t i = 0; ok && i < phnum; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
-			if (low == UINT64_MAX)
-				low = ph.p_vaddr & ~(align - 1);
-			if (ph.p_vaddr + ph.p_memsz > high)
-				high = ph.p_vaddr + ph.p_memsz;
-			if (!found && m->pgoff >= ph.p_offset && m->pgoff - ph.p_offset < ph.p_filesz) {
-				bias = m->start - (ph.p_vaddr + (m->pgoff - ph.p_offset));
-				found = true;
-			}
-		}
-		ok = ok && found && high > low && !code_absent(elf);
+		ok = build_id_matches(elf, m->build_id) && load_span(elf, phnum, m, &bias, &low, &high) &&
+		     !code_absent(elf);
 		if (ok)
 			hide_debug(elf, &eh, map, len);
 	}
@@ -984,6 +1009,36 @@ static bool fast_unwind(struct pd_unwind_space *s, const struct pd_unwind_sample
 	}
 }
 
+/* The space's per-sample state, for a walk into pcs[0..max). */
+static void begin_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
+			 size_t max)
+{
+	s->cur = smp;
+	s->sp = smp->regs[perf_sp(s->arch)];
+	s->given = false;
+	s->mem_fail = false;
+	s->no_module = false;
+	s->capped = false;
+	s->through_elsewhere = false;
+	s->pcs = pcs;
+	s->n = 0;
+	s->max = max;
+}
+
+/* Why libdw's walk (its result rc) stopped.  A refused read ends the
+ * chain even when libdw then takes the return address as undefined
+ * (rc 0): unless the CFI says so. */
+static enum pd_unwind_stop libdw_stop(struct pd_unwind_space *s, int rc)
+{
+	if (s->capped)
+		return PD_UW_MAX;
+	if (s->no_module || (rc != 0 && s->n && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1])))
+		return PD_UW_NO_MODULE;
+	if (s->mem_fail && (rc != 0 || !s->n || !outermost(s, s->pcs[s->n - 1])))
+		return PD_UW_MEMORY;
+	return rc == 0 ? PD_UW_END : PD_UW_NO_CFI;
+}
+
 size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample *smp, uint64_t *pcs,
 			size_t max, enum pd_unwind_stop *stop)
 {
@@ -998,16 +1053,7 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 		*stop = PD_UW_NO_MODULE;
 		return 1;
 	}
-	s->cur = smp;
-	s->sp = smp->regs[perf_sp(s->arch)];
-	s->given = false;
-	s->mem_fail = false;
-	s->no_module = false;
-	s->capped = false;
-	s->through_elsewhere = false;
-	s->pcs = pcs;
-	s->n = 0;
-	s->max = max;
+	begin_sample(s, smp, pcs, max);
 	/* Steps by cached rules first: the frames they visit are in
 	 * modules already reported, whose rules and bytes the modules not
 	 * reported yet do not change, so the chain is the one libdw would
@@ -1025,18 +1071,7 @@ size_t pd_unwind_sample(struct pd_unwind_space *s, const struct pd_unwind_sample
 	}
 	report_reachable(s, smp);
 	int rc = dwfl_getthread_frames(s->dwfl, smp->tid > 0 ? smp->tid : 1, frame_cb, s);
-	/* A refused read ends the chain even when libdw then takes the
-	 * return address as undefined (rc 0): unless the CFI says so. */
-	if (s->capped)
-		*stop = PD_UW_MAX;
-	else if (s->no_module || (rc != 0 && s->n && !dwfl_addrmodule(s->dwfl, s->pcs[s->n - 1])))
-		*stop = PD_UW_NO_MODULE;
-	else if (s->mem_fail && (rc != 0 || !s->n || !outermost(s, s->pcs[s->n - 1])))
-		*stop = PD_UW_MEMORY;
-	else if (rc == 0)
-		*stop = PD_UW_END;
-	else
-		*stop = PD_UW_NO_CFI;
+	*stop = libdw_stop(s, rc);
 	if (s->n == 0) {
 		/* libdw gave no frame at all: the sampled pc, as perf does. */
 		pcs[0] = smp->regs[perf_pc(s->arch)];

@@ -228,6 +228,52 @@ static int short_cmp(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* Template instances (kv::Box<int>::twice, kv::Box<double>::twice) that
+ * shorten alike keep their template arguments when that tells them
+ * apart: r[0..m) sorted, out[] the short names. */
+static void keep_template_args(const struct pl_profile *p, struct short_ref *r, size_t m, char **out)
+{
+	for (size_t a = 0, b; a < m; a = b) {
+		bool differ = false;
+		for (b = a + 1; b < m && strcmp(r[b].s, r[a].s) == 0 && r[b].dso == r[a].dso; b++)
+			differ |= r[b].symbol != r[a].symbol;
+		if (!differ)
+			continue;
+		for (size_t k = a; k < b; k++)
+			if (out[r[k].func]) {
+				const char *sym = pl_str(p, r[k].symbol);
+				free(out[r[k].func]);
+				out[r[k].func] = shorten(sym, strlen(sym), true);
+				r[k].s = out[r[k].func];
+			}
+	}
+}
+
+/* Every name shown once per DSO: a short name that is still another
+ * function's (two overloads, or a plain symbol "f<int>") gives way to
+ * the full name, until none does. */
+static void drop_colliding_names(const struct pl_profile *p, struct short_ref *r, size_t m, char **out)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t k = 0; k < m; k++)
+			r[k].s = out[r[k].func] ? out[r[k].func] : pl_str(p, r[k].symbol);
+		qsort(r, m, sizeof(*r), short_cmp);
+		for (size_t k = 0; k + 1 < m; k++) {
+			if (strcmp(r[k].s, r[k + 1].s) != 0 || r[k].dso != r[k + 1].dso ||
+			    r[k].symbol == r[k + 1].symbol)
+				continue;
+			for (size_t j = k; j <= k + 1; j++)
+				if (out[r[j].func]) {
+					free(out[r[j].func]);
+					out[r[j].func] = NULL;
+					r[j].s = pl_str(p, r[j].symbol);
+					changed = true;
+				}
+		}
+	}
+}
+
 char **pl_profile_short_names(const struct pl_profile *p)
 {
 	size_t n = pl_nfuncs(p), m = 0;
@@ -257,43 +303,8 @@ char **pl_profile_short_names(const struct pl_profile *p)
 			r[m++] = (struct short_ref){pl_str(p, p->funcs[i].symbol), p->funcs[i].dso,
 						    p->funcs[i].symbol, i};
 	qsort(r, m, sizeof(*r), short_cmp);
-	for (size_t a = 0, b; a < m; a = b) {
-		bool differ = false;
-		for (b = a + 1; b < m && strcmp(r[b].s, r[a].s) == 0 && r[b].dso == r[a].dso; b++)
-			differ |= r[b].symbol != r[a].symbol;
-		if (!differ)
-			continue;
-		/* template instances (kv::Box<int>::twice, kv::Box<double>::twice)
-		 * keep their template arguments when that tells them apart */
-		for (size_t k = a; k < b; k++)
-			if (out[r[k].func]) {
-				const char *sym = pl_str(p, r[k].symbol);
-				free(out[r[k].func]);
-				out[r[k].func] = shorten(sym, strlen(sym), true);
-				r[k].s = out[r[k].func];
-			}
-	}
-	/* Every name shown once per DSO: a short name that is still another
-	 * function's (two overloads, or a plain symbol "f<int>") gives way to
-	 * the full name, until none does. */
-	for (bool changed = true; changed;) {
-		changed = false;
-		for (size_t k = 0; k < m; k++)
-			r[k].s = out[r[k].func] ? out[r[k].func] : pl_str(p, r[k].symbol);
-		qsort(r, m, sizeof(*r), short_cmp);
-		for (size_t k = 0; k + 1 < m; k++) {
-			if (strcmp(r[k].s, r[k + 1].s) != 0 || r[k].dso != r[k + 1].dso ||
-			    r[k].symbol == r[k + 1].symbol)
-				continue;
-			for (size_t j = k; j <= k + 1; j++)
-				if (out[r[j].func]) {
-					free(out[r[j].func]);
-					out[r[j].func] = NULL;
-					r[j].s = pl_str(p, r[j].symbol);
-					changed = true;
-				}
-		}
-	}
+	keep_template_args(p, r, m, out);
+	drop_colliding_names(p, r, m, out);
 	for (size_t i = 0; i < n; i++)
 		if (out[i] && strcmp(out[i], pl_str(p, p->funcs[i].symbol)) == 0) {
 			free(out[i]);

@@ -1131,6 +1131,37 @@ static void event_attr_line(struct pl_profile *p, const char *line, size_t n)
 	pl_note_event_attr(p, name, (size_t)(end - name), end, n - (size_t)(end - line));
 }
 
+/* A "#" line: an event's attributes (perf script --header), the start
+ * of perf stat's output, or a comment, skipped. */
+static enum pl_err comment_line(struct pl_ps_parser *ps, const char *line, size_t n, struct pl_error *err)
+{
+	event_attr_line(ps->p, line, n);
+	if (n >= sizeof(STAT_MARKER) - 1 && memcmp(line, STAT_MARKER, sizeof(STAT_MARKER) - 1) == 0) {
+		enum pl_err rc = end_record(ps, true, err);
+		ps->stat = pl_stat_parser_new(ps->source);
+		return rc;
+	}
+	ps->p->records_skipped++;
+	return PL_OK;
+}
+
+/* A line of perf stat's output (appended after perf script's): true when
+ * it was, and *rc is its result. */
+static bool stat_output_line(struct pl_ps_parser *ps, const char *line, size_t n, enum pl_err *rc,
+			     struct pl_error *err)
+{
+	if (!ps->stat)
+		return false;
+	if (!ps->stat_elapsed || stat_tail_line(line, n)) {
+		if (memmem(line, n, "seconds time elapsed", 20))
+			ps->stat_elapsed = true;
+		*rc = stat_line(ps, line, n, err);
+		return true;
+	}
+	finish_stat(ps);
+	return false;
+}
+
 enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		       uint64_t line_no, struct pl_error *err)
 {
@@ -1141,14 +1172,8 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 	enum pl_err rc;
 
 	p->lines++;
-	if (ps->stat) {
-		if (!ps->stat_elapsed || stat_tail_line(line, n)) {
-			if (memmem(line, n, "seconds time elapsed", 20))
-				ps->stat_elapsed = true;
-			return stat_line(ps, line, n, err);
-		}
-		finish_stat(ps);
-	}
+	if (stat_output_line(ps, line, n, &rc, err))
+		return rc;
 	while (i < n && is_space(line[i]))
 		i++;
 	/* Indented lines of a record wait for the end of the record. */
@@ -1163,17 +1188,8 @@ enum pl_err pl_ps_line(struct pl_ps_parser *ps, const char *line, size_t n,
 		ps->skipping = false;
 		return end_record(ps, true, err);
 	}
-	if (line[0] == '#') {
-		event_attr_line(p, line, n);
-		if (n >= sizeof(STAT_MARKER) - 1 &&
-		    memcmp(line, STAT_MARKER, sizeof(STAT_MARKER) - 1) == 0) {
-			rc = end_record(ps, true, err);
-			ps->stat = pl_stat_parser_new(ps->source);
-			return rc;
-		}
-		p->records_skipped++;
-		return PL_OK;
-	}
+	if (line[0] == '#')
+		return comment_line(ps, line, n, err);
 	/* Headers start the line, except those of records without a call
 	 * chain, which perf right-aligns. */
 	bool may_head = i == 0 || !ps->in_record || no_body;

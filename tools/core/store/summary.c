@@ -359,14 +359,12 @@ static json_t *time_quality(const struct pl_profile *p, json_t *warnings)
 			 "span_seconds", t->n ? (double)(last - first) / 1e9 : 0.0);
 }
 
-static json_t *quality_json(const struct pl_profile *p)
+/* Each event's warnings: too few samples, samples that are waits or
+ * records that are not samples, records without a period. */
+static void event_warnings(const struct pl_profile *p, json_t *warnings)
 {
-	json_t *warnings = json_array();
-	uint64_t total = 0;
-
 	for (size_t e = 0; e < p->nevents; e++) {
 		const struct pl_event *ev = &p->events[e];
-		total += ev->samples;
 		/* Off-CPU blocked time is traced whole and aggregated per
 		 * stack: a few records can hold thousands of waits. */
 		if (ev->samples && ev->samples < 100 && !pl_event_is_offcpu_time(pl_str(p, ev->name)))
@@ -393,6 +391,30 @@ static json_t *quality_json(const struct pl_profile *p)
 				pl_str(p, ev->name), (unsigned long long)ev->records_without_period,
 				(unsigned long long)ev->samples));
 	}
+}
+
+/* What perf itself recorded as lost (ring buffer overflows). */
+static void lost_warnings(const struct pl_profile *p, json_t *warnings)
+{
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct pl_source *pd = &p->sources[i];
+		if (pd->lost_records || pd->lost_samples)
+			json_array_append_new(warnings, json_sprintf(
+				"perf lost data while recording: %llu PERF_RECORD_LOST records (%llu events) and %llu "
+				"lost samples (PERF_RECORD_LOST_SAMPLES) in input %zu: the busiest moments are under-counted",
+				(unsigned long long)pd->lost_records, (unsigned long long)pd->lost_events,
+				(unsigned long long)pd->lost_samples, i));
+	}
+}
+
+static json_t *quality_json(const struct pl_profile *p)
+{
+	json_t *warnings = json_array();
+	uint64_t total = 0;
+
+	for (size_t e = 0; e < p->nevents; e++)
+		total += p->events[e].samples;
+	event_warnings(p, warnings);
 	if (p->nevents > 1)
 		json_array_append_new(warnings, json_sprintf(
 			"%zu events in one capture: each is analyzed on its own, never summed", p->nevents));
@@ -413,16 +435,7 @@ static json_t *quality_json(const struct pl_profile *p)
 		json_array_append_new(warnings, json_string("no samples were found in the input"));
 	for (size_t i = 0; i < p->nnotes; i++)
 		json_array_append_new(warnings, json_string(p->notes[i]));
-	/* What perf itself recorded as lost (ring buffer overflows). */
-	for (size_t i = 0; i < p->nsources; i++) {
-		const struct pl_source *pd = &p->sources[i];
-		if (pd->lost_records || pd->lost_samples)
-			json_array_append_new(warnings, json_sprintf(
-				"perf lost data while recording: %llu PERF_RECORD_LOST records (%llu events) and %llu "
-				"lost samples (PERF_RECORD_LOST_SAMPLES) in input %zu: the busiest moments are under-counted",
-				(unsigned long long)pd->lost_records, (unsigned long long)pd->lost_events,
-				(unsigned long long)pd->lost_samples, i));
-	}
+	lost_warnings(p, warnings);
 	if (p->recovery.user_frames_unknown > p->recovery.recovered)
 		json_array_append_new(warnings, json_sprintf(
 			"%llu unique user frames stay [unknown] (quality.frame_recovery says why); "

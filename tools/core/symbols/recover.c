@@ -184,17 +184,11 @@ static uint32_t *frames_per_module(const struct pl_profile *p, const struct cand
 	return n;
 }
 
-enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
-			      const struct pl_debuginfod *dbg, const char *index_dir,
-			      struct pl_error *err)
+/* Every [unknown] user frame of the stacks into c[] (by frame id): its
+ * module file offset (or why there is none), and whether it is a leaf
+ * somewhere. */
+static void find_candidates(const struct pl_profile *p, struct cand *c)
 {
-	struct cand *c = pl_xcalloc(pl_nframes(p) + 1, sizeof(*c));
-	struct pl_symbolizer *s = NULL;
-	struct pl_recovery *r = &p->recovery;
-	enum pl_err rc = PL_OK;
-
-	memset(r, 0, sizeof(*r));
-	r->attempted = true;
 	for (uint32_t i = 0; i < pl_nstacks(p); i++) {
 		const struct pl_stack *st = &p->stacks[i];
 		int64_t pid = p->threads[st->thread].pid;
@@ -212,6 +206,20 @@ enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg
 				note(&c[st->frames[d]], ST_NO_BASE, 0);
 		}
 	}
+}
+
+enum pl_err pl_recover_frames(struct pl_profile *p, const struct pl_sym_cfg *cfg,
+			      const struct pl_debuginfod *dbg, const char *index_dir,
+			      struct pl_error *err)
+{
+	struct cand *c = pl_xcalloc(pl_nframes(p) + 1, sizeof(*c));
+	struct pl_symbolizer *s = NULL;
+	struct pl_recovery *r = &p->recovery;
+	enum pl_err rc = PL_OK;
+
+	memset(r, 0, sizeof(*r));
+	r->attempted = true;
+	find_candidates(p, c);
 	uint32_t *per_dso = frames_per_module(p, c);
 	for (uint32_t f = 0; f < pl_nframes(p) && rc == PL_OK; f++) {
 		int why;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-layers.sh - refuse an #include that crosses a layer the wrong way.
 #
-# Usage: LAYERS='...' sh tools/check-layers.sh [FILE...]
+# Usage: LAYERS='...' sh tools/build/check-layers.sh [FILE...]
 #        (make exports LAYERS from the Makefile's table; with no FILE every
 #        tracked .c and .h file is checked)
 #
@@ -9,12 +9,12 @@
 # word is a folder (base, collectors, tools, tools/cli, sandbox, ...), a
 # single header ("sandbox/sandbox.h") or "*".  A file's folder is its
 # engine subsystem under tools/core/ (tools/core/symbols/x.c is "symbols"),
-# else its directory (tools/cli, collectors/agentlink, mcp-server), else its top-level directory
+# else its directory (tools/cli, tools/lib, collectors/agentlink, mcp-server), else its top-level directory
 # (tests, bench).  A quoted include either names a header of the file's own
 # folder bare ("summary.h") or spells its folder ("store/summary.h").  The
 # first offending include fails the run with the file, line and the rule.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ -z "${LAYERS:-}" ]; then
 	echo "check-layers: LAYERS is empty: run it through make (make check-layers)" >&2
 	exit 2
@@ -28,6 +28,7 @@ function folder_of(path,   n, p) {
 	n = split(path, p, "/")
 	if (p[1] == "tools" && p[2] == "core" && n >= 4) return p[3]
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
+	if (p[1] == "tools" && p[2] == "lib" && n >= 3) return "tools/lib"
 	if (p[1] == "collectors" && p[2] == "agentlink" && n >= 3) return "collectors/agentlink"
 	if (p[1] == "collectors" && p[2] == "fleet" && n >= 3) return "collectors/fleet"
 	if (n == 1) return "."
@@ -37,6 +38,7 @@ function folder_of(path,   n, p) {
 function target_of(inc,   p) {
 	split(inc, p, "/")
 	if (p[1] == "tools" && p[2] == "cli") return "tools/cli"
+	if (p[1] == "tools" && p[2] == "lib") return "tools/lib"
 	if (p[1] == "collectors" && p[2] == "agentlink") return "collectors/agentlink"
 	if (p[1] == "collectors" && p[2] == "fleet") return "collectors/fleet"
 	return p[1]

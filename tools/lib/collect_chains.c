@@ -86,14 +86,13 @@ struct pl_user_chains *tool_user_chains_open(const char *data, const char *kalls
 	struct pl_profile p;
 	struct pl_limits lim;
 	struct pl_error err;
-	char why[256];
 	enum pl_err rc;
 
 	pl_limits_default(&lim);
 	pl_profile_init(&p, &lim);
 	c->p = &p;
 	pd_read_set_sample_hook(on_sample, c);
-	rc = pd_read_profile(&p, data, kallsyms, NULL, why, sizeof(why), &err);
+	rc = pd_read_profile(&p, data, kallsyms, NULL, &err);
 	pd_read_set_sample_hook(NULL, NULL);
 	c->p = NULL;
 	pl_profile_release(&p);

@@ -4,7 +4,7 @@
  * Apart from the registry's table and checks, which steps.c reads too,
  * so that neither needs the other.
  */
-#include "registry.h"
+#include "tools/registry.h"
 
 enum pl_err tool_run_blocks(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
 			    json_t **result, json_t **blocks, struct pl_error *err)

@@ -26,7 +26,7 @@
 #ifndef PL_TOOL_VIEW_H
 #define PL_TOOL_VIEW_H
 
-#include "registry.h"
+#include "tools/registry.h"
 #include "thread_filter.h"
 #include "profile/transform.h"
 #include "profile/time_window.h"

@@ -14,7 +14,7 @@
  * continuous capture samples all of its length (rounds mode does not
  * sample while perf script runs), so only there is the rate compared.
  */
-#include "registry.h"
+#include "tools/registry.h"
 #include "session_quality.h"
 #include "profile/perf_stat.h"
 

@@ -24,7 +24,7 @@
  * to be sent; one with only `needs` is, once they are added.  The check
  * recomputes both, so a step checked twice is unchanged.
  */
-#include "registry.h"
+#include "tools/registry.h"
 #include "base/escape.h"
 #include "collectors/capabilities.h"
 #include "collectors/collect.h"

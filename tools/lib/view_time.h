@@ -12,7 +12,7 @@
 #ifndef PL_VIEW_TIME_H
 #define PL_VIEW_TIME_H
 
-#include "registry.h"
+#include "tools/registry.h"
 #include "profile/aggregate.h"
 #include "profile/time_window.h"
 

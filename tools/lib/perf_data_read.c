@@ -160,13 +160,20 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
 		}
 		pd_read_set_digest_cache(o->digest_cache);
-		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots,
-					why, sizeof(why), err);
+		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots, err);
 		pd_read_set_digest_cache(NULL);
 		pd_read_set_binary_finder(NULL, NULL, false);
 		pl_symbolizer_free(fd.sym);
-		if (rc != PL_ERR_UNSUPPORTED || (force && strcmp(force, "native") == 0))
+		if (rc != PL_ERR_UNSUPPORTED)
 			return rc;
+		/* The refusal's text is what the native reader does not support. */
+		snprintf(why, sizeof(why), "%s", err->text);
+		if (force && strcmp(force, "native") == 0) {
+			char hint[sizeof(err->hint)];
+			snprintf(hint, sizeof(hint), "%s", err->hint);
+			return pl_fail(err, rc, hint, "the native perf.data reader does not support %s in '%s'",
+				       why, PL_ESC_MSG(path));
+		}
 	}
 	if (!o->perf_path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,

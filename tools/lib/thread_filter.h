@@ -13,7 +13,7 @@
 #ifndef PL_THREAD_FILTER_H
 #define PL_THREAD_FILTER_H
 
-#include "registry.h"
+#include "tools/registry.h"
 #include "profile/aggregate.h"
 
 struct tool_thread_filter {

@@ -8,7 +8,7 @@
  * "OFFSET.CHECK" where CHECK hashes the query that made them: a cursor
  * replayed against another query is refused instead of paging wrongly.
  */
-#include "registry.h"
+#include "tools/registry.h"
 #include "base/escape.h"
 #include "profile/demangle.h"
 #include "store/artifact.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-cycles.sh - refuse source files that need each other.
 #
-# Usage: sh tools/check-cycles.sh OBJDIR [ALLOW]
+# Usage: sh tools/build/check-cycles.sh OBJDIR [ALLOW]
 #
 # OBJDIR holds one program's objects, named after their sources
 # (OBJDIR/collectors/collect.o for collectors/collect.c); objects whose
@@ -12,7 +12,7 @@
 # other (strongly connected components, Tarjan's algorithm).  A group of
 # two or more files is a cycle: the shared part belongs in a module below
 # both, or the caller passes a callback.  ALLOW (default
-# tools/cycles.allow) lists the groups that are known and being broken,
+# tools/build/cycles.allow) lists the groups that are known and being broken,
 # one a line, its files sorted and separated by spaces; a group not listed
 # there, or larger than listed, fails the run with its files.  A listed
 # group that is gone is reported, so the list only shrinks.
@@ -22,7 +22,7 @@ allow=${2:-$(dirname "$0")/cycles.allow}
 [ -d "$objdir" ] || { echo "check-cycles: no folder $objdir (build first)" >&2; exit 2; }
 objs=$(find "$objdir" -name '*.o' ! -path '*/tests/*' ! -path '*/gen/*' | sort | while read -r o; do
 	src=${o#"$objdir"/}
-	[ -f "${src%.o}.c" ] && printf '%s\n' "$o"
+	if [ -f "${src%.o}.c" ]; then printf '%s\n' "$o"; fi
 done)
 [ -n "$objs" ] || { echo "check-cycles: no object under $objdir" >&2; exit 2; }
 # shellcheck disable=SC2086  # one word per object path

@@ -8,7 +8,7 @@
 #ifndef PL_DEVICE_COMMON_H
 #define PL_DEVICE_COMMON_H
 
-#include "registry.h"
+#include "tools/registry.h"
 
 /* The control gate: --allow-device-control (and an artifact root the
  * link serves).  Nothing reaches a device while it is closed. */

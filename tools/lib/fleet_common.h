@@ -5,7 +5,7 @@
 #ifndef PL_FLEET_COMMON_H
 #define PL_FLEET_COMMON_H
 
-#include "registry.h"
+#include "tools/registry.h"
 #include "collectors/fleet/store.h"
 
 /* " WHERE ..." (or "") for a samples or chunks table from `args`:
