@@ -22,7 +22,9 @@
  * cannot be made and the share decides alone, which the candidate says.
  * The gate is computed once per event (struct thread_gate) and applied
  * before "unless", so a poll loop of a thread that sleeps stays a system
- * call.
+ * call.  The span is read from every timed sample of the event: under a
+ * time window (view.h), whose weights are the window's, a thread's share
+ * of a CPU is still that of its whole recording.
  *
  * Everything is sorted with explicit tie-breaks (weight, then samples,
  * then function id; rule order), so the same analysis always gives the
