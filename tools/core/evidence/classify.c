@@ -1457,8 +1457,8 @@ static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_v
 	return out;
 }
 
-static const struct gate_thread *sort_gt;
-static size_t sort_gk;
+static __thread const struct gate_thread *sort_gt;
+static __thread size_t sort_gk;
 
 static int cmp_gate_threads(const void *a, const void *b)
 {
