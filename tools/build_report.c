@@ -135,7 +135,9 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = tool_require_writes(ctx, err)) || (rc = pl_rules_builtin(&in.rules, err)) ||
 	    (rc = load_more(ctx, ids, in.analysis_id, more_p, more, &in.nmore, err)) ||
 	    (rc = pl_artifact_load_summary(ctx->artifact_root, in.analysis_id, &in.summary, err)) ||
-	    (tool_view_prepare(&view, &p), (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err))) ||
+	    /* want_timed: the thread gates' share of one CPU (classify.c) */
+	    (tool_view_prepare(&view, &p), p.want_timed = true,
+	     (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err))) ||
 	    ((event_name || view.active) && (rc = tool_pick_event(&p, event_name, false, &in.only_event, err))) ||
 	    (rc = apply_view(&view, &p, &in, err)) ||
 	    (rc = pl_report_build(&in, &md, &summary, err)))

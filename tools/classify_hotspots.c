@@ -182,6 +182,12 @@ static json_t *candidate_brief(json_t *c, bool detail, json_t *rule_texts, json_
 
 	if (own)
 		json_object_set_new(out, "own_callers", map_array(own, detail ? SIZE_MAX : 1, own_brief));
+	/* busy_wait's threads that passed its gate; vm_irq_enable's
+	 * interrupted paths: small, and the evidence the flag stands on */
+	if (json_object_get(c, "threads"))
+		json_object_set(out, "threads", json_object_get(c, "threads"));
+	if (json_object_get(c, "interrupted"))
+		json_object_set(out, "interrupted", json_object_get(c, "interrupted"));
 	return out;
 }
 
@@ -326,6 +332,7 @@ static enum pl_err classify_analysis(const struct tool_ctx *ctx, const char *id,
 
 	pl_profile_init(&p, &ctx->limits);
 	tool_view_prepare(view, &p);
+	p.want_timed = true;  /* the thread gates' share of one CPU (classify.c) */
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    ((event_name || view->active) && (rc = tool_pick_event(&p, event_name, false, &event, err))) ||
 	    (rc = tool_view_apply(view, &p, event, err)))

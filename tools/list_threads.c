@@ -66,6 +66,7 @@ static enum pl_err describe_page(const struct tool_ctx *ctx, const char *id, con
 
 	pl_profile_init(&p, &ctx->limits);
 	tool_view_prepare(view, &p);
+	p.want_timed = true;  /* the thread gates' share of one CPU (classify.c) */
 	if ((rc = pl_rules_builtin(&rules, err)) ||
 	    (rc = pl_artifact_load_profile(ctx->artifact_root, id, &p, err)) ||
 	    (rc = tool_pick_event(&p, event, false, &ev, err)) ||

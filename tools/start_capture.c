@@ -9,7 +9,11 @@
  * makes the link stop the capture by itself.  call_graph and counting
  * are checked against what the device said it can do (its capabilities'
  * perf: our agent's at pairing, a seed's from its hello and probe) and a
- * mode it cannot do is refused, naming those it can. */
+ * mode it cannot do is refused, naming those it can.  lbr (the CPU's last
+ * branch records: callers without frame pointers or stack copies) only
+ * runs where the device's perf_caps list it: a device whose methods are
+ * not known yet (a seed before its probe) may pass fp or dwarf, which its
+ * agent answers for, but not lbr, which few CPUs and no VM have. */
 #include "registry.h"
 #include "tools/lib/device_common.h"
 
@@ -53,8 +57,13 @@ static enum pl_err check_mode(const char *device, json_t *dev, json_t *args, str
 			       "device '%s' cannot sample: perf_event_open of cpu-clock failed there (%s)", device,
 			       json_string_value(json_object_get(perf, "sampling_error"))
 			       ? json_string_value(json_object_get(perf, "sampling_error")) : "no reason given");
-	if (!cg || !json_is_array(methods))
+	if (!cg || (!json_is_array(methods) && strcmp(cg, "lbr") != 0))
 		return PL_OK;
+	if (!json_is_array(methods))
+		return pl_fail(err, PL_ERR_UNSUPPORTED, "pass call_graph as one of: fp, dwarf, none (the device's "
+			       "own methods are known after its probe: list_devices' capabilities.perf)",
+			       "device '%s' does not say it can record call_graph lbr (%s)", device,
+			       source ? source : "no perf capabilities");
 	json_array_foreach(methods, i, v)
 		if (json_is_string(v) && strcmp(json_string_value(v), cg) == 0)
 			return PL_OK;

@@ -1,6 +1,7 @@
 """classify_oracle.py - recompute classify_hotspots' figures from perf script text.
 
 Usage: classify_oracle.py RULES.json PERF_SCRIPT.txt[.gz] CLASSIFY_RESULT.json...
+(or imported: busy_gate.py reads samples and thread gates with it)
 
 An independent implementation of the documented rule semantics
 (schemas/classify-rules.schema.json): this script parses the perf script
@@ -12,7 +13,15 @@ Python's re, and sums sample periods per event:
                      matched function (symbol and DSO)
   event_percent      the event belongs to a whole_event set (100)
   unless             a function rule skips the stacks that any rule it
-                     names matches (by that rule's functions alone)
+                     names matches (by that rule's functions alone, and
+                     for a rule with a thread gate only in the threads
+                     that pass it)
+  thread             a rule's thread gate: it keeps the stacks of the
+                     threads (comm, pid, tid) whose samples are at least
+                     min_share_percent its stacks and that ran at least
+                     min_core_percent of one CPU (cpu-clock/task-clock
+                     periods over last - first sample time + one mean
+                     period; unknown, so not tested, without times)
   samples            the event's sample count
   unknown_leaf_percent   leaf symbol is [unknown]
   unknown_frame_percent  any frame's symbol is [unknown]
@@ -83,12 +92,25 @@ def parse_header(line):
 
 
 DWARF_EVENTS = set()
+THREAD = re.compile(r"^(.*?)\s+(?:(-?\d+)/)?(-?\d+)\s+(?:\[\d+\]\s+)?(\d+)\.(\d+):\s")
+
+
+def thread_and_time(line):
+    """((comm, pid, tid), time in ns or None) of a sample header."""
+    m = THREAD.match(line)
+    if not m:
+        return (line.split()[0] if line.split() else "", None, None), None
+    ns = int(m.group(4)) * 10**9 + int(m.group(5).ljust(9, "0")[:9])
+    return (m.group(1).strip(), m.group(2), m.group(3)), ns
+
+
+THREADS = {}  # id(frames list) -> (thread key, time ns or None)
 
 
 def read_samples(path):
     """[(event, period, [(sym, dso), ...] root first)]; the events whose
     header line says they were recorded with DWARF stacks go in
-    DWARF_EVENTS."""
+    DWARF_EVENTS; each sample's thread and time in THREADS."""
     samples, cur = [], None
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", errors="replace") as f:
@@ -112,10 +134,16 @@ def read_samples(path):
             if hdr:
                 if cur:
                     samples.append(cur)
-                cur = (hdr[0], hdr[1], [])
+                cur = (hdr[0], hdr[1], [], thread_and_time(line))
     if cur:
         samples.append(cur)
-    return [(e, p, list(reversed(fr))) for e, p, fr in samples if fr]
+    out = []
+    for e, p, fr, tt in samples:
+        if fr:
+            fr = list(reversed(fr))
+            THREADS[id(fr)] = tt
+            out.append((e, p, fr))
+    return out
 
 
 def matcher_hits(m, sym, dso, kind):
@@ -135,6 +163,44 @@ def func_matches(rule, sym, dso):
     return any(matcher_hits(m, sym, dso, kind) for m in rule["match"]["functions"])
 
 
+def gate_pass(rules, rule, event, samples):
+    """The threads that pass `rule`'s thread gate on `event` (all of them
+    when it has none)."""
+    gate = rule["match"].get("thread")
+    if not gate:
+        return None
+    others = [r for r in rules["rules"] if r["id"] in rule["match"].get("unless", [])]
+    total, mine, times, cache = {}, {}, {}, {}
+
+    def matches(r, f):
+        if (r["id"], f) not in cache:
+            cache[(r["id"], f)] = func_matches(r, *f)
+        return cache[(r["id"], f)]
+    for e, p, fr in samples:
+        if e != event:
+            continue
+        key, ns = THREADS[id(fr)]
+        total[key] = total.get(key, 0) + p
+        hit = any(matches(rule, f) for f in fr) and not any(matches(o, f) for o in others for f in fr)
+        if hit:
+            mine[key] = mine.get(key, 0) + p
+        if ns is not None:
+            times.setdefault(key, []).append((ns, p))
+    ns_unit = re.match(r"^(cpu-clock|task-clock)(:|$)", event) is not None
+    ok = set()
+    for key, w in mine.items():
+        share = round(w * 100.0 / total[key] * 1e4) / 1e4
+        core = None
+        t = times.get(key, [])
+        if ns_unit and len(t) >= 2:
+            period = sum(p for _, p in t)
+            span = max(n for n, _ in t) - min(n for n, _ in t) + period / len(t)
+            core = min(100.0, round(100.0 * period / span * 1e4) / 1e4)
+        if share >= gate["min_share_percent"] and (core is None or core >= gate["min_core_percent"]):
+            ok.add(key)
+    return ok
+
+
 def expected(rules, rule, event, samples):
     """The rule's figure on `event`: (name, value) or None if not applicable."""
     sets = rules["event_sets"]
@@ -144,6 +210,7 @@ def expected(rules, rule, event, samples):
         return "event_percent", 100.0
     evs = [(p, fr) for e, p, fr in samples if e == event]
     total = sum(p for p, _ in evs)
+    passed = gate_pass(rules, rule, event, samples) if "metric" not in match else None
     pct = lambda w: round(w * 100.0 / total * 1e4) / 1e4 if total else 0.0
     metric = match.get("metric")
     # Each truncated-stack metric judges the stacks of its own recording
@@ -181,16 +248,23 @@ def expected(rules, rule, event, samples):
     # rule's (the named rules' own matches, before their exclusions).
     others = [r for r in rules["rules"] if r["id"] in match.get("unless", [])]
     if others:
+        gates = {r["id"]: gate_pass(rules, r, event, samples) for r in others}
         ocache = {}
 
+        def matches(r, f):
+            if (r["id"], f) not in ocache:
+                ocache[(r["id"], f)] = func_matches(r, *f)
+            return ocache[(r["id"], f)]
+
         def excluded(fr):
-            for f in fr:
-                if f not in ocache:
-                    ocache[f] = any(func_matches(r, *f) for r in others)
-                if ocache[f]:
+            for r in others:
+                g = gates[r["id"]]
+                if (g is None or THREADS[id(fr)][0] in g) and any(matches(r, f) for f in fr):
                     return True
             return False
         evs = [(p, fr) for p, fr in evs if not excluded(fr)]
+    if passed is not None:
+        evs = [(p, fr) for p, fr in evs if THREADS[id(fr)][0] in passed]
     if match.get("per_function"):
         per = {}
         for p, fr in evs:
@@ -251,4 +325,5 @@ def main():
     sys.exit(1 if bad else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -56,6 +56,28 @@ static void feed_stack(const char *event, int64_t tid, const char *frames, uint6
 		      ev, samples, samples, false);
 }
 
+/* `n` samples of one stack (as feed_stack) in thread `tid`, one every
+ * `step_ns` from `start_ns`, each of `period` (CPU-time ns): timed. */
+static void feed_timed(const char *event, int64_t tid, const char *frames, uint64_t n, uint64_t start_ns,
+		       uint64_t step_ns, uint64_t period)
+{
+	struct pl_error err;
+	uint32_t ev = pl_intern_event(&prof, event, strlen(event)), ids[16], depth = 0, st;
+
+	for (const char *f = frames; *f && depth < 16;) {
+		size_t len = strcspn(f, ";"), at = strcspn(f, "@");
+		uint32_t sym = pl_intern_str(&prof, f, at < len ? at : len);
+		uint32_t dso = at < len ? pl_intern_str(&prof, f + at + 1, len - at - 1) : PL_NOID;
+		ids[depth++] = pl_intern_frame(&prof, pl_intern_func(&prof, sym, dso), false, 0, PL_NOID, &err);
+		f += len + (f[len] == ';');
+	}
+	st = pl_intern_stack(&prof, pl_intern_thread(&prof, 1, tid, PL_NOID), ids, depth, &err);
+	for (uint64_t i = 0; i < n; i++) {
+		pl_add_weight(&prof, st, ev, 1, period, true);
+		pl_add_timed(&prof, st, ev, start_ns + i * step_ns, period);
+	}
+}
+
 /* Classify event 0 with the embedded rules; new reference. */
 static json_t *classify_first(void)
 {
@@ -560,6 +582,70 @@ START_TEST(excluding_patterns_leave_a_function_out)
 }
 END_TEST
 
+#define POLL_STACK "start_thread@/usr/lib/libc.so.6;wait_loop@/opt/app;__poll@/usr/lib/libc.so.6;" \
+	"entry_SYSCALL_64@[kernel.kallsyms];do_syscall_64@[kernel.kallsyms];__x64_sys_poll@[kernel.kallsyms]"
+
+START_TEST(busy_wait_needs_a_thread_mostly_waiting_near_a_full_core)
+{
+	json_t *res, *c, *th;
+
+	/* tid 2 polls back to back: 900 samples of 1 ms CPU, 1 ms apart
+	 * (a full core); tid 3 computes; tid 4 polls too, but 100 samples
+	 * over 10 s (1% of a CPU): a server that sleeps in poll. */
+	feed_timed("cpu-clock", 2, POLL_STACK, 900, 1000000000, 1000000, 1000000);
+	feed_timed("cpu-clock", 3, "start_thread@/usr/lib/libc.so.6;work@/opt/app", 900, 1000000000, 1000000, 1000000);
+	feed_timed("cpu-clock", 4, POLL_STACK, 100, 1000000000, 100000000, 1000000);
+	res = classify_first();
+	c = candidate(res, "busy_wait");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 900.0 * 100 / 1900, 1e-3);
+	th = json_object_get(c, "threads");
+	ck_assert_int_eq(json_integer_value(json_object_get(th, "passed_total")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(th, "passed"), 0), "tid")), 2);
+	ck_assert_double_eq_tol(json_number_value(json_object_get(json_array_get(json_object_get(th, "passed"), 0),
+								 "core_percent")), 100.0, 1e-9);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(th, "left_out"), "threads")), 1);
+	/* the sleeper's poll stays a system call (the gate comes before unless) */
+	c = candidate(res, "system_calls");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_double_eq_tol(figure(c), 100.0 * 100 / 1900, 1e-3);
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(without_times_the_share_decides_and_says_so)
+{
+	json_t *res, *c;
+
+	/* Folded lines carry no thread: one thread, judged by its share. */
+	feed_folded("cpu-clock", "start_thread;wait_loop;sched_yield 900\nstart_thread;work 1100\n");
+	res = classify_first();
+	ck_assert_ptr_null(candidate(res, "busy_wait"));
+	json_decref(res);
+	/* 500 more yields: 1,400 of 2,500, over half of the one thread */
+	feed_folded("cpu-clock", "start_thread;wait_loop;sched_yield 500\n");
+	res = classify_first();
+	c = candidate(res, "busy_wait");
+	ck_assert_ptr_nonnull(c);
+	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(json_object_get(c, "threads"), "passed"), 0),
+					       "core_percent")));
+	json_decref(res);
+}
+END_TEST
+
+START_TEST(thread_gates_and_callers_are_checked_when_compiled)
+{
+	struct pl_error err;
+
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("g", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"inclusive\", \"min_percent\": 5, \"thread\": {\"min_share_percent\": 50, \"min_core_percent\": 50}}") "]}", &err), PL_OK);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("g", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"inclusive\", \"min_percent\": 5, \"thread\": {\"min_share_percent\": 50}}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(err.text, "min_core_percent"));
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("pf", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"self\", \"per_function\": true, \"min_percent\": 5, \"thread\": {\"min_share_percent\": 50, \"min_core_percent\": 50}}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_int_eq(compile_text(DOC_HEAD RULE("c", "{\"functions\": [{\"symbol\": \"x\"}], \"weight\": \"inclusive\", \"min_percent\": 5, \"callers\": true}") "]}", &err), PL_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(err.text, "self-weight"));
+}
+END_TEST
+
 Suite *suite_classify(void)
 {
 	Suite *s = suite_create("classify");
@@ -585,6 +671,9 @@ Suite *suite_classify(void)
 	tcase_add_test(tc, unless_names_only_other_function_rules);
 	tcase_add_test(tc, dwarf_stacks_cut_short_are_not_frame_pointer_loss);
 	tcase_add_test(tc, library_candidates_name_their_own_callers);
+	tcase_add_test(tc, busy_wait_needs_a_thread_mostly_waiting_near_a_full_core);
+	tcase_add_test(tc, without_times_the_share_decides_and_says_so);
+	tcase_add_test(tc, thread_gates_and_callers_are_checked_when_compiled);
 	suite_add_tcase(s, tc);
 	return s;
 }

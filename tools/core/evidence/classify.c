@@ -13,6 +13,19 @@
  * of wait per stack: preempted before I/O, disk before peer).  Metric rules
  * read figures computed in the same pass or in one of their own.
  *
+ * Thread gates: a rule with a "thread" clause (busy_wait) keeps a stack
+ * only when the stack's thread passes it: the rule's stacks hold at least
+ * min_share_percent of the thread's weight, and the thread ran at least
+ * min_core_percent of one CPU over the span its timed samples cover (its
+ * CPU-time periods, in ns, over last - first + one mean period).  Where
+ * the span or the unit is not known (folded input, cycles) the core test
+ * cannot be made and the share decides alone, which the candidate says.
+ * The gate is computed once per event (struct thread_gate) and applied
+ * before "unless", so a poll loop of a thread that sleeps stays a system
+ * call.  The span is read from every timed sample of the event: under a
+ * time window (view.h), whose weights are the window's, a thread's share
+ * of a CPU is still that of its whole recording.
+ *
  * Everything is sorted with explicit tie-breaks (weight, then samples,
  * then function id; rule order), so the same analysis always gives the
  * same candidates in the same order.
@@ -20,6 +33,7 @@
 #include "classify.h"
 #include "base/schemas.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -27,6 +41,8 @@
 
 #define SETS_MAX 16
 #define MATCHERS_MAX 16
+#define GATED_MAX 4              /* rules with a thread gate */
+#define GATE_THREADS_TOP 3       /* threads a gated candidate lists */
 
 enum need { NEED_NO = 0, NEED_HELPFUL, NEED_NEEDED };
 enum metric {
@@ -75,6 +91,9 @@ struct rule {
 	regex_t roots;
 	bool has_roots;
 	enum need call_graph, source_lines;
+	int gate;                /* index into the thread gates, -1: none */
+	double min_share, min_core;
+	bool callers;            /* a self rule whose samples stand for their callers */
 };
 
 struct pl_rules {
@@ -86,6 +105,23 @@ struct pl_rules {
 	size_t nsets;
 	struct rule rules[PL_RULES_MAX];
 	size_t n;
+	uint32_t gated[GATED_MAX];  /* rule indexes with a thread gate */
+	size_t ngated;
+	uint64_t gated_bits;
+};
+
+/* One thread's figures under one event, for the thread gates. */
+struct gate_thread {
+	struct pl_amount total;
+	struct pl_amount rule[GATED_MAX];  /* stacks the gated rule matches */
+	uint64_t first_ns, last_ns, timed_period, timed_n;
+	double core;                       /* percent of one CPU; -1 unknown */
+	uint64_t pass;                     /* gated rule bits it passes */
+};
+
+struct thread_gate {
+	uint32_t event;                    /* PL_NOID: not computed */
+	struct gate_thread *t;             /* [nthreads] */
 };
 
 /* ------------------------------------------------------------ compiling */
@@ -224,6 +260,28 @@ static enum pl_err compile_metric(struct rule *ru, json_t *match, struct pl_erro
 	return PL_OK;
 }
 
+/* A function rule's "thread" clause: the rule keeps the stacks of the
+ * threads that pass it (see the top of this file). */
+static enum pl_err compile_gate(struct pl_rules *r, struct rule *ru, json_t *thread, struct pl_error *err)
+{
+	size_t i = (size_t)(ru - r->rules);
+
+	ru->gate = -1;
+	if (!thread)
+		return PL_OK;
+	if (!json_is_number(json_object_get(thread, "min_share_percent")) ||
+	    !json_is_number(json_object_get(thread, "min_core_percent")))
+		return bad_rules(err, ru->id, "thread needs min_share_percent and min_core_percent");
+	if (r->ngated == GATED_MAX || ru->per_function)
+		return bad_rules(err, ru->id, "at most 4 rules have a thread gate, none of them per_function");
+	ru->min_share = json_number_value(json_object_get(thread, "min_share_percent"));
+	ru->min_core = json_number_value(json_object_get(thread, "min_core_percent"));
+	ru->gate = (int)r->ngated;
+	r->gated[r->ngated++] = (uint32_t)i;
+	r->gated_bits |= UINT64_C(1) << i;
+	return PL_OK;
+}
+
 static enum pl_err compile_rule(struct pl_rules *r, struct rule *ru, json_t *doc,
 				struct pl_error *err)
 {
@@ -234,6 +292,7 @@ static enum pl_err compile_rule(struct pl_rules *r, struct rule *ru, json_t *doc
 	size_t i;
 
 	ru->doc = doc;
+	ru->gate = -1;
 	ru->id = json_string_value(json_object_get(doc, "id"));
 	if (!ru->id || !json_is_object(match) || !group || !json_string_value(json_object_get(doc, "label")))
 		return bad_rules(err, ru->id ? ru->id : "a rule", "needs id, label, group and match");
@@ -251,6 +310,11 @@ static enum pl_err compile_rule(struct pl_rules *r, struct rule *ru, json_t *doc
 		return bad_rules(err, ru->id, "a function rule needs 1 to 16 functions, weight and min_percent");
 	ru->inclusive = strcmp(weight, "inclusive") == 0;
 	ru->per_function = json_is_true(json_object_get(match, "per_function"));
+	if ((rc = compile_gate(r, ru, json_object_get(match, "thread"), err)))
+		return rc;
+	ru->callers = json_is_true(json_object_get(match, "callers"));
+	if (ru->callers && (ru->inclusive || ru->per_function))
+		return bad_rules(err, ru->id, "callers belongs to a self-weight rule that is not per_function");
 	ru->threshold = json_number_value(json_object_get(match, "min_percent"));
 	json_array_foreach(fns, i, f) {
 		if ((rc = compile_matcher(&ru->m[i], f, ru->id, err)))
@@ -528,12 +592,125 @@ void pl_classifier_init(struct pl_classifier *c, const struct pl_rules *r,
 	c->func_mask = pl_xcalloc(n ? n : 1, sizeof(uint64_t));
 	for (uint32_t f = 0; f < n; f++)
 		c->func_mask[f] = func_mask(r, p, f);
+	c->gate = pl_xcalloc(1, sizeof(*c->gate));
+	c->gate->event = PL_NOID;
 }
 
 void pl_classifier_release(struct pl_classifier *c)
 {
 	free(c->func_mask);
 	c->func_mask = NULL;
+	if (c->gate)
+		free(c->gate->t);
+	free(c->gate);
+	c->gate = NULL;
+}
+
+/* ---------------------------------------------------------- thread gates */
+
+/* Each thread's weight and the weight of each gated rule's stacks in it
+ * (as matched, after unless), under `event`. */
+static void gate_weights(const struct pl_classifier *c, uint32_t event, struct gate_thread *t)
+{
+	const struct pl_profile *p = c->p;
+	const struct pl_rules *r = c->rules;
+
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, event);
+		struct gate_thread *g = &t[st->thread];
+		uint64_t any = 0;
+
+		if (!w)
+			continue;
+		g->total.samples += w->samples;
+		g->total.period += w->period;
+		for (uint32_t d = 0; d < st->depth; d++)
+			any |= c->func_mask[p->frames[st->frames[d]].func];
+		any = pl_rules_stack_mask(r, any);
+		for (size_t k = 0; k < r->ngated; k++)
+			if (any & (UINT64_C(1) << r->gated[k])) {
+				g->rule[k].samples += w->samples;
+				g->rule[k].period += w->period;
+			}
+	}
+}
+
+/* Each thread's share of one CPU over the span of its timed samples,
+ * when the event's periods are CPU time in ns; -1 where unknown. */
+static void gate_cores(const struct pl_profile *p, uint32_t event, struct gate_thread *t, size_t nt)
+{
+	bool ns = strcmp(pl_event_unit(p, event), "ns") == 0;
+
+	for (size_t i = 0; ns && i < p->timed.n; i++) {
+		const struct pl_timed *x = &p->timed.v[i];
+		struct gate_thread *g;
+		if (x->event != event || x->stack >= pl_nstacks(p))
+			continue;
+		g = &t[p->stacks[x->stack].thread];
+		if (!g->timed_n || x->time_ns < g->first_ns)
+			g->first_ns = x->time_ns;
+		if (!g->timed_n || x->time_ns > g->last_ns)
+			g->last_ns = x->time_ns;
+		g->timed_period += x->period;
+		g->timed_n++;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		struct gate_thread *g = &t[i];
+		double span = (double)(g->last_ns - g->first_ns) + (double)g->timed_period / (double)(g->timed_n ? g->timed_n : 1);
+		g->core = -1;
+		if (ns && g->timed_n >= 2 && span > 0) {
+			g->core = 100.0 * (double)g->timed_period / span;
+			g->core = g->core > 100.0 ? 100.0 : round(g->core * 1e4) / 1e4;
+		}
+	}
+}
+
+static double share_of(struct pl_amount part, struct pl_amount whole)
+{
+	return whole.period ? round((double)part.period * 100.0 / (double)whole.period * 1e4) / 1e4 : 0.0;
+}
+
+static size_t r_index(const struct pl_rules *r, const struct rule *ru)
+{
+	return (size_t)(ru - r->rules);
+}
+
+/* The thread gates of `event`, computed when first asked for it. */
+static const struct thread_gate *gate_for(const struct pl_classifier *c, uint32_t event)
+{
+	const struct pl_rules *r = c->rules;
+	struct thread_gate *g = c->gate;
+	size_t nt = pl_nthreads(c->p);
+
+	if (g->event == event)
+		return g;
+	free(g->t);
+	g->t = pl_xcalloc(nt ? nt : 1, sizeof(*g->t));
+	g->event = event;
+	gate_weights(c, event, g->t);
+	gate_cores(c->p, event, g->t, nt);
+	for (size_t i = 0; i < nt; i++)
+		for (size_t k = 0; k < r->ngated; k++) {
+			const struct rule *ru = &r->rules[r->gated[k]];
+			struct gate_thread *t = &g->t[i];
+			if (t->rule[k].samples && share_of(t->rule[k], t->total) >= ru->min_share &&
+			    (t->core < 0 || t->core >= ru->min_core))
+				t->pass |= UINT64_C(1) << r->gated[k];
+		}
+	return g;
+}
+
+uint64_t pl_classifier_stack_rules(const struct pl_classifier *c, uint32_t event, uint32_t stack,
+				   uint64_t any)
+{
+	const struct pl_rules *r = c->rules;
+
+	if (any & r->gated_bits) {
+		const struct thread_gate *g = gate_for(c, event);
+		any &= ~(r->gated_bits & ~g->t[c->p->stacks[stack].thread].pass);
+	}
+	return pl_rules_stack_mask(r, any);
 }
 
 /* ------------------------------------------------------ per-event pass */
@@ -573,7 +750,7 @@ static void scan_event(const struct pl_classifier *c, uint32_t event, struct eve
 			ef->source_lines |= fr->srcline != PL_NOID;
 		}
 		leaf = c->func_mask[p->frames[st->frames[st->depth - 1]].func];
-		kept = pl_rules_stack_mask(c->rules, any);
+		kept = pl_classifier_stack_rules(c, event, s, any);
 		leaf &= kept;
 		any = kept;
 		for (size_t i = 0; i < c->rules->n; i++) {
@@ -1133,9 +1310,9 @@ static bool fires(const struct verdict *vd)
 	return vd->amount.samples > 0 && vd->value >= vd->ru->threshold;
 }
 
-/* The weight behind each function of rule `index`, which has "unless":
- * only the stacks the rule keeps count, each matched function once per
- * stack (inclusive) or the matched leaf (self). */
+/* The weight behind each function of rule `index`, which has "unless" or
+ * a thread gate: only the stacks the rule keeps count, each matched
+ * function once per stack (inclusive) or the matched leaf (self). */
 static void unless_measure(const struct pl_classifier *c, uint32_t event, size_t index,
 			   struct pl_amount *measure)
 {
@@ -1153,7 +1330,7 @@ static void unless_measure(const struct pl_classifier *c, uint32_t event, size_t
 			continue;
 		for (uint32_t d = 0; d < st->depth; d++)
 			any |= c->func_mask[p->frames[st->frames[d]].func];
-		if (!(pl_rules_stack_mask(c->rules, any) & bit))
+		if (!(pl_classifier_stack_rules(c, event, s, any) & bit))
 			continue;
 		for (uint32_t d = ru->inclusive ? 0 : st->depth - 1; d < st->depth; d++) {
 			uint32_t f = p->frames[st->frames[d]].func;
@@ -1173,7 +1350,7 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
 	const struct pl_profile *p = c->p;
 	uint64_t bit = UINT64_C(1) << vd->index;
 
-	if (vd->ru->metric == METRIC_NONE && !vd->whole && vd->ru->unless) {
+	if (vd->ru->metric == METRIC_NONE && !vd->whole && (vd->ru->unless || vd->ru->gate >= 0)) {
 		unless_measure(c, v->event, vd->index, measure);
 		return;
 	}
@@ -1236,7 +1413,7 @@ static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_v
 			continue;
 		for (uint32_t d = 0; d < st->depth; d++)
 			any |= c->func_mask[p->frames[st->frames[d]].func];
-		if (!vd->whole && !(pl_rules_stack_mask(c->rules, any) & bit))
+		if (!vd->whole && !(pl_classifier_stack_rules(c, v->event, s, any) & bit))
 			continue;
 		if (vd->whole || !ru->inclusive) {
 			if (!vd->whole && !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
@@ -1280,6 +1457,139 @@ static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_v
 	return out;
 }
 
+static __thread const struct gate_thread *sort_gt;
+static __thread size_t sort_gk;
+
+static int cmp_gate_threads(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct pl_amount *wx = &sort_gt[x].rule[sort_gk], *wy = &sort_gt[y].rule[sort_gk];
+
+	if (wx->period != wy->period)
+		return wx->period > wy->period ? -1 : 1;
+	return x < y ? -1 : (x > y);
+}
+
+/* A gated rule's evidence: the threads that passed its gate (heaviest
+ * first), each with its share in the rule's stacks and its share of one
+ * CPU, and what the gate left out. */
+static json_t *gate_json(const struct pl_classifier *c, const struct pl_view *v, const struct rule *ru)
+{
+	const struct pl_profile *p = c->p;
+	const struct thread_gate *g = gate_for(c, v->event);
+	size_t nt = pl_nthreads(p), k = (size_t)ru->gate, npass = 0, nout = 0;
+	uint32_t *order = pl_xmalloc((nt ? nt : 1) * sizeof(uint32_t));
+	struct pl_amount out = {0};
+	json_t *passed = json_array();
+
+	for (uint32_t t = 0; t < nt; t++) {
+		if (!g->t[t].rule[k].samples)
+			continue;
+		if (g->t[t].pass & (UINT64_C(1) << r_index(c->rules, ru))) {
+			order[npass++] = t;
+		} else {
+			nout++;
+			out.samples += g->t[t].rule[k].samples;
+			out.period += g->t[t].rule[k].period;
+		}
+	}
+	sort_gt = g->t;
+	sort_gk = k;
+	qsort(order, npass, sizeof(uint32_t), cmp_gate_threads);
+	for (size_t i = 0; i < npass && i < GATE_THREADS_TOP; i++) {
+		const struct gate_thread *t = &g->t[order[i]];
+		const struct pl_thread *th = &p->threads[order[i]];
+		json_array_append_new(passed, json_pack("{s:o,s:o,s:o,s:f,s:o,s:f}",
+			"pid", th->pid < 0 ? json_null() : json_integer(th->pid),
+			"tid", th->tid < 0 ? json_null() : json_integer(th->tid),
+			"comm", th->comm == PL_NOID ? json_null() : json_string(pl_str(p, th->comm)),
+			"share_percent", share_of(t->rule[k], t->total),
+			"core_percent", t->core < 0 ? json_null() : json_real(t->core),
+			"percent", pl_percent(v, t->rule[k].period)));
+	}
+	free(order);
+	return json_pack("{s:f,s:f,s:I,s:o,s:{s:I,s:I,s:f}}", "min_share_percent", ru->min_share,
+		"min_core_percent", ru->min_core, "passed_total", (json_int_t)npass, "passed", passed,
+		"left_out", "threads", (json_int_t)nout, "samples", (json_int_t)out.samples,
+		"percent", pl_percent(v, out.period));
+}
+
+#define CALLERS_TOP 3
+
+/* The frame above leaf-matched frames of rule `bit` in stack `st`, from
+ * the leaf toward the root: its depth, or -1 when every frame matches. */
+static int64_t caller_depth(const struct pl_classifier *c, const struct pl_stack *st, uint64_t bit)
+{
+	int64_t d = (int64_t)st->depth - 1;
+
+	while (d >= 0 && (c->func_mask[c->p->frames[st->frames[d]].func] & bit))
+		d--;
+	return d;
+}
+
+/* A "callers" rule's samples by the path they interrupted: the nearest
+ * caller frame the rule does not match (top CALLERS_TOP) and the
+ * inclusive hotspot rules that path matches (the frames from the root to
+ * that caller), as shares of the candidate; nothing is moved: every
+ * figure of the analysis keeps these samples on their leaf. */
+static json_t *callers_json(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd)
+{
+	const struct pl_profile *p = c->p;
+	const struct pl_rules *r = c->rules;
+	const char *event = pl_str(p, p->events[v->event].name);
+	uint64_t bit = UINT64_C(1) << vd->index;
+	size_t n = pl_nfuncs(p), k = 0;
+	struct pl_amount *by = pl_xcalloc(n ? n : 1, sizeof(*by)), total = {0}, none = {0};
+	struct pl_amount by_rule[PL_RULES_MAX] = {{0}};
+	uint32_t *order;
+	json_t *callers = json_array(), *rules = json_array();
+
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, v->event);
+		uint64_t any = 0;
+		int64_t d;
+
+		if (!w || st->depth == 0 || !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
+			continue;
+		add_w(&total, w);
+		if ((d = caller_depth(c, st, bit)) < 0) {
+			add_w(&none, w);
+			continue;
+		}
+		add_w(&by[p->frames[st->frames[d]].func], w);
+		for (int64_t i = 0; i <= d; i++)
+			any |= c->func_mask[p->frames[st->frames[i]].func];
+		any = pl_classifier_stack_rules(c, v->event, s, any);
+		for (size_t i = 0; i < r->n; i++)
+			if (any & (UINT64_C(1) << i))
+				add_w(&by_rule[i], w);
+	}
+	order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t f = 0; f < n; f++)
+		if (by[f].samples)
+			order[k++] = f;
+	sort_w = by;
+	qsort(order, k, sizeof(uint32_t), cmp_func_weight);
+	for (size_t i = 0; i < k && i < CALLERS_TOP; i++)
+		json_array_append_new(callers, json_pack("{s:o,s:s,s:f,s:f}", "hotspot_id", json_sprintf("fn%u", order[i]),
+			"symbol", pl_str(p, p->funcs[order[i]].symbol), "percent", pl_percent(v, by[order[i]].period),
+			"of_candidate_percent", share_of(by[order[i]], total)));
+	for (size_t i = 0; i < r->n; i++) {
+		const char *id, *label;
+		bool inclusive;
+		if (!by_rule[i].samples || (int)i == r->own_rule ||
+		    !pl_rules_function_rule(r, i, event, &id, &label, &inclusive) || !inclusive)
+			continue;
+		json_array_append_new(rules, json_pack("{s:s,s:f}", "rule", id,
+			"of_candidate_percent", share_of(by_rule[i], total)));
+	}
+	free(order);
+	free(by);
+	return json_pack("{s:I,s:o,s:o,s:f}", "callers_total", (json_int_t)k, "callers", callers,
+			 "rules", rules, "without_caller_percent", share_of(none, total));
+}
+
 static json_t *candidate_json(const struct pl_classifier *c, const struct pl_view *v,
 			      const struct event_facts *ef, const struct verdict *vd,
 			      struct evidence e, const struct pl_amount *measure)
@@ -1314,6 +1624,10 @@ static json_t *candidate_json(const struct pl_classifier *c, const struct pl_vie
 		"forbidden_conclusions", json_object_get(ru->doc, "forbidden_conclusions"));
 	if (own)
 		json_object_set_new(out, "own_callers", own);
+	if (ru->gate >= 0)
+		json_object_set_new(out, "threads", gate_json(c, v, ru));
+	if (ru->callers)
+		json_object_set_new(out, "interrupted", callers_json(c, v, vd));
 	return out;
 }
 

@@ -74,13 +74,24 @@ bool pl_rules_function_rule(const struct pl_rules *r, size_t i, const char *even
  * preempted inside write() is CPU contention, not I/O). */
 uint64_t pl_rules_stack_mask(const struct pl_rules *r, uint64_t any);
 
-/* Per-profile matching state: which rules match which function. */
+/* Per-profile matching state: which rules match which function, and
+ * (computed per event when first asked) which threads pass the rules'
+ * thread gates. */
+struct thread_gate;
 struct pl_classifier {
 	const struct pl_rules *rules;
 	const struct pl_profile *p;
 	const char *analysis_id;
 	uint64_t *func_mask;     /* [nfuncs] bit i: rule i matches */
+	struct thread_gate *gate;
 };
+
+/* The rules stack `stack` keeps under `event`, from the OR of its frames'
+ * rule masks `any`: a rule with a thread gate ("thread" in its match)
+ * whose gate the stack's thread fails is dropped, then "unless" applies
+ * (pl_rules_stack_mask).  Every per-stack figure goes through this. */
+uint64_t pl_classifier_stack_rules(const struct pl_classifier *c, uint32_t event, uint32_t stack,
+				   uint64_t any);
 
 void pl_classifier_init(struct pl_classifier *c, const struct pl_rules *r,
 			const struct pl_profile *p, const char *analysis_id);

@@ -248,6 +248,44 @@ static void inputs_list(struct report *r, json_t *summary)
 	}
 }
 
+/* A data-quality candidate whose samples stand for the paths they
+ * interrupted (vm_irq_enable's "interrupted"): those paths' shares, said
+ * next to the flag; no figure of the report moves them. */
+static void interrupted_note(struct report *r, size_t i, json_t *ev)
+{
+	json_t *c, *x, *it;
+	size_t k, n;
+
+	json_array_foreach(json_object_get(ev, "candidates"), k, c) {
+		json_t *fig = json_object_get(c, "figure");
+		if (!(it = json_object_get(c, "interrupted")))
+			continue;
+		pl_buf_adds(&r->md, "\n- ");
+		event_label(r, i, str_of(ev, "event"));
+		pl_buf_addf(&r->md, ": %" JSON_INTEGER_FORMAT " samples (%.2f%%) end on ",
+			    json_integer_value(json_object_get(fig, "samples")), num_of(fig, "value"));
+		md_code(&r->md, str_of(json_array_get(json_object_get(c, "hotspots"), 0), "symbol"));
+		pl_buf_adds(&r->md, " (");
+		md_rule_text(&r->md, json_object_get(json_object_get(c, "rule"), "label"));
+		pl_buf_adds(&r->md, "): they stand for the path that ran with interrupts off. Of them, by the "
+				    "caller they interrupted:");
+		json_array_foreach(json_object_get(it, "callers"), n, x) {
+			pl_buf_adds(&r->md, n ? ", " : " ");
+			md_code(&r->md, str_of(x, "symbol"));
+			pl_buf_addf(&r->md, " %.2f%%", num_of(x, "of_candidate_percent"));
+		}
+		pl_buf_adds(&r->md, json_array_size(json_object_get(it, "callers")) ? ";" : " none;");
+		json_array_foreach(json_object_get(it, "rules"), n, x) {
+			pl_buf_adds(&r->md, n ? ", " : " by rule: ");
+			md_code(&r->md, str_of(x, "rule"));
+			pl_buf_addf(&r->md, " %.2f%%", num_of(x, "of_candidate_percent"));
+		}
+		pl_buf_addf(&r->md, "%s %.2f%% have no caller on the stack. Every figure here keeps them where they "
+			    "were measured.\n", json_array_size(json_object_get(it, "rules")) ? ";" : "",
+			    num_of(it, "without_caller_percent"));
+	}
+}
+
 static void data_quality_section(struct report *r)
 {
 	json_t *ev;
@@ -283,6 +321,8 @@ static void data_quality_section(struct report *r)
 		else
 			pl_buf_adds(&r->md, "n/a |\n");
 	}
+	json_array_foreach(r->classified, i, ev)
+		interrupted_note(r, i, ev);
 	if (r->events_left_out)
 		pl_buf_addf(&r->md, "\n%zu more event(s) are in the analyses but not in this report.\n",
 			    r->events_left_out);

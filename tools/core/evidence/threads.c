@@ -95,7 +95,7 @@ static void add_stack(struct thread_pass *tp, uint32_t s, const struct pl_weight
 		tp->stamp[f] = s + 1;
 		add(&tp->incl[f], w);
 	}
-	any = pl_rules_stack_mask(tp->c->rules, any);
+	any = pl_classifier_stack_rules(tp->c, tp->v->event, s, any);
 	leaf = tp->c->func_mask[p->frames[st->frames[st->depth - 1]].func] & any;
 	add(&tp->self[p->frames[st->frames[st->depth - 1]].func], w);
 	for (size_t i = 0; i < pl_rules_count(tp->c->rules); i++) {
