@@ -4,9 +4,18 @@
 // the same registry and sandboxed worker as MCP) or an artifact the tools
 // wrote (the summary and the stack table); the page only lays them out.
 // The whole view lives in the URL's query (view, a, e, tab, sort, off,
-// min, comm, focus, ignore, hide, zoom, q, fn, b, c, exp), so a link reopens it; tabs and controls
-// change it with history.pushState and the page redraws from it.  Every
-// text from a profile is put in as text (dom.js), never as HTML.
+// min, comm, focus, ignore, hide, t0, t1, sw, zoom, q, fn, b, c, exp), so
+// a link reopens it; tabs and controls change it with history.pushState
+// and the page redraws from it.  Every text from a profile is put in as
+// text (dom.js), never as HTML.
+//
+// An analysis page has a timeline (get_timeline) above its tabs: dragging
+// across it (or typing the two ends) sets the time window t0, t1 (seconds
+// after the first sample), which every tool call carries as view.time and
+// the flame graph applies to the stack table's timed samples.  A frame's
+// menu (right click, or m on the focused frame) sets focus, ignore or hide
+// to that function, or opens its sandwich (sw: its hotspot_id): the flame
+// tab then draws its callers above it and its callees below.
 
 import {el, clear, fmt, pct, call, artifactJson, errorBox} from "./dom.js";
 import {decodeStacks, CallTree, FlameView, Names} from "./flame.js";
@@ -179,16 +188,30 @@ function pager(pg, goCursor) {
 // ------------------------------------------------------- one analysis
 
 // The tools' view argument from the URL (focus, ignore, hide: POSIX
-// extended regular expressions on function names), or null.  Every tool
-// call of an analysis page carries it; the flame graph applies the same
-// patterns as JavaScript RegExps (the same for plain names, alternations
-// and anchors) to the stack table.
+// extended regular expressions on function names; t0, t1: the time
+// window), or null.  Every tool call of an analysis page carries it; the
+// flame graph applies the same patterns as JavaScript RegExps (the same
+// for plain names, alternations and anchors) to the stack table.
 const VIEW_KEYS = ["focus", "ignore", "hide"];
-function viewOf() {
+function patternsOf() {
   const v = {};
   for (const k of VIEW_KEYS) if (state[k]) v[k] = state[k];
   return Object.keys(v).length ? v : null;
 }
+// The window in the URL as view.time, or null.
+function timeOf() {
+  if (!state.t0 && !state.t1) return null;
+  const t = {from_seconds: Number(state.t0 || 0)};
+  if (state.t1) t.to_seconds = Number(state.t1);
+  return t;
+}
+function viewOf() {
+  const v = {...(patternsOf() || {})}, t = timeOf();
+  if (t) v.time = t;
+  return Object.keys(v).length ? v : null;
+}
+// Seconds as the URL holds them: to the microsecond, no trailing zeros.
+const secs = x => String(Math.round(x * 1e6) / 1e6);
 // A name as a pattern matching it alone (a name too long for a pattern's
 // 256 bytes: its start).
 const quoteRe = s => s.replace(/[.[\]{}()*+?^$|\\]/g, "\\$&");
@@ -233,7 +256,7 @@ async function analysisPage(page, seq) {
     el("p", {class: "path"}, (summary.provenance.inputs || []).map(i => i.path).join(", ")),
     el("div", {class: "controls"}, el("label", {}, "Event ", picker),
       el("span", {class: "note"}, " one event at a time: events are never merged")));
-  page.append(qualityBox(summary, event), viewBox());
+  page.append(qualityBox(summary, event), viewBox(), await timelineBox({analysis_id: id, event}));
   const tabs = el("div", {role: "tablist", class: "tabs"}, TABS.map(([k, label]) => {
     const b = button(label, () => go({tab: k}), {role: "tab", id: "tab-" + k, "aria-selected": k === tab ? "true" : "false"});
     b.addEventListener("keydown", e => {
@@ -260,6 +283,94 @@ function viewBox() {
   };
   return el("div", {class: "controls", id: "view"}, field("focus", "keep stacks through"), field("ignore", "drop stacks through"),
     field("hide", "remove frames of"), el("span", {class: "note"}, " regular expressions on function names"));
+}
+
+// --------------------------------------------------------- the timeline
+
+// get_timeline's answers, per analysis and event (one per page load: the
+// timeline is of the whole event, whatever the window).
+const timelines = new Map();
+function timelineOf(args) {
+  const key = JSON.stringify(args);
+  if (!timelines.has(key)) {
+    const p = call("get_timeline", {...args, buckets: 200});
+    p.catch(() => timelines.delete(key));
+    timelines.set(key, p);
+  }
+  return timelines.get(key);
+}
+
+// The event's samples per time bucket as bars, the window shaded; drag
+// across the bars to set the window (t0, t1), or type its ends.  An
+// analysis without sample times says so in a line instead.
+async function timelineBox(args) {
+  let tl;
+  try {
+    tl = await timelineOf(args);
+  } catch (e) {
+    return el("p", {class: "note", id: "timeline-none"}, `No timeline: ${e.message}`);
+  }
+  const n = tl.samples.length, span = n * tl.bucket_seconds;
+  const t0 = state.t0 ? Number(state.t0) : null, t1 = state.t1 ? Number(state.t1) : null;
+  const num = (id, label, v) => {
+    const i = el("input", {id, type: "number", min: 0, step: "any", value: v === null ? "" : secs(v), "aria-label": label});
+    i.addEventListener("change", () => go({[id === "time-from" ? "t0" : "t1"]: i.value, off: null, zoom: null, cursor: null}));
+    return el("label", {}, label + " ", i);
+  };
+  const canvas = el("canvas", {class: "timeline", id: "timeline-canvas", role: "img",
+    "aria-label": `samples of ${tl.event} per ${tl.bucket_seconds} s over ${tl.span_seconds} s; drag to choose a window`});
+  const box = el("section", {class: "timeline-box", id: "timeline", "aria-label": "timeline",
+    "data-buckets": String(n), "data-bucket-seconds": String(tl.bucket_seconds), "data-span": String(span)},
+    el("div", {class: "controls"},
+      el("strong", {}, "Timeline"), num("time-from", "From s", t0), num("time-to", "To s", t1),
+      t0 !== null || t1 !== null ? button("Whole profile", () => go({t0: null, t1: null, off: null, zoom: null, cursor: null}),
+        {id: "time-clear"}) : null,
+      el("span", {class: "note", id: "timeline-note"}, `${fmt(tl.total.samples)} timed samples over ${tl.span_seconds} s, ` +
+        `${tl.bucket_seconds} s a bar` + (tl.timeless_samples ? `; ${fmt(tl.timeless_samples)} samples without a time are in no window` : ""))),
+    canvas);
+  const H = 70;
+  const draw = (brush) => {
+    const W = Math.max(box.clientWidth - 2, 200), dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(W * dpr);
+    canvas.height = Math.round(H * dpr);
+    canvas.style.width = W + "px";
+    canvas.style.height = H + "px";
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    const max = Math.max(1, ...tl.samples), bw = W / n;
+    const css = getComputedStyle(document.documentElement);
+    g.fillStyle = css.getPropertyValue("--accent").trim() || "#b3470f";
+    tl.samples.forEach((v, i) => { if (v) g.fillRect(i * bw, H - (v / max) * (H - 4), Math.max(bw - 0.5, 0.5), (v / max) * (H - 4)); });
+    const win = brush || (t0 !== null || t1 !== null ? [t0 || 0, t1 === null ? span : t1] : null);
+    if (win) {
+      const [a, b] = win[0] <= win[1] ? win : [win[1], win[0]];
+      g.fillStyle = "rgba(11, 87, 208, 0.18)";
+      g.fillRect(a / span * W, 0, (b - a) / span * W, H);
+      g.strokeStyle = css.getPropertyValue("--focus").trim() || "#0b57d0";
+      g.strokeRect(a / span * W + 0.5, 0.5, Math.max((b - a) / span * W - 1, 1), H - 1);
+    }
+  };
+  // Seconds under a pointer, clamped to the timeline.
+  const at = e => {
+    const r = canvas.getBoundingClientRect();
+    return Math.min(Math.max((e.clientX - r.left) / r.width, 0), 1) * span;
+  };
+  let from = null;
+  canvas.addEventListener("pointerdown", e => { from = at(e); canvas.setPointerCapture(e.pointerId); draw([from, from]); });
+  canvas.addEventListener("pointermove", e => { if (from !== null) draw([from, at(e)]); });
+  canvas.addEventListener("pointerup", e => {
+    if (from === null) return;
+    const to = at(e), a = Math.min(from, to), b = Math.max(from, to);
+    from = null;
+    if (b - a < tl.bucket_seconds / 4) { draw(); return; }   // a click, not a drag
+    go({t0: secs(a), t1: secs(b), off: null, zoom: null, cursor: null});
+  });
+  app.addEventListener("rendered", () => {
+    draw();
+    new ResizeObserver(() => draw()).observe(box);
+  }, {once: true});
+  return box;
 }
 
 // Data quality first: what the figures below can and cannot say.
@@ -344,25 +455,81 @@ async function hotspotDetail(panel, args, fn) {
     link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn})));
 }
 
-// Decoded stack tables and their trees, per analysis.
-const trees = new Map();
-async function treeOf(id, names, view) {
-  const key = id + (names ? "/shared" : "") + (view ? JSON.stringify(view) : "");
+// Decoded stack tables, and their trees per analysis, patterns and
+// sandwich (the time window changes weights only: CallTree.weigh).
+const tables = new Map(), trees = new Map();
+async function tableOf(id) {
+  if (!tables.has(id)) tables.set(id, decodeStacks(await artifactJson(`analyses/${id}.stacks.json`)));
+  return tables.get(id);
+}
+async function treeOf(id, names, patterns, sandwich) {
+  const key = id + (names ? "/shared" : "") + (patterns ? JSON.stringify(patterns) : "") +
+    (sandwich ? "/" + sandwich.side + ":" + [...sandwich.fids].join(",") : "");
   if (!names && trees.has(key)) return trees.get(key);
-  const table = decodeStacks(await artifactJson(`analyses/${id}.stacks.json`));
-  const re = view && Object.fromEntries(Object.entries(view).map(([k, v]) => [k, new RegExp(v)]));
-  const tree = new CallTree(table, names, re);
+  const table = await tableOf(id);
+  const re = patterns && Object.fromEntries(Object.entries(patterns).map(([k, v]) => [k, new RegExp(v)]));
+  const tree = new CallTree(table, names, re, sandwich);
   if (!names) trees.set(key, tree);
   return tree;
 }
+// The window as the flame graph weighs it: ns after the first sample.
+function windowNs() {
+  const t = timeOf();
+  return t ? {from: Math.round(t.from_seconds * 1e9), to: t.to_seconds === undefined ? Infinity : Math.round(t.to_seconds * 1e9)} : null;
+}
+
+// A frame's menu: zoom, focus, ignore, hide (the function's exact name as
+// the pattern), and its sandwich.  One menu at a time; Escape, a choice
+// or a click elsewhere closes it, and the frame gets the focus back.
+let openMenu = null;
+function closeMenu() {
+  if (!openMenu) return;
+  const {menu, back} = openMenu;
+  openMenu = null;
+  menu.remove();
+  if (back) back.focus();
+}
+function frameMenu(tree, flame, node, x, y) {
+  closeMenu();
+  const f = tree.names.list[tree.fn[node]];
+  const fid = tree.table.funcs.findIndex(g => g.symbol === f.symbol && g.dso === f.dso);
+  const item = (label, id, fn) => {
+    const b = button(label, () => { closeMenu(); fn(); }, {role: "menuitem", id: "menu-" + id, class: "menu-item"});
+    return b;
+  };
+  const pattern = exactly(f.symbol);
+  const menu = el("div", {class: "frame-menu", role: "menu", id: "frame-menu", "aria-label": `frame ${f.symbol}`,
+    "data-symbol": f.symbol},
+    el("div", {class: "menu-title sym"}, f.symbol),
+    item("Zoom", "zoom", () => flame.setZoom(node, true)),
+    item("Focus on this function", "focus", () => go({focus: pattern, off: null, zoom: null, fn: null})),
+    item("Ignore its stacks", "ignore", () => go({ignore: pattern, off: null, zoom: null, fn: null})),
+    item("Hide its frames", "hide", () => go({hide: pattern, off: null, zoom: null, fn: null})),
+    fid >= 0 ? item("Sandwich: callers and callees", "sandwich", () => go({tab: "flame", sw: "fn" + fid, zoom: null})) : null);
+  menu.style.left = Math.min(x, window.innerWidth - 260) + "px";
+  menu.style.top = Math.min(y, window.innerHeight - 200) + "px";
+  menu.addEventListener("keydown", e => {
+    const items = [...menu.querySelectorAll("button")], i = items.indexOf(document.activeElement);
+    if (e.key === "Escape") closeMenu();
+    else if (e.key === "ArrowDown") items[(i + 1) % items.length].focus();
+    else if (e.key === "ArrowUp") items[(i - 1 + items.length) % items.length].focus();
+    else return;
+    e.preventDefault();
+  });
+  document.body.append(menu);
+  openMenu = {menu, back: flame.canvas};
+  menu.querySelector("button").focus();
+}
+document.addEventListener("pointerdown", e => { if (openMenu && !openMenu.menu.contains(e.target)) closeMenu(); });
 
 async function flameTab(panel, args) {
   const t0 = performance.now();
   // The tools judge the view first: a bad pattern, or one keeping nothing,
   // is their error, shown as theirs.
   if (args.view) await call("list_hotspots", {...args, limit: 1});
-  const tree = await treeOf(args.analysis_id, null, args.view);
-  tree.weigh(args.event);
+  if (state.sw) return sandwichTab(panel, args, state.sw);
+  const tree = await treeOf(args.analysis_id, null, patternsOf());
+  tree.weigh(args.event, windowNs());
   const loadMs = performance.now() - t0;  // fetch, decode, tree, weights
   const search = el("input", {id: "flame-search", type: "search", value: state.q || "", placeholder: "function name contains",
     "aria-label": "search functions"});
@@ -372,11 +539,13 @@ async function flameTab(panel, args) {
     el("label", {}, "Search ", search), share, " ",
     button("Reset zoom", () => view.setZoom(0, true), {id: "flame-reset"})), host,
     el("p", {class: "note"}, `Width: share of ${args.event} period (${fmt(tree.total[0])}, ${fmt(tree.samples[0])} samples) ` +
-      "from the stack table; click a frame to zoom; keyboard: arrows, Enter, Escape."));
+      "from the stack table; click a frame to zoom, right-click it for focus, ignore, hide and its sandwich; " +
+      "keyboard: arrows, Enter, Escape, m for the menu."));
   const showShare = () => {
     share.textContent = view.query ? ` matched: ${view.matchedPercent().toFixed(2)}% of the view (each stack once)` : "";
   };
-  const view = new FlameView(host, st => { setUrl({zoom: st.zoom || null, q: st.q || null}); showShare(); });
+  const view = new FlameView(host, st => { setUrl({zoom: st.zoom || null, q: st.q || null}); showShare(); },
+    {onMenu: (n, x, y) => frameMenu(tree, view, n, x, y)});
   view.canvas.addEventListener("focus", () => view.draw());
   view.canvas.addEventListener("blur", () => view.draw());
   // Appended to the page after this returns: draw once it is in place.
@@ -394,6 +563,46 @@ async function flameTab(panel, args) {
   }, {once: true});
   search.addEventListener("input", () => { view.search(search.value, true); showShare(); });
   window.perflensFlame = view;
+}
+
+// A function's sandwich: its callers above it (a flame graph growing up
+// from the function) and its callees below (an icicle hanging from it),
+// from the stack table under the same view and window.
+async function sandwichTab(panel, args, sw) {
+  const table = await tableOf(args.analysis_id);
+  const id = parseInt(String(sw).replace(/^fn/, ""), 10);
+  const f = table.funcs[id];
+  if (!f) {
+    panel.append(el("p", {class: "error", role: "alert"}, `No function ${sw} in this analysis.`));
+    return;
+  }
+  // Every id of the same name and module (an inlined copy is another id).
+  const fids = new Set();
+  table.funcs.forEach((g, i) => { if (g.symbol === f.symbol && g.dso === f.dso) fids.add(i); });
+  const names = new Names(), win = windowNs();
+  const callers = await treeOf(args.analysis_id, names, patternsOf(), {fids, side: "callers"});
+  const callees = await treeOf(args.analysis_id, names, patternsOf(), {fids, side: "callees"});
+  callers.weigh(args.event, win);
+  callees.weigh(args.event, win);
+  const all = await treeOf(args.analysis_id, null, patternsOf());
+  all.weigh(args.event, win);
+  const hostUp = el("div", {class: "flame-host", id: "sandwich-callers"});
+  const hostDown = el("div", {class: "flame-host", id: "sandwich-callees"});
+  panel.append(el("section", {id: "sandwich", "aria-label": "sandwich", "data-symbol": f.symbol,
+      "data-samples": String(callers.samples[0])},
+    el("h2", {}, "Sandwich of ", el("span", {class: "sym", id: "sandwich-symbol"}, f.symbol),
+      el("span", {class: "note"}, ` ${f.dso || ""}`)),
+    el("div", {class: "controls"},
+      button("Close the sandwich", () => go({sw: null, zoom: null}), {id: "sandwich-close"}),
+      link("Callers and callees as tables", {...state, tab: "hotspots", fn: sw, sw: null, zoom: null}, {id: "sandwich-table"}),
+      el("span", {class: "note"}, `inclusive ${fmt(callers.samples[0])} samples, ` +
+        `${(100 * callers.total[0] / (all.total[0] || 1)).toFixed(2)}% of ${args.event} in the view`)),
+    el("h3", {}, "Callers (the function at the bottom, who called it above)"), hostUp,
+    el("h3", {}, "Callees (the function at the top, what it called below)"), hostDown));
+  const up = new FlameView(hostUp, null, {onMenu: (n, x, y) => frameMenu(callers, up, n, x, y)});
+  const down = new FlameView(hostDown, null, {inverted: true, onMenu: (n, x, y) => frameMenu(callees, down, n, x, y)});
+  app.addEventListener("rendered", () => { up.setTree(callers); down.setTree(callees); }, {once: true});
+  window.perflensSandwich = {callers: up, callees: down};
 }
 
 async function pathsTab(panel, args) {
