@@ -4,7 +4,8 @@
 // the same registry and sandboxed worker as MCP) or an artifact the tools
 // wrote (the summary and the stack table); the page only lays them out.
 // The whole view lives in the URL's query (view, a, e, tab, sort, off,
-// min, comm, focus, ignore, hide, t0, t1, sw, zoom, q, fn, b, c, exp), so
+// min, comm, focus, ignore, hide, t0, t1, sw, zoom, q, fn, b, c, bt0, bt1,
+// ct0, ct1, exp), so
 // a link reopens it; tabs and controls change it with history.pushState
 // and the page redraws from it.  Every text from a profile is put in as
 // text (dom.js), never as HTML.
@@ -15,7 +16,9 @@
 // the flame graph applies to the stack table's timed samples.  A frame's
 // menu (right click, or m on the focused frame) sets focus, ignore or hide
 // to that function, or opens its sandwich (sw: its hotspot_id): the flame
-// tab then draws its callers above it and its callees below.
+// tab then draws its callers above it and its callees below.  The Compare
+// page takes a window per side (bt0, bt1; ct0, ct1): compare_profiles' view
+// and candidate_view, so two phases of one recording compare.
 
 import {el, clear, fmt, pct, call, artifactJson, errorBox} from "./dom.js";
 import {decodeStacks, CallTree, FlameView, Names} from "./flame.js";
@@ -198,11 +201,11 @@ function patternsOf() {
   for (const k of VIEW_KEYS) if (state[k]) v[k] = state[k];
   return Object.keys(v).length ? v : null;
 }
-// The window in the URL as view.time, or null.
-function timeOf() {
-  if (!state.t0 && !state.t1) return null;
-  const t = {from_seconds: Number(state.t0 || 0)};
-  if (state.t1) t.to_seconds = Number(state.t1);
+// The window in the URL (keys t0, t1, or another pair) as view.time, or null.
+function timeOf(k0 = "t0", k1 = "t1") {
+  if (!state[k0] && !state[k1]) return null;
+  const t = {from_seconds: Number(state[k0] || 0)};
+  if (state[k1]) t.to_seconds = Number(state[k1]);
   return t;
 }
 function viewOf() {
@@ -306,7 +309,7 @@ function timelineOf(args) {
 async function timelineBox(args) {
   let tl;
   try {
-    tl = await timelineOf(args);
+    tl = await timelineOf(state.sw ? {...args, hotspot_id: state.sw} : args);
   } catch (e) {
     return el("p", {class: "note", id: "timeline-none"}, `No timeline: ${e.message}`);
   }
@@ -325,8 +328,11 @@ async function timelineBox(args) {
       el("strong", {}, "Timeline"), num("time-from", "From s", t0), num("time-to", "To s", t1),
       t0 !== null || t1 !== null ? button("Whole profile", () => go({t0: null, t1: null, off: null, zoom: null, cursor: null}),
         {id: "time-clear"}) : null,
+      t0 !== null || t1 !== null ? link("Compare with the whole profile", {view: "compare", b: args.analysis_id, c: args.analysis_id,
+        e: args.event, ...(t0 === null ? {} : {ct0: secs(t0)}), ...(t1 === null ? {} : {ct1: secs(t1)})}, {id: "time-compare"}) : null,
       el("span", {class: "note", id: "timeline-note"}, `${fmt(tl.total.samples)} timed samples over ${tl.span_seconds} s, ` +
-        `${tl.bucket_seconds} s a bar` + (tl.timeless_samples ? `; ${fmt(tl.timeless_samples)} samples without a time are in no window` : ""))),
+        `${tl.bucket_seconds} s a bar` + (tl.function ? `; in violet, ${tl.function.symbol}'s inclusive part` : "") +
+        (tl.timeless_samples ? `; ${fmt(tl.timeless_samples)} samples without a time are in no window` : ""))),
     canvas);
   const H = 70;
   const draw = (brush) => {
@@ -342,6 +348,13 @@ async function timelineBox(args) {
     const css = getComputedStyle(document.documentElement);
     g.fillStyle = css.getPropertyValue("--accent").trim() || "#b3470f";
     tl.samples.forEach((v, i) => { if (v) g.fillRect(i * bw, H - (v / max) * (H - 4), Math.max(bw - 0.5, 0.5), (v / max) * (H - 4)); });
+    if (tl.function) {   // the sandwich's function: its inclusive part of each bar
+      g.fillStyle = "#6a3fb5";
+      tl.function.period_per_bucket.forEach((fp, i) => {
+        const h = tl.period[i] ? (tl.samples[i] * fp / tl.period[i] / max) * (H - 4) : 0;
+        if (h > 0) g.fillRect(i * bw, H - h, Math.max(bw - 0.5, 0.5), h);
+      });
+    }
     const win = brush || (t0 !== null || t1 !== null ? [t0 || 0, t1 === null ? span : t1] : null);
     if (win) {
       const [a, b] = win[0] <= win[1] ? win : [win[1], win[0]];
@@ -473,8 +486,8 @@ async function treeOf(id, names, patterns, sandwich) {
   return tree;
 }
 // The window as the flame graph weighs it: ns after the first sample.
-function windowNs() {
-  const t = timeOf();
+function windowNs(k0, k1) {
+  const t = timeOf(k0, k1);
   return t ? {from: Math.round(t.from_seconds * 1e9), to: t.to_seconds === undefined ? Infinity : Math.round(t.to_seconds * 1e9)} : null;
 }
 
@@ -786,11 +799,24 @@ async function comparePage(page) {
   const evSel = el("select", {id: "event", "aria-label": "event"}, common.map(n => el("option", {value: n, selected: n === event}, n)));
   evSel.addEventListener("change", () => go({e: evSel.value, zoom: null}));
   const sort = state.sort === "inclusive" ? "inclusive" : "self";
-  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel)));
+  // A time window per side: view is the baseline's, candidate_view the
+  // candidate's (given, even empty, so that view stays the baseline's).
+  const side = (label, k0, k1) => [k0, k1].map((k, i) => {
+    const input = el("input", {id: "cmp-" + k, type: "number", min: 0, step: "any", value: state[k] || "",
+      "aria-label": `${label} window ${i ? "to" : "from"} seconds`});
+    input.addEventListener("change", () => go({[k]: input.value, cursor: null, zoom: null}));
+    return el("label", {}, `${label} ${i ? "to" : "from"} s `, input);
+  });
+  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel), ...side("Baseline", "bt0", "bt1"),
+    ...side("Candidate", "ct0", "ct1"), el("span", {class: "note"}, "time windows: seconds after each one's first sample")));
+  const bt = timeOf("bt0", "bt1"), ct = timeOf("ct0", "ct1");
+  const views = bt || ct ? {...(bt ? {view: {time: bt}} : {}), candidate_view: ct ? {time: ct} : {}} : {};
   const res = await call("compare_profiles", {baseline_id: state.b, candidate_id: state.c, event, sort, limit: PAGE,
-    ...(state.cursor ? {cursor: state.cursor} : {})});
+    ...views, ...(state.cursor ? {cursor: state.cursor} : {})});
   page.append(el("table", {id: "deltas"},
-    el("caption", {}, `Change of share in points, ${event}, sorted by ${sort}`),
+    el("caption", {}, `Change of share in points, ${event}, sorted by ${sort}` +
+      (res.view ? `; the baseline's window keeps ${pct(res.view.percent_of_samples)} of its samples` : "") +
+      (res.candidate_view ? `; the candidate's ${pct(res.candidate_view.percent_of_samples)}` : "")),
     el("thead", {}, el("tr", {}, ["#", "status", "function", "module", "baseline self", "candidate self", "self \u0394", "inclusive \u0394"]
       .map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, res.functions.map(f => el("tr", {class: f.self_delta_points > 0 ? "up" : f.self_delta_points < 0 ? "down" : ""},
@@ -804,8 +830,8 @@ async function comparePage(page) {
   // path's share grew, blue where it shrank (both trees on shared names).
   const names = new Names();
   const [tb, tc] = [await treeOf(state.b, names), await treeOf(state.c, names)];
-  tb.weigh(event);
-  tc.weigh(event);
+  tb.weigh(event, windowNs("bt0", "bt1"));
+  tc.weigh(event, windowNs("ct0", "ct1"));
   const host = el("div", {class: "flame-host", id: "flame"});
   page.append(el("h2", {}, "Differential flame graph"),
     el("p", {class: "note"}, "Width: candidate's share; red: share grew against the baseline, blue: it shrank; deep red: not in the baseline."),
