@@ -66,7 +66,8 @@ function fnTitle(f) {
 }
 
 function link(text, patch, attrs) {
-  const target = {...patch};
+  // a null, undefined or empty value leaves its key out (as go() does)
+  const target = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null && v !== undefined && v !== ""));
   const a = el("a", {...(attrs || {}), href: "?" + new URLSearchParams(target).toString()}, text);
   a.addEventListener("click", e => {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
