@@ -411,8 +411,10 @@ static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compar
 	return rc;
 }
 
+/* The function that moved most, on the side that has it, seen through
+ * that side's view (one analysis under two views: which side matters). */
 static json_t *next_steps_json(const struct compare_args *a, const struct pl_diff *d,
-			       const size_t *forder, size_t nf)
+			       const size_t *forder, size_t nf, const struct tool_view *views[2])
 {
 	json_t *steps = json_array();
 
@@ -430,6 +432,7 @@ static json_t *next_steps_json(const struct compare_args *a, const struct pl_dif
 		json_array_append_new(steps, tool_next_step("get_call_paths",
 			json_pack("{s:s,s:s,s:s}", "analysis_id", aid, "event", event, "symbol", f->symbol),
 			"its whole call paths"));
+		tool_view_steps(views[s], steps, aid);
 	}
 	return steps;
 }
@@ -476,7 +479,8 @@ static enum pl_err load_both(const struct tool_ctx *ctx, const struct compare_ar
 }
 
 static json_t *result_json(json_t *args, const struct compare_args *a, const struct pl_diff *d,
-			   const struct pages *pg, const char *event, const char *unit, json_t *exports)
+			   const struct pages *pg, const char *event, const char *unit, json_t *exports,
+			   const struct tool_view *views[2])
 {
 	json_t *funcs = json_array(), *paths = json_array();
 
@@ -495,7 +499,7 @@ static json_t *result_json(json_t *args, const struct compare_args *a, const str
 		"functions", funcs, "page", page_json(&pg->f, args, event, "path_cursor"),
 		"call_paths_compared", (json_int_t)d->npaths, "call_paths", paths,
 		"call_paths_page", page_json(&pg->p, args, event, "cursor"),
-		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total));
+		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total, views));
 }
 
 /* The view on each side, the candidate's own copy only when it is another
@@ -521,20 +525,6 @@ static enum pl_err candidate_view_init(struct tool_view *cv, json_t *cargs, stru
 	if ((rc = tool_view_init(cv, cargs, false, err)))
 		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text), " (candidate_view)");
 	return rc;
-}
-
-/* Each side's view into the next steps on its analysis; one analysis under
- * two views: a step names the candidate's side (next_steps_json picks the
- * candidate's function when it has one), so it gets the candidate's view. */
-static void side_steps(const struct compare_args *a, const struct tool_view *bv, const struct tool_view *cv,
-		       json_t *result)
-{
-	if (a->cand_view_args && strcmp(a->base_id, a->cand_id) == 0) {
-		tool_view_steps(cv, result, a->cand_id);
-		return;
-	}
-	tool_view_steps(bv, result, a->base_id);
-	tool_view_steps(a->cand_view_args ? cv : bv, result, a->cand_id);
 }
 
 enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
@@ -576,11 +566,11 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	if ((rc = pages_open(&pg, &a, &d, event, &bv, &cv, err)) ||
 	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &bv, &cv, &exports, err))))
 		goto out;
-	*result = result_json(args, &a, &d, &pg, event, unit, exports);
+	*result = result_json(args, &a, &d, &pg, event, unit, exports,
+			      (const struct tool_view *[2]){&bv, a.cand_view_args ? &cv : &bv});
 	tool_view_describe(&bv, *result);
 	if (cv.active)
 		json_object_set_new(*result, "candidate_view", tool_view_json(cand == &bp ? &bv : &cv));
-	side_steps(&a, &bv, &cv, *result);
 out:
 	json_decref(a.cand_view_args);
 	tool_view_release(&bv);

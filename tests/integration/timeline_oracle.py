@@ -242,6 +242,15 @@ if check("timeline: compare_profiles of phase A's window (view) against phase B'
             bad.append("%s perf %+.2f perflens %+.4f" % (sym, want, mine.get(sym, 0.0)))
     check("timeline: %d symbols' self change within 0.2 pp of perf report --time's B less A (worst %.3f pp)"
           % (n, worst), n >= 2 and not bad, bad)
+    # each next step, sent as it is, answers in the window of the side it names
+    for st in first["next_steps"]:
+        got, r = call(st["tool"], st["arguments"])
+        tw = ((got or {}).get("view") or {}).get("time_window", {})
+        side = win_b if st["arguments"].get("view", {}).get("time") == win_b else win_a
+        check("timeline: the comparison's next step %s(%s) answers, in its side's window [%g, %g)"
+              % (st["tool"], st["arguments"].get("hotspot_id") or st["arguments"].get("symbol"),
+                 side["from_seconds"], side["to_seconds"]),
+              got and tw.get("from_seconds") == side["from_seconds"], short(r))
     _, r = call("compare_profiles", dict(args, candidate_view={"time": {"from_seconds": 5, "to_seconds": 1}}))
     check("timeline: a bad candidate_view is a usage error naming it",
           is_tool_error(r, "candidate_view"), short(r, 400))
