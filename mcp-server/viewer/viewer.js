@@ -466,7 +466,9 @@ async function hotspotDetail(panel, args, fn) {
     el("p", {}, `self ${pct(h.self.percent)} (${fmt(h.self.samples)} samples), inclusive ${pct(h.inclusive.percent)} ` +
       `(${fmt(h.inclusive.samples)} samples); shares below are of this function's inclusive weight`),
     el("div", {class: "sides"}, side("Callers", h.callers, h.callers_total), side("Callees", h.callees, h.callees_total)),
-    link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn})));
+    link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn}), " ",
+    link("Its sandwich (callers and callees as flame graphs)", {...state, tab: "flame", sw: fn, fn: null, zoom: null},
+      {id: "detail-sandwich"})));
 }
 
 // Decoded stack tables, and their trees per analysis, patterns and
