@@ -12,7 +12,11 @@
  *
  * The two analyses are loaded, and the two files written, two at a time
  * (pl_diff_run_pair); an analysis compared with itself is loaded once.
- * A view (view.h) applies to both sides alike.
+ * A view (view.h) applies to both sides alike, unless candidate_view
+ * gives the candidate its own: then `view` is the baseline's alone, and
+ * one analysis may be compared with itself under two views (two time
+ * windows of one recording: its phases), loaded once per side.  Cursors
+ * and export names carry both views' keys.
  */
 #include "registry.h"
 #include "tools/lib/view.h"
@@ -34,6 +38,7 @@ struct compare_args {
 	size_t limit, offset, path_limit;
 	uint32_t max_frames;
 	bool normalize, exports;
+	json_t *cand_view_args;   /* {"view": candidate_view} when given (owned), else NULL */
 };
 
 static void read_args(json_t *args, struct compare_args *a)
@@ -52,6 +57,8 @@ static void read_args(json_t *args, struct compare_args *a)
 	a->max_frames = (uint32_t)json_integer_value(json_object_get(args, "max_frames"));
 	a->normalize = json_is_true(json_object_get(args, "normalize"));
 	a->exports = json_is_true(json_object_get(args, "exports"));
+	a->cand_view_args = json_object_get(args, "candidate_view") ?
+		json_pack("{s:O}", "view", json_object_get(args, "candidate_view")) : NULL;
 }
 
 static double round4(double x)
@@ -124,7 +131,7 @@ static json_t *warnings_json(const struct compare_args *a, const struct pl_diff 
 	const char *side[2] = {"baseline", "candidate"};
 	double ratio;
 
-	if (strcmp(a->base_id, a->cand_id) == 0)
+	if (strcmp(a->base_id, a->cand_id) == 0 && !a->cand_view_args)
 		json_array_append_new(w, json_string("baseline and candidate are the same analysis: every change is 0"));
 	for (int s = 0; s < 2; s++)
 		if (d->total[s].samples < SAMPLES_WARN)
@@ -264,7 +271,8 @@ struct pages {
 };
 
 static enum pl_err pages_open(struct pages *pg, const struct compare_args *a, const struct pl_diff *d,
-			      const char *event, const struct tool_view *view, struct pl_error *err)
+			      const char *event, const struct tool_view *view, const struct tool_view *cview,
+			      struct pl_error *err)
 {
 	size_t nf = pl_diff_func_order(d, strcmp(a->sort, "inclusive") == 0, a->min_delta, &pg->forder);
 	size_t np = pl_diff_path_order(d, a->min_delta, &pg->porder);
@@ -275,6 +283,12 @@ static enum pl_err pages_open(struct pages *pg, const struct compare_args *a, co
 		    a->max_frames);
 	tool_view_query(view, &pg->fquery);
 	tool_view_query(view, &pg->pquery);
+	if (a->cand_view_args) {
+		pl_buf_addf(&pg->fquery, "|candidate");
+		pl_buf_addf(&pg->pquery, "|candidate");
+		tool_view_query(cview, &pg->fquery);
+		tool_view_query(cview, &pg->pquery);
+	}
 	if ((rc = tool_page_open(&pg->f, pg->fquery.data, a->cursor, a->offset, a->limit, err)) ||
 	    (rc = tool_page_open(&pg->p, pg->pquery.data, a->path_cursor, 0, a->path_limit, err)))
 		return rc;
@@ -352,7 +366,8 @@ static json_t *export_json(const char *root, const char *path, long bytes)
 
 static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compare_args *a,
 				 const struct pl_diff *d, const char *event, const char *unit,
-				 const struct tool_view *view, json_t **out, struct pl_error *err)
+				 const struct tool_view *view, const struct tool_view *cview, json_t **out,
+				 struct pl_error *err)
 {
 	struct write_job jobs[2];
 	struct pl_buf subtitle = {0};
@@ -370,6 +385,10 @@ static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compar
 		pl_buf_addf(&jobs[i].path, "%s/exports/%s_vs_%s.%s%s", ctx->artifact_root,
 			    a->base_id, a->cand_id, ev_safe, a->normalize ? ".n" : "");
 		tool_view_file_suffix(view, &jobs[i].path);
+		if (a->cand_view_args) {
+			pl_buf_addf(&jobs[i].path, ".candidate");
+			tool_view_file_suffix(cview, &jobs[i].path);
+		}
 		pl_buf_addf(&jobs[i].path, ".diff.%s", jobs[i].svg ? "svg" : "folded");
 	}
 	jobs[1].so.title = a->title ? a->title : "Differential Flame Graph";
@@ -392,8 +411,10 @@ static enum pl_err write_exports(const struct tool_ctx *ctx, const struct compar
 	return rc;
 }
 
+/* The function that moved most, on the side that has it, seen through
+ * that side's view (one analysis under two views: which side matters). */
 static json_t *next_steps_json(const struct compare_args *a, const struct pl_diff *d,
-			       const size_t *forder, size_t nf)
+			       const size_t *forder, size_t nf, const struct tool_view *views[2])
 {
 	json_t *steps = json_array();
 
@@ -411,6 +432,7 @@ static json_t *next_steps_json(const struct compare_args *a, const struct pl_dif
 		json_array_append_new(steps, tool_next_step("get_call_paths",
 			json_pack("{s:s,s:s,s:s}", "analysis_id", aid, "event", event, "symbol", f->symbol),
 			"its whole call paths"));
+		tool_view_steps(views[s], steps, aid);
 	}
 	return steps;
 }
@@ -432,7 +454,8 @@ static void *load_main(void *arg)
 	return NULL;
 }
 
-/* Load both analyses (one when they are the same); *cand is &cp or bp. */
+/* Load both analyses (one when they are the same and seen through one
+ * view); *cand is &cp or bp. */
 static enum pl_err load_both(const struct tool_ctx *ctx, const struct compare_args *a,
 			     struct pl_profile *bp, struct pl_profile *cp,
 			     const struct pl_profile **cand, struct pl_error *err)
@@ -440,7 +463,7 @@ static enum pl_err load_both(const struct tool_ctx *ctx, const struct compare_ar
 	struct load_job jobs[2] = {{ctx->artifact_root, a->base_id, bp, PL_OK, {0}},
 				   {ctx->artifact_root, a->cand_id, cp, PL_OK, {0}}};
 
-	if (strcmp(a->base_id, a->cand_id) == 0) {
+	if (strcmp(a->base_id, a->cand_id) == 0 && !a->cand_view_args) {
 		load_main(&jobs[0]);
 		*cand = bp;
 	} else {
@@ -456,7 +479,8 @@ static enum pl_err load_both(const struct tool_ctx *ctx, const struct compare_ar
 }
 
 static json_t *result_json(json_t *args, const struct compare_args *a, const struct pl_diff *d,
-			   const struct pages *pg, const char *event, const char *unit, json_t *exports)
+			   const struct pages *pg, const char *event, const char *unit, json_t *exports,
+			   const struct tool_view *views[2])
 {
 	json_t *funcs = json_array(), *paths = json_array();
 
@@ -475,7 +499,7 @@ static json_t *result_json(json_t *args, const struct compare_args *a, const str
 		"functions", funcs, "page", page_json(&pg->f, args, event, "path_cursor"),
 		"call_paths_compared", (json_int_t)d->npaths, "call_paths", paths,
 		"call_paths_page", page_json(&pg->p, args, event, "cursor"),
-		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total));
+		"exports", exports, "next_steps", next_steps_json(a, d, pg->forder, pg->f.total, views));
 }
 
 /* The view on each side, the candidate's own copy only when it is another
@@ -489,6 +513,17 @@ static enum pl_err view_sides(struct tool_view *bv, struct pl_profile *bp, uint3
 		return rc;
 	if (cp && (rc = tool_view_apply(cv, cp, ce, err)))
 		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text), " (candidate)");
+	return rc;
+}
+
+/* candidate_view read as a view; its errors say so. */
+static enum pl_err candidate_view_init(struct tool_view *cv, json_t *cargs, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	tool_view_release(cv);
+	if ((rc = tool_view_init(cv, cargs, false, err)))
+		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text), " (candidate_view)");
 	return rc;
 }
 
@@ -515,8 +550,9 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	}
 	pl_profile_init(&bp, &ctx->limits);
 	pl_profile_init(&cp, &ctx->limits);
-	tool_view_init(&cv, args, false, err);
+	tool_view_init(&cv, a.cand_view_args ? a.cand_view_args : args, false, err);
 	if ((rc = tool_view_init(&bv, args, false, err)) ||
+	    (a.cand_view_args && (rc = candidate_view_init(&cv, a.cand_view_args, err))) ||
 	    (tool_view_prepare(&bv, &bp), tool_view_prepare(&cv, &cp), false) ||
 	    (rc = load_both(ctx, &a, &bp, &cp, &cand, err)) ||
 	    (rc = pick_side(&bp, a.event, "baseline", a.base_id, &be, err)) ||
@@ -527,16 +563,16 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 		goto out;
 	event = pl_str(&bp, bp.events[be].name);
 	unit = pl_event_unit(&bp, be);
-	if ((rc = pages_open(&pg, &a, &d, event, &bv, err)) ||
-	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &bv, &exports, err))))
+	if ((rc = pages_open(&pg, &a, &d, event, &bv, &cv, err)) ||
+	    (a.exports && (rc = write_exports(ctx, &a, &d, event, unit, &bv, &cv, &exports, err))))
 		goto out;
-	*result = result_json(args, &a, &d, &pg, event, unit, exports);
+	*result = result_json(args, &a, &d, &pg, event, unit, exports,
+			      (const struct tool_view *[2]){&bv, a.cand_view_args ? &cv : &bv});
 	tool_view_describe(&bv, *result);
-	if (bv.active)
+	if (cv.active)
 		json_object_set_new(*result, "candidate_view", tool_view_json(cand == &bp ? &bv : &cv));
-	tool_view_steps(&bv, *result, a.base_id);
-	tool_view_steps(&bv, *result, a.cand_id);
 out:
+	json_decref(a.cand_view_args);
 	tool_view_release(&bv);
 	tool_view_release(&cv);
 	json_decref(exports);

@@ -17,7 +17,17 @@
 // A view (the tools' view argument: focus, ignore, hide, as RegExps on a
 // function's symbol) is applied while the tree is built, in the tools'
 // order: ignore and focus read each stack as recorded, hide then removes
-// frames; a stack left out has no leaf (-1) and weighs nothing.
+// frames; a stack left out has no leaf (-1) and weighs nothing.  A time
+// window (view.time) changes only the weights: weigh(event, window) adds
+// the timed samples (the table's "timed" part, decoded on first use) whose
+// time is in [from, to) ns after the first, one sample and its period
+// each, as the tools' time_window.c does.
+//
+// A sandwich of a function is two more trees of the same viewed stacks,
+// each stack cut at the function's outermost frame: its callers (the
+// function first, then its caller, up to the root) and its callees (the
+// function, then what it called, down to the leaf); each stack through the
+// function weighs once in both, so both roots hold its inclusive weight.
 
 export function decodeStacks(t) {
   const words = arr => {
@@ -59,10 +69,38 @@ export function decodeStacks(t) {
   }
   wStart[n] = wEv.length;
   return {
-    funcs, events: (t.events || []).map(e => S[e[0]]),
+    funcs, events: (t.events || []).map(e => S[e[0]]), rawTimed: t.timed || null, timedByEvent: null,
     base, shared, own, wStart,
     wEv: Int32Array.from(wEv), wSamples: Float64Array.from(wSamples), wPeriod: Float64Array.from(wPeriod),
   };
+}
+
+// The table's timed samples of event `ev` (its index), decoded once:
+// {at: ns after the first sample, stack, period}, in time order; null
+// when the table has no times.
+export function timedSamples(table, ev) {
+  const raw = table.rawTimed;
+  if (!raw) return null;
+  if (!table.timedByEvent) {
+    table.timedByEvent = new Map();
+    for (const e of raw.events || []) {
+      const at = [], stack = [], period = [];
+      let t = 0, p = 0;
+      for (const chunk of e.samples) {
+        if (!chunk.length) continue;
+        for (const r of chunk.split(" ")) {
+          const q = r.split(":");
+          t += +q[0];
+          if (q.length > 2) p = +q[2];
+          at.push(t);
+          stack.push(+q[1]);
+          period.push(p);
+        }
+      }
+      table.timedByEvent.set(e.event, {at: Float64Array.from(at), stack: Int32Array.from(stack), period: Float64Array.from(period)});
+    }
+  }
+  return table.timedByEvent.get(ev) || {at: new Float64Array(0), stack: new Int32Array(0), period: new Float64Array(0)};
 }
 
 // Function names shared by the trees that are compared (a differential
@@ -104,12 +142,28 @@ function viewedStacks(table, view) {
   return out;
 }
 
+// The viewed stacks cut at the outermost frame of any function of `fids`
+// (a Set of table.funcs ids): side "callers" gives the function then its
+// callers toward the root, "callees" the function then its callees; a
+// stack without the function is left out.
+function sandwichStacks(viewed, fids, side) {
+  return viewed.map(fr => {
+    if (!fr) return null;
+    const at = fr.findIndex(f => fids.has(f));
+    if (at < 0) return null;
+    return side === "callers" ? fr.slice(0, at + 1).reverse() : fr.slice(at);
+  });
+}
+
 export class CallTree {
-  constructor(table, names, view) {
+  // view: {focus, ignore, hide} RegExps or null; sandwich: {fids, side}
+  // or null (see sandwichStacks).
+  constructor(table, names, view, sandwich) {
     this.table = table;
     this.names = names || new Names();
     const key = table.funcs.map(f => this.names.id(f));
-    const viewed = view ? viewedStacks(table, view) : null;
+    let viewed = view || sandwich ? viewedStacks(table, view || {}) : null;
+    if (sandwich) viewed = sandwichStacks(viewed, sandwich.fids, sandwich.side);
     const parent = [-1], fn = [-1], depth = [0];
     const child = new Map();
     const NK = 1 << 26;  // room for keys: parent * NK + key stays below 2^53
@@ -168,8 +222,10 @@ export class CallTree {
     this.size = N;
   }
 
-  // Weights of one event (by name) into total/self, period and samples.
-  weigh(event) {
+  // Weights of one event (by name) into total/self, period and samples;
+  // with window {from, to} (ns after the first timed sample), only the
+  // timed samples in [from, to).
+  weigh(event, window) {
     const t = this.table, ev = t.events.indexOf(event);
     const N = this.size;
     this.total = new Float64Array(N);
@@ -178,6 +234,21 @@ export class CallTree {
     this.event = event;
     if (ev < 0) return;
     const parent = this.parent;
+    if (window) {
+      const ts = timedSamples(t, ev) || {at: []};
+      for (let i = 0; i < ts.at.length; i++) {
+        if (ts.at[i] < window.from || ts.at[i] >= window.to) continue;
+        let node = this.leaf[ts.stack[i]];
+        if (node < 0) continue;
+        const p = ts.period[i];
+        this.self[node] += p;
+        for (; node >= 0; node = parent[node]) {
+          this.total[node] += p;
+          this.samples[node] += 1;
+        }
+      }
+      return;
+    }
     for (let i = 0; i < t.base.length; i++) {
       for (let w = t.wStart[i]; w < t.wStart[i + 1]; w++) {
         if (t.wEv[w] !== ev) continue;
@@ -227,10 +298,15 @@ function hashHue(s) {
 
 export class FlameView {
   // host: an element to draw into; onChange({zoom, q}) when the user
-  // zooms or searches (the page puts it in the URL).
-  constructor(host, onChange) {
+  // zooms or searches (the page puts it in the URL); opts.inverted draws
+  // the root at the top (an icicle: a sandwich's callees); opts.onMenu(node,
+  // x, y) opens a frame's menu (right click, the context-menu key or "m"
+  // on the focused frame; x, y in viewport pixels).
+  constructor(host, onChange, opts) {
     this.host = host;
     this.onChange = onChange || (() => {});
+    this.inverted = !!(opts && opts.inverted);
+    this.onMenu = opts && opts.onMenu;
     this.canvas = document.createElement("canvas");
     this.canvas.className = "flame";
     this.canvas.tabIndex = 0;
@@ -251,6 +327,14 @@ export class FlameView {
       if (n >= 0) this.setZoom(n, true);
     });
     this.canvas.addEventListener("keydown", e => this.key(e));
+    this.canvas.addEventListener("contextmenu", e => {
+      const n = this.hit(e);
+      if (!this.onMenu || n <= 0) return;
+      e.preventDefault();
+      this.focus = n;
+      this.draw();
+      this.onMenu(n, e.clientX, e.clientY);
+    });
     this.resizeObserver = new ResizeObserver(() => this.draw());
     this.resizeObserver.observe(host);
   }
@@ -378,7 +462,7 @@ export class FlameView {
     g.textBaseline = "middle";
     const dark = document.documentElement.dataset.theme === "dark";
     for (const [n, x, d, w, above] of rects) {
-      const y = height - (d + 1) * ROW;
+      const y = this.rowY(d, height);
       g.fillStyle = this.color(n, above, dark);
       g.fillRect(x, y, Math.max(w - 0.5, 0.3), ROW - 1);
       if (w > 28) {
@@ -400,6 +484,17 @@ export class FlameView {
     return this.lastDrawMs;
   }
 
+  rowY(d, height) { return this.inverted ? d * ROW : height - (d + 1) * ROW; }
+
+  // Where a drawn node is, in viewport pixels (its rectangle's middle);
+  // null when it is not drawn.
+  where(n) {
+    const r = this.rects && this.rects.find(q => q[0] === n);
+    if (!r) return null;
+    const b = this.canvas.getBoundingClientRect();
+    return {x: b.left + r[1] + r[3] / 2, y: b.top + this.rowY(r[2], this.height) + ROW / 2};
+  }
+
   color(n, above, dark) {
     const t = this.tree;
     if (above) return dark ? "#555" : "#ccc";
@@ -418,7 +513,7 @@ export class FlameView {
   hit(e) {
     const r = this.canvas.getBoundingClientRect();
     const x = e.clientX - r.left, y = e.clientY - r.top;
-    const d = Math.floor((this.height - y) / ROW);
+    const d = Math.floor((this.inverted ? y : this.height - y) / ROW);
     for (const [n, rx, rd, w] of this.rects) if (rd === d && x >= rx && x < rx + w) return n;
     return -1;
   }
@@ -441,8 +536,9 @@ export class FlameView {
     this.info.textContent = text;
   }
 
-  // Keyboard: Up goes to the heaviest child, Down to the parent,
-  // Left/Right to the siblings, Enter zooms, Escape resets.
+  // Keyboard: Up goes to the heaviest child, Down to the parent (the
+  // other way round when inverted), Left/Right to the siblings, Enter
+  // zooms, Escape resets, m or the context-menu key opens the menu.
   key(e) {
     const t = this.tree;
     if (!t) return;
@@ -452,7 +548,9 @@ export class FlameView {
       for (let k = t.kidStart[p]; k < t.kidStart[p + 1]; k++) if (t.total[t.kids[k]] > 0) a.push(t.kids[k]);
       return a;
     };
-    switch (e.key) {
+    const key = this.inverted && (e.key === "ArrowUp" || e.key === "ArrowDown") ?
+      (e.key === "ArrowUp" ? "ArrowDown" : "ArrowUp") : e.key;
+    switch (key) {
       case "ArrowUp": {
         const a = kidsOf(n);
         if (a.length) n = a.reduce((x, y) => (t.total[y] > t.total[x] ? y : x));
@@ -477,6 +575,13 @@ export class FlameView {
         this.setZoom(0, true);
         e.preventDefault();
         return;
+      case "ContextMenu":
+      case "m": {
+        const at = this.where(n);
+        if (this.onMenu && n > 0 && at) this.onMenu(n, at.x, at.y);
+        e.preventDefault();
+        return;
+      }
       default:
         return;
     }

@@ -4,9 +4,21 @@
 // the same registry and sandboxed worker as MCP) or an artifact the tools
 // wrote (the summary and the stack table); the page only lays them out.
 // The whole view lives in the URL's query (view, a, e, tab, sort, off,
-// min, comm, focus, ignore, hide, zoom, q, fn, b, c, exp), so a link reopens it; tabs and controls
-// change it with history.pushState and the page redraws from it.  Every
-// text from a profile is put in as text (dom.js), never as HTML.
+// min, comm, focus, ignore, hide, t0, t1, sw, zoom, q, fn, b, c, bt0, bt1,
+// ct0, ct1, exp), so
+// a link reopens it; tabs and controls change it with history.pushState
+// and the page redraws from it.  Every text from a profile is put in as
+// text (dom.js), never as HTML.
+//
+// An analysis page has a timeline (get_timeline) above its tabs: dragging
+// across it (or typing the two ends) sets the time window t0, t1 (seconds
+// after the first sample), which every tool call carries as view.time and
+// the flame graph applies to the stack table's timed samples.  A frame's
+// menu (right click, or m on the focused frame) sets focus, ignore or hide
+// to that function, or opens its sandwich (sw: its hotspot_id): the flame
+// tab then draws its callers above it and its callees below.  The Compare
+// page takes a window per side (bt0, bt1; ct0, ct1): compare_profiles' view
+// and candidate_view, so two phases of one recording compare.
 
 import {el, clear, fmt, pct, call, artifactJson, errorBox} from "./dom.js";
 import {decodeStacks, CallTree, FlameView, Names} from "./flame.js";
@@ -54,7 +66,8 @@ function fnTitle(f) {
 }
 
 function link(text, patch, attrs) {
-  const target = {...patch};
+  // a null, undefined or empty value leaves its key out (as go() does)
+  const target = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null && v !== undefined && v !== ""));
   const a = el("a", {...(attrs || {}), href: "?" + new URLSearchParams(target).toString()}, text);
   a.addEventListener("click", e => {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
@@ -179,16 +192,30 @@ function pager(pg, goCursor) {
 // ------------------------------------------------------- one analysis
 
 // The tools' view argument from the URL (focus, ignore, hide: POSIX
-// extended regular expressions on function names), or null.  Every tool
-// call of an analysis page carries it; the flame graph applies the same
-// patterns as JavaScript RegExps (the same for plain names, alternations
-// and anchors) to the stack table.
+// extended regular expressions on function names; t0, t1: the time
+// window), or null.  Every tool call of an analysis page carries it; the
+// flame graph applies the same patterns as JavaScript RegExps (the same
+// for plain names, alternations and anchors) to the stack table.
 const VIEW_KEYS = ["focus", "ignore", "hide"];
-function viewOf() {
+function patternsOf() {
   const v = {};
   for (const k of VIEW_KEYS) if (state[k]) v[k] = state[k];
   return Object.keys(v).length ? v : null;
 }
+// The window in the URL (keys t0, t1, or another pair) as view.time, or null.
+function timeOf(k0 = "t0", k1 = "t1") {
+  if (!state[k0] && !state[k1]) return null;
+  const t = {from_seconds: Number(state[k0] || 0)};
+  if (state[k1]) t.to_seconds = Number(state[k1]);
+  return t;
+}
+function viewOf() {
+  const v = {...(patternsOf() || {})}, t = timeOf();
+  if (t) v.time = t;
+  return Object.keys(v).length ? v : null;
+}
+// Seconds as the URL holds them: to the microsecond, no trailing zeros.
+const secs = x => String(Math.round(x * 1e6) / 1e6);
 // A name as a pattern matching it alone (a name too long for a pattern's
 // 256 bytes: its start).
 const quoteRe = s => s.replace(/[.[\]{}()*+?^$|\\]/g, "\\$&");
@@ -233,7 +260,7 @@ async function analysisPage(page, seq) {
     el("p", {class: "path"}, (summary.provenance.inputs || []).map(i => i.path).join(", ")),
     el("div", {class: "controls"}, el("label", {}, "Event ", picker),
       el("span", {class: "note"}, " one event at a time: events are never merged")));
-  page.append(qualityBox(summary, event), viewBox());
+  page.append(qualityBox(summary, event), viewBox(), await timelineBox({analysis_id: id, event}));
   const tabs = el("div", {role: "tablist", class: "tabs"}, TABS.map(([k, label]) => {
     const b = button(label, () => go({tab: k}), {role: "tab", id: "tab-" + k, "aria-selected": k === tab ? "true" : "false"});
     b.addEventListener("keydown", e => {
@@ -260,6 +287,104 @@ function viewBox() {
   };
   return el("div", {class: "controls", id: "view"}, field("focus", "keep stacks through"), field("ignore", "drop stacks through"),
     field("hide", "remove frames of"), el("span", {class: "note"}, " regular expressions on function names"));
+}
+
+// --------------------------------------------------------- the timeline
+
+// get_timeline's answers, per analysis and event (one per page load: the
+// timeline is of the whole event, whatever the window).
+const timelines = new Map();
+function timelineOf(args) {
+  const key = JSON.stringify(args);
+  if (!timelines.has(key)) {
+    const p = call("get_timeline", {...args, buckets: 200});
+    p.catch(() => timelines.delete(key));
+    timelines.set(key, p);
+  }
+  return timelines.get(key);
+}
+
+// The event's samples per time bucket as bars, the window shaded; drag
+// across the bars to set the window (t0, t1), or type its ends.  An
+// analysis without sample times says so in a line instead.
+async function timelineBox(args) {
+  let tl;
+  try {
+    tl = await timelineOf(state.sw ? {...args, hotspot_id: state.sw} : args);
+  } catch (e) {
+    return el("p", {class: "note", id: "timeline-none"}, `No timeline: ${e.message}`);
+  }
+  const n = tl.samples.length, span = n * tl.bucket_seconds;
+  const t0 = state.t0 ? Number(state.t0) : null, t1 = state.t1 ? Number(state.t1) : null;
+  const num = (id, label, v) => {
+    const i = el("input", {id, type: "number", min: 0, step: "any", value: v === null ? "" : secs(v), "aria-label": label});
+    i.addEventListener("change", () => go({[id === "time-from" ? "t0" : "t1"]: i.value, off: null, zoom: null, cursor: null}));
+    return el("label", {}, label + " ", i);
+  };
+  const canvas = el("canvas", {class: "timeline", id: "timeline-canvas", role: "img",
+    "aria-label": `samples of ${tl.event} per ${tl.bucket_seconds} s over ${tl.span_seconds} s; drag to choose a window`});
+  const box = el("section", {class: "timeline-box", id: "timeline", "aria-label": "timeline",
+    "data-buckets": String(n), "data-bucket-seconds": String(tl.bucket_seconds), "data-span": String(span)},
+    el("div", {class: "controls"},
+      el("strong", {}, "Timeline"), num("time-from", "From s", t0), num("time-to", "To s", t1),
+      t0 !== null || t1 !== null ? button("Whole profile", () => go({t0: null, t1: null, off: null, zoom: null, cursor: null}),
+        {id: "time-clear"}) : null,
+      t0 !== null || t1 !== null ? link("Compare with the whole profile", {view: "compare", b: args.analysis_id, c: args.analysis_id,
+        e: args.event, ...(t0 === null ? {} : {ct0: secs(t0)}), ...(t1 === null ? {} : {ct1: secs(t1)})}, {id: "time-compare"}) : null,
+      el("span", {class: "note", id: "timeline-note"}, `${fmt(tl.total.samples)} timed samples over ${tl.span_seconds} s, ` +
+        `${tl.bucket_seconds} s a bar` + (tl.function ? `; in violet, ${tl.function.symbol}'s inclusive part` : "") +
+        (tl.timeless_samples ? `; ${fmt(tl.timeless_samples)} samples without a time are in no window` : ""))),
+    canvas);
+  const H = 70;
+  const draw = (brush) => {
+    const W = Math.max(box.clientWidth - 2, 200), dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(W * dpr);
+    canvas.height = Math.round(H * dpr);
+    canvas.style.width = W + "px";
+    canvas.style.height = H + "px";
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    const max = Math.max(1, ...tl.samples), bw = W / n;
+    const css = getComputedStyle(document.documentElement);
+    g.fillStyle = css.getPropertyValue("--accent").trim() || "#b3470f";
+    tl.samples.forEach((v, i) => { if (v) g.fillRect(i * bw, H - (v / max) * (H - 4), Math.max(bw - 0.5, 0.5), (v / max) * (H - 4)); });
+    if (tl.function) {   // the sandwich's function: its inclusive part of each bar
+      g.fillStyle = "#6a3fb5";
+      tl.function.period_per_bucket.forEach((fp, i) => {
+        const h = tl.period[i] ? (tl.samples[i] * fp / tl.period[i] / max) * (H - 4) : 0;
+        if (h > 0) g.fillRect(i * bw, H - h, Math.max(bw - 0.5, 0.5), h);
+      });
+    }
+    const win = brush || (t0 !== null || t1 !== null ? [t0 || 0, t1 === null ? span : t1] : null);
+    if (win) {
+      const [a, b] = win[0] <= win[1] ? win : [win[1], win[0]];
+      g.fillStyle = "rgba(11, 87, 208, 0.18)";
+      g.fillRect(a / span * W, 0, (b - a) / span * W, H);
+      g.strokeStyle = css.getPropertyValue("--focus").trim() || "#0b57d0";
+      g.strokeRect(a / span * W + 0.5, 0.5, Math.max((b - a) / span * W - 1, 1), H - 1);
+    }
+  };
+  // Seconds under a pointer, clamped to the timeline.
+  const at = e => {
+    const r = canvas.getBoundingClientRect();
+    return Math.min(Math.max((e.clientX - r.left) / r.width, 0), 1) * span;
+  };
+  let from = null;
+  canvas.addEventListener("pointerdown", e => { from = at(e); canvas.setPointerCapture(e.pointerId); draw([from, from]); });
+  canvas.addEventListener("pointermove", e => { if (from !== null) draw([from, at(e)]); });
+  canvas.addEventListener("pointerup", e => {
+    if (from === null) return;
+    const to = at(e), a = Math.min(from, to), b = Math.max(from, to);
+    from = null;
+    if (b - a < tl.bucket_seconds / 4) { draw(); return; }   // a click, not a drag
+    go({t0: secs(a), t1: secs(b), off: null, zoom: null, cursor: null});
+  });
+  app.addEventListener("rendered", () => {
+    draw();
+    new ResizeObserver(() => draw()).observe(box);
+  }, {once: true});
+  return box;
 }
 
 // Data quality first: what the figures below can and cannot say.
@@ -341,28 +466,86 @@ async function hotspotDetail(panel, args, fn) {
     el("p", {}, `self ${pct(h.self.percent)} (${fmt(h.self.samples)} samples), inclusive ${pct(h.inclusive.percent)} ` +
       `(${fmt(h.inclusive.samples)} samples); shares below are of this function's inclusive weight`),
     el("div", {class: "sides"}, side("Callers", h.callers, h.callers_total), side("Callees", h.callees, h.callees_total)),
-    link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn})));
+    link("Source of this function", {a: args.analysis_id, e: args.event, tab: "source", fn}), " ",
+    link("Its sandwich (callers and callees as flame graphs)", {...state, tab: "flame", sw: fn, fn: null, zoom: null},
+      {id: "detail-sandwich"})));
 }
 
-// Decoded stack tables and their trees, per analysis.
-const trees = new Map();
-async function treeOf(id, names, view) {
-  const key = id + (names ? "/shared" : "") + (view ? JSON.stringify(view) : "");
+// Decoded stack tables, and their trees per analysis, patterns and
+// sandwich (the time window changes weights only: CallTree.weigh).
+const tables = new Map(), trees = new Map();
+async function tableOf(id) {
+  if (!tables.has(id)) tables.set(id, decodeStacks(await artifactJson(`analyses/${id}.stacks.json`)));
+  return tables.get(id);
+}
+async function treeOf(id, names, patterns, sandwich) {
+  const key = id + (names ? "/shared" : "") + (patterns ? JSON.stringify(patterns) : "") +
+    (sandwich ? "/" + sandwich.side + ":" + [...sandwich.fids].join(",") : "");
   if (!names && trees.has(key)) return trees.get(key);
-  const table = decodeStacks(await artifactJson(`analyses/${id}.stacks.json`));
-  const re = view && Object.fromEntries(Object.entries(view).map(([k, v]) => [k, new RegExp(v)]));
-  const tree = new CallTree(table, names, re);
+  const table = await tableOf(id);
+  const re = patterns && Object.fromEntries(Object.entries(patterns).map(([k, v]) => [k, new RegExp(v)]));
+  const tree = new CallTree(table, names, re, sandwich);
   if (!names) trees.set(key, tree);
   return tree;
 }
+// The window as the flame graph weighs it: ns after the first sample.
+function windowNs(k0, k1) {
+  const t = timeOf(k0, k1);
+  return t ? {from: Math.round(t.from_seconds * 1e9), to: t.to_seconds === undefined ? Infinity : Math.round(t.to_seconds * 1e9)} : null;
+}
+
+// A frame's menu: zoom, focus, ignore, hide (the function's exact name as
+// the pattern), and its sandwich.  One menu at a time; Escape, a choice
+// or a click elsewhere closes it, and the frame gets the focus back.
+let openMenu = null;
+function closeMenu() {
+  if (!openMenu) return;
+  const {menu, back} = openMenu;
+  openMenu = null;
+  menu.remove();
+  if (back) back.focus();
+}
+function frameMenu(tree, flame, node, x, y) {
+  closeMenu();
+  const f = tree.names.list[tree.fn[node]];
+  const fid = tree.table.funcs.findIndex(g => g.symbol === f.symbol && g.dso === f.dso);
+  const item = (label, id, fn) => {
+    const b = button(label, () => { closeMenu(); fn(); }, {role: "menuitem", id: "menu-" + id, class: "menu-item"});
+    return b;
+  };
+  const pattern = exactly(f.symbol);
+  const menu = el("div", {class: "frame-menu", role: "menu", id: "frame-menu", "aria-label": `frame ${f.symbol}`,
+    "data-symbol": f.symbol},
+    el("div", {class: "menu-title sym"}, f.symbol),
+    item("Zoom", "zoom", () => flame.setZoom(node, true)),
+    item("Focus on this function", "focus", () => go({focus: pattern, off: null, zoom: null, fn: null})),
+    item("Ignore its stacks", "ignore", () => go({ignore: pattern, off: null, zoom: null, fn: null})),
+    item("Hide its frames", "hide", () => go({hide: pattern, off: null, zoom: null, fn: null})),
+    fid >= 0 ? item("Sandwich: callers and callees", "sandwich", () => go({tab: "flame", sw: "fn" + fid, zoom: null})) : null);
+  menu.style.left = Math.min(x, window.innerWidth - 260) + "px";
+  menu.style.top = Math.min(y, window.innerHeight - 200) + "px";
+  menu.addEventListener("keydown", e => {
+    const items = [...menu.querySelectorAll("button")], i = items.indexOf(document.activeElement);
+    if (e.key === "Escape") closeMenu();
+    else if (e.key === "ArrowDown") items[(i + 1) % items.length].focus();
+    else if (e.key === "ArrowUp") items[(i - 1 + items.length) % items.length].focus();
+    else return;
+    e.preventDefault();
+  });
+  document.body.append(menu);
+  openMenu = {menu, back: flame.canvas};
+  menu.querySelector("button").focus();
+}
+document.addEventListener("pointerdown", e => { if (openMenu && !openMenu.menu.contains(e.target)) closeMenu(); });
 
 async function flameTab(panel, args) {
   const t0 = performance.now();
   // The tools judge the view first: a bad pattern, or one keeping nothing,
   // is their error, shown as theirs.
   if (args.view) await call("list_hotspots", {...args, limit: 1});
-  const tree = await treeOf(args.analysis_id, null, args.view);
-  tree.weigh(args.event);
+  if (state.sw) return sandwichTab(panel, args, state.sw);
+  const tree = await treeOf(args.analysis_id, null, patternsOf());
+  tree.weigh(args.event, windowNs());
   const loadMs = performance.now() - t0;  // fetch, decode, tree, weights
   const search = el("input", {id: "flame-search", type: "search", value: state.q || "", placeholder: "function name contains",
     "aria-label": "search functions"});
@@ -372,11 +555,13 @@ async function flameTab(panel, args) {
     el("label", {}, "Search ", search), share, " ",
     button("Reset zoom", () => view.setZoom(0, true), {id: "flame-reset"})), host,
     el("p", {class: "note"}, `Width: share of ${args.event} period (${fmt(tree.total[0])}, ${fmt(tree.samples[0])} samples) ` +
-      "from the stack table; click a frame to zoom; keyboard: arrows, Enter, Escape."));
+      "from the stack table; click a frame to zoom, right-click it for focus, ignore, hide and its sandwich; " +
+      "keyboard: arrows, Enter, Escape, m for the menu."));
   const showShare = () => {
     share.textContent = view.query ? ` matched: ${view.matchedPercent().toFixed(2)}% of the view (each stack once)` : "";
   };
-  const view = new FlameView(host, st => { setUrl({zoom: st.zoom || null, q: st.q || null}); showShare(); });
+  const view = new FlameView(host, st => { setUrl({zoom: st.zoom || null, q: st.q || null}); showShare(); },
+    {onMenu: (n, x, y) => frameMenu(tree, view, n, x, y)});
   view.canvas.addEventListener("focus", () => view.draw());
   view.canvas.addEventListener("blur", () => view.draw());
   // Appended to the page after this returns: draw once it is in place.
@@ -394,6 +579,46 @@ async function flameTab(panel, args) {
   }, {once: true});
   search.addEventListener("input", () => { view.search(search.value, true); showShare(); });
   window.perflensFlame = view;
+}
+
+// A function's sandwich: its callers above it (a flame graph growing up
+// from the function) and its callees below (an icicle hanging from it),
+// from the stack table under the same view and window.
+async function sandwichTab(panel, args, sw) {
+  const table = await tableOf(args.analysis_id);
+  const id = parseInt(String(sw).replace(/^fn/, ""), 10);
+  const f = table.funcs[id];
+  if (!f) {
+    panel.append(el("p", {class: "error", role: "alert"}, `No function ${sw} in this analysis.`));
+    return;
+  }
+  // Every id of the same name and module (an inlined copy is another id).
+  const fids = new Set();
+  table.funcs.forEach((g, i) => { if (g.symbol === f.symbol && g.dso === f.dso) fids.add(i); });
+  const names = new Names(), win = windowNs();
+  const callers = await treeOf(args.analysis_id, names, patternsOf(), {fids, side: "callers"});
+  const callees = await treeOf(args.analysis_id, names, patternsOf(), {fids, side: "callees"});
+  callers.weigh(args.event, win);
+  callees.weigh(args.event, win);
+  const all = await treeOf(args.analysis_id, null, patternsOf());
+  all.weigh(args.event, win);
+  const hostUp = el("div", {class: "flame-host", id: "sandwich-callers"});
+  const hostDown = el("div", {class: "flame-host", id: "sandwich-callees"});
+  panel.append(el("section", {id: "sandwich", "aria-label": "sandwich", "data-symbol": f.symbol,
+      "data-samples": String(callers.samples[0])},
+    el("h2", {}, "Sandwich of ", el("span", {class: "sym", id: "sandwich-symbol"}, f.symbol),
+      el("span", {class: "note"}, ` ${f.dso || ""}`)),
+    el("div", {class: "controls"},
+      button("Close the sandwich", () => go({sw: null, zoom: null}), {id: "sandwich-close"}),
+      link("Callers and callees as tables", {...state, tab: "hotspots", fn: sw, sw: null, zoom: null}, {id: "sandwich-table"}),
+      el("span", {class: "note"}, `inclusive ${fmt(callers.samples[0])} samples, ` +
+        `${(100 * callers.total[0] / (all.total[0] || 1)).toFixed(2)}% of ${args.event} in the view`)),
+    el("h3", {}, "Callers (the function at the bottom, who called it above)"), hostUp,
+    el("h3", {}, "Callees (the function at the top, what it called below)"), hostDown));
+  const up = new FlameView(hostUp, null, {onMenu: (n, x, y) => frameMenu(callers, up, n, x, y)});
+  const down = new FlameView(hostDown, null, {inverted: true, onMenu: (n, x, y) => frameMenu(callees, down, n, x, y)});
+  app.addEventListener("rendered", () => { up.setTree(callers); down.setTree(callees); }, {once: true});
+  window.perflensSandwich = {callers: up, callees: down};
 }
 
 async function pathsTab(panel, args) {
@@ -577,11 +802,24 @@ async function comparePage(page) {
   const evSel = el("select", {id: "event", "aria-label": "event"}, common.map(n => el("option", {value: n, selected: n === event}, n)));
   evSel.addEventListener("change", () => go({e: evSel.value, zoom: null}));
   const sort = state.sort === "inclusive" ? "inclusive" : "self";
-  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel)));
+  // A time window per side: view is the baseline's, candidate_view the
+  // candidate's (given, even empty, so that view stays the baseline's).
+  const side = (label, k0, k1) => [k0, k1].map((k, i) => {
+    const input = el("input", {id: "cmp-" + k, type: "number", min: 0, step: "any", value: state[k] || "",
+      "aria-label": `${label} window ${i ? "to" : "from"} seconds`});
+    input.addEventListener("change", () => go({[k]: input.value, cursor: null, zoom: null}));
+    return el("label", {}, `${label} ${i ? "to" : "from"} s `, input);
+  });
+  page.append(el("div", {class: "controls"}, el("label", {}, "Event ", evSel), ...side("Baseline", "bt0", "bt1"),
+    ...side("Candidate", "ct0", "ct1"), el("span", {class: "note"}, "time windows: seconds after each one's first sample")));
+  const bt = timeOf("bt0", "bt1"), ct = timeOf("ct0", "ct1");
+  const views = bt || ct ? {...(bt ? {view: {time: bt}} : {}), candidate_view: ct ? {time: ct} : {}} : {};
   const res = await call("compare_profiles", {baseline_id: state.b, candidate_id: state.c, event, sort, limit: PAGE,
-    ...(state.cursor ? {cursor: state.cursor} : {})});
+    ...views, ...(state.cursor ? {cursor: state.cursor} : {})});
   page.append(el("table", {id: "deltas"},
-    el("caption", {}, `Change of share in points, ${event}, sorted by ${sort}`),
+    el("caption", {}, `Change of share in points, ${event}, sorted by ${sort}` +
+      (res.view ? `; the baseline's window keeps ${pct(res.view.percent_of_samples)} of its samples` : "") +
+      (res.candidate_view ? `; the candidate's ${pct(res.candidate_view.percent_of_samples)}` : "")),
     el("thead", {}, el("tr", {}, ["#", "status", "function", "module", "baseline self", "candidate self", "self \u0394", "inclusive \u0394"]
       .map(h => el("th", {scope: "col"}, h)))),
     el("tbody", {}, res.functions.map(f => el("tr", {class: f.self_delta_points > 0 ? "up" : f.self_delta_points < 0 ? "down" : ""},
@@ -595,8 +833,8 @@ async function comparePage(page) {
   // path's share grew, blue where it shrank (both trees on shared names).
   const names = new Names();
   const [tb, tc] = [await treeOf(state.b, names), await treeOf(state.c, names)];
-  tb.weigh(event);
-  tc.weigh(event);
+  tb.weigh(event, windowNs("bt0", "bt1"));
+  tc.weigh(event, windowNs("ct0", "ct1"));
   const host = el("div", {class: "flame-host", id: "flame"});
   page.append(el("h2", {}, "Differential flame graph"),
     el("p", {class: "note"}, "Width: candidate's share; red: share grew against the baseline, blue: it shrank; deep red: not in the baseline."),

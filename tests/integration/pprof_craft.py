@@ -131,4 +131,5 @@ def main():
             f.write(data)
 
 
-main()
+if __name__ == "__main__":
+    main()

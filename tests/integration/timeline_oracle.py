@@ -18,7 +18,11 @@ the native reader; FOLDED a folded file.  Checks:
     another window is refused;
   - folded input: get_timeline and view.time say it has no sample times
     and name the inputs that do;
-  - picture: the PNG file is there, a PNG of the stated width and height.
+  - picture: the PNG file is there, a PNG of the stated width and height;
+  - compare_profiles of the analysis with itself, view = a window in
+    phase A, candidate_view = one in phase B: a() shrank and b() grew
+    most, and every symbol's self change is perf report --time's share in
+    B less its share in A (within 0.2 pp) for each symbol >= 1% in either.
 """
 import json, os, struct, subprocess, sys
 
@@ -186,5 +190,69 @@ if check("timeline: picture=true answers with a picture", pic and "picture" in p
           head)
     blocks = [c for c in r["result"].get("content", []) if c.get("type") == "image"]
     check("timeline: the picture also comes as an image block", blocks or not p["inline"], r["result"].get("content"))
+
+# ------------------------------------------------- two windows compared
+def perf_shares(perf_time, label):
+    rep = os.path.join(os.environ["WORK"], "report-%s.txt" % label)
+    with open(rep, "w") as f:
+        subprocess.run(["perf", "report", "-i", DATA, "--stdio", "--no-children", "--sort", "sym", "-g", "none",
+                        "--percent-limit", "0", "--time", perf_time], stdout=f, stderr=subprocess.DEVNULL)
+    return parse_report(rep, False)[1]
+
+
+base, r = call("get_timeline", {"analysis_id": NATIVE_ID})
+span = base["span_seconds"] if base else 1.2
+win_a = {"from_seconds": round(span * 0.05, 3), "to_seconds": round(span * 0.45, 3)}
+win_b = {"from_seconds": round(span * 0.55, 3), "to_seconds": round(span * 0.95, 3)}
+funcs, first, r = [], None, None
+args = {"baseline_id": NATIVE_ID, "candidate_id": NATIVE_ID, "exports": False, "min_delta_percent": 0, "limit": 100,
+        "view": {"time": win_a}, "candidate_view": {"time": win_b}}
+for _ in range(20):
+    page, r = call("compare_profiles", args)
+    if not page:
+        break
+    first = first or page
+    funcs += page["functions"]
+    if not page["page"]["next_cursor"]:
+        break
+    args = dict(args, cursor=page["page"]["next_cursor"])
+if check("timeline: compare_profiles of phase A's window (view) against phase B's (candidate_view) answers",
+         first and funcs, short(r)):
+    tw_a, tw_b = first["view"]["time_window"], first["candidate_view"]["time_window"]
+    check("timeline: the comparison states each side's window (%s, %s)" % (tw_a["perf_time"], tw_b["perf_time"]),
+          tw_a["from_seconds"] == win_a["from_seconds"] and tw_b["from_seconds"] == win_b["from_seconds"]
+          and not any("same analysis" in w for w in first["comparability"]["warnings"]), [tw_a, tw_b, first["comparability"]["warnings"]])
+    top = sorted(funcs, key=lambda f: -abs(f["self_delta_points"]))[:2]
+    moved = {f["symbol"]: f["self_delta_points"] for f in top}
+    check("timeline: the two phases' functions changed most: a() shrank, b() grew (%s)" % moved,
+          set(moved) == {"a", "b"} and moved["a"] < -50 and moved["b"] > 50, moved)
+    pa, pb = perf_shares(tw_a["perf_time"], "cmp-a"), perf_shares(tw_b["perf_time"], "cmp-b")
+    mine = {}
+    for f in funcs:
+        if named(f["symbol"]):
+            mine[f["symbol"]] = mine.get(f["symbol"], 0.0) + f["self_delta_points"]
+    n, bad, worst = 0, [], 0.0
+    for sym in sorted(set(pa) | set(pb)):
+        if pa.get(sym, 0) < 1 and pb.get(sym, 0) < 1:
+            continue
+        n += 1
+        want = pb.get(sym, 0.0) - pa.get(sym, 0.0)
+        worst = max(worst, abs(want - mine.get(sym, 0.0)))
+        if abs(want - mine.get(sym, 0.0)) > 0.2:
+            bad.append("%s perf %+.2f perflens %+.4f" % (sym, want, mine.get(sym, 0.0)))
+    check("timeline: %d symbols' self change within 0.2 pp of perf report --time's B less A (worst %.3f pp)"
+          % (n, worst), n >= 2 and not bad, bad)
+    # each next step, sent as it is, answers in the window of the side it names
+    for st in first["next_steps"]:
+        got, r = call(st["tool"], st["arguments"])
+        tw = ((got or {}).get("view") or {}).get("time_window", {})
+        side = win_b if st["arguments"].get("view", {}).get("time") == win_b else win_a
+        check("timeline: the comparison's next step %s(%s) answers, in its side's window [%g, %g)"
+              % (st["tool"], st["arguments"].get("hotspot_id") or st["arguments"].get("symbol"),
+                 side["from_seconds"], side["to_seconds"]),
+              got and tw.get("from_seconds") == side["from_seconds"], short(r))
+    _, r = call("compare_profiles", dict(args, candidate_view={"time": {"from_seconds": 5, "to_seconds": 1}}))
+    check("timeline: a bad candidate_view is a usage error naming it",
+          is_tool_error(r, "candidate_view"), short(r, 400))
 s.close()
 sys.exit(1 if fails else 0)

@@ -6,8 +6,8 @@
  *   {"tid", "comm"}                the threads (thread_filter.h); the
  *                                  top-level tid and comm arguments of
  *                                  older calls mean the same;
- *   {"time": {from_seconds, to_seconds}}  a time window (not in this build:
- *                                  see view_time in view.c);
+ *   {"time": {from_seconds, to_seconds}}  a time window after the first
+ *                                  timed sample (time_window.h);
  *   {"focus", "ignore", "hide", "show_from", "merge", "under",
  *    "collapse_recursion"}         the stack transforms of
  *                                  profile/transform.h, in its order.

@@ -28,6 +28,14 @@
  * an event out of time order or a close that does not match the open
  * frame are malformed records (an evented profile stops there); a weight
  * past 2^63 is malformed too.
+ *
+ * Sample times (profile.h's timed samples, for view.time and get_timeline),
+ * in a time unit only: an evented interval is timed at its start (the
+ * event's "at" that opened it); a sampled profile's samples are laid end
+ * to end from its startValue (0 when it has none), each timed at its start
+ * (the startValue plus the weights before it), as speedscope's own time
+ * order lays them out.  Profiles in bytes or "none" have no times: their
+ * samples are counted untimed.
  */
 #include "parse_pprof.h"
 
@@ -482,6 +490,13 @@ static uint32_t ss_event(struct ss *s, const char *unit, double *factor)
 	return PL_NOID;
 }
 
+/* How a profile's values read as times: factor to nanoseconds, and
+ * whether its unit is one of time at all. */
+struct ss_clock {
+	double factor;
+	bool timed;
+};
+
 /* A weight in the event's integer unit: false when it is not one. */
 static bool ss_weight(double w, double factor, uint64_t *out)
 {
@@ -493,8 +508,22 @@ static bool ss_weight(double w, double factor, uint64_t *out)
 	return true;
 }
 
+/* A record's time in the profile's unit into the timeline (nanoseconds);
+ * a profile without time units, or a time before 0 or past 2^63 ns, counts
+ * the record untimed. */
+static void ss_time(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t weight,
+		    const struct ss_clock *clock, double at)
+{
+	double ns = at * clock->factor;
+
+	if (clock->timed && ns >= 0 && ns < 9.2e18)
+		pl_add_timed(p, stack, event, (uint64_t)llround(ns), weight);
+	else
+		pl_note_untimed(p);
+}
+
 static enum pl_err ss_add(struct ss *s, uint32_t thread, uint32_t event, uint32_t depth,
-			  uint64_t weight)
+			  uint64_t weight, const struct ss_clock *clock, double at)
 {
 	uint32_t stack;
 
@@ -508,16 +537,20 @@ static enum pl_err ss_add(struct ss *s, uint32_t thread, uint32_t event, uint32_
 	if (total_fits(s->p, event, weight, s->err))
 		return s->err->code;
 	pl_add_weight(s->p, stack, event, 1, weight, true);
+	ss_time(s->p, stack, event, weight, clock, at);
 	return count_record(s->p, s->err);
 }
 
 static enum pl_err ss_sampled(struct ss *s, json_t *prof, uint32_t thread, uint32_t event,
-			      double factor)
+			      const struct ss_clock *clock)
 {
 	json_t *samples = json_object_get(prof, "samples"), *weights = json_object_get(prof, "weights");
 	size_t n = json_array_size(samples);
+	double at = 0, start;   /* the next sample's start, in the profile's unit */
 	enum pl_err rc;
 
+	if (json_num(json_object_get(prof, "startValue"), &start))
+		at = start;
 	if (!json_is_array(samples) || !json_is_array(weights) || json_array_size(weights) != n) {
 		bad(s->p, s->record, "sampled profile without samples and as many weights", "profile");
 		return PL_OK;
@@ -530,11 +563,14 @@ static enum pl_err ss_sampled(struct ss *s, json_t *prof, uint32_t thread, uint3
 		double wv = json_is_number(json_array_get(weights, i)) ?
 			json_number_value(json_array_get(weights, i)) : -1;
 
+		double sample_at = at;
+
 		s->record++;
-		if (!json_is_array(st) || !ss_weight(wv, factor, &w)) {
+		if (!json_is_array(st) || !ss_weight(wv, clock->factor, &w)) {
 			bad(s->p, s->record, "sample is not an array, or its weight not a number >= 0", "sample");
 			continue;
 		}
+		at += wv;   /* a sample left out below still took its time */
 		if (json_array_size(st) > s->p->limits.max_depth)
 			return pl_fail(s->err, PL_ERR_LIMIT, "raise --max-depth",
 				       "speedscope sample %llu is deeper than %u frames",
@@ -550,14 +586,14 @@ static enum pl_err ss_sampled(struct ss *s, json_t *prof, uint32_t thread, uint3
 			bad(s->p, s->record, "sample's frame index points nowhere", "sample");
 			continue;
 		}
-		if ((rc = ss_add(s, thread, event, (uint32_t)json_array_size(st), w)))
+		if ((rc = ss_add(s, thread, event, (uint32_t)json_array_size(st), w, clock, sample_at)))
 			return rc;
 	}
 	return PL_OK;
 }
 
 static enum pl_err ss_evented(struct ss *s, json_t *prof, uint32_t thread, uint32_t event,
-			      double factor)
+			      const struct ss_clock *clock)
 {
 	json_t *events = json_object_get(prof, "events"), *e;
 	uint32_t depth = 0;
@@ -583,11 +619,11 @@ static enum pl_err ss_evented(struct ss *s, json_t *prof, uint32_t thread, uint3
 			return PL_OK;
 		}
 		if (i && depth && at > last) {
-			if (!ss_weight(at - last, factor, &w)) {
+			if (!ss_weight(at - last, clock->factor, &w)) {
 				bad(s->p, s->record, "interval too long: profile stops here", "event");
 				return PL_OK;
 			}
-			if ((rc = ss_add(s, thread, event, depth, w)))
+			if ((rc = ss_add(s, thread, event, depth, w, clock, last)))
 				return rc;
 		}
 		last = at;
@@ -641,23 +677,24 @@ enum pl_err pl_parse_speedscope(struct pl_profile *p, const void *data, size_t n
 		json_t *type = json_object_get(prof, "type"), *unit = json_object_get(prof, "unit");
 		json_t *name = json_object_get(prof, "name");
 		uint32_t ev, thread, comm = PL_NOID;
-		double factor = 1;
+		struct ss_clock clock = {1, false};
 
 		if (!json_is_string(type) || !json_is_string(unit)) {
 			bad(p, s.record, "profile without a type and a unit", "profile");
 			continue;
 		}
-		if ((ev = ss_event(&s, json_string_value(unit), &factor)) == PL_NOID) {
+		if ((ev = ss_event(&s, json_string_value(unit), &clock.factor)) == PL_NOID) {
 			rc = err->code;
 			break;
 		}
 		if (json_is_string(name) && json_string_length(name))
 			comm = pl_intern_str(p, json_string_value(name), json_string_length(name));
 		thread = pl_intern_thread(p, -1, -1, comm);
+		clock.timed = strcmp(pl_str(p, p->events[ev].name), "time") == 0;
 		if (strcmp(json_string_value(type), "sampled") == 0)
-			rc = ss_sampled(&s, prof, thread, ev, factor);
+			rc = ss_sampled(&s, prof, thread, ev, &clock);
 		else if (strcmp(json_string_value(type), "evented") == 0)
-			rc = ss_evented(&s, prof, thread, ev, factor);
+			rc = ss_evented(&s, prof, thread, ev, &clock);
 		else
 			bad(p, s.record, "profile type is neither sampled nor evented", "profile");
 		if (rc)

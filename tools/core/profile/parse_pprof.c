@@ -21,7 +21,14 @@
  *    symbolize need.  A line's file and number become the frame's srcline.
  *  - labels "comm"/"thread"/"thread_name", "pid" and "tid"/"thread_id" make
  *    the sample's thread (the names this project's pprof export writes and
- *    the common ones); other labels are not kept.
+ *    the common ones); a numeric label "end_timestamp_ns" (Datadog's
+ *    profilers) or "timestamp_ns" is the sample's time (profile.h's timed
+ *    samples: view.time and get_timeline), one timed sample per event for
+ *    each of the sample's count, its value split evenly among them (the
+ *    first takes the remainder), so a window counts samples and value as
+ *    the whole does.  Go's CPU profiles have no such label: the profile's
+ *    time_nanos and duration_nanos say when it ran, not when each sample
+ *    was, so their samples are counted untimed.  Other labels are not kept.
  *
  * Ids that point nowhere (a location, function or mapping id, a string
  * index) make the record that uses them malformed (counted, previewed);
@@ -369,6 +376,39 @@ static enum pl_err pp_location(struct pp *c, uint32_t li)
 
 /* --------------------------------------------------------------- samples */
 
+/* The sample's time label (ns, > 0), or 0 when it has none. */
+static uint64_t pp_time(const struct pp *c, const PbSample *s)
+{
+	for (size_t i = 0; i < s->n_label; i++) {
+		const char *key = pp_str(c, s->label[i]->key);
+		if (key && (!strcmp(key, "end_timestamp_ns") || !strcmp(key, "timestamp_ns")) &&
+		    s->label[i]->num > 0)
+			return (uint64_t)s->label[i]->num;
+	}
+	return 0;
+}
+
+/* `samples` timed samples of one event at `time_ns` (0: untimed), sharing
+ * `value`; past the timed table's room, counted at once (past_cap), not
+ * one by one (a count may be huge). */
+static void pp_add_timed(struct pl_profile *p, uint32_t stack, uint32_t event, uint64_t time_ns,
+			 uint64_t samples, uint64_t value)
+{
+	uint64_t each = value / samples, extra = value % samples;
+
+	for (uint64_t k = 0; k < samples; k++) {
+		if (!time_ns) {
+			p->timed.untimed += samples - k;
+			return;
+		}
+		if (p->timed.n == PL_MAX_TIMED) {
+			p->timed.past_cap += samples - k;
+			return;
+		}
+		pl_add_timed(p, stack, event, time_ns, each + (k == 0 ? extra : 0));
+	}
+}
+
 static uint32_t pp_thread(struct pp *c, const PbSample *s)
 {
 	int64_t pid = -1, tid = -1;
@@ -457,8 +497,10 @@ static enum pl_err pp_sample(struct pp *c, const PbSample *s)
 	if (stack == PL_NOID)
 		return c->err->code;
 	for (size_t i = 0; i < nt; i++)
-		if (s->value[i] > 0)
+		if (s->value[i] > 0) {
 			pl_add_weight(p, stack, c->events[i], samples, (uint64_t)s->value[i], true);
+			pp_add_timed(p, stack, c->events[i], pp_time(c, s), samples, (uint64_t)s->value[i]);
+		}
 	if (++p->records_parsed > p->limits.max_records)
 		return pl_fail(c->err, PL_ERR_LIMIT, "raise --max-records",
 			       "more than %llu records", (unsigned long long)p->limits.max_records);

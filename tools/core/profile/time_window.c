@@ -31,8 +31,10 @@ enum pl_err pl_no_time_error(const struct pl_profile *p, struct pl_error *err)
 	(void)p;
 	return pl_fail(err, PL_ERR_UNSUPPORTED,
 		       "analyze an input with sample times: " PL_TIMED_INPUTS,
-		       "this analysis has no sample times: folded stacks, pprof and speedscope input carry "
-		       "none (nor does an analysis made before PerfLens kept them)");
+		       "this analysis has no sample times: folded stacks carry none, nor do speedscope "
+		       "profiles in bytes or counts, nor pprof samples without a timestamp label (Go's CPU "
+		       "profiles: time_nanos and duration_nanos say when the profile ran, not when each "
+		       "sample was), nor an analysis made before PerfLens kept them");
 }
 
 /* The weight entry of (stack, event), writable; NULL when none. */

@@ -28,7 +28,8 @@ struct pl_window_stats {
 
 /* Which inputs carry sample times, for messages. */
 #define PL_TIMED_INPUTS "perf script text with its time column, perf.data (perf record " \
-	"keeps times by default), device sessions and V8 .cpuprofile"
+	"keeps times by default), device sessions, V8 .cpuprofile, speedscope profiles in a time " \
+	"unit, and pprof whose samples carry an end_timestamp_ns or timestamp_ns label"
 
 /* Keep only the samples in [from_s, to_s) seconds after the first timed
  * sample.  No timed sample: PL_ERR_UNSUPPORTED naming the inputs that
