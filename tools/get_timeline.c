@@ -251,8 +251,10 @@ enum pl_err tool_get_timeline(const struct tool_ctx *ctx, json_t *args, json_t *
 	if ((rc = pl_artifact_load_profile(ctx->artifact_root, q.id, &p, err)) ||
 	    (rc = tool_pick_event(&p, q.event, false, &ev, err)) ||
 	    (rc = pick_function(&p, &q, &func, err)) ||
-	    (!p.timed.n && (rc = pl_no_time_error(&p, err))) ||
-	    (rc = tool_thread_filter_apply(&q.threads, &p, ev, err)) ||
+	    (!p.timed.n && (rc = pl_no_time_error(&p, err))))
+		goto out;
+	tool_view_time_resolve(&q.zoom, &p);
+	if ((rc = tool_thread_filter_apply(&q.threads, &p, ev, err)) ||
 	    (rc = pl_timeline_build(&t, &p, ev, q.buckets, func, q.zoom.from_s,
 				    q.zoom.active ? q.zoom.to_s : 0, err)))
 		goto out;

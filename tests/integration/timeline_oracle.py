@@ -77,6 +77,15 @@ def oracle(label, aid, frm, to):
     if not check("timeline %s: perf report --time %s runs" % (label, tw["perf_time"]), p.returncode == 0,
                  p.stderr[-300:]):
         return
+    # The same window given on the recording's clock, as perf report
+    # --time takes it: the same hotspots, sample for sample.
+    hot_abs, first_abs, r = all_pages({"analysis_id": aid, "view": {"time": {"perf_time": tw["perf_time"]}}})
+    by = lambda hs: sorted((h["symbol"], h["self"]["samples"]) for h in hs or [])
+    tw_abs = tw_of(first_abs)
+    check("timeline %s: view.time {perf_time: %s} keeps the same %s samples and hotspots as [%g, %g) s"
+          % (label, tw["perf_time"], tw_abs.get("samples"), frm, to),
+          hot_abs and by(hot_abs) == by(hot) and tw_abs.get("samples") == tw["samples"] and
+          tw_abs.get("perf_time") == tw["perf_time"], short(r))
     header, perf = parse_report(rep, False)
     check("timeline %s: the window's samples are perf report --time's (%s = %d)"
           % (label, header.get("samples"), tw["samples"]),
@@ -136,6 +145,10 @@ if check("timeline: get_timeline zooms into [0.5, 0.7) s", zoom and zoom["start_
     check("timeline: the zoom's %d buckets hold perf report --time's %s samples (%d)"
           % (len(zoom["samples"]), header.get("samples"), sum(zoom["samples"])),
           len(zoom["samples"]) <= 10 and sum(zoom["samples"]) == header.get("samples"), header)
+    zabs, r = call("get_timeline", {"analysis_id": NATIVE_ID, "buckets": 10,
+                                    "view": {"time": {"perf_time": tw_of(page)["perf_time"]}}})
+    check("timeline: get_timeline zoomed by perf_time %s gives the same buckets" % tw_of(page)["perf_time"],
+          zabs and zabs["samples"] == zoom["samples"] and abs(zabs["start_seconds"] - 0.5) < 1e-6, short(r))
 
 # ------------------------------------------------------- the two phases
 tla, r = call("get_timeline", {"analysis_id": TEXT_ID, "symbol": "a", "buckets": 20})
@@ -166,6 +179,13 @@ if check("timeline: function timelines of a() and b()", tla and tlb, short(r) + 
                                                           "to_seconds": 2 * tw["to_seconds"] - tw["from_seconds"]}})
             bad, r = call("list_hotspots", other)
             check("timeline: the cursor with another window is refused", cur and bad is None, short(r))
+
+# perf_time that is not a window: a usage error naming perf report's form
+for bad_time in ({"perf_time": "soon,later"}, {"perf_time": "5.0,3.0"}, {"perf_time": "1.0123456789,2"},
+                 {"perf_time": "1,2", "from_seconds": 0}):
+    _, r = call("list_hotspots", {"analysis_id": NATIVE_ID, "view": {"time": bad_time}})
+    check("timeline: view.time %s is a usage error naming the form" % json.dumps(bad_time),
+          is_tool_error(r, "perf_time", "START,END"), short(r, 400))
 
 # ---------------------------------------------------------------- folded
 fa, r = call("analyze_profile", {"path": FOLDED})

@@ -177,7 +177,9 @@ try {
   const sand = await page.evaluate(() => {
     const level = t => {
       const f = t.kids[t.kidStart[0]], out = {};
-      for (let k = t.kidStart[f]; k < t.kidStart[f + 1]; k++) out[t.name(t.kids[k])] = t.samples[t.kids[k]];
+      // as drawn: a frame the window left no sample is not (flame.js skips it)
+      for (let k = t.kidStart[f]; k < t.kidStart[f + 1]; k++)
+        if (t.samples[t.kids[k]] > 0) out[t.name(t.kids[k])] = t.samples[t.kids[k]];
       return {fn: t.name(f), samples: t.samples[f], next: out};
     };
     return {symbol: document.getElementById('sandwich-symbol').textContent,

@@ -37,14 +37,24 @@ static enum pl_err thread_part(json_t *view, json_t *args, const char *key, json
 static enum pl_err parse_time(struct tool_view *v, json_t *time, struct pl_error *err)
 {
 	json_t *from = json_object_get(time, "from_seconds"), *to = json_object_get(time, "to_seconds");
+	json_t *abs = json_object_get(time, "perf_time");
 
 	v->has_time = true;
+	if (abs) {
+		if (from || to || !json_is_string(abs) || json_object_size(time) != 1)
+			return pl_fail(err, PL_ERR_USAGE, "pass view.time as {\"perf_time\": \"START,END\"} alone, "
+				       "or as {\"from_seconds\": A, \"to_seconds\": B}", "view.time mixes its two forms");
+		v->time_absolute = true;
+		v->perf_time = json_string_value(abs);
+		return pl_perf_time_parse(v->perf_time, &v->from_ns, &v->to_ns, err);
+	}
 	v->from_seconds = from ? json_number_value(from) : 0.0;
 	v->to_seconds = to ? json_number_value(to) : INFINITY;
 	if (!json_is_object(time) || (from && !json_is_number(from)) || (to && !json_is_number(to)) ||
 	    !(v->from_seconds >= 0) || !(v->to_seconds > v->from_seconds))
 		return pl_fail(err, PL_ERR_USAGE, "pass view.time as {\"from_seconds\": A, \"to_seconds\": B} with "
-			       "0 <= A < B, seconds from the first sample", "view.time is not a window");
+			       "0 <= A < B, seconds from the first sample, or as {\"perf_time\": \"START,END\"} on "
+			       "the recording's clock", "view.time is not a window");
 	return PL_OK;
 }
 
@@ -53,7 +63,9 @@ static json_t *normalize(const struct tool_view *v, json_t *view)
 {
 	json_t *n = json_object();
 
-	if (v->has_time) {
+	if (v->has_time && v->time_absolute) {
+		json_object_set_new(n, "time", json_pack("{s:s}", "perf_time", v->perf_time));
+	} else if (v->has_time) {
 		json_t *t = json_object();
 		json_object_set_new(t, "from_seconds", json_real(v->from_seconds));
 		if (isfinite(v->to_seconds))
@@ -163,6 +175,8 @@ static enum pl_err view_time(struct tool_view *v, struct pl_profile *p, uint32_t
 	(void)event;
 	if (!v->has_time)
 		return PL_OK;
+	if (v->time_absolute)
+		return pl_profile_time_window_abs(p, v->from_ns, v->to_ns, &v->time_st, err);
 	return pl_profile_time_window(p, v->from_seconds, isfinite(v->to_seconds) ? v->to_seconds : 9.0e9,
 				      &v->time_st, err);
 }
@@ -182,8 +196,16 @@ static json_t *time_window_json(const struct tool_view *v)
 	perf_time(from, sizeof(from), v->time_st.from_ns);
 	perf_time(to, sizeof(to), v->time_st.to_ns);
 	snprintf(both, sizeof(both), "%s,%s", from, to);
-	return json_pack("{s:f,s:f,s:s,s:I}", "from_seconds", v->from_seconds,
-			 "to_seconds", (double)(v->time_st.to_ns - v->time_st.first_ns) / 1e9, "perf_time", both,
+	/* After the first sample (a perf_time may start before it). */
+	double from_s = v->time_st.from_ns > v->time_st.first_ns
+		? (double)(v->time_st.from_ns - v->time_st.first_ns) / 1e9 : 0.0;
+	double to_s = v->time_st.to_ns > v->time_st.first_ns
+		? (double)(v->time_st.to_ns - v->time_st.first_ns) / 1e9 : 0.0;
+
+	if (v->time_absolute && v->to_ns == UINT64_MAX)
+		snprintf(both, sizeof(both), "%s,", from);
+	return json_pack("{s:f,s:f,s:s,s:I}", "from_seconds", v->time_absolute ? from_s : v->from_seconds,
+			 "to_seconds", to_s, "perf_time", both,
 			 "timeless_samples", (json_int_t)(v->time_st.past_cap + v->time_st.untimed));
 }
 

@@ -7,7 +7,10 @@
  *                                  top-level tid and comm arguments of
  *                                  older calls mean the same;
  *   {"time": {from_seconds, to_seconds}}  a time window after the first
- *                                  timed sample (time_window.h);
+ *                                  timed sample (time_window.h), or
+ *   {"time": {"perf_time": "START,END"}}  one on the recording's own
+ *                                  clock, as perf script prints it and
+ *                                  perf report --time takes it;
  *   {"focus", "ignore", "hide", "show_from", "merge", "under",
  *    "collapse_recursion"}         the stack transforms of
  *                                  profile/transform.h, in its order.
@@ -40,6 +43,9 @@ struct tool_view {
 	struct pl_transform tf;
 	bool has_time;
 	double from_seconds, to_seconds;
+	bool time_absolute;             /* given as perf_time */
+	uint64_t from_ns, to_ns;        /* then the window on the recording's clock */
+	const char *perf_time;          /* as given (borrowed) */
 	json_t *normalized;             /* the view as answered (owned) */
 	char *key;                      /* its compact JSON, for cursors (owned) */
 	struct pl_amount event_total;   /* the event's whole weight */

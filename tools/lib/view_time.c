@@ -17,11 +17,17 @@ enum pl_err tool_view_time_init(struct tool_view_time *t, json_t *args, struct p
 	memset(t, 0, sizeof(*t));
 	if (!view)
 		return PL_OK;
+	const char *perf_time;
+	if (!json_unpack_ex(view, &je, JSON_STRICT, "{s:o}", "time", &time) &&
+	    !json_unpack_ex(time, &je, JSON_STRICT, "{s:s}", "perf_time", &perf_time)) {
+		t->absolute = t->active = true;
+		return pl_perf_time_parse(perf_time, &t->from_ns, &t->to_ns, err);
+	}
 	if (json_unpack_ex(view, &je, JSON_STRICT, "{s:o}", "time", &time) ||
 	    json_unpack_ex(time, &je, JSON_STRICT, "{s:F,s:F}", "from_seconds", &t->from_s,
 			   "to_seconds", &t->to_s))
 		return pl_fail(err, PL_ERR_USAGE,
-			       "pass view={\"time\": {\"from_seconds\": A, \"to_seconds\": B}} (seconds after the first sample; get_timeline shows them)",
+			       "pass view={\"time\": {\"from_seconds\": A, \"to_seconds\": B}} (seconds after the first sample; get_timeline shows them) or {\"time\": {\"perf_time\": \"START,END\"}} on the recording's clock",
 			       "bad 'view': %s", je.text);
 	if (!(t->from_s >= 0) || !(t->to_s > t->from_s))
 		return pl_fail(err, PL_ERR_USAGE, "pass 0 <= from_seconds < to_seconds",
@@ -50,8 +56,14 @@ enum pl_err tool_view_time_apply(struct tool_view_time *t, struct pl_profile *p,
 	if (!t->active)
 		return PL_OK;
 	event_weight(p, event, &t->before);
-	if ((rc = pl_profile_time_window(p, t->from_s, t->to_s, &t->st, err)))
+	rc = t->absolute ? pl_profile_time_window_abs(p, t->from_ns, t->to_ns, &t->st, err)
+			 : pl_profile_time_window(p, t->from_s, t->to_s, &t->st, err);
+	if (rc)
 		return rc;
+	if (t->absolute) {  /* in seconds after the first sample from here on */
+		t->from_s = t->st.from_ns > t->st.first_ns ? (double)(t->st.from_ns - t->st.first_ns) / 1e9 : 0;
+		t->to_s = t->st.to_ns > t->st.first_ns ? (double)(t->st.to_ns - t->st.first_ns) / 1e9 : 0;
+	}
 	event_weight(p, event, &t->after);
 	if (t->after.samples == 0)
 		return pl_fail(err, PL_ERR_USAGE, "pick a window with samples (get_timeline shows where they are)",
@@ -59,9 +71,22 @@ enum pl_err tool_view_time_apply(struct tool_view_time *t, struct pl_profile *p,
 	return PL_OK;
 }
 
+void tool_view_time_resolve(struct tool_view_time *t, const struct pl_profile *p)
+{
+	uint64_t first;
+
+	if (!t->active || !t->absolute || !pl_timed_first(p, &first))
+		return;
+	t->from_s = t->from_ns > first ? (double)(t->from_ns - first) / 1e9 : 0;
+	/* an open end is the end of the recording (0 for pl_timeline_build) */
+	t->to_s = t->to_ns == UINT64_MAX ? 0 : t->to_ns > first ? (double)(t->to_ns - first) / 1e9 : 1e-9;
+}
+
 void tool_view_time_query(const struct tool_view_time *t, struct pl_buf *query)
 {
-	if (t->active)
+	if (t->active && t->absolute)
+		pl_buf_addf(query, "|perf_time=%llu,%llu", (unsigned long long)t->from_ns, (unsigned long long)t->to_ns);
+	else if (t->active)
 		pl_buf_addf(query, "|time=%.17g,%.17g", t->from_s, t->to_s);
 }
 

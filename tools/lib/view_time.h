@@ -19,6 +19,8 @@
 struct tool_view_time {
 	bool active;                   /* view.time was given */
 	double from_s, to_s;
+	bool absolute;                 /* given as {"perf_time": "START,END"} */
+	uint64_t from_ns, to_ns;       /* then the window on the recording's clock */
 	struct pl_window_stats st;     /* filled by tool_view_time_apply */
 	struct pl_amount before, after;/* the event's weight before and after */
 };
@@ -31,6 +33,10 @@ enum pl_err tool_view_time_init(struct tool_view_time *t, json_t *args, struct p
  * weight before and after. */
 enum pl_err tool_view_time_apply(struct tool_view_time *t, struct pl_profile *p, uint32_t event,
 				 struct pl_error *err);
+
+/* A window given as perf_time, in seconds after `p`'s first timed
+ * sample (from_s, to_s), for callers that cut no copy (get_timeline). */
+void tool_view_time_resolve(struct tool_view_time *t, const struct pl_profile *p);
 
 /* "|time=FROM,TO" for a cursor's query, "" when inactive. */
 void tool_view_time_query(const struct tool_view_time *t, struct pl_buf *query);

@@ -105,24 +105,11 @@ static enum pl_err window_ns(double from_s, double to_s, uint64_t first, uint64_
 	return PL_OK;
 }
 
-enum pl_err pl_profile_time_window(struct pl_profile *p, double from_s, double to_s,
-				   struct pl_window_stats *st, struct pl_error *err)
+/* Rebuild the weights from the timed samples in [st->from_ns, st->to_ns). */
+static void cut_to(struct pl_profile *p, struct pl_window_stats *st)
 {
-	struct pl_window_stats local;
-	struct pl_weight *old;
-	enum pl_err rc;
+	struct pl_weight *old = pl_xmalloc((p->nweights + 1) * sizeof(*old));
 
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof(*st));
-	st->past_cap = p->timed.past_cap;
-	st->untimed = p->timed.untimed;
-	st->samples = p->timed.n;
-	if (!pl_timed_first(p, &st->first_ns))
-		return pl_no_time_error(p, err);
-	if ((rc = window_ns(from_s, to_s, st->first_ns, &st->from_ns, &st->to_ns, err)))
-		return rc;
-	old = pl_xmalloc((p->nweights + 1) * sizeof(*old));
 	if (p->nweights)
 		memcpy(old, p->weights, p->nweights * sizeof(*old));
 	for (size_t i = 0; i < p->nweights; i++)
@@ -144,5 +131,92 @@ enum pl_err pl_profile_time_window(struct pl_profile *p, double from_s, double t
 	unlink_empty(p);
 	cut_marks_and_tails(p, old);
 	free(old);
+}
+
+/* The stats' counts of the whole profile; false when nothing is timed. */
+static bool window_begin(const struct pl_profile *p, struct pl_window_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->past_cap = p->timed.past_cap;
+	st->untimed = p->timed.untimed;
+	st->samples = p->timed.n;
+	return pl_timed_first(p, &st->first_ns);
+}
+
+enum pl_err pl_profile_time_window(struct pl_profile *p, double from_s, double to_s,
+				   struct pl_window_stats *st, struct pl_error *err)
+{
+	struct pl_window_stats local;
+	enum pl_err rc;
+
+	if (!st)
+		st = &local;
+	if (!window_begin(p, st))
+		return pl_no_time_error(p, err);
+	if ((rc = window_ns(from_s, to_s, st->first_ns, &st->from_ns, &st->to_ns, err)))
+		return rc;
+	cut_to(p, st);
+	return PL_OK;
+}
+
+enum pl_err pl_profile_time_window_abs(struct pl_profile *p, uint64_t from_ns, uint64_t to_ns,
+				       struct pl_window_stats *st, struct pl_error *err)
+{
+	struct pl_window_stats local;
+
+	if (!st)
+		st = &local;
+	if (!window_begin(p, st))
+		return pl_no_time_error(p, err);
+	if (to_ns <= from_ns)
+		return pl_fail(err, PL_ERR_USAGE, "pass perf_time as \"START,END\" with START < END",
+			       "the time window is empty");
+	st->from_ns = from_ns;
+	st->to_ns = to_ns;
+	cut_to(p, st);
+	return PL_OK;
+}
+
+/* One side of perf's "START,END": seconds with up to 9 decimals, exact
+ * in nanoseconds (no floating point); empty is `dflt`. */
+static bool perf_seconds(const char *s, size_t n, uint64_t dflt, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0, decimals = 0;
+
+	if (n == 0) {
+		*ns = dflt;
+		return true;
+	}
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (sec > 9000000000ull)
+			return false;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, decimals++) {
+			if (decimals >= 9)
+				return false;
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+		}
+	if (i != n || (digits == 0 && decimals == 0))
+		return false;
+	for (; decimals < 9; decimals++)
+		frac *= 10;
+	*ns = sec * 1000000000ull + frac;
+	return true;
+}
+
+enum pl_err pl_perf_time_parse(const char *text, uint64_t *from_ns, uint64_t *to_ns, struct pl_error *err)
+{
+	const char *comma = text ? strchr(text, ',') : NULL;
+
+	if (!comma || strchr(comma + 1, ',') ||
+	    !perf_seconds(text, (size_t)(comma - text), 0, from_ns) ||
+	    !perf_seconds(comma + 1, strlen(comma + 1), UINT64_MAX, to_ns) || *to_ns <= *from_ns)
+		return pl_fail(err, PL_ERR_USAGE,
+			       "pass perf_time as perf report --time takes it: \"START,END\", seconds on the "
+			       "recording's clock as perf script prints them (9 decimals at most; either side may be empty)",
+			       "perf_time '%.60s' is not a window", text ? text : "");
 	return PL_OK;
 }

@@ -38,6 +38,16 @@ struct pl_window_stats {
 enum pl_err pl_profile_time_window(struct pl_profile *p, double from_s, double to_s,
 				   struct pl_window_stats *st, struct pl_error *err);
 
+/* The same, for an absolute window [from_ns, to_ns) on the input's own
+ * clock (perf's timestamps). */
+enum pl_err pl_profile_time_window_abs(struct pl_profile *p, uint64_t from_ns, uint64_t to_ns,
+				       struct pl_window_stats *st, struct pl_error *err);
+
+/* perf report --time's "START,END" (seconds on the recording's clock, as
+ * perf script prints them; an empty side is open) into nanoseconds; a
+ * text that is not that, or an empty window, is PL_ERR_USAGE. */
+enum pl_err pl_perf_time_parse(const char *text, uint64_t *from_ns, uint64_t *to_ns, struct pl_error *err);
+
 /* The first timed sample's time; false when there is none. */
 bool pl_timed_first(const struct pl_profile *p, uint64_t *first_ns);
 
