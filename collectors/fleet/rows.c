@@ -186,12 +186,17 @@ static uint32_t weight_of(const struct pl_profile *p, uint32_t stack, uint32_t e
 	return PL_NOID;
 }
 
-/* The unix minute of a sample at `time_ns` on the session's clock. */
-static int64_t sample_minute(const struct fleet_chunk_meta *m, uint64_t time_ns)
+/* The unix minute of a sample at `time_ns` on the session's clock; false
+ * when that is no time a DateTime holds (1970 to 2106: a crafted time, a
+ * wrong clock), and the sample counts as one without a time. */
+static bool sample_minute(const struct fleet_chunk_meta *m, uint64_t time_ns, int64_t *minute)
 {
-	int64_t unix_s = ((int64_t)time_ns + m->clock_offset_ns) / 1000000000;
+	__int128 unix_s = ((__int128)time_ns + m->clock_offset_ns) / 1000000000;
 
-	return unix_s - ((unix_s % 60) + 60) % 60;
+	if (!m->clock_known || unix_s < 0 || unix_s > (__int128)UINT32_MAX)
+		return false;
+	*minute = (int64_t)unix_s - (int64_t)unix_s % 60;
+	return true;
 }
 
 struct sums {
@@ -215,9 +220,10 @@ static uint8_t *timed_weights(const struct pl_profile *p, const struct fleet_chu
 	uint64_t *count = pl_xcalloc(nw ? nw : 1, sizeof(*count));
 	uint8_t *split = pl_xcalloc(nw ? nw : 1, 1);
 
-	for (size_t i = 0; m->clock_known && i < p->timed.n; i++) {
+	for (size_t i = 0; i < p->timed.n; i++) {
 		uint32_t w = weight_of(p, p->timed.v[i].stack, p->timed.v[i].event);
-		if (w != PL_NOID)
+		int64_t minute;
+		if (w != PL_NOID && sample_minute(m, p->timed.v[i].time_ns, &minute))
 			count[w]++;
 	}
 	for (size_t w = 0; w < nw; w++)
@@ -248,11 +254,12 @@ enum pl_err fleet_chunk_rows(const struct pl_profile *p, const struct fleet_chun
 	for (size_t i = 0; i < p->timed.n; i++) {
 		const struct pl_timed *t = &p->timed.v[i];
 		uint32_t w = weight_of(p, t->stack, t->event);
-		if (w == PL_NOID || !split[w])
+		int64_t minute;
+		if (w == PL_NOID || !split[w] || !sample_minute(m, t->time_ns, &minute))
 			continue;
 		split_samples[w]++;
 		split_period[w] += t->period;
-		add_sum(&sums, (struct sample_sum){sample_minute(m, t->time_ns), t->event,
+		add_sum(&sums, (struct sample_sum){minute, t->event,
 			p->threads[p->stacks[t->stack].thread].comm, sids[t->stack], 1, t->period});
 	}
 	for (uint32_t s = 0; s < nstacks; s++)
