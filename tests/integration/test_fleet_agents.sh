@@ -22,6 +22,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	skip "fleet with our agents: needs root (the agents attach to the build's processes)"
 	exit 0
 fi
+if ! command -v ss >/dev/null 2>&1; then
+	skip "fleet with our agents: ss is missing (apt-get install iproute2): it tells which agent holds which link"
+	exit 0
+fi
 NETNS=0
 if command -v ip >/dev/null 2>&1 && ip netns add "pl-faprobe-$$" 2>/dev/null; then
 	ip netns del "pl-faprobe-$$"
