@@ -57,6 +57,7 @@ static json_t *side_selection(json_t *args, json_t *labels)
 	json_object_del(sel, "alpha");
 	json_object_del(sel, "limit");
 	json_object_del(sel, "min_change");
+	json_object_del(sel, "view");
 	return sel;
 }
 
@@ -137,12 +138,12 @@ static void device_shares(struct side *s, const struct candidate *c, size_t n)
 		if (id != PL_NOID)
 			tested[id] = (uint32_t)i + 1;
 	}
-	for (size_t r = 0; r < a->nrows; r++)
-		s->device_total[a->row_device[r]] += fleet_u64(json_object_get(a->rows[r], "samples"));
-	for (size_t r = 0; r < a->nrows; r++) {
-		uint32_t leaf = fleet_agg_leaf(a, a->rows[r]);
-		size_t d = a->row_device[r];
-		double v = (double)fleet_u64(json_object_get(a->rows[r], "samples"));
+	for (size_t r = 0; r < a->nleaves; r++)
+		s->device_total[a->leaves[r].device] += a->leaves[r].samples;
+	for (size_t r = 0; r < a->nleaves; r++) {
+		uint32_t leaf = a->leaves[r].leaf;
+		size_t d = a->leaves[r].device;
+		double v = (double)a->leaves[r].samples;
 		if (leaf == PL_NOID || !tested[leaf])
 			continue;
 		s->shares[(tested[leaf] - 1) * nd + d] += rate_measure
@@ -242,27 +243,9 @@ static void side_release(struct side *s)
 	free(s->shares);
 }
 
-/* A row of device `dev` (the rows are sorted by device), or -1. */
-static size_t row_of_device(const struct fleet_agg *a, const char *dev)
-{
-	size_t lo = 0, hi = a->nrows;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const char *d = json_string_value(json_object_get(a->rows[mid], "device"));
-		int c = strcmp(d ? d : "", dev);
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (size_t)-1;
-}
-
 /* Each device's seconds of capture in the side's selection, from the
- * chunks table, numbered as the side's rows number their devices. */
+ * chunks table, numbered as the side's rows number their devices (a
+ * device a view left out counts no seconds). */
 static enum pl_err side_seconds(const struct tool_ctx *ctx, json_t *sel, struct side *s, struct pl_error *err)
 {
 	struct fleet_agg *a = &s->agg;
@@ -277,7 +260,7 @@ static enum pl_err side_seconds(const struct tool_ctx *ctx, json_t *sel, struct 
 	fleet_table(&ctx->fleet, "chunks", t, sizeof(t));
 	pl_buf_addf(&sql, "SELECT device, sum(seconds) AS device_seconds, countIf(seconds <= 0) AS unknown "
 		    "FROM %s FINAL", t);
-	e = fleet_where(sel, false, "arrived", &sql, err);
+	e = fleet_where(sel, false, "minute", &sql, err);
 	pl_buf_adds(&sql, " GROUP BY device FORMAT JSONEachRow");
 	if (!e)
 		e = fleet_rows_query(ctx, sql.data, 1000000, "narrow the selection", &rows, err);
@@ -288,9 +271,9 @@ static enum pl_err side_seconds(const struct tool_ctx *ctx, json_t *sel, struct 
 			secs = strtod(json_string_value(json_object_get(row, "device_seconds")), NULL);
 		if (fleet_u64(json_object_get(row, "unknown")))
 			s->seconds_known = false;
-		size_t r = dev ? row_of_device(a, dev) : (size_t)-1;
-		if (r != (size_t)-1) {
-			s->device_seconds[a->row_device[r]] = secs;
+		size_t d = dev ? fleet_agg_device(a, dev) : (size_t)-1;
+		if (d != (size_t)-1) {
+			s->device_seconds[d] = secs;
 			s->seconds += secs;
 		}
 	}
@@ -302,10 +285,27 @@ static enum pl_err side_seconds(const struct tool_ctx *ctx, json_t *sel, struct 
 	return e;
 }
 
+/* The view's figures of both sides: side a's (st_a, total_a) added to
+ * side b's, which the view holds. */
+static void sum_view_stats(struct tool_view *v, const struct pl_transform_stats *st_a,
+			   const struct pl_amount *total_a)
+{
+	v->st.before.samples += st_a->before.samples;
+	v->st.before.period += st_a->before.period;
+	v->st.kept.samples += st_a->kept.samples;
+	v->st.kept.period += st_a->kept.period;
+	v->st.stacks_rewritten += st_a->stacks_rewritten;
+	v->st.caller_checks_dropped |= st_a->caller_checks_dropped;
+	for (int f = 0; f < PL_TF_NFIELDS; f++)
+		v->st.matched[f] |= st_a->matched[f];
+	v->event_total.samples += total_a->samples;
+	v->event_total.period += total_a->period;
+}
+
 /* Both sides loaded under one event (the a side's most sampled when the
- * call names none). */
-static enum pl_err load_sides(const struct tool_ctx *ctx, json_t *args, struct side *a, struct side *b,
-			      json_t **event, struct pl_error *err)
+ * call names none), each cut by the view when one is given. */
+static enum pl_err load_sides(const struct tool_ctx *ctx, json_t *args, struct tool_view *view, struct side *a,
+			      struct side *b, json_t **event, struct pl_error *err)
 {
 	json_t *sa = side_selection(args, json_object_get(args, "a"));
 	json_t *sb = side_selection(args, json_object_get(args, "b")), *events = NULL;
@@ -323,7 +323,14 @@ static enum pl_err load_sides(const struct tool_ctx *ctx, json_t *args, struct s
 	if (!e)
 		*event = json_incref(json_object_get(sa, "event"));
 	if (!e && !(e = fleet_agg_load(ctx, sa, &a->agg, err)) && !(e = fleet_agg_load(ctx, sb, &b->agg, err)) &&
-	    (!a->agg.total || !b->agg.total))
+	    view->active && a->agg.total && b->agg.total &&
+	    !(e = fleet_agg_view(ctx, &a->agg, view, json_string_value(*event), err))) {
+		struct pl_transform_stats st_a = view->st;
+		struct pl_amount total_a = view->event_total;
+		if (!(e = fleet_agg_view(ctx, &b->agg, view, json_string_value(*event), err)))
+			sum_view_stats(view, &st_a, &total_a);
+	}
+	if (!e && (!a->agg.total || !b->agg.total))
 		e = pl_fail(err, PL_ERR_INPUT, "see fleet_devices for the labels the store holds",
 			    "side %s holds no samples of this event in the selection", a->agg.total ? "b" : "a");
 	if (!e && !(e = side_seconds(ctx, sa, a, err)))
@@ -354,11 +361,13 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 	struct candidate *c = NULL;
 	size_t n = 0, cap = 0;
 	struct pl_strtab seen;
+	struct tool_view view;
 	json_t *event = NULL, *changes;
 	enum pl_err e;
 
 	pl_strtab_init(&seen);
-	if ((e = fleet_ready(ctx, err)) || (e = load_sides(ctx, args, &a, &b, &event, err)))
+	if ((e = fleet_view_init(&view, args, err)) || (e = fleet_ready(ctx, err)) ||
+	    (e = load_sides(ctx, args, &view, &a, &b, &event, err)))
 		goto out;
 	rate_measure = a.seconds_known && b.seconds_known;
 	add_candidates(&a.agg, &a, &b, min, min_change, &seen, &c, &n, &cap);
@@ -380,7 +389,10 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *ctx, json_t *args, json_t 
 			    "seconds", a.seconds,
 			    "b", "samples", (json_int_t)b.agg.total, "devices", (json_int_t)b.agg.devices,
 			    "seconds", b.seconds, "changes", changes, "next_steps", side_b_step(args, event));
+	if (view.active)
+		json_object_set_new(*result, "view", tool_view_json(&view));
 out:
+	tool_view_release(&view);
 	side_release(&a);
 	side_release(&b);
 	pl_strtab_release(&seen);

@@ -62,7 +62,7 @@ enum pl_err tool_fleet_devices(const struct tool_ctx *ctx, json_t *args, json_t 
 	pl_buf_addf(&sql, "SELECT device, groupUniqArrayArray(labels) AS device_labels, toUInt32(max(arrived)) "
 		    "AS last_seen, sum(samples) AS samples, count() AS chunks, uniqExact(session) AS sessions "
 		    "FROM %s FINAL", table);
-	e = fleet_where(args, false, "arrived", &sql, err);
+	e = fleet_where(args, false, "minute", &sql, err);
 	pl_buf_adds(&sql, " GROUP BY device ORDER BY device FORMAT JSONEachRow");
 	{
 		char *q = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);

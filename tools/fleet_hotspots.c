@@ -70,25 +70,6 @@ static json_t *analyze_step(json_t *sel)
 			 "this selection as an analysis: call paths, flame graphs and candidates of the fleet's samples"));
 }
 
-/* A view (view.h) on the selection: its rows as a profile (one thread
- * per device), cut by the view, summed again. */
-static enum pl_err apply_view(const struct tool_ctx *ctx, struct fleet_agg *a, struct tool_view *view, const char *event,
-			      struct pl_error *err)
-{
-	struct pl_profile p;
-	uint32_t ev;
-	enum pl_err e;
-
-	pl_profile_init(&p, &ctx->limits);
-	if (!(e = fleet_agg_profile(a, event, &p, err))) {
-		ev = pl_intern_event(&p, event, strlen(event));
-		if (!(e = tool_view_apply(view, &p, ev, err)))
-			fleet_agg_from_profile(a, &p, ev);
-	}
-	pl_profile_release(&p);
-	return e;
-}
-
 enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t **result,
 				struct pl_error *err)
 {
@@ -110,14 +91,14 @@ enum pl_err tool_fleet_hotspots(const struct tool_ctx *ctx, json_t *args, json_t
 	q = json_dumps(sel, JSON_COMPACT | JSON_SORT_KEYS);
 	pl_buf_addf(&query, "fleet_hotspots|%s", q ? q : "");
 	free(q);
-	if ((e = tool_view_init(&view, args, false, err)))
+	if ((e = fleet_view_init(&view, args, err)))
 		goto out;
 	tool_view_query(&view, &query);
 	if ((e = fleet_ready(ctx, err)) || (e = tool_page_open(&pg, query.data, cursor, 0, limit, err)) ||
 	    (e = fleet_pick_event(ctx, args, sel, &events, err)))
 		goto out;
 	if ((e = fleet_agg_load(ctx, sel, &a, err)) ||
-	    (view.active && (e = apply_view(ctx, &a, &view, json_string_value(json_object_get(sel, "event")), err))))
+	    (view.active && (e = fleet_agg_view(ctx, &a, &view, json_string_value(json_object_get(sel, "event")), err))))
 		goto out;
 	*result = json_pack("{s:O,s:O,s:I,s:I,s:o}", "event", json_object_get(sel, "event"), "events", events,
 			    "total_samples", (json_int_t)a.total, "devices", (json_int_t)a.devices,

@@ -36,10 +36,18 @@
 #define BATCH_CHUNKS 256            /* chunks in one insert per table */
 #define BATCH_BYTES (32u << 20)     /* ...or this many bytes of rows */
 
+/* The session's clock: unix ns = a sample's time (perf's clock) +
+ * offset_ns, when known. */
+struct session_clock {
+	bool known;
+	int64_t offset_ns;
+};
+
 /* A session whose mark moves when the batch holding its chunks is in. */
 struct batch_mark {
 	char session[128];
 	long through;
+	struct session_clock clock;
 };
 
 struct publish {
@@ -114,34 +122,75 @@ static void mark_path(const struct tool_ctx *ctx, const char *session, char *out
 	snprintf(out, cap, "%s/fleet/published/%s.json", ctx->artifact_root, session);
 }
 
-static long published_through(const struct tool_ctx *ctx, const char *session)
+/* The session's mark: the last chunk the store took (-1: none), and the
+ * session's clock when it was known then (`clock` may be NULL). */
+static long published_through(const struct tool_ctx *ctx, const char *session, struct session_clock *clock)
 {
 	char path[4400];
-	json_t *j;
+	json_t *j, *offset;
 	long through = -1;
 
 	mark_path(ctx, session, path, sizeof(path));
+	if (clock)
+		*clock = (struct session_clock){0};
 	if ((j = json_load_file(path, 0, NULL))) {
 		if (json_is_integer(json_object_get(j, "through")))
 			through = (long)json_integer_value(json_object_get(j, "through"));
+		if (clock && json_is_integer(offset = json_object_get(j, "clock_offset_ns")))
+			*clock = (struct session_clock){true, (int64_t)json_integer_value(offset)};
 		json_decref(j);
 	}
 	return through;
 }
 
-static enum pl_err set_published(const struct tool_ctx *ctx, const char *session, long through,
-				 struct pl_error *err)
+static enum pl_err set_published(const struct tool_ctx *ctx, const struct batch_mark *m, struct pl_error *err)
 {
 	char path[4400], dir[4400];
-	char text[64];
+	char text[128];
 	enum pl_err e;
 
 	snprintf(dir, sizeof(dir), "%s/fleet/published", ctx->artifact_root);
 	if ((e = pl_make_dirs(dir, err)))
 		return e;
-	mark_path(ctx, session, path, sizeof(path));
-	snprintf(text, sizeof(text), "{\"through\": %ld}\n", through);
+	mark_path(ctx, m->session, path, sizeof(path));
+	if (m->clock.known)
+		snprintf(text, sizeof(text), "{\"through\": %ld, \"clock_offset_ns\": %lld}\n", m->through,
+			 (long long)m->clock.offset_ns);
+	else
+		snprintf(text, sizeof(text), "{\"through\": %ld}\n", m->through);
 	return pl_write_file_atomic(path, text, strlen(text), err);
+}
+
+/* The session's clock, anchored on its first chunk: that chunk arrived
+ * no earlier than its last sample was taken, so unix ns = perf's time +
+ * (the chunk file's mtime - its latest sample's time), to within the
+ * delivery of the first chunk.  Every later chunk, however late it
+ * arrives (a link that stalled, a spool replayed), keeps its samples'
+ * own times; and a replay computes the same offset, so its rows are the
+ * same rows.  Unknown when the first chunk holds no timed sample. */
+static struct session_clock anchor_clock(const struct tool_ctx *ctx, const char *dir, const char *first)
+{
+	char path[4700];
+	struct pl_parse_opts opts = {0};
+	struct pl_profile p;
+	struct pl_error err;
+	struct session_clock c = {0};
+	struct stat sb;
+	uint64_t latest = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, first);
+	if (stat(path, &sb) != 0)
+		return c;
+	pl_profile_init(&p, &ctx->limits);
+	if (pl_parse_path(&p, path, &opts, &err) == PL_OK)
+		for (size_t i = 0; i < p.timed.n; i++)
+			if (p.timed.v[i].time_ns > latest)
+				latest = p.timed.v[i].time_ns;
+	pl_profile_release(&p);
+	if (latest)
+		c = (struct session_clock){true, (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec -
+					   (int64_t)latest};
+	return c;
 }
 
 /* The labels of a session's chunks: the operator's, the platform's
@@ -271,6 +320,24 @@ static json_t *chunk_labels(json_t *session_labels, const struct maps_file *maps
 	return labels;
 }
 
+/* The device a session's rows name, the same however often the board
+ * reconnects: the `device` label of the agent's hello (an agent given a
+ * name), else its platform's hostname, else the link's id (address and
+ * port: an inbound agent's port changes on each connection, so such a
+ * board is a new device each time it reconnects; docs/fleet.md). */
+static const char *session_device(json_t *meta)
+{
+	const char *named = json_string_value(json_object_get(json_object_get(meta, "labels"), "device"));
+	const char *host = json_string_value(json_object_get(json_object_get(meta, "platform"), "hostname"));
+	const char *link = json_string_value(json_object_get(meta, "agent"));
+
+	if (named && *named)
+		return named;
+	if (host && *host && strlen(host) <= 128)
+		return host;
+	return link ? link : "unknown";
+}
+
 /* The seconds a chunk of the session covers: its capture's interval
  * (the agent's answer to start says it as "duration": start_capture's
  * interval_seconds, a chunk a round), 0 unknown. */
@@ -284,7 +351,8 @@ static double chunk_seconds(json_t *meta)
 /* Parse one chunk and write its rows; the chunks row goes last, so a
  * chunk the store lists is a chunk whose samples it holds. */
 static enum pl_err publish_chunk(struct publish *pb, const char *session, const char *file, json_t *meta,
-				 json_t *labels, const struct maps_file *maps, size_t nmaps, struct pl_error *err)
+				 json_t *labels, const struct maps_file *maps, size_t nmaps,
+				 const struct session_clock *clock, struct pl_error *err)
 {
 	const struct tool_ctx *ctx = pb->ctx;
 	char path[4400], chunk_id[400];
@@ -298,11 +366,9 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 	snprintf(chunk_id, sizeof(chunk_id), "%s/%ld", session, chunk_index(file));
 	if (stat(path, &sb) != 0)
 		return pl_fail(err, PL_ERR_INPUT, NULL, "chunk %s is gone", chunk_id);
-	struct fleet_chunk_meta m = {chunk_id, json_string_value(json_object_get(meta, "agent")), session,
+	struct fleet_chunk_meta m = {chunk_id, session_device(meta), session,
 				     (uint32_t)chunk_index(file), ctx->fleet.server_name, sb.st_mtime,
-				     chunk_seconds(meta), labels};
-	if (!m.device)
-		m.device = "unknown";
+				     chunk_seconds(meta), labels, clock->known, clock->offset_ns};
 	pl_profile_init(&p, &ctx->limits);
 	e = pl_parse_path(&p, path, &opts, err);
 	if (!e) {
@@ -323,7 +389,7 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 }
 
 /* The session's mark in the batch moves to `idx` (a chunk sent or skipped). */
-static void batch_mark(struct publish *pb, const char *session, long idx)
+static void batch_mark(struct publish *pb, const char *session, long idx, const struct session_clock *clock)
 {
 	for (size_t i = 0; i < pb->nmarks; i++)
 		if (strcmp(pb->marks[i].session, session) == 0) {
@@ -332,6 +398,7 @@ static void batch_mark(struct publish *pb, const char *session, long idx)
 		}
 	PL_GROW(pb->marks, pb->marks_cap, pb->nmarks + 1);
 	snprintf(pb->marks[pb->nmarks].session, sizeof(pb->marks[0].session), "%s", session);
+	pb->marks[pb->nmarks].clock = *clock;
 	pb->marks[pb->nmarks++].through = idx;
 }
 
@@ -348,7 +415,7 @@ static enum pl_err flush_batch(struct publish *pb, struct pl_error *err)
 				 !(e = insert(ctx, "samples", &pb->batch.samples, err))))
 		e = insert(ctx, "chunks", &pb->batch.chunks, err);
 	for (size_t i = 0; !e && i < pb->nmarks; i++)
-		e = set_published(ctx, pb->marks[i].session, pb->marks[i].through, err);
+		e = set_published(ctx, &pb->marks[i], err);
 	if (!e) {
 		pb->published += pb->batch_chunks;
 		pb->samples += pb->batch_samples;
@@ -374,7 +441,8 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 	const struct tool_ctx *ctx = pb->ctx;
 	char dir[4400];
 	size_t n, i;
-	long through = published_through(ctx, session);
+	struct session_clock clock;
+	long through = published_through(ctx, session, &clock);
 	json_t *meta = dev_load_session(ctx, session), *labels;
 	struct maps_file *maps;
 	size_t nmaps;
@@ -390,6 +458,8 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 	maps = load_maps(dir, &nmaps);
 	labels = session_labels(pb, meta);
 	pb->sessions++;
+	if (!clock.known && n && chunk_index(chunks[n - 1]) > through)
+		clock = anchor_clock(ctx, dir, chunks[0]);
 	for (i = 0; i < n && !e; i++) {
 		long idx = chunk_index(chunks[i]);
 		if (idx <= through)
@@ -398,7 +468,7 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 			pb->pending++;
 			continue;
 		}
-		e = publish_chunk(pb, session, chunks[i], meta, labels, maps, nmaps, err);
+		e = publish_chunk(pb, session, chunks[i], meta, labels, maps, nmaps, &clock, err);
 		if (e) {
 			/* the chunk itself cannot be read: skipped, said, never retried */
 			if (!pb->skipped++)
@@ -408,7 +478,7 @@ static enum pl_err publish_session(struct publish *pb, const char *session, stru
 		} else {
 			pb->batch_chunks++;
 		}
-		batch_mark(pb, session, idx);
+		batch_mark(pb, session, idx, &clock);
 		pb->budget--;
 		if (pb->batch_chunks >= BATCH_CHUNKS || batch_bytes(pb) >= BATCH_BYTES)
 			e = flush_batch(pb, err);
@@ -439,7 +509,7 @@ static uint64_t backlog_bytes(const struct tool_ctx *ctx, char **sessions, size_
 	char dir[4400], path[4700];
 
 	for (size_t i = 0; i < n; i++) {
-		long through = published_through(ctx, sessions[i]);
+		long through = published_through(ctx, sessions[i], NULL);
 		size_t nc;
 		char **chunks;
 		snprintf(dir, sizeof(dir), "%s/%s/%s", ctx->artifact_root, COLL_SESSIONS_DIR, sessions[i]);

@@ -2,7 +2,10 @@
  *
  * Frames and stacks are deduplicated within the chunk (a bitmap over the
  * profile's ids); across chunks and servers the store's
- * ReplacingMergeTree does it.
+ * ReplacingMergeTree does it.  Each timed sample (the profile's timed
+ * table) is summed into the minute of its own time on the session's
+ * clock; a weight's samples without a time go to the chunk's arrival
+ * minute, so the rows always sum to the chunk's samples.
  */
 #include "rows.h"
 
@@ -102,6 +105,7 @@ static uint64_t stack_id(const struct pl_profile *p, uint32_t s, uint64_t *fids,
  * can be one fleet stack (they differ in addresses or thread ids only),
  * and the store keeps one row per key, so they are summed first. */
 struct sample_sum {
+	int64_t minute;
 	uint32_t event, comm;
 	uint64_t sid, samples, period;
 };
@@ -110,6 +114,8 @@ static int by_key(const void *x, const void *y)
 {
 	const struct sample_sum *a = x, *b = y;
 
+	if (a->minute != b->minute)
+		return a->minute < b->minute ? -1 : 1;
 	if (a->event != b->event)
 		return a->event < b->event ? -1 : 1;
 	if (a->comm != b->comm)
@@ -117,11 +123,17 @@ static int by_key(const void *x, const void *y)
 	return a->sid < b->sid ? -1 : a->sid > b->sid;
 }
 
-static void sample_row(const struct pl_profile *p, const struct fleet_chunk_meta *m, const char *day,
+static void sample_row(const struct pl_profile *p, const struct fleet_chunk_meta *m,
 		       const struct sample_sum *sum, struct fleet_rows *out)
 {
+	char day[16];
+	time_t minute = (time_t)sum->minute;
+	struct tm tm;
+
+	gmtime_r(&minute, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
 	add_row(&out->samples, json_pack("{s:s,s:I,s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:I,s:I,s:I}",
-		"day", day, "minute", (json_int_t)(m->arrived - m->arrived % 60), "device", m->device,
+		"day", day, "minute", (json_int_t)sum->minute, "device", m->device,
 		"session", m->session, "chunk_id", m->chunk_id, "labels", m->labels,
 		"event", pl_str(p, p->events[sum->event].name), "unit", pl_event_unit(p, sum->event),
 		"thread", str_or(p, sum->comm, ""), "stack_id", (json_int_t)sum->sid,
@@ -130,7 +142,7 @@ static void sample_row(const struct pl_profile *p, const struct fleet_chunk_meta
 }
 
 /* The sums sorted and merged, one row each. */
-static void sample_rows(const struct pl_profile *p, const struct fleet_chunk_meta *m, const char *day,
+static void sample_rows(const struct pl_profile *p, const struct fleet_chunk_meta *m,
 			struct sample_sum *sums, size_t n, struct fleet_rows *out)
 {
 	size_t i = 0;
@@ -144,7 +156,9 @@ static void sample_rows(const struct pl_profile *p, const struct fleet_chunk_met
 			total.samples += sums[j].samples;
 			total.period += sums[j].period;
 		}
-		sample_row(p, m, day, &total, out);
+		sample_row(p, m, &total, out);
+		if (!out->first_minute || total.minute < out->first_minute)
+			out->first_minute = total.minute;
 		i = j;
 	}
 }
@@ -156,10 +170,66 @@ static void chunk_row(const struct pl_profile *p, const struct fleet_chunk_meta 
 	for (size_t e = 0; e < p->nevents; e++)
 		if (p->events[e].samples)
 			json_array_append_new(events, json_string(pl_str(p, p->events[e].name)));
-	add_row(&out->chunks, json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:f,s:O,s:o,s:I}", "chunk_id", m->chunk_id,
+	add_row(&out->chunks, json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:I,s:f,s:O,s:o,s:I}", "chunk_id", m->chunk_id,
 		"device", m->device, "session", m->session, "chunk", (int)m->chunk, "server", m->server,
-		"arrived", (json_int_t)m->arrived, "seconds", m->seconds, "labels", m->labels, "events", events,
-		"samples", (json_int_t)out->samples_total));
+		"arrived", (json_int_t)m->arrived, "minute", (json_int_t)(out->first_minute ? out->first_minute
+		: (int64_t)(m->arrived - m->arrived % 60)), "seconds", m->seconds, "labels", m->labels,
+		"events", events, "samples", (json_int_t)out->samples_total));
+}
+
+/* The weight of (stack, event), its index in p->weights, or PL_NOID. */
+static uint32_t weight_of(const struct pl_profile *p, uint32_t stack, uint32_t event)
+{
+	for (uint32_t w = p->stacks[stack].first_weight; w != PL_NOID; w = p->weights[w].next)
+		if (p->weights[w].event == event)
+			return w;
+	return PL_NOID;
+}
+
+/* The unix minute of a sample at `time_ns` on the session's clock; false
+ * when that is no time a DateTime holds (1970 to 2106: a crafted time, a
+ * wrong clock), and the sample counts as one without a time. */
+static bool sample_minute(const struct fleet_chunk_meta *m, uint64_t time_ns, int64_t *minute)
+{
+	__int128 unix_s = ((__int128)time_ns + m->clock_offset_ns) / 1000000000;
+
+	if (!m->clock_known || unix_s < 0 || unix_s > (__int128)UINT32_MAX)
+		return false;
+	*minute = (int64_t)unix_s - (int64_t)unix_s % 60;
+	return true;
+}
+
+struct sums {
+	struct sample_sum *v;
+	size_t n, cap;
+};
+
+static void add_sum(struct sums *s, struct sample_sum sum)
+{
+	PL_GROW(s->v, s->cap, s->n + 1);
+	s->v[s->n++] = sum;
+}
+
+/* Which weights the timed samples account for in full: each such
+ * weight's samples are summed by their minutes, the others' at arrival
+ * (a weight with more timed entries than samples cannot be split, and
+ * is not). */
+static uint8_t *timed_weights(const struct pl_profile *p, const struct fleet_chunk_meta *m)
+{
+	size_t nw = p->nweights;
+	uint64_t *count = pl_xcalloc(nw ? nw : 1, sizeof(*count));
+	uint8_t *split = pl_xcalloc(nw ? nw : 1, 1);
+
+	for (size_t i = 0; i < p->timed.n; i++) {
+		uint32_t w = weight_of(p, p->timed.v[i].stack, p->timed.v[i].event);
+		int64_t minute;
+		if (w != PL_NOID && sample_minute(m, p->timed.v[i].time_ns, &minute))
+			count[w]++;
+	}
+	for (size_t w = 0; w < nw; w++)
+		split[w] = count[w] && count[w] <= p->weights[w].samples;
+	free(count);
+	return split;
 }
 
 enum pl_err fleet_chunk_rows(const struct pl_profile *p, const struct fleet_chunk_meta *m,
@@ -167,37 +237,51 @@ enum pl_err fleet_chunk_rows(const struct pl_profile *p, const struct fleet_chun
 {
 	size_t nframes = pl_nframes(p), nstacks = pl_nstacks(p);
 	uint64_t *fids = pl_xcalloc(nframes ? nframes : 1, sizeof(*fids));
+	uint64_t *sids = pl_xcalloc(nstacks ? nstacks : 1, sizeof(*sids));
 	uint8_t *frame_seen = pl_xcalloc(nframes ? nframes : 1, 1);
 	uint8_t *stack_seen = pl_xcalloc(nstacks ? nstacks : 1, 1);
-	struct sample_sum *sums = NULL;
-	size_t nsums = 0, sums_cap = 0;
-	char day[16];
-	struct tm tm;
+	uint8_t *split = timed_weights(p, m);
+	uint64_t *split_samples = pl_xcalloc(p->nweights ? p->nweights : 1, sizeof(uint64_t));
+	uint64_t *split_period = pl_xcalloc(p->nweights ? p->nweights : 1, sizeof(uint64_t));
+	int64_t arrival_minute = (int64_t)(m->arrived - m->arrived % 60);
+	struct sums sums = {0};
 
 	(void)err;
-	gmtime_r(&m->arrived, &tm);
-	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
-	for (uint32_t s = 0; s < nstacks; s++) {
-		uint64_t sid = 0;
-		bool have_id = false;
-		for (uint32_t w = p->stacks[s].first_weight; w != PL_NOID; w = p->weights[w].next) {
-			if (!p->weights[w].samples)
-				continue;
-			if (!have_id) {
-				sid = stack_id(p, s, fids, frame_seen, stack_seen, out);
-				have_id = true;
-			}
-			PL_GROW(sums, sums_cap, nsums + 1);
-			sums[nsums++] = (struct sample_sum){p->weights[w].event,
-				p->threads[p->stacks[s].thread].comm, sid, p->weights[w].samples, p->weights[w].period};
-		}
+	for (uint32_t s = 0; s < nstacks; s++)
+		for (uint32_t w = p->stacks[s].first_weight; w != PL_NOID; w = p->weights[w].next)
+			if (p->weights[w].samples && !stack_seen[s])
+				sids[s] = stack_id(p, s, fids, frame_seen, stack_seen, out);
+	for (size_t i = 0; i < p->timed.n; i++) {
+		const struct pl_timed *t = &p->timed.v[i];
+		uint32_t w = weight_of(p, t->stack, t->event);
+		int64_t minute;
+		if (w == PL_NOID || !split[w] || !sample_minute(m, t->time_ns, &minute))
+			continue;
+		split_samples[w]++;
+		split_period[w] += t->period;
+		add_sum(&sums, (struct sample_sum){minute, t->event,
+			p->threads[p->stacks[t->stack].thread].comm, sids[t->stack], 1, t->period});
 	}
-	sample_rows(p, m, day, sums, nsums, out);
-	free(sums);
+	for (uint32_t s = 0; s < nstacks; s++)
+		for (uint32_t w = p->stacks[s].first_weight; w != PL_NOID; w = p->weights[w].next) {
+			const struct pl_weight *pw = &p->weights[w];
+			uint64_t left = pw->samples - split_samples[w];
+			if (!left)
+				continue;
+			/* the period the timed samples did not carry (never below 0) */
+			add_sum(&sums, (struct sample_sum){arrival_minute, pw->event, p->threads[p->stacks[s].thread].comm,
+				sids[s], left, pw->period > split_period[w] ? pw->period - split_period[w] : 0});
+		}
+	sample_rows(p, m, sums.v, sums.n, out);
+	free(sums.v);
 	chunk_row(p, m, out);
 	free(fids);
+	free(sids);
 	free(frame_seen);
 	free(stack_seen);
+	free(split);
+	free(split_samples);
+	free(split_period);
 	return PL_OK;
 }
 

@@ -1,10 +1,13 @@
 /* rows.h - one device chunk as rows of the fleet store (schema.h).
  *
  * A chunk's profile (the perf script text the agent sent, parsed as any
- * other) becomes: one `chunks` row; per (event, thread, stack) a `samples`
- * row at the chunk's arrival minute (device chunks are cut every few
- * seconds, so the minute of arrival is the minute sampled, to within a
- * chunk's interval); and the `stacks` and `frames` rows they name.  Rows
+ * other) becomes: one `chunks` row; per (minute, event, thread, stack) a
+ * `samples` row, the minute that of the samples' own times (perf's clock,
+ * seconds since the device booted) on the session's clock (clock_offset_ns
+ * maps them to unix time: fleet_publish.c anchors it on the session's
+ * first chunk), or the chunk's arrival minute for samples without a time
+ * or a session without a clock; and the `stacks` and `frames` rows they
+ * name.  Rows
  * are JSON lines (JSONEachRow), written with jansson.  Ids are the first
  * 63 bits of a SHA-256 of what they name (a frame: function and DSO; a
  * stack: its frame ids root to leaf), so every server gives one stack
@@ -32,11 +35,15 @@ struct fleet_chunk_meta {
 	double seconds;          /* the time the chunk covers (the capture's
 				  * interval), 0 when not known */
 	json_t *labels;          /* array of "KEY=VALUE" strings, sorted (borrowed) */
+	bool clock_known;        /* clock_offset_ns says the session's clock */
+	int64_t clock_offset_ns; /* unix ns = a sample's time + this */
 };
 
 struct fleet_rows {
 	struct pl_buf chunks, samples, stacks, frames;  /* JSON lines */
 	uint64_t samples_total;  /* the chunk's samples, every event */
+	int64_t first_minute;    /* the earliest row's minute (the chunks row's
+				  * minute), 0 before any */
 };
 
 /* Fill `out` (zeroed by the caller) from `p`; PL_ERR_LIMIT past the

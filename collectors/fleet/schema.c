@@ -17,8 +17,8 @@ static const struct {
 	const char *name, *columns, *keys, *shard_by;
 } tables[] = {
 	{"chunks", "chunk_id String, device String, session String, chunk UInt32, server String, "
-		   "arrived DateTime, seconds Float64, labels Array(String), events Array(String), samples UInt64",
-	 "ORDER BY chunk_id", "cityHash64(chunk_id)"},
+		   "arrived DateTime, minute DateTime, seconds Float64, labels Array(String), events Array(String), samples UInt64",
+	 "PARTITION BY toYYYYMM(minute) ORDER BY chunk_id", "cityHash64(chunk_id)"},
 	{"samples", "day Date, minute DateTime, device String, session String, chunk_id String, "
 		    "labels Array(String), event String, unit String, thread String, stack_id UInt64, "
 		    "samples UInt64, period UInt64",

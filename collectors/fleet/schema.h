@@ -4,8 +4,10 @@
  * Four tables, each a ReplacingMergeTree so that a row written twice (a
  * chunk replayed after a failure) is one row once merged, and read with
  * FINAL so it counts once before:
- *   chunks   one row per ingested chunk: device, session, labels, samples
- *   samples  (event, minute, device, chunk, thread, stack) -> samples, period
+ *   chunks   one row per ingested chunk: device, session, labels, samples,
+ *            minute (its first sample's)
+ *   samples  (event, minute, device, chunk, thread, stack) -> samples, period;
+ *            minute: the samples' own (rows.h)
  *   stacks   stack id -> frame ids, root to leaf
  *   frames   frame id -> function, DSO
  * Ids are the first 8 bytes of a SHA-256 of what they name, so every
@@ -19,7 +21,7 @@
 
 #include "store.h"
 
-#define FLEET_SCHEMA_VERSION 1
+#define FLEET_SCHEMA_VERSION 2  /* 2: samples by sample time; chunks.minute */
 
 /* Create the database and tables (idempotent) and record the version;
  * a store holding another version is PL_ERR_UNSUPPORTED naming both.

@@ -46,7 +46,9 @@ static void chunk_rows(const uint8_t *data, size_t size)
 	struct pl_profile p;
 	struct pl_error err;
 	json_t *labels = json_pack("[s]", "firmware=1");
-	struct fleet_chunk_meta m = {"S/0", "dev", "S", 0, "srv", 1765098061, 1.0, labels};
+	/* a session's clock (rows.c splits timed samples by their minute) */
+	struct fleet_chunk_meta m = {"S/0", "dev", "S", 0, "srv", 1765098061, 1.0, labels, true,
+				     1765098000000000000LL};
 	uint64_t samples = 0;
 
 	pl_limits_default(&lim);

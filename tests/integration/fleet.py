@@ -13,7 +13,13 @@ samples per function equal the chunks' leaf counts; a label selection
 names the function that changed and no other; publishing again sends
 nothing; chunks replayed (marks removed) count once; the store killed
 mid-ingest is an error naming it, and once restarted the publish
-completes with every total still equal.
+completes with every total still equal.  Also: fleet_compare with a view
+(each side as fleet_hotspots' view cuts it), view.tid and view.time
+refused; a capture whose later chunks reach the spool two hours late is
+in the minutes of its samples' times (the oracle: perf's time column on
+the clock its first chunk anchors, counted here); an agent named by its
+hello's device label reconnecting is one device; an old month dropped
+by partition goes alone.
 """
 import collections, glob, json, os, re, shutil, signal, socket, subprocess, sys, time
 
@@ -96,6 +102,28 @@ def count(text):
     return samples, leaves
 
 
+def device_of(m):
+    """The fleet's device of a session (docs/fleet.md): the hello's device label, its platform's hostname,
+    else the link's id."""
+    return ((m.get("labels") or {}).get("device") or (m.get("platform") or {}).get("hostname")
+            or m["agent"])
+
+
+SAMPLE_TIME = re.compile(r"^\S.*\s(\d+)\.(\d+):\s+\d+\s+\S+:\s*$")
+
+
+def sample_times_ns(text):
+    """Every sample's time (perf's clock, ns), in order."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("### PERF_STAT ###"):
+            break
+        t = SAMPLE_TIME.match(line)
+        if t:
+            out.append(int(t.group(1)) * 10**9 + int(t.group(2).ljust(9, "0")[:9]))
+    return out
+
+
 def make_hot_chunk(src, dst, function, copies):
     """src's samples plus `copies` extra copies of each whose leaf is `function`, then its perf stat."""
     text = open(src).read()
@@ -112,6 +140,22 @@ def fake(port, name, *args):
                          stdout=open(out, "w"), stderr=subprocess.STDOUT)
     procs.append(p)
     return p
+
+
+def settled(art, timeout=20):
+    """Every capture's session of `art` finalized (a stop's 2 s grace over): its chunks are all in the spool.
+    (A session of metrics only, opened after a stop, stays live.)"""
+    def f():
+        metas = [json.load(open(mp)) for mp in glob.glob(os.path.join(art, "sessions", "*", "metadata.json"))]
+        return metas and all(m.get("live") is False for m in metas if m.get("chunks") or m.get("capture"))
+    return until(f, timeout, 0.25)
+
+
+def session_dir(art, key, value):
+    """The folder of the session with chunks whose hello labels have key=value."""
+    return next((os.path.dirname(mp) for mp in sorted(glob.glob(os.path.join(art, "sessions", "*", "metadata.json")))
+                 if (json.load(open(mp)).get("labels") or {}).get(key) == value and
+                 glob.glob(os.path.join(os.path.dirname(mp), "chunk_*"))), "none")
 
 
 def devices_connected(s, n):
@@ -200,7 +244,7 @@ try:
             nsamp, lv = count(chunk_text(c))
             nchunks += 1
             fw_chunks[fw] += 1
-            per_dev[m["agent"]] += nsamp
+            per_dev[device_of(m)] += nsamp
             leaves.update(lv)
             fw_leaves.setdefault(fw, collections.Counter()).update(lv)
             fw_total[fw] += sum(lv.values())
@@ -349,11 +393,114 @@ try:
     check("chunks replayed (the marks removed: %s sent again) count once" % r.get("published_chunks"),
           r.get("published_chunks") == nchunks and {k: v["samples"] for k, v in fd.items()} == dict(per_dev) and
           {k: h["self_samples"] for k, h in hs2.items() if h["self_samples"]} == want, fd)
+    # a view on fleet_compare: each side cut as fleet_hotspots cuts it
+    vw = {"hide": "^main$"}
+    rcv = sc(s.call("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"], "event": "cycles",
+                                      "view": vw}, timeout=120))
+    kept = [sc(s.call("fleet_hotspots", {"labels": [l], "event": "cycles", "view": vw, "limit": 1}, timeout=120))
+            .get("view", {}).get("samples", -1) for l in ("firmware=1.4.1", "firmware=1.4.2")]
+    changed_v = sorted(c["function"] for c in rcv.get("changes", []) if c["verdict"] == "changed")
+    check("fleet_compare with a view (hide main) keeps what fleet_hotspots' view keeps of each side (%s = %s) "
+          "and still names cpu_intensive alone (%s)" % ((rcv.get("view") or {}).get("samples"), kept, changed_v),
+          (rcv.get("view") or {}).get("samples") == sum(kept) and changed_v == ["cpu_intensive"], rcv)
+    rci = sc(s.call("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"], "event": "cycles",
+                                      "view": {"ignore": "^cpu_intensive$"}}, timeout=120))
+    changed_i = sorted(c["function"] for c in rci.get("changes", []) if c["verdict"] == "changed")
+    check("fleet_compare with a view ignoring cpu_intensive names no change (%s)" % changed_i,
+          changed_i == [] and "cpu_intensive" not in [c["function"] for c in rci.get("changes", [])], rci)
+    bad = [(k, s.call(t, dict(args_, view={k: v}), timeout=60))
+           for k, v in (("tid", 1), ("time", {"from_seconds": 0, "to_seconds": 1}))
+           for t, args_ in (("fleet_hotspots", {}), ("fleet_compare", {"a": ["firmware=1.4.1"], "b": ["firmware=1.4.2"]}))]
+    check("view.tid and view.time on fleet rows are refused, naming the fields that apply (%s)" %
+          result_text(bad[0][1])[:160], all(is_tool_error(r, "view." + k, "comm (a device), focus") for k, r in bad),
+          [result_text(r)[:200] for _, r in bad])
+
+    # sample time, not arrival time: a capture whose later chunks reach the
+    # spool two hours late (their files' times moved, as a link that stalled
+    # or a replayed spool would leave them) still lands in the minutes its
+    # samples were taken, on the clock its first chunk anchors
+    fake(port, "late", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=late", "--max-chunks", "3")
+    dl = [d for d in (devices_connected(s, n + 1) or []) if d["device"] not in per_dev][:1]
+    for d in dl:
+        s.call("start_capture", {"device": d["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+    until(lambda: any(len(glob.glob(os.path.join(os.path.dirname(mp), "chunk_*"))) >= 3 for mp in
+                      glob.glob(os.path.join(art, "sessions", "*", "metadata.json"))
+                      if (json.load(open(mp)).get("labels") or {}).get("firmware") == "late"), 15, 0.25)
+    for d in dl:
+        s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    settled(art)
+    late_chunks = sorted(glob.glob(os.path.join(session_dir(art, "firmware", "late"), "chunk_*")))
+    for c in late_chunks[1:]:
+        st_ = os.stat(c)
+        os.utime(c, ns=(st_.st_atime_ns, st_.st_mtime_ns + 7200 * 10**9))
+    want_min = collections.Counter()
+    if late_chunks:
+        offset = os.stat(late_chunks[0]).st_mtime_ns - max(sample_times_ns(chunk_text(late_chunks[0])))
+        for c in late_chunks:
+            for t in sample_times_ns(chunk_text(c)):
+                u = (t + offset) // 10**9
+                want_min[u - u % 60] += 1
+    sc(s.call("fleet_publish", {}, timeout=120))
+    got_min = {}
+    for line in ch_query(http, "SELECT toUInt32(minute), sum(samples) FROM fleet.samples_local FINAL WHERE "
+                         "has(labels, 'firmware=late') GROUP BY minute FORMAT TSV").split("\n"):
+        if line.strip():
+            k_, v_ = line.split("\t")
+            got_min[int(k_)] = int(v_)
+    arrived = max(os.stat(c).st_mtime for c in late_chunks) if late_chunks else 0
+    check("a capture whose chunks reached the spool 2 h late is in the minutes of its samples' times (%d chunks; "
+          "store %s, the samples' times say %s)" % (len(late_chunks), got_min, dict(want_min)),
+          len(late_chunks) >= 2 and got_min == dict(want_min) and all(m_ < arrived - 3600 for m_ in got_min),
+          (got_min, want_min))
+    lo = min(want_min or [0])
+    r_in = sc(s.call("fleet_hotspots", {"labels": ["firmware=late"], "from_unix": lo,
+                                        "to_unix": max(want_min or [0]) + 60, "limit": 1}, timeout=120))
+    r_out = s.call("fleet_hotspots", {"labels": ["firmware=late"], "from_unix": int(arrived) - 600,
+                                      "to_unix": int(arrived) + 600, "limit": 1}, timeout=120)
+    check("fleet_hotspots' from/to select by sample time: the samples' minutes hold the capture's %s samples of "
+          "%s, the late arrival's hold none" % (r_in.get("total_samples"), r_in.get("event")),
+          sum(v_ for k_, v_ in got_min.items()) > 0 and
+          r_in.get("total_samples") == int(ch_query(http, "SELECT sum(samples) FROM fleet.samples_local FINAL WHERE "
+                                                   "has(labels, 'firmware=late') AND event = '%s'" % r_in.get("event"))
+                                          or 0) and is_tool_error(r_out, "no samples"), result_text(r_out)[:200])
+
+    # one board, two connections: an agent named by its hello's device label
+    # reconnects from another port and is one device
+    seen_links, named_links = set(per_dev) | {x["device"] for x in dl}, []
+    for k in range(2):
+        fp = fake(port, "named%d" % k, "--chunk", CHUNK, "--interval", "0.5", "--label", "device=board-r",
+                  "--label", "firmware=named", "--max-chunks", "1")
+        dn = until(lambda: next((d for d in sc(s.call("list_devices", {})).get("devices", [])
+                                 if d["state"] == "connected" and d["device"] not in seen_links), None), 20, 0.2)
+        if dn:
+            seen_links.add(dn["device"])
+            named_links.append(dn["device"])
+            s.call("start_capture", {"device": dn["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                     "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+            time.sleep(1.5)
+            s.call("stop_capture", {"device": dn["device"]}, timeout=60)
+        settled(art)
+        fp.kill()
+        fp.wait()
+    sc(s.call("fleet_publish", {}, timeout=120))
+    named_want = sum(count(chunk_text(c))[0] for mp in glob.glob(os.path.join(art, "sessions", "*", "metadata.json"))
+                     if (json.load(open(mp)).get("labels") or {}).get("device") == "board-r"
+                     for c in glob.glob(os.path.join(os.path.dirname(mp), "chunk_*")))
+    nd = sc(s.call("fleet_devices", {"labels": ["firmware=named"]})).get("devices", [])
+    check("an agent that reconnects from another port (%s) is one device, named by its hello's device label "
+          "(%s), with both sessions' samples (%s of %d)" % (named_links, [d["device"] for d in nd],
+          [d["samples"] for d in nd], named_want),
+          len(named_links) == 2 and named_links[0] != named_links[1] and [d["device"] for d in nd] == ["board-r"]
+          and nd[0]["samples"] == named_want > 0 and nd[0]["sessions"] == 2, nd)
+
     # the store killed mid-ingest: new chunks wait in the spool
     for i in range(2):
         fake(port, "late%d" % i, "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.1",
              "--max-chunks", "2")
-    devs2 = [d for d in (devices_connected(s, n + 2) or []) if d["device"] not in per_dev]
+    devs2 = until(lambda: (lambda l: l if len(l) >= 2 else None)(
+        [d for d in sc(s.call("list_devices", {})).get("devices", [])
+         if d["state"] == "connected" and d["device"] not in seen_links]), 20, 0.2) or []
     ch.kill()
     ch.wait()
     for d in devs2:
@@ -362,6 +509,7 @@ try:
     time.sleep(2)
     for d in devs2:
         s.call("stop_capture", {"device": d["device"]}, timeout=60)
+    settled(art)
     r = s.call("fleet_publish", {}, timeout=60)
     check("the store down: fleet_publish is an error naming the store", is_tool_error(r, "fleet store"),
           result_text(r)[:300])
@@ -371,12 +519,44 @@ try:
     for meta in glob.glob(os.path.join(art, "sessions", "*", "metadata.json")):
         m = json.load(open(meta))
         for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
-            per_dev2[m["agent"]] += count(chunk_text(c))[0]
+            per_dev2[device_of(m)] += count(chunk_text(c))[0]
     fd = fleet_devices()
     check("the store restarted: the chunks that waited are published (%s) and every device's samples equal "
           "the chunks' (%d devices)" % (r.get("published_chunks"), len(fd)),
           r.get("published_chunks", 0) > 0 and {k: v["samples"] for k, v in fd.items()} == dict(per_dev2),
           (fd, per_dev2))
+    # retention on a ClickHouse without TTL (docs/fleet.md): a capture whose
+    # samples are 62 days old (its first chunk, the clock's anchor, dated
+    # back) is in an older month's partition; dropping that month from
+    # samples_local and chunks_local removes it and nothing newer
+    seen_links |= {d["device"] for d in devs2}
+    fo = fake(port, "old", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=old", "--max-chunks", "1")
+    do = until(lambda: next((d for d in sc(s.call("list_devices", {})).get("devices", [])
+                             if d["state"] == "connected" and d["device"] not in seen_links), None), 20, 0.2)
+    if do:
+        s.call("start_capture", {"device": do["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
+                                 "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
+        time.sleep(1.5)
+        s.call("stop_capture", {"device": do["device"]}, timeout=60)
+    settled(art)
+    fo.kill()
+    old_chunks = sorted(glob.glob(os.path.join(session_dir(art, "firmware", "old"), "chunk_*")))
+    back = time.time() - 62 * 86400
+    for c in old_chunks[:1]:
+        os.utime(c, (back, back))
+    sc(s.call("fleet_publish", {}, timeout=120))
+    month = time.strftime("%Y%m", time.gmtime(back))
+    before = {d["device"]: d["samples"] for d in fleet_devices().values()}
+    old_devs = [d["device"] for d in sc(s.call("fleet_devices", {"labels": ["firmware=old"]})).get("devices", [])]
+    parts = ch_query(http, "SELECT DISTINCT partition FROM system.parts WHERE database = 'fleet' AND table = "
+                     "'samples_local' AND active ORDER BY partition FORMAT TSV").split()
+    for t in ("samples_local", "chunks_local"):
+        ch_query(http, "ALTER TABLE fleet.%s DROP PARTITION %s" % (t, month))
+    after = {d["device"]: d["samples"] for d in fleet_devices().values()}
+    check("retention without TTL: a capture 62 days old is in partition %s of %s; dropping that month from "
+          "samples_local and chunks_local removes its device %s and leaves the %d newer ones' samples as they "
+          "were" % (month, parts, old_devs, len(after)), old_chunks and len(old_devs) == 1 and month in parts and
+          len(parts) >= 2 and after == {k: v for k, v in before.items() if k not in old_devs}, (before, after))
     s.close()
     # the pump: a server that publishes on its own every 300 ms, the
     # store's totals following an agent's chunks with no call
@@ -418,11 +598,15 @@ try:
     d4 = (devices_connected(s3, 1) or [{}])[0].get("device", "none")
     s3.call("start_capture", {"device": d4, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
                               "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
-    time.sleep(7)
+
+    def full_gaps():
+        return [g for meta in glob.glob(os.path.join(art3, "sessions", "*", "metadata.json"))
+                for g in json.load(open(meta)).get("gaps", []) if "fleet spool is full" in g.get("reason", "")]
+    # until a few chunks past the bound are gaps (a loaded machine sends slower)
+    until(lambda: len(full_gaps()) >= 3, 25, 0.5)
     s3.call("stop_capture", {"device": d4}, timeout=60)
     spooled = sum(os.path.getsize(c) for c in glob.glob(os.path.join(art3, "sessions", "*", "chunk_*")))
-    gaps = [g for meta in glob.glob(os.path.join(art3, "sessions", "*", "metadata.json"))
-            for g in json.load(open(meta)).get("gaps", []) if "fleet spool is full" in g.get("reason", "")]
+    gaps = full_gaps()
     check("the spool's bound: with the store away, chunks stop at about 1 MB (%d KB spooled) and each one "
           "past it is a gap that says why (%d gaps: %s)" % (spooled >> 10, len(gaps),
           (gaps[0].get("reason") if gaps else "-")), gaps and spooled <= (1 << 20) + 4 * 60000 and
@@ -490,7 +674,7 @@ try:
             m = json.load(open(meta))
             for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
                 k, lv = count(chunk_text(c))
-                want_dev[m["agent"]] += k
+                want_dev[device_of(m)] += k
                 want_leaves.update(lv)
 
     def both_in():
@@ -571,7 +755,7 @@ try:
             for meta in glob.glob(os.path.join(art5, "sessions", "*", "metadata.json")):
                 m = json.load(open(meta))
                 for c in glob.glob(os.path.join(os.path.dirname(meta), "chunk_*")):
-                    want[m["agent"]] += count(chunk_text(c))[0]
+                    want[device_of(m)] += count(chunk_text(c))[0]
             got = {d["device"]: d["samples"] for d in
                    sc(s5.call("fleet_devices", {"labels": ["site=netns"], "limit": 100})).get("devices", [])}
             return (got, dict(want)) if got == dict(want) and len(got) == 2 and all(want.values()) else None

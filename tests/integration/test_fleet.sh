@@ -2,9 +2,12 @@
 # clickhouse-server, started here on loopback): device agents' chunks are
 # published, per-device totals and the fleet's top functions equal what
 # the spooled chunks hold (counted by fleet.py from their text), a
-# replay counts once, a store killed mid-ingest loses nothing, two shards
-# behind a Distributed table answer as one, and the viewer's Fleet page
-# shows fleet_compare's verdicts in Chromium.
+# replay counts once, a view cuts both sides of fleet_compare as it cuts
+# fleet_hotspots, chunks that reach the spool late land in the minutes of
+# their samples' times, a named agent reconnecting is one device, a store
+# killed mid-ingest loses nothing, an old month's partition drops alone,
+# two shards behind a Distributed table answer as one, and the viewer's
+# Fleet page shows fleet_compare's verdicts in Chromium.
 # Skips, saying why, without clickhouse-server or the shared peers.
 # run.sh: slow no-asan
 . tests/integration/lib.sh

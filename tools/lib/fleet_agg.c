@@ -199,23 +199,8 @@ static void add_row(struct fleet_agg *a, json_t *row, size_t row_no, size_t devi
 	}
 }
 
-static void aggregate(struct fleet_agg *a, json_t *rows)
-{
-	size_t n = json_array_size(rows), device_no = 0;
-
-	a->rows = sorted_rows(rows, by_device);
-	a->row_device = pl_xcalloc(n ? n : 1, sizeof(size_t));
-	a->nrows = n;
-	for (size_t i = 0; i < n; i++) {
-		if (i && by_device(&a->rows[i - 1], &a->rows[i]) != 0)
-			device_no++;
-		a->row_device[i] = device_no;
-		add_row(a, a->rows[i], i, device_no);
-	}
-	a->devices = n ? device_no + 1 : 0;
-}
-
-uint32_t fleet_agg_leaf(const struct fleet_agg *a, json_t *row)
+/* The function a row's stack ends in, or PL_NOID. */
+static uint32_t row_leaf(const struct fleet_agg *a, json_t *row)
 {
 	size_t s = find_u64(a->stack_ids, a->nstacks, fleet_u64(json_object_get(row, "stack_id")));
 	json_t *frames = s == (size_t)-1 ? NULL : a->stack_frames[s];
@@ -225,6 +210,57 @@ uint32_t fleet_agg_leaf(const struct fleet_agg *a, json_t *row)
 		return PL_NOID;
 	f = find_u64(a->frame_ids, a->nframes, fleet_u64(json_array_get(frames, depth - 1)));
 	return f == (size_t)-1 ? PL_NOID : a->frame_fn[f];
+}
+
+static void free_devices(struct fleet_agg *a)
+{
+	for (size_t d = 0; a->device_names && d < a->devices; d++)
+		free(a->device_names[d]);
+	free(a->device_names);
+	free(a->leaves);
+	a->device_names = NULL;
+	a->leaves = NULL;
+	a->nleaves = 0;
+}
+
+static void aggregate(struct fleet_agg *a, json_t *rows)
+{
+	size_t n = json_array_size(rows), device_no = 0;
+
+	a->rows = sorted_rows(rows, by_device);
+	a->row_device = pl_xcalloc(n ? n : 1, sizeof(size_t));
+	a->leaves = pl_xcalloc(n ? n : 1, sizeof(*a->leaves));
+	a->device_names = pl_xcalloc(n ? n : 1, sizeof(char *));
+	a->nrows = a->nleaves = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *dev = json_string_value(json_object_get(a->rows[i], "device"));
+		if (i && by_device(&a->rows[i - 1], &a->rows[i]) != 0)
+			device_no++;
+		if (!a->device_names[device_no])
+			a->device_names[device_no] = pl_xstrdup(dev ? dev : "");
+		a->row_device[i] = device_no;
+		a->leaves[i] = (struct fleet_leaf){device_no, row_leaf(a, a->rows[i]),
+						   fleet_u64(json_object_get(a->rows[i], "samples"))};
+		add_row(a, a->rows[i], i, device_no);
+	}
+	a->devices = n ? device_no + 1 : 0;
+}
+
+size_t fleet_agg_device(const struct fleet_agg *a, const char *name)
+{
+	size_t lo = 0, hi = a->devices;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(a->device_names[mid], name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (size_t)-1;
 }
 
 const char *fleet_agg_name(const struct fleet_agg *a, uint32_t id)
@@ -275,6 +311,7 @@ void fleet_agg_release(struct fleet_agg *a)
 	free(a->stack_frames);
 	free(a->rows);
 	free(a->row_device);
+	free_devices(a);
 	json_decref(a->sums);
 	json_decref(a->stacks);
 	json_decref(a->frames);
@@ -355,13 +392,20 @@ enum pl_err fleet_agg_profile(const struct fleet_agg *a, const char *event, stru
 	return PL_OK;
 }
 
-/* The stacks of `p` that hold `event`, grouped by thread (a device). */
+/* The stacks of `p` that hold `event`, grouped by thread (a device),
+ * the devices in name order as the store's rows are. */
 static int by_thread(const void *x, const void *y, void *arg)
 {
 	const struct pl_profile *p = arg;
-	uint32_t a = p->stacks[*(const uint32_t *)x].thread, b = p->stacks[*(const uint32_t *)y].thread;
+	uint32_t sx = *(const uint32_t *)x, sy = *(const uint32_t *)y;
+	uint32_t a = p->stacks[sx].thread, b = p->stacks[sy].thread;
+	int c = a == b ? 0 : strcmp(pl_str(p, p->threads[a].comm), pl_str(p, p->threads[b].comm));
 
-	return a < b ? -1 : a > b ? 1 : (*(const uint32_t *)x > *(const uint32_t *)y) - (*(const uint32_t *)x < *(const uint32_t *)y);
+	if (c)
+		return c;
+	if (a != b)
+		return a < b ? -1 : 1;
+	return (sx > sy) - (sx < sy);
 }
 
 void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uint32_t event)
@@ -371,6 +415,7 @@ void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uin
 	uint32_t last_thread = PL_NOID;
 
 	memset(a->fns, 0, a->cap * sizeof(*a->fns));
+	free_devices(a);
 	a->total = 0;
 	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
 		const struct pl_weight *w = pl_stack_weight(p, s, event);
@@ -378,20 +423,27 @@ void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uin
 			order[n++] = s;
 	}
 	qsort_r(order, n, sizeof(*order), by_thread, (void *)p);
+	a->leaves = pl_xcalloc(n ? n : 1, sizeof(*a->leaves));
+	a->device_names = pl_xcalloc(n ? n : 1, sizeof(char *));
+	a->nleaves = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct pl_stack *st = &p->stacks[order[i]];
 		uint64_t w = pl_stack_weight(p, order[i], event)->samples;
+		uint32_t leaf = PL_NOID;
 		if (st->thread != last_thread) {
 			last_thread = st->thread;
-			devices++;
+			a->device_names[devices++] = pl_xstrdup(pl_str(p, p->threads[st->thread].comm));
 		}
 		a->total += w;
 		for (uint32_t d = 0; d < st->depth; d++) {
 			const struct pl_func *f = &p->funcs[p->frames[st->frames[d]].func];
 			const char *name = pl_str(p, f->symbol), *dso = f->dso == PL_NOID ? "" : pl_str(p, f->dso);
-			struct fleet_fn *fn = &a->fns[fn_of(a, name, dso)];
-			if (d == st->depth - 1)
+			uint32_t id = fn_of(a, name, dso);
+			struct fleet_fn *fn = &a->fns[id];
+			if (d == st->depth - 1) {
 				fn->self += w;
+				leaf = id;
+			}
 			if (fn->last_stack != i + 1) {
 				fn->last_stack = i + 1;
 				fn->inclusive += w;
@@ -401,7 +453,43 @@ void fleet_agg_from_profile(struct fleet_agg *a, const struct pl_profile *p, uin
 				fn->devices++;
 			}
 		}
+		a->leaves[i] = (struct fleet_leaf){devices - 1, leaf, w};
 	}
 	a->devices = devices;
 	free(order);
+}
+
+/* ------------------------------------------------------------ a view */
+
+enum pl_err fleet_view_init(struct tool_view *v, json_t *args, struct pl_error *err)
+{
+	json_t *view = json_object_get(args, "view");
+	static const char *const not_here[][2] = {
+		{"tid", "a device is one thread, named by its device: use view.comm"},
+		{"time", "a fleet selection's time is from_unix/to_unix"},
+	};
+
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < PL_ARRAY_LEN(not_here); i++)
+		if (json_object_get(view, not_here[i][0]))
+			return pl_fail(err, PL_ERR_USAGE, "a fleet view knows " FLEET_VIEW_FIELDS,
+				       "view.%s does not apply to fleet rows (%s)", not_here[i][0], not_here[i][1]);
+	return tool_view_init(v, args, false, err);
+}
+
+enum pl_err fleet_agg_view(const struct tool_ctx *ctx, struct fleet_agg *a, struct tool_view *view,
+			   const char *event, struct pl_error *err)
+{
+	struct pl_profile p;
+	uint32_t ev;
+	enum pl_err e;
+
+	pl_profile_init(&p, &ctx->limits);
+	if (!(e = fleet_agg_profile(a, event, &p, err))) {
+		ev = pl_intern_event(&p, event, strlen(event));
+		if (!(e = tool_view_apply(view, &p, ev, err)))
+			fleet_agg_from_profile(a, &p, ev);
+	}
+	pl_profile_release(&p);
+	return e;
 }

@@ -10,7 +10,7 @@
 
 /* " WHERE ..." (or "") for a samples or chunks table from `args`:
  * labels (every KEY=VALUE must be on the row), devices (any of them),
- * from/to (unix seconds, the chunk's arrival minute), and, for samples,
+ * from/to (unix seconds, on the rows' minute: the samples' own), and, for samples,
  * event.  PL_ERR_USAGE for a malformed label. */
 enum pl_err fleet_where(json_t *args, bool samples, const char *time_column, struct pl_buf *sql,
 			struct pl_error *err);

@@ -123,6 +123,54 @@ START_TEST(a_chunk_becomes_rows_with_stacks_summed)
 }
 END_TEST
 
+/* With the session's clock, each sample lands in the minute of its own
+ * time, however late the chunk arrived; the rows still sum to it. */
+START_TEST(samples_are_bucketed_by_their_own_time)
+{
+	char path[] = "/tmp/pl-fleet-timed-XXXXXX";
+	const char *text =
+		"app 10/10 1.000000: 1000 cycles: \n\t 1000 hot+0x1 (/bin/app)\n\n"
+		"app 10/10 1.100000: 1000 cycles: \n\t 1004 hot+0x5 (/bin/app)\n\n"
+		"app 10/11 1.200000: 3000 cycles: \n\t 3000 cold+0x1 (/bin/app)\n\n";
+	int fd = mkstemp(path);
+	struct pl_parse_opts opts = {0};
+	struct fleet_rows rows = {0};
+	struct pl_limits lim;
+	struct pl_profile p;
+	struct pl_error err;
+	json_t *labels = json_pack("[s]", "firmware=1");
+	/* 1.0 s is 1765098059.95 (minute ...000), 1.1 and 1.2 s are past ...060;
+	 * the chunk arrived two hours later */
+	struct fleet_chunk_meta m = {"S/0", "dev", "S", 0, "srv", 1765098061 + 7200, 1.0, labels,
+				     true, 1765098058950000000LL};
+	size_t nlines = 0;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	pl_limits_default(&lim);
+	pl_profile_init(&p, &lim);
+	ck_assert_int_eq(pl_parse_path(&p, path, &opts, &err), PL_OK);
+	ck_assert_int_eq(fleet_chunk_rows(&p, &m, &rows, &err), PL_OK);
+	ck_assert_uint_eq(rows.samples_total, 3);
+	for (size_t i = 0; i < rows.samples.len; i++)
+		nlines += rows.samples.data[i] == '\n';
+	ck_assert_uint_eq(nlines, 3);
+	pl_buf_addc(&rows.samples, '\0');
+	ck_assert_ptr_nonnull(strstr(rows.samples.data, "\"minute\":1765098000"));
+	ck_assert_ptr_nonnull(strstr(rows.samples.data, "\"minute\":1765098060"));
+	ck_assert_ptr_null(strstr(rows.samples.data, "\"minute\":1765105"));
+	ck_assert_ptr_null(strstr(rows.samples.data, "\"samples\":2"));
+	pl_buf_addc(&rows.chunks, '\0');
+	ck_assert_ptr_nonnull(strstr(rows.chunks.data, "\"minute\":1765098000"));
+	ck_assert_ptr_nonnull(strstr(rows.chunks.data, "\"samples\":3"));
+	fleet_rows_release(&rows);
+	pl_profile_release(&p);
+	json_decref(labels);
+	unlink(path);
+}
+END_TEST
+
 Suite *suite_fleet(void)
 {
 	Suite *s = suite_create("fleet");
@@ -132,6 +180,7 @@ Suite *suite_fleet(void)
 	tcase_add_test(tc, labels_and_quoting);
 	tcase_add_test(tc, ids_are_63_bits_of_sha256);
 	tcase_add_test(tc, a_chunk_becomes_rows_with_stacks_summed);
+	tcase_add_test(tc, samples_are_bucketed_by_their_own_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
