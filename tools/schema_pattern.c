@@ -62,15 +62,16 @@ static const char *read_class(const char *p, struct atom *a)
 		unsigned char lo = (unsigned char)*p, hi = lo;
 		if (!printable(lo) || lo == '[' || lo == '\\')
 			return NULL;  /* [:name:], [=x=], escapes: regcomp's */
-		/* '-' is a member when first or last, else it makes a range. */
+		/* '-' is a member when first or last, else it makes a range;
+		 * a range from or to '-' ("[0-9--f]") is regcomp's to judge. */
+		if (lo == '-' && !first && p[1] != ']')
+			return NULL;
 		if (p[1] == '-' && p[2] && p[2] != ']') {
 			hi = (unsigned char)p[2];
-			if (!printable(hi) || hi == '[' || hi == '\\' || hi < lo)
+			if (!printable(hi) || hi == '[' || hi == '\\' || hi == '-' || lo == '-' || hi < lo)
 				return NULL;
 			p += 3;
 		} else {
-			if (lo == '-' && !first && p[1] != ']')
-				return NULL;
 			p++;
 		}
 		for (unsigned c = lo; c <= hi; c++)
