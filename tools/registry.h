@@ -351,13 +351,20 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_fleet_analyze(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_run_experiment(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
-/* Load, before workers fork and are confined, the libraries tools load
- * on first use (libcairo for pictures): a confined worker could not.
- * Also builds, once in the parent, the little every worker would
- * otherwise build again on each call (the classification rules' event
- * sets).  Whatever it leaves on the heap, each spare worker copies
- * (sandbox/zygote.c, warm_heap): keep it small. */
+/* Build, once in the parent before workers fork, the little every worker
+ * would otherwise build again on each call (the classification rules'
+ * event sets, the boot id).  Whatever it leaves on the heap, each spare
+ * worker copies (sandbox/zygote.c, warm_heap): keep it small.  libcairo
+ * is not loaded here: see tool_call_draws. */
 void tool_preload_for_workers(void);
+
+/* Does this call draw a picture (export_profile as png, get_hotspot and
+ * get_timeline with picture=true)?  Then its worker needs libcairo,
+ * which tool_load_picture_library() loads (dlopen, once a process): the
+ * MCP server's workers load it before their confinement, only for such
+ * calls (sandbox.h, load_libraries). */
+bool tool_call_draws(const struct tool_def *t, json_t *args);
+void tool_load_picture_library(void);
 
 /* Parse every tool's definition and compile the schema patterns
  * tool_pattern_match cannot match now (the server does, after the
