@@ -140,19 +140,58 @@ static void send_new_error(struct mcp_call *c, enum pl_err code, const char *mes
 	send_tool_error(c, &err);
 }
 
+#define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
+
+/* The plain answer's message written out from the result's text `text`
+ * (`n` bytes) for a sink that takes text (stdio): the same bytes the
+ * sink would write for the message send_tool_ok builds, without dumping
+ * the result a second time.  Its text block is `text` as a JSON string
+ * and its structuredContent is `text` itself, which is what jansson
+ * writes for the result there with the same flags.  True when sent. */
+static bool send_tool_ok_text(struct mcp_call *c, const char *text, size_t n)
+{
+	json_t *str = json_stringn(text, n);
+	char *id = json_dumps(c->id, DUMP_FLAGS | JSON_ENCODE_ANY);
+	char *quoted = str ? json_dumps(str, DUMP_FLAGS | JSON_ENCODE_ANY) : NULL;
+	struct pl_buf line = {0};
+	bool sent = id && quoted;
+
+	if (sent) {
+		pl_buf_addf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":"
+			    "\"text\",\"text\":%s}],\"structuredContent\":", id, quoted);
+		pl_buf_add(&line, text, n);
+		pl_buf_adds(&line, ",\"isError\":false}}");
+		c->sink.send_text(c->sink.opaque, line.data, line.len);
+	}
+	pl_buf_release(&line);
+	free(quoted);
+	free(id);
+	json_decref(str);
+	return sent;
+}
+
 /* The result as text and structured content, then the tool's own content
  * blocks (a picture), which cost no text budget: a model sees an image
  * at its own price. */
 static void send_tool_ok(struct mcp_call *c, json_t *result, json_t *blocks)
 {
-	char *text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	char *text = json_dumps(result, DUMP_FLAGS);
+	size_t n = strlen(text);
 	json_t *answer, *block;
 	size_t i;
 
-	if (strlen(text) > MAX_TEXT_BYTES) {
+	if (n > MAX_TEXT_BYTES) {
 		free(text);
 		send_new_error(c, PL_ERR_LIMIT, "the answer is too large for a model to read",
 				"ask for a smaller page (limit) or use read_artifact_page");
+		return;
+	}
+	/* The common answer (stdio, structured, no picture, not stateless):
+	 * written from `text`, the result is not dumped a second time. */
+	if (c->sink.send_text && !c->stateless && !json_array_size(blocks) &&
+	    !mcp_version_before_structured(c->log_session.version) &&
+	    send_tool_ok_text(c, text, n)) {
+		free(text);
 		return;
 	}
 	answer = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", text,

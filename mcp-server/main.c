@@ -79,11 +79,16 @@ fail(enum pl_err code, const char *hint, const char *fmt, ...)
 }
 
 /* In each worker before confinement: a worker that may use the network
- * fetches from debuginfod, and once confined it could not load libcurl. */
+ * fetches from debuginfod, and one that draws a picture uses libcairo;
+ * once confined it could not load them.  Only those workers load them:
+ * libcairo and what it pulls in are about 100 mappings, which every fork
+ * of the zygote would copy and every worker's exit unmap. */
 static void preload_for_worker(const struct sbx_policy *pol)
 {
 	if (pol->allow_network)
 		pl_debuginfod_preload();
+	if (pol->load_libraries)
+		tool_load_picture_library();
 }
 
 /* The collection launcher (collectors/launch.h), forked before the zygote

@@ -115,6 +115,7 @@ void mcp_policy_for(const struct mcp_config *cfg, const struct tool_def *t, json
 	pol->max_result_bytes = cfg->max_result_bytes;
 	if ((t->needs & TOOL_COLLECTS) && pol->exec_path && ctx->allow_collection)
 		n = collection_policy(cfg, t, args, p, n);
+	pol->load_libraries = tool_call_draws(t, args);
 	pol->read_roots = p->reads;
 	pol->nread_roots = n;
 }

@@ -65,6 +65,10 @@ struct mcp_config {
 struct mcp_sink {
 	void (*send)(void *opaque, json_t *msg);
 	void *opaque;
+	/* Optional: send one message already written as compact JSON text
+	 * (`len` bytes, no newline), as send() would have written it; a
+	 * sink without it gets the json_t. */
+	void (*send_text)(void *opaque, const char *text, size_t len);
 };
 
 struct mcp_session {

@@ -37,11 +37,11 @@ struct stdio_state {
 	size_t max_line;
 };
 
-/* Write one message as one line; stdout belongs to the protocol. */
-static void stdio_send(void *opaque, json_t *msg)
+/* Write one message, `n` bytes of compact JSON, as one line; stdout
+ * belongs to the protocol. */
+static void stdio_send_text(void *opaque, const char *text, size_t n)
 {
-	char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(10));
-	size_t n = strlen(text), off = 0;
+	size_t off = 0;
 
 	(void)opaque;
 	while (off < n) {
@@ -54,6 +54,13 @@ static void stdio_send(void *opaque, json_t *msg)
 	}
 	while (write(STDOUT_FILENO, "\n", 1) < 0 && errno == EINTR)
 		;
+}
+
+static void stdio_send(void *opaque, json_t *msg)
+{
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(10));
+
+	stdio_send_text(opaque, text, strlen(text));
 	free(text);
 }
 
@@ -153,6 +160,7 @@ int mcp_run_stdio(struct mcp_server *s, size_t max_line)
 	memset(&st, 0, sizeof(st));
 	st.s = s;
 	st.sink.send = stdio_send;
+	st.sink.send_text = stdio_send_text;
 	st.sink.opaque = &st;
 	st.max_line = max_line;
 	st.cap = READ_CHUNK * 2;

@@ -103,6 +103,12 @@ struct sbx_policy {
 	size_t max_result_bytes;       /* more -> SBX_OVERSIZE, worker killed;
 					* 0 = SBX_DEFAULT_MAX_RESULT */
 	bool no_seccomp;               /* debug builds / benchmarks only */
+	/* The worker needs shared libraries that the server does not load
+	 * for every worker (libcairo for pictures): the preconfine hook
+	 * (sbx_set_preconfine) loads them when it sees this, before the
+	 * worker confines itself.  Part of the policy, so a spare primed
+	 * for it has them loaded before its job comes. */
+	bool load_libraries;
 };
 
 /* Runs in the child after confinement; writes its result bytes to out_fd;

@@ -73,7 +73,7 @@
 #define ZY_SOCK_FD 3
 
 enum { ZF_WRITE_ROOT = 1, ZF_EXEC = 2, ZF_NO_SECCOMP = 4, ZF_NETWORK = 8, ZF_PERF = 16,
-       ZF_TARGET = 32, ZF_LAUNCHER = 64 };
+       ZF_TARGET = 32, ZF_LAUNCHER = 64, ZF_LIBRARIES = 128 };
 
 struct zreq {
 	uint32_t magic;
@@ -432,6 +432,7 @@ static int parse_request(const struct zreq *h, const char *buf, struct zjob *j)
 	j->pol.allow_network = (h->flags & ZF_NETWORK) != 0;
 	j->pol.allow_perf_events = (h->flags & ZF_PERF) != 0;
 	j->pol.use_launcher = (h->flags & ZF_LAUNCHER) != 0;
+	j->pol.load_libraries = (h->flags & ZF_LIBRARIES) != 0;
 	j->fn = sbx_job_find(j->name);
 	j->bytes = end;
 	j->len = (size_t)h->job_len;
@@ -1204,7 +1205,7 @@ static void request_header(const struct sbx_policy *pol, size_t strings, size_t 
 	h->flags = (pol->write_root ? ZF_WRITE_ROOT : 0) | (pol->exec_path ? ZF_EXEC : 0) |
 		   (pol->no_seccomp ? ZF_NO_SECCOMP : 0) | (pol->allow_network ? ZF_NETWORK : 0) |
 		   (pol->allow_perf_events ? ZF_PERF : 0) | (pol->exec_target ? ZF_TARGET : 0) |
-		   (pol->use_launcher ? ZF_LAUNCHER : 0);
+		   (pol->use_launcher ? ZF_LAUNCHER : 0) | (pol->load_libraries ? ZF_LIBRARIES : 0);
 	h->timeout_ms = pol->timeout_ms;
 	h->max_address_space = pol->max_address_space;
 	h->max_cpu_seconds = pol->max_cpu_seconds;

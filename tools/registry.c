@@ -91,6 +91,76 @@ json_t *tool_definition(const struct tool_def *t)
 	return definitions[i];
 }
 
+/* ------------------------------------------------------ input schemas
+ *
+ * A worker checks the arguments of the next steps its result proposes
+ * (steps.c), mostly steps of other tools.  Their whole definitions, with
+ * descriptions and output schemas, are ten times the text of their input
+ * schemas and were most of that check's time (about 0.3 ms for the two a
+ * list_hotspots answer names), so a process that has not parsed a
+ * definition parses only its "inputSchema" member: the top-level members
+ * before it are read one value at a time (JSON_DISABLE_EOF_CHECK stops
+ * after each and says where), those after it not at all. */
+
+static json_t *input_schemas[PL_ARRAY_LEN(tool_table)];
+
+/* The value of member `key` of the object in `text` (new), or NULL. */
+static json_t *member_alone(const char *text, const char *key)
+{
+	const size_t flags = JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY;
+	const char *p = text + strspn(text, " \t\r\n");
+	json_error_t je;
+
+	if (*p++ != '{')
+		return NULL;
+	for (;;) {
+		json_t *name = json_loadb(p, strlen(p), flags, &je), *value;
+		bool wanted = json_is_string(name) && strcmp(json_string_value(name), key) == 0;
+
+		json_decref(name);
+		if (!name)
+			return NULL;
+		p += je.position;
+		p += strspn(p, " \t\r\n");
+		if (*p++ != ':' || !(value = json_loadb(p, strlen(p), flags, &je)))
+			return NULL;
+		if (wanted)
+			return value;
+		json_decref(value);
+		p += je.position;
+		p += strspn(p, " \t\r\n");
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+/* The tool's inputSchema (borrowed, cached): the whole definition's when
+ * it is parsed already, else only that member's. */
+static json_t *tool_input_schema(const struct tool_def *t)
+{
+	size_t i = (size_t)(t - tool_table);
+	json_t *schema;
+
+	pthread_mutex_lock(&definitions_lock);
+	schema = definitions[i] ? json_object_get(definitions[i], "inputSchema") : input_schemas[i];
+	pthread_mutex_unlock(&definitions_lock);
+	if (schema)
+		return schema;
+	schema = member_alone(pl_schema_text(t->schema_path) ?: "", "inputSchema");
+	if (!json_is_object(schema)) {
+		json_decref(schema);
+		return json_object_get(tool_definition(t), "inputSchema");
+	}
+	pthread_mutex_lock(&definitions_lock);
+	if (input_schemas[i])
+		json_decref(schema);  /* another thread was first */
+	else
+		input_schemas[i] = schema;
+	schema = input_schemas[i];
+	pthread_mutex_unlock(&definitions_lock);
+	return schema;
+}
+
 const struct tool_def *tool_find(const char *name)
 {
 	for (size_t i = 0; name && i < tool_count; i++)
@@ -171,12 +241,11 @@ static enum pl_err check_range(const char *key, json_t *spec, json_t *v,
 	return PL_OK;
 }
 
-/* Schema patterns, compiled once per process (they are few and fixed).
- * Only the server (and the CLI) checks arguments: a worker runs a job
- * whose arguments the server checked, so it never compiles them.  The
- * server compiles them all at startup, after the zygote's fork
- * (tool_schemas_prepare), so that the zygote's heap, which every spare
- * worker copies, stays without them. */
+/* Schema patterns that tool_pattern_match (schema_pattern.c) cannot
+ * match itself, compiled once per process (they are few and fixed); the
+ * schemas have none today.  The server compiles them at startup, after
+ * the zygote's fork (tool_schemas_prepare), so that the zygote's heap,
+ * which every spare worker copies, stays without them. */
 struct compiled {
 	const char *pattern;
 	regex_t re;
@@ -212,7 +281,7 @@ void tool_schemas_prepare(void)
 
 		json_object_foreach(props, key, spec) {
 			const char *pat = json_string_value(json_object_get(spec, "pattern"));
-			if (pat)
+			if (pat && tool_pattern_match(pat, "") < 0)
 				(void)compiled_pattern(pat);
 		}
 	}
@@ -235,10 +304,13 @@ static enum pl_err check_string(const char *key, json_t *spec, json_t *v,
 			       "'%s' is longer than %lld characters", key,
 			       (long long)json_integer_value(maxl));
 	if (pat) {
-		const regex_t *re = compiled_pattern(json_string_value(pat));
-		if (!re)
+		int match = tool_pattern_match(json_string_value(pat), json_string_value(v));
+		const regex_t *re = match < 0 ? compiled_pattern(json_string_value(pat)) : NULL;
+		if (match < 0 && !re)
 			return pl_fail(err, PL_ERR_INTERNAL, NULL, "bad pattern for '%s'", key);
-		if (regexec(re, json_string_value(v), 0, NULL, 0) != 0)
+		if (match < 0)
+			match = regexec(re, json_string_value(v), 0, NULL, 0) == 0;
+		if (!match)
 			return pl_fail(err, PL_ERR_USAGE, "pass the id exactly as a previous call returned it",
 				       "'%s' does not match %s", key, json_string_value(pat));
 	}
@@ -280,7 +352,7 @@ static void normalize_integers(json_t *args, json_t *props)
 enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 			    struct pl_error *err)
 {
-	json_t *schema = json_object_get(tool_definition(t), "inputSchema");
+	json_t *schema = tool_input_schema(t);
 	json_t *props = json_object_get(schema, "properties");
 	json_t *required = json_object_get(schema, "required"), *v;
 	const char *key;

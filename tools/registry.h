@@ -115,6 +115,12 @@ json_t *tool_definition(const struct tool_def *t);
 enum pl_err tool_check_args(const struct tool_def *t, json_t *args,
 			    struct pl_error *err);
 
+/* Does `s` match schema pattern `pattern` (a POSIX extended regular
+ * expression)?  1 or 0 when the pattern is a plain anchored run of
+ * characters and bracket classes with counts, as the schemas' are; -1
+ * when it is not (or the match took too many steps): use regcomp. */
+int tool_pattern_match(const char *pattern, const char *s);
+
 /* Run the handler on `args` that tool_check_args() accepted (and
  * filled); *result is NULL unless PL_OK (then a new reference). */
 enum pl_err tool_run(const struct tool_def *t, const struct tool_ctx *ctx, json_t *args,
@@ -345,17 +351,25 @@ enum pl_err tool_fleet_compare(const struct tool_ctx *, json_t *, json_t **, str
 enum pl_err tool_fleet_analyze(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 enum pl_err tool_run_experiment(const struct tool_ctx *, json_t *, json_t **, struct pl_error *);
 
-/* Load, before workers fork and are confined, the libraries tools load
- * on first use (libcairo for pictures): a confined worker could not.
- * Also builds, once in the parent, the little every worker would
- * otherwise build again on each call (the classification rules' event
- * sets).  Whatever it leaves on the heap, each spare worker copies
- * (sandbox/zygote.c, warm_heap): keep it small. */
+/* Build, once in the parent before workers fork, the little every worker
+ * would otherwise build again on each call (the classification rules'
+ * event sets, the boot id).  Whatever it leaves on the heap, each spare
+ * worker copies (sandbox/zygote.c, warm_heap): keep it small.  libcairo
+ * is not loaded here: see tool_call_draws. */
 void tool_preload_for_workers(void);
 
-/* Parse every tool's definition and compile its schema patterns now
- * (the server does, after the zygote's fork: workers never check
- * arguments, and these take about 1.7 MB of heap). */
+/* Does this call draw a picture (export_profile as png, get_hotspot and
+ * get_timeline with picture=true)?  Then its worker needs libcairo,
+ * which tool_load_picture_library() loads (dlopen, once a process): the
+ * MCP server's workers load it before their confinement, only for such
+ * calls (sandbox.h, load_libraries). */
+bool tool_call_draws(const struct tool_def *t, json_t *args);
+void tool_load_picture_library(void);
+
+/* Parse every tool's definition and compile the schema patterns
+ * tool_pattern_match cannot match now (the server does, after the
+ * zygote's fork: whole definitions take about 1.7 MB of heap; a worker
+ * checking its next steps parses only their inputSchema). */
 void tool_schemas_prepare(void);
 
 #ifdef PL_TEST_HOOKS

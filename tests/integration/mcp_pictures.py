@@ -114,6 +114,35 @@ for name, fmt, event in cases:
         open(os.path.join(pics, name + ".sandwich.png"), "wb").write(got[0])
     check("%s: get_hotspot(picture) gives %s's callers and callees beside a decodable sandwich PNG"
           % (name, top["symbol"]), ok_pic, short(r))
+
+
+def maps_of(pid):
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+# Only a worker that draws loads libcairo: the server and its zygote, which
+# every worker is forked from, stay without it after all these pictures
+# (the kernel's own list of each process's mappings says so).
+kids = []
+for task in os.listdir("/proc/%d/task" % s.p.pid):
+    try:
+        kids += [int(k) for k in open("/proc/%d/task/%s/children" % (s.p.pid, task)).read().split()]
+    except OSError:
+        pass
+zygotes = [k for k in kids if (open("/proc/%d/comm" % k).read().strip() if os.path.exists("/proc/%d/comm" % k) else "") == "perflens-zygote"]
+server_maps = maps_of(s.p.pid)
+if not zygotes or server_maps is None:
+    print("skip - pictures: no zygote to look at (workers forked directly)")
+else:
+    zmaps = maps_of(zygotes[0]) or ""
+    check("pictures: after the pictures, neither the server nor its zygote has libcairo mapped "
+          "(%d and %d mappings)" % (server_maps.count("\n"), zmaps.count("\n")),
+          "libcairo" not in server_maps and zmaps and "libcairo" not in zmaps,
+          [l for l in (server_maps + zmaps).splitlines() if "cairo" in l][:3])
 s.close()
 import mcp_client  # noqa: E402
 sys.exit(1 if mcp_client.fails else 0)

@@ -121,6 +121,22 @@ vals = [n["params"].get("progress") for n in prog]
 check("stdio: progress values increase", all(isinstance(v, (int, float)) for v in vals) and vals == sorted(vals) and
       len(set(vals)) == len(vals), vals)
 
+# A tool's answer line (stdio): its structuredContent is, byte for byte,
+# the JSON text of its text block (the server writes that line from the
+# text), the line is one valid JSON message, ids of each kind echoed.
+aid = (r or {}).get("result", {}).get("structuredContent", {}).get("analysis_id")
+for rid in ["hot-\"1\"/\u00e9", 41, 0]:
+    s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "list_hotspots", "arguments": {"analysis_id": aid, "limit": 10}}})
+    raw, m = s.recv(10)
+    res = (m or {}).get("result", {})
+    text = ((res.get("content") or [{}])[0]).get("text", "")
+    check("stdio: a tools/call answer (id %s): structuredContent is its text block's JSON, byte for byte" % json.dumps(rid),
+          m is not None and m.get("id") == rid and res.get("isError") is False and text and
+          raw.rstrip(b"\n").endswith(b'"structuredContent":' + text.encode() + b',"isError":false}}') and
+          json.loads(text) == res.get("structuredContent") and b"\n" not in raw.rstrip(b"\n") and
+          len(res["structuredContent"].get("hotspots", [])) == 10, raw[:300])
+
 # Logging: a threshold, then a failing call logs; below it nothing comes.
 r = s.request("logging/setLevel", {"level": "no-such-level"})
 check("stdio: logging/setLevel with an unknown level is -32602", (r or {}).get("error", {}).get("code") == -32602, short(r))

@@ -428,10 +428,25 @@ bool tool_followup_running(void)
 	return followup_running;
 }
 
-void tool_preload_for_workers(void)
+bool tool_call_draws(const struct tool_def *t, json_t *args)
+{
+	const char *format = json_string_value(json_object_get(args, "format"));
+
+	if (strcmp(t->name, "export_profile") == 0)
+		return format && strcmp(format, "png") == 0;
+	if (strcmp(t->name, "get_hotspot") == 0 || strcmp(t->name, "get_timeline") == 0)
+		return json_is_true(json_object_get(args, "picture"));
+	return false;
+}
+
+void tool_load_picture_library(void)
 {
 	/* A server without libcairo still serves; its pictures say why not. */
 	(void)pl_flamepng_preload();
+}
+
+void tool_preload_for_workers(void)
+{
 	/* Workers cannot read /proc: the boot id the step check compares the
 	 * capability cache with is taken now (collectors/capabilities.h). */
 	(void)coll_boot_id();
