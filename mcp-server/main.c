@@ -283,6 +283,8 @@ static const struct pl_option server_options[] = {
 	 set_code_file},
 	{"agent-allow-legacy", "loopback|IPV4,...", "accept seed agents (code sent in clear) from these peers",
 	 set_legacy},
+	{"agent-text-chunks", NULL, "devices send perf script text, never perf.data chunks", pl_option_bool,
+	 offsetof(struct options, link.text_chunks)},
 	{"agent-send-timeout-ms", "MS", "the agent link's send bound (default 30000)", set_send_timeout},
 	CTX_FLAG("allow-device-control", allow_device_control,
 		 "let tools connect to devices and start or stop captures (with their phrases)"),
