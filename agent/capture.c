@@ -541,6 +541,12 @@ static enum run_end run_pipeline_data(struct capture *cap)
 	child_end(&rec);
 	if (!cap->perf_data_broken && link_takes_perf_data())
 		emit_perf_data(cap, &sp);
+	if (!sp.have_header && why == RUN_ENDED) {
+		/* perf record wrote nothing (an option this perf refuses?):
+		 * the next run is the text pipeline, not this one again */
+		agent_log("perf record -o - gave no perf.data stream: text chunks from now on");
+		cap->perf_data_broken = 1;
+	}
 	emit_chunk(cap);   /* perf stat's rounds not sent yet */
 	free(st.buf);
 	pdsplit_release(&sp);

@@ -214,10 +214,11 @@ try:
     # ---- cost: text against perf.data, 99 and 999 Hz, same workload
     ours_text = None
     costs = {}
-    for hz in (99, 999):
-        _, st1, c_pd = capture(s, dev, w.pid, 8, ours.pid, call_graph="fp", frequency_hz=hz)
+    cgs = ["fp", "dwarf"] if "dwarf" in (perf_caps.get("call_graphs") or []) else ["fp"]
+    for cg, hz in [(c, h) for c in cgs for h in (99, 999)]:
+        _, st1, c_pd = capture(s, dev, w.pid, 8, ours.pid, call_graph=cg, frequency_hz=hz)
         c_pd["samples"] = (meta(ART, st1.get("session")).get("capture_counters") or {}).get("samples_sent")
-        costs[("perf.data", hz)] = c_pd
+        costs[("perf.data", hz, cg)] = c_pd
     ours.kill()
     ours.wait()
     s.call("disconnect_device", {"device": dev}, timeout=30)
@@ -225,29 +226,27 @@ try:
     d2 = connected(s, [dev])
     dev2 = d2.get("device", "none")
     capture(s, dev2, w.pid, 2, call_graph="fp")  # its probe, outside the figures
-    for hz in (99, 999):
-        _, st2, c_t = capture(s, dev2, w.pid, 8, ours_text.pid, call_graph="fp", frequency_hz=hz)
+    for cg, hz in [(c, h) for c in cgs for h in (99, 999)]:
+        _, st2, c_t = capture(s, dev2, w.pid, 8, ours_text.pid, call_graph=cg, frequency_hz=hz)
         c_t["samples"] = (meta(ART, st2.get("session")).get("capture_counters") or {}).get("samples_sent")
-        costs[("text", hz)] = c_t
+        costs[("text", hz, cg)] = c_t
     files = chunk_files(ART, st2.get("session"))
     check("an agent run with --text-chunks does not offer perf_data (features %s): %d text chunks, no perf.data"
           % (d2.get("features"), len(files)),
           "perf_data" not in (d2.get("features") or []) and files and
           not [f for f in files if f.endswith(".perf.zst")], files)
-    for (mode, hz), c in sorted(costs.items()):
+    for (mode, hz, cg), c in sorted(costs.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0])):
         n = c.get("samples") or 0
-        print("# cost: %-9s %4d Hz, 8 s, fp: agent+perf CPU %.2f s, chunk bytes on the wire %d, samples %s "
+        print("# cost: %-9s %4d Hz, 8 s, %-5s: agent+perf CPU %.2f s, chunk bytes on the wire %d, samples %s "
               "(%.0f bytes and %.2f ms of CPU per sample), workload CPU %.2f s, perf runs %s" % (
-                  mode, hz, c["cpu_s"], c["wire_bytes"], n, c["wire_bytes"] / max(1, n),
+                  mode, hz, cg, c["cpu_s"], c["wire_bytes"], n, c["wire_bytes"] / max(1, n),
                   1000 * c["cpu_s"] / max(1, n), c["workload_cpu_s"], c["perf_runs"]))
-    check("perf.data captures run no perf script on the device (the agent's perf children: %s at 99 Hz, %s at "
-          "999 Hz), text captures do (%s)" % (costs[("perf.data", 99)]["perf_runs"],
-                                              costs[("perf.data", 999)]["perf_runs"],
-                                              costs[("text", 999)]["perf_runs"]),
-          all("script" not in costs[("perf.data", hz)]["perf_runs"] and
-              "record" in costs[("perf.data", hz)]["perf_runs"] for hz in (99, 999)) and
-          "script" in costs[("text", 999)]["perf_runs"], costs)
-    json.dump({"%s@%d" % k: v for k, v in costs.items()}, open(os.path.join(WORK, "costs.json"), "w"))
+    pd_runs = [costs[k]["perf_runs"] for k in costs if k[0] == "perf.data"]
+    check("perf.data captures run no perf script on the device (the agent's perf children: %s), text captures "
+          "do (%s)" % (pd_runs, costs[("text", 999, "fp")]["perf_runs"]),
+          all("script" not in r and "record" in r for r in pd_runs) and
+          "script" in costs[("text", 999, "fp")]["perf_runs"], costs)
+    json.dump({"%s@%d/%s" % k: v for k, v in costs.items()}, open(os.path.join(WORK, "costs.json"), "w"))
     ours_text.kill()
     ours_text.wait()
     s.call("disconnect_device", {"device": dev2}, timeout=30)

@@ -43,4 +43,4 @@ int main(void)
 }
 C
 gcc -O2 -g -fomit-frame-pointer -o "$WORK/nofp" "$WORK/nofp.c" || { notok "agent perf.data: cc failed"; exit 0; }
-WORK="$WORK" timeout 400 /usr/bin/python3 tests/integration/agent_perfdata.py "$server" "$agent" "$WORK/nofp"
+WORK="$WORK" timeout 500 /usr/bin/python3 tests/integration/agent_perfdata.py "$server" "$agent" "$WORK/nofp"
