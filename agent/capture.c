@@ -10,7 +10,11 @@
  * holds the partial tail), and stop/pause cut and send the chunk in
  * flight (in rounds mode the partial round) before the answer.  The sink is the link (zstd, flag 1) or, in
  * headless --output mode, a file (raw text, rounds only).  Counting mode
- * (start's counting) runs perf stat alone: chunks of PERF_STAT only. */
+ * (start's counting) runs perf stat alone: chunks of PERF_STAT only.
+ * perf.data mode (extension 4, when the link negotiated perf_data) runs
+ * `perf record -o -` alone, no perf script: perfdata.h cuts its stream
+ * into whole perf.data chunks (flag 5), and the perf stat rounds go
+ * before each as a chunk of PERF_STAT text. */
 #include "agent.h"
 #include "chunk.h"
 #include "perfdata.h"
@@ -427,8 +431,15 @@ static void emit_perf_data(struct capture *cap, struct pdsplit *sp)
 
 	if (cap->pending_len > 0)
 		emit_chunk(cap);
-	if (sp->samples == 0)
+	if (sp->samples == 0) {
+		/* bounded all the same: records of a target that is never
+		 * sampled (their mmap/comm state is kept for the next chunk) */
+		if (sp->body_len >= A.chunk_raw_max) {
+			agent_log("perf.data chunks: %zu bytes of records without a sample dropped", sp->body_len);
+			pdsplit_next(sp);
+		}
 		return;
+	}
 	pdsplit_parts(sp, part, len);
 	for (int i = 0; i < 3; i++)
 		chunk_add(&cap->ch, (const char *)part[i], len[i], 0);
