@@ -15,6 +15,10 @@ hot_leaf, spinning.  Our agent (real perf, root) dials the server.
   perf script counts in the same chunks (each chunk is a whole perf.data:
   `zstd -d | perf script -F sym -G -i -`, summed), within 2%, and the
   agent's samples_sent equals the chunks' samples.
+- Lines: with the device's binary moved away and the server's --binary
+  copy matched by the build-id of the MMAP2 records (perf record
+  --buildid-mmap on the device), source_context gives hot_leaf's samples
+  per line = eu-addr2line's of the leaf addresses perf script prints.
 - call_graph=dwarf: the server unwinds with the device's binary:
   outer_caller is above hot_leaf in at least 90% of hot_leaf's samples.
 - Cost, measured (printed, and put in docs/device-agents.md): the agent's
@@ -157,7 +161,13 @@ def samples_of(h, kind):
 
 try:
     ART = os.path.join(WORK, "art-pdata")
-    s, port = server(ART)
+    # The server's own copy of the device's binary: the device's is moved
+    # away before the lines are asked, so only the copy, matched by the
+    # build-id the MMAP2 records carry, can name them.
+    os.makedirs(os.path.join(WORK, "server-copy"))
+    COPY = os.path.join(WORK, "server-copy", "nofp")
+    subprocess.run(["cp", WORKLOAD, COPY], check=True)
+    s, port = server(ART, "--binary", COPY)
     w = subprocess.Popen([WORKLOAD])
     procs.append(w)
     ours = agent(port, "ours")
@@ -195,6 +205,52 @@ try:
     lost = [n for n in an.get("warnings") or [] if "holds no sample" in n or "the agent counted" in n]
     check("session quality of a perf.data session: no chunk called lost (%s), chunk_samples %s" % (
         lost, quality.get("chunk_samples")), not lost and quality.get("chunk_samples"), an.get("warnings"))
+
+    # ---- lines of device samples, from the server's copy (by build-id)
+    leaf_ips = []
+    for p in pd:
+        out = subprocess.run(["perf", "script", "-F", "ip,sym", "-i", "-"], input=unzstd(p),
+                             capture_output=True).stdout.decode(errors="replace")
+        for block in re.split(r"\n\s*\n", out):
+            first = block.strip().splitlines()[:1]
+            if first and first[0].split()[1:2] == ["hot_leaf"]:
+                leaf_ips.append("0x" + first[0].split()[0])
+    # perf 6.1 prints a frame's address in the module (0x1152) where it
+    # resolved one, else the runtime address: eu-addr2line -e on the
+    # binary for the first, -p on the live process for the second.
+    rel = [ip for ip in leaf_ips if int(ip, 16) < (1 << 32)]
+    absl = [ip for ip in leaf_ips if int(ip, 16) >= (1 << 32)]
+    a2l = (subprocess.run(["eu-addr2line", "-e", COPY] + rel, capture_output=True, text=True).stdout.split()
+           if rel else []) + \
+          (subprocess.run(["eu-addr2line", "-p", str(w.pid)] + absl, capture_output=True, text=True).stdout.split()
+           if absl else [])
+    want = {}
+    for loc in a2l:
+        m = re.match(r"^(/\S+?):(\d+)(?::\d+)?$", loc)
+        if m and m.group(1).endswith("nofp.c"):
+            want[int(m.group(2))] = want.get(int(m.group(2)), 0) + 1
+    moved = WORKLOAD + ".device-copy-gone"
+    os.rename(WORKLOAD, moved)
+    try:
+        an = sc(s.call("analyze_profile", {"path": "perflens://artifacts/sessions/%s" % stop.get("session"),
+                                           "srcline": True}, timeout=120))
+        hs2 = hotspots(s, an)
+        hid = next((h["hotspot_id"] for h in hs2 if h.get("symbol") == "hot_leaf"), "none")
+        ctx = sc(s.call("source_context", {"analysis_id": an.get("analysis_id"), "hotspot_id": hid,
+                                           "hot_lines": 20}, timeout=60))
+    finally:
+        os.rename(moved, WORKLOAD)
+    got = {}
+    for f in ctx.get("files", []):
+        if f.get("recorded_path", "").endswith("nofp.c"):
+            for h in f.get("hot_lines", []):
+                if h.get("self_samples"):
+                    got[h["line"]] = h["self_samples"]
+    check("lines of perf.data samples from the server's --binary copy (the device's file moved away): "
+          "hot_leaf's per line %s = eu-addr2line's of the %d leaf addresses perf script gives %s" % (
+              sorted(got.items()), len(leaf_ips), sorted(want.items())),
+          len(leaf_ips) > 30 and got == want and sum(want.values()) == len(leaf_ips),
+          (ctx.get("samples_with_lines"), an.get("missing_binaries"), an.get("warnings")))
 
     # ---- dwarf: the server unwinds with the device's binary
     perf_caps = (d.get("capabilities") or {}).get("perf", {})

@@ -3,9 +3,10 @@
 # zstd) and our server reads them with the native perf.data reader; seed
 # peers and peers told not to keep perf script text.  agent_perfdata.py
 # says what is checked (negotiation, hotspots against perf script of the
-# same chunks, DWARF callers of a no-frame-pointer build, the device's
-# CPU and wire bytes at 99 and 999 Hz, text against perf.data).  Skips,
-# saying why, without the agent binary, root, perf or the zstd command.
+# same chunks, lines from the server's --binary copy by build-id, DWARF
+# callers of a no-frame-pointer build, the device's CPU and wire bytes
+# at 99 and 999 Hz, text against perf.data).  Skips, saying why, without
+# the agent binary, root, perf or the zstd command.
 # run.sh: slow
 . tests/integration/lib.sh
 server="$(cd "$BUILD" && pwd)/perflens-mcp"
