@@ -483,7 +483,7 @@ static enum run_end run_pipeline_data(struct capture *cap)
 	int k = 0;
 	while (argv[k])
 		k++;
-	k += perfdata_record_opts(argv + k);
+	k += perfdata_record_opts(A.perf_version, argv + k);
 	argv[k] = NULL;
 	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
 	if (!st.buf || pdsplit_init(&sp) < 0) {
@@ -510,11 +510,17 @@ static enum run_end run_pipeline_data(struct capture *cap)
 			if (n == 0 || (n < 0 && errno != EINTR))
 				break;
 			if (n > 0 && pdsplit_feed(&sp, buf, (size_t)n) < 0) {
-				agent_log("perf record's output is not a pipe-mode perf.data stream: text chunks from now on");
+				agent_log("perf record's output is not a pipe-mode perf.data stream the chunks can "
+					  "carry (tracing or AUX data?): text chunks from now on");
 				cap->perf_data_broken = 1;
 				why = RUN_FAILED;
 				killpg(rec.pid, SIGTERM);
 				break;
+			}
+			if (sp.state_full == 1) {
+				agent_log("perf.data chunks: over %u MB of mmap/comm/fork records; later ones "
+					  "ride only their own chunk", PDS_STATE_MAX >> 20);
+				sp.state_full = 2;   /* logged */
 			}
 			if (sp.body_len >= A.chunk_raw_max)
 				emit_perf_data(cap, &sp);

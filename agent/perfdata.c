@@ -4,9 +4,10 @@
  * this machine).  The only check is the framing itself: a header that is
  * not the 16-byte pipe header, or a record shorter than its own header,
  * means the stream is not what we asked perf for, and the capture falls
- * back to nothing rather than sending bytes no reader can frame. */
+ * back to text rather than sending bytes no reader can frame.  It needs
+ * nothing of the agent (the caller logs), so it stays out of the agent's
+ * cycle of files. */
 #include "perfdata.h"
-#include "agent.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,6 @@ static int one_record(struct pdsplit *s, const uint8_t *rec, size_t n)
 	memcpy(&type, rec, 4);
 	if (type == REC_TRACING_DATA || type == REC_AUXTRACE) {
 		/* data follows these outside their size: not framed by it */
-		agent_log("perf.data chunks: perf wrote tracing or AUX data, which they do not carry");
 		s->bad = 1;
 		return -1;
 	}
@@ -90,9 +90,7 @@ static int one_record(struct pdsplit *s, const uint8_t *rec, size_t n)
 			memcpy(s->state + s->state_len, rec, n);
 			s->state_len += n;
 		} else if (!s->state_full) {
-			s->state_full = 1;
-			agent_log("perf.data chunks: over %u MB of mmap/comm/fork records; later ones "
-				  "ride only their own chunk", PDS_STATE_MAX >> 20);
+			s->state_full = 1;   /* the caller logs it, and makes it 2 */
 		}
 	}
 	if (type == REC_SAMPLE)
@@ -207,10 +205,10 @@ static int version_code(const char *s)
 	return major * 100 + minor;
 }
 
-int perfdata_record_opts(char **argv)
+int perfdata_record_opts(const char *perf_version, char **argv)
 {
 	struct utsname u;
-	int perf = version_code(A.perf_version), kernel = uname(&u) == 0 ? version_code(u.release) : 0;
+	int perf = version_code(perf_version), kernel = uname(&u) == 0 ? version_code(u.release) : 0;
 	if (perf >= 512 && kernel >= 512) {
 		argv[0] = "--buildid-mmap";
 		return 1;

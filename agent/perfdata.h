@@ -25,7 +25,7 @@ struct pdsplit {
 	size_t head_len;
 	uint8_t *state;
 	size_t state_len, state_at_start;  /* state_at_start: replayed by the chunk being cut */
-	int state_full;                    /* some state records were not kept (logged once) */
+	int state_full;                    /* some state records were not kept (the caller logs it) */
 	uint8_t *body;
 	size_t body_len, body_cap;
 	uint64_t samples;                  /* SAMPLE records in the body */
@@ -38,7 +38,8 @@ struct pdsplit {
 int pdsplit_init(struct pdsplit *s);
 void pdsplit_release(struct pdsplit *s);
 /* Feed bytes as read from perf record's stdout; -1 (and s->bad) when they
- * are not a pipe-mode stream. */
+ * are not a pipe-mode stream, or carry tracing or AUX data (which follows
+ * its record outside the record's size). */
 int pdsplit_feed(struct pdsplit *s, const uint8_t *p, size_t n);
 /* The chunk's parts in order (head, replayed state, body); the caller
  * sends them as one payload, then calls pdsplit_next. */
@@ -48,7 +49,7 @@ void pdsplit_next(struct pdsplit *s);
 /* The `perf record` options of a perf.data capture for this perf and
  * kernel: --buildid-mmap (the build-id in each MMAP2, so the server
  * matches binaries without perf's post-processing on the device) from
- * perf and kernel 5.12 on.  Returns the number of argv entries added. */
-int perfdata_record_opts(char **argv);
+ * perf ("perf version X.Y...") and kernel 5.12 on.  Returns the number of argv entries added. */
+int perfdata_record_opts(const char *perf_version, char **argv);
 
 #endif
