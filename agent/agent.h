@@ -95,6 +95,7 @@ struct agent {
 	int send_timeout_ms;
 	int listen_mode;
 	size_t chunk_raw_max;            /* CHUNK_RAW_MAX; tests lower it (PERFLENS_TEST_CHUNK_BYTES) */
+	int text_chunks;                 /* --text-chunks: never offer perf_data */
 	int force_rounds;                /* tests: rounds mode even when pipes work (PERFLENS_TEST_ROUNDS) */
 	pthread_mutex_t send_mu;
 	struct link *link;               /* the authenticated link, or NULL (send_mu) */
@@ -168,6 +169,7 @@ void capture_stop(void);
 int link_alive(struct link *l);
 #define FEAT_MAPS 1
 #define FEAT_COUNTERS 2
+#define FEAT_PERF_DATA 4   /* chunks as perf.data (perfdata.h), not perf script text */
 /* The features of the current authenticated link (0 when none) and its
  * generation, which changes with every new authenticated link. */
 int link_current_features(uint32_t *gen);

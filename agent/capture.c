@@ -10,9 +10,15 @@
  * holds the partial tail), and stop/pause cut and send the chunk in
  * flight (in rounds mode the partial round) before the answer.  The sink is the link (zstd, flag 1) or, in
  * headless --output mode, a file (raw text, rounds only).  Counting mode
- * (start's counting) runs perf stat alone: chunks of PERF_STAT only. */
+ * (start's counting) runs perf stat alone: chunks of PERF_STAT only.
+ * perf.data mode (extension 4, when the link negotiated perf_data) runs
+ * `perf record -o -` alone, no perf script: perfdata.h cuts its stream
+ * into whole perf.data chunks (flag 5), and the perf stat rounds go
+ * before each as a chunk of PERF_STAT text. */
 #include "agent.h"
 #include "chunk.h"
+#include "perfdata.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +54,8 @@ struct capture {
 	int maps_sent;
 	int sent_any;
 	int counting;                              /* perf stat only (start's counting) */
+	int perf_data;                             /* the chunk is perf.data (flag 5), not text */
+	int perf_data_broken;                      /* perf's stream could not be cut: text from now on */
 };
 
 enum run_end { RUN_STOPPED, RUN_PAUSED, RUN_RESTART, RUN_ENDED, RUN_FAILED };
@@ -112,7 +120,7 @@ static void emit_chunk(struct capture *cap)
 			off += (size_t)k;
 		}
 	} else {
-		rc = agent_emit(c->compress ? 1 : 0, c->out, c->out_len);
+		rc = agent_emit(cap->perf_data ? FLAG_PERF_DATA : c->compress ? 1 : 0, c->out, c->out_len);
 	}
 	pthread_mutex_lock(&A.mu);
 	if (rc == 0) {
@@ -404,6 +412,165 @@ static enum run_end run_pipeline(struct capture *cap)
 }
 
 /* ------------------------------------------------------------------ */
+/* perf.data chunks (extension 4)                                       */
+
+/* The link still speaks perf_data (a new link may be a seed server). */
+static int link_takes_perf_data(void)
+{
+	uint32_t gen;
+	return (link_current_features(&gen) & FEAT_PERF_DATA) != 0;
+}
+
+/* Cut the splitter's chunk: the perf stat rounds done so far go first, as
+ * a chunk of PERF_STAT text (perf.data has no place for them), then the
+ * perf.data.  A body without a sample is kept for the next cut. */
+static void emit_perf_data(struct capture *cap, struct pdsplit *sp)
+{
+	const uint8_t *part[3];
+	size_t len[3];
+
+	if (cap->pending_len > 0)
+		emit_chunk(cap);
+	if (sp->samples == 0) {
+		/* bounded all the same: records of a target that is never
+		 * sampled (their mmap/comm state is kept for the next chunk) */
+		if (sp->body_len >= A.chunk_raw_max) {
+			agent_log("perf.data chunks: %zu bytes of records without a sample dropped", sp->body_len);
+			pdsplit_next(sp);
+		}
+		return;
+	}
+	pdsplit_parts(sp, part, len);
+	for (int i = 0; i < 3; i++)
+		chunk_add(&cap->ch, (const char *)part[i], len[i], 0);
+	cap->ch.samples = sp->samples;
+	cap->perf_data = 1;
+	emit_chunk(cap);
+	cap->perf_data = 0;
+	pdsplit_next(sp);
+}
+
+/* Drain perf record's stdout after it was told to stop (until EOF or the
+ * deadline). */
+static void drain_record(struct child *rec, struct pdsplit *sp, double deadline)
+{
+	uint8_t buf[65536];
+	while (rec->out_fd >= 0 && mono_now() < deadline) {
+		struct pollfd p = {rec->out_fd, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t k = read(rec->out_fd, buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || pdsplit_feed(sp, buf, (size_t)k) < 0)
+			break;
+	}
+}
+
+/* `perf record -o -` alone: no perf script on the device (the server
+ * reads the samples with its own perf.data reader).  The stream is cut at
+ * record boundaries when the interval has passed or 16 MB built up. */
+static enum run_end run_pipeline_data(struct capture *cap)
+{
+	char *argv[20], pidbuf[16], freq[16];
+	uint8_t buf[65536];
+	struct child rec;
+	struct pdsplit sp;
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
+	snprintf(freq, sizeof freq, "%d", cap->frequency);
+	build_argv(cap, argv, pidbuf, freq, "-");
+	int k = 0;
+	while (argv[k])
+		k++;
+	k += perfdata_record_opts(A.perf_version, argv + k);
+	argv[k] = NULL;
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
+	if (!st.buf || pdsplit_init(&sp) < 0) {
+		free(st.buf);
+		pdsplit_release(&sp);
+		return RUN_FAILED;
+	}
+	if (spawn_child(argv, &ro, &rec) < 0) {
+		free(st.buf);
+		pdsplit_release(&sp);
+		return RUN_FAILED;
+	}
+	if (cap->stat_events[0])
+		stat_start(cap, &st);
+	double chunk_t0 = mono_now();
+	enum run_end why = RUN_ENDED;
+	for (;;) {
+		struct pollfd p[2] = {{rec.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0}};
+		int pr = poll(p, 2, 200);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (p[0].revents) {
+			ssize_t n = read(rec.out_fd, buf, sizeof buf);
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break;
+			if (n > 0 && pdsplit_feed(&sp, buf, (size_t)n) < 0) {
+				agent_log("perf record's output is not a pipe-mode perf.data stream the chunks can "
+					  "carry (tracing or AUX data?): text chunks from now on");
+				cap->perf_data_broken = 1;
+				why = RUN_FAILED;
+				killpg(rec.pid, SIGTERM);
+				break;
+			}
+			if (sp.state_full == 1) {
+				agent_log("perf.data chunks: over %u MB of mmap/comm/fork records; later ones "
+					  "ride only their own chunk", PDS_STATE_MAX >> 20);
+				sp.state_full = 2;   /* logged */
+			}
+			if (sp.body_len >= A.chunk_raw_max)
+				emit_perf_data(cap, &sp);
+		}
+		if (st.running && p[1].revents) {
+			stat_read(cap, &st);
+			if (!st.running && control() == RUN_ENDED && target_alive(cap->pid, cap->start_time))
+				stat_start(cap, &st);
+		}
+		if (mono_now() - chunk_t0 >= cap->interval) {
+			if (!link_takes_perf_data()) {
+				/* the link was replaced by one without the extension */
+				killpg(rec.pid, SIGTERM);
+				why = RUN_RESTART;
+				break;
+			}
+			emit_perf_data(cap, &sp);
+			chunk_t0 = mono_now();
+			pthread_mutex_lock(&A.mu);
+			cap->interval = A.duration;
+			pthread_mutex_unlock(&A.mu);
+		}
+		why = control();
+		if (why != RUN_ENDED) {
+			/* a stop or pause: perf record flushes on SIGTERM, and
+			 * perf stat gives its partial round on SIGINT */
+			stat_interrupt(cap, &st);
+			killpg(rec.pid, SIGTERM);
+			break;
+		}
+	}
+	if (!cap->perf_data_broken)
+		drain_record(&rec, &sp, mono_now() + PERF_GRACE_MS / 1000.0);
+	stat_kill(&st);
+	child_end(&rec);
+	if (!cap->perf_data_broken && link_takes_perf_data())
+		emit_perf_data(cap, &sp);
+	if (!sp.have_header && why == RUN_ENDED) {
+		/* perf record wrote nothing (an option this perf refuses?):
+		 * the next run is the text pipeline, not this one again */
+		agent_log("perf record -o - gave no perf.data stream: text chunks from now on");
+		cap->perf_data_broken = 1;
+	}
+	emit_chunk(cap);   /* perf stat's rounds not sent yet */
+	free(st.buf);
+	pdsplit_release(&sp);
+	return why;
+}
+
+/* ------------------------------------------------------------------ */
 /* rounds                                                               */
 
 static enum run_end run_round(struct capture *cap)
@@ -589,6 +756,13 @@ static void capture_release(struct capture *cap)
 	free(cap->pending);
 }
 
+/* perf.data chunks: the link negotiated them, chunks are compressed
+ * (the flag-5 payload is a zstd frame), and perf's stream could be cut. */
+static int perf_data_ok(const struct capture *cap)
+{
+	return !cap->headless && cap->ch.compress && !cap->perf_data_broken && link_takes_perf_data();
+}
+
 /* The profiled process is gone: the capture ends by itself, and status
  * says why (the server learns it there; the seed told nobody). */
 static void target_gone(int pid)
@@ -633,7 +807,9 @@ void *collector_main(void *arg)
 			break;
 		}
 		double t_run = mono_now();
-		enum run_end r = cap->counting ? run_count(cap) : continuous ? run_pipeline(cap) : run_round(cap);
+		enum run_end r = cap->counting ? run_count(cap)
+				 : continuous && perf_data_ok(cap) ? run_pipeline_data(cap)
+				 : continuous ? run_pipeline(cap) : run_round(cap);
 		if (r == RUN_ENDED && mono_now() - t_run < 1.0)
 			r = RUN_FAILED;  /* perf gave up at once: do not respawn it in a loop */
 		if (r == RUN_STOPPED)

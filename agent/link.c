@@ -250,6 +250,8 @@ static void write_hello(struct link *l, struct jw *w)
 		jw_arr(w);
 		jw_cstr(w, "maps");
 		jw_cstr(w, "counters");
+		if (!A.text_chunks)
+			jw_cstr(w, "perf_data");
 		jw_arr_end(w);
 		jw_obj_end(w);
 	}
@@ -407,6 +409,8 @@ static void cmd_auth(struct ctx *x)
 				feats |= FEAT_MAPS;
 			if (e->type == AJ_STRING && strcmp(e->str, "counters") == 0)
 				feats |= FEAT_COUNTERS;
+			if (e->type == AJ_STRING && strcmp(e->str, "perf_data") == 0 && !A.text_chunks)
+				feats |= FEAT_PERF_DATA;
 		}
 		x->l->features = feats;
 		jw_kbool(x->w, "ok", 1);
@@ -417,6 +421,8 @@ static void cmd_auth(struct ctx *x)
 			jw_cstr(x->w, "maps");
 		if (feats & FEAT_COUNTERS)
 			jw_cstr(x->w, "counters");
+		if (feats & FEAT_PERF_DATA)
+			jw_cstr(x->w, "perf_data");
 		jw_arr_end(x->w);
 		auth_success(x);
 		return;

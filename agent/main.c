@@ -116,6 +116,7 @@ static const char USAGE[] =
 	"Options:\n"
 	"  --token CODE        the pairing code (prefer PERFLENS_TOKEN: argv is public)\n"
 	"  --require-proof     refuse a server that sends the code in clear (seed servers)\n"
+	"  --text-chunks       send perf script text even to a server that reads perf.data\n"
 	"                      instead of proving it (hmac-sha256-v1)\n"
 	"  --perf PATH         perf to run (absolute or a name on PATH; PERFLENS_PERF)\n"
 	"  --pid PID           the process to profile\n"
@@ -215,6 +216,8 @@ int main(int argc, char **argv)
 			listen_mode = 1;
 		} else if (!strcmp(a, "--require-proof")) {
 			A.require_proof = 1;
+		} else if (!strcmp(a, "--text-chunks")) {
+			A.text_chunks = 1;
 		} else if (!strcmp(a, "--bind")) {
 			NEED_VALUE();
 			bind_addr = v;

@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum wire_flag { FLAG_RAW = 0, FLAG_ZSTD = 1, FLAG_CMD = 2, FLAG_RESP = 3, FLAG_METRICS = 4 };
+/* FLAG_PERF_DATA: extension 4, only on a link that negotiated "perf_data":
+ * one zstd frame of a whole pipe-mode perf.data (perfdata.h). */
+enum wire_flag { FLAG_RAW = 0, FLAG_ZSTD = 1, FLAG_CMD = 2, FLAG_RESP = 3, FLAG_METRICS = 4,
+		 FLAG_PERF_DATA = 5 };
 
 #define WIRE_HDR 5
 #define WIRE_PREAUTH_MAX (64u * 1024)          /* per frame before the peer proved the code */

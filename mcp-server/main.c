@@ -288,6 +288,8 @@ static const struct pl_option server_options[] = {
 	 set_code_file},
 	{"agent-allow-legacy", "loopback|IPV4,...", "accept seed agents (code sent in clear) from these peers",
 	 set_legacy},
+	{"agent-text-chunks", NULL, "devices send perf script text, never perf.data chunks", pl_option_bool,
+	 offsetof(struct options, link.text_chunks)},
 	{"agent-send-timeout-ms", "MS", "the agent link's send bound (default 30000)", set_send_timeout},
 	CTX_FLAG("allow-device-control", allow_device_control,
 		 "let tools connect to devices and start or stop captures (with their phrases)"),
@@ -393,6 +395,11 @@ static int finish_options(struct options *o)
 				    "--agent-listen needs a pairing code: no device is accepted unpaired");
 		o->link.artifact_root = o->artifact_root;
 		o->link.allow_control = o->cfg.ctx.allow_device_control;
+		/* The fleet's publisher reads a session's chunks as text
+		 * (tools/fleet_publish.c): a server that publishes takes no
+		 * perf.data chunks until it reads those too. */
+		if (o->cfg.ctx.fleet.url)
+			o->link.text_chunks = true;
 		o->cfg.ctx.device_link = true;
 	} else if (o->code_file || o->link.nlegacy || o->link.legacy_loopback) {
 		return fail(PL_ERR_USAGE, "add --agent-listen IPV4:PORT or --allow-device-control",

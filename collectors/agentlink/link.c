@@ -64,7 +64,9 @@
 #define PREAUTH_FRAMES 64      /* frames skipped while waiting for the hello or auth */
 #define CONNECT_MS 10000
 
-static const char *const our_features[] = {"maps", "counters"};
+/* perf_data (extension 4) is offered unless --agent-text-chunks said not
+ * to: the agent then sends perf.data chunks (flag 5), never perf script. */
+static const char *const our_features[] = {"maps", "counters", "perf_data"};
 
 struct pending {
 	char id[24];
@@ -89,7 +91,7 @@ struct device {
 	pthread_cond_t cond;
 	char state[24];          /* handshake connected profiling paused rejected disconnected */
 	char reason[256];
-	bool authed, legacy, maps, counters;
+	bool authed, legacy, maps, counters, perf_data;
 	json_t *hello, *capabilities, *capture, *status_counters;
 	json_t *perf_caps;       /* our agent's status.perf_caps (known at pairing), or NULL */
 	json_t *write_errors;    /* devices/ID.json writes that failed (coll_note_write_error) */
@@ -323,6 +325,8 @@ static json_t *dev_json(struct device *d)
 		json_array_append_new(feats, json_string("maps"));
 	if (d->counters)
 		json_array_append_new(feats, json_string("counters"));
+	if (d->perf_data)
+		json_array_append_new(feats, json_string("perf_data"));
 	json_object_set_new(j, "features", feats);
 	json_object_set_new(j, "reason", d->reason[0] ? json_string(d->reason) : json_null());
 	json_object_set_new(j, "last_drop", d->last_drop[0] ? json_string(d->last_drop) : json_null());
@@ -821,8 +825,11 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 static void on_chunk(struct device *d, struct wire_frame *f)
 {
 	char why[200] = "";
+	uint64_t samples = 0;   /* counted by the check; the analysis counts again */
 	long long text = f->flag == WIRE_ZSTD ? coll_wire_zstd_text_size(f->data, f->len, why, sizeof(why))
-					      : (long long)f->len;
+		       : f->flag == WIRE_PERF_DATA ? coll_wire_perf_chunk_check(f->data, f->len, &samples, why, sizeof(why))
+		       : (long long)f->len;
+	const char *suffix = f->flag == WIRE_ZSTD ? "zst" : f->flag == WIRE_PERF_DATA ? "perf.zst" : "txt";
 
 	pthread_mutex_lock(&d->lock);
 	if (text < 0) {
@@ -830,7 +837,7 @@ static void on_chunk(struct device *d, struct wire_frame *f)
 		snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
 	} else {
 		ensure_spool_locked(d);
-		if (spool_chunk(&d->spool, f->data, f->len, f->flag == WIRE_ZSTD, text, why, sizeof(why))) {
+		if (spool_chunk(&d->spool, f->data, f->len, suffix, text, why, sizeof(why))) {
 			d->chunks++;
 			d->text_bytes += (unsigned long long)text;
 			d->wire_bytes += f->len;
@@ -950,6 +957,8 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 	for (size_t i = 0; i < PL_ARRAY_LEN(our_features); i++) {
 		size_t k;
 		json_t *v;
+		if (link_.cfg.text_chunks && strcmp(our_features[i], "perf_data") == 0)
+			continue;
 		json_array_foreach(offered, k, v)
 			if (json_is_string(v) && strcmp(json_string_value(v), our_features[i]) == 0) {
 				json_array_append_new(taken, json_string(our_features[i]));
@@ -997,6 +1006,8 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 				d->maps = true;
 			if (ours && strcmp(s, "counters") == 0)
 				d->counters = true;
+			if (ours && strcmp(s, "perf_data") == 0)
+				d->perf_data = true;
 		}
 	}
 	json_decref(a);
@@ -1154,7 +1165,7 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 		if (r <= 0)
 			continue;
 		if (coll_wire_read(d->fd, WIRE_FRAME_MAX, &f, why, cap) < 0) {
-			if (f.flag == WIRE_RAW || f.flag == WIRE_ZSTD) {
+			if (f.flag == WIRE_RAW || f.flag == WIRE_ZSTD || (f.flag == WIRE_PERF_DATA && d->perf_data)) {
 				/* A chunk cut mid-way is lost, and said so. */
 				pthread_mutex_lock(&d->lock);
 				ensure_spool_locked(d);
@@ -1172,6 +1183,18 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 		case WIRE_ZSTD:
 			if (f.len)
 				on_chunk(d, &f);
+			break;
+		case WIRE_PERF_DATA:
+			/* only where extension 4 was negotiated: else an unknown flag */
+			if (f.len && d->perf_data) {
+				on_chunk(d, &f);
+				break;
+			}
+			pthread_mutex_lock(&d->lock);
+			d->frames_dropped++;
+			snprintf(d->last_drop, sizeof(d->last_drop), "a perf.data chunk on a link that did not "
+				 "negotiate perf_data");
+			pthread_mutex_unlock(&d->lock);
 			break;
 		case WIRE_RESP:
 			if (f.len)
@@ -1203,8 +1226,8 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&d->lock);
 		dev_set_state(d, "rejected", why);
 	} else {
-		coll_link_log("%s: paired (%s)%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
-			      d->maps ? ", maps" : "");
+		coll_link_log("%s: paired (%s)%s%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
+			      d->maps ? ", maps" : "", d->perf_data ? ", perf_data" : "");
 		dev_set_state(d, "connected", NULL);
 		/* What the agent is doing now, its counters and max rate. */
 		if (send_command(d, "status", NULL, true, why, sizeof(why)) < 0)

@@ -39,6 +39,7 @@ struct coll_link_cfg {
 	char pairing_code[256];      /* for agents that dial in; "" = none */
 	bool allow_control;          /* --allow-device-control */
 	bool legacy_loopback;        /* --agent-allow-legacy loopback */
+	bool text_chunks;            /* --agent-text-chunks: never negotiate perf_data */
 	char legacy_addrs[COLL_LINK_MAX_LEGACY][48];
 	size_t nlegacy;
 	unsigned send_timeout_ms;    /* the send bound (default 30000) */

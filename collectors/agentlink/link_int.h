@@ -23,6 +23,7 @@ enum {
 	WIRE_CMD = 2,       /* server -> agent JSON */
 	WIRE_RESP = 3,      /* agent -> server JSON (the hello too) */
 	WIRE_METRICS = 4,   /* one health snapshot */
+	WIRE_PERF_DATA = 5, /* extension 4: one zstd frame of a pipe-mode perf.data */
 };
 
 #define WIRE_PREAUTH_MAX (64u << 10)      /* before the peer proved the code */
@@ -53,6 +54,20 @@ void coll_wire_socket_opts(int fd, unsigned send_ms);
 /* A zstd chunk's decompressed size, checked: -1 when it is not one
  * complete frame that decompresses within WIRE_TEXT_MAX. */
 long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap);
+
+/* The same walk, handing each decompressed piece to `fn` (NULL: none),
+ * which refuses the chunk by returning -1 with `why` filled. */
+typedef int (*coll_wire_piece_fn)(void *arg, const unsigned char *piece, size_t n, char *why,
+				  size_t why_cap);
+long long coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg, char *why,
+			      size_t why_cap);
+
+/* A flag-5 chunk (extension 4, perfchunk.c), checked as it decompresses:
+ * the 16-byte pipe header, whole records (each at least its 8-byte
+ * header), at least one event attribute, within WIRE_TEXT_MAX.  Returns
+ * the decompressed size and the SAMPLE records in `samples`, or -1. */
+long long coll_wire_perf_chunk_check(const void *p, size_t n, uint64_t *samples, char *why,
+				     size_t why_cap);
 
 /* HMAC-SHA256(key, "perflens-pair-v1 " role " " agent_nonce " " server_nonce)
  * as 64 lower-case hex characters plus a NUL. */
@@ -104,7 +119,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device,
 		json_t *platform, json_t *labels);
 /* A chunk (flag 0 text or flag 1 zstd); false when it could not be
  * written (a gap is recorded, the reason in `why`). */
-bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
+bool spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix, long long text_bytes,
 		 char *why, size_t why_cap);
 /* One metrics frame appended to metrics.jsonl; true when it could not be
  * and that is a new kind of write error (the device's state should say). */

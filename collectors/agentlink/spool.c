@@ -3,6 +3,8 @@
  *
  *   sessions/ID/chunk_NNNNN.zst   a flag-1 payload exactly as received
  *   sessions/ID/chunk_NNNNN.txt   a flag-0 payload
+ *   sessions/ID/chunk_NNNNN.perf.zst  a flag-5 payload (extension 4: a
+ *                                 pipe-mode perf.data, zstd-compressed)
  *   sessions/ID/maps_NNNNN.json   extension 2, applying from chunk NNNNN
  *   sessions/ID/metadata.json     written at the first data and after every
  *                                 chunk; live:true until finalized
@@ -233,7 +235,7 @@ static bool fleet_full(char *why, size_t cap)
 	return true;
 }
 
-bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long text_bytes,
+bool spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix, long long text_bytes,
 		 char *why, size_t why_cap)
 {
 	char name[64], path[4300], full[300];
@@ -248,7 +250,7 @@ bool spool_chunk(struct spool *s, const void *p, size_t n, bool zstd, long long 
 		return false;
 	}
 	index = s->next_chunk++;
-	snprintf(name, sizeof(name), "chunk_%05u.%s", index, zstd ? "zst" : "txt");
+	snprintf(name, sizeof(name), "chunk_%05u.%s", index, suffix);
 	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	e = make_dir(s) ? coll_write_file_atomic(path, p, n, 0644, true) : (errno ? errno : EIO);
 	if (e) {

@@ -119,7 +119,18 @@ void coll_wire_socket_opts(int fd, unsigned send_ms)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
+/* One failure of the walk: say why, free, -1. */
+static long long walk_fail(ZSTD_DCtx *dc, unsigned char *scratch, char *why, size_t why_cap,
+			   const char *text, const char *arg)
+{
+	snprintf(why, why_cap, text, arg);
+	ZSTD_freeDCtx(dc);
+	free(scratch);
+	return -1;
+}
+
+long long coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg, char *why,
+			      size_t why_cap)
 {
 	/* Per call, not per thread: a thread-local buffer outlived nothing
 	 * but leaked 1 MB with every reader thread that ended. */
@@ -143,35 +154,34 @@ long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t wh
 	while (in.pos < in.size || r != 0) {
 		ZSTD_outBuffer out = {scratch, scratch_len, 0};
 		r = ZSTD_decompressStream(dc, &out, &in);
-		if (ZSTD_isError(r)) {
-			snprintf(why, why_cap, "a zstd chunk that does not decompress: %s", ZSTD_getErrorName(r));
-			ZSTD_freeDCtx(dc);
-			free(scratch);
-			return -1;
-		}
+		if (ZSTD_isError(r))
+			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk that does not decompress: %s",
+					 ZSTD_getErrorName(r));
 		total += out.pos;
 		if (total > WIRE_TEXT_MAX) {
-			snprintf(why, why_cap, "a chunk over %llu MB of text", WIRE_TEXT_MAX >> 20);
+			snprintf(why, why_cap, "a chunk over %llu MB decompressed", WIRE_TEXT_MAX >> 20);
 			ZSTD_freeDCtx(dc);
 			free(scratch);
 			return -1;
 		}
-		if (r == 0 && in.pos < in.size) {
-			snprintf(why, why_cap, "a zstd chunk with bytes after its frame");
+		if (fn && out.pos && fn(arg, scratch, out.pos, why, why_cap) < 0) {
 			ZSTD_freeDCtx(dc);
 			free(scratch);
 			return -1;
 		}
-		if (r != 0 && in.pos == in.size && out.pos < out.size) {
-			snprintf(why, why_cap, "a zstd chunk whose frame is cut short");
-			ZSTD_freeDCtx(dc);
-			free(scratch);
-			return -1;
-		}
+		if (r == 0 && in.pos < in.size)
+			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk with bytes after its frame%s", "");
+		if (r != 0 && in.pos == in.size && out.pos < out.size)
+			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk whose frame is cut short%s", "");
 	}
 	ZSTD_freeDCtx(dc);
 	free(scratch);
 	return (long long)total;
+}
+
+long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
+{
+	return coll_wire_zstd_walk(p, n, NULL, NULL, why, why_cap);
 }
 
 void coll_wire_pair_proof(const char *code, const char *role, const char *agent_nonce,

@@ -302,7 +302,9 @@ try:
         s, port = server("127.0.0.1:0")
         w = spawn([WORKLOAD], "workload")
         env = dict(os.environ, PERFLENS_TOKEN=CODE)
-        spawn([AGENT, "--server", "127.0.0.1:%d" % port], "agent", env)
+        # --text-chunks: these checks read the device's perf script text
+        # (perf.data chunks, extension 4, are test_agent_perfdata's)
+        spawn([AGENT, "--server", "127.0.0.1:%d" % port, "--text-chunks"], "agent", env)
         d = wait(lambda: next((x for x in devices(s) if x["state"] == "connected"), None), 20)
         check("the agent dials in and pairs by mutual proof (features %s)" % (d or {}).get("features"),
               d and d["features"] == ["maps", "counters"] and not d["legacy"], (d, open(os.path.join(WORK, "agent.err")).read()[-500:]))
@@ -360,7 +362,8 @@ try:
         work = {}
         for ns, a, ip_host, ip_ns in hosts:
             wp = spawn(["ip", "netns", "exec", ns, WORKLOAD], "w-" + ns)
-            spawn(["ip", "netns", "exec", ns, AGENT, "--server", "%s:%d" % (ip_host, port)], "a-" + ns, env)
+            spawn(["ip", "netns", "exec", ns, AGENT, "--server", "%s:%d" % (ip_host, port), "--text-chunks"], "a-" + ns,
+                  env)
             work[ip_ns] = wp
         ds = wait(lambda: (lambda l: l if len(l) == 3 else None)(
             [x for x in devices(s) if x["state"] == "connected"]), 30) or []

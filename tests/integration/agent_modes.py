@@ -64,7 +64,10 @@ def server(art, *extra):
 
 def agent(port, name, perf="perf"):
     env = dict(os.environ, PERFLENS_TOKEN=CODE)
-    a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", perf], stdout=subprocess.DEVNULL,
+    # --text-chunks: the checks read the device's perf script text
+    # (perf.data chunks, extension 4, are test_agent_perfdata's)
+    a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", perf, "--text-chunks"],
+                         stdout=subprocess.DEVNULL,
                          stderr=open(os.path.join(WORK, name + ".err"), "w"), env=env)
     procs.append(a)
     return a

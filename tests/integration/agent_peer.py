@@ -383,9 +383,9 @@ def scenario_listen(port, code, pid, workload, perflens, work):
     check(what + ": hello has the seed's fields", h.get("type") == "hello" and h.get("version") == 1
           and h.get("agent") == "perflens" and h.get("auth") == "token" and "arch" in h.get("platform", {}), h)
     ext = h.get("ext", {})
-    check(what + ": hello offers hmac-sha256-v1 with a 32-hex nonce and maps, counters",
+    check(what + ": hello offers hmac-sha256-v1 with a 32-hex nonce and maps, counters, perf_data",
           ext.get("pairing") == "hmac-sha256-v1" and re.fullmatch("[0-9a-f]{32}", ext.get("nonce", ""))
-          and ext.get("features") == ["maps", "counters"], ext)
+          and ext.get("features") == ["maps", "counters", "perf_data"], ext)
     check(what + ": the hello does not carry the code", code not in json.dumps(h), h)
     r = p.command("status")
     check(what + ": status before auth is answered unauthenticated", r == {"id": "t1", "ok": False,

@@ -368,7 +368,9 @@ try:
         env = dict(os.environ, PERFLENS_TOKEN=CODE)
         if rounds:
             env["PERFLENS_TEST_ROUNDS"] = "1"
-        a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", wrapper],
+        # --text-chunks: the tail is checked in the text (extension 4 is
+        # test_agent_perfdata's)
+        a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", wrapper, "--text-chunks"],
                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, label + ".err"), "w"), env=env)
         procs.append(a)
         d = connected(s)

@@ -10,6 +10,7 @@
 #include "perf_data_read.h"
 #include "collectors/perf_data.h"
 #include "base/escape.h"
+#include "base/input.h"
 #include "base/fsatomic.h"
 #include "base/util.h"
 #include "perfdata/pdformat.h"
@@ -125,6 +126,34 @@ static bool finder_useful(const struct pl_sym_cfg *c)
 	return c && (c->nbinaries || c->sysroot || c->nmodule_maps || (c->debuginfod_urls && *c->debuginfod_urls));
 }
 
+/* A device session's perf.data chunk (chunk_N.perf.zst): decompressed
+ * in memory (input.c, within the input limits) and read natively after
+ * the chunks before it; its source is the chunk file, zstd. */
+static enum pl_err read_session_chunk(struct pl_profile *p, const char *path,
+				      const struct pl_perf_data_opts *o, struct pl_error *err)
+{
+	struct pl_input in;
+	struct pl_buf image = {0};
+	enum pl_err rc;
+
+	if ((rc = pl_input_open(&in, path, &p->limits, err)))
+		return rc;
+	rc = pl_input_read_all(&in, &image, err);
+	const char *codec = pl_codec_name(in.codec);
+	size_t file_size = (size_t)in.file_size;
+	pl_input_close(&in);
+	if (rc == PL_OK)
+		rc = pd_read_chunk(p, image.data, image.len, path, o->kallsyms, NULL, o->allowed_roots,
+				   o->nallowed_roots, err);
+	if (rc == PL_OK && p->nsources) {
+		struct pl_source *src = &p->sources[p->nsources - 1];
+		src->codec = codec;
+		src->size = file_size;
+	}
+	pl_buf_release(&image);
+	return rc;
+}
+
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 				const struct pl_perf_data_opts *given, struct pl_error *err)
 {
@@ -142,7 +171,7 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 		o = &with_copy;
 	}
 
-	if (force && strcmp(force, "perf-script") == 0) {
+	if (force && strcmp(force, "perf-script") == 0 && !o->session_chunk) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");
 	} else {
 		/* With srcline every frame keeps its address, as perf_data.c does. */
@@ -160,15 +189,18 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
 		}
 		pd_read_set_digest_cache(o->digest_cache);
-		rc = pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots, err);
+		rc = o->session_chunk ? read_session_chunk(p, path, o, err)
+				      : pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots,
+							   o->nallowed_roots, err);
 		pd_read_set_digest_cache(NULL);
 		pd_read_set_binary_finder(NULL, NULL, false);
 		pl_symbolizer_free(fd.sym);
 		if (rc != PL_ERR_UNSUPPORTED)
 			return rc;
-		/* The refusal's text is what the native reader does not support. */
+		/* The refusal's text is what the native reader does not support;
+		 * perf script cannot add to the chunks of a session before it. */
 		snprintf(why, sizeof(why), "%s", err->text);
-		if (force && strcmp(force, "native") == 0) {
+		if ((force && strcmp(force, "native") == 0) || o->session_chunk) {
 			char hint[sizeof(err->hint)];
 			snprintf(hint, sizeof(hint), "%s", err->hint);
 			return pl_fail(err, rc, hint, "the native perf.data reader does not support %s in '%s'",

@@ -1615,12 +1615,23 @@ static void reader_release(struct reader *r)
  * those the MMAP2 records carried for the DSOs a sample's address fell in
  * (perf lists "with hits" when there is no table: a DSO seen only among
  * callers, ld.so calling an ifunc resolver say, is not listed). */
+/* A device session's chunks name the same build-ids again: once each. */
+static bool build_id_known(const struct pl_profile *p, uint32_t dso, const char *hex)
+{
+	for (size_t i = 0; i < p->nbuild_ids; i++)
+		if (p->build_ids[i].dso == dso && strcmp(p->build_ids[i].hex, hex) == 0)
+			return true;
+	return false;
+}
+
 static void note_build_ids(struct reader *r)
 {
 	struct pl_profile *p = r->p;
 
 	for (size_t i = 0; i < r->f.nbuild_ids && p->nbuild_ids < PL_MAX_BUILD_IDS; i++) {
 		const struct pd_build_id *b = &r->f.build_ids[i];
+		if (build_id_known(p, pl_intern_str(p, b->filename, strlen(b->filename)), b->hex))
+			continue;
 		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
 		struct pl_build_id *o = &p->build_ids[p->nbuild_ids++];
 		o->dso = pl_intern_str(p, b->filename, strlen(b->filename));
@@ -1630,7 +1641,7 @@ static void note_build_ids(struct reader *r)
 		return;
 	for (size_t i = 0; i < r->ndsos && p->nbuild_ids < PL_MAX_BUILD_IDS; i++) {
 		const struct dso *d = r->dsos[i];
-		if (!d->build_id[0] || !d->hit || d->name_id == PL_NOID)
+		if (!d->build_id[0] || !d->hit || d->name_id == PL_NOID || build_id_known(p, d->name_id, d->build_id))
 			continue;
 		PL_GROW(p->build_ids, p->build_ids_cap, p->nbuild_ids + 1);
 		struct pl_build_id *o = &p->build_ids[p->nbuild_ids++];
@@ -1768,6 +1779,7 @@ struct hash_job {
 	const void *map;
 	size_t size;
 	char hex[65];
+	bool keep;        /* an image in memory: its pages are not a file's to drop */
 };
 
 static void hash_image(struct hash_job *j)
@@ -1779,7 +1791,8 @@ static void hash_image(struct hash_job *j)
 	for (size_t at = 0; at < j->size; at += 4u << 20) {
 		size_t len = j->size - at < (4u << 20) ? j->size - at : 4u << 20;
 		pl_sha256_update(&sha, (const char *)j->map + at, len);
-		madvise((char *)j->map + at, len, MADV_DONTNEED);
+		if (!j->keep)
+			madvise((char *)j->map + at, len, MADV_DONTNEED);
 	}
 	pl_sha256_final(&sha, digest);
 	pl_hex(digest, sizeof(digest), j->hex);
@@ -1825,12 +1838,13 @@ static enum pl_err map_input(const struct pl_profile *p, const char *path, void 
 }
 
 /* Open, check and walk the mapped image. */
-static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, struct pl_error *err)
+static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, bool droppable,
+			       struct pl_error *err)
 {
 	enum pl_err rc = pd_open(&r->f, map, size, err);
 
 	if (rc == PL_OK) {
-		r->f.droppable = true;
+		r->f.droppable = droppable;
 		/* The tables the samples will need load on the other CPU. */
 		r->pf = pd_prefetch_start(&r->f, strncmp(r->kallsyms_path, "/proc/", 6) != 0 ? r->kallsyms_path : NULL);
 		r->cache = pl_xcalloc_hot(FRAME_CACHE, sizeof(*r->cache));
@@ -1853,7 +1867,7 @@ static enum pl_err walk_mapped(struct reader *r, const void *map, size_t size, s
 /* What the walk leaves for the profile: the last sample's tail, the
  * events' attributes, the build-ids and the source. */
 static void finish_profile(struct reader *r, const char *path, size_t size, const char *sha,
-			   const char *cache_entry, const struct pl_file_identity *id)
+			   const char *cache_entry, const struct pl_file_identity *id, uint64_t records_before)
 {
 	struct pl_profile *p = r->p;
 
@@ -1877,7 +1891,7 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 	}
 	src->format = PL_FMT_PERF_DATA;
 	src->codec = "none";
-	src->records = p->records_parsed;
+	src->records = p->records_parsed - records_before;
 	src->reader = "native";
 	src->perf_data = info_of(r);
 	src->lost_records = r->f.counts.lost_records;
@@ -1885,9 +1899,11 @@ static void finish_profile(struct reader *r, const char *path, size_t size, cons
 	src->lost_samples = r->f.counts.lost_samples;
 }
 
-/* An error names the file; a refusal empties the profile and says why. */
+/* An error names the file; a refusal empties the profile (but the
+ * chunks read before, when `append`: the caller fails the whole) and
+ * says why. */
 static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char *path, const char *why,
-				struct pl_error *err)
+				bool append, struct pl_error *err)
 {
 	if (rc == PL_ERR_MALFORMED) {
 		/* The file named, in its escaped form (docs/paths.md). */
@@ -1897,7 +1913,8 @@ static enum pl_err finish_error(struct pl_profile *p, enum pl_err rc, const char
 		pl_fail(err, PL_ERR_MALFORMED, hint, "'%s': %s", PL_ESC_MSG(path), text);
 	}
 	if (rc == PL_ERR_UNSUPPORTED) {
-		reset_profile(p);
+		if (!append)
+			reset_profile(p);
 		refusal(why, err);
 	}
 	return rc;
@@ -1909,25 +1926,22 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 	return pd_read_profile_in(p, path, kallsyms, notes, NULL, 0, err);
 }
 
-enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
-			       const char *notes, const char *const *roots, size_t nroots,
-			       struct pl_error *err)
+/* Read an image (a mapped file, or a chunk decompressed in memory: no
+ * identity, nothing dropped) into p, after what p holds when `append`. */
+static enum pl_err read_image(struct pl_profile *p, const char *path, const void *map, size_t size,
+			      const struct pl_file_identity *id, const char *kallsyms, const char *notes,
+			      const char *const *roots, size_t nroots, bool append, struct pl_error *err)
 {
 	struct reader r;
-	struct pl_file_identity id = {0};
 	char entry[64];
-	void *map;
-	size_t size = 0;
+	uint64_t records_before = p->records_parsed;
 	enum pl_err rc;
 
-	pl_error_clear(err);
-	if ((rc = map_input(p, path, &map, &size, &id, err)))
-		return finish_error(p, rc, path, "", err);
 	/* The provenance hash runs beside the walk, unless the digest cache
 	 * holds it for this very file (same identity). */
-	struct hash_job hj = {map, size, ""};
+	struct hash_job hj = {map, size, "", id == NULL};
 	pthread_t hasher;
-	bool cached = pl_digest_cache_get(digest_cache, &id, hj.hex, entry, sizeof(entry));
+	bool cached = id && pl_digest_cache_get(digest_cache, id, hj.hex, entry, sizeof(entry));
 	int64_t started = cached ? 0 : pl_digest_clock_ns();
 	bool hashing = !cached && pthread_create(&hasher, NULL, hash_thread, &hj) == 0;
 	memset(&r, 0, sizeof(r));
@@ -1938,25 +1952,49 @@ enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const cha
 	r.nroots = nroots;
 	r.hook = sample_hook;
 	r.hook_arg = sample_hook_arg;
-	rc = walk_mapped(&r, map, size, err);
+	rc = walk_mapped(&r, map, size, id != NULL, err);
 	if (hashing)
 		pthread_join(hasher, NULL);
 	else if (!cached)
 		hash_image(&hj);
-	if (!cached && digest_cache && rc == PL_OK) {
+	if (id && !cached && digest_cache && rc == PL_OK) {
 		/* Kept only if the file stayed as it was while it was hashed. */
 		struct stat now;
 		struct pl_file_identity after = {0};
 		if (stat(path, &now) == 0)
 			pl_file_identity_of(&now, &after);
-		pl_digest_cache_put(digest_cache, &id, &after, started, hj.hex);
+		pl_digest_cache_put(digest_cache, id, &after, started, hj.hex);
 	}
 	if (rc == PL_OK)
-		finish_profile(&r, path, size, hj.hex, cached ? entry : NULL, &id);
-	rc = finish_error(p, rc, path, r.why.text, err);
+		finish_profile(&r, path, size, hj.hex, cached ? entry : NULL, id, records_before);
+	rc = finish_error(p, rc, path, r.why.text, append, err);
 	reader_release(&r);
+	return rc;
+}
+
+enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
+			       const char *notes, const char *const *roots, size_t nroots,
+			       struct pl_error *err)
+{
+	struct pl_file_identity id = {0};
+	void *map;
+	size_t size = 0;
+	enum pl_err rc;
+
+	pl_error_clear(err);
+	if ((rc = map_input(p, path, &map, &size, &id, err)))
+		return finish_error(p, rc, path, "", false, err);
+	rc = read_image(p, path, map, size, &id, kallsyms, notes, roots, nroots, false, err);
 	munmap(map, size);
 	return rc;
+}
+
+enum pl_err pd_read_chunk(struct pl_profile *p, const void *data, size_t n, const char *name,
+			  const char *kallsyms, const char *notes, const char *const *roots, size_t nroots,
+			  struct pl_error *err)
+{
+	pl_error_clear(err);
+	return read_image(p, name, data, n, NULL, kallsyms, notes, roots, nroots, true, err);
 }
 
 static enum pl_err count_record(void *arg, const uint8_t *rec, size_t size, uint64_t time,

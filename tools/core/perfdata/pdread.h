@@ -54,6 +54,14 @@ enum pl_err pd_read_profile(struct pl_profile *p, const char *path, const char *
 enum pl_err pd_read_profile_in(struct pl_profile *p, const char *path, const char *kallsyms,
 			       const char *notes, const char *const *roots, size_t nroots,
 			       struct pl_error *err);
+/* A device session's perf.data chunk (a pipe-mode image decompressed in
+ * memory, n bytes), read into `p` after the chunks read before it: events,
+ * threads and frames are shared by name, and its source (named `name`)
+ * counts its own records.  A refusal leaves the earlier chunks in `p`
+ * (the caller fails the whole).  The rest as pd_read_profile_in. */
+enum pl_err pd_read_chunk(struct pl_profile *p, const void *data, size_t n, const char *name,
+			  const char *kallsyms, const char *notes, const char *const *roots, size_t nroots,
+			  struct pl_error *err);
 /* Where perf's build-id cache is (its --buildid-dir, NULL: none): the
  * DWARF unwinder reads a module's copy there when the recorded file is
  * gone or another build, as perf does.  For the next read of this thread. */

@@ -4,9 +4,10 @@
  * and hashing are handled once), detects the format from its first
  * meaningful line when asked for "auto", and feeds lines to the matching
  * streaming parser.  A folder is read as a device-agent session: its
- * chunk_* files in name order.  perf.data is recognised and refused with
- * the command that converts it (running perf belongs to the perf.data
- * tool, not to this reader).  A file that yields nothing at all is an
+ * chunk_* files in name order.  perf.data goes to the caller's reader
+ * (perf_data.read), or is refused with the command that converts it; a
+ * session's perf.data chunks (chunk_N.perf.zst, extension 4) go to the
+ * same reader, which adds each to the chunks before it.  A file that yields nothing at all is an
  * error saying what it looks like (sniff.h).  The folded parser of a file keeps caches
  * (see struct folded_cache) so that a repeated line costs a check (and
  * at most a hash) rather than interning every frame again; pl_folded_line, the
@@ -497,15 +498,21 @@ static enum pl_err parse_lines(struct pl_profile *p, struct pl_input *in,
 	return pl_ps_finish(ps, err);
 }
 
-/* perf.data: only as the one input, and only when perf may run. */
+/* perf.data: as the one input, or as a device session's chunk (which
+ * the reader adds to the chunks before it). */
 static enum pl_err parse_perf_data(struct pl_profile *p, const char *path,
-				   const struct pl_parse_opts *o, struct pl_error *err)
+				   const struct pl_parse_opts *o, enum pl_format fmt, struct pl_error *err)
 {
 	if (!o->perf_data.read)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
 			       o->perf_data.refusal ? o->perf_data.refusal :
 			       "convert it first: perf script -F comm,pid,tid,time,event,period,ip,sym,symoff,dso -i FILE > FILE.txt, then analyze FILE.txt",
 			       "'%s' is perf.data, which is read by running perf", PL_ESC_MSG(path));
+	if (fmt == PL_FMT_AGENT_CHUNKS) {
+		struct pl_perf_data_opts chunk = o->perf_data;
+		chunk.session_chunk = true;
+		return o->perf_data.read(p, path, &chunk, err);
+	}
 	if (p->nsources || p->records_parsed)
 		return pl_fail(err, PL_ERR_UNSUPPORTED, "analyze the perf.data on its own",
 			       "'%s' is perf.data inside a session folder", PL_ESC_MSG(path));
@@ -551,7 +558,7 @@ static enum pl_err parse_file(struct pl_profile *p, const char *path,
 	nhead = pl_input_peek(&in, head, sizeof(head), err);
 	if (nhead >= 8 && (memcmp(head, "PERFILE2", 8) == 0 || memcmp(head, "2ELIFREP", 8) == 0)) {
 		pl_input_close(&in);
-		return parse_perf_data(p, path, o, err);
+		return parse_perf_data(p, path, o, fmt, err);
 	}
 	if (fmt == PL_FMT_PERF_DATA) {
 		pl_input_close(&in);

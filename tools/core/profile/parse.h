@@ -47,6 +47,9 @@ struct pl_perf_data_opts {
 				    * identity (base/digest_cache.h), or NULL */
 	const char *const *allowed_roots; /* JIT perf maps read only beneath these */
 	size_t nallowed_roots;     /* 0: anywhere */
+	/* A device session's perf.data chunk (extension 4): read after the
+	 * chunks before it, into the same profile (set by the parser). */
+	bool session_chunk;
 };
 
 struct pl_parse_opts {

@@ -1,0 +1,141 @@
+/* perfchunk.c - the check of a flag-5 chunk (extension 4, "perf_data"):
+ * one zstd frame of a whole pipe-mode perf.data, as the agent's splitter
+ * cuts it (agent/perfdata.h).
+ *
+ * The chunk is framed as it decompresses, piece by piece (no copy of it is
+ * kept): the 16-byte pipe header ("PERFILE2", size 16, in the device's
+ * byte order, which the magic gives), then records whose 8-byte header's
+ * u16 size covers them.  A record cut by the end, a size under 8, a
+ * stream with no event attribute (PERF_RECORD_HEADER_ATTR), or tracing
+ * and AUX data (which follow their record outside its size) refuse the
+ * chunk before it is spooled; the records' contents are read by the
+ * analysis's native perf.data reader, in its sandbox.
+ */
+#include "link_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { REC_SAMPLE = 9, REC_HEADER_ATTR = 64, REC_TRACING_DATA = 66, REC_AUXTRACE = 71 };
+
+struct framer {
+	unsigned char head[16];
+	size_t head_len;          /* of the pipe header, then of a record header */
+	unsigned char rec[8];
+	size_t rec_len;
+	size_t skip;              /* bytes of the current record still to pass */
+	bool swap;
+	bool started;             /* the pipe header was whole and right */
+	uint64_t samples, attrs;
+};
+
+static uint32_t u32_of(const struct framer *f, const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return f->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t u16_of(const struct framer *f, const unsigned char *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return f->swap ? __builtin_bswap16(v) : v;
+}
+
+static int pipe_header(struct framer *f, char *why, size_t cap)
+{
+	uint64_t size;
+	bool native = memcmp(f->head, "PERFILE2", 8) == 0, swapped = memcmp(f->head, "2ELIFREP", 8) == 0;
+
+	memcpy(&size, f->head + 8, 8);
+	f->swap = swapped;
+	if (swapped)
+		size = __builtin_bswap64(size);
+	if ((!native && !swapped) || size != 16) {
+		snprintf(why, cap, "a perf.data chunk that does not start with the 16-byte pipe header");
+		return -1;
+	}
+	f->started = true;
+	return 0;
+}
+
+/* A record's header is whole: check it and pass the rest of the record. */
+static int record_header(struct framer *f, char *why, size_t cap)
+{
+	uint32_t type = u32_of(f, f->rec);
+	uint16_t size = u16_of(f, f->rec + 6);
+
+	if (size < 8) {
+		snprintf(why, cap, "a perf.data chunk with a record of %u bytes (under its 8-byte header)", size);
+		return -1;
+	}
+	if (type == REC_TRACING_DATA || type == REC_AUXTRACE) {
+		snprintf(why, cap, "a perf.data chunk with tracing or AUX data (not framed by record sizes)");
+		return -1;
+	}
+	f->samples += type == REC_SAMPLE;
+	f->attrs += type == REC_HEADER_ATTR;
+	f->skip = size - 8u;
+	f->rec_len = 0;
+	return 0;
+}
+
+static int frame_piece(void *arg, const unsigned char *p, size_t n, char *why, size_t cap)
+{
+	struct framer *f = arg;
+
+	while (n > 0) {
+		if (!f->started) {
+			size_t take = n < 16 - f->head_len ? n : 16 - f->head_len;
+			memcpy(f->head + f->head_len, p, take);
+			f->head_len += take;
+			p += take;
+			n -= take;
+			if (f->head_len == 16 && pipe_header(f, why, cap) < 0)
+				return -1;
+			continue;
+		}
+		if (f->skip > 0) {
+			size_t take = n < f->skip ? n : f->skip;
+			f->skip -= take;
+			p += take;
+			n -= take;
+			continue;
+		}
+		size_t take = n < 8 - f->rec_len ? n : 8 - f->rec_len;
+		memcpy(f->rec + f->rec_len, p, take);
+		f->rec_len += take;
+		p += take;
+		n -= take;
+		if (f->rec_len == 8 && record_header(f, why, cap) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+long long coll_wire_perf_chunk_check(const void *p, size_t n, uint64_t *samples, char *why, size_t why_cap)
+{
+	struct framer f;
+	long long size;
+
+	memset(&f, 0, sizeof(f));
+	*samples = 0;
+	size = coll_wire_zstd_walk(p, n, frame_piece, &f, why, why_cap);
+	if (size < 0)
+		return -1;
+	if (!f.started) {
+		snprintf(why, why_cap, "a perf.data chunk shorter than its pipe header");
+		return -1;
+	}
+	if (f.skip > 0 || f.rec_len > 0) {
+		snprintf(why, why_cap, "a perf.data chunk that ends inside a record");
+		return -1;
+	}
+	if (f.attrs == 0) {
+		snprintf(why, why_cap, "a perf.data chunk without event attributes (no PERF_RECORD_HEADER_ATTR)");
+		return -1;
+	}
+	*samples = f.samples;
+	return size;
+}
