@@ -395,11 +395,6 @@ static int finish_options(struct options *o)
 				    "--agent-listen needs a pairing code: no device is accepted unpaired");
 		o->link.artifact_root = o->artifact_root;
 		o->link.allow_control = o->cfg.ctx.allow_device_control;
-		/* The fleet's publisher reads a session's chunks as text
-		 * (tools/fleet_publish.c): a server that publishes takes no
-		 * perf.data chunks until it reads those too. */
-		if (o->cfg.ctx.fleet.url)
-			o->link.text_chunks = true;
 		o->cfg.ctx.device_link = true;
 	} else if (o->code_file || o->link.nlegacy || o->link.legacy_loopback) {
 		return fail(PL_ERR_USAGE, "add --agent-listen IPV4:PORT or --allow-device-control",

@@ -17,6 +17,7 @@
 #include "registry.h"
 #include "tools/lib/device_common.h"
 #include "tools/lib/fleet_common.h"
+#include "tools/lib/perf_data_read.h"
 #include "collectors/agentlink/channel.h"
 #include "collectors/fleet/rows.h"
 #include "profile/parse.h"
@@ -369,6 +370,13 @@ static enum pl_err publish_chunk(struct publish *pb, const char *session, const 
 	struct fleet_chunk_meta m = {chunk_id, session_device(meta), session,
 				     (uint32_t)chunk_index(file), ctx->fleet.server_name, sb.st_mtime,
 				     chunk_seconds(meta), labels, clock->known, clock->offset_ns};
+	/* A perf.data chunk (extension 4) is read natively, as analyze_profile
+	 * reads a session's: the server's kernel symbols and binaries. */
+	opts.perf_data.read = tool_perf_data_read;
+	opts.perf_data.kallsyms = ctx->perf.kallsyms_path ? ctx->perf.kallsyms_path : "/proc/kallsyms";
+	opts.perf_data.allowed_roots = ctx->allowed_roots;
+	opts.perf_data.nallowed_roots = ctx->nroots;
+	opts.perf_data.sym = &ctx->sym;
 	pl_profile_init(&p, &ctx->limits);
 	e = pl_parse_path(&p, path, &opts, err);
 	if (!e) {

@@ -102,6 +102,25 @@ else
 	notok "$name lossy: recording failed: $(oneline "$WORK/lossy.rec.err")"
 fi
 
+# The same recording gzip- and zstd-compressed: read natively in memory
+# (perf reads neither), the same folded output as the file itself.
+if [ -s "$WORK/depth.data" ]; then
+	gzip -c "$WORK/depth.data" >"$WORK/depth.data.gz" && zstd -q -c "$WORK/depth.data" >"$WORK/depth.data.zst"
+	"$PERFLENS" export --analysis-id "$(id_of "$(analyze native "$WORK/depth.data")")" --format folded \
+		--output - --artifact-root "$WORK/art" >"$WORK/depth.plain.folded" 2>>"$WORK/err"
+	for z in gz zst; do
+		# asked for perf script, which reads no compressed file: the native reader
+		zs=$(analyze perf-script "$WORK/depth.data.$z")
+		"$PERFLENS" export --analysis-id "$(id_of "$zs")" --format folded --output - \
+			--artifact-root "$WORK/art" >"$WORK/depth.$z.folded" 2>>"$WORK/err"
+		if [ -s "$WORK/depth.plain.folded" ] && cmp -s "$WORK/depth.plain.folded" "$WORK/depth.$z.folded"; then
+			ok "$name: a $z-compressed perf.data reads as the file itself ($(wc -l <"$WORK/depth.$z.folded") folded lines)"
+		else
+			notok "$name: the $z-compressed perf.data differs: $(diff "$WORK/depth.plain.folded" "$WORK/depth.$z.folded" | head -3 | oneline /dev/stdin)"
+		fi
+	done
+fi
+
 # A program exec'd from sh, twice (in a child, then in place): its process
 # keeps mappings of the older image (perf keeps them), and where a file's
 # lowest mapping is not its live one perf 6.1's libunwind stops, so

@@ -126,10 +126,11 @@ static bool finder_useful(const struct pl_sym_cfg *c)
 	return c && (c->nbinaries || c->sysroot || c->nmodule_maps || (c->debuginfod_urls && *c->debuginfod_urls));
 }
 
-/* A device session's perf.data chunk (chunk_N.perf.zst): decompressed
- * in memory (input.c, within the input limits) and read natively after
- * the chunks before it; its source is the chunk file, zstd. */
-static enum pl_err read_session_chunk(struct pl_profile *p, const char *path,
+/* A device session's perf.data chunk (chunk_N.perf.zst), or a
+ * compressed perf.data: decompressed in memory (input.c, within the input
+ * limits) and read natively after the chunks before it (none for a file
+ * of its own); its source is the file, with its codec. */
+static enum pl_err read_in_memory(struct pl_profile *p, const char *path,
 				      const struct pl_perf_data_opts *o, struct pl_error *err)
 {
 	struct pl_input in;
@@ -154,6 +155,20 @@ static enum pl_err read_session_chunk(struct pl_profile *p, const char *path,
 	return rc;
 }
 
+/* A gzip- or zstd-compressed file (by its magic), which the native
+ * reader reads decompressed in memory as it reads a session's chunk. */
+static bool compressed(const char *path)
+{
+	unsigned char m[4] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, m, sizeof(m)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) ||
+	       (n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd);
+}
+
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 				const struct pl_perf_data_opts *given, struct pl_error *err)
 {
@@ -171,7 +186,10 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 		o = &with_copy;
 	}
 
-	if (force && strcmp(force, "perf-script") == 0 && !o->session_chunk) {
+	/* perf script reads neither: a chunk adds to those before it, and
+	 * perf reads no compressed perf.data */
+	bool in_memory = o->session_chunk || compressed(path);
+	if (force && strcmp(force, "perf-script") == 0 && !in_memory) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");
 	} else {
 		/* With srcline every frame keeps its address, as perf_data.c does. */
@@ -189,7 +207,7 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
 		}
 		pd_read_set_digest_cache(o->digest_cache);
-		rc = o->session_chunk ? read_session_chunk(p, path, o, err)
+		rc = in_memory ? read_in_memory(p, path, o, err)
 				      : pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots,
 							   o->nallowed_roots, err);
 		pd_read_set_digest_cache(NULL);
@@ -200,9 +218,11 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 		/* The refusal's text is what the native reader does not support;
 		 * perf script cannot add to the chunks of a session before it. */
 		snprintf(why, sizeof(why), "%s", err->text);
-		if ((force && strcmp(force, "native") == 0) || o->session_chunk) {
+		if ((force && strcmp(force, "native") == 0) || in_memory) {
 			char hint[sizeof(err->hint)];
-			snprintf(hint, sizeof(hint), "%s", err->hint);
+			snprintf(hint, sizeof(hint), "%s", in_memory && !o->session_chunk
+				 ? "decompress it (zstd -d or gunzip) and analyze the perf.data, which perf script reads"
+				 : err->hint);
 			return pl_fail(err, rc, hint, "the native perf.data reader does not support %s in '%s'",
 				       why, PL_ESC_MSG(path));
 		}
