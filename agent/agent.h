@@ -57,6 +57,7 @@ struct perf_caps {
 
 struct agent_counters {
 	uint64_t chunks_sent, samples_sent, raw_bytes, wire_bytes, chunks_refused, chunks_lost;
+	uint64_t tails_cut;   /* captures whose perf script the drain deadline cut */
 };
 
 struct link;

@@ -322,11 +322,14 @@ static void script_argv(struct capture *cap, char **argv, const char *in)
 }
 
 /* Read the script stage until EOF or the deadline (after perf record was
- * told to stop), feeding the carry. */
-static void drain_script(struct capture *cap, struct child *scr, double deadline)
+ * told to stop), feeding the carry.  0 when the deadline came first:
+ * what perf script had not printed yet is lost, and the tails_cut
+ * counter says so to the server (a gap in the session), never silently. */
+static int drain_script(struct capture *cap, struct child *scr, double deadline)
 {
 	char buf[65536];
-	while (scr->out_fd >= 0 && mono_now() < deadline) {
+	int ended = scr->out_fd < 0;
+	while (!ended && mono_now() < deadline) {
 		struct pollfd p = {scr->out_fd, POLLIN, 0};
 		if (poll(&p, 1, 100) <= 0)
 			continue;
@@ -334,10 +337,19 @@ static void drain_script(struct capture *cap, struct child *scr, double deadline
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			break;
-		carry_add(cap, buf, (size_t)k);
+			ended = 1;
+		else
+			carry_add(cap, buf, (size_t)k);
 	}
 	feed_carry(cap, 1);
+	if (!ended) {
+		pthread_mutex_lock(&A.mu);
+		A.counters.tails_cut++;
+		pthread_mutex_unlock(&A.mu);
+		agent_log("perf script had not ended %.1f s after the stop: the samples it had not printed are lost",
+			  PERF_GRACE_MS / 1000.0);
+	}
+	return ended;
 }
 
 /* ------------------------------------------------------------------ */

@@ -330,6 +330,7 @@ static void write_counters(struct jw *w)
 	jw_kint(w, "wire_bytes", (int64_t)A.counters.wire_bytes);
 	jw_kint(w, "chunks_refused", (int64_t)A.counters.chunks_refused);
 	jw_kint(w, "chunks_lost", (int64_t)A.counters.chunks_lost);
+	jw_kint(w, "tails_cut", (int64_t)A.counters.tails_cut);
 	jw_obj_end(w);
 }
 

@@ -539,7 +539,8 @@ static json_int_t counter_delta(json_t *now, json_t *before, const char *key)
  * when it counts (under dev->lock). */
 static void capture_ended_locked(struct device *d, json_t *counters)
 {
-	static const char *const keys[] = {"chunks_sent", "samples_sent", "chunks_lost", "chunks_refused"};
+	static const char *const keys[] = {"chunks_sent", "samples_sent", "chunks_lost", "chunks_refused",
+					   "tails_cut"};
 	struct spool *s = &d->spool;
 
 	s->capture_stop_ms = mono_ms();
@@ -638,6 +639,12 @@ static void record_capture_loss_locked(struct device *d)
 			 "(its chunks_lost and chunks_refused counters)", (long long)lost);
 		spool_gap_sized(s, why, json_pack("{s:I}", "chunks_missing", lost));
 	}
+	/* Our agent counts a perf script its drain deadline cut at the stop
+	 * (a seed agent has no such counter: unknown stays unknown). */
+	if (json_integer_value(json_object_get(cc, "tails_cut")) > 0)
+		spool_gap(s, "the device's perf script had not ended when the agent's drain after the stop "
+			  "ran out (its tails_cut counter): samples of the capture's last moments it had not "
+			  "printed are missing");
 	if (strncmp(s->ended, "on the device", 13) != 0 && s->capture_stop_ms)
 		record_seed_tail_locked(d, s->capture_stop_ms, "stop");
 }
