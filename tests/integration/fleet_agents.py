@@ -201,11 +201,13 @@ try:
         fw = "1.4.2" if i % 2 else "1.4.1"
         srv = i % 2 if i < 2 * IN_NETNS else (i // 2) % 2
         mnt = ["nsenter", "--mount=/proc/%d/ns/mnt" % targets[fw]]
-        cmd = mnt + [AGENT, "--server", "127.0.0.1:%d" % ports[srv], "--perf", shims[fw]]
+        # --text-chunks: the shim replays recorded perf script text, which
+        # only the text protocol carries (perf.data chunks are test_fleet's)
+        cmd = mnt + [AGENT, "--server", "127.0.0.1:%d" % ports[srv], "--perf", shims[fw], "--text-chunks"]
         if i < len(hosts):
             ns, ip_host, ip_ns = hosts[i]
             cmd = ["ip", "netns", "exec", ns] + mnt + [AGENT, "--server", "%s:%d" % (ip_host, ports[srv]),
-                                                      "--perf", shims[fw]]
+                                                      "--perf", shims[fw], "--text-chunks"]
         procs.append(subprocess.Popen(cmd, env=env, stdout=open(os.path.join(WORK, "agent%d.out" % i), "w"),
                                       stderr=subprocess.STDOUT))
     want_n = [sum(1 for i in range(AGENTS) if (i % 2 if i < 2 * IN_NETNS else (i // 2) % 2) == srv)
