@@ -353,6 +353,13 @@ try:
     s.close()
 
     # ---- our agent, real perf: every sample its perf script printed
+    def middle(cs, rounds):
+        """The chunks that must hold samples: not the first (perf script can
+        print the first interval after the agent cut it), nor in rounds
+        mode the last (a round begun just before the stop, late when the
+        previous round's perf script was slow, can hold none)."""
+        return cs[1:-1] if rounds else cs[1:]
+
     def live(label, rounds, interval, seconds, freq=99):
         art2 = os.path.join(WORK, "art-tail-" + label)
         s, port = server(art2)
@@ -407,7 +414,7 @@ try:
         notes = [n for n in session_notes(an) if not ("session gap" in n and "tails_cut" in n)]
         check("%s: a good session, the data quality says nothing of it (chunks %s%s)"
               % (label, cs, "; its tail was cut at the stop, and the gap says so" if cut else ""),
-              not notes and len(stop.get("gaps") or []) == len(cut) and cs and min(cs[1:] or cs) > 0,
+              not notes and len(stop.get("gaps") or []) == len(cut) and cs and min(middle(cs, rounds) or cs) > 0,
               (session_notes(an), stop.get("gaps")))
         if not rounds and freq == 99:
             thread_rates(s, stop.get("session") or "none")
