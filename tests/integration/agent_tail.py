@@ -414,7 +414,7 @@ try:
         notes = [n for n in session_notes(an) if not ("session gap" in n and "tails_cut" in n)]
         check("%s: a good session, the data quality says nothing of it (chunks %s%s)"
               % (label, cs, "; its tail was cut at the stop, and the gap says so" if cut else ""),
-              not notes and len(stop.get("gaps") or []) == len(cut) and cs and min(middle(cs, rounds) or cs) > 0,
+              not notes and len(stop.get("gaps") or []) == len(cut) and cs and all(x > 0 for x in middle(cs, rounds)),
               (session_notes(an), stop.get("gaps")))
         if not rounds and freq == 99:
             thread_rates(s, stop.get("session") or "none")
