@@ -504,13 +504,16 @@ try:
           len(named_links) == 2 and named_links[0] != named_links[1] and [d["device"] for d in nd] == ["board-r"]
           and nd[0]["samples"] == named_want > 0 and nd[0]["sessions"] == 2, nd)
 
-    # the store killed mid-ingest: new chunks wait in the spool
+    # the store killed mid-ingest: new chunks wait in the spool.  The new
+    # fakes' devices are those not listed before they start (a device of
+    # an earlier part can still be connected: CI once took one for these)
+    listed_before = {d["device"] for d in sc(s.call("list_devices", {})).get("devices", [])}
     for i in range(2):
         fake(port, "late%d" % i, "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.1",
              "--max-chunks", "2")
     devs2 = until(lambda: (lambda l: l if len(l) >= 2 else None)(
         [d for d in sc(s.call("list_devices", {})).get("devices", [])
-         if d["state"] == "connected" and d["device"] not in seen_links]), 20, 0.2) or []
+         if d["state"] == "connected" and d["device"] not in seen_links | listed_before]), 20, 0.2) or []
     ch.kill()
     ch.wait()
     for d in devs2:
@@ -545,9 +548,11 @@ try:
     # back) is in an older month's partition; dropping that month from
     # samples_local and chunks_local removes it and nothing newer
     seen_links |= {d["device"] for d in devs2}
+    listed_before = {d["device"] for d in sc(s.call("list_devices", {})).get("devices", [])}
     fo = fake(port, "old", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=old", "--max-chunks", "1")
     do = until(lambda: next((d for d in sc(s.call("list_devices", {})).get("devices", [])
-                             if d["state"] == "connected" and d["device"] not in seen_links), None), 20, 0.2)
+                             if d["state"] == "connected" and d["device"] not in seen_links | listed_before),
+                            None), 20, 0.2)
     if do:
         s.call("start_capture", {"device": do["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
                                  "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
