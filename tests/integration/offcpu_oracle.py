@@ -45,9 +45,13 @@ for (comm, pid, tid, ns, state, stack), w in zip(records, waits_of):
         sleep += ns
 tids = sorted(per_tid)
 root = meta["root_pid"]
-if not 80e6 <= read <= 400e6:
+# The workload's own sleeps are the lower bounds.  Off-CPU time runs from
+# the switch-out to the switch-in, so on a loaded machine it also holds
+# the wait for a CPU after the wake-up (CI once gave 1.0 s and 1.6 s,
+# perf sched timehist agreeing): the upper bounds only catch nonsense.
+if not 80e6 <= read <= 5e9:
     bad.append("pipe read blocked %d ns, the workload blocks ~100 ms" % read)
-if not 130e6 <= sleep <= 600e6:
+if not 130e6 <= sleep <= 5e9:
     bad.append("nanosleep blocked %d ns, the workload sleeps 50 + 100 ms" % sleep)
 if len(tids) != 2 or root not in tids or any(c != "blk" for c, *_ in records):
     bad.append("tasks %s (root %d), comms %s" % (tids, root, sorted({r[0] for r in records})))
