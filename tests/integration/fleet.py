@@ -552,7 +552,7 @@ try:
     fo = fake(port, "old", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=old", "--max-chunks", "1")
     do = until(lambda: next((d for d in sc(s.call("list_devices", {})).get("devices", [])
                              if d["state"] == "connected" and d["device"] not in seen_links | listed_before),
-                            None), 20, 0.2)
+                            None), 60, 0.2)
     if do:
         s.call("start_capture", {"device": do["device"], "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
                                  "authorization": AUTH, "pid_authorization": PAUTH}, timeout=60)
