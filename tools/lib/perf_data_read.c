@@ -155,18 +155,19 @@ static enum pl_err read_in_memory(struct pl_profile *p, const char *path,
 	return rc;
 }
 
-/* A gzip- or zstd-compressed file (by its magic), which the native
- * reader reads decompressed in memory as it reads a session's chunk. */
-static bool compressed(const char *path)
+/* A gzip- or zstd-compressed file, as input.c tells by its magic: the
+ * native reader reads it decompressed in memory, as a session's chunk. */
+static bool compressed(const char *path, const struct pl_limits *lim)
 {
-	unsigned char m[4] = {0};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, m, sizeof(m)) : -1;
+	struct pl_input in;
+	struct pl_error ignored;
+	bool z;
 
-	if (fd >= 0)
-		close(fd);
-	return (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) ||
-	       (n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd);
+	if (pl_input_open(&in, path, lim, &ignored) != PL_OK)
+		return false;
+	z = in.codec != PL_CODEC_NONE;
+	pl_input_close(&in);
+	return z;
 }
 
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
@@ -188,7 +189,7 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 
 	/* perf script reads neither: a chunk adds to those before it, and
 	 * perf reads no compressed perf.data */
-	bool in_memory = o->session_chunk || compressed(path);
+	bool in_memory = o->session_chunk || compressed(path, &p->limits);
 	if (force && strcmp(force, "perf-script") == 0 && !in_memory) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");
 	} else {
