@@ -233,7 +233,8 @@ try:
     check("lines of device samples from the server's --binary copy (the device's file gone): hot_leaf's per line "
           "%s = eu-addr2line's of the %d leaf addresses %s (samples_with_lines %s)" % (
               sorted(got.items()), len(leaf_ips), sorted(want.items()), ctx.get("samples_with_lines")),
-          len(leaf_ips) > 30 and got == want and sum(want.values()) == len(leaf_ips),
+          # at least 10: a niced run beside CI's other scripts got 21 in 3 s
+          len(leaf_ips) >= 10 and got == want and sum(want.values()) == len(leaf_ips),
           (ctx.get("samples_without_lines"), an.get("missing_binaries"), result_text(r)[:100]))
 
     # ---- counting: perf stat only

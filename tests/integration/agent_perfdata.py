@@ -249,7 +249,8 @@ try:
     check("lines of perf.data samples from the server's --binary copy (the device's file moved away): "
           "hot_leaf's per line %s = eu-addr2line's of the %d leaf addresses perf script gives %s" % (
               sorted(got.items()), len(leaf_ips), sorted(want.items())),
-          len(leaf_ips) > 30 and got == want and sum(want.values()) == len(leaf_ips),
+          # at least 10: agent_modes' twin got 21 in 3 s, niced beside CI's other scripts
+          len(leaf_ips) >= 10 and got == want and sum(want.values()) == len(leaf_ips),
           (ctx.get("samples_with_lines"), an.get("missing_binaries"), an.get("warnings")))
 
     # ---- dwarf: the server unwinds with the device's binary
