@@ -9,11 +9,8 @@
  * interval; the chunks wait in the spool.
  */
 #include "fleet_pump.h"
-#include "policy.h"
-#include "worker.h"
-#include "sandbox/sandbox.h"
+#include "background.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,30 +20,11 @@
 static const struct mcp_config *pump_cfg;
 
 /* Run fleet_publish once; its answer (new) or NULL. */
-static json_t *publish_once(const struct tool_def *t)
+static json_t *publish_once(void)
 {
-	struct mcp_policy *p = pl_xmalloc(sizeof(*p));
-	json_t *args = json_pack("{s:i}", "max_chunks", 256), *answer = NULL;
-	struct sbx_worker *w;
-	struct sbx_result res;
-	struct pl_error err;
-	size_t len, skip;
-	char *job = mcp_job_new(t, args, false, &len);
+	json_t *args = json_pack("{s:i}", "max_chunks", 256);
+	json_t *answer = mcp_background_call(pump_cfg, "fleet_publish", args);
 
-	mcp_policy_for(pump_cfg, t, args, p);
-	if (sbx_spawn_job(&p->pol, MCP_JOB_NAME, job, len, &w, &err) == PL_OK) {
-		while (!sbx_step(w)) {
-			struct pollfd pfd = {sbx_fd(w), POLLIN, 0};
-			int left = sbx_timeout_left_ms(w);
-			poll(&pfd, 1, left < 0 || left > 200 ? 200 : left);
-		}
-		sbx_finish(w, &res);
-		skip = mcp_progress_records(res.data, res.len, NULL, NULL);
-		answer = json_loadb(res.data + skip, res.len - skip, 0, NULL);
-		sbx_result_release(&res);
-	}
-	free(job);
-	free(p);
 	json_decref(args);
 	return answer;
 }
@@ -67,11 +45,11 @@ static void log_change(json_t *answer, bool *was_failing)
 
 static void *pump_main(void *arg)
 {
-	const struct tool_def *t = arg;
 	bool failing = false;
 
+	(void)arg;
 	for (;;) {
-		json_t *answer = publish_once(t);
+		json_t *answer = publish_once();
 		log_change(answer, &failing);
 		json_decref(answer);
 		usleep(pump_cfg->ctx.fleet.publish_ms * 1000u);

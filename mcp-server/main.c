@@ -25,6 +25,7 @@
 #include "symbols/debuginfod.h"
 #include "collectors/fleet/fleetcfg.h"
 #include "fleet_pump.h"
+#include "live_pump.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
@@ -216,6 +217,18 @@ static enum pl_err set_tool_timeout(void *target, const struct pl_option *opt, c
 	return PL_OK;
 }
 
+static enum pl_err set_live_analysis(void *target, const struct pl_option *opt, const char *v,
+				     struct pl_error *err)
+{
+	uint64_t ms;
+
+	if (!pl_parse_u64(v, strlen(v), &ms) || (ms && ms < 200) || ms > 3600000)
+		return pl_fail(err, PL_ERR_USAGE, "e.g. --live-analysis-interval-ms 2000",
+			       "--%s takes 0 (off) or 200 to 3600000 ms; got '%s'", opt->name, v);
+	((struct options *)target)->cfg.live_analysis_ms = (unsigned)ms;
+	return PL_OK;
+}
+
 static enum pl_err set_agent_listen(void *target, const struct pl_option *opt, const char *spec,
 				    struct pl_error *err)
 {
@@ -291,6 +304,8 @@ static const struct pl_option server_options[] = {
 	{"agent-text-chunks", NULL, "devices send perf script text, never perf.data chunks", pl_option_bool,
 	 offsetof(struct options, link.text_chunks)},
 	{"agent-send-timeout-ms", "MS", "the agent link's send bound (default 30000)", set_send_timeout},
+	{"live-analysis-interval-ms", "MS", "analyze live device sessions again this often as chunks land, "
+	 "for the viewer's Live page (default 0: only when asked)", set_live_analysis},
 	CTX_FLAG("allow-device-control", allow_device_control,
 		 "let tools connect to devices and start or stop captures (with their phrases)"),
 	{"http", "ADDR:PORT", "serve http://ADDR:PORT/mcp (e.g. 127.0.0.1:8765, [::1]:8765)", set_http},
@@ -396,6 +411,9 @@ static int finish_options(struct options *o)
 		o->link.artifact_root = o->artifact_root;
 		o->link.allow_control = o->cfg.ctx.allow_device_control;
 		o->cfg.ctx.device_link = true;
+	} else if (o->cfg.live_analysis_ms) {
+		return fail(PL_ERR_USAGE, "add --agent-listen IPV4:PORT or --allow-device-control",
+			    "--live-analysis-interval-ms analyzes device sessions: it needs the agent link");
 	} else if (o->code_file || o->link.nlegacy || o->link.legacy_loopback) {
 		return fail(PL_ERR_USAGE, "add --agent-listen IPV4:PORT or --allow-device-control",
 			    "the agent flags need the agent link");
@@ -494,6 +512,7 @@ int main(int argc, char **argv)
 		}
 	}
 	mcp_fleet_pump_start(&o->cfg);
+	mcp_live_pump_start(&o->cfg);
 	mcp_server_init(&s, &o->cfg);
 	rc = o->http ? mcp_run_http(&s, &o->http_opts) : mcp_run_stdio(&s, 4u << 20);
 	mcp_server_release(&s);

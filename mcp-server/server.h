@@ -57,6 +57,7 @@ struct mcp_config {
 	bool no_sandbox;              /* test builds only: run tools in-process */
 	size_t max_result_bytes;      /* cap on a worker's answer */
 	uint64_t worker_memory;       /* RLIMIT_AS of a worker, 0 = none */
+	unsigned live_analysis_ms;    /* analyze live sessions this often, 0 = never (live_pump.h) */
 };
 
 /* Where answers go: a transport's callback, called with a message it must

@@ -906,15 +906,17 @@ async function sessionAnalysis(session) {
 
 // The session's profile: its newest analysis's hotspots, and how many of
 // the session's chunks it read.  The viewer writes nothing, so it
-// analyzes nothing itself: a new analysis (an agent's analyze_profile)
-// shows here without a reload, as chunks do above.
+// analyzes nothing itself: a new analysis (an agent's analyze_profile, or
+// the server's own with --live-analysis-interval-ms) shows here without a
+// reload, as chunks do above.
 async function liveProfile(session, cur) {
   const a = await sessionAnalysis(session);
   const box = el("section", {id: "live-profile"}, el("h2", {}, "Profile"));
   const uri = cur ? cur.uri : `perflens://artifacts/sessions/${session}`;
   if (!a) {
     box.append(el("p", {class: "note", id: "live-profile-none"},
-      `No analysis of this session yet: an agent runs analyze_profile(path="${uri}"), and its hotspots show here.`));
+      `No analysis of this session yet: an agent runs analyze_profile(path="${uri}"), or a server started with ` +
+      `--live-analysis-interval-ms analyzes it as its chunks land; its hotspots show here.`));
     return box;
   }
   const id = a.path.replace(/^analyses\//, "").replace(/\.json$/, "");
@@ -923,7 +925,7 @@ async function liveProfile(session, cur) {
   box.append(el("p", {id: "live-profile-of", "data-analysis": id, "data-chunks-read": String(read)},
       "Analysis ", link(id, {a: id}), ` of ${fmt(read)} of the session's ${fmt(have)} chunks, written ` +
       `${(a.analysis.modified || "").replace("T", " ").replace("Z", " UTC")}` +
-      (read < have ? ` (${fmt(have - read)} chunks since: analyze_profile again to see them)` : ""),
+      (read < have ? ` (${fmt(have - read)} chunks since: analyze_profile again, or --live-analysis-interval-ms, to see them)` : ""),
       " \u2014 ", link("flame graph", {a: id, tab: "flame"})),
     el("table", {id: "live-hotspots"},
       el("thead", {}, el("tr", {}, ["#", "function", "self %", "inclusive %"].map(h => el("th", {scope: "col"}, h)))),

@@ -5,8 +5,9 @@
 # link's request files), and Chromium (viewer_live.mjs) on the live page
 # of that session, which must grow (chunks, bytes, metrics frames) without
 # a reload and agree with list_sessions and get_device_metrics read in the
-# page, and an analysis of the session made meanwhile must show its
-# hotspots there.  Skips, saying why, without the agent, root and perf, Node with
+# page, and the server's own analyses of the session
+# (--live-analysis-interval-ms, nobody analyzing) must show their hotspots
+# there, a newer one of more chunks replacing the first without a reload.  Skips, saying why, without the agent, root and perf, Node with
 # puppeteer-core, or Chromium.
 # run.sh: slow
 . tests/integration/lib.sh
@@ -50,7 +51,8 @@ code="viewer-live-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 printf '%s\n' "$code" > "$WORK/code"
 export PERFLENS_TOKEN="viewer-live-$$-token"
 start_http_server "$name" "$MCP" --http 127.0.0.1:0 --allowed-root "$WORK" --artifact-root "$art" \
-	--allow-writes --agent-listen 127.0.0.1:0 --agent-pairing-code-file "$WORK/code" --allow-device-control
+	--allow-writes --agent-listen 127.0.0.1:0 --agent-pairing-code-file "$WORK/code" --allow-device-control \
+	--live-analysis-interval-ms 1000
 base="http://127.0.0.1:$port"
 aport=""
 for _ in $(seq 100); do
@@ -79,9 +81,7 @@ session=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]
 [ -n "$session" ] && ok "$name: start_capture through the CLI starts a session ($session)" ||
 	{ notok "$name: start_capture: $(oneline "$WORK/start.json") $(oneline "$WORK/start.err")"; exit 0; }
 cat > "$WORK/cfg.json" <<JSON
-{"base": "$base", "login": "$login", "chromium": "/usr/bin/chromium", "out": "$out", "session": "$session",
- "analyze": ["$PERFLENS", "--artifact-root", "$art", "--allowed-root", "$WORK", "analyze", "--input",
-             "perflens://artifacts/sessions/$session"]}
+{"base": "$base", "login": "$login", "chromium": "/usr/bin/chromium", "out": "$out", "session": "$session"}
 JSON
 HOME="$WORK" timeout 240 "$node" "$here/viewer_live.mjs" "$WORK/cfg.json" 2>"$WORK/browser.err"
 rc=$?

@@ -9,7 +9,9 @@
 //   node viewer_live.mjs CONFIG.json    CONFIG: {base, login, chromium, out, session, analyze}
 //
 // analyze: the command (argv) that analyzes the session, run mid-way: the
-// page's profile section must then show that analysis's hotspots.
+// page's profile section must then show that analysis's hotspots.  Without
+// it the server analyzes by itself (--live-analysis-interval-ms): a first
+// analysis, then a newer one of more chunks, must show without a reload.
 //
 // Prints "ok - ..." / "not ok - ..." lines and saves two screenshots.
 import { createRequire } from 'node:module';
@@ -92,28 +94,49 @@ try {
     `the device row's chunks of the session agree with the session table's (${rows.device} and ${rows.session})`,
     JSON.stringify(rows));
   // The profile: none until an analysis of the session exists; then,
-  // without a reload, its hotspots as list_hotspots gives them.
-  const none = await page.$('#live-profile-none');
-  check(none !== null, 'before any analysis of the session the page says how to make one');
-  execFileSync(cfg.analyze[0], cfg.analyze.slice(1), {stdio: ['ignore', 'ignore', 'inherit']});
+  // without a reload, its hotspots as list_hotspots gives them.  With no
+  // analyze command the server analyzes by itself
+  // (--live-analysis-interval-ms): nobody runs anything, and a newer
+  // analysis, of more chunks, must replace the first without a reload.
+  const readProfile = () => page.evaluate(async () => {
+    const of = document.querySelector('#live-profile-of');
+    const id = of.dataset.analysis;
+    const shown = [...document.querySelectorAll('#live-hotspots tbody tr')].map(r => r.dataset.symbol);
+    const r = await (await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({tool: 'list_hotspots', arguments: {analysis_id: id, limit: 10}})})).json();
+    return {id, read: Number(of.dataset.chunksRead), shown, tool: r.result.hotspots.map(h => h.symbol)};
+  });
+  if (cfg.analyze) {
+    const none = await page.$('#live-profile-none');
+    check(none !== null, 'before any analysis of the session the page says how to make one');
+    execFileSync(cfg.analyze[0], cfg.analyze.slice(1), {stdio: ['ignore', 'ignore', 'inherit']});
+  }
   let prof = null;
   try {
     await page.waitForSelector('#live-profile-of', {timeout: 30000});
-    prof = await page.evaluate(async () => {
-      const of = document.querySelector('#live-profile-of');
-      const id = of.dataset.analysis;
-      const shown = [...document.querySelectorAll('#live-hotspots tbody tr')].map(r => r.dataset.symbol);
-      const r = await (await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
-        body: JSON.stringify({tool: 'list_hotspots', arguments: {analysis_id: id, limit: 10}})})).json();
-      return {id, read: Number(of.dataset.chunksRead), shown, tool: r.result.hotspots.map(h => h.symbol)};
-    });
+    prof = await readProfile();
   } catch (e) {
     prof = {error: String(e)};
   }
+  const by = cfg.analyze ? 'an analysis of the session' : "the server's own analysis of the session (nobody analyzing)";
   check(prof && prof.id && prof.shown.length > 0 && JSON.stringify(prof.shown) === JSON.stringify(prof.tool) &&
         prof.read >= 1,
-    `an analysis of the session shows without a reload: its hotspots as list_hotspots gives them (${prof && prof.shown ? prof.shown.slice(0, 3).join(', ') : '-'}; ${prof && prof.read} chunks read)`,
+    `${by} shows without a reload: its hotspots as list_hotspots gives them (${prof && prof.shown ? prof.shown.slice(0, 3).join(', ') : '-'}; ${prof && prof.read} chunks read)`,
     JSON.stringify(prof));
+  if (!cfg.analyze && prof && prof.id) {
+    let later = null;
+    try {
+      await page.waitForFunction(n => Number(document.querySelector('#live-profile-of')?.dataset.chunksRead) > n,
+        {timeout: 30000}, prof.read);
+      later = await readProfile();
+    } catch (e) {
+      later = {error: String(e)};
+    }
+    check(later && later.id && later.id !== prof.id && later.read > prof.read && later.shown.length > 0 &&
+          JSON.stringify(later.shown) === JSON.stringify(later.tool),
+      `as chunks land a newer analysis replaces it without a reload (${prof.read} then ${later && later.read} chunks read; hotspots as list_hotspots gives them)`,
+      JSON.stringify(later));
+  }
   await shot(page, '03-live-profile');
   const sparks = await page.$$eval('#sparks figure', f => Object.fromEntries(f.map(x => [x.dataset.metric, Number(x.dataset.points)])));
   check(sparks.CPU > 0 && sparks['process RSS'] > 0, `the health sparklines draw the device's frames (${JSON.stringify(sparks)})`);
