@@ -4,9 +4,10 @@
  * One detached thread: every interval it asks list_sessions for the
  * newest sessions, and runs analyze_profile on each one that is live, or
  * was live when last seen, and holds more chunks than when it was last
- * analyzed (so a session's final chunks are analyzed once after its
- * stop).  What it saw is a small table of session ids and chunk counts,
- * the oldest entry replaced when full: bounded, whatever the spool holds.
+ * analyzed: a tenth more while live (worth_analyzing), any more after its
+ * stop (so a session's final chunks are analyzed once).  What it saw is
+ * a small table of session ids and chunk counts, the oldest entry
+ * replaced when full: bounded, whatever the spool holds.
  * Only JSON fields of the tools' answers are read here; the protocol
  * layer knows nothing of profiles.
  */
@@ -64,7 +65,19 @@ static void analyze(const char *session)
 	json_decref(args);
 }
 
-/* One look at the sessions: each that grew while live is analyzed. */
+/* Whether a session of `chunks` chunks, analyzed last at `last`, is
+ * analyzed again: while live, once it grew by a tenth (at least one
+ * chunk), so a capture of N chunks costs about 10 ln N analyses, each
+ * reading every chunk, rather than N of them (quadratic work and disk for
+ * a long capture); once it stopped, its final chunks always. */
+static bool worth_analyzing(json_int_t chunks, json_int_t last, bool live, bool was_live)
+{
+	if (chunks <= last || !(live || was_live))
+		return false;
+	return !live || chunks - last >= (last / 10 > 1 ? last / 10 : 1);
+}
+
+/* One look at the sessions: each that grew enough while live is analyzed. */
 static void pump_once(void)
 {
 	json_t *args = json_pack("{s:i}", "limit", SESSIONS_LISTED);
@@ -79,7 +92,7 @@ static void pump_once(void)
 		if (!id || strlen(id) >= sizeof(seen[0].session))
 			continue;
 		struct seen *e = entry_of(id);
-		bool grew = chunks > e->chunks && (live || e->live);
+		bool grew = worth_analyzing(chunks, e->chunks, live, e->live);
 		e->age = tick;
 		e->live = live;
 		if (grew) {

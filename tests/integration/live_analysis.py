@@ -91,6 +91,11 @@ try:
     check("after the stop, one analysis covers all %d chunks, with the %d samples perf script and the text "
           "count in them (%d)" % (len(chunks), want, last[3]), done is not None and last[3] == want and want > 0,
           (analyses_of(session)[-3:], stop.get("gaps")))
+    counts = [x[1] for x in analyses_of(session)]
+    live_counts = counts[:-1]
+    check("while live, each analysis read at least a tenth more chunks than the one before (%s; the last, after "
+          "the stop, any more)" % counts,
+          all(b - a >= max(1, a // 10) for a, b in zip(live_counts, live_counts[1:])), counts)
     n = len(analyses_of(session))
     time.sleep(2)
     check("the finished session is not analyzed again (%d analyses, %d after 2 s)" % (n, len(analyses_of(session))),
