@@ -528,6 +528,14 @@ try:
     devs2 = until(lambda: (lambda l: l if len(l) >= 2 else None)(
         [d for d in devices_listed(s)
          if d["state"] == "connected" and d["device"] not in seen_links | listed_before]), 20, 0.2) or []
+    first = sc(s.call("list_devices", {})).get("devices", [])
+    everyone = devices_listed(s)
+    linked = [d["device"] for d in everyone if d["state"] in ("handshake", "connected", "profiling", "paused")]
+    check("list_devices' first page (%d of %d devices) lists the %d the link holds now first, the new agents %s "
+          "among them" % (len(first), len(everyone), len(linked), [d["device"] for d in devs2]),
+          len(everyone) > len(first) and len(devs2) == 2 and [d["device"] for d in first[:len(linked)]] == linked and
+          all(d["device"] in linked for d in devs2),
+          [(d["device"], d["state"]) for d in first])
     ch.kill()
     ch.wait()
     for d in devs2:

@@ -78,10 +78,28 @@ enum pl_err dev_request(const struct tool_ctx *ctx, const char *op, const char *
 	return PL_OK;
 }
 
+/* Whether the link holds the device now (any state but rejected,
+ * disconnected or unknown). */
+static bool device_linked(json_t *d)
+{
+	const char *state = json_string_value(json_object_get(d, "state"));
+
+	return state && (strcmp(state, "connected") == 0 || strcmp(state, "profiling") == 0 ||
+			 strcmp(state, "paused") == 0 || strcmp(state, "handshake") == 0);
+}
+
+/* Linked devices first, then the ones the link held, each group by id:
+ * a server that has seen many devices keeps the ones an agent can act on
+ * on the first page (and on the viewer's Live page). */
 static int cmp_device(const void *a, const void *b)
 {
-	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "device")),
-		      json_string_value(json_object_get(*(json_t *const *)b, "device")));
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	bool lx = device_linked(x), ly = device_linked(y);
+
+	if (lx != ly)
+		return lx ? -1 : 1;
+	return strcmp(json_string_value(json_object_get(x, "device")),
+		      json_string_value(json_object_get(y, "device")));
 }
 
 json_t *dev_list_devices(const struct tool_ctx *ctx)
