@@ -109,7 +109,8 @@ extern struct agent A;
  * threads read it (TSan: a data race as a volatile sig_atomic_t). */
 extern _Atomic int agent_quit;
 
-/* log.c-ish helpers (main.c) */
+/* state.c: the defaults of A, logging and clocks */
+void agent_defaults(void);
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double mono_now(void);
 double real_now(void);
@@ -150,30 +151,40 @@ int probe_caps(int pid, struct agent_caps *caps);
 void perf_caps_detect(struct perf_caps *pc);
 void perf_default_events(const struct agent_caps *caps, char ev[MAX_EVENTS][EVENT_NAME], int *n);
 
+/* How the collector reaches the server: link.c hands one to the thread it
+ * starts, so capture.c needs nothing of link.c (and the files do not need
+ * each other). */
+struct agent_outlet {
+	/* a frame on the current authenticated link: 0, -1 the send failed
+	 * (the link is dropped), -2 no link */
+	int (*emit)(uint8_t flag, const char *data, size_t len);
+	/* the current link's FEAT_* (0: none) and its generation, which
+	 * changes with every new authenticated link */
+	int (*features)(uint32_t *gen);
+};
+
 /* capture.c */
-typedef int (*chunk_emit_fn)(void *ctx, int compressed, const char *data, size_t len,
-			     size_t raw, uint64_t samples);
 int headless_run(const char *output, int rounds);
 extern const char *const SCRIPT_FIELDS;
-void *collector_main(void *arg);
+void *collector_main(void *outlet);  /* outlet: a const struct agent_outlet * that outlives it */
 uint64_t count_samples(const char *text, size_t len);
 
-/* metrics.c */
-void *metrics_main(void *arg);
+/* metrics.c: the ticker of one link, which sends through the link's own
+ * functions handed to it (as the collector's outlet). */
+struct metrics_outlet {
+	struct link *link;
+	int (*alive)(struct link *l);
+	int (*send)(struct link *l, uint8_t flag, const char *data, size_t len);
+};
+void *metrics_main(void *outlet);  /* outlet: a struct metrics_outlet * that outlives it */
 
 /* link.c */
-int link_send(struct link *l, uint8_t flag, const char *data, size_t len);
-int agent_emit(uint8_t flag, const char *data, size_t len); /* on A.link */
 int serve_listen(const char *bind_addr, int port);
 int serve_dial(const char *host, int port);
 void capture_stop(void);
-int link_alive(struct link *l);
 #define FEAT_MAPS 1
 #define FEAT_COUNTERS 2
 #define FEAT_PERF_DATA 4   /* chunks as perf.data (perfdata.h), not perf script text */
-/* The features of the current authenticated link (0 when none) and its
- * generation, which changes with every new authenticated link. */
-int link_current_features(uint32_t *gen);
 
 /* pair.c */
 int random_bytes(void *buf, size_t n);

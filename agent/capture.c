@@ -60,13 +60,30 @@ struct capture {
 
 enum run_end { RUN_STOPPED, RUN_PAUSED, RUN_RESTART, RUN_ENDED, RUN_FAILED };
 
+/* Where chunks and maps go: the link's outlet (collector_main's), or, for
+ * headless rounds, none (they are written to a file and ask no link). */
+static int no_link_emit(uint8_t flag, const char *data, size_t len)
+{
+	(void)flag, (void)data, (void)len;
+	return -2;
+}
+
+static int no_link_features(uint32_t *gen)
+{
+	*gen = 0;
+	return 0;
+}
+
+static const struct agent_outlet no_link = {no_link_emit, no_link_features};
+static const struct agent_outlet *outlet = &no_link;
+
 /* ------------------------------------------------------------------ */
 /* sinks                                                                */
 
 static void send_maps_if_changed(struct capture *cap)
 {
 	uint32_t gen;
-	if (cap->headless || !(link_current_features(&gen) & FEAT_MAPS))
+	if (cap->headless || !(outlet->features(&gen) & FEAT_MAPS))
 		return;
 	uint64_t h = maps_hash(cap->pid);
 	if (cap->maps_sent && h == cap->maps_hash && gen == cap->maps_gen)
@@ -77,7 +94,7 @@ static void send_maps_if_changed(struct capture *cap)
 	uint32_t seq = A.maps_seq++;
 	pthread_mutex_unlock(&A.mu);
 	if (write_maps_frame(&w, cap->pid, cap->start_time, seq) == 0 && !w.overflow &&
-	    agent_emit(3, w.buf, w.len) == 0) {
+	    outlet->emit(3, w.buf, w.len) == 0) {
 		cap->maps_hash = h;
 		cap->maps_gen = gen;
 		cap->maps_sent = 1;
@@ -120,7 +137,7 @@ static void emit_chunk(struct capture *cap)
 			off += (size_t)k;
 		}
 	} else {
-		rc = agent_emit(cap->perf_data ? FLAG_PERF_DATA : c->compress ? 1 : 0, c->out, c->out_len);
+		rc = outlet->emit(cap->perf_data ? FLAG_PERF_DATA : c->compress ? 1 : 0, c->out, c->out_len);
 	}
 	pthread_mutex_lock(&A.mu);
 	if (rc == 0) {
@@ -430,7 +447,7 @@ static enum run_end run_pipeline(struct capture *cap)
 static int link_takes_perf_data(void)
 {
 	uint32_t gen;
-	return (link_current_features(&gen) & FEAT_PERF_DATA) != 0;
+	return (outlet->features(&gen) & FEAT_PERF_DATA) != 0;
 }
 
 /* Cut the splitter's chunk: the perf stat rounds done so far go first, as
@@ -788,7 +805,7 @@ static void target_gone(int pid)
 void *collector_main(void *arg)
 {
 	struct capture *cap = malloc(sizeof *cap);
-	(void)arg;
+	outlet = arg;
 	if (!cap || capture_init(cap, 0) < 0) {
 		agent_log("collector: out of memory");
 		goto out;

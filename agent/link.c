@@ -48,9 +48,10 @@ struct link {
 	char nonce[33];           /* our hello's nonce (hex), empty without a code */
 	pthread_t recv_thr, metrics_thr;
 	int metrics_started;
+	struct metrics_outlet metrics_out;  /* the ticker's way back to this link */
 };
 
-int link_alive(struct link *l)
+static int link_alive(struct link *l)
 {
 	pthread_mutex_lock(&l->mu);
 	int alive = !l->dead;
@@ -69,7 +70,7 @@ static void link_kill(struct link *l)
 	pthread_mutex_unlock(&l->mu);
 }
 
-int link_send(struct link *l, uint8_t flag, const char *data, size_t len)
+static int link_send(struct link *l, uint8_t flag, const char *data, size_t len)
 {
 	int rc = -1;
 	pthread_mutex_lock(&A.send_mu);
@@ -85,7 +86,9 @@ int link_send(struct link *l, uint8_t flag, const char *data, size_t len)
 	return rc;
 }
 
-int agent_emit(uint8_t flag, const char *data, size_t len)
+/* A frame on A.link, the current authenticated link (the collector's
+ * outlet): -2 when there is none. */
+static int agent_emit(uint8_t flag, const char *data, size_t len)
 {
 	int rc = -2;
 	pthread_mutex_lock(&A.send_mu);
@@ -104,7 +107,9 @@ int agent_emit(uint8_t flag, const char *data, size_t len)
 
 static uint32_t link_gen;
 
-int link_current_features(uint32_t *gen)
+/* The features of the current authenticated link (0 when none) and its
+ * generation, which changes with every new authenticated link. */
+static int link_current_features(uint32_t *gen)
 {
 	int f = 0;
 	pthread_mutex_lock(&A.send_mu);
@@ -114,6 +119,8 @@ int link_current_features(uint32_t *gen)
 	pthread_mutex_unlock(&A.send_mu);
 	return f;
 }
+
+static const struct agent_outlet collector_outlet = {agent_emit, link_current_features};
 
 /* ------------------------------------------------------------------ */
 /* receiving                                                            */
@@ -754,7 +761,7 @@ static void cmd_start(struct ctx *x)
 	A.capture_end[0] = '\0';
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
-	if (agent_thread(&A.collector, collector_main, NULL) != 0) {
+	if (agent_thread(&A.collector, collector_main, (void *)&collector_outlet) != 0) {
 		A.state = ST_IDLE;
 		pthread_mutex_unlock(&A.mu);
 		fail(x->w, "thread creation failed");
@@ -969,7 +976,8 @@ static void became_authed(struct link *l)
 	A.link = l;
 	link_gen++;
 	pthread_mutex_unlock(&A.send_mu);
-	if (agent_thread(&l->metrics_thr, metrics_main, l) == 0)
+	l->metrics_out = (struct metrics_outlet){l, link_alive, link_send};
+	if (agent_thread(&l->metrics_thr, metrics_main, &l->metrics_out) == 0)
 		l->metrics_started = 1;
 	agent_log("session with %s authenticated", l->peer);
 }

@@ -1,4 +1,5 @@
-/* main.c - perflens-agent: the command line, logging and clocks.
+/* main.c - perflens-agent: the command line (getopt_long), the
+ * environment, the signals, then one of the three modes.
  *
  * Three modes: --listen (a server connects in with the pairing code),
  * --server HOST[:PORT] (the agent dials out and reconnects with backoff)
@@ -11,83 +12,12 @@
 #include "collectors/health.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/* Zero-initialized (bss, not a 3 KB block of the file); the defaults are
- * set at the top of main(). */
-struct agent A = {
-	.mu = PTHREAD_MUTEX_INITIALIZER,
-	.send_mu = PTHREAD_MUTEX_INITIALIZER,
-};
-
-static void defaults(void)
-{
-	snprintf(A.perf, sizeof A.perf, "perf");
-	A.frequency = 99;
-	A.duration = 8;
-	A.pid = -1;
-	A.m_enabled = 1;
-	A.m_interval = 2;
-	A.m_network = 1;
-	A.send_timeout_ms = 60000;
-	A.chunk_raw_max = CHUNK_RAW_MAX;
-}
-
-_Atomic int agent_quit;
-
-void agent_log(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n = snprintf(buf, sizeof buf, "[perflens-agent] ");
-	va_start(ap, fmt);
-	int k = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	n = k < 0 ? n : (size_t)(n + k) >= sizeof buf - 1 ? (int)sizeof buf - 2 : n + k;
-	buf[n++] = '\n';
-	if (write(2, buf, (size_t)n) < 0) {
-		/* nowhere left to say it */
-	}
-}
-
-double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double real_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !agent_quit) {
-	}
-}
-
-/* musl's default thread stack is 128 KB; the collector's read buffers
- * alone take that, so every thread gets 1 MB (with a guard page). */
-int agent_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, 1u << 20);
-	pthread_attr_setguardsize(&a, 4096);
-	int rc = pthread_create(t, &a, fn, arg);
-	pthread_attr_destroy(&a);
-	return rc;
-}
 
 static void on_signal(int sig)
 {
@@ -191,122 +121,149 @@ static int headless(const char *output, int rounds)
 	return headless_run(output, rounds);
 }
 
-int main(int argc, char **argv)
+/* What the command line chose besides the fields of A. */
+struct cli {
+	const char *bind_addr, *server, *output;
+	int listen_mode, port, rounds;
+};
+
+enum {
+	OPT_VERSION = 256, OPT_LISTEN, OPT_REQUIRE_PROOF, OPT_TEXT_CHUNKS, OPT_BIND, OPT_PORT, OPT_SERVER,
+	OPT_OUTPUT, OPT_PERF, OPT_PID, OPT_FREQUENCY, OPT_DURATION, OPT_ROUNDS, OPT_TOKEN,
+};
+
+static const struct option long_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"listen", no_argument, NULL, OPT_LISTEN},
+	{"require-proof", no_argument, NULL, OPT_REQUIRE_PROOF},
+	{"text-chunks", no_argument, NULL, OPT_TEXT_CHUNKS},
+	{"bind", required_argument, NULL, OPT_BIND},
+	{"port", required_argument, NULL, OPT_PORT},
+	{"server", required_argument, NULL, OPT_SERVER},
+	{"output", required_argument, NULL, OPT_OUTPUT},
+	{"perf", required_argument, NULL, OPT_PERF},
+	{"pid", required_argument, NULL, OPT_PID},
+	{"frequency", required_argument, NULL, OPT_FREQUENCY},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"rounds", required_argument, NULL, OPT_ROUNDS},
+	{"token", required_argument, NULL, OPT_TOKEN},
+	{NULL, 0, NULL, 0},
+};
+
+static void set_token(const char *code)
 {
-	const char *bind_addr = "0.0.0.0", *server = NULL, *output = NULL;
-	int listen_mode = 0, port = DEFAULT_PORT, rounds = 1;
-	const char *env;
-	defaults();
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE()                                                       \
-	do {                                                               \
-		if (!v)                                                    \
-			return usage_error("%s needs a value", a);         \
-		i++;                                                       \
-	} while (0)
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(USAGE, stdout);
-			return 0;
-		} else if (!strcmp(a, "--version")) {
-			printf("perflens-agent %s\n", AGENT_VERSION);
-			return 0;
-		} else if (!strcmp(a, "--listen")) {
-			listen_mode = 1;
-		} else if (!strcmp(a, "--require-proof")) {
-			A.require_proof = 1;
-		} else if (!strcmp(a, "--text-chunks")) {
-			A.text_chunks = 1;
-		} else if (!strcmp(a, "--bind")) {
-			NEED_VALUE();
-			bind_addr = v;
-		} else if (!strcmp(a, "--port")) {
-			NEED_VALUE();
-			if (parse_int(v, 0, 65535, &port) < 0)
-				return usage_error("--port '%s' is not a port (0..65535)", v);
-		} else if (!strcmp(a, "--server")) {
-			NEED_VALUE();
-			server = v;
-		} else if (!strcmp(a, "--output")) {
-			NEED_VALUE();
-			output = v;
-		} else if (!strcmp(a, "--perf")) {
-			NEED_VALUE();
-			snprintf(A.perf, sizeof A.perf, "%s", v);
-		} else if (!strcmp(a, "--pid")) {
-			NEED_VALUE();
-			if (parse_int(v, 1, 0x7fffffff, &A.pid) < 0)
-				return usage_error("--pid '%s' is not a pid", v);
-		} else if (!strcmp(a, "--frequency")) {
-			NEED_VALUE();
-			if (parse_int(v, 1, 1000000, &A.frequency) < 0)
-				return usage_error("--frequency '%s' is not a frequency in Hz", v);
-		} else if (!strcmp(a, "--duration")) {
-			NEED_VALUE();
-			if (parse_int(v, 1, 300, &A.duration) < 0)
-				return usage_error("--duration '%s' is not 1..300 seconds", v);
-		} else if (!strcmp(a, "--rounds")) {
-			NEED_VALUE();
-			if (parse_int(v, 1, 1000000, &rounds) < 0)
-				return usage_error("--rounds '%s' is not a positive count", v);
-		} else if (!strcmp(a, "--token")) {
-			NEED_VALUE();
-			snprintf(A.token, sizeof A.token, "%s", v);
-			A.token_len = strlen(A.token);
-			A.has_token = A.token_len > 0;
-			memset(argv[i], 'x', strlen(argv[i]));  /* out of ps */
-		} else {
-			return usage_error("unknown option '%s'", a);
-		}
+	snprintf(A.token, sizeof A.token, "%s", code);
+	A.token_len = strlen(A.token);
+	A.has_token = A.token_len > 0;
+}
+
+/* One option with its value `v` (NULL for a flag): 0, or the exit code
+ * (-1: --help or --version printed, exit 0). */
+static int apply_option(int opt, char *v, struct cli *c)
+{
+	switch (opt) {
+	case 'h':
+		fputs(USAGE, stdout);
+		return -1;
+	case OPT_VERSION:
+		printf("perflens-agent %s\n", AGENT_VERSION);
+		return -1;
+	case OPT_LISTEN: c->listen_mode = 1; return 0;
+	case OPT_REQUIRE_PROOF: A.require_proof = 1; return 0;
+	case OPT_TEXT_CHUNKS: A.text_chunks = 1; return 0;
+	case OPT_BIND: c->bind_addr = v; return 0;
+	case OPT_SERVER: c->server = v; return 0;
+	case OPT_OUTPUT: c->output = v; return 0;
+	case OPT_PERF: snprintf(A.perf, sizeof A.perf, "%s", v); return 0;
+	case OPT_PORT:
+		return parse_int(v, 0, 65535, &c->port) < 0 ? usage_error("--port '%s' is not a port (0..65535)", v) : 0;
+	case OPT_PID:
+		return parse_int(v, 1, 0x7fffffff, &A.pid) < 0 ? usage_error("--pid '%s' is not a pid", v) : 0;
+	case OPT_FREQUENCY:
+		return parse_int(v, 1, 1000000, &A.frequency) < 0 ?
+			usage_error("--frequency '%s' is not a frequency in Hz", v) : 0;
+	case OPT_DURATION:
+		return parse_int(v, 1, 300, &A.duration) < 0 ? usage_error("--duration '%s' is not 1..300 seconds", v) : 0;
+	case OPT_ROUNDS:
+		return parse_int(v, 1, 1000000, &c->rounds) < 0 ? usage_error("--rounds '%s' is not a positive count", v) : 0;
+	case OPT_TOKEN:
+		set_token(v);
+		memset(v, 'x', strlen(v));  /* out of ps */
+		return 0;
 	}
+	return usage_error("%s", "unknown option");
+}
+
+/* The command line into A and `c`: 0, or the exit code (-1: exit 0).
+ * getopt_long takes --name VALUE and --name=VALUE; it prints nothing
+ * itself (opterr 0): the errors are ours, naming the option. */
+static int parse_command_line(int argc, char **argv, struct cli *c)
+{
+	int opt, rc;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
+		if (opt == '?') {
+			if (optopt >= OPT_VERSION && optopt <= OPT_TOKEN)
+				return usage_error("%s needs a value", argv[optind - 1]);
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if ((rc = apply_option(opt, optarg, c)))
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error("unknown argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* The environment's settings, after the command line: 0 or exit code 2. */
+static int read_environment(void)
+{
+	const char *env;
+	int test_bytes;
+
 	if ((env = getenv("PERFLENS_PERF")) && *env && !strcmp(A.perf, "perf"))
 		snprintf(A.perf, sizeof A.perf, "%s", env);
-	if (!A.has_token && (env = getenv("PERFLENS_TOKEN")) && *env) {
-		snprintf(A.token, sizeof A.token, "%s", env);
-		A.token_len = strlen(A.token);
-		A.has_token = 1;
-	}
+	if (!A.has_token && (env = getenv("PERFLENS_TOKEN")) && *env)
+		set_token(env);
 	if ((env = getenv("PERFLENS_SEND_TIMEOUT_MS")) && *env &&
 	    parse_int(env, 100, 3600000, &A.send_timeout_ms) < 0)
 		return usage_error("PERFLENS_SEND_TIMEOUT_MS '%s' is not 100..3600000", env);
 	/* Test knobs (tests/integration/test_agent.sh): a smaller chunk cut,
 	 * rounds mode although the pipeline works.  Not in --help. */
-	int test_bytes;
 	if ((env = getenv("PERFLENS_TEST_CHUNK_BYTES")) && parse_int(env, 4096, (int)CHUNK_RAW_MAX, &test_bytes) == 0)
 		A.chunk_raw_max = (size_t)test_bytes;
 	A.force_rounds = (env = getenv("PERFLENS_TEST_ROUNDS")) && !strcmp(env, "1");
-	if (!!listen_mode + !!server + !!output != 1)
-		return usage_error("%s", "give exactly one of --listen, --server HOST or --output FILE");
-	if (A.perf[0] != '/' && strchr(A.perf, '/'))
-		return usage_error("--perf '%s' must be absolute or a bare name on PATH", A.perf);
+	return 0;
+}
 
+/* SIGPIPE ignored (a dead link is an error return), SIGINT and SIGTERM
+ * end the agent; A.cv waits on the monotonic clock. */
+static void install_signals_and_clock(void)
+{
 	struct sigaction sa = {.sa_handler = SIG_IGN};
+	pthread_condattr_t ca;
+
 	sigaction(SIGPIPE, &sa, NULL);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);  /* boards boot in 1970 and step the clock */
 	pthread_cond_init(&A.cv, &ca);
+}
 
-	platform_detect();
-	if (output)
-		return headless(output, rounds);
-	A.listen_mode = listen_mode;
-	perf_caps_detect(&A.pcaps);  /* reported by status at pairing, before any capture */
-	if (listen_mode) {
-		if (!A.has_token && generate_code() < 0)
-			return 1;
-		int rc = serve_listen(bind_addr, port);
-		capture_stop();  /* perf runs in its own process groups: end it before exiting */
-		return rc;
-	}
-	char host[256];
+/* --server HOST[:PORT]: dial and redial until told to stop. */
+static int run_dial(const char *server, int port)
+{
+	char host[256], *colon;
+	int rc;
+
 	snprintf(host, sizeof host, "%s", server);
-	char *colon = strrchr(host, ':');
-	if (colon) {
+	if ((colon = strrchr(host, ':'))) {
 		*colon = '\0';
 		if (parse_int(colon + 1, 1, 65535, &port) < 0)
 			return usage_error("--server port '%s' is not 1..65535", colon + 1);
@@ -314,7 +271,42 @@ int main(int argc, char **argv)
 	if (!A.has_token)
 		agent_log("no pairing code (--token or PERFLENS_TOKEN): only a seed server without "
 			  "one will take this agent; a PerfLens server needs one");
-	int rc = serve_dial(host, port);
+	rc = serve_dial(host, port);
+	capture_stop();  /* perf runs in its own process groups: end it before exiting */
+	return rc;
+}
+
+/* --listen: wait for servers on ADDR:PORT until told to stop. */
+static int run_listen(const char *bind_addr, int port)
+{
+	int rc;
+
+	if (!A.has_token && generate_code() < 0)
+		return 1;
+	rc = serve_listen(bind_addr, port);
 	capture_stop();
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.bind_addr = "0.0.0.0", .port = DEFAULT_PORT, .rounds = 1};
+	int rc;
+
+	agent_defaults();
+	if ((rc = parse_command_line(argc, argv, &c)))
+		return rc < 0 ? 0 : rc;
+	if ((rc = read_environment()))
+		return rc;
+	if (!!c.listen_mode + !!c.server + !!c.output != 1)
+		return usage_error("%s", "give exactly one of --listen, --server HOST or --output FILE");
+	if (A.perf[0] != '/' && strchr(A.perf, '/'))
+		return usage_error("--perf '%s' must be absolute or a bare name on PATH", A.perf);
+	install_signals_and_clock();
+	platform_detect();
+	if (c.output)
+		return headless(c.output, c.rounds);
+	A.listen_mode = c.listen_mode;
+	perf_caps_detect(&A.pcaps);  /* reported by status at pairing, before any capture */
+	return c.listen_mode ? run_listen(c.bind_addr, c.port) : run_dial(c.server, c.port);
 }

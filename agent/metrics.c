@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int link_alive(struct link *l);
-
 static void warn_once(const char *msg)
 {
 	agent_log("metrics: %s", msg);
@@ -331,7 +329,7 @@ static unsigned tick_types(int *pid)
 }
 
 /* One tick: 0, or -1 when a send failed (the link is gone). */
-static int tick(struct link *l, struct coll_health_state *st, struct jw *w)
+static int tick(const struct metrics_outlet *out, struct coll_health_state *st, struct jw *w)
 {
 	int pid, rc = 0;
 	unsigned want = tick_types(&pid);
@@ -339,7 +337,7 @@ static int tick(struct link *l, struct coll_health_state *st, struct jw *w)
 		if (!(want & frames[i].bit) || frames[i].write(w, st, pid) < 0)
 			continue;
 		if (!w->overflow)
-			rc = link_send(l, 4, w->buf, w->len);
+			rc = out->send(out->link, 4, w->buf, w->len);
 		jw_reset(w);
 	}
 	return rc < 0 ? -1 : 0;
@@ -347,20 +345,20 @@ static int tick(struct link *l, struct coll_health_state *st, struct jw *w)
 
 void *metrics_main(void *arg)
 {
-	struct link *l = arg;
+	const struct metrics_outlet *out = arg;
 	struct coll_health_state st;
 	struct jw w;
 	memset(&st, 0, sizeof st);
 	jw_init(&w, 64 * 1024);
 	double next = mono_now();
-	while (link_alive(l)) {
+	while (out->alive(out->link)) {
 		int enabled, interval;
 		pthread_mutex_lock(&A.mu);
 		enabled = A.m_enabled;
 		interval = A.m_interval;
 		pthread_mutex_unlock(&A.mu);
 		if (enabled && mono_now() >= next) {
-			if (tick(l, &st, &w) < 0)
+			if (tick(out, &st, &w) < 0)
 				break;
 			next = mono_now() + interval;
 		}
