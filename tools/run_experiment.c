@@ -704,152 +704,220 @@ static json_t *next_steps(const char *id, bool has_metric, const char *metric_na
 	return steps;
 }
 
-enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t **result,
-				struct pl_error *err)
+/* What the call asked of the schedule, read once from its arguments. */
+struct plan {
+	size_t runs, warmup;
+	double bound, threshold, max_cv, start;
+	uint64_t seed;
+	const char *analysis_id, *candidate_id;
+};
+
+static void plan_read(json_t *args, struct plan *pl)
 {
-	struct experiment x = {.ctx = ctx, .conn = -1};
-	size_t runs = (size_t)json_integer_value(json_object_get(args, "runs"));
-	size_t warmup = (size_t)json_integer_value(json_object_get(args, "warmup"));
-	double bound = (double)json_integer_value(json_object_get(args, "timeout_seconds"));
-	double threshold = json_number_value(json_object_get(args, "practical_threshold_percent"));
-	double max_cv = json_number_value(json_object_get(args, "max_cv_percent"));
 	json_t *seed_arg = json_object_get(args, "seed");
-	uint64_t seed = seed_arg ? (uint64_t)json_integer_value(seed_arg) : fresh_seed(), state;
-	const char *analysis_id = json_string_value(json_object_get(args, "analysis_id"));
-	const char *candidate_id = json_string_value(json_object_get(args, "candidate_id"));
-	json_t *blocks = json_array(), *record = NULL, *verdicts, *warnings = json_array();
-	json_t *stopped = json_null(), *cand = json_null(), *profile = json_null();
-	char id[32], uri[128];
-	double start = now_s();
+
+	pl->runs = (size_t)json_integer_value(json_object_get(args, "runs"));
+	pl->warmup = (size_t)json_integer_value(json_object_get(args, "warmup"));
+	pl->bound = (double)json_integer_value(json_object_get(args, "timeout_seconds"));
+	pl->threshold = json_number_value(json_object_get(args, "practical_threshold_percent"));
+	pl->max_cv = json_number_value(json_object_get(args, "max_cv_percent"));
+	pl->seed = seed_arg ? (uint64_t)json_integer_value(seed_arg) : fresh_seed();
+	pl->analysis_id = json_string_value(json_object_get(args, "analysis_id"));
+	pl->candidate_id = json_string_value(json_object_get(args, "candidate_id"));
+	pl->start = now_s();
+}
+
+/* The checks before anything runs: ids that go together, the operator's
+ * gates, the analysis named, and the launcher that runs the programs as
+ * the user would. */
+static enum pl_err experiment_allowed(const struct tool_ctx *ctx, json_t *args, const struct plan *pl,
+				      struct pl_error *err)
+{
 	enum pl_err rc;
 
-	x.runs = json_array();
-	x.excluded = json_array();
-	x.sides[0].label = "baseline";
-	x.sides[1].label = "candidate";
-	x.check_output = json_is_true(json_object_get(args, "check_output"));
-	x.counters = json_is_true(json_object_get(args, "perf_counters"));
-	x.perf_path = ctx->perf.path;
-	x.run_timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "run_timeout_seconds")) * 1000;
-	if (!!analysis_id != !!candidate_id) {
-		rc = pl_fail(err, PL_ERR_USAGE, "pass both analysis_id and candidate_id (from classify_hotspots), or neither",
-			     "candidate_id needs the analysis_id it came from");
-		goto out;
-	}
+	if (!!pl->analysis_id != !!pl->candidate_id)
+		return pl_fail(err, PL_ERR_USAGE, "pass both analysis_id and candidate_id (from classify_hotspots), or neither",
+			       "candidate_id needs the analysis_id it came from");
 	if ((rc = tool_collection_gates(ctx, args, false, err)))
-		goto out;
-	if (analysis_id) {
+		return rc;
+	if (pl->analysis_id) {
 		char an[PATH_MAX];
-		snprintf(an, sizeof(an), "%s/analyses/%s.json", ctx->artifact_root, analysis_id);
-		if (access(an, F_OK) != 0) {
-			rc = pl_fail(err, PL_ERR_INPUT, "pass the analysis_id classify_hotspots was called with",
-				     "no analysis '%s'", analysis_id);
-			goto out;
-		}
+		snprintf(an, sizeof(an), "%s/analyses/%s.json", ctx->artifact_root, pl->analysis_id);
+		if (access(an, F_OK) != 0)
+			return pl_fail(err, PL_ERR_INPUT, "pass the analysis_id classify_hotspots was called with",
+				       "no analysis '%s'", pl->analysis_id);
 	}
-	if (sbx_confined() && sbx_launcher_conn() <= 0) {
-		rc = pl_fail(err, PL_ERR_UNSUPPORTED,
-			     "restart perflens-mcp (its stderr says why the launcher did not start); docs/collection.md",
-			     "experiment refused: the collection launcher is not running, and the programs would run "
-			     "inside the analysis sandbox, not as the user runs them");
-		goto out;
-	}
-	x.conn = sbx_launcher_conn();
-	if ((rc = side_load(&x, &x.sides[0], json_object_get(args, "baseline"), err)) ||
-	    (rc = side_load(&x, &x.sides[1], json_object_get(args, "candidate"), err)) ||
-	    (rc = load_metric(&x, json_object_get(args, "metric"), err)) ||
-	    (rc = make_staging(&x, err)))
-		goto out;
+	if (sbx_confined() && sbx_launcher_conn() <= 0)
+		return pl_fail(err, PL_ERR_UNSUPPORTED,
+			       "restart perflens-mcp (its stderr says why the launcher did not start); docs/collection.md",
+			       "experiment refused: the collection launcher is not running, and the programs would run "
+			       "inside the analysis sandbox, not as the user runs them");
+	return PL_OK;
+}
+
+/* The experiment's sides, metric, staging and per-run slots. */
+static enum pl_err experiment_prepare(struct experiment *x, json_t *args, const struct plan *pl,
+				      struct pl_error *err)
+{
+	enum pl_err rc;
+
+	x->runs = json_array();
+	x->excluded = json_array();
+	x->sides[0].label = "baseline";
+	x->sides[1].label = "candidate";
+	x->check_output = json_is_true(json_object_get(args, "check_output"));
+	x->counters = json_is_true(json_object_get(args, "perf_counters"));
+	x->perf_path = x->ctx->perf.path;
+	x->run_timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "run_timeout_seconds")) * 1000;
+	x->conn = sbx_launcher_conn();
+	if ((rc = side_load(x, &x->sides[0], json_object_get(args, "baseline"), err)) ||
+	    (rc = side_load(x, &x->sides[1], json_object_get(args, "candidate"), err)) ||
+	    (rc = load_metric(x, json_object_get(args, "metric"), err)) ||
+	    (rc = make_staging(x, err)))
+		return rc;
 	for (int i = 0; i < 2; i++)
 		for (int m = 0; m < M_COUNT; m++)
-			x.sides[i].v[m] = pl_xmalloc((runs + 1) * sizeof(double));
-	state = seed;
-	for (size_t b = 0; b < warmup + runs; b++) {
+			x->sides[i].v[m] = pl_xmalloc((pl->runs + 1) * sizeof(double));
+	return PL_OK;
+}
+
+/* Each block's order of the two sides, drawn from the seed (new). */
+static json_t *plan_blocks(const struct plan *pl)
+{
+	json_t *blocks = json_array();
+	uint64_t state = pl->seed;
+
+	for (size_t b = 0; b < pl->warmup + pl->runs; b++) {
 		int first = (int)(splitmix64(&state) & 1);
 		json_array_append_new(blocks, json_string(first ? "candidate,baseline" : "baseline,candidate"));
 	}
-	for (size_t b = 0; b < warmup + runs && !rc; b++) {
+	return blocks;
+}
+
+/* Run the blocks in their order within the overall bound; blocks not run
+ * leave `blocks`, and *stopped says why (new, or left null). */
+static enum pl_err run_blocks(struct experiment *x, const struct plan *pl, json_t *blocks, json_t **stopped,
+			      struct pl_error *err)
+{
+	size_t total = pl->warmup + pl->runs;
+	enum pl_err rc = PL_OK;
+
+	for (size_t b = 0; b < total && !rc; b++) {
 		int first = strcmp(json_string_value(json_array_get(blocks, b)), "candidate,baseline") == 0;
-		double left = bound - (now_s() - start);
+		double left = pl->bound - (now_s() - pl->start);
 		if (left < 1.0) {
-			stopped = json_sprintf("the overall bound (timeout_seconds=%.0f) passed after %zu of %zu blocks",
-					       bound, b, warmup + runs);
+			json_decref(*stopped);
+			*stopped = json_sprintf("the overall bound (timeout_seconds=%.0f) passed after %zu of %zu blocks",
+						pl->bound, b, total);
 			while (json_array_size(blocks) > b)
 				json_array_remove(blocks, b);
 			break;
 		}
 		for (int k = 0; k < 2 && !rc; k++) {
-			struct side *s = &x.sides[k == 0 ? first : !first];
-			uint32_t t = x.run_timeout_ms;
-			left = bound - (now_s() - start);
+			struct side *s = &x->sides[k == 0 ? first : !first];
+			uint32_t t = x->run_timeout_ms;
+			left = pl->bound - (now_s() - pl->start);
 			if (left * 1000 < t)
 				t = left > 1 ? (uint32_t)(left * 1000) : 1000;
-			rc = run_once(&x, s, b, b + 1, b < warmup, t, err);
+			rc = run_once(x, s, b, b + 1, b < pl->warmup, t, err);
 		}
-		pl_progress_time((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
+		pl_progress_time((uint64_t)((now_s() - pl->start) * 1000), (uint64_t)(pl->bound * 1000));
 	}
-	pl_progress_time_end((uint64_t)((now_s() - start) * 1000), (uint64_t)(bound * 1000));
-	if (rc)
+	pl_progress_time_end((uint64_t)((now_s() - pl->start) * 1000), (uint64_t)(pl->bound * 1000));
+	return rc;
+}
+
+/* The artifact's record of what ran (new), or NULL. */
+static json_t *experiment_record_json(const struct experiment *x, json_t *args, const struct plan *pl, json_t *blocks)
+{
+	return json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:f,s:f,s:O}",
+		"seed", (json_int_t)pl->seed, "runs_per_side", (json_int_t)pl->runs, "warmup", (json_int_t)pl->warmup,
+		"blocks", blocks, "where", x->conn > 0 ? "launcher" : "this_process",
+		"baseline", "executable", x->sides[0].exe, "arguments", argv_json(&x->sides[0]),
+		"working_directory", x->sides[0].cwd,
+		"candidate", "executable", x->sides[1].exe, "arguments", argv_json(&x->sides[1]),
+		"working_directory", x->sides[1].cwd,
+		"metric", json_object_get(args, "metric"), "check_output", x->check_output, "perf_counters", x->counters,
+		"run_timeout_seconds", x->run_timeout_ms / 1000.0, "timeout_seconds", pl->bound,
+		"practical_threshold_percent", pl->threshold, "max_cv_percent", pl->max_cv, "runs", x->runs);
+}
+
+/* The candidate's record with the verdict on its measure (new), or NULL
+ * with err set. */
+static json_t *record_candidate(const struct experiment *x, const struct plan *pl, const char *id, json_t *verdicts,
+				struct pl_error *err)
+{
+	const char *measure = x->has_metric ? x->metric_name : "wall_time";
+	json_t *v = NULL, *e;
+	size_t i;
+
+	json_array_foreach(verdicts, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "measure")), measure) == 0)
+			v = e;
+	return pl_experiment_record(x->ctx->artifact_root, pl->analysis_id, pl->candidate_id, id, v, err);
+}
+
+/* profile=true: both sides profiled after the measured blocks, so perf
+ * never weighs on them; a profile that cannot be had is a warning and
+ * leaves the verdicts standing.  The profile (new), or json null. */
+static json_t *maybe_profile(const struct experiment *x, json_t *args, const struct plan *pl, json_t *warnings)
+{
+	double left = pl->bound - (now_s() - pl->start);
+	struct pl_error perr = {0};
+	json_t *p = NULL;
+
+	if (!json_is_true(json_object_get(args, "profile")))
+		return json_null();
+	if (left < PROFILE_MIN_SECONDS)
+		pl_fail(&perr, PL_ERR_TIMEOUT, "raise timeout_seconds",
+			"the overall bound (timeout_seconds=%.0f) leaves no time", pl->bound);
+	else
+		p = profile_both(x->ctx, args, (uint32_t)fmax(1, fmin(fmin(left / 2, 600), x->run_timeout_ms / 500.0)),
+				 &perr);
+	if (p)
+		return p;
+	json_array_append_new(warnings, json_sprintf("profile: not recorded: %s%s%s%s", perr.text,
+		perr.hint[0] ? " (" : "", perr.hint, perr.hint[0] ? ")" : ""));
+	return json_null();
+}
+
+enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t **result,
+				struct pl_error *err)
+{
+	struct experiment x = {.ctx = ctx, .conn = -1};
+	struct plan pl;
+	json_t *blocks = NULL, *record = NULL, *verdicts = NULL, *warnings = json_array();
+	json_t *stopped = json_null(), *cand = json_null(), *profile = NULL;
+	char id[32], uri[128];
+	enum pl_err rc;
+
+	plan_read(args, &pl);
+	if ((rc = experiment_allowed(ctx, args, &pl, err)) || (rc = experiment_prepare(&x, args, &pl, err)))
 		goto out;
-	record = json_pack("{s:I,s:I,s:I,s:O,s:s,s:{s:s,s:o,s:s},s:{s:s,s:o,s:s},s:O?,s:b,s:b,s:f,s:f,s:f,s:f,s:O}",
-		"seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs, "warmup", (json_int_t)warmup,
-		"blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
-		"baseline", "executable", x.sides[0].exe, "arguments", argv_json(&x.sides[0]),
-		"working_directory", x.sides[0].cwd,
-		"candidate", "executable", x.sides[1].exe, "arguments", argv_json(&x.sides[1]),
-		"working_directory", x.sides[1].cwd,
-		"metric", json_object_get(args, "metric"), "check_output", x.check_output, "perf_counters", x.counters,
-		"run_timeout_seconds", x.run_timeout_ms / 1000.0, "timeout_seconds", bound,
-		"practical_threshold_percent", threshold, "max_cv_percent", max_cv, "runs", x.runs);
-	if (!record) {
+	blocks = plan_blocks(&pl);
+	if ((rc = run_blocks(&x, &pl, blocks, &stopped, err)))
+		goto out;
+	if (!(record = experiment_record_json(&x, args, &pl, blocks))) {
 		rc = pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot encode the experiment");
 		goto out;
 	}
-	if ((rc = write_artifact(&x, record, threshold, max_cv, id, &verdicts, err))) {
-		json_decref(verdicts);
+	if ((rc = write_artifact(&x, record, pl.threshold, pl.max_cv, id, &verdicts, err)))
 		goto out;
-	}
 	if (json_array_size(x.excluded))
 		json_array_append_new(warnings, json_sprintf("%zu run(s) failed, timed out, lacked the metric or changed "
 			"their output: reported in excluded_runs, not used", json_array_size(x.excluded)));
-	if (candidate_id) {
-		const char *measure = x.has_metric ? x.metric_name : "wall_time";
-		json_t *v = NULL, *e;
-		size_t i;
-		json_array_foreach(verdicts, i, e)
-			if (strcmp(json_string_value(json_object_get(e, "measure")), measure) == 0)
-				v = e;
-		cand = pl_experiment_record(ctx->artifact_root, analysis_id, candidate_id, id, v, err);
-		if (!cand) {
-			json_decref(verdicts);
+	if (pl.candidate_id) {
+		json_decref(cand);
+		if (!(cand = record_candidate(&x, &pl, id, verdicts, err))) {
 			rc = err->code;
 			goto out;
 		}
 	}
-	if (json_is_true(json_object_get(args, "profile"))) {
-		/* After the measured blocks, so perf never weighs on them; a
-		 * profile that cannot be had leaves the verdicts standing. */
-		double left = bound - (now_s() - start);
-		struct pl_error perr = {0};
-		json_t *p = NULL;
-		if (left < PROFILE_MIN_SECONDS)
-			pl_fail(&perr, PL_ERR_TIMEOUT, "raise timeout_seconds",
-				"the overall bound (timeout_seconds=%.0f) leaves no time", bound);
-		else
-			p = profile_both(ctx, args, (uint32_t)fmax(1, fmin(fmin(left / 2, 600), x.run_timeout_ms / 500.0)),
-					 &perr);
-		if (p) {
-			json_decref(profile);
-			profile = p;
-		} else {
-			json_array_append_new(warnings, json_sprintf("profile: not recorded: %s%s%s%s", perr.text,
-				perr.hint[0] ? " (" : "", perr.hint, perr.hint[0] ? ")" : ""));
-		}
-	}
+	profile = maybe_profile(&x, args, &pl, warnings);
 	snprintf(uri, sizeof(uri), "perflens://artifacts/benchmarks/%s.json", id);
-	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:o,s:O,s:O,s:O,s:s,s:O,s:o}",
-		"experiment_id", id, "seed", (json_int_t)seed, "runs_per_side", (json_int_t)runs,
-		"warmup", (json_int_t)warmup, "blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:O,s:s,s:O,s:{s:I,s:I},s:O,s:O,s:O,s:O,s:s,s:O,s:o}",
+		"experiment_id", id, "seed", (json_int_t)pl.seed, "runs_per_side", (json_int_t)pl.runs,
+		"warmup", (json_int_t)pl.warmup, "blocks", blocks, "where", x.conn > 0 ? "launcher" : "this_process",
 		"stopped_early", stopped, "used_runs", "baseline", (json_int_t)x.sides[0].used,
 		"candidate", (json_int_t)x.sides[1].used, "verdicts", verdicts, "excluded_runs", x.excluded,
 		"candidate", cand, "profile", profile, "artifact", uri, "warnings", warnings,
@@ -859,6 +927,7 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 out:
 	json_decref(blocks);
 	json_decref(record);
+	json_decref(verdicts);
 	json_decref(warnings);
 	json_decref(stopped);
 	json_decref(cand);
