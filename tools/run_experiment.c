@@ -245,6 +245,72 @@ static void read_counters(const char *path, double vals[M_COUNT])
 	free(text);
 }
 
+/* perf stat -x , -e EVENTS -o STAGING/stat.csv -- PROGRAM ARGS into
+ * `pargv`: the launcher's perf request, checked as a collection's. */
+static void counters_argv(const struct experiment *x, const struct side *s, const char **pargv)
+{
+	size_t n = 0;
+
+	pargv[n++] = x->perf_path;
+	pargv[n++] = "stat";
+	pargv[n++] = "-x";
+	pargv[n++] = ",";
+	pargv[n++] = "-e";
+	pargv[n++] = STAT_EVENTS;
+	pargv[n++] = "-o";
+	pargv[n++] = x->stat_path;
+	pargv[n++] = "--";
+	for (size_t i = 0; s->argv[i]; i++)
+		pargv[n++] = s->argv[i];
+	pargv[n] = NULL;
+}
+
+/* How a run ended: "ok", or its status with *reason (new) saying why. */
+static const char *run_status(struct experiment *x, const struct side *s, const struct pl_run_result *res,
+			      bool timed_out, uint32_t timeout_ms, bool has_metric, const char *hash, json_t **reason)
+{
+	char tail[200] = "";
+
+	*reason = NULL;
+	if (timed_out) {
+		*reason = json_sprintf("killed after %.1f s (run_timeout_seconds)", timeout_ms / 1000.0);
+		return "timed_out";
+	}
+	if (res->signal || res->exit_status) {
+		stderr_tail(x->err_path, tail, sizeof(tail));
+		*reason = res->signal ? json_sprintf("killed by signal %d; stderr: '%s'", res->signal, tail) :
+			json_sprintf("exit status %d; stderr: '%s'", res->exit_status, tail);
+		return "failed";
+	}
+	if (x->has_metric && !has_metric) {
+		*reason = json_sprintf("no stdout line matched the metric's pattern with a number");
+		return "no_metric";
+	}
+	if (x->check_output && s->first_hash[0] && strcmp(hash, s->first_hash) != 0) {
+		*reason = json_sprintf("stdout (less the metric's lines) differs from this side's first run "
+				       "(sha256 %.12s, first %.12s)", hash, s->first_hash);
+		return "output_changed";
+	}
+	return "ok";
+}
+
+/* One run's entry in the artifact's runs (new). */
+static json_t *run_json(const struct experiment *x, const struct side *s, size_t block, size_t run, bool warmup,
+			const char *status, const struct pl_run_result *res, bool timed_out, double metric,
+			const double *vals, const char *hash)
+{
+	return json_pack("{s:s,s:I,s:I,s:b,s:s,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:b,s:s}",
+		"side", s->label, "block", (json_int_t)block, "run", (json_int_t)run, "warmup", warmup,
+		"status", status, "wall_seconds", res->seconds, "user_seconds", res->user_seconds,
+		"system_seconds", res->system_seconds, "max_rss_bytes", (json_int_t)res->max_rss_kb * 1024,
+		"exit_status", res->signal ? json_null() : json_integer(res->exit_status),
+		"signal", res->signal ? json_integer(res->signal) : json_null(),
+		"metric", isfinite(metric) ? json_real(metric) : json_null(),
+		"counters", x->counters ? json_pack("{s:o,s:o,s:o}", "task_clock_ms", num_or_null(vals[M_TASK_CLOCK]),
+			"context_switches", num_or_null(vals[M_CSW]), "page_faults", num_or_null(vals[M_FAULTS])) : json_null(),
+		"timed_out", timed_out, "stdout_sha256", hash);
+}
+
 /* Run side `s` once (block `block`, its run number `run`); its measures
  * enter the sample unless it is a warmup or is excluded. */
 static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, size_t run,
@@ -256,30 +322,17 @@ static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, 
 		.stdout_path = x->out_path, .stderr_path = x->err_path, .timeout_ms = timeout_ms,
 	};
 	struct pl_run_result res;
-	const char *status = "ok";
-	char hash[65] = "", tail[200] = "";
+	const char *status;
+	char hash[65] = "";
 	double metric = NAN, vals[M_COUNT];
-	json_t *reason = NULL;
+	json_t *reason;
+	bool has_metric, timed_out;
 	size_t len;
 	char *out;
 	enum pl_err rc;
 
 	if (x->counters) {
-		/* perf stat -x , -e EVENTS -o STAGING/stat.csv -- PROGRAM ARGS:
-		 * the launcher's perf request, checked as a collection's. */
-		size_t n = 0;
-		pargv[n++] = x->perf_path;
-		pargv[n++] = "stat";
-		pargv[n++] = "-x";
-		pargv[n++] = ",";
-		pargv[n++] = "-e";
-		pargv[n++] = STAT_EVENTS;
-		pargv[n++] = "-o";
-		pargv[n++] = x->stat_path;
-		pargv[n++] = "--";
-		for (size_t i = 0; s->argv[i]; i++)
-			pargv[n++] = s->argv[i];
-		pargv[n] = NULL;
+		counters_argv(x, s, pargv);
 		o.argv = pargv;
 		unlink(x->stat_path);
 	}
@@ -292,24 +345,10 @@ static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, 
 		return rc;
 	}
 	out = read_small(x->out_path, &len);
-	bool has_metric = scan_stdout(x, out, len, &metric, hash);
+	has_metric = scan_stdout(x, out, len, &metric, hash);
 	free(out);
-	if (res.timed_out || rc == PL_ERR_TIMEOUT) {
-		status = "timed_out";
-		reason = json_sprintf("killed after %.1f s (run_timeout_seconds)", timeout_ms / 1000.0);
-	} else if (res.signal || res.exit_status) {
-		stderr_tail(x->err_path, tail, sizeof(tail));
-		status = "failed";
-		reason = res.signal ? json_sprintf("killed by signal %d; stderr: '%s'", res.signal, tail) :
-			json_sprintf("exit status %d; stderr: '%s'", res.exit_status, tail);
-	} else if (x->has_metric && !has_metric) {
-		status = "no_metric";
-		reason = json_sprintf("no stdout line matched the metric's pattern with a number");
-	} else if (x->check_output && s->first_hash[0] && strcmp(hash, s->first_hash) != 0) {
-		status = "output_changed";
-		reason = json_sprintf("stdout (less the metric's lines) differs from this side's first run "
-				      "(sha256 %.12s, first %.12s)", hash, s->first_hash);
-	}
+	timed_out = res.timed_out || rc == PL_ERR_TIMEOUT;
+	status = run_status(x, s, &res, timed_out, timeout_ms, has_metric, hash, &reason);
 	if (strcmp(status, "ok") == 0 && !s->first_hash[0])
 		snprintf(s->first_hash, sizeof(s->first_hash), "%s", hash);
 	vals[M_WALL] = res.seconds;
@@ -320,16 +359,7 @@ static enum pl_err run_once(struct experiment *x, struct side *s, size_t block, 
 	vals[M_TASK_CLOCK] = vals[M_CSW] = vals[M_FAULTS] = NAN;
 	if (x->counters)
 		read_counters(x->stat_path, vals);
-	json_array_append_new(x->runs, json_pack("{s:s,s:I,s:I,s:b,s:s,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:b,s:s}",
-		"side", s->label, "block", (json_int_t)block, "run", (json_int_t)run, "warmup", warmup,
-		"status", status, "wall_seconds", res.seconds, "user_seconds", res.user_seconds,
-		"system_seconds", res.system_seconds, "max_rss_bytes", (json_int_t)res.max_rss_kb * 1024,
-		"exit_status", res.signal ? json_null() : json_integer(res.exit_status),
-		"signal", res.signal ? json_integer(res.signal) : json_null(),
-		"metric", isfinite(metric) ? json_real(metric) : json_null(),
-		"counters", x->counters ? json_pack("{s:o,s:o,s:o}", "task_clock_ms", num_or_null(vals[M_TASK_CLOCK]),
-			"context_switches", num_or_null(vals[M_CSW]), "page_faults", num_or_null(vals[M_FAULTS])) : json_null(),
-		"timed_out", res.timed_out || rc == PL_ERR_TIMEOUT, "stdout_sha256", hash));
+	json_array_append_new(x->runs, run_json(x, s, block, run, warmup, status, &res, timed_out, metric, vals, hash));
 	pl_run_result_release(&res);
 	if (reason) {
 		exclude(x, s, block, run, status, reason);
