@@ -365,22 +365,14 @@ static int open_sink(const char *path, struct pl_error *err)
 	return fd;
 }
 
-enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
-		   struct pl_error *err)
+/* The child's four pipes (stdin, stdout, stderr, exec errno); a stream
+ * going to a file has no pipe: its ends are closed at once and the file
+ * stands in for the write end.  Stdin's write end is closed: the child
+ * reads end-of-file at once. */
+static enum pl_err open_streams(const struct pl_run_opts *o, int *pipes[4], struct pl_error *err)
 {
-	int in[2], out[2], errp[2], ex[2], status = 0, e, out_file = -1, err_file = -1;
-	int *pipes[] = {in, out, errp, ex};
-	double start = now_s(), deadline = o->timeout_ms ? start + o->timeout_ms / 1000.0 : 0;
-	struct rusage ru;
-	enum pl_err rc;
-	bool own_group;
-	char **envp;
-	pid_t pid;
+	int *out = pipes[1], *errp = pipes[2], out_file = -1, err_file = -1;
 
-	memset(res, 0, sizeof(*res));
-	memset(&ru, 0, sizeof(ru));
-	if (!o->argv || !o->argv[0] || o->argv[0][0] != '/')
-		return pl_fail(err, PL_ERR_INTERNAL, NULL, "pl_run needs an absolute program path");
 	if (o->stdout_path && (out_file = open_sink(o->stdout_path, err)) < 0)
 		return err->code;
 	if (o->stderr_path && (err_file = open_sink(o->stderr_path, err)) < 0) {
@@ -394,8 +386,6 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 			close(err_file);
 		return err->code;
 	}
-	/* A stream going to a file has no pipe: its ends are closed at once
-	 * and the file stands in for the write end. */
 	if (out_file >= 0) {
 		close(out[0]), close(out[1]);
 		out[0] = -1, out[1] = out_file;
@@ -404,19 +394,81 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 		close(errp[0]), close(errp[1]);
 		errp[0] = -1, errp[1] = err_file;
 	}
-	close(in[1]); /* the child's stdin reads end-of-file at once */
+	close(pipes[0][1]);
+	return PL_OK;
+}
+
+static enum pl_err fork_failed(int *pipes[4], int e, struct pl_error *err)
+{
+	close(pipes[0][0]), close(pipes[1][1]), close(pipes[2][1]), close(pipes[3][0]), close(pipes[3][1]);
+	if (pipes[1][0] >= 0)
+		close(pipes[1][0]);
+	if (pipes[2][0] >= 0)
+		close(pipes[2][0]);
+	return pl_fail(err, PL_ERR_EXTERNAL, "the system is out of processes", "fork: %s", strerror(e));
+}
+
+/* Wait for the child, end anything it started in its own group, and fill
+ * `res` with its times, peak RSS and how it ended. */
+static void reap(const struct pl_run_opts *o, pid_t pid, bool own_group, double start,
+		 struct pl_run_result *res)
+{
+	struct rusage ru;
+	int status = 0;
+
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	if (own_group)
+		kill(-pid, SIGKILL);
+	if (o->started_pid)
+		*o->started_pid = 0;
+	res->seconds = now_s() - start;
+	res->user_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	res->system_seconds = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	res->max_rss_kb = ru.ru_maxrss;
+	if (WIFSIGNALED(status))
+		res->signal = WTERMSIG(status);
+	else
+		res->exit_status = WEXITSTATUS(status);
+}
+
+/* What the child's exec pipe says: PL_OK, or why it never ran. */
+static enum pl_err exec_failure(const struct pl_run_opts *o, int ex_read, struct pl_error *err)
+{
+	int e = exec_errno(ex_read);
+
+	if (e == 0)
+		return PL_OK;
+	if (e & CHDIR_FAILED)
+		return pl_fail(err, PL_ERR_EXTERNAL, "pass an existing folder as working_directory",
+			       "cannot enter the working directory '%s': %s", o->cwd, strerror(e & ~CHDIR_FAILED));
+	return pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path and that the file is executable",
+		       "cannot run '%s': %s", o->argv[0], strerror(e));
+}
+
+enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
+		   struct pl_error *err)
+{
+	int in[2], out[2], errp[2], ex[2];
+	int *pipes[] = {in, out, errp, ex};
+	double start = now_s(), deadline = o->timeout_ms ? start + o->timeout_ms / 1000.0 : 0;
+	enum pl_err rc, exec_rc;
+	bool own_group;
+	char **envp;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (!o->argv || !o->argv[0] || o->argv[0][0] != '/')
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "pl_run needs an absolute program path");
+	if ((rc = open_streams(o, pipes, err)))
+		return rc;
 	envp = make_env(o);
 	pid = fork();
 	if (pid < 0) {
-		e = errno;
-		close(in[0]), close(out[1]), close(errp[1]), close(ex[0]), close(ex[1]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (errp[0] >= 0)
-			close(errp[0]);
+		int e = errno;
 		free(envp);
-		return pl_fail(err, PL_ERR_EXTERNAL, "the system is out of processes", "fork: %s",
-			       strerror(e));
+		return fork_failed(pipes, e, err);
 	}
 	if (pid == 0)
 		child(o, envp, in[0], out[1], errp[1], ex[1]);
@@ -432,31 +484,11 @@ enum pl_err pl_run(const struct pl_run_opts *o, struct pl_run_result *res,
 	rc = pump_output(o, pid, out[0], errp[0], res, deadline, err);
 	if (rc)
 		kill_child(pid, own_group);
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
-	/* Anything it started in its own group goes with it. */
-	if (own_group)
-		kill(-pid, SIGKILL);
-	if (o->started_pid)
-		*o->started_pid = 0;
-	res->seconds = now_s() - start;
-	res->user_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-	res->system_seconds = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	res->max_rss_kb = ru.ru_maxrss;
-	if ((e = exec_errno(ex[0])) != 0 && rc == PL_OK) {
-		if (e & CHDIR_FAILED)
-			rc = pl_fail(err, PL_ERR_EXTERNAL, "pass an existing folder as working_directory",
-				     "cannot enter the working directory '%s': %s", o->cwd,
-				     strerror(e & ~CHDIR_FAILED));
-		else
-			rc = pl_fail(err, PL_ERR_EXTERNAL, "check --perf-path and that the file is executable",
-				     "cannot run '%s': %s", o->argv[0], strerror(e));
-	}
+	reap(o, pid, own_group, start, res);
+	/* A pump error stands; else an exec that failed is the error. */
+	if (rc == PL_OK && (exec_rc = exec_failure(o, ex[0], err)))
+		rc = exec_rc;
 	close(ex[0]);
-	if (WIFSIGNALED(status))
-		res->signal = WTERMSIG(status);
-	else
-		res->exit_status = WEXITSTATUS(status);
 	return rc;
 }
 
