@@ -322,6 +322,52 @@ static json_t *next_steps(json_t *args, const char *event, enum export_format f,
 	return steps;
 }
 
+/* The fold's options from the call's flags, and the names frames show:
+ * stackcollapse-perf.pl reads perf script's names (perf's own form for a
+ * perf.data, the text's own names for a text). */
+static void fold_options(const struct tool_ctx *ctx, json_t *args, const char *id, struct pl_profile *p,
+			 struct pl_fold_opts *fo)
+{
+	const char *names = json_string_value(json_object_get(args, "names"));
+
+	pl_profile_show_names(p, fo->peer_compat ? (from_perf_data(ctx, id) ? PL_NAMES_PERF : PL_NAMES_INPUT)
+				 : names && strcmp(names, "short") == 0 ? PL_NAMES_SHORT : PL_NAMES_FULL);
+	fo->pid = flag(args, "pid");
+	fo->tid = flag(args, "tid");
+	fo->kernel = flag(args, "kernel") || flag(args, "all");
+	fo->jit = flag(args, "jit") || flag(args, "all");
+	fo->addrs = flag(args, "addrs");
+}
+
+/* exports/ID.EVENT[.options][.short][.view].EXT under the artifact root:
+ * one file per distinct export, so asking again rewrites the same one. */
+static void export_path(const struct tool_ctx *ctx, json_t *args, const char *id, const char *event,
+			const struct pl_fold_opts *fo, const struct tool_view *view, enum export_format format,
+			struct pl_buf *path)
+{
+	const char *names = json_string_value(json_object_get(args, "names"));
+	char ev_safe[128];
+
+	safe_name(ev_safe, sizeof(ev_safe), event);
+	pl_buf_addf(path, "%s/exports/%s.%s", ctx->artifact_root, id, ev_safe);
+	options_suffix(path, fo);
+	if (!fo->peer_compat && names && strcmp(names, "short") == 0)
+		pl_buf_adds(path, ".short");
+	tool_view_file_suffix(view, path);
+	pl_buf_adds(path, formats[format].suffix);
+}
+
+/* Write the export `job` describes to `path`, filling `res`. */
+static enum pl_err export_write(struct export_job *job, const char *id, const char *path, const char *title,
+				json_t *res, struct pl_error *err)
+{
+	if (job->format == EXPORT_PNG)
+		return export_png(job, id, path, title, res, err);
+	if (job->format == EXPORT_FOLDED || job->format == EXPORT_SVG)
+		return export_folded(job, path, title, res, err);
+	return export_samples(job, id, path, title, res, err);
+}
+
 enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 				json_t **result, struct pl_error *err)
 {
@@ -330,14 +376,12 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	const char *event_name = json_string_value(json_object_get(args, "event"));
 	const char *compat = json_string_value(json_object_get(args, "compat"));
 	const char *title = json_string_value(json_object_get(args, "title"));
-	const char *names = json_string_value(json_object_get(args, "names"));
 	struct pl_fold_opts fo = {0};
 	struct export_job job = {0};
 	struct tool_view view;
 	struct pl_profile p;
 	struct pl_buf path = {0};
 	json_t *res = NULL;
-	char ev_safe[128];
 	const char *event;
 	enum pl_err rc;
 
@@ -351,41 +395,21 @@ enum pl_err tool_export_profile(const struct tool_ctx *ctx, json_t *args,
 	    (rc = tool_pick_event(&p, event_name, fo.peer_compat, &fo.event, err)) ||
 	    (rc = tool_view_apply(&view, &p, fo.event, err)))
 		goto out;
-	/* stackcollapse-perf.pl reads perf script's names: perf's own form
-	 * for a perf.data, the text's own names for a text */
-	pl_profile_show_names(&p, fo.peer_compat ? (from_perf_data(ctx, id) ? PL_NAMES_PERF : PL_NAMES_INPUT)
-				  : names && strcmp(names, "short") == 0 ? PL_NAMES_SHORT : PL_NAMES_FULL);
-	fo.pid = flag(args, "pid");
-	fo.tid = flag(args, "tid");
-	fo.kernel = flag(args, "kernel") || flag(args, "all");
-	fo.jit = flag(args, "jit") || flag(args, "all");
-	fo.addrs = flag(args, "addrs");
+	fold_options(ctx, args, id, &p, &fo);
 	job.format = format_of(format);
 	if (job.format == EXPORT_PPROF)
 		load_build_ids(ctx, id, &p);
 	job.p = &p;
 	job.fo = &fo;
 	event = pl_str(&p, p.events[fo.event].name);
-	safe_name(ev_safe, sizeof(ev_safe), event);
-	pl_buf_addf(&path, "%s/exports/%s.%s", ctx->artifact_root, id, ev_safe);
-	options_suffix(&path, &fo);
-	if (!fo.peer_compat && names && strcmp(names, "short") == 0)
-		pl_buf_adds(&path, ".short");
-	tool_view_file_suffix(&view, &path);
-	pl_buf_adds(&path, formats[job.format].suffix);
+	export_path(ctx, args, id, event, &fo, &view, job.format, &path);
 	/* The uri names the same file for read_artifact_page and resources/read. */
 	res = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "analysis_id", id, "format", format,
 		"event", event, "path", pl_json_bytes(path.data),
 		"uri", json_sprintf("perflens://artifacts/%s", path.data + strlen(ctx->artifact_root) + 1),
 		"unit", pl_event_unit(&p, fo.event),
 		"weight", strcmp(pl_event_unit(&p, fo.event), "samples") == 0 ? "samples" : "period");
-	if (job.format == EXPORT_PNG)
-		rc = export_png(&job, id, path.data, title, res, err);
-	else if (job.format == EXPORT_FOLDED || job.format == EXPORT_SVG)
-		rc = export_folded(&job, path.data, title, res, err);
-	else
-		rc = export_samples(&job, id, path.data, title, res, err);
-	if (!rc) {
+	if (!(rc = export_write(&job, id, path.data, title, res, err))) {
 		tool_view_describe(&view, res);
 		json_object_set_new(res, "next_steps", next_steps(args, event, job.format, json_object_get(res, "uri")));
 		*result = res;
