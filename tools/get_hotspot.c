@@ -282,6 +282,46 @@ static void add_names(const struct pl_profile *p, uint32_t func, json_t *result)
 	pl_short_names_free(shorts, pl_nfuncs(p));
 }
 
+/* The hotspot's own figures, callers and callees (new). */
+static json_t *hotspot_json(const struct pl_profile *p, const struct pl_view *v, uint32_t event, uint32_t func,
+			    const char *id, const char *hid, const struct edge_set *callers,
+			    const struct edge_set *callees, size_t limit)
+{
+	const struct pl_func *f = &p->funcs[func];
+	size_t ncallers = 0, ncallees = 0;
+	json_t *jcallers = edges_json(p, v, callers, true, limit, v->funcs[func].incl.period, &ncallers);
+	json_t *jcallees = edges_json(p, v, callees, false, limit, v->funcs[func].incl.period, &ncallees);
+
+	return json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:{s:I,s:I,s:f},s:{s:I,s:I,s:f},s:o,s:I,s:o,s:I}",
+		"analysis_id", id, "hotspot_id", hid, "event", pl_str(p, p->events[event].name),
+		"symbol", pl_str(p, f->symbol),
+		"dso", f->dso != PL_NOID ? json_string(pl_str(p, f->dso)) : json_null(),
+		"kind", pl_kind_name(f->kind),
+		"self", "samples", (json_int_t)v->funcs[func].self.samples,
+		"period", (json_int_t)v->funcs[func].self.period, "percent", pl_percent(v, v->funcs[func].self.period),
+		"inclusive", "samples", (json_int_t)v->funcs[func].incl.samples,
+		"period", (json_int_t)v->funcs[func].incl.period, "percent", pl_percent(v, v->funcs[func].incl.period),
+		"callers", jcallers, "callers_total", (json_int_t)ncallers,
+		"callees", jcallees, "callees_total", (json_int_t)ncallees);
+}
+
+/* Whole call paths through it, and for the program's own code its lines. */
+static json_t *hotspot_steps(const struct pl_profile *p, uint32_t event, uint32_t func, const char *id,
+			     const char *hid, const struct tool_view *view)
+{
+	const struct pl_func *f = &p->funcs[func];
+	json_t *steps = json_pack("[o]", tool_next_step("get_call_paths",
+		step_arguments(id, pl_str(p, p->events[event].name), pl_str(p, f->symbol), view),
+		"whole call paths through this function"));
+
+	if (f->kind == PL_KIND_USER)
+		json_array_append_new(steps, tool_next_step("source_context",
+			json_pack("{s:s,s:s,s:s}", "analysis_id", id, "hotspot_id", hid,
+				  "event", pl_str(p, p->events[event].name)),
+			"the source lines its samples fall on"));
+	return steps;
+}
+
 enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 			     json_t **result, struct pl_error *err)
 {
@@ -293,10 +333,10 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	struct pl_profile p;
 	struct pl_view v = {0};
 	uint32_t event = 0, func = 0;
-	size_t ncallers = 0, ncallees = 0;
 	uint64_t marked[2] = {0, 0};
 	struct tool_view view;
 	enum pl_err rc;
+	json_t *r;
 
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = tool_view_init(&view, args, true, err)) ||
@@ -308,40 +348,17 @@ enum pl_err tool_get_hotspot(const struct tool_ctx *ctx, json_t *args,
 	pl_view_build(&v, &p, event);
 	collect_edges(&p, event, func, &callers, &callees);
 	mark_edges(&p, event, func, &callers, &callees, marked);
-	{
-		const struct pl_func *f = &p.funcs[func];
-		json_t *jcallers = edges_json(&p, &v, &callers, true, limit, v.funcs[func].incl.period, &ncallers);
-		json_t *jcallees = edges_json(&p, &v, &callees, false, limit, v.funcs[func].incl.period, &ncallees);
-		*result = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:{s:I,s:I,s:f},s:{s:I,s:I,s:f},s:o,s:I,s:o,s:I,s:o}",
-			"analysis_id", id, "hotspot_id", hid, "event", pl_str(&p, p.events[event].name),
-			"symbol", pl_str(&p, f->symbol),
-			"dso", f->dso != PL_NOID ? json_string(pl_str(&p, f->dso)) : json_null(),
-			"kind", pl_kind_name(f->kind),
-			"self", "samples", (json_int_t)v.funcs[func].self.samples,
-			"period", (json_int_t)v.funcs[func].self.period, "percent", pl_percent(&v, v.funcs[func].self.period),
-			"inclusive", "samples", (json_int_t)v.funcs[func].incl.samples,
-			"period", (json_int_t)v.funcs[func].incl.period, "percent", pl_percent(&v, v.funcs[func].incl.period),
-			"callers", jcallers, "callers_total", (json_int_t)ncallers,
-			"callees", jcallees, "callees_total", (json_int_t)ncallees,
-			"next_steps", json_pack("[o]", tool_next_step("get_call_paths",
-				step_arguments(id, pl_str(&p, p.events[event].name), pl_str(&p, f->symbol), &view),
-				"whole call paths through this function")));
-		if (f->kind == PL_KIND_USER)
-			json_array_append_new(json_object_get(*result, "next_steps"), tool_next_step("source_context",
-				json_pack("{s:s,s:s,s:s}", "analysis_id", id, "hotspot_id", hid,
-					  "event", pl_str(&p, p.events[event].name)),
-				"the source lines its samples fall on"));
-		add_caller_check(&p, event, *result, marked);
-		add_names(&p, func, *result);
-		if (json_is_true(json_object_get(args, "picture")) &&
-		    (rc = add_sandwich(&p, &v, event, func, *result, err))) {
-			json_decref(*result);
-			*result = NULL;
-			goto out;
-		}
-		tool_view_describe(&view, *result);
-		tool_view_steps(&view, json_object_get(*result, "next_steps"), id);
+	r = hotspot_json(&p, &v, event, func, id, hid, &callers, &callees, limit);
+	json_object_set_new(r, "next_steps", hotspot_steps(&p, event, func, id, hid, &view));
+	add_caller_check(&p, event, r, marked);
+	add_names(&p, func, r);
+	if (json_is_true(json_object_get(args, "picture")) && (rc = add_sandwich(&p, &v, event, func, r, err))) {
+		json_decref(r);
+		goto out;
 	}
+	tool_view_describe(&view, r);
+	tool_view_steps(&view, json_object_get(r, "next_steps"), id);
+	*result = r;
 out:
 	tool_view_release(&view);
 	edge_set_release(&callers);
