@@ -437,6 +437,51 @@ static json_t *bench_named(json_t *doc, const char *name)
 	return NULL;
 }
 
+/* A measure compare_benchmarks could not compare: insufficient data, with
+ * its reason, and the spread each side has (new). */
+static json_t *verdict_uncompared(const char *measure, json_t *bb, const char *why, double cvb, double cvc)
+{
+	const char *unit = json_string_value(json_object_get(bb, "unit"));
+	const char *direction = json_string_value(json_object_get(bb, "direction"));
+
+	return json_pack("{s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:{s:o,s:o},s:n}", "measure", measure,
+		"verdict", "insufficient_data", "reason", why, "unit", unit ? unit : "",
+		"direction", direction ? direction : "lower_is_better",
+		"baseline_median", "candidate_median", "ratio_of_medians", "confidence_interval", "p_value",
+		"cv_percent", "baseline", num_or_null(cvb), "candidate", num_or_null(cvc), "runs_to_resolve");
+}
+
+/* compare_benchmarks' status as the experiment's verdict. */
+static const char *verdict_name(const char *status)
+{
+	if (strcmp(status, "candidate_improvement") == 0)
+		return "improvement";
+	if (strcmp(status, "candidate_regression") == 0)
+		return "regression";
+	if (strcmp(status, "no_material_change") == 0)
+		return "no_difference";
+	return "insufficient_data";
+}
+
+/* No difference, but the worse side's spread passes max_cv: too noisy to
+ * say.  The median's spread shrinks as 1/sqrt(runs): runs * (cv/bound)^2
+ * a side would spread like the bound's cv does at `runs`.  Replaces
+ * *reason and gives the runs a side would need (new). */
+static json_t *too_noisy(double worst, double max_cv, size_t runs, json_t **reason)
+{
+	double need = ceil((double)runs * (worst / max_cv) * (worst / max_cv));
+	json_t *runs_needed;
+
+	if (need < (double)runs + 1)
+		need = (double)runs + 1;
+	runs_needed = json_integer(need > RUNS_TO_RESOLVE_MAX ? RUNS_TO_RESOLVE_MAX : (json_int_t)need);
+	json_decref(*reason);
+	*reason = json_sprintf("undecided, and the spread (coefficient of variation %.1f%%) passes max_cv_percent "
+			       "%.1f%%: about %lld runs a side would bring it down to the bound's effect, or quiet the machine",
+			       worst, max_cv, (long long)json_integer_value(runs_needed));
+	return runs_needed;
+}
+
 /* One measure's verdict, from compare_benchmarks' statistics. */
 static json_t *verdict_of(json_t *doc, const char *id, const char *measure, double threshold,
 			  double max_cv, size_t runs)
@@ -444,56 +489,31 @@ static json_t *verdict_of(json_t *doc, const char *id, const char *measure, doub
 	char bn[128], cn[128];
 	struct pl_bench_query q = {.baseline_id = id, .candidate_id = id, .baseline_name = bn,
 				   .candidate_name = cn, .threshold_percent = threshold, .limit = 1};
-	json_t *res = NULL, *r, *bb, *cb, *ci, *mw;
+	json_t *res = NULL, *r, *bb, *ci, *mw, *out;
 	struct pl_error err;
 	size_t end, total;
-	const char *status, *verdict;
+	const char *verdict;
 	double cvb, cvc, worst;
 	json_t *runs_needed = json_null(), *reason;
 
 	snprintf(bn, sizeof(bn), "baseline %s", measure);
 	snprintf(cn, sizeof(cn), "candidate %s", measure);
 	bb = bench_named(doc, bn);
-	cb = bench_named(doc, cn);
 	cvb = cv_percent(json_object_get(bb, "values"));
-	cvc = cv_percent(json_object_get(cb, "values"));
-	if (pl_bench_compare(doc, doc, &q, &res, &end, &total, &err) != PL_OK) {
-		return json_pack("{s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:{s:o,s:o},s:n}", "measure", measure,
-			"verdict", "insufficient_data", "reason", err.text,
-			"unit", json_string_value(json_object_get(bb, "unit")) ? json_string_value(json_object_get(bb, "unit")) : "",
-			"direction", json_string_value(json_object_get(bb, "direction")) ?
-				json_string_value(json_object_get(bb, "direction")) : "lower_is_better",
-			"baseline_median", "candidate_median", "ratio_of_medians", "confidence_interval", "p_value",
-			"cv_percent", "baseline", num_or_null(cvb), "candidate", num_or_null(cvc), "runs_to_resolve");
-	}
+	cvc = cv_percent(json_object_get(bench_named(doc, cn), "values"));
+	if (pl_bench_compare(doc, doc, &q, &res, &end, &total, &err) != PL_OK)
+		return verdict_uncompared(measure, bb, err.text, cvb, cvc);
 	r = json_array_get(json_object_get(res, "results"), 0);
-	status = json_string_value(json_object_get(r, "status"));
 	reason = json_copy(json_object_get(r, "reason"));
-	if (strcmp(status, "candidate_improvement") == 0)
-		verdict = "improvement";
-	else if (strcmp(status, "candidate_regression") == 0)
-		verdict = "regression";
-	else if (strcmp(status, "no_material_change") == 0)
-		verdict = "no_difference";
-	else
-		verdict = "insufficient_data";
+	verdict = verdict_name(json_string_value(json_object_get(r, "status")));
 	worst = isfinite(cvb) && (!isfinite(cvc) || cvb >= cvc) ? cvb : cvc;
 	if (strcmp(verdict, "no_difference") == 0 && isfinite(worst) && worst > max_cv) {
-		/* The median's spread shrinks as 1/sqrt(runs): runs * (cv/bound)^2
-		 * a side would spread like the bound's cv does at `runs`. */
-		double need = ceil((double)runs * (worst / max_cv) * (worst / max_cv));
-		if (need < (double)runs + 1)
-			need = (double)runs + 1;
 		verdict = "too_noisy";
-		runs_needed = json_integer(need > RUNS_TO_RESOLVE_MAX ? RUNS_TO_RESOLVE_MAX : (json_int_t)need);
-		json_decref(reason);
-		reason = json_sprintf("undecided, and the spread (coefficient of variation %.1f%%) passes max_cv_percent "
-				      "%.1f%%: about %lld runs a side would bring it down to the bound's effect, or quiet the machine",
-				      worst, max_cv, (long long)json_integer_value(runs_needed));
+		runs_needed = too_noisy(worst, max_cv, runs, &reason);
 	}
 	ci = json_object_get(r, "confidence_interval");
 	mw = json_object_get(r, "mann_whitney");
-	json_t *out = json_pack("{s:s,s:s,s:o,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:o,s:o},s:o}", "measure", measure,
+	out = json_pack("{s:s,s:s,s:o,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:o,s:o},s:o}", "measure", measure,
 		"verdict", verdict, "reason", reason, "unit", json_object_get(r, "unit"),
 		"direction", json_object_get(r, "direction"),
 		"baseline_median", json_object_get(json_object_get(r, "baseline"), "median"),
