@@ -170,6 +170,51 @@ static bool compressed(const char *path, const struct pl_limits *lim)
 	return z;
 }
 
+/* The native reader on `path`, with the binary finder and digest cache
+ * set for the call: PL_ERR_UNSUPPORTED when it cannot read such a file. */
+static enum pl_err read_natively(struct pl_profile *p, const char *path, const struct pl_perf_data_opts *o,
+				 bool in_memory, struct pl_error *err)
+{
+	/* One that is gone or another build here from where symbolize finds
+	 * binaries (first when a sysroot or module map says the recording is
+	 * of another machine's files). */
+	struct finder fd = {o->sym, {NULL, 0, o->debuginfod_cache, 0}, NULL, ""};
+	enum pl_err rc;
+
+	/* With srcline every frame keeps its address, as perf_data.c does. */
+	p->keep_addrs = o->srcline;
+	/* A DWARF chain through a binary that moved is unwound from perf's
+	 * build-id cache copy, as perf script finds it. */
+	pd_read_set_buildid_dir(o->buildid_dir);
+	if (finder_useful(o->sym)) {
+		fd.dbg.urls = o->sym->debuginfod_urls;
+		fd.dbg.timeout_ms = o->sym->debuginfod_timeout_ms;
+		pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
+	}
+	pd_read_set_digest_cache(o->digest_cache);
+	rc = in_memory ? read_in_memory(p, path, o, err)
+		       : pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots, o->nallowed_roots, err);
+	pd_read_set_digest_cache(NULL);
+	pd_read_set_binary_finder(NULL, NULL, false);
+	pl_symbolizer_free(fd.sym);
+	return rc;
+}
+
+/* The native reader refused `path` (err says why) and perf script may not
+ * stand in: forced native, or a session chunk or compressed file, which
+ * perf script cannot read.  The refusal, naming the fix. */
+static enum pl_err native_refusal(const char *path, const struct pl_perf_data_opts *o, bool in_memory,
+				  enum pl_err rc, const char *why, struct pl_error *err)
+{
+	char hint[sizeof(err->hint)];
+
+	snprintf(hint, sizeof(hint), "%s", in_memory && !o->session_chunk
+		 ? "decompress it (zstd -d or gunzip) and analyze the perf.data, which perf script reads"
+		 : err->hint);
+	return pl_fail(err, rc, hint, "the native perf.data reader does not support %s in '%s'",
+		       why, PL_ESC_MSG(path));
+}
+
 enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 				const struct pl_perf_data_opts *given, struct pl_error *err)
 {
@@ -179,6 +224,7 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 	static char kallsyms_copy[4096];
 	char why[512];
 	enum pl_err rc;
+	bool in_memory;
 
 	if (!given->kallsyms && given->kallsyms_copy_root) {
 		with_copy = *given;
@@ -186,47 +232,18 @@ enum pl_err tool_perf_data_read(struct pl_profile *p, const char *path,
 							sizeof(kallsyms_copy));
 		o = &with_copy;
 	}
-
 	/* perf script reads neither: a chunk adds to those before it, and
 	 * perf reads no compressed perf.data */
-	bool in_memory = o->session_chunk || compressed(path, &p->limits);
+	in_memory = o->session_chunk || compressed(path, &p->limits);
 	if (force && strcmp(force, "perf-script") == 0 && !in_memory) {
 		snprintf(why, sizeof(why), "PERFLENS_PERF_DATA_READER=perf-script asked for it");
 	} else {
-		/* With srcline every frame keeps its address, as perf_data.c does. */
-		p->keep_addrs = o->srcline;
-		/* A DWARF chain through a binary that moved is unwound from
-		 * perf's build-id cache copy, as perf script finds it. */
-		pd_read_set_buildid_dir(o->buildid_dir);
-		/* And one that is gone or another build here from where
-		 * symbolize finds binaries (first when a sysroot or module map
-		 * says the recording is of another machine's files). */
-		struct finder fd = {o->sym, {NULL, 0, o->debuginfod_cache, 0}, NULL, ""};
-		if (finder_useful(o->sym)) {
-			fd.dbg.urls = o->sym->debuginfod_urls;
-			fd.dbg.timeout_ms = o->sym->debuginfod_timeout_ms;
-			pd_read_set_binary_finder(find_binary, &fd, o->sym->sysroot || o->sym->nmodule_maps);
-		}
-		pd_read_set_digest_cache(o->digest_cache);
-		rc = in_memory ? read_in_memory(p, path, o, err)
-				      : pd_read_profile_in(p, path, o->kallsyms, NULL, o->allowed_roots,
-							   o->nallowed_roots, err);
-		pd_read_set_digest_cache(NULL);
-		pd_read_set_binary_finder(NULL, NULL, false);
-		pl_symbolizer_free(fd.sym);
-		if (rc != PL_ERR_UNSUPPORTED)
+		if ((rc = read_natively(p, path, o, in_memory, err)) != PL_ERR_UNSUPPORTED)
 			return rc;
-		/* The refusal's text is what the native reader does not support;
-		 * perf script cannot add to the chunks of a session before it. */
+		/* The refusal's text is what the native reader does not support. */
 		snprintf(why, sizeof(why), "%s", err->text);
-		if ((force && strcmp(force, "native") == 0) || in_memory) {
-			char hint[sizeof(err->hint)];
-			snprintf(hint, sizeof(hint), "%s", in_memory && !o->session_chunk
-				 ? "decompress it (zstd -d or gunzip) and analyze the perf.data, which perf script reads"
-				 : err->hint);
-			return pl_fail(err, rc, hint, "the native perf.data reader does not support %s in '%s'",
-				       why, PL_ESC_MSG(path));
-		}
+		if ((force && strcmp(force, "native") == 0) || in_memory)
+			return native_refusal(path, o, in_memory, rc, why, err);
 	}
 	if (!o->perf_path)
 		return pl_fail(err, PL_ERR_UNSUPPORTED,
