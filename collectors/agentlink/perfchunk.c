@@ -20,9 +20,9 @@ enum { REC_SAMPLE = 9, REC_HEADER_ATTR = 64, REC_TRACING_DATA = 66, REC_AUXTRACE
 
 struct framer {
 	unsigned char head[16];
-	size_t head_len;          /* of the pipe header, then of a record header */
+	size_t head_len;          /* bytes of the pipe header gathered */
 	unsigned char rec[8];
-	size_t rec_len;
+	size_t rec_len;           /* bytes of the current record header gathered */
 	size_t skip;              /* bytes of the current record still to pass */
 	bool swap;
 	bool started;             /* the pipe header was whole and right */
@@ -81,35 +81,37 @@ static int record_header(struct framer *f, char *why, size_t cap)
 	return 0;
 }
 
+/* Copy into `buf` (holding *have of `want` bytes) what of the piece it
+ * still lacks; the bytes taken. */
+static size_t gather(unsigned char *buf, size_t *have, size_t want, const unsigned char *p, size_t n)
+{
+	size_t take = n < want - *have ? n : want - *have;
+
+	memcpy(buf + *have, p, take);
+	*have += take;
+	return take;
+}
+
 static int frame_piece(void *arg, const unsigned char *p, size_t n, char *why, size_t cap)
 {
 	struct framer *f = arg;
 
 	while (n > 0) {
+		size_t take;
 		if (!f->started) {
-			size_t take = n < 16 - f->head_len ? n : 16 - f->head_len;
-			memcpy(f->head + f->head_len, p, take);
-			f->head_len += take;
-			p += take;
-			n -= take;
-			if (f->head_len == 16 && pipe_header(f, why, cap) < 0)
+			take = gather(f->head, &f->head_len, sizeof(f->head), p, n);
+			if (f->head_len == sizeof(f->head) && pipe_header(f, why, cap) < 0)
 				return -1;
-			continue;
-		}
-		if (f->skip > 0) {
-			size_t take = n < f->skip ? n : f->skip;
+		} else if (f->skip > 0) {
+			take = n < f->skip ? n : f->skip;
 			f->skip -= take;
-			p += take;
-			n -= take;
-			continue;
+		} else {
+			take = gather(f->rec, &f->rec_len, sizeof(f->rec), p, n);
+			if (f->rec_len == sizeof(f->rec) && record_header(f, why, cap) < 0)
+				return -1;
 		}
-		size_t take = n < 8 - f->rec_len ? n : 8 - f->rec_len;
-		memcpy(f->rec + f->rec_len, p, take);
-		f->rec_len += take;
 		p += take;
 		n -= take;
-		if (f->rec_len == 8 && record_header(f, why, cap) < 0)
-			return -1;
 	}
 	return 0;
 }
