@@ -1,6 +1,7 @@
 /* link_int.h - what the agent link's files share (internal to
- * collectors/agentlink/): the wire (wire.c), the spool (spool.c) and the
- * devices and their threads (link.c).
+ * collectors/agentlink/): the wire (wire.c, perfchunk.c), the spool
+ * (spool.c) and the log (log.c), which the devices and their threads
+ * (link.c) use; none of them calls back into link.c.
  */
 #ifndef COLL_LINK_INT_H
 #define COLL_LINK_INT_H
@@ -151,7 +152,9 @@ void spool_now_iso(char *out, size_t cap);
  * `owner` (a session or device id).  True then. */
 bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e);
 
-/* "perflens-mcp: agent link: ..." on stderr. */
+/* ------------------------------------------------------------- the log */
+
+/* "perflens-mcp: agent link: ..." on stderr (log.c). */
 void coll_link_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

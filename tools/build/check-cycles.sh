@@ -85,6 +85,6 @@ END {
 		for (i = 1; i <= n; i++) if (!(names[i] in files)) mine = 0
 		if (mine) print "check-cycles: no longer a cycle, remove it from " allowfile ": " a
 	}
-	if (!bad) print "check-cycles: " ngroups " known cycle group(s), no new one"
+	if (!bad) print "check-cycles: " ngroups + 0 " known cycle group(s), no new one"
 	exit bad
 }'
