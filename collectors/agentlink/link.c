@@ -21,6 +21,14 @@
  * the read-only tools read.  Nothing here logs or stores a pairing code
  * or a proof.
  *
+ * Waits: a thread that waits for a device (an answer, the end of the
+ * handshake, a session finalized, the reader's end) sleeps on the
+ * device's condition variable, broadcast under its lock wherever that
+ * state changes; coll_link_stop waits on the link's for the readers.
+ * Each wait keeps its bound (CLOCK_MONOTONIC deadlines).  Only the
+ * servicer still looks every 15 ms: its requests are files that other
+ * processes write.
+ *
  * Sessions: one is opened at a device's first chunk or metrics frame; a
  * start that finds chunks in it opens a new one; a stop finalizes it
  * STOP_GRACE_MS after the agent's answer (a chunk flushed around the stop
@@ -87,7 +95,8 @@ struct device {
 	char code[256];          /* outbound: the code the call gave; wiped after use */
 	/* Under dev->lock: */
 	pthread_mutex_t lock, send_lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;     /* broadcast on every change a thread may wait for:
+				  * an answer, the state, the session closed, the reader's end */
 	char state[24];          /* handshake connected profiling paused rejected disconnected */
 	char reason[256];
 	bool authed, legacy, maps, counters, perf_data;
@@ -122,6 +131,8 @@ static struct {
 	struct device *devices[MAX_DEVICES];   /* current and draining connections */
 	size_t ndevices;
 	unsigned active_requests;
+	pthread_cond_t cond;     /* with lock: a reader ended, or stopping was set */
+	bool cond_made;
 } link_ = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
 static long long mono_ms(void)
@@ -130,6 +141,27 @@ static long long mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Every condition variable here runs on CLOCK_MONOTONIC, the clock of
+ * mono_ms(): a deadline is a mono_ms() value, whatever the wall clock does. */
+static void cond_init_mono(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* Wait on `cond` (holding `mu`) until it is signalled or `deadline_ms`
+ * (mono_ms) passes; the caller checks its condition again either way. */
+static void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, long long deadline_ms)
+{
+	struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
+
+	pthread_cond_timedwait(cond, mu, &ts);
 }
 
 /* ----------------------------------------------------------- the config */
@@ -401,6 +433,7 @@ static void close_spool_locked(struct device *d)
 		snprintf(d->last_session, sizeof(d->last_session), "%s", d->spool.id);
 	d->have_spool = false;
 	d->stop_at_ms = 0;
+	pthread_cond_broadcast(&d->cond);  /* a stop waits for its session's end */
 }
 
 /* ------------------------------------------------------------ commands */
@@ -478,16 +511,8 @@ static json_t *device_command(struct device *d, const char *cmd, json_t *args, u
 	if (slot < 0)
 		return NULL;
 	pthread_mutex_lock(&d->lock);
-	while (!d->pend[slot].done && !d->reader_done && mono_ms() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
-	}
+	while (!d->pend[slot].done && !d->reader_done && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);
 	if (d->pend[slot].done) {
 		answer = d->pend[slot].answer;
 		d->pend[slot].answer = NULL;
@@ -1250,6 +1275,9 @@ static void *reader_main(void *arg)
 	pthread_mutex_unlock(&d->lock);
 	shutdown(fd, SHUT_RDWR);
 	close(fd);
+	pthread_mutex_lock(&link_.lock);
+	pthread_cond_broadcast(&link_.cond);  /* coll_link_stop waits for every reader */
+	pthread_mutex_unlock(&link_.lock);
 	dev_unref(d);  /* the reader's own reference */
 	return NULL;
 }
@@ -1276,7 +1304,7 @@ static struct device *dev_new(int fd, const char *address, unsigned port, bool o
 	spool_now_iso(d->connected_at, sizeof(d->connected_at));
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->send_lock, NULL);
-	pthread_cond_init(&d->cond, NULL);
+	cond_init_mono(&d->cond);
 	d->refs = 2;
 	link_.devices[link_.ndevices++] = d;
 	pthread_mutex_unlock(&link_.lock);
@@ -1411,8 +1439,10 @@ static json_t *op_connect(json_t *req)
 		 * new one starts, bounded at 10 s. */
 		shutdown(old->fd, SHUT_RDWR);
 		deadline = mono_ms() + 10000;
-		while (!__atomic_load_n(&old->reader_done, __ATOMIC_ACQUIRE) && mono_ms() < deadline)
-			usleep(20000);
+		pthread_mutex_lock(&old->lock);
+		while (!old->reader_done && mono_ms() < deadline)
+			cond_wait_until(&old->cond, &old->lock, deadline);
+		pthread_mutex_unlock(&old->lock);
 		dev_unref(old);
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -1446,11 +1476,8 @@ static json_t *op_connect(json_t *req)
 	}
 	pthread_mutex_lock(&d->lock);
 	deadline = mono_ms() + HANDSHAKE_MS + 2000;
-	while (strcmp(d->state, "handshake") == 0 && mono_ms() < deadline) {
-		pthread_mutex_unlock(&d->lock);
-		usleep(10000);
-		pthread_mutex_lock(&d->lock);
-	}
+	while (strcmp(d->state, "handshake") == 0 && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);  /* dev_set_state broadcasts */
 	if (strcmp(d->state, "connected") == 0)
 		answer = json_pack("{s:b,s:o}", "ok", 1, "device", dev_json(d));
 	else
@@ -1577,11 +1604,8 @@ static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 		pthread_mutex_lock(&d->lock);
 		if (d->have_spool)
 			snprintf(sid, sizeof(sid), "%s", d->spool.id);
-		while (d->have_spool && strcmp(d->spool.id, sid) == 0 && !d->reader_done && mono_ms() < until) {
-			pthread_mutex_unlock(&d->lock);
-			usleep(20000);
-			pthread_mutex_lock(&d->lock);
-		}
+		while (d->have_spool && strcmp(d->spool.id, sid) == 0 && !d->reader_done && mono_ms() < until)
+			cond_wait_until(&d->cond, &d->lock, until);  /* close_spool_locked broadcasts */
 		pthread_mutex_unlock(&d->lock);
 		json_object_set_new(a, "session", sid[0] ? json_string(sid) : json_null());
 	}
@@ -1619,12 +1643,9 @@ static json_t *op_disconnect(json_t *req)
 	shutdown(__atomic_load_n(&d->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
 	deadline = mono_ms() + 10000;
 	pthread_mutex_lock(&d->lock);
-	while (!d->reader_done && mono_ms() < deadline) {
-		/* reader_done is the reader thread's, set under the lock */
-		pthread_mutex_unlock(&d->lock);
-		usleep(20000);
-		pthread_mutex_lock(&d->lock);
-	}
+	/* reader_done is the reader thread's, set under the lock and broadcast */
+	while (!d->reader_done && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);
 	snprintf(d->reason, sizeof(d->reason), "disconnected by disconnect_device");
 	snprintf(d->state, sizeof(d->state), "disconnected");
 	dev_publish_locked(d);
@@ -1744,7 +1765,14 @@ static void *servicer_main(void *arg)
 		pthread_attr_t attr;
 
 		if (!req) {
-			usleep(15000);
+			/* The requests come as files from other processes: nothing
+			 * here can signal them, so the folder is looked at every
+			 * 15 ms; only a stop cuts the wait short. */
+			long long until = mono_ms() + 15;
+			pthread_mutex_lock(&link_.lock);
+			while (!__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE) && mono_ms() < until)
+				cond_wait_until(&link_.cond, &link_.lock, until);
+			pthread_mutex_unlock(&link_.lock);
 			continue;
 		}
 		pthread_mutex_lock(&link_.lock);
@@ -1818,6 +1846,10 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 
 	if (link_.running)
 		return PL_OK;
+	if (!link_.cond_made) {
+		cond_init_mono(&link_.cond);
+		link_.cond_made = true;
+	}
 	link_.cfg = *cfg;
 	__atomic_store_n(&link_.stopping, false, __ATOMIC_RELEASE);
 	if (!cfg->artifact_root)
@@ -1853,6 +1885,16 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 	return PL_OK;
 }
 
+/* Readers that have not ended yet (under link_.lock). */
+static size_t readers_live_locked(void)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < link_.ndevices; i++)
+		live += !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE);
+	return live;
+}
+
 unsigned coll_link_port(void)
 {
 	return link_.port;
@@ -1864,7 +1906,10 @@ void coll_link_stop(void)
 
 	if (!link_.running)
 		return;
+	pthread_mutex_lock(&link_.lock);
 	__atomic_store_n(&link_.stopping, true, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&link_.cond);  /* the servicer's wait */
+	pthread_mutex_unlock(&link_.lock);
 	if (link_.have_listener)
 		pthread_join(link_.listener, NULL);
 	if (link_.have_servicer)
@@ -1872,18 +1917,10 @@ void coll_link_stop(void)
 	pthread_mutex_lock(&link_.lock);
 	for (size_t i = 0; i < link_.ndevices; i++)
 		shutdown(__atomic_load_n(&link_.devices[i]->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
+	/* Readers finalize their sessions and leave (each broadcasts). */
+	while (readers_live_locked() && mono_ms() < deadline)
+		cond_wait_until(&link_.cond, &link_.lock, deadline);
 	pthread_mutex_unlock(&link_.lock);
-	/* Readers finalize their sessions and leave. */
-	for (;;) {
-		size_t live = 0;
-		pthread_mutex_lock(&link_.lock);
-		for (size_t i = 0; i < link_.ndevices; i++)
-			live += !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE);
-		pthread_mutex_unlock(&link_.lock);
-		if (!live || mono_ms() > deadline)
-			break;
-		usleep(20000);
-	}
 	if (link_.listen_fd >= 0)
 		close(link_.listen_fd);
 	link_.listen_fd = -1;
