@@ -137,7 +137,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	s->live = true;
 }
 
-static bool make_dir_why(struct spool *s, struct pl_error *err)
+static bool make_dir_err(struct spool *s, struct pl_error *err)
 {
 	if (s->dir_made)
 		return true;
@@ -152,17 +152,17 @@ static bool make_dir(struct spool *s)
 {
 	struct pl_error err;
 
-	return make_dir_why(s, &err);
+	return make_dir_err(s, &err);
 }
 
-bool spool_make_dir_now(struct spool *s, char *why, size_t cap)
+enum pl_err spool_make_dir_now(struct spool *s, struct pl_error *err)
 {
-	struct pl_error err = {0};
+	struct pl_error made = {0};
 
-	if (make_dir_why(s, &err))
-		return true;
-	snprintf(why, cap, "cannot make the session folder %s/%s: %s", COLL_SESSIONS_DIR, s->id, err.text);
-	return false;
+	if (make_dir_err(s, &made))
+		return PL_OK;
+	return pl_fail(err, PL_ERR_OUTPUT, "make the artifact root's sessions folder writable (or free space there)",
+		       "cannot make the session folder %s/%s: %s", COLL_SESSIONS_DIR, s->id, made.text);
 }
 
 static json_t *metadata_json(const struct spool *s, bool recovered)
@@ -217,54 +217,52 @@ void spool_write_metadata(struct spool *s)
 
 /* Is the fleet spool full (the fleet store's publisher says so in
  * FLEET_FULL_FILE under the artifact root, collectors/fleet/store.h)?
- * Its sentence into why. */
-static bool fleet_full(char *why, size_t cap)
+ * PL_ERR_LIMIT with its sentence then. */
+static enum pl_err fleet_full(struct pl_error *err)
 {
-	char path[4300];
+	char path[4300], said[300];
 	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", spool_root, FLEET_FULL_FILE);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, why, cap - 1);
+		return PL_OK;
+	n = read(fd, said, sizeof(said) - 1);
 	close(fd);
-	why[n > 0 ? n : 0] = '\0';
-	if (n <= 0)
-		snprintf(why, cap, "the fleet spool is full");
-	return true;
+	said[n > 0 ? n : 0] = '\0';
+	return pl_fail(err, PL_ERR_LIMIT, NULL, "%s", n > 0 ? said : "the fleet spool is full");
 }
 
-bool spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix, long long text_bytes,
-		 char *why, size_t why_cap)
+enum pl_err spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix,
+			unsigned long long text_bytes, struct pl_error *err)
 {
-	char name[64], path[4300], full[300];
+	char name[64], path[4300];
 	unsigned index;
+	enum pl_err rc;
 	int e;
 
-	if (fleet_full(full, sizeof(full))) {
+	if ((rc = fleet_full(err))) {
 		/* Not written: the chunks already waiting for the fleet store
 		 * keep their place; this one is a gap that says why. */
-		snprintf(why, why_cap, "%s", full);
-		spool_gap(s, full);
-		return false;
+		spool_gap(s, err->text);
+		return rc;
 	}
 	index = s->next_chunk++;
 	snprintf(name, sizeof(name), "chunk_%05u.%s", index, suffix);
 	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	e = make_dir(s) ? coll_write_file_atomic(path, p, n, 0644, true) : (errno ? errno : EIO);
 	if (e) {
-		snprintf(why, why_cap, "%s could not be written: %s", name, strerror(e));
+		rc = pl_fail(err, PL_ERR_OUTPUT, NULL, "%s could not be written: %s", name, strerror(e));
 		json_array_append_new(s->gaps, json_pack("{s:i,s:s}", "chunk", (int)index,
 							 "reason", strerror(e)));
 	} else {
 		s->chunks++;
 		s->wire_bytes += n;
-		s->text_bytes += (unsigned long long)text_bytes;
+		s->text_bytes += text_bytes;
 		spool_now_iso(s->last_chunk, sizeof(s->last_chunk));
 	}
 	spool_write_metadata(s);
-	return e == 0;
+	return rc;
 }
 
 void spool_gap(struct spool *s, const char *reason)
