@@ -689,6 +689,90 @@ static void note_capture_end_locked(struct device *d, json_t *a)
 	}
 }
 
+/* A start the agent took (under dev->lock). */
+static void started_locked(struct device *d, json_t *a)
+{
+	json_decref(d->capture);
+	d->capture = json_incref(a);
+	json_object_del(d->capture, "id");
+	if (d->have_spool) {
+		json_decref(d->spool.capture);
+		d->spool.capture = json_incref(d->capture);
+		d->spool.capture_t0_ms = mono_ms();
+		json_decref(d->spool.counters_at_start);
+		d->spool.counters_at_start = d->counters && d->status_counters
+			? json_deep_copy(d->status_counters) : NULL;
+		spool_write_metadata(&d->spool);
+	}
+	snprintf(d->state, sizeof(d->state), "profiling");
+}
+
+/* A stop the agent took, with its counters (or NULL): the session is
+ * finalized after the grace (under dev->lock). */
+static void stopped_locked(struct device *d, json_t *counters)
+{
+	snprintf(d->state, sizeof(d->state), "connected");
+	if (d->have_spool) {
+		if (json_is_object(counters)) {
+			json_decref(d->spool.counters);
+			d->spool.counters = json_incref(counters);
+		}
+		if (d->auto_stop_s > 0)
+			snprintf(d->spool.ended, sizeof(d->spool.ended),
+				 "by its duration_seconds (%lld s): the server stopped it", (long long)d->auto_stop_s);
+		capture_ended_locked(d, counters);
+		d->stop_at_ms = mono_ms();
+	}
+	d->auto_stop_s = 0;
+}
+
+/* A pause (`paused`) or a resume the agent took (under dev->lock). */
+static void paused_locked(struct device *d, bool paused)
+{
+	struct spool *s = &d->spool;
+
+	snprintf(d->state, sizeof(d->state), "%s", paused ? "paused" : "profiling");
+	if (!d->have_spool)
+		return;
+	if (paused && s->capture_t0_ms && !s->paused_at_ms) {
+		s->paused_at_ms = mono_ms();
+		record_seed_tail_locked(d, s->paused_at_ms, "pause");
+	} else if (!paused && s->paused_at_ms) {
+		s->resumed_ms = mono_ms();
+		s->paused_total_ms += s->resumed_ms - s->paused_at_ms;
+		s->paused_at_ms = 0;
+	}
+}
+
+/* A status or reprobe answer: the max sample rate, what perf can do, and
+ * (a status) whether a capture ended on the device (under dev->lock). */
+static void status_locked(struct device *d, const char *cmd, json_t *a)
+{
+	bool status = strcmp(cmd, "status") == 0;
+	json_t *rate = json_object_get(a, "max_sample_rate");
+	json_t *caps = status ? json_object_get(a, "capabilities") : a, *pc = json_object_get(a, "perf_caps");
+
+	if (!rate)
+		rate = json_object_get(a, "perf_event_max_sample_rate");
+	if (!rate)
+		rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
+	if (json_integer_value(rate) > 0)
+		d->max_rate = json_integer_value(rate);
+	d->status_seen = true;
+	if (status)
+		note_capture_end_locked(d, a);
+	if (status && json_is_object(pc)) {
+		json_decref(d->perf_caps);
+		d->perf_caps = json_deep_copy(pc);
+	}
+	if (json_is_object(caps)) {
+		json_decref(d->capabilities);
+		d->capabilities = json_deep_copy(caps);
+		json_object_del(d->capabilities, "id");
+		json_object_del(d->capabilities, "ok");
+	}
+}
+
 /* What an answer to `cmd` changes in the device (under dev->lock). */
 static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 {
@@ -700,73 +784,14 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 	}
 	if (!json_is_true(json_object_get(a, "ok")))
 		return;
-	if (strcmp(cmd, "start") == 0) {
-		json_decref(d->capture);
-		d->capture = json_incref(a);
-		json_object_del(d->capture, "id");
-		if (d->have_spool) {
-			json_decref(d->spool.capture);
-			d->spool.capture = json_incref(d->capture);
-			d->spool.capture_t0_ms = mono_ms();
-			json_decref(d->spool.counters_at_start);
-			d->spool.counters_at_start = d->counters && d->status_counters
-				? json_deep_copy(d->status_counters) : NULL;
-			spool_write_metadata(&d->spool);
-		}
-		snprintf(d->state, sizeof(d->state), "profiling");
-	} else if (strcmp(cmd, "stop") == 0) {
-		snprintf(d->state, sizeof(d->state), "connected");
-		if (d->have_spool) {
-			if (json_is_object(counters)) {
-				json_decref(d->spool.counters);
-				d->spool.counters = json_incref(counters);
-			}
-			if (d->auto_stop_s > 0)
-				snprintf(d->spool.ended, sizeof(d->spool.ended),
-					 "by its duration_seconds (%lld s): the server stopped it",
-					 (long long)d->auto_stop_s);
-			capture_ended_locked(d, counters);
-			d->stop_at_ms = mono_ms();
-		}
-		d->auto_stop_s = 0;
-	} else if (strcmp(cmd, "pause") == 0) {
-		snprintf(d->state, sizeof(d->state), "paused");
-		if (d->have_spool && d->spool.capture_t0_ms && !d->spool.paused_at_ms) {
-			d->spool.paused_at_ms = mono_ms();
-			record_seed_tail_locked(d, d->spool.paused_at_ms, "pause");
-		}
-	} else if (strcmp(cmd, "resume") == 0) {
-		snprintf(d->state, sizeof(d->state), "profiling");
-		if (d->have_spool && d->spool.paused_at_ms) {
-			d->spool.resumed_ms = mono_ms();
-			d->spool.paused_total_ms += d->spool.resumed_ms - d->spool.paused_at_ms;
-			d->spool.paused_at_ms = 0;
-		}
-	}
-	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0) {
-		json_t *rate = json_object_get(a, "max_sample_rate");
-		if (!rate)
-			rate = json_object_get(a, "perf_event_max_sample_rate");
-		if (!rate)
-			rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
-		if (json_integer_value(rate) > 0)
-			d->max_rate = json_integer_value(rate);
-		d->status_seen = true;
-		if (strcmp(cmd, "status") == 0)
-			note_capture_end_locked(d, a);
-		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
-		json_t *pc = json_object_get(a, "perf_caps");
-		if (strcmp(cmd, "status") == 0 && json_is_object(pc)) {
-			json_decref(d->perf_caps);
-			d->perf_caps = json_deep_copy(pc);
-		}
-		if (json_is_object(caps)) {
-			json_decref(d->capabilities);
-			d->capabilities = json_deep_copy(caps);
-			json_object_del(d->capabilities, "id");
-			json_object_del(d->capabilities, "ok");
-		}
-	}
+	if (strcmp(cmd, "start") == 0)
+		started_locked(d, a);
+	else if (strcmp(cmd, "stop") == 0)
+		stopped_locked(d, counters);
+	else if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)
+		paused_locked(d, strcmp(cmd, "pause") == 0);
+	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0)
+		status_locked(d, cmd, a);
 	dev_publish_locked(d);
 }
 

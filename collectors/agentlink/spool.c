@@ -440,72 +440,92 @@ bool spool_close(struct spool *s)
 
 /* ------------------------------------------------------------ the sweep */
 
-/* Rebuild and finalize one session folder a killed server left. */
-static void recover(const char *root, const char *id)
-{
-	char dir[4400], path[4800], rel[400];
-	unsigned chunks = 0, maps = 0, last = 0;
-	unsigned long long bytes = 0;
-	bool any = false, has_metrics = false;
-	json_t *old, *m;
-	struct dirent *de;
-	DIR *d;
+/* What a killed server's session folder holds. */
+struct found {
+	unsigned chunks, maps, next;   /* next: one past the highest chunk index */
+	unsigned long long bytes;
+	bool metrics;
+};
 
-	snprintf(dir, sizeof(dir), "%s/%s/%s", root, COLL_SESSIONS_DIR, id);
-	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, id);
-	old = coll_read_json(root, rel, 16u << 20);
-	if (old && json_is_false(json_object_get(old, "live"))) {
-		json_decref(old);
-		return;  /* finalized, by us or by the seed */
-	}
-	if (!(d = opendir(dir))) {
-		json_decref(old);
-		return;
-	}
+/* Count the folder's chunks, maps and metrics; the temps a killed writer
+ * left (only they start with '.' here) are removed.  False when the
+ * folder cannot be read. */
+static bool scan_session(const char *dir, struct found *f)
+{
+	char path[4800];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	memset(f, 0, sizeof(*f));
+	if (!d)
+		return false;
 	while ((de = readdir(d))) {
 		unsigned idx;
 		struct stat sb;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (de->d_name[0] == '.') {
-			/* Only temps start with '.' here: a chunk or metadata the
-			 * killed server was writing. */
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 				unlink(path);
 			continue;
 		}
 		if (sscanf(de->d_name, "chunk_%u.", &idx) == 1 && stat(path, &sb) == 0) {
-			chunks++;
-			bytes += (unsigned long long)sb.st_size;
-			if (!any || idx + 1 > last)
-				last = idx + 1;
-			any = true;
+			f->chunks++;
+			f->bytes += (unsigned long long)sb.st_size;
+			if (idx + 1 > f->next)
+				f->next = idx + 1;
 		} else if (strncmp(de->d_name, "maps_", 5) == 0)
-			maps++;
+			f->maps++;
 		else if (strncmp(de->d_name, "metrics.json", 12) == 0)
-			has_metrics = true;
+			f->metrics = true;
 	}
 	closedir(d);
-	if (chunks == 0 && !has_metrics) {
-		json_decref(old);
-		remove_empty(dir);
-		return;
-	}
-	m = old && json_is_object(old) ? json_incref(old) : json_object();
+	return true;
+}
+
+/* The recovered session's metadata: the old one (`old`, borrowed, or
+ * NULL) with what the folder holds, finalized (new). */
+static json_t *recovered_metadata(json_t *old, const char *id, const struct found *f)
+{
+	json_t *m = json_is_object(old) ? json_incref(old) : json_object();
+
 	json_object_set_new(m, "session_id", json_string(id));
 	json_object_set_new(m, "live", json_false());
 	json_object_set_new(m, "recovered", json_true());
-	json_object_set_new(m, "chunks", json_integer(chunks));
-	json_object_set_new(m, "wire_bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(m, "maps_files", json_integer(maps));
-	if (!json_object_get(m, "next_chunk") || json_integer_value(json_object_get(m, "next_chunk")) < last)
-		json_object_set_new(m, "next_chunk", json_integer(last));
+	json_object_set_new(m, "chunks", json_integer(f->chunks));
+	json_object_set_new(m, "wire_bytes", json_integer((json_int_t)f->bytes));
+	json_object_set_new(m, "maps_files", json_integer(f->maps));
+	if (!json_object_get(m, "next_chunk") || json_integer_value(json_object_get(m, "next_chunk")) < f->next)
+		json_object_set_new(m, "next_chunk", json_integer(f->next));
 	if (!json_object_get(m, "gaps"))
 		json_object_set_new(m, "gaps", json_array());
 	if (!json_object_get(m, "version"))
 		json_object_set_new(m, "version", json_string(PL_VERSION));
+	return m;
+}
+
+/* Rebuild and finalize one session folder a killed server left. */
+static void recover(const char *root, const char *id)
+{
+	char dir[4400], rel[400], rel_dir[300];
+	struct found f;
+	json_t *old, *m;
+
+	snprintf(dir, sizeof(dir), "%s/%s/%s", root, COLL_SESSIONS_DIR, id);
+	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, id);
+	old = coll_read_json(root, rel, 16u << 20);
+	if ((old && json_is_false(json_object_get(old, "live"))) || !scan_session(dir, &f)) {
+		json_decref(old);
+		return;  /* finalized (by us or by the seed), or unreadable */
+	}
+	if (f.chunks == 0 && !f.metrics) {
+		json_decref(old);
+		remove_empty(dir);
+		return;
+	}
+	m = recovered_metadata(old, id, &f);
 	set_spool_root(root);
-	snprintf(path, sizeof(path), "%s/%s", COLL_SESSIONS_DIR, id);
-	if (write_metrics_json(dir, path))
+	snprintf(rel_dir, sizeof(rel_dir), "%s/%s", COLL_SESSIONS_DIR, id);
+	if (write_metrics_json(dir, rel_dir))
 		coll_link_log("%s: recovered, but its metrics.json could not be written", id);
 	if (coll_write_json(root, rel, m))
 		coll_link_log("%s: recovered, but its metadata.json could not be written", id);
