@@ -9,7 +9,9 @@
  *                             {"request_id": R, "op", "device", "args"}
  *                             (mode 0600, renamed into place whole)
  *   devices/responses/R.json  the link's answer: {"ok": true, ...} or
- *                             {"ok": false, "error", "hint"}
+ *                             {"ok": false, "error", "hint", "code"?}
+ *                             (code: a pl_err_name, where the failure
+ *                             is the link's; none: the device refused)
  *   sessions/ID/              one session (see docs/agent-protocol.md)
  *
  * The worker writes the request, then polls for its response until its

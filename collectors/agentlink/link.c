@@ -21,6 +21,14 @@
  * the read-only tools read.  Nothing here logs or stores a pairing code
  * or a proof.
  *
+ * Waits: a thread that waits for a device (an answer, the end of the
+ * handshake, a session finalized, the reader's end) sleeps on the
+ * device's condition variable, broadcast under its lock wherever that
+ * state changes; coll_link_stop waits on the link's for the readers.
+ * Each wait keeps its bound (CLOCK_MONOTONIC deadlines).  Only the
+ * servicer still looks every 15 ms: its requests are files that other
+ * processes write.
+ *
  * Sessions: one is opened at a device's first chunk or metrics frame; a
  * start that finds chunks in it opens a new one; a stop finalizes it
  * STOP_GRACE_MS after the agent's answer (a chunk flushed around the stop
@@ -44,7 +52,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,9 +95,10 @@ struct device {
 	char code[256];          /* outbound: the code the call gave; wiped after use */
 	/* Under dev->lock: */
 	pthread_mutex_t lock, send_lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;     /* broadcast on every change a thread may wait for:
+				  * an answer, the state, the session closed, the reader's end */
 	char state[24];          /* handshake connected profiling paused rejected disconnected */
-	char reason[256];
+	char reason[320];        /* as long as a struct pl_error's text */
 	bool authed, legacy, maps, counters, perf_data;
 	json_t *hello, *capabilities, *capture, *status_counters;
 	json_t *perf_caps;       /* our agent's status.perf_caps (known at pairing), or NULL */
@@ -103,11 +111,11 @@ struct device {
 	json_int_t max_rate;     /* the agent's perf_event_max_sample_rate, 0 unknown */
 	bool status_seen;        /* a status answer came (max_rate is known if it said) */
 	unsigned long long chunks, text_bytes, wire_bytes, frames_dropped, metrics;
-	char last_drop[200], connected_at[40], last_chunk[40];
+	char last_drop[320], connected_at[40], last_chunk[40];
 	char last_session[128];  /* the session finalized last (stopped, auto-stopped, ended), or "" */
 	struct pending pend[MAX_PENDING];
 	unsigned next_cmd;
-	char send_failure[200];  /* why a send failed (the link is shut down then), or "" */
+	char send_failure[320];  /* why a send failed (the link is shut down then), or "" */
 	long long ping_sent_ms;  /* 0: none outstanding */
 	char ping_id[24];
 };
@@ -123,6 +131,8 @@ static struct {
 	struct device *devices[MAX_DEVICES];   /* current and draining connections */
 	size_t ndevices;
 	unsigned active_requests;
+	pthread_cond_t cond;     /* with lock: a reader ended, or stopping was set */
+	bool cond_made;
 } link_ = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
 static long long mono_ms(void)
@@ -133,15 +143,25 @@ static long long mono_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-void coll_link_log(const char *fmt, ...)
+/* Every condition variable here runs on CLOCK_MONOTONIC, the clock of
+ * mono_ms(): a deadline is a mono_ms() value, whatever the wall clock does. */
+static void cond_init_mono(pthread_cond_t *cond)
 {
-	va_list ap;
+	pthread_condattr_t attr;
 
-	va_start(ap, fmt);
-	fprintf(stderr, "perflens-mcp: agent link: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* Wait on `cond` (holding `mu`) until it is signalled or `deadline_ms`
+ * (mono_ms) passes; the caller checks its condition again either way. */
+static void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, long long deadline_ms)
+{
+	struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
+
+	pthread_cond_timedwait(cond, mu, &ts);
 }
 
 /* ----------------------------------------------------------- the config */
@@ -413,6 +433,7 @@ static void close_spool_locked(struct device *d)
 		snprintf(d->last_session, sizeof(d->last_session), "%s", d->spool.id);
 	d->have_spool = false;
 	d->stop_at_ms = 0;
+	pthread_cond_broadcast(&d->cond);  /* a stop waits for its session's end */
 }
 
 /* ------------------------------------------------------------ commands */
@@ -420,97 +441,93 @@ static void close_spool_locked(struct device *d)
 /* Send one command frame, bounded by the socket's SO_SNDTIMEO and
  * TCP_USER_TIMEOUT; a send that fails (the agent stopped reading for the
  * send bound, or the link broke) ends the link: the reason is kept for
- * the reader, which finalizes the session.  0 or -1 with `why`. */
-static int dev_send(struct device *d, const char *text, char *why, size_t cap)
+ * the reader, which finalizes the session. */
+static enum pl_err dev_send(struct device *d, const char *text, struct pl_error *err)
 {
-	int rc;
+	enum pl_err rc;
 
 	pthread_mutex_lock(&d->send_lock);
-	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), why, cap);
+	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), err);
 	pthread_mutex_unlock(&d->send_lock);
-	if (rc < 0) {
+	if (rc) {
 		pthread_mutex_lock(&d->lock);
 		if (!d->send_failure[0])
-			snprintf(d->send_failure, sizeof(d->send_failure), "%s", why);
+			snprintf(d->send_failure, sizeof(d->send_failure), "%s", err->text);
 		pthread_mutex_unlock(&d->lock);
 		shutdown(d->fd, SHUT_RDWR);
 	}
 	return rc;
 }
 
-/* Send {id, cmd, args} (args borrowed, may be NULL); the pending slot's
- * index, or -1 with `why`. */
-static int send_command(struct device *d, const char *cmd, json_t *args, bool async, char *why,
-			size_t cap)
+/* Send {id, cmd, args} (args borrowed, may be NULL); *slot gets the
+ * pending slot's index. */
+static enum pl_err send_command(struct device *d, const char *cmd, json_t *args, bool async, int *slot,
+				struct pl_error *err)
 {
 	char id[24];
 	json_t *msg;
 	char *text;
-	int slot = -1, rc;
+	enum pl_err rc;
 
+	*slot = -1;
 	pthread_mutex_lock(&d->lock);
-	for (int i = 0; i < MAX_PENDING && slot < 0; i++)
+	for (int i = 0; i < MAX_PENDING && *slot < 0; i++)
 		if (!d->pend[i].used)
-			slot = i;
-	if (slot < 0) {
+			*slot = i;
+	if (*slot < 0) {
 		pthread_mutex_unlock(&d->lock);
-		snprintf(why, cap, "too many commands in flight to this device");
-		return -1;
+		return pl_fail(err, PL_ERR_LIMIT, "wait for the commands in flight to be answered",
+			       "too many commands in flight to this device");
 	}
 	snprintf(id, sizeof(id), "pl%06u", ++d->next_cmd);
-	d->pend[slot] = (struct pending){.used = true, .async = async};
-	snprintf(d->pend[slot].id, sizeof(d->pend[slot].id), "%s", id);
-	snprintf(d->pend[slot].cmd, sizeof(d->pend[slot].cmd), "%s", cmd);
+	d->pend[*slot] = (struct pending){.used = true, .async = async};
+	snprintf(d->pend[*slot].id, sizeof(d->pend[*slot].id), "%s", id);
+	snprintf(d->pend[*slot].cmd, sizeof(d->pend[*slot].cmd), "%s", cmd);
 	pthread_mutex_unlock(&d->lock);
 	/* "O" takes a reference to the caller's args; "o" steals the new {}. */
 	msg = args ? json_pack("{s:s,s:s,s:O}", "id", id, "cmd", cmd, "args", args)
 		   : json_pack("{s:s,s:s,s:o}", "id", id, "cmd", cmd, "args", json_object());
 	text = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
-	rc = dev_send(d, text, why, cap);
+	rc = dev_send(d, text, err);
 	free(text);
-	if (rc < 0) {
+	if (rc) {
 		pthread_mutex_lock(&d->lock);
-		d->pend[slot].used = false;
+		d->pend[*slot].used = false;
 		pthread_mutex_unlock(&d->lock);
-		return -1;
 	}
-	return slot;
+	return rc;
 }
 
-/* Run `cmd` on the device and wait for its answer (new reference) up to
- * `timeout_ms`; NULL with `why` when it failed or the link ended. */
-static json_t *device_command(struct device *d, const char *cmd, json_t *args, unsigned timeout_ms,
-			      char *why, size_t cap)
+/* Run `cmd` on the device and wait for its answer (*answer, new) up to
+ * `timeout_ms`: PL_ERR_TIMEOUT when none came, PL_ERR_EXTERNAL when the
+ * link ended. */
+static enum pl_err device_command(struct device *d, const char *cmd, json_t *args, unsigned timeout_ms,
+				  json_t **answer, struct pl_error *err)
 {
 	long long deadline = mono_ms() + timeout_ms;
-	json_t *answer = NULL;
-	int slot = send_command(d, cmd, args, false, why, cap);
+	enum pl_err rc;
+	int slot;
 
-	if (slot < 0)
-		return NULL;
+	*answer = NULL;
+	if ((rc = send_command(d, cmd, args, false, &slot, err)))
+		return rc;
 	pthread_mutex_lock(&d->lock);
-	while (!d->pend[slot].done && !d->reader_done && mono_ms() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
-	}
+	while (!d->pend[slot].done && !d->reader_done && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);
 	if (d->pend[slot].done) {
-		answer = d->pend[slot].answer;
+		*answer = d->pend[slot].answer;
 		d->pend[slot].answer = NULL;
 	} else if (d->reader_done)
-		snprintf(why, cap, "the agent disconnected: %.200s", d->reason[0] ? d->reason : "link closed");
+		rc = pl_fail(err, PL_ERR_EXTERNAL, "call list_devices to see the device's state",
+			     "the agent disconnected: %.200s", d->reason[0] ? d->reason : "link closed");
 	else
-		snprintf(why, cap, "the agent did not answer '%s' within %u s", cmd, timeout_ms / 1000);
+		rc = pl_fail(err, PL_ERR_TIMEOUT, "call list_devices to see the device's state",
+			     "the agent did not answer '%s' within %u s", cmd, timeout_ms / 1000);
 	d->pend[slot].used = false;
 	d->pend[slot].done = false;
 	pthread_mutex_unlock(&d->lock);
-	return answer;
+	return rc;
 }
 
 /* A start or reprobe is waiting for its answer: the agent runs its
@@ -672,6 +689,90 @@ static void note_capture_end_locked(struct device *d, json_t *a)
 	}
 }
 
+/* A start the agent took (under dev->lock). */
+static void started_locked(struct device *d, json_t *a)
+{
+	json_decref(d->capture);
+	d->capture = json_incref(a);
+	json_object_del(d->capture, "id");
+	if (d->have_spool) {
+		json_decref(d->spool.capture);
+		d->spool.capture = json_incref(d->capture);
+		d->spool.capture_t0_ms = mono_ms();
+		json_decref(d->spool.counters_at_start);
+		d->spool.counters_at_start = d->counters && d->status_counters
+			? json_deep_copy(d->status_counters) : NULL;
+		spool_write_metadata(&d->spool);
+	}
+	snprintf(d->state, sizeof(d->state), "profiling");
+}
+
+/* A stop the agent took, with its counters (or NULL): the session is
+ * finalized after the grace (under dev->lock). */
+static void stopped_locked(struct device *d, json_t *counters)
+{
+	snprintf(d->state, sizeof(d->state), "connected");
+	if (d->have_spool) {
+		if (json_is_object(counters)) {
+			json_decref(d->spool.counters);
+			d->spool.counters = json_incref(counters);
+		}
+		if (d->auto_stop_s > 0)
+			snprintf(d->spool.ended, sizeof(d->spool.ended),
+				 "by its duration_seconds (%lld s): the server stopped it", (long long)d->auto_stop_s);
+		capture_ended_locked(d, counters);
+		d->stop_at_ms = mono_ms();
+	}
+	d->auto_stop_s = 0;
+}
+
+/* A pause (`paused`) or a resume the agent took (under dev->lock). */
+static void paused_locked(struct device *d, bool paused)
+{
+	struct spool *s = &d->spool;
+
+	snprintf(d->state, sizeof(d->state), "%s", paused ? "paused" : "profiling");
+	if (!d->have_spool)
+		return;
+	if (paused && s->capture_t0_ms && !s->paused_at_ms) {
+		s->paused_at_ms = mono_ms();
+		record_seed_tail_locked(d, s->paused_at_ms, "pause");
+	} else if (!paused && s->paused_at_ms) {
+		s->resumed_ms = mono_ms();
+		s->paused_total_ms += s->resumed_ms - s->paused_at_ms;
+		s->paused_at_ms = 0;
+	}
+}
+
+/* A status or reprobe answer: the max sample rate, what perf can do, and
+ * (a status) whether a capture ended on the device (under dev->lock). */
+static void status_locked(struct device *d, const char *cmd, json_t *a)
+{
+	bool status = strcmp(cmd, "status") == 0;
+	json_t *rate = json_object_get(a, "max_sample_rate");
+	json_t *caps = status ? json_object_get(a, "capabilities") : a, *pc = json_object_get(a, "perf_caps");
+
+	if (!rate)
+		rate = json_object_get(a, "perf_event_max_sample_rate");
+	if (!rate)
+		rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
+	if (json_integer_value(rate) > 0)
+		d->max_rate = json_integer_value(rate);
+	d->status_seen = true;
+	if (status)
+		note_capture_end_locked(d, a);
+	if (status && json_is_object(pc)) {
+		json_decref(d->perf_caps);
+		d->perf_caps = json_deep_copy(pc);
+	}
+	if (json_is_object(caps)) {
+		json_decref(d->capabilities);
+		d->capabilities = json_deep_copy(caps);
+		json_object_del(d->capabilities, "id");
+		json_object_del(d->capabilities, "ok");
+	}
+}
+
 /* What an answer to `cmd` changes in the device (under dev->lock). */
 static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 {
@@ -683,73 +784,14 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 	}
 	if (!json_is_true(json_object_get(a, "ok")))
 		return;
-	if (strcmp(cmd, "start") == 0) {
-		json_decref(d->capture);
-		d->capture = json_incref(a);
-		json_object_del(d->capture, "id");
-		if (d->have_spool) {
-			json_decref(d->spool.capture);
-			d->spool.capture = json_incref(d->capture);
-			d->spool.capture_t0_ms = mono_ms();
-			json_decref(d->spool.counters_at_start);
-			d->spool.counters_at_start = d->counters && d->status_counters
-				? json_deep_copy(d->status_counters) : NULL;
-			spool_write_metadata(&d->spool);
-		}
-		snprintf(d->state, sizeof(d->state), "profiling");
-	} else if (strcmp(cmd, "stop") == 0) {
-		snprintf(d->state, sizeof(d->state), "connected");
-		if (d->have_spool) {
-			if (json_is_object(counters)) {
-				json_decref(d->spool.counters);
-				d->spool.counters = json_incref(counters);
-			}
-			if (d->auto_stop_s > 0)
-				snprintf(d->spool.ended, sizeof(d->spool.ended),
-					 "by its duration_seconds (%lld s): the server stopped it",
-					 (long long)d->auto_stop_s);
-			capture_ended_locked(d, counters);
-			d->stop_at_ms = mono_ms();
-		}
-		d->auto_stop_s = 0;
-	} else if (strcmp(cmd, "pause") == 0) {
-		snprintf(d->state, sizeof(d->state), "paused");
-		if (d->have_spool && d->spool.capture_t0_ms && !d->spool.paused_at_ms) {
-			d->spool.paused_at_ms = mono_ms();
-			record_seed_tail_locked(d, d->spool.paused_at_ms, "pause");
-		}
-	} else if (strcmp(cmd, "resume") == 0) {
-		snprintf(d->state, sizeof(d->state), "profiling");
-		if (d->have_spool && d->spool.paused_at_ms) {
-			d->spool.resumed_ms = mono_ms();
-			d->spool.paused_total_ms += d->spool.resumed_ms - d->spool.paused_at_ms;
-			d->spool.paused_at_ms = 0;
-		}
-	}
-	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0) {
-		json_t *rate = json_object_get(a, "max_sample_rate");
-		if (!rate)
-			rate = json_object_get(a, "perf_event_max_sample_rate");
-		if (!rate)
-			rate = json_object_get(json_object_get(a, "platform"), "perf_event_max_sample_rate");
-		if (json_integer_value(rate) > 0)
-			d->max_rate = json_integer_value(rate);
-		d->status_seen = true;
-		if (strcmp(cmd, "status") == 0)
-			note_capture_end_locked(d, a);
-		json_t *caps = strcmp(cmd, "status") == 0 ? json_object_get(a, "capabilities") : a;
-		json_t *pc = json_object_get(a, "perf_caps");
-		if (strcmp(cmd, "status") == 0 && json_is_object(pc)) {
-			json_decref(d->perf_caps);
-			d->perf_caps = json_deep_copy(pc);
-		}
-		if (json_is_object(caps)) {
-			json_decref(d->capabilities);
-			d->capabilities = json_deep_copy(caps);
-			json_object_del(d->capabilities, "id");
-			json_object_del(d->capabilities, "ok");
-		}
-	}
+	if (strcmp(cmd, "start") == 0)
+		started_locked(d, a);
+	else if (strcmp(cmd, "stop") == 0)
+		stopped_locked(d, counters);
+	else if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)
+		paused_locked(d, strcmp(cmd, "pause") == 0);
+	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reprobe") == 0)
+		status_locked(d, cmd, a);
 	dev_publish_locked(d);
 }
 
@@ -829,30 +871,42 @@ static void on_metrics(struct device *d, struct wire_frame *f)
 	json_decref(j);
 }
 
+/* The chunk's decompressed size, checked (a flag-0 chunk is its text). */
+static enum pl_err chunk_check(struct wire_frame *f, unsigned long long *text, uint64_t *samples,
+			       struct pl_error *err)
+{
+	*samples = 0;
+	if (f->flag == WIRE_ZSTD)
+		return coll_wire_zstd_text_size(f->data, f->len, text, err);
+	if (f->flag == WIRE_PERF_DATA)
+		return coll_wire_perf_chunk_check(f->data, f->len, text, samples, err);
+	*text = f->len;
+	return PL_OK;
+}
+
 static void on_chunk(struct device *d, struct wire_frame *f)
 {
-	char why[200] = "";
-	uint64_t samples = 0;   /* counted by the check; the analysis counts again */
-	long long text = f->flag == WIRE_ZSTD ? coll_wire_zstd_text_size(f->data, f->len, why, sizeof(why))
-		       : f->flag == WIRE_PERF_DATA ? coll_wire_perf_chunk_check(f->data, f->len, &samples, why, sizeof(why))
-		       : (long long)f->len;
+	struct pl_error err = {0};
+	unsigned long long text;
+	uint64_t samples;   /* counted by the check; the analysis counts again */
+	enum pl_err rc = chunk_check(f, &text, &samples, &err);
 	const char *suffix = f->flag == WIRE_ZSTD ? "zst" : f->flag == WIRE_PERF_DATA ? "perf.zst" : "txt";
 
 	pthread_mutex_lock(&d->lock);
-	if (text < 0) {
+	if (rc) {
 		d->frames_dropped++;
-		snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
+		snprintf(d->last_drop, sizeof(d->last_drop), "%s", err.text);
 	} else {
 		ensure_spool_locked(d);
-		if (spool_chunk(&d->spool, f->data, f->len, suffix, text, why, sizeof(why))) {
+		if (!spool_chunk(&d->spool, f->data, f->len, suffix, text, &err)) {
 			d->chunks++;
-			d->text_bytes += (unsigned long long)text;
+			d->text_bytes += text;
 			d->wire_bytes += f->len;
 			spool_now_iso(d->last_chunk, sizeof(d->last_chunk));
 			d->spool.last_chunk_ms = mono_ms();
 		} else {
-			snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
-			coll_link_log("%s: a gap in session %s: %s", d->id, d->spool.id, why);
+			snprintf(d->last_drop, sizeof(d->last_drop), "%s", err.text);
+			coll_link_log("%s: a gap in session %s: %s", d->id, d->spool.id, err.text);
 		}
 	}
 	dev_publish_locked(d);
@@ -875,35 +929,37 @@ static bool peer_is_legacy_ok(const struct device *d)
 }
 
 /* The next flag-3 frame of the handshake (metrics skipped, as the seed
- * does for agents that stream them at once): a new JSON object, or NULL
- * with `why`. */
-static json_t *handshake_read(struct device *d, char *why, size_t cap)
+ * does for agents that stream them at once): *out gets a new JSON
+ * object. */
+static enum pl_err handshake_read(struct device *d, json_t **out, struct pl_error *err)
 {
+	enum pl_err rc;
+
+	*out = NULL;
 	for (int i = 0; i < PREAUTH_FRAMES; i++) {
 		struct wire_frame f;
 		json_t *j;
-		if (coll_wire_read(d->fd, WIRE_PREAUTH_MAX, &f, why, cap) < 0)
-			return NULL;
+		if ((rc = coll_wire_read(d->fd, WIRE_PREAUTH_MAX, &f, err)))
+			return rc;
 		if (f.flag == WIRE_METRICS || f.len == 0) {
 			free(f.data);
 			continue;
 		}
 		if (f.flag != WIRE_RESP) {
 			free(f.data);
-			snprintf(why, cap, "garbage before the handshake ended (a frame of flag %u)", f.flag);
-			return NULL;
+			return pl_fail(err, PL_ERR_INPUT, NULL,
+				       "garbage before the handshake ended (a frame of flag %u)", f.flag);
 		}
 		j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
 		free(f.data);
 		if (!json_is_object(j)) {
 			json_decref(j);
-			snprintf(why, cap, "garbage before the handshake ended (not a JSON object)");
-			return NULL;
+			return pl_fail(err, PL_ERR_INPUT, NULL, "garbage before the handshake ended (not a JSON object)");
 		}
-		return j;
+		*out = j;
+		return PL_OK;
 	}
-	snprintf(why, cap, "more than %d frames before the handshake ended", PREAUTH_FRAMES);
-	return NULL;
+	return pl_fail(err, PL_ERR_INPUT, NULL, "more than %d frames before the handshake ended", PREAUTH_FRAMES);
 }
 
 static bool is_hex(const char *s, size_t n)
@@ -916,54 +972,53 @@ static bool is_hex(const char *s, size_t n)
 	return true;
 }
 
-static int send_json(struct device *d, json_t *msg, char *why, size_t cap)
+/* Send `msg` (stolen). */
+static enum pl_err send_json_new(struct device *d, json_t *msg, struct pl_error *err)
 {
 	char *text = json_dumps(msg, JSON_COMPACT);
-	int rc = dev_send(d, text, why, cap);
+	enum pl_err rc = dev_send(d, text, err);
 
 	free(text);
+	json_decref(msg);
 	return rc;
 }
 
-/* The auth answer to our request `id`, skipping what the seed skips. */
-static json_t *auth_answer(struct device *d, const char *id, char *why, size_t cap)
+/* The auth answer to our request `id` (*out, new), skipping what the
+ * seed skips; PL_ERR_EXTERNAL when the agent refused the code. */
+static enum pl_err auth_answer(struct device *d, const char *id, json_t **out, struct pl_error *err)
 {
+	enum pl_err rc;
+
 	for (int i = 0; i < PREAUTH_FRAMES; i++) {
-		json_t *j = handshake_read(d, why, cap);
-		const char *got;
-		if (!j)
-			return NULL;
+		json_t *j;
+		const char *got, *e;
+		if ((rc = handshake_read(d, &j, err)))
+			return rc;
 		got = json_string_value(json_object_get(j, "id"));
-		if (got && strcmp(got, id) == 0)
-			return j;
+		if (!got || strcmp(got, id) != 0) {
+			json_decref(j);
+			continue;
+		}
+		if (json_is_true(json_object_get(j, "ok"))) {
+			*out = j;
+			return PL_OK;
+		}
+		e = json_string_value(json_object_get(j, "error"));
+		rc = pl_fail(err, PL_ERR_EXTERNAL, NULL, "the agent refused the pairing code (%s)",
+			     e ? e : "no reason given");
 		json_decref(j);
+		return rc;
 	}
-	snprintf(why, cap, "no answer to auth");
-	return NULL;
+	return pl_fail(err, PL_ERR_INPUT, NULL, "no answer to auth");
 }
 
-/* Extension 1: both proofs.  The features taken go into the device. */
-static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why, size_t cap)
+/* The features of ours the agent offers in its hello (new array). */
+static json_t *features_offered(json_t *ext)
 {
-	const char *agent_nonce = json_string_value(json_object_get(ext, "nonce"));
-	json_t *offered = json_object_get(ext, "features"), *taken = json_array(), *msg, *a;
-	char server_nonce[33], proof[65], want[65];
-	const char *got;
-	bool ok;
+	json_t *offered = json_object_get(ext, "features"), *taken = json_array(), *v;
+	size_t k;
 
-	if (!is_hex(agent_nonce, 32)) {
-		json_decref(taken);
-		snprintf(why, cap, "the hello's ext.nonce is not 32 lower-case hex characters");
-		return false;
-	}
-	if (!coll_wire_nonce(server_nonce)) {
-		json_decref(taken);
-		snprintf(why, cap, "cannot read /dev/urandom for a nonce");
-		return false;
-	}
 	for (size_t i = 0; i < PL_ARRAY_LEN(our_features); i++) {
-		size_t k;
-		json_t *v;
 		if (link_.cfg.text_chunks && strcmp(our_features[i], "perf_data") == 0)
 			continue;
 		json_array_foreach(offered, k, v)
@@ -972,124 +1027,128 @@ static bool pair_hmac(struct device *d, const char *code, json_t *ext, char *why
 				break;
 			}
 	}
+	return taken;
+}
+
+/* The features the agent's auth answer took, of those we offered. */
+static void take_features(struct device *d, json_t *answer, json_t *offered)
+{
+	size_t k, t;
+	json_t *v, *w;
+
+	json_array_foreach(json_object_get(answer, "features"), k, v) {
+		const char *s = json_string_value(v);
+		bool ours = false;
+		json_array_foreach(offered, t, w)
+			ours |= s && strcmp(s, json_string_value(w)) == 0;
+		if (ours && strcmp(s, "maps") == 0)
+			d->maps = true;
+		if (ours && strcmp(s, "counters") == 0)
+			d->counters = true;
+		if (ours && strcmp(s, "perf_data") == 0)
+			d->perf_data = true;
+	}
+}
+
+/* Extension 1: both proofs.  The features taken go into the device. */
+static enum pl_err pair_hmac(struct device *d, const char *code, json_t *ext, struct pl_error *err)
+{
+	const char *agent_nonce = json_string_value(json_object_get(ext, "nonce"));
+	char server_nonce[33], proof[65], want[65];
+	json_t *taken, *a;
+	enum pl_err rc;
+	bool ok;
+
+	if (!is_hex(agent_nonce, 32))
+		return pl_fail(err, PL_ERR_INPUT, NULL, "the hello's ext.nonce is not 32 lower-case hex characters");
+	if (!coll_wire_nonce(server_nonce))
+		return pl_fail(err, PL_ERR_INTERNAL, NULL, "cannot read /dev/urandom for a nonce");
+	taken = features_offered(ext);
 	coll_wire_pair_proof(code, "server", agent_nonce, server_nonce, proof);
-	msg = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "id", "auth1", "cmd", "auth", "args",
-			"method", "hmac-sha256-v1", "server_nonce", server_nonce, "proof", proof,
-			"features", taken);
+	rc = send_json_new(d, json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "id", "auth1", "cmd", "auth", "args",
+					"method", "hmac-sha256-v1", "server_nonce", server_nonce, "proof", proof,
+					"features", taken), err);
 	memset(proof, 0, sizeof(proof));
-	if (send_json(d, msg, why, cap) < 0) {
-		json_decref(msg);
+	if (rc || (rc = auth_answer(d, "auth1", &a, err))) {
 		json_decref(taken);
-		return false;
+		return rc;
 	}
-	json_decref(msg);
-	if (!(a = auth_answer(d, "auth1", why, cap))) {
-		json_decref(taken);
-		return false;
-	}
-	got = json_string_value(json_object_get(a, "proof"));
-	if (!json_is_true(json_object_get(a, "ok"))) {
-		const char *e = json_string_value(json_object_get(a, "error"));
-		snprintf(why, cap, "the agent refused the pairing code (%s)", e ? e : "no reason given");
-		ok = false;
-	} else {
-		coll_wire_pair_proof(code, "agent", agent_nonce, server_nonce, want);
-		ok = got && is_hex(got, 64) && coll_wire_equal_ct(got, want);
-		memset(want, 0, sizeof(want));
-		if (!ok)
-			snprintf(why, cap, "the agent's pairing proof is wrong: it does not know the pairing code");
-	}
-	if (ok) {
-		size_t k;
-		json_t *v;
-		json_array_foreach(json_object_get(a, "features"), k, v) {
-			const char *s = json_string_value(v);
-			bool ours = false;
-			size_t t;
-			json_t *w;
-			json_array_foreach(taken, t, w)
-				ours |= s && strcmp(s, json_string_value(w)) == 0;
-			if (ours && strcmp(s, "maps") == 0)
-				d->maps = true;
-			if (ours && strcmp(s, "counters") == 0)
-				d->counters = true;
-			if (ours && strcmp(s, "perf_data") == 0)
-				d->perf_data = true;
-		}
-	}
+	coll_wire_pair_proof(code, "agent", agent_nonce, server_nonce, want);
+	const char *got = json_string_value(json_object_get(a, "proof"));
+	ok = got && is_hex(got, 64) && coll_wire_equal_ct(got, want);
+	memset(want, 0, sizeof(want));
+	if (ok)
+		take_features(d, a, taken);
+	else
+		rc = pl_fail(err, PL_ERR_INPUT, NULL,
+			     "the agent's pairing proof is wrong: it does not know the pairing code");
 	json_decref(a);
 	json_decref(taken);
-	return ok;
+	return rc;
 }
 
 /* A seed agent: auth {token}, only where the operator allowed it. */
-static bool pair_legacy(struct device *d, const char *code, char *why, size_t cap)
+static enum pl_err pair_legacy(struct device *d, const char *code, struct pl_error *err)
 {
-	json_t *msg, *a;
-	bool ok;
+	json_t *a;
+	enum pl_err rc;
 
-	if (!peer_is_legacy_ok(d)) {
-		snprintf(why, cap, "a seed agent cannot prove the pairing code (allow it with --agent-allow-legacy)");
-		return false;
-	}
-	msg = json_pack("{s:s,s:s,s:{s:s}}", "id", "auth1", "cmd", "auth", "args", "token", code);
-	if (send_json(d, msg, why, cap) < 0) {
-		json_decref(msg);
-		return false;
-	}
-	json_decref(msg);
-	if (!(a = auth_answer(d, "auth1", why, cap)))
-		return false;
-	ok = json_is_true(json_object_get(a, "ok"));
-	if (!ok) {
-		const char *e = json_string_value(json_object_get(a, "error"));
-		snprintf(why, cap, "the agent refused the pairing code (%s)", e ? e : "no reason given");
-	}
+	if (!peer_is_legacy_ok(d))
+		return pl_fail(err, PL_ERR_USAGE, NULL,
+			       "a seed agent cannot prove the pairing code (allow it with --agent-allow-legacy)");
+	if ((rc = send_json_new(d, json_pack("{s:s,s:s,s:{s:s}}", "id", "auth1", "cmd", "auth", "args",
+					     "token", code), err)) ||
+	    (rc = auth_answer(d, "auth1", &a, err)))
+		return rc;
 	json_decref(a);
-	d->legacy = ok;
-	return ok;
+	d->legacy = true;
+	return PL_OK;
 }
 
-static bool handshake(struct device *d, char *why, size_t cap)
+/* What a hello must be before pairing starts (hello borrowed). */
+static enum pl_err hello_check(json_t *hello, const char *code, struct pl_error *err)
+{
+	const char *type = json_string_value(json_object_get(hello, "type"));
+
+	if (!type || strcmp(type, "hello") != 0)
+		return pl_fail(err, PL_ERR_INPUT, NULL, "garbage before the hello (the first answer is not a hello)");
+	if (json_object_get(hello, "token"))
+		return pl_fail(err, PL_ERR_UNSUPPORTED, NULL, "an agent before 0.10 sends its pairing code in "
+			       "clear in its hello: refused (upgrade the agent)");
+	if (!code[0])
+		return pl_fail(err, PL_ERR_USAGE, NULL, "no pairing code: the server has none for agents that dial in "
+			       "(start it with --agent-pairing-code-file FILE or PERFLENS_AGENT_CODE)");
+	return PL_OK;
+}
+
+static enum pl_err handshake(struct device *d, struct pl_error *err)
 {
 	struct timeval tv = {HANDSHAKE_MS / 1000, 0};
 	const char *code = d->outbound ? d->code : link_.cfg.pairing_code;
 	json_t *hello, *ext;
-	bool ok;
+	const char *pairing;
+	enum pl_err rc;
 
 	setsockopt(d->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (!(hello = handshake_read(d, why, cap)))
-		return false;
-	if (!json_is_string(json_object_get(hello, "type")) ||
-	    strcmp(json_string_value(json_object_get(hello, "type")), "hello") != 0) {
+	if ((rc = handshake_read(d, &hello, err)))
+		return rc;
+	if ((rc = hello_check(hello, code, err))) {
 		json_decref(hello);
-		snprintf(why, cap, "garbage before the hello (the first answer is not a hello)");
-		return false;
-	}
-	if (json_object_get(hello, "token")) {
-		json_decref(hello);
-		snprintf(why, cap, "an agent before 0.10 sends its pairing code in clear in its hello: refused (upgrade the agent)");
-		return false;
-	}
-	if (!code[0]) {
-		json_decref(hello);
-		snprintf(why, cap, "no pairing code: the server has none for agents that dial in "
-			 "(start it with --agent-pairing-code-file FILE or PERFLENS_AGENT_CODE)");
-		return false;
+		return rc;
 	}
 	ext = json_object_get(hello, "ext");
-	if (json_is_object(ext) && json_is_string(json_object_get(ext, "pairing")) &&
-	    strcmp(json_string_value(json_object_get(ext, "pairing")), "hmac-sha256-v1") == 0)
-		ok = pair_hmac(d, code, ext, why, cap);
+	pairing = json_string_value(json_object_get(ext, "pairing"));
+	if (pairing && strcmp(pairing, "hmac-sha256-v1") == 0)
+		rc = pair_hmac(d, code, ext, err);
 	else
-		ok = pair_legacy(d, code, why, cap);
+		rc = pair_legacy(d, code, err);
 	memset(d->code, 0, sizeof(d->code));
 	pthread_mutex_lock(&d->lock);
 	json_object_del(hello, "ext");
 	d->hello = hello;
-	d->authed = ok;
+	d->authed = rc == PL_OK;
 	pthread_mutex_unlock(&d->lock);
-	return ok;
+	return rc;
 }
 
 /* --------------------------------------------------------- the reader */
@@ -1099,25 +1158,26 @@ static bool handshake(struct device *d, char *why, size_t cap)
  * answer within the send bound ends the link, unless a start or reprobe
  * is in flight (the agent runs its capability probe then, and answers
  * nothing meanwhile). */
-static bool ping_due(struct device *d, char *why, size_t cap)
+static enum pl_err ping_due(struct device *d, struct pl_error *err)
 {
 	long long now = mono_ms();
+	enum pl_err rc;
+	int slot;
 
 	pthread_mutex_lock(&d->lock);
 	if (d->ping_sent_ms && !probe_in_flight_locked(d) &&
 	    now - d->ping_sent_ms > (long long)link_.cfg.send_timeout_ms) {
 		pthread_mutex_unlock(&d->lock);
-		snprintf(why, cap, "the agent stopped answering (no reply to a ping within %u ms)",
-			 link_.cfg.send_timeout_ms);
-		return false;
+		return pl_fail(err, PL_ERR_TIMEOUT, NULL, "the agent stopped answering (no reply to a ping within %u ms)",
+			       link_.cfg.send_timeout_ms);
 	}
 	if (d->auto_stop_ms && now >= d->auto_stop_ms) {
 		d->auto_stop_ms = 0;
 		/* auto_stop_s stays for the stop's answer: the session says so. */
 		pthread_mutex_unlock(&d->lock);
 		coll_link_log("%s: the capture's duration passed: stopping it", d->id);
-		if (send_command(d, "stop", NULL, true, why, cap) < 0)
-			return false;
+		if ((rc = send_command(d, "stop", NULL, true, &slot, err)))
+			return rc;
 		pthread_mutex_lock(&d->lock);
 	}
 	/* The grace, longer while chunks the agent counted are owed. */
@@ -1127,31 +1187,89 @@ static bool ping_due(struct device *d, char *why, size_t cap)
 		dev_publish_locked(d);
 	}
 	pthread_mutex_unlock(&d->lock);
-	return true;
+	return PL_OK;
 }
 
-static bool maybe_ping(struct device *d, long long *last_ping, char *why, size_t cap)
+static enum pl_err maybe_ping(struct device *d, long long *last_ping, struct pl_error *err)
 {
 	long long now = mono_ms();
 	char id[24], text[64];
 
 	if (now - *last_ping < (long long)link_.cfg.ping_interval_ms)
-		return true;
+		return PL_OK;
 	*last_ping = now;
 	pthread_mutex_lock(&d->lock);
 	if (d->ping_sent_ms) {
 		pthread_mutex_unlock(&d->lock);
-		return true;
+		return PL_OK;
 	}
 	snprintf(id, sizeof(id), "ping%06u", ++d->next_cmd);
 	snprintf(d->ping_id, sizeof(d->ping_id), "%s", id);
 	d->ping_sent_ms = now;
 	pthread_mutex_unlock(&d->lock);
 	snprintf(text, sizeof(text), "{\"id\":\"%s\",\"cmd\":\"status\",\"args\":{}}", id);
-	return dev_send(d, text, why, cap) == 0;
+	return dev_send(d, text, err);
 }
 
-static void serve_frames(struct device *d, char *why, size_t cap)
+/* A frame that was dropped, and why (counted in the device's state). */
+static void drop_frame(struct device *d, const char *why)
+{
+	pthread_mutex_lock(&d->lock);
+	d->frames_dropped++;
+	snprintf(d->last_drop, sizeof(d->last_drop), "%s", why);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* One whole frame after the handshake, to where it goes (an empty one
+ * carries nothing). */
+static void on_frame(struct device *d, struct wire_frame *f)
+{
+	char why[64];
+
+	switch (f->flag) {
+	case WIRE_RAW:
+	case WIRE_ZSTD:
+		if (f->len)
+			on_chunk(d, f);
+		break;
+	case WIRE_PERF_DATA:
+		/* only where extension 4 was negotiated: else an unknown flag */
+		if (f->len && d->perf_data)
+			on_chunk(d, f);
+		else
+			drop_frame(d, "a perf.data chunk on a link that did not negotiate perf_data");
+		break;
+	case WIRE_RESP:
+		if (f->len)
+			on_response(d, f);
+		break;
+	case WIRE_METRICS:
+		if (f->len)
+			on_metrics(d, f);
+		break;
+	default:
+		snprintf(why, sizeof(why), "a frame of unknown flag %u", f->flag);
+		drop_frame(d, why);
+	}
+}
+
+/* The link ended inside a frame: a chunk cut mid-way is lost, and said
+ * so (`why` the read's error). */
+static void on_cut_frame(struct device *d, const struct wire_frame *f, const char *why)
+{
+	if (f->flag != WIRE_RAW && f->flag != WIRE_ZSTD && !(f->flag == WIRE_PERF_DATA && d->perf_data))
+		return;
+	pthread_mutex_lock(&d->lock);
+	ensure_spool_locked(d);
+	if (d->spool.capture_t0_ms && (strcmp(d->state, "profiling") == 0 || strcmp(d->state, "paused") == 0))
+		record_cut_capture_locked(d, why, true);  /* sized */
+	else
+		spool_gap(&d->spool, why);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Every frame until the link ends; `err` says why it ended. */
+static void serve_frames(struct device *d, struct pl_error *err)
 {
 	struct timeval tv = {link_.cfg.send_timeout_ms / 1000, (link_.cfg.send_timeout_ms % 1000) * 1000};
 	long long last_ping = mono_ms();
@@ -1164,95 +1282,62 @@ static void serve_frames(struct device *d, char *why, size_t cap)
 		int r = poll(&p, 1, 250);
 
 		if (__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE)) {
-			snprintf(why, cap, "the server is stopping");
+			pl_fail(err, PL_ERR_EXTERNAL, NULL, "the server is stopping");
 			return;
 		}
-		if (!ping_due(d, why, cap) || !maybe_ping(d, &last_ping, why, cap))
+		if (ping_due(d, err) || maybe_ping(d, &last_ping, err))
 			return;
 		if (r <= 0)
 			continue;
-		if (coll_wire_read(d->fd, WIRE_FRAME_MAX, &f, why, cap) < 0) {
-			if (f.flag == WIRE_RAW || f.flag == WIRE_ZSTD || (f.flag == WIRE_PERF_DATA && d->perf_data)) {
-				/* A chunk cut mid-way is lost, and said so. */
-				pthread_mutex_lock(&d->lock);
-				ensure_spool_locked(d);
-				if (d->spool.capture_t0_ms && (strcmp(d->state, "profiling") == 0 ||
-							      strcmp(d->state, "paused") == 0))
-					record_cut_capture_locked(d, why, true);  /* sized */
-				else
-					spool_gap(&d->spool, why);
-				pthread_mutex_unlock(&d->lock);
-			}
+		if (coll_wire_read(d->fd, WIRE_FRAME_MAX, &f, err)) {
+			on_cut_frame(d, &f, err->text);
 			return;
 		}
-		switch (f.flag) {
-		case WIRE_RAW:
-		case WIRE_ZSTD:
-			if (f.len)
-				on_chunk(d, &f);
-			break;
-		case WIRE_PERF_DATA:
-			/* only where extension 4 was negotiated: else an unknown flag */
-			if (f.len && d->perf_data) {
-				on_chunk(d, &f);
-				break;
-			}
-			pthread_mutex_lock(&d->lock);
-			d->frames_dropped++;
-			snprintf(d->last_drop, sizeof(d->last_drop), "a perf.data chunk on a link that did not "
-				 "negotiate perf_data");
-			pthread_mutex_unlock(&d->lock);
-			break;
-		case WIRE_RESP:
-			if (f.len)
-				on_response(d, &f);
-			break;
-		case WIRE_METRICS:
-			if (f.len)
-				on_metrics(d, &f);
-			break;
-		default:
-			pthread_mutex_lock(&d->lock);
-			d->frames_dropped++;
-			snprintf(d->last_drop, sizeof(d->last_drop), "a frame of unknown flag %u", f.flag);
-			pthread_mutex_unlock(&d->lock);
-		}
+		on_frame(d, &f);
 		free(f.data);
 	}
+}
+
+/* The reader's end: the device is disconnected (`why`), its session
+ * finalized. */
+static void reader_ended(struct device *d, const char *why)
+{
+	pthread_mutex_lock(&d->lock);
+	__atomic_store_n(&d->reader_done, true, __ATOMIC_RELEASE);
+	close_spool_locked(d);
+	snprintf(d->state, sizeof(d->state), "disconnected");
+	snprintf(d->reason, sizeof(d->reason), "%s", why);
+	dev_publish_locked(d);
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
 }
 
 static void *reader_main(void *arg)
 {
 	struct device *d = arg;
-	char why[256] = "";
+	struct pl_error err = {0};
+	int slot;
 
-	if (!handshake(d, why, sizeof(why))) {
-		coll_link_log("%s: rejected: %s", d->id, why);
+	if (handshake(d, &err)) {
+		coll_link_log("%s: rejected: %s", d->id, err.text);
 		pthread_mutex_lock(&d->lock);
 		__atomic_store_n(&d->reader_done, true, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&d->lock);
-		dev_set_state(d, "rejected", why);
+		dev_set_state(d, "rejected", err.text);
 	} else {
 		coll_link_log("%s: paired (%s)%s%s", d->id, d->legacy ? "seed agent, code in clear" : "mutual proof",
 			      d->maps ? ", maps" : "", d->perf_data ? ", perf_data" : "");
 		dev_set_state(d, "connected", NULL);
 		/* What the agent is doing now, its counters and max rate. */
-		if (send_command(d, "status", NULL, true, why, sizeof(why)) < 0)
-			coll_link_log("%s: status failed: %s", d->id, why);
-		serve_frames(d, why, sizeof(why));
+		if (send_command(d, "status", NULL, true, &slot, &err))
+			coll_link_log("%s: status failed: %s", d->id, err.text);
+		serve_frames(d, &err);
 		pthread_mutex_lock(&d->lock);
 		if (d->send_failure[0])  /* the read failed because a send did */
-			snprintf(why, sizeof(why), "%s", d->send_failure);
+			snprintf(err.text, sizeof(err.text), "%s", d->send_failure);
 		pthread_mutex_unlock(&d->lock);
-		coll_link_log("%s: link ended: %s", d->id, why);
-		pthread_mutex_lock(&d->lock);
-		__atomic_store_n(&d->reader_done, true, __ATOMIC_RELEASE);
-		close_spool_locked(d);
-		snprintf(d->state, sizeof(d->state), "disconnected");
-		snprintf(d->reason, sizeof(d->reason), "%s", why);
-		dev_publish_locked(d);
-		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
+		coll_link_log("%s: link ended: %s", d->id, err.text);
+		reader_ended(d, err.text);
 	}
 	/* Others shut the link down from their threads (disconnect, stop):
 	 * they load fd atomically, and see -1 once it is closed. */
@@ -1262,6 +1347,9 @@ static void *reader_main(void *arg)
 	pthread_mutex_unlock(&d->lock);
 	shutdown(fd, SHUT_RDWR);
 	close(fd);
+	pthread_mutex_lock(&link_.lock);
+	pthread_cond_broadcast(&link_.cond);  /* coll_link_stop waits for every reader */
+	pthread_mutex_unlock(&link_.lock);
 	dev_unref(d);  /* the reader's own reference */
 	return NULL;
 }
@@ -1288,7 +1376,7 @@ static struct device *dev_new(int fd, const char *address, unsigned port, bool o
 	spool_now_iso(d->connected_at, sizeof(d->connected_at));
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->send_lock, NULL);
-	pthread_cond_init(&d->cond, NULL);
+	cond_init_mono(&d->cond);
 	d->refs = 2;
 	link_.devices[link_.ndevices++] = d;
 	pthread_mutex_unlock(&link_.lock);
@@ -1390,9 +1478,88 @@ static enum pl_err open_listener(struct pl_error *err)
 
 /* ----------------------------------------------------- control requests */
 
-static json_t *fail_answer(const char *error, const char *hint)
+/* A failed request's answer, {ok: false, error, hint, code}, from `e`:
+ * the tool reports that code as its own (new). */
+static json_t *error_answer(const struct pl_error *e)
 {
-	return json_pack("{s:b,s:s,s:s}", "ok", 0, "error", error, "hint", hint ? hint : "");
+	return json_pack("{s:b,s:s,s:s,s:s}", "ok", 0, "error", e->text, "hint", e->hint,
+			 "code", pl_err_name(e->code));
+}
+
+/* The same for a fixed sentence (new). */
+static json_t *fail_answer(enum pl_err code, const char *hint, const char *text)
+{
+	struct pl_error e;
+
+	pl_fail(&e, code, hint, "%s", text);
+	return error_answer(&e);
+}
+
+/* Replace: the current link of device `id` ends (its session finalized)
+ * before a new one starts, bounded at 10 s. */
+static void end_old_link(const char *id)
+{
+	struct device *old = dev_find(id);
+	long long deadline = mono_ms() + 10000;
+
+	if (!old)
+		return;
+	shutdown(old->fd, SHUT_RDWR);
+	pthread_mutex_lock(&old->lock);
+	while (!old->reader_done && mono_ms() < deadline)
+		cond_wait_until(&old->cond, &old->lock, deadline);  /* the reader broadcasts its end */
+	pthread_mutex_unlock(&old->lock);
+	dev_unref(old);
+}
+
+/* A TCP connection to `ai` (`addr`:`port`) within CONNECT_MS, made
+ * blocking again: *fd. */
+static enum pl_err connect_out(const struct addrinfo *ai, const char *addr, json_int_t port, int *fd,
+			       struct pl_error *err)
+{
+	const char *hint = "check that the agent runs with --listen on that address and port";
+	struct pollfd p;
+	int e = 0;
+	socklen_t elen = sizeof(e);
+
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (*fd < 0 || (connect(*fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS)) {
+		pl_fail(err, PL_ERR_EXTERNAL, hint, "cannot connect to %s:%lld: %s", addr, (long long)port,
+			strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		return err->code;
+	}
+	p = (struct pollfd){*fd, POLLOUT, 0};
+	if (poll(&p, 1, CONNECT_MS) <= 0 || getsockopt(*fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0 || e) {
+		close(*fd);
+		return pl_fail(err, PL_ERR_EXTERNAL, hint, "cannot connect to %s:%lld: %s", addr, (long long)port,
+			       e ? strerror(e) : "timed out");
+	}
+	fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
+	coll_wire_socket_opts(*fd, link_.cfg.send_timeout_ms);
+	return PL_OK;
+}
+
+/* The answer to a connect, once the new link's handshake ended or its
+ * bound passed (new). */
+static json_t *await_handshake(struct device *d)
+{
+	long long deadline = mono_ms() + HANDSHAKE_MS + 2000;
+	json_t *answer;
+
+	pthread_mutex_lock(&d->lock);
+	while (strcmp(d->state, "handshake") == 0 && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);  /* dev_set_state broadcasts */
+	if (strcmp(d->state, "connected") == 0)
+		answer = json_pack("{s:b,s:o}", "ok", 1, "device", dev_json(d));
+	else
+		answer = json_pack("{s:b,s:s,s:s,s:s,s:o}", "ok", 0, "error",
+				   d->reason[0] ? d->reason : "the handshake did not finish",
+				   "hint", "check the pairing code the agent printed at start",
+				   "code", pl_err_name(PL_ERR_EXTERNAL), "device", dev_json(d));
+	pthread_mutex_unlock(&d->lock);
+	return answer;
 }
 
 /* Connect out to a --listen agent. */
@@ -1403,73 +1570,36 @@ static json_t *op_connect(json_t *req)
 	json_int_t port = json_integer_value(json_object_get(args, "port"));
 	const char *code = json_string_value(json_object_get(args, "pairing_code"));
 	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-	char addr[64], id[128], why[256];
-	struct device *d, *old;
-	struct pollfd p;
-	long long deadline;
+	struct pl_error err;
+	char addr[64], id[128];
+	struct device *d;
 	json_t *answer;
-	int fd, e = 0;
-	socklen_t elen = sizeof(e);
+	int fd;
 
 	if (!host || port < 1 || port > 65535 || !code || !code[0] || strlen(code) > 255)
-		return fail_answer("connect needs host, port (1..65535) and pairing_code", "fix the arguments");
+		return fail_answer(PL_ERR_USAGE, "fix the arguments", "connect needs host, port (1..65535) and pairing_code");
 	if (getaddrinfo(host, NULL, &hints, &ai) != 0 || !ai)
-		return fail_answer("cannot resolve the host (IPv4 only)", "pass the device's IPv4 address");
+		return fail_answer(PL_ERR_USAGE, "pass the device's IPv4 address", "cannot resolve the host (IPv4 only)");
 	inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, addr, sizeof(addr));
 	((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
 	snprintf(id, sizeof(id), "%s_%u", addr, (unsigned)port);
-	if ((old = dev_find(id))) {
-		/* Replace: the old link ends (its session finalized) before the
-		 * new one starts, bounded at 10 s. */
-		shutdown(old->fd, SHUT_RDWR);
-		deadline = mono_ms() + 10000;
-		while (!__atomic_load_n(&old->reader_done, __ATOMIC_ACQUIRE) && mono_ms() < deadline)
-			usleep(20000);
-		dev_unref(old);
-	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS)) {
-		snprintf(why, sizeof(why), "cannot connect to %s:%lld: %s", addr, (long long)port, strerror(errno));
-		freeaddrinfo(ai);
-		if (fd >= 0)
-			close(fd);
-		return fail_answer(why, "check that the agent runs with --listen on that address and port");
-	}
+	end_old_link(id);
+	enum pl_err rc = connect_out(ai, addr, port, &fd, &err);
 	freeaddrinfo(ai);
-	p = (struct pollfd){fd, POLLOUT, 0};
-	if (poll(&p, 1, CONNECT_MS) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0 || e) {
-		snprintf(why, sizeof(why), "cannot connect to %s:%lld: %s", addr, (long long)port,
-			 e ? strerror(e) : "timed out");
-		close(fd);
-		return fail_answer(why, "check that the agent runs with --listen on that address and port");
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	coll_wire_socket_opts(fd, link_.cfg.send_timeout_ms);
+	if (rc)
+		return error_answer(&err);
 	if (!(d = dev_new(fd, addr, (unsigned)port, true))) {
 		close(fd);
-		return fail_answer("too many agents are linked already", "disconnect_device one first");
+		return fail_answer(PL_ERR_LIMIT, "disconnect_device one first", "too many agents are linked already");
 	}
 	snprintf(d->code, sizeof(d->code), "%s", code);
 	if (!start_reader(d)) {
 		d->refs = 1;
 		close(fd);
 		dev_unref(d);
-		return fail_answer("cannot start the link's reader thread", "retry");
+		return fail_answer(PL_ERR_INTERNAL, "retry", "cannot start the link's reader thread");
 	}
-	pthread_mutex_lock(&d->lock);
-	deadline = mono_ms() + HANDSHAKE_MS + 2000;
-	while (strcmp(d->state, "handshake") == 0 && mono_ms() < deadline) {
-		pthread_mutex_unlock(&d->lock);
-		usleep(10000);
-		pthread_mutex_lock(&d->lock);
-	}
-	if (strcmp(d->state, "connected") == 0)
-		answer = json_pack("{s:b,s:o}", "ok", 1, "device", dev_json(d));
-	else
-		answer = json_pack("{s:b,s:s,s:s,s:o}", "ok", 0, "error",
-				   d->reason[0] ? d->reason : "the handshake did not finish",
-				   "hint", "check the pairing code the agent printed at start", "device", dev_json(d));
-	pthread_mutex_unlock(&d->lock);
+	answer = await_handshake(d);
 	dev_unref(d);
 	return answer;
 }
@@ -1490,8 +1620,6 @@ static json_t *stop_refused_hint(struct device *d)
 	return json_string(hint);
 }
 
-/* The device's answer as the tool's: {ok, answer, device}. */
-
 /* A call_graph the agent did not use (a seed agent ignores the argument
  * and takes its probe's method): said in the answer, not hidden. */
 static void note_call_graph(json_t *args, json_t *answer)
@@ -1509,105 +1637,132 @@ static void note_call_graph(json_t *args, json_t *answer)
 	json_object_set_new(answer, "call_graph_note", json_string(note));
 }
 
+/* Before a start: the device's max sample rate known and kept, and a
+ * session folder for it to land in (nothing is sent to the device when
+ * either fails). */
+static enum pl_err start_ready(struct device *d, json_t *args, struct pl_error *err)
+{
+	struct pl_error ignored;
+	json_t *status = NULL;
+	enum pl_err rc;
+
+	/* The reader thread sets both under the lock as answers come. */
+	pthread_mutex_lock(&d->lock);
+	bool status_seen = d->status_seen;
+	pthread_mutex_unlock(&d->lock);
+	if (!status_seen) {
+		/* The status sent at pairing has not come back: ask now, so the
+		 * device's max sample rate bounds this start. */
+		device_command(d, "status", NULL, 5000, &status, &ignored);
+		json_decref(status);
+	}
+	pthread_mutex_lock(&d->lock);
+	json_int_t max_rate = d->max_rate;
+	pthread_mutex_unlock(&d->lock);
+	if (max_rate > 0 && json_integer_value(json_object_get(args, "frequency")) > max_rate)
+		return pl_fail(err, PL_ERR_USAGE, "pass a lower frequency_hz",
+			       "the frequency is over the device's max sample rate of %lld Hz", (long long)max_rate);
+	/* A new capture starts a new session if the old one has chunks. */
+	pthread_mutex_lock(&d->lock);
+	if (d->have_spool && (d->spool.chunks || json_array_size(d->spool.gaps)))
+		close_spool_locked(d);
+	d->stop_at_ms = 0;
+	ensure_spool_locked(d);
+	rc = spool_make_dir_now(&d->spool, err);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		snprintf(err->hint, sizeof(err->hint), "make the artifact root's sessions folder writable (or free "
+			 "space there), then call start_capture again; nothing was sent to the device");
+	return rc;
+}
+
+/* A start the device took: its duration_seconds (`auto_stop`, 0 none) in
+ * the answer, the device's capture and the session, and the stop the
+ * reader sends when it passes. */
+static void note_duration(struct device *d, json_t *a, json_int_t auto_stop)
+{
+	json_t *ds = auto_stop > 0 ? json_integer(auto_stop) : json_null();
+
+	pthread_mutex_lock(&d->lock);
+	d->auto_stop_ms = auto_stop > 0 ? mono_ms() + auto_stop * 1000 : 0;
+	d->auto_stop_s = auto_stop > 0 ? auto_stop : 0;
+	json_object_set(a, "duration_seconds", ds);
+	if (d->capture)
+		json_object_set(d->capture, "duration_seconds", ds);
+	if (d->have_spool && d->spool.capture) {
+		json_object_set(d->spool.capture, "duration_seconds", ds);
+		spool_write_metadata(&d->spool);
+	}
+	pthread_mutex_unlock(&d->lock);
+	json_decref(ds);
+}
+
+/* A stop the device took: wait out the grace, so that the answer names a
+ * finalized session. */
+static void await_stopped_session(struct device *d, json_t *a)
+{
+	long long until = mono_ms() + STOP_WAIT_MS + 1000;
+	char sid[128] = "";
+
+	pthread_mutex_lock(&d->lock);
+	if (d->have_spool)
+		snprintf(sid, sizeof(sid), "%s", d->spool.id);
+	while (d->have_spool && strcmp(d->spool.id, sid) == 0 && !d->reader_done && mono_ms() < until)
+		cond_wait_until(&d->cond, &d->lock, until);  /* close_spool_locked broadcasts */
+	pthread_mutex_unlock(&d->lock);
+	json_object_set_new(a, "session", sid[0] ? json_string(sid) : json_null());
+}
+
+/* The device's answer `a` (stolen) as the tool's: {ok, answer, device},
+ * and the agent's error when it refused (no code: the device's failure). */
+static json_t *command_answer(struct device *d, const char *cmd, json_t *a)
+{
+	bool ok = json_is_true(json_object_get(a, "ok"));
+	json_t *e = json_object_get(a, "error"), *out;
+
+	json_object_del(a, "id");
+	pthread_mutex_lock(&d->lock);
+	out = json_pack("{s:b,s:O,s:o}", "ok", ok, "answer", a, "device", dev_json(d));
+	pthread_mutex_unlock(&d->lock);
+	if (!ok) {
+		json_object_set_new(out, "error", e ? json_incref(e) : json_string("the agent refused"));
+		if (strcmp(cmd, "stop") == 0)
+			json_object_set_new(out, "hint", stop_refused_hint(d));
+	}
+	json_decref(a);
+	return out;
+}
+
 static json_t *op_command(json_t *req, const char *cmd, unsigned timeout_ms)
 {
 	json_t *args = json_object_get(req, "args");
 	const char *id = json_string_value(json_object_get(req, "device"));
 	struct device *d = id ? dev_find(id) : NULL;
-	char why[256];
+	struct pl_error err;
 	json_t *a, *out;
+	enum pl_err rc;
 
 	if (!d)
-		return fail_answer("no such connected device", "call list_devices for the devices linked now");
-	/* The reader thread sets both under the lock as answers come. */
-	pthread_mutex_lock(&d->lock);
-	bool status_seen = d->status_seen;
-	pthread_mutex_unlock(&d->lock);
-	if (strcmp(cmd, "start") == 0 && !status_seen) {
-		/* The status sent at pairing has not come back: ask now, so the
-		 * device's max sample rate bounds this start. */
-		json_decref(device_command(d, "status", NULL, 5000, why, sizeof(why)));
-	}
-	pthread_mutex_lock(&d->lock);
-	json_int_t max_rate = d->max_rate;
-	pthread_mutex_unlock(&d->lock);
-	if (strcmp(cmd, "start") == 0 && max_rate > 0 &&
-	    json_integer_value(json_object_get(args, "frequency")) > max_rate) {
-		snprintf(why, sizeof(why), "the frequency is over the device's max sample rate of %lld Hz",
-			 (long long)max_rate);
+		return fail_answer(PL_ERR_INPUT, "call list_devices for the devices linked now", "no such connected device");
+	if (strcmp(cmd, "start") == 0 && start_ready(d, args, &err)) {
 		dev_unref(d);
-		return fail_answer(why, "pass a lower frequency_hz");
-	}
-	if (strcmp(cmd, "start") == 0) {
-		/* A new capture starts a new session if the old one has chunks. */
-		pthread_mutex_lock(&d->lock);
-		if (d->have_spool && (d->spool.chunks || json_array_size(d->spool.gaps)))
-			close_spool_locked(d);
-		d->stop_at_ms = 0;
-		ensure_spool_locked(d);
-		bool ready = spool_make_dir_now(&d->spool, why, sizeof(why));
-		pthread_mutex_unlock(&d->lock);
-		if (!ready) {
-			dev_unref(d);
-			out = fail_answer(why, "make the artifact root's sessions folder writable (or free "
-					  "space there), then call start_capture again; nothing was sent to the device");
-			/* The tool's error code: ours to write, not the device's failure. */
-			json_object_set_new(out, "code", json_string(pl_err_name(PL_ERR_OUTPUT)));
-			return out;
-		}
+		return error_answer(&err);
 	}
 	json_int_t auto_stop = json_integer_value(json_object_get(args, "auto_stop_seconds"));
 	json_object_del(args, "auto_stop_seconds");
-	a = device_command(d, cmd, args, timeout_ms, why, sizeof(why));
-	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok")))
-		note_call_graph(args, a);
-	if (a && strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
-		/* duration_seconds echoed in the answer and the session. */
-		pthread_mutex_lock(&d->lock);
-		d->auto_stop_ms = auto_stop > 0 ? mono_ms() + auto_stop * 1000 : 0;
-		d->auto_stop_s = auto_stop > 0 ? auto_stop : 0;
-		json_t *ds = auto_stop > 0 ? json_integer(auto_stop) : json_null();
-		json_object_set(a, "duration_seconds", ds);
-		if (d->capture)
-			json_object_set(d->capture, "duration_seconds", ds);
-		if (d->have_spool && d->spool.capture) {
-			json_object_set(d->spool.capture, "duration_seconds", ds);
-			spool_write_metadata(&d->spool);
-		}
-		json_decref(ds);
-		pthread_mutex_unlock(&d->lock);
-	}
-	if (!a) {
-		out = fail_answer(why, "call list_devices to see the device's state");
+	if ((rc = device_command(d, cmd, args, timeout_ms, &a, &err))) {
+		if (!err.hint[0])
+			snprintf(err.hint, sizeof(err.hint), "call list_devices to see the device's state");
 		dev_unref(d);
-		return out;
+		return error_answer(&err);
 	}
-	if (strcmp(cmd, "stop") == 0 && json_is_true(json_object_get(a, "ok"))) {
-		/* Wait out the grace so the answer names a finalized session. */
-		long long until = mono_ms() + STOP_WAIT_MS + 1000;
-		char sid[128] = "";
-		pthread_mutex_lock(&d->lock);
-		if (d->have_spool)
-			snprintf(sid, sizeof(sid), "%s", d->spool.id);
-		while (d->have_spool && strcmp(d->spool.id, sid) == 0 && !d->reader_done && mono_ms() < until) {
-			pthread_mutex_unlock(&d->lock);
-			usleep(20000);
-			pthread_mutex_lock(&d->lock);
-		}
-		pthread_mutex_unlock(&d->lock);
-		json_object_set_new(a, "session", sid[0] ? json_string(sid) : json_null());
+	if (strcmp(cmd, "start") == 0 && json_is_true(json_object_get(a, "ok"))) {
+		note_call_graph(args, a);
+		note_duration(d, a, auto_stop);
 	}
-	json_object_del(a, "id");
-	pthread_mutex_lock(&d->lock);
-	out = json_pack("{s:b,s:o,s:o}", "ok", json_is_true(json_object_get(a, "ok")), "answer", a,
-			"device", dev_json(d));
-	pthread_mutex_unlock(&d->lock);
-	if (!json_is_true(json_object_get(a, "ok"))) {
-		json_t *e = json_object_get(a, "error");
-		json_object_set_new(out, "error", e ? json_incref(e) : json_string("the agent refused"));
-		if (strcmp(cmd, "stop") == 0)
-			json_object_set_new(out, "hint", stop_refused_hint(d));
-	}
+	if (strcmp(cmd, "stop") == 0 && json_is_true(json_object_get(a, "ok")))
+		await_stopped_session(d, a);
+	out = command_answer(d, cmd, a);
 	dev_unref(d);
 	return out;
 }
@@ -1616,27 +1771,24 @@ static json_t *op_disconnect(json_t *req)
 {
 	const char *id = json_string_value(json_object_get(req, "device"));
 	struct device *d = id ? dev_find(id) : NULL;
-	char why[256];
+	struct pl_error ignored;
 	json_t *out, *a = NULL;
 	long long deadline;
 
 	if (!d)
-		return fail_answer("no such connected device", "call list_devices for the devices linked now");
+		return fail_answer(PL_ERR_INPUT, "call list_devices for the devices linked now", "no such connected device");
 	pthread_mutex_lock(&d->lock);
 	bool profiling = strcmp(d->state, "profiling") == 0 || strcmp(d->state, "paused") == 0;
 	pthread_mutex_unlock(&d->lock);
 	if (profiling)
-		a = device_command(d, "stop", NULL, 5000, why, sizeof(why));
+		device_command(d, "stop", NULL, 5000, &a, &ignored);
 	json_decref(a);
 	shutdown(__atomic_load_n(&d->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
 	deadline = mono_ms() + 10000;
 	pthread_mutex_lock(&d->lock);
-	while (!d->reader_done && mono_ms() < deadline) {
-		/* reader_done is the reader thread's, set under the lock */
-		pthread_mutex_unlock(&d->lock);
-		usleep(20000);
-		pthread_mutex_lock(&d->lock);
-	}
+	/* reader_done is the reader thread's, set under the lock and broadcast */
+	while (!d->reader_done && mono_ms() < deadline)
+		cond_wait_until(&d->cond, &d->lock, deadline);
 	snprintf(d->reason, sizeof(d->reason), "disconnected by disconnect_device");
 	snprintf(d->state, sizeof(d->state), "disconnected");
 	dev_publish_locked(d);
@@ -1657,26 +1809,27 @@ static json_t *gate(json_t *req, const char *op)
 	if (strcmp(op, "list_processes") == 0 || strcmp(op, "status") == 0)
 		return NULL;
 	if (!link_.cfg.allow_control)
-		return fail_answer("device control is not enabled on this server",
-				   "restart perflens-mcp with --allow-device-control");
+		return fail_answer(PL_ERR_USAGE, "restart perflens-mcp with --allow-device-control",
+				   "device control is not enabled on this server");
 	if (strcmp(op, "start") == 0) {
 		json_int_t f = json_integer_value(json_object_get(args, "frequency"));
 		json_int_t du = json_integer_value(json_object_get(args, "duration"));
 		if (f < 1 || f > 100000 || du < 1 || du > 300)
-			return fail_answer("frequency must be 1..100000 Hz and the interval 1..300 s",
-					   "pass frequency_hz and interval_seconds within range");
+			return fail_answer(PL_ERR_USAGE, "pass frequency_hz and interval_seconds within range",
+					   "frequency must be 1..100000 Hz and the interval 1..300 s");
 	}
 	if (strcmp(op, "configure_metrics") == 0 && json_object_get(args, "interval") &&
 	    (json_integer_value(json_object_get(args, "interval")) < 1 ||
 	     json_integer_value(json_object_get(args, "interval")) > 3600))
-		return fail_answer("the metrics interval must be 1..3600 s", "pass interval_seconds within range");
+		return fail_answer(PL_ERR_USAGE, "pass interval_seconds within range",
+				   "the metrics interval must be 1..3600 s");
 	if (strcmp(op, "start") == 0 || strcmp(op, "resume") == 0) {
 		if (!auth || strcmp(auth, PL_COLLECT_PHRASE) != 0)
-			return fail_answer("the request lacks the collection authorization phrase (authorization)",
-					   "only the user gives the phrase: ask whether you may profile this device");
+			return fail_answer(PL_ERR_PATH, "only the user gives the phrase: ask whether you may profile this device",
+					   "the request lacks the collection authorization phrase (authorization)");
 		if (strcmp(op, "start") == 0 && (!pid_auth || strcmp(pid_auth, PL_PID_ATTACH_PHRASE) != 0))
-			return fail_answer("the request lacks the pid attach phrase (pid_authorization)",
-					   "only the user gives the phrase: ask whether you may attach to this process");
+			return fail_answer(PL_ERR_PATH, "only the user gives the phrase: ask whether you may attach to this process",
+					   "the request lacks the pid attach phrase (pid_authorization)");
 	}
 	return NULL;
 }
@@ -1711,11 +1864,11 @@ static void *request_main(void *arg)
 
 	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(req, "request_id")));
 	if (!op)
-		answer = fail_answer("the request names no op", "call the tool again");
+		answer = fail_answer(PL_ERR_USAGE, "call the tool again", "the request names no op");
 	else if (strcmp(op, "connect") == 0)
 		answer = link_.cfg.allow_control ? op_connect(req)
-			 : fail_answer("device control is not enabled on this server",
-				       "restart perflens-mcp with --allow-device-control");
+			 : fail_answer(PL_ERR_USAGE, "restart perflens-mcp with --allow-device-control",
+				       "device control is not enabled on this server");
 	else if (strcmp(op, "disconnect") == 0)
 		answer = (answer = gate(req, op)) ? answer : op_disconnect(req);
 	else {
@@ -1731,7 +1884,7 @@ static void *request_main(void *arg)
 				}
 			}
 		if (!answer)
-			answer = fail_answer("unknown op", "call the tool again");
+			answer = fail_answer(PL_ERR_USAGE, "call the tool again", "unknown op");
 	}
 	coll_channel_answer(link_.cfg.artifact_root, id, answer);
 	json_decref(answer);
@@ -1756,7 +1909,14 @@ static void *servicer_main(void *arg)
 		pthread_attr_t attr;
 
 		if (!req) {
-			usleep(15000);
+			/* The requests come as files from other processes: nothing
+			 * here can signal them, so the folder is looked at every
+			 * 15 ms; only a stop cuts the wait short. */
+			long long until = mono_ms() + 15;
+			pthread_mutex_lock(&link_.lock);
+			while (!__atomic_load_n(&link_.stopping, __ATOMIC_ACQUIRE) && mono_ms() < until)
+				cond_wait_until(&link_.cond, &link_.lock, until);
+			pthread_mutex_unlock(&link_.lock);
 			continue;
 		}
 		pthread_mutex_lock(&link_.lock);
@@ -1765,7 +1925,7 @@ static void *servicer_main(void *arg)
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, request_main, req) != 0) {
-			json_t *a = fail_answer("the link could not start a thread", "retry");
+			json_t *a = fail_answer(PL_ERR_INTERNAL, "retry", "the link could not start a thread");
 			coll_channel_answer(link_.cfg.artifact_root, id, a);
 			json_decref(a);
 			json_decref(req);
@@ -1830,6 +1990,10 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 
 	if (link_.running)
 		return PL_OK;
+	if (!link_.cond_made) {
+		cond_init_mono(&link_.cond);
+		link_.cond_made = true;
+	}
 	link_.cfg = *cfg;
 	__atomic_store_n(&link_.stopping, false, __ATOMIC_RELEASE);
 	if (!cfg->artifact_root)
@@ -1865,6 +2029,16 @@ enum pl_err coll_link_start(const struct coll_link_cfg *cfg, struct pl_error *er
 	return PL_OK;
 }
 
+/* Readers that have not ended yet (under link_.lock). */
+static size_t readers_live_locked(void)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < link_.ndevices; i++)
+		live += !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE);
+	return live;
+}
+
 unsigned coll_link_port(void)
 {
 	return link_.port;
@@ -1876,7 +2050,10 @@ void coll_link_stop(void)
 
 	if (!link_.running)
 		return;
+	pthread_mutex_lock(&link_.lock);
 	__atomic_store_n(&link_.stopping, true, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&link_.cond);  /* the servicer's wait */
+	pthread_mutex_unlock(&link_.lock);
 	if (link_.have_listener)
 		pthread_join(link_.listener, NULL);
 	if (link_.have_servicer)
@@ -1884,18 +2061,10 @@ void coll_link_stop(void)
 	pthread_mutex_lock(&link_.lock);
 	for (size_t i = 0; i < link_.ndevices; i++)
 		shutdown(__atomic_load_n(&link_.devices[i]->fd, __ATOMIC_ACQUIRE), SHUT_RDWR);
+	/* Readers finalize their sessions and leave (each broadcasts). */
+	while (readers_live_locked() && mono_ms() < deadline)
+		cond_wait_until(&link_.cond, &link_.lock, deadline);
 	pthread_mutex_unlock(&link_.lock);
-	/* Readers finalize their sessions and leave. */
-	for (;;) {
-		size_t live = 0;
-		pthread_mutex_lock(&link_.lock);
-		for (size_t i = 0; i < link_.ndevices; i++)
-			live += !__atomic_load_n(&link_.devices[i]->reader_done, __ATOMIC_ACQUIRE);
-		pthread_mutex_unlock(&link_.lock);
-		if (!live || mono_ms() > deadline)
-			break;
-		usleep(20000);
-	}
 	if (link_.listen_fd >= 0)
 		close(link_.listen_fd);
 	link_.listen_fd = -1;

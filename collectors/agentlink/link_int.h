@@ -1,6 +1,12 @@
 /* link_int.h - what the agent link's files share (internal to
- * collectors/agentlink/): the wire (wire.c), the spool (spool.c) and the
- * devices and their threads (link.c).
+ * collectors/agentlink/): the wire (wire.c, perfchunk.c), the spool
+ * (spool.c) and the log (log.c), which the devices and their threads
+ * (link.c) use; none of them calls back into link.c.
+ *
+ * Errors are the tree's one type: a fallible function returns an enum
+ * pl_err and fills the caller's struct pl_error (base/error.h), whose
+ * text is what the device's state shows (last_drop, reason) and whose
+ * code a control answer carries to the tool.
  */
 #ifndef COLL_LINK_INT_H
 #define COLL_LINK_INT_H
@@ -39,35 +45,43 @@ struct wire_frame {
 };
 
 /* Read one frame of at most `cap` bytes (the header is checked before any
- * allocation).  0 ok; -1 the link ended or failed (`why` says how:
- * closed, timeout, over the cap; f->flag is the cut frame's, or 0xff
- * when the header itself did not come whole). */
-int coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap);
+ * allocation).  PL_OK, or the link ended or failed: PL_ERR_EXTERNAL
+ * (closed, a socket error), PL_ERR_TIMEOUT (nothing in time, or the send
+ * bound passed unacknowledged), PL_ERR_LIMIT (over the cap, out of
+ * memory); f->flag is the cut frame's, or 0xff when the header itself did
+ * not come whole. */
+enum pl_err coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, struct pl_error *err);
 
-/* Send one frame; 0 or -1 (`why` filled: the send bound passed, ...). */
-int coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap);
+/* Send one frame: PL_OK, PL_ERR_TIMEOUT (the send bound passed) or
+ * PL_ERR_EXTERNAL (the link broke). */
+enum pl_err coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, struct pl_error *err);
 
 /* Socket options of every agent link: keepalive, TCP_USER_TIMEOUT and
  * SO_SNDTIMEO of `send_ms`, close-on-exec. */
 void coll_wire_socket_opts(int fd, unsigned send_ms);
 
-/* A zstd chunk's decompressed size, checked: -1 when it is not one
- * complete frame that decompresses within WIRE_TEXT_MAX. */
-long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap);
+/* A zstd chunk's decompressed size into *size, checked: PL_ERR_MALFORMED
+ * when it is not one complete zstd frame, PL_ERR_LIMIT when it
+ * decompresses past WIRE_TEXT_MAX. */
+enum pl_err coll_wire_zstd_text_size(const void *p, size_t n, unsigned long long *size,
+				     struct pl_error *err);
 
 /* The same walk, handing each decompressed piece to `fn` (NULL: none),
- * which refuses the chunk by returning -1 with `why` filled. */
-typedef int (*coll_wire_piece_fn)(void *arg, const unsigned char *piece, size_t n, char *why,
-				  size_t why_cap);
-long long coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg, char *why,
-			      size_t why_cap);
+ * which refuses the chunk by returning its error (filled) instead of
+ * PL_OK. */
+typedef enum pl_err (*coll_wire_piece_fn)(void *arg, const unsigned char *piece, size_t n,
+					  struct pl_error *err);
+enum pl_err coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg,
+				unsigned long long *size, struct pl_error *err);
 
 /* A flag-5 chunk (extension 4, perfchunk.c), checked as it decompresses:
  * the 16-byte pipe header, whole records (each at least its 8-byte
- * header), at least one event attribute, within WIRE_TEXT_MAX.  Returns
- * the decompressed size and the SAMPLE records in `samples`, or -1. */
-long long coll_wire_perf_chunk_check(const void *p, size_t n, uint64_t *samples, char *why,
-				     size_t why_cap);
+ * header), at least one event attribute, within WIRE_TEXT_MAX.  PL_OK
+ * with the decompressed size in *size and the SAMPLE records in
+ * *samples; else the walk's errors, PL_ERR_MALFORMED for bad framing and
+ * PL_ERR_UNSUPPORTED for tracing or AUX data. */
+enum pl_err coll_wire_perf_chunk_check(const void *p, size_t n, unsigned long long *size,
+				       uint64_t *samples, struct pl_error *err);
 
 /* HMAC-SHA256(key, "perflens-pair-v1 " role " " agent_nonce " " server_nonce)
  * as 64 lower-case hex characters plus a NUL. */
@@ -117,10 +131,11 @@ struct spool {
 /* Open a new session for `device` (its folder is made on first data). */
 void spool_open(struct spool *s, const char *artifact_root, const char *device,
 		json_t *platform, json_t *labels);
-/* A chunk (flag 0 text or flag 1 zstd); false when it could not be
- * written (a gap is recorded, the reason in `why`). */
-bool spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix, long long text_bytes,
-		 char *why, size_t why_cap);
+/* A chunk (flag 0 text, 1 zstd or 5 perf.data): PL_OK, or it was not
+ * written and a gap is recorded: PL_ERR_LIMIT (the fleet spool is full)
+ * or PL_ERR_OUTPUT (the write failed). */
+enum pl_err spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix,
+			unsigned long long text_bytes, struct pl_error *err);
 /* One metrics frame appended to metrics.jsonl; true when it could not be
  * and that is a new kind of write error (the device's state should say). */
 bool spool_metrics(struct spool *s, json_t *frame);
@@ -134,11 +149,11 @@ void spool_gap_sized(struct spool *s, const char *reason, json_t *gap);
 bool spool_close(struct spool *s);
 /* metadata.json now (live or final). */
 void spool_write_metadata(struct spool *s);
-/* Make the session's folder now (and its first metadata.json): false,
- * with the reason in `why`, when it cannot be made (a read-only or full
- * sessions folder), so that a capture with nowhere to land is refused
- * before the device starts it. */
-bool spool_make_dir_now(struct spool *s, char *why, size_t cap);
+/* Make the session's folder now (and its first metadata.json):
+ * PL_ERR_OUTPUT when it cannot be made (a read-only or full sessions
+ * folder), so that a capture with nowhere to land is refused before the
+ * device starts it. */
+enum pl_err spool_make_dir_now(struct spool *s, struct pl_error *err);
 /* At startup: recover the sessions an earlier server left live. */
 void spool_sweep(const char *artifact_root);
 /* "2026-12-01T21:00:00.123Z" */
@@ -151,7 +166,9 @@ void spool_now_iso(char *out, size_t cap);
  * `owner` (a session or device id).  True then. */
 bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e);
 
-/* "perflens-mcp: agent link: ..." on stderr. */
+/* ------------------------------------------------------------- the log */
+
+/* "perflens-mcp: agent link: ..." on stderr (log.c). */
 void coll_link_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -13,16 +13,15 @@
  */
 #include "link_int.h"
 
-#include <stdio.h>
 #include <string.h>
 
 enum { REC_SAMPLE = 9, REC_HEADER_ATTR = 64, REC_TRACING_DATA = 66, REC_AUXTRACE = 71 };
 
 struct framer {
 	unsigned char head[16];
-	size_t head_len;          /* of the pipe header, then of a record header */
+	size_t head_len;          /* bytes of the pipe header gathered */
 	unsigned char rec[8];
-	size_t rec_len;
+	size_t rec_len;           /* bytes of the current record header gathered */
 	size_t skip;              /* bytes of the current record still to pass */
 	bool swap;
 	bool started;             /* the pipe header was whole and right */
@@ -43,7 +42,7 @@ static uint16_t u16_of(const struct framer *f, const unsigned char *p)
 	return f->swap ? __builtin_bswap16(v) : v;
 }
 
-static int pipe_header(struct framer *f, char *why, size_t cap)
+static enum pl_err pipe_header(struct framer *f, struct pl_error *err)
 {
 	uint64_t size;
 	bool native = memcmp(f->head, "PERFILE2", 8) == 0, swapped = memcmp(f->head, "2ELIFREP", 8) == 0;
@@ -52,90 +51,85 @@ static int pipe_header(struct framer *f, char *why, size_t cap)
 	f->swap = swapped;
 	if (swapped)
 		size = __builtin_bswap64(size);
-	if ((!native && !swapped) || size != 16) {
-		snprintf(why, cap, "a perf.data chunk that does not start with the 16-byte pipe header");
-		return -1;
-	}
+	if ((!native && !swapped) || size != 16)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL,
+			       "a perf.data chunk that does not start with the 16-byte pipe header");
 	f->started = true;
-	return 0;
+	return PL_OK;
 }
 
 /* A record's header is whole: check it and pass the rest of the record. */
-static int record_header(struct framer *f, char *why, size_t cap)
+static enum pl_err record_header(struct framer *f, struct pl_error *err)
 {
 	uint32_t type = u32_of(f, f->rec);
 	uint16_t size = u16_of(f, f->rec + 6);
 
-	if (size < 8) {
-		snprintf(why, cap, "a perf.data chunk with a record of %u bytes (under its 8-byte header)", size);
-		return -1;
-	}
-	if (type == REC_TRACING_DATA || type == REC_AUXTRACE) {
-		snprintf(why, cap, "a perf.data chunk with tracing or AUX data (not framed by record sizes)");
-		return -1;
-	}
+	if (size < 8)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL,
+			       "a perf.data chunk with a record of %u bytes (under its 8-byte header)", size);
+	if (type == REC_TRACING_DATA || type == REC_AUXTRACE)
+		return pl_fail(err, PL_ERR_UNSUPPORTED, NULL,
+			       "a perf.data chunk with tracing or AUX data (not framed by record sizes)");
 	f->samples += type == REC_SAMPLE;
 	f->attrs += type == REC_HEADER_ATTR;
 	f->skip = size - 8u;
 	f->rec_len = 0;
-	return 0;
+	return PL_OK;
 }
 
-static int frame_piece(void *arg, const unsigned char *p, size_t n, char *why, size_t cap)
+/* Copy into `buf` (holding *have of `want` bytes) what of the piece it
+ * still lacks; the bytes taken. */
+static size_t gather(unsigned char *buf, size_t *have, size_t want, const unsigned char *p, size_t n)
+{
+	size_t take = n < want - *have ? n : want - *have;
+
+	memcpy(buf + *have, p, take);
+	*have += take;
+	return take;
+}
+
+static enum pl_err frame_piece(void *arg, const unsigned char *p, size_t n, struct pl_error *err)
 {
 	struct framer *f = arg;
+	enum pl_err rc;
 
 	while (n > 0) {
+		size_t take;
 		if (!f->started) {
-			size_t take = n < 16 - f->head_len ? n : 16 - f->head_len;
-			memcpy(f->head + f->head_len, p, take);
-			f->head_len += take;
-			p += take;
-			n -= take;
-			if (f->head_len == 16 && pipe_header(f, why, cap) < 0)
-				return -1;
-			continue;
-		}
-		if (f->skip > 0) {
-			size_t take = n < f->skip ? n : f->skip;
+			take = gather(f->head, &f->head_len, sizeof(f->head), p, n);
+			if (f->head_len == sizeof(f->head) && (rc = pipe_header(f, err)))
+				return rc;
+		} else if (f->skip > 0) {
+			take = n < f->skip ? n : f->skip;
 			f->skip -= take;
-			p += take;
-			n -= take;
-			continue;
+		} else {
+			take = gather(f->rec, &f->rec_len, sizeof(f->rec), p, n);
+			if (f->rec_len == sizeof(f->rec) && (rc = record_header(f, err)))
+				return rc;
 		}
-		size_t take = n < 8 - f->rec_len ? n : 8 - f->rec_len;
-		memcpy(f->rec + f->rec_len, p, take);
-		f->rec_len += take;
 		p += take;
 		n -= take;
-		if (f->rec_len == 8 && record_header(f, why, cap) < 0)
-			return -1;
 	}
-	return 0;
+	return PL_OK;
 }
 
-long long coll_wire_perf_chunk_check(const void *p, size_t n, uint64_t *samples, char *why, size_t why_cap)
+enum pl_err coll_wire_perf_chunk_check(const void *p, size_t n, unsigned long long *size,
+				       uint64_t *samples, struct pl_error *err)
 {
 	struct framer f;
-	long long size;
+	enum pl_err rc;
 
 	memset(&f, 0, sizeof(f));
 	*samples = 0;
-	size = coll_wire_zstd_walk(p, n, frame_piece, &f, why, why_cap);
-	if (size < 0)
-		return -1;
-	if (!f.started) {
-		snprintf(why, why_cap, "a perf.data chunk shorter than its pipe header");
-		return -1;
-	}
-	if (f.skip > 0 || f.rec_len > 0) {
-		snprintf(why, why_cap, "a perf.data chunk that ends inside a record");
-		return -1;
-	}
-	if (f.attrs == 0) {
-		snprintf(why, why_cap, "a perf.data chunk without event attributes (no PERF_RECORD_HEADER_ATTR)");
-		return -1;
-	}
+	if ((rc = coll_wire_zstd_walk(p, n, frame_piece, &f, size, err)))
+		return rc;
+	if (!f.started)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL, "a perf.data chunk shorter than its pipe header");
+	if (f.skip > 0 || f.rec_len > 0)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL, "a perf.data chunk that ends inside a record");
+	if (f.attrs == 0)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL,
+			       "a perf.data chunk without event attributes (no PERF_RECORD_HEADER_ATTR)");
 	*samples = f.samples;
-	return size;
+	return PL_OK;
 }

@@ -137,7 +137,7 @@ void spool_open(struct spool *s, const char *artifact_root, const char *device, 
 	s->live = true;
 }
 
-static bool make_dir_why(struct spool *s, struct pl_error *err)
+static bool make_dir_err(struct spool *s, struct pl_error *err)
 {
 	if (s->dir_made)
 		return true;
@@ -152,17 +152,17 @@ static bool make_dir(struct spool *s)
 {
 	struct pl_error err;
 
-	return make_dir_why(s, &err);
+	return make_dir_err(s, &err);
 }
 
-bool spool_make_dir_now(struct spool *s, char *why, size_t cap)
+enum pl_err spool_make_dir_now(struct spool *s, struct pl_error *err)
 {
-	struct pl_error err = {0};
+	struct pl_error made = {0};
 
-	if (make_dir_why(s, &err))
-		return true;
-	snprintf(why, cap, "cannot make the session folder %s/%s: %s", COLL_SESSIONS_DIR, s->id, err.text);
-	return false;
+	if (make_dir_err(s, &made))
+		return PL_OK;
+	return pl_fail(err, PL_ERR_OUTPUT, "make the artifact root's sessions folder writable (or free space there)",
+		       "cannot make the session folder %s/%s: %s", COLL_SESSIONS_DIR, s->id, made.text);
 }
 
 static json_t *metadata_json(const struct spool *s, bool recovered)
@@ -217,54 +217,52 @@ void spool_write_metadata(struct spool *s)
 
 /* Is the fleet spool full (the fleet store's publisher says so in
  * FLEET_FULL_FILE under the artifact root, collectors/fleet/store.h)?
- * Its sentence into why. */
-static bool fleet_full(char *why, size_t cap)
+ * PL_ERR_LIMIT with its sentence then. */
+static enum pl_err fleet_full(struct pl_error *err)
 {
-	char path[4300];
+	char path[4300], said[300];
 	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", spool_root, FLEET_FULL_FILE);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, why, cap - 1);
+		return PL_OK;
+	n = read(fd, said, sizeof(said) - 1);
 	close(fd);
-	why[n > 0 ? n : 0] = '\0';
-	if (n <= 0)
-		snprintf(why, cap, "the fleet spool is full");
-	return true;
+	said[n > 0 ? n : 0] = '\0';
+	return pl_fail(err, PL_ERR_LIMIT, NULL, "%s", n > 0 ? said : "the fleet spool is full");
 }
 
-bool spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix, long long text_bytes,
-		 char *why, size_t why_cap)
+enum pl_err spool_chunk(struct spool *s, const void *p, size_t n, const char *suffix,
+			unsigned long long text_bytes, struct pl_error *err)
 {
-	char name[64], path[4300], full[300];
+	char name[64], path[4300];
 	unsigned index;
+	enum pl_err rc;
 	int e;
 
-	if (fleet_full(full, sizeof(full))) {
+	if ((rc = fleet_full(err))) {
 		/* Not written: the chunks already waiting for the fleet store
 		 * keep their place; this one is a gap that says why. */
-		snprintf(why, why_cap, "%s", full);
-		spool_gap(s, full);
-		return false;
+		spool_gap(s, err->text);
+		return rc;
 	}
 	index = s->next_chunk++;
 	snprintf(name, sizeof(name), "chunk_%05u.%s", index, suffix);
 	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	e = make_dir(s) ? coll_write_file_atomic(path, p, n, 0644, true) : (errno ? errno : EIO);
 	if (e) {
-		snprintf(why, why_cap, "%s could not be written: %s", name, strerror(e));
+		rc = pl_fail(err, PL_ERR_OUTPUT, NULL, "%s could not be written: %s", name, strerror(e));
 		json_array_append_new(s->gaps, json_pack("{s:i,s:s}", "chunk", (int)index,
 							 "reason", strerror(e)));
 	} else {
 		s->chunks++;
 		s->wire_bytes += n;
-		s->text_bytes += (unsigned long long)text_bytes;
+		s->text_bytes += text_bytes;
 		spool_now_iso(s->last_chunk, sizeof(s->last_chunk));
 	}
 	spool_write_metadata(s);
-	return e == 0;
+	return rc;
 }
 
 void spool_gap(struct spool *s, const char *reason)
@@ -442,72 +440,92 @@ bool spool_close(struct spool *s)
 
 /* ------------------------------------------------------------ the sweep */
 
-/* Rebuild and finalize one session folder a killed server left. */
-static void recover(const char *root, const char *id)
-{
-	char dir[4400], path[4800], rel[400];
-	unsigned chunks = 0, maps = 0, last = 0;
-	unsigned long long bytes = 0;
-	bool any = false, has_metrics = false;
-	json_t *old, *m;
-	struct dirent *de;
-	DIR *d;
+/* What a killed server's session folder holds. */
+struct found {
+	unsigned chunks, maps, next;   /* next: one past the highest chunk index */
+	unsigned long long bytes;
+	bool metrics;
+};
 
-	snprintf(dir, sizeof(dir), "%s/%s/%s", root, COLL_SESSIONS_DIR, id);
-	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, id);
-	old = coll_read_json(root, rel, 16u << 20);
-	if (old && json_is_false(json_object_get(old, "live"))) {
-		json_decref(old);
-		return;  /* finalized, by us or by the seed */
-	}
-	if (!(d = opendir(dir))) {
-		json_decref(old);
-		return;
-	}
+/* Count the folder's chunks, maps and metrics; the temps a killed writer
+ * left (only they start with '.' here) are removed.  False when the
+ * folder cannot be read. */
+static bool scan_session(const char *dir, struct found *f)
+{
+	char path[4800];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	memset(f, 0, sizeof(*f));
+	if (!d)
+		return false;
 	while ((de = readdir(d))) {
 		unsigned idx;
 		struct stat sb;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (de->d_name[0] == '.') {
-			/* Only temps start with '.' here: a chunk or metadata the
-			 * killed server was writing. */
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 				unlink(path);
 			continue;
 		}
 		if (sscanf(de->d_name, "chunk_%u.", &idx) == 1 && stat(path, &sb) == 0) {
-			chunks++;
-			bytes += (unsigned long long)sb.st_size;
-			if (!any || idx + 1 > last)
-				last = idx + 1;
-			any = true;
+			f->chunks++;
+			f->bytes += (unsigned long long)sb.st_size;
+			if (idx + 1 > f->next)
+				f->next = idx + 1;
 		} else if (strncmp(de->d_name, "maps_", 5) == 0)
-			maps++;
+			f->maps++;
 		else if (strncmp(de->d_name, "metrics.json", 12) == 0)
-			has_metrics = true;
+			f->metrics = true;
 	}
 	closedir(d);
-	if (chunks == 0 && !has_metrics) {
-		json_decref(old);
-		remove_empty(dir);
-		return;
-	}
-	m = old && json_is_object(old) ? json_incref(old) : json_object();
+	return true;
+}
+
+/* The recovered session's metadata: the old one (`old`, borrowed, or
+ * NULL) with what the folder holds, finalized (new). */
+static json_t *recovered_metadata(json_t *old, const char *id, const struct found *f)
+{
+	json_t *m = json_is_object(old) ? json_incref(old) : json_object();
+
 	json_object_set_new(m, "session_id", json_string(id));
 	json_object_set_new(m, "live", json_false());
 	json_object_set_new(m, "recovered", json_true());
-	json_object_set_new(m, "chunks", json_integer(chunks));
-	json_object_set_new(m, "wire_bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(m, "maps_files", json_integer(maps));
-	if (!json_object_get(m, "next_chunk") || json_integer_value(json_object_get(m, "next_chunk")) < last)
-		json_object_set_new(m, "next_chunk", json_integer(last));
+	json_object_set_new(m, "chunks", json_integer(f->chunks));
+	json_object_set_new(m, "wire_bytes", json_integer((json_int_t)f->bytes));
+	json_object_set_new(m, "maps_files", json_integer(f->maps));
+	if (!json_object_get(m, "next_chunk") || json_integer_value(json_object_get(m, "next_chunk")) < f->next)
+		json_object_set_new(m, "next_chunk", json_integer(f->next));
 	if (!json_object_get(m, "gaps"))
 		json_object_set_new(m, "gaps", json_array());
 	if (!json_object_get(m, "version"))
 		json_object_set_new(m, "version", json_string(PL_VERSION));
+	return m;
+}
+
+/* Rebuild and finalize one session folder a killed server left. */
+static void recover(const char *root, const char *id)
+{
+	char dir[4400], rel[400], rel_dir[300];
+	struct found f;
+	json_t *old, *m;
+
+	snprintf(dir, sizeof(dir), "%s/%s/%s", root, COLL_SESSIONS_DIR, id);
+	snprintf(rel, sizeof(rel), "%s/%s/metadata.json", COLL_SESSIONS_DIR, id);
+	old = coll_read_json(root, rel, 16u << 20);
+	if ((old && json_is_false(json_object_get(old, "live"))) || !scan_session(dir, &f)) {
+		json_decref(old);
+		return;  /* finalized (by us or by the seed), or unreadable */
+	}
+	if (f.chunks == 0 && !f.metrics) {
+		json_decref(old);
+		remove_empty(dir);
+		return;
+	}
+	m = recovered_metadata(old, id, &f);
 	set_spool_root(root);
-	snprintf(path, sizeof(path), "%s/%s", COLL_SESSIONS_DIR, id);
-	if (write_metrics_json(dir, path))
+	snprintf(rel_dir, sizeof(rel_dir), "%s/%s", COLL_SESSIONS_DIR, id);
+	if (write_metrics_json(dir, rel_dir))
 		coll_link_log("%s: recovered, but its metrics.json could not be written", id);
 	if (coll_write_json(root, rel, m))
 		coll_link_log("%s: recovered, but its metadata.json could not be written", id);

@@ -24,7 +24,20 @@
 #include <nettle/hmac.h>
 #include <zstd.h>
 
-static int read_exact(int fd, void *p, size_t n, char *why, size_t cap)
+/* Why a recv() or send() failed, as the link's error (errno kept). */
+static enum pl_err socket_fail(struct pl_error *err, int e, bool sending)
+{
+	if (e == EAGAIN || e == EWOULDBLOCK)
+		return pl_fail(err, PL_ERR_TIMEOUT, NULL, "%s", sending
+			       ? "the agent stopped reading (the send bound passed)"
+			       : "the peer sent nothing in time");
+	if (e == ETIMEDOUT && !sending)
+		return pl_fail(err, PL_ERR_TIMEOUT, NULL, "the agent stopped reading or is gone (what the server "
+			       "sent went unacknowledged for the send bound: TCP_USER_TIMEOUT)");
+	return pl_fail(err, PL_ERR_EXTERNAL, NULL, "%s", strerror(e));
+}
+
+static enum pl_err read_exact(int fd, void *p, size_t n, struct pl_error *err)
 {
 	size_t off = 0;
 
@@ -32,55 +45,46 @@ static int read_exact(int fd, void *p, size_t n, char *why, size_t cap)
 		ssize_t r = recv(fd, (char *)p + off, n - off, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r == 0) {
-			snprintf(why, cap, off ? "the link closed mid-frame" : "the link closed");
-			return -1;
-		}
-		if (r < 0) {
-			snprintf(why, cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK
-				 ? "the peer sent nothing in time"
-				 : errno == ETIMEDOUT
-				 ? "the agent stopped reading or is gone (what the server sent went unacknowledged for the send bound: TCP_USER_TIMEOUT)"
-				 : strerror(errno));
-			return -1;
-		}
+		if (r == 0)
+			return pl_fail(err, PL_ERR_EXTERNAL, NULL, "%s",
+				       off ? "the link closed mid-frame" : "the link closed");
+		if (r < 0)
+			return socket_fail(err, errno, false);
 		off += (size_t)r;
 	}
-	return 0;
+	return PL_OK;
 }
 
-int coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, char *why, size_t why_cap)
+enum pl_err coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, struct pl_error *err)
 {
 	unsigned char h[5];
+	enum pl_err rc;
 
 	f->data = NULL;
 	f->len = 0;
 	f->flag = 0xff;  /* unknown until the header is whole */
-	if (read_exact(fd, h, 5, why, why_cap) < 0)
-		return -1;
+	if ((rc = read_exact(fd, h, 5, err)))
+		return rc;
 	f->len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 	f->flag = h[4];
-	if (f->len > cap) {
-		snprintf(why, why_cap, "a frame header claims %u bytes, over the cap of %u", f->len, cap);
-		return -1;
-	}
+	if (f->len > cap)
+		return pl_fail(err, PL_ERR_LIMIT, NULL, "a frame header claims %u bytes, over the cap of %u",
+			       f->len, cap);
 	if (f->len == 0)
-		return 0;
+		return PL_OK;
 	f->data = malloc((size_t)f->len + 1);
-	if (!f->data) {
-		snprintf(why, why_cap, "out of memory for a %u-byte frame", f->len);
-		return -1;
-	}
-	if (read_exact(fd, f->data, f->len, why, why_cap) < 0) {
+	if (!f->data)
+		return pl_fail(err, PL_ERR_LIMIT, NULL, "out of memory for a %u-byte frame", f->len);
+	if ((rc = read_exact(fd, f->data, f->len, err))) {
 		free(f->data);
 		f->data = NULL;
-		return -1;
+		return rc;
 	}
 	f->data[f->len] = '\0';
-	return 0;
+	return PL_OK;
 }
 
-int coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, size_t why_cap)
+enum pl_err coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, struct pl_error *err)
 {
 	unsigned char h[5] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
 			      (unsigned char)(len >> 8), (unsigned char)len, flag};
@@ -92,15 +96,11 @@ int coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, char *why, s
 			ssize_t w = send(fd, parts[i] + off, sizes[i] - off, MSG_NOSIGNAL);
 			if (w < 0 && errno == EINTR)
 				continue;
-			if (w <= 0) {
-				snprintf(why, why_cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK
-					 ? "the agent stopped reading (the send bound passed)"
-					 : strerror(errno));
-				return -1;
-			}
+			if (w <= 0)
+				return socket_fail(err, w < 0 ? errno : EPIPE, true);
 			off += (size_t)w;
 		}
-	return 0;
+	return PL_OK;
 }
 
 void coll_wire_socket_opts(int fd, unsigned send_ms)
@@ -119,69 +119,63 @@ void coll_wire_socket_opts(int fd, unsigned send_ms)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* One failure of the walk: say why, free, -1. */
-static long long walk_fail(ZSTD_DCtx *dc, unsigned char *scratch, char *why, size_t why_cap,
-			   const char *text, const char *arg)
+/* One zstd stream over the chunk: PL_OK at its end, or what is wrong
+ * with it (a piece `fn` refused included); *total counts the bytes. */
+static enum pl_err walk_stream(ZSTD_DCtx *dc, ZSTD_inBuffer *in, unsigned char *scratch, size_t scratch_len,
+			       coll_wire_piece_fn fn, void *arg, unsigned long long *total,
+			       struct pl_error *err)
 {
-	snprintf(why, why_cap, text, arg);
-	ZSTD_freeDCtx(dc);
-	free(scratch);
-	return -1;
+	size_t r = 1;
+	enum pl_err rc;
+
+	while (in->pos < in->size || r != 0) {
+		ZSTD_outBuffer out = {scratch, scratch_len, 0};
+		r = ZSTD_decompressStream(dc, &out, in);
+		if (ZSTD_isError(r))
+			return pl_fail(err, PL_ERR_MALFORMED, NULL, "a zstd chunk that does not decompress: %s",
+				       ZSTD_getErrorName(r));
+		*total += out.pos;
+		if (*total > WIRE_TEXT_MAX)
+			return pl_fail(err, PL_ERR_LIMIT, NULL, "a chunk over %llu MB decompressed", WIRE_TEXT_MAX >> 20);
+		if (fn && out.pos && (rc = fn(arg, scratch, out.pos, err)))
+			return rc;
+		if (r == 0 && in->pos < in->size)
+			return pl_fail(err, PL_ERR_MALFORMED, NULL, "a zstd chunk with bytes after its frame");
+		if (r != 0 && in->pos == in->size && out.pos < out.size)
+			return pl_fail(err, PL_ERR_MALFORMED, NULL, "a zstd chunk whose frame is cut short");
+	}
+	return PL_OK;
 }
 
-long long coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg, char *why,
-			      size_t why_cap)
+enum pl_err coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, void *arg,
+				unsigned long long *size, struct pl_error *err)
 {
 	/* Per call, not per thread: a thread-local buffer outlived nothing
 	 * but leaked 1 MB with every reader thread that ended. */
 	const size_t scratch_len = 1u << 20;
 	unsigned char *scratch;
-	ZSTD_DCtx *dc;
+	ZSTD_DCtx *dc = NULL;
 	ZSTD_inBuffer in = {p, n, 0};
-	unsigned long long total = 0;
-	size_t r = 1;
+	enum pl_err rc;
 
-	if (n < 4 || memcmp(p, "\x28\xb5\x2f\xfd", 4) != 0) {
-		snprintf(why, why_cap, "a zstd chunk that does not start with the zstd magic");
-		return -1;
-	}
+	*size = 0;
+	if (n < 4 || memcmp(p, "\x28\xb5\x2f\xfd", 4) != 0)
+		return pl_fail(err, PL_ERR_MALFORMED, NULL, "a zstd chunk that does not start with the zstd magic");
 	if (!(scratch = malloc(scratch_len)) || !(dc = ZSTD_createDCtx())) {
 		free(scratch);
-		snprintf(why, why_cap, "out of memory");
-		return -1;
+		return pl_fail(err, PL_ERR_LIMIT, NULL, "out of memory");
 	}
 	ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, 27);
-	while (in.pos < in.size || r != 0) {
-		ZSTD_outBuffer out = {scratch, scratch_len, 0};
-		r = ZSTD_decompressStream(dc, &out, &in);
-		if (ZSTD_isError(r))
-			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk that does not decompress: %s",
-					 ZSTD_getErrorName(r));
-		total += out.pos;
-		if (total > WIRE_TEXT_MAX) {
-			snprintf(why, why_cap, "a chunk over %llu MB decompressed", WIRE_TEXT_MAX >> 20);
-			ZSTD_freeDCtx(dc);
-			free(scratch);
-			return -1;
-		}
-		if (fn && out.pos && fn(arg, scratch, out.pos, why, why_cap) < 0) {
-			ZSTD_freeDCtx(dc);
-			free(scratch);
-			return -1;
-		}
-		if (r == 0 && in.pos < in.size)
-			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk with bytes after its frame%s", "");
-		if (r != 0 && in.pos == in.size && out.pos < out.size)
-			return walk_fail(dc, scratch, why, why_cap, "a zstd chunk whose frame is cut short%s", "");
-	}
+	rc = walk_stream(dc, &in, scratch, scratch_len, fn, arg, size, err);
 	ZSTD_freeDCtx(dc);
 	free(scratch);
-	return (long long)total;
+	return rc;
 }
 
-long long coll_wire_zstd_text_size(const void *p, size_t n, char *why, size_t why_cap)
+enum pl_err coll_wire_zstd_text_size(const void *p, size_t n, unsigned long long *size,
+				     struct pl_error *err)
 {
-	return coll_wire_zstd_walk(p, n, NULL, NULL, why, why_cap);
+	return coll_wire_zstd_walk(p, n, NULL, NULL, size, err);
 }
 
 void coll_wire_pair_proof(const char *code, const char *role, const char *agent_nonce,

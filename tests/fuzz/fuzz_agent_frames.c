@@ -20,7 +20,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int sv[2];
-	char why[256];
+	struct pl_error err;
+	unsigned long long text;
 
 	if (size > 60000 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		return 0;
@@ -32,10 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	for (;;) {
 		struct wire_frame f;
-		if (coll_wire_read(sv[0], 1u << 20, &f, why, sizeof(why)) < 0)
+		if (coll_wire_read(sv[0], 1u << 20, &f, &err))
 			break;
 		if (f.flag == WIRE_ZSTD && f.len)
-			(void)coll_wire_zstd_text_size(f.data, f.len, why, sizeof(why));
+			(void)coll_wire_zstd_text_size(f.data, f.len, &text, &err);
 		if ((f.flag == WIRE_RESP || f.flag == WIRE_METRICS) && f.len) {
 			json_t *j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
 			(void)json_string_value(json_object_get(j, "type"));

@@ -14,7 +14,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char why[256];
+	struct pl_error err;
+	unsigned long long got;
 	uint64_t samples;
 
 	if (size < 1 || size > (1u << 20))
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	if (pick & 1) {
-		coll_wire_perf_chunk_check(data, size, &samples, why, sizeof(why));
+		coll_wire_perf_chunk_check(data, size, &got, &samples, &err);
 		return 0;
 	}
 	size_t cap = ZSTD_compressBound(size);
@@ -32,9 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	size_t n = ZSTD_compress(z, cap, data, size, 1);
 	if (!ZSTD_isError(n)) {
-		long long got = coll_wire_perf_chunk_check(z, n, &samples, why, sizeof(why));
 		/* a chunk that passes decompressed to exactly the input */
-		if (got >= 0 && (size_t)got != size)
+		if (coll_wire_perf_chunk_check(z, n, &got, &samples, &err) == PL_OK && got != size)
 			abort();
 	}
 	free(z);

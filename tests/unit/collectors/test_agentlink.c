@@ -3,8 +3,10 @@
  * computed with Python's hmac module (an independent implementation),
  * the zstd chunk check on frames made by the zstd command, frame reading
  * over a socketpair (caps before allocation, a frame cut mid-way), ids,
- * a request through the channel's files, and the startup sweep of a
- * session a killed server left (its temps removed, whatever their name). */
+ * a request through the channel's files, the startup sweep of a
+ * session a killed server left (its temps removed, whatever their name),
+ * and the framing of a perf.data chunk (records hand-made from the
+ * kernel's perf_event_header layout) across the check's 1 MB pieces. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "collectors/agentlink/link_int.h"
 #include "collectors/agentlink/channel.h"
@@ -49,17 +52,19 @@ START_TEST(zstd_check_counts_text_and_refuses_bad_frames)
 	/* printf 'hello perf text\n' | zstd -q -c */
 	unsigned char z[64], two[128];
 	size_t n = unhex("28b52ffd045881000068656c6c6f207065726620746578740a2f661ae1", z);
-	char why[200];
+	unsigned long long size;
+	struct pl_error err;
 
-	ck_assert_int_eq(coll_wire_zstd_text_size(z, n, why, sizeof(why)), 16);
-	ck_assert_int_eq(coll_wire_zstd_text_size(z, n - 3, why, sizeof(why)), -1);
-	ck_assert_ptr_nonnull(strstr(why, "cut short"));
-	ck_assert_int_eq(coll_wire_zstd_text_size("garbage!", 8, why, sizeof(why)), -1);
-	ck_assert_ptr_nonnull(strstr(why, "magic"));
+	ck_assert_int_eq(coll_wire_zstd_text_size(z, n, &size, &err), PL_OK);
+	ck_assert_uint_eq(size, 16);
+	ck_assert_int_eq(coll_wire_zstd_text_size(z, n - 3, &size, &err), PL_ERR_MALFORMED);
+	ck_assert_ptr_nonnull(strstr(err.text, "cut short"));
+	ck_assert_int_eq(coll_wire_zstd_text_size("garbage!", 8, &size, &err), PL_ERR_MALFORMED);
+	ck_assert_ptr_nonnull(strstr(err.text, "magic"));
 	memcpy(two, z, n);
 	memcpy(two + n, z, n);
-	ck_assert_int_eq(coll_wire_zstd_text_size(two, 2 * n, why, sizeof(why)), -1);
-	ck_assert_ptr_nonnull(strstr(why, "after its frame"));
+	ck_assert_int_eq(coll_wire_zstd_text_size(two, 2 * n, &size, &err), PL_ERR_MALFORMED);
+	ck_assert_ptr_nonnull(strstr(err.text, "after its frame"));
 }
 END_TEST
 
@@ -67,23 +72,23 @@ START_TEST(frames_are_capped_before_allocation_and_cut_ones_say_so)
 {
 	int sv[2];
 	struct wire_frame f;
-	char why[200];
+	struct pl_error err;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[1], "\x00\x00\x00\x03\x03" "abc", 8), 8);
-	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, why, sizeof(why)), 0);
+	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, &err), PL_OK);
 	ck_assert_int_eq(f.flag, 3);
 	ck_assert_str_eq((char *)f.data, "abc");
 	free(f.data);
 	ck_assert_int_eq(write(sv[1], "\xff\xff\xff\xf0\x01", 5), 5);
-	ck_assert_int_eq(coll_wire_read(sv[0], WIRE_PREAUTH_MAX, &f, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_read(sv[0], WIRE_PREAUTH_MAX, &f, &err), PL_ERR_LIMIT);
 	ck_assert_ptr_null(f.data);
-	ck_assert_str_eq(why, "a frame header claims 4294967280 bytes, over the cap of 65536");
+	ck_assert_str_eq(err.text, "a frame header claims 4294967280 bytes, over the cap of 65536");
 	ck_assert_int_eq(write(sv[1], "\x00\x00\x01\x00\x01" "half", 9), 9);
 	close(sv[1]);
-	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, why, sizeof(why)), -1);
+	ck_assert_int_eq(coll_wire_read(sv[0], 1024, &f, &err), PL_ERR_EXTERNAL);
 	ck_assert_int_eq(f.flag, 1);  /* a chunk was cut: the link records a gap */
-	ck_assert_str_eq(why, "the link closed mid-frame");
+	ck_assert_str_eq(err.text, "the link closed mid-frame");
 	close(sv[0]);
 }
 END_TEST
@@ -195,6 +200,60 @@ START_TEST(a_state_file_is_written_whole_and_errors_are_counted)
 }
 END_TEST
 
+/* A pipe-mode perf.data: the 16-byte header, one attribute record (type
+ * 64) and `n` records of `type` and `size` bytes (perf_event_header: u32
+ * type, u16 misc, u16 size) whose headers say `said` bytes, in this
+ * machine's byte order; zstd'ed into *z (new), its length returned; *raw
+ * its plain length. */
+static size_t perf_chunk_new(unsigned n, uint32_t type, uint16_t size, uint16_t said, unsigned char **z,
+			     size_t *raw)
+{
+	size_t len = 16 + 8 + (size_t)n * size, off = 16;
+	unsigned char *p = calloc(1, len);
+	uint64_t head = 16;
+	uint32_t attr = 64;
+	uint16_t eight = 8;
+
+	memcpy(p, "PERFILE2", 8);
+	memcpy(p + 8, &head, 8);
+	memcpy(p + off, &attr, 4);
+	memcpy(p + off + 6, &eight, 2);
+	for (off += 8; off < len; off += size) {
+		memcpy(p + off, &type, 4);
+		memcpy(p + off + 6, &said, 2);
+	}
+	*z = malloc(ZSTD_compressBound(len));
+	*raw = len;
+	len = ZSTD_compress(*z, ZSTD_compressBound(len), p, len, 1);
+	free(p);
+	return len;
+}
+
+START_TEST(a_perf_chunk_is_framed_across_pieces_and_its_refusals_have_codes)
+{
+	unsigned char *z;
+	unsigned long long size;
+	uint64_t samples;
+	size_t raw, n;
+	struct pl_error err;
+
+	/* 9-byte samples: the first 1 MB piece ends 7 bytes into a record's
+	 * header, so the header is gathered from two pieces. */
+	n = perf_chunk_new(130000, 9, 9, 9, &z, &raw);
+	ck_assert_int_eq(coll_wire_perf_chunk_check(z, n, &size, &samples, &err), PL_OK);
+	ck_assert_uint_eq(size, raw);
+	ck_assert_uint_eq(samples, 130000);
+	free(z);
+	n = perf_chunk_new(2, 9, 8, 4, &z, &raw);
+	ck_assert_int_eq(coll_wire_perf_chunk_check(z, n, &size, &samples, &err), PL_ERR_MALFORMED);
+	ck_assert_str_eq(err.text, "a perf.data chunk with a record of 4 bytes (under its 8-byte header)");
+	free(z);
+	n = perf_chunk_new(1, 66, 16, 16, &z, &raw);
+	ck_assert_int_eq(coll_wire_perf_chunk_check(z, n, &size, &samples, &err), PL_ERR_UNSUPPORTED);
+	free(z);
+}
+END_TEST
+
 Suite *suite_agentlink(void)
 {
 	Suite *s = suite_create("agentlink");
@@ -206,6 +265,7 @@ Suite *suite_agentlink(void)
 	tcase_add_test(tc, a_request_goes_through_the_channel_files);
 	tcase_add_test(tc, the_sweep_finalizes_a_killed_session_and_drops_its_temps);
 	tcase_add_test(tc, a_state_file_is_written_whole_and_errors_are_counted);
+	tcase_add_test(tc, a_perf_chunk_is_framed_across_pieces_and_its_refusals_have_codes);
 	suite_add_tcase(s, tc);
 	return s;
 }
