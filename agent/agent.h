@@ -26,6 +26,8 @@
 #define DEFAULT_PORT 9999
 #define CHUNK_RAW_MAX (16u * 1024 * 1024)   /* cut a chunk at 16 MB of text */
 #define PERF_GRACE_MS 3000                  /* SIGTERM, then SIGKILL */
+#define MAX_PROBLEMS 4                      /* status.capture_problems kept per capture */
+#define PROBLEM_LEN 768
 
 enum agent_state { ST_IDLE, ST_PROFILING, ST_PAUSED };
 
@@ -82,6 +84,8 @@ struct agent {
 	int counting;                    /* start's counting: perf stat only, no samples (mu) */
 	struct perf_caps pcaps;          /* (mu) */
 	char capture_end[128];           /* why the last capture ended by itself, "" if it did not (mu) */
+	char problems[MAX_PROBLEMS][PROBLEM_LEN]; /* what went wrong in the capture, each with its fix (mu) */
+	int n_problems;                  /* (mu); status and stop say them until the next start */
 	struct agent_counters counters;  /* (mu) */
 	int m_enabled, m_interval, m_network, m_disk, m_threads; /* metrics config (mu) */
 	uint32_t maps_seq;               /* (mu) */
@@ -156,6 +160,9 @@ typedef int (*chunk_emit_fn)(void *ctx, int compressed, const char *data, size_t
 int headless_run(const char *output, int rounds);
 extern const char *const SCRIPT_FIELDS;
 void *collector_main(void *arg);
+/* Say what went wrong in the capture (logged, and in status and stop's
+ * capture_problems until the next start; past MAX_PROBLEMS only logged). */
+void capture_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t count_samples(const char *text, size_t len);
 
 /* metrics.c */

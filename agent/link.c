@@ -334,6 +334,19 @@ static void write_counters(struct jw *w)
 	jw_obj_end(w);
 }
 
+/* Our extension to status and stop (a seed server ignores it): what went
+ * wrong in the capture, each with its fix (capture.c's capture_problem). */
+static void write_problems(struct jw *w)
+{
+	if (A.n_problems == 0)
+		return;
+	jw_key(w, "capture_problems");
+	jw_arr(w);
+	for (int i = 0; i < A.n_problems; i++)
+		jw_cstr(w, A.problems[i]);
+	jw_arr_end(w);
+}
+
 static const char *state_name(enum agent_state s)
 {
 	return s == ST_PROFILING ? "profiling" : s == ST_PAUSED ? "paused" : "idle";
@@ -473,6 +486,7 @@ static void cmd_status(struct ctx *x)
 	}
 	if (A.state == ST_IDLE && A.capture_end[0])
 		jw_kstr(w, "capture_end", A.capture_end);
+	write_problems(w);
 	if (x->l->features & FEAT_COUNTERS)
 		write_counters(w);
 	pthread_mutex_unlock(&A.mu);
@@ -752,6 +766,7 @@ static void cmd_start(struct ctx *x)
 	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.capture_end[0] = '\0';
+	A.n_problems = 0;
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
 	if (agent_thread(&A.collector, collector_main, NULL) != 0) {
@@ -798,11 +813,11 @@ static void cmd_stop(struct ctx *x)
 	}
 	capture_stop();
 	jw_kbool(x->w, "ok", 1);
-	if (x->l->features & FEAT_COUNTERS) {
-		pthread_mutex_lock(&A.mu);
+	pthread_mutex_lock(&A.mu);
+	if (x->l->features & FEAT_COUNTERS)
 		write_counters(x->w);
-		pthread_mutex_unlock(&A.mu);
-	}
+	write_problems(x->w);
+	pthread_mutex_unlock(&A.mu);
 }
 
 /* pause and resume: move the capture from state `from` to `to` (the
