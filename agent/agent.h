@@ -54,6 +54,7 @@ struct perf_caps {
 	int open_errno;       /* why sampling did not open, 0 if it did */
 	int privileged;       /* euid 0, or CAP_PERFMON / CAP_SYS_ADMIN */
 	int dwarf;            /* perf was built with a DWARF unwinder (libunwind or libdw) */
+	int lbr;              /* perf records --call-graph lbr (the CPU's last branch records) */
 	int perf_ok;          /* perf runs and prints its version */
 };
 
@@ -80,7 +81,7 @@ struct agent {
 	int collector_running;
 	pthread_t collector;
 	int continuous;                  /* mode of the capture (mu) */
-	char cg_req[8];                  /* start's call_graph: "" the probed one, "fp", "dwarf" or "none" (mu) */
+	char cg_req[8];                  /* start's call_graph: "" the probed one, "fp", "dwarf", "lbr" or "none" (mu) */
 	int counting;                    /* start's counting: perf stat only, no samples (mu) */
 	struct perf_caps pcaps;          /* (mu) */
 	char capture_end[128];           /* why the last capture ended by itself, "" if it did not (mu) */

@@ -286,21 +286,39 @@ static void write_tri(struct jw *w, const char *key, int v)
 	}
 }
 
-/* Can call_graph `m` ("fp", "dwarf", "none") run here?  NULL, or why not. */
+static const char *const CG_METHODS[] = {"fp", "dwarf", "lbr", "none"};
+#define N_CG_METHODS (sizeof CG_METHODS / sizeof CG_METHODS[0])
+
+/* Can call_graph `m` (CG_METHODS) run here?  NULL, or why not.  lbr only
+ * where the probe saw perf record with it (perf_caps_detect). */
 static const char *cg_refusal(const char *m)
 {
 	if (!A.pcaps.sampling)
 		return "this device cannot sample (perf_event_open of cpu-clock failed)";
 	if (strcmp(m, "dwarf") == 0 && A.pcaps.dwarf == 0)
 		return "this device's perf has no DWARF unwinder (built without libunwind and libdw)";
+	if (strcmp(m, "lbr") == 0 && A.pcaps.lbr != 1)
+		return "perf cannot record the CPU's last branch records here (perf record --call-graph lbr "
+		       "-e cycles failed: no branch stack sampling)";
 	return NULL;
+}
+
+/* The methods cg_refusal lets run, comma-separated (mu). */
+static void cg_possible(char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < N_CG_METHODS; i++)
+		if (!cg_refusal(CG_METHODS[i]) && len < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", CG_METHODS[i]);
+	if (!out[0])
+		snprintf(out, cap, "counting only");
 }
 
 /* Our extension to status (seed servers ignore it): what perf can do
  * here, known at startup, so a capture that cannot work is not started. */
 static void write_perf_caps(struct jw *w)
 {
-	static const char *const methods[] = {"fp", "dwarf", "none"};
 	jw_key(w, "perf_caps");
 	jw_obj(w);
 	jw_kbool(w, "perf", A.pcaps.perf_ok);
@@ -312,9 +330,9 @@ static void write_perf_caps(struct jw *w)
 	jw_kint(w, "perf_event_paranoid", A.paranoid);
 	jw_key(w, "call_graphs");
 	jw_arr(w);
-	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
-		if (!cg_refusal(methods[i]))
-			jw_cstr(w, methods[i]);
+	for (size_t i = 0; i < N_CG_METHODS; i++)
+		if (!cg_refusal(CG_METHODS[i]))
+			jw_cstr(w, CG_METHODS[i]);
 	jw_arr_end(w);
 	jw_kbool(w, "counting", A.pcaps.perf_ok);
 	jw_obj_end(w);
@@ -685,7 +703,7 @@ static int range_arg(struct ctx *x, const char *key, int lo, int hi, int *out)
 	return 1;
 }
 
-/* start's call_graph ("fp", "dwarf", "none"; absent: the probed method)
+/* start's call_graph ("fp", "dwarf", "lbr", "none"; absent: the probed method)
  * and counting (perf stat only) - our extensions: a seed agent ignores
  * both, and its answer's callgraph and mode say what it did.  A method
  * this device cannot run is refused, naming those it can. */
@@ -695,16 +713,17 @@ static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
 	int b = 0;
 	int has = aj_get_str(&x->c->doc, x->c->args, "call_graph", &m);
 	if (has == 1) {
-		if (strcmp(m, "fp") && strcmp(m, "dwarf") && strcmp(m, "none")) {
-			fail(x->w, "call_graph must be fp, dwarf or none");
+		if (strcmp(m, "fp") && strcmp(m, "dwarf") && strcmp(m, "lbr") && strcmp(m, "none")) {
+			fail(x->w, "call_graph must be fp, dwarf, lbr or none");
 			return -1;
 		}
 		pthread_mutex_lock(&A.mu);
 		const char *why = cg_refusal(m);
-		char msg[256];
-		if (why)
-			snprintf(msg, sizeof msg, "call_graph %s: %s; it can do: %s", m, why,
-				 cg_refusal("fp") ? "counting only" : cg_refusal("dwarf") ? "fp, none" : "fp, dwarf, none");
+		char msg[320], can[64];
+		if (why) {
+			cg_possible(can, sizeof can);
+			snprintf(msg, sizeof msg, "call_graph %s: %s; it can do: %s", m, why, can);
+		}
 		pthread_mutex_unlock(&A.mu);
 		if (why) {
 			fail(x->w, msg);
@@ -712,7 +731,7 @@ static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
 		}
 		snprintf(cg, 8, "%s", m);
 	} else if (has < 0) {
-		fail(x->w, "call_graph must be a string: fp, dwarf or none");
+		fail(x->w, "call_graph must be a string: fp, dwarf, lbr or none");
 		return -1;
 	}
 	if (aj_get_bool(&x->c->doc, x->c->args, "counting", &b) == 1)

@@ -656,6 +656,24 @@ static int perf_has_dwarf_unwind(void)
 	return yes;
 }
 
+/* Does perf record the CPU's last branch records as call chains here?
+ * Nothing in perf's build says it (the PMU must have them and the kernel
+ * drive them), so perf is asked, the way a person would: record cycles
+ * with --call-graph lbr over `true`.  Without branch stack sampling perf
+ * refuses ("PMU Hardware or event type doesn't support branch stack
+ * sampling"); 1 when it records, 0 when not, -1 when it could not be
+ * tried. */
+static int perf_takes_lbr(void)
+{
+	char tmp[64];
+	if (make_tmp(tmp, sizeof tmp) < 0)
+		return -1;
+	char *argv[] = {A.perf, "record", "--call-graph", "lbr", "-e", "cycles", "-o", tmp, "--", "true", NULL};
+	int rc = run_perf(argv, 10000, 16384, NULL, NULL, 0);
+	unlink(tmp);
+	return rc == 0 ? 1 : rc == -1 ? -1 : 0;
+}
+
 void perf_caps_detect(struct perf_caps *pc)
 {
 	char v[160];
@@ -667,7 +685,11 @@ void perf_caps_detect(struct perf_caps *pc)
 	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM) ? -1 : 0;
 	pc->privileged = privileged();
 	pc->dwarf = pc->perf_ok ? perf_has_dwarf_unwind() : 0;
-	agent_log("perf here: %s, pmu %s, sampling %s, dwarf unwinding %s", pc->perf_ok ? "runs" : "missing",
+	/* asked of perf even when no cycles counter opened here (pmu 0): perf
+	 * is the one that must take it, and a run over `true` is cheap */
+	pc->lbr = pc->perf_ok && pc->sampling ? perf_takes_lbr() : 0;
+	agent_log("perf here: %s, pmu %s, sampling %s, dwarf unwinding %s, lbr %s", pc->perf_ok ? "runs" : "missing",
 		  pc->pmu > 0 ? "yes" : pc->pmu == 0 ? "no" : "unknown", pc->sampling ? "yes" : strerror(pc->open_errno),
-		  pc->dwarf > 0 ? "yes" : pc->dwarf == 0 ? "no" : "unknown");
+		  pc->dwarf > 0 ? "yes" : pc->dwarf == 0 ? "no" : "unknown",
+		  pc->lbr > 0 ? "yes" : pc->lbr == 0 ? "no" : "unknown");
 }
