@@ -674,15 +674,32 @@ static int perf_takes_lbr(void)
 	return rc == 0 ? 1 : rc == -1 ? -1 : 0;
 }
 
+/* perf record of cpu-clock over `true` exits 0: perf itself samples. */
+static int perf_samples(void)
+{
+	char tmp[64];
+	if (make_tmp(tmp, sizeof tmp) < 0)
+		return 0;
+	char *argv[] = {A.perf, "record", "-e", "cpu-clock", "-o", tmp, "--", "true", NULL};
+	int rc = run_perf(argv, 10000, 16384, NULL, NULL, 0);
+	unlink(tmp);
+	return rc == 0;
+}
+
 void perf_caps_detect(struct perf_caps *pc)
 {
 	char v[160];
 	pc->perf_ok = perf_version(A.perf, v, sizeof v) == 0;
 	int hw = try_open(TYPE_HARDWARE, HW_CPU_CYCLES, 0);
 	pc->open_errno = try_open(TYPE_SOFTWARE, SW_CPU_CLOCK, 1);
+	/* ENOSYS is the agent's own syscall not being there (qemu-user runs
+	 * the agent while perf, a native binary, opens events), not the
+	 * kernel's answer: then perf is asked instead */
+	if (pc->open_errno == ENOSYS && pc->perf_ok && perf_samples())
+		pc->open_errno = 0;
 	pc->sampling = pc->open_errno == 0;
-	/* ENOENT/EOPNOTSUPP/ENODEV: no such counter; EACCES/EPERM say nothing */
-	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM) ? -1 : 0;
+	/* ENOENT/EOPNOTSUPP/ENODEV: no such counter; EACCES/EPERM/ENOSYS say nothing */
+	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM || hw == ENOSYS) ? -1 : 0;
 	pc->privileged = privileged();
 	pc->dwarf = pc->perf_ok ? perf_has_dwarf_unwind() : 0;
 	/* asked of perf even when no cycles counter opened here (pmu 0): perf
