@@ -26,6 +26,8 @@
 #define DEFAULT_PORT 9999
 #define CHUNK_RAW_MAX (16u * 1024 * 1024)   /* cut a chunk at 16 MB of text */
 #define PERF_GRACE_MS 3000                  /* SIGTERM, then SIGKILL */
+#define MAX_PROBLEMS 4                      /* status.capture_problems kept per capture */
+#define PROBLEM_LEN 768
 
 enum agent_state { ST_IDLE, ST_PROFILING, ST_PAUSED };
 
@@ -52,6 +54,7 @@ struct perf_caps {
 	int open_errno;       /* why sampling did not open, 0 if it did */
 	int privileged;       /* euid 0, or CAP_PERFMON / CAP_SYS_ADMIN */
 	int dwarf;            /* perf was built with a DWARF unwinder (libunwind or libdw) */
+	int lbr;              /* perf records --call-graph lbr (the CPU's last branch records) */
 	int perf_ok;          /* perf runs and prints its version */
 };
 
@@ -78,10 +81,12 @@ struct agent {
 	int collector_running;
 	pthread_t collector;
 	int continuous;                  /* mode of the capture (mu) */
-	char cg_req[8];                  /* start's call_graph: "" the probed one, "fp", "dwarf" or "none" (mu) */
+	char cg_req[8];                  /* start's call_graph: "" the probed one, "fp", "dwarf", "lbr" or "none" (mu) */
 	int counting;                    /* start's counting: perf stat only, no samples (mu) */
 	struct perf_caps pcaps;          /* (mu) */
 	char capture_end[128];           /* why the last capture ended by itself, "" if it did not (mu) */
+	char problems[MAX_PROBLEMS][PROBLEM_LEN]; /* what went wrong in the capture, each with its fix (mu) */
+	int n_problems;                  /* (mu); status and stop say them until the next start */
 	struct agent_counters counters;  /* (mu) */
 	int m_enabled, m_interval, m_network, m_disk, m_threads; /* metrics config (mu) */
 	uint32_t maps_seq;               /* (mu) */
@@ -167,6 +172,9 @@ struct agent_outlet {
 int headless_run(const char *output, int rounds);
 extern const char *const SCRIPT_FIELDS;
 void *collector_main(void *outlet);  /* outlet: a const struct agent_outlet * that outlives it */
+/* Say what went wrong in the capture (logged, and in status and stop's
+ * capture_problems until the next start; past MAX_PROBLEMS only logged). */
+void capture_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t count_samples(const char *text, size_t len);
 
 /* metrics.c: the ticker of one link, which sends through the link's own

@@ -14,7 +14,9 @@
  * perf.data mode (extension 4, when the link negotiated perf_data) runs
  * `perf record -o -` alone, no perf script: perfdata.h cuts its stream
  * into whole perf.data chunks (flag 5), and the perf stat rounds go
- * before each as a chunk of PERF_STAT text. */
+ * before each as a chunk of PERF_STAT text; a perf record that gives no
+ * header (stuck 5 s, or gone) is said (capture_problem: status and stop
+ * answers) and the capture goes on as text. */
 #include "agent.h"
 #include "chunk.h"
 #include "perfdata.h"
@@ -24,6 +26,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +444,67 @@ static enum run_end run_pipeline(struct capture *cap)
 }
 
 /* ------------------------------------------------------------------ */
+/* what went wrong, said                                                */
+
+void capture_problem(const char *fmt, ...)
+{
+	char msg[PROBLEM_LEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	agent_log("%s", msg);
+	pthread_mutex_lock(&A.mu);
+	if (A.n_problems < MAX_PROBLEMS)
+		snprintf(A.problems[A.n_problems++], PROBLEM_LEN, "%s", msg);
+	pthread_mutex_unlock(&A.mu);
+}
+
+/* The start of a child's stderr, kept for a message (the rest is read
+ * and dropped, so the child never blocks on a full pipe). */
+#define ERR_KEEP 200
+struct err_keep {
+	char buf[ERR_KEEP + 1];
+	size_t len;
+};
+
+/* Read what is there; 0 at EOF (the fd is closed and set to -1). */
+static int err_read(int *fd, struct err_keep *e)
+{
+	char buf[4096];
+	ssize_t k = read(*fd, buf, sizeof buf);
+	if (k < 0 && errno == EINTR)
+		return 1;
+	if (k <= 0) {
+		close(*fd);
+		*fd = -1;
+		return 0;
+	}
+	/* one line of printable ASCII: it goes into a JSON message */
+	for (ssize_t i = 0; i < k && e->len < ERR_KEEP; i++) {
+		char c = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : ' ';
+		if (c == ' ' && (e->len == 0 || e->buf[e->len - 1] == ' '))
+			continue;
+		e->buf[e->len++] = c;
+	}
+	e->buf[e->len] = '\0';
+	return 1;
+}
+
+/* What is left of it, for at most ms (perf prints its error as it exits). */
+static void err_drain(int *fd, struct err_keep *e, int ms)
+{
+	double until = mono_now() + ms / 1000.0;
+	while (*fd >= 0 && mono_now() < until) {
+		struct pollfd p = {*fd, POLLIN, 0};
+		if (poll(&p, 1, 100) > 0)
+			err_read(fd, e);
+	}
+	while (e->len > 0 && e->buf[e->len - 1] == ' ')
+		e->buf[--e->len] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
 /* perf.data chunks (extension 4)                                       */
 
 /* The link still speaks perf_data (a new link may be a seed server). */
@@ -496,16 +560,42 @@ static void drain_record(struct child *rec, struct pdsplit *sp, double deadline)
 	}
 }
 
+/* perf record -o - writes its pipe header as it starts (well under a
+ * second here, loaded): past this, it is stuck, and waiting longer would
+ * only lose more of the capture. */
+#define HEADER_WAIT_S 5.0
+
+/* perf record gave no perf.data header: say so, with the start of its
+ * stderr, the seconds without samples and the fix (a capture without
+ * one would otherwise send nothing and tell nobody). */
+static void no_header(const char *what, const struct err_keep *e, double secs, int fallback)
+{
+	char err[ERR_KEEP + 32];
+	if (e->len)
+		snprintf(err, sizeof err, "its stderr: '%s'", e->buf);
+	else
+		snprintf(err, sizeof err, "nothing on its stderr");
+	capture_problem("perf.data chunks: perf record -o - %s (%s): %.1f s of the capture have no samples%s. "
+			"Fix: check perf on the device (`perf record -o - -p PID | head -c 8` prints PERFILE2 at "
+			"once), or keep text chunks (the agent's --text-chunks, the server's --agent-text-chunks)",
+			what, err, secs, fallback ? "; the capture goes on with text chunks (perf script on the "
+			"device)" : "");
+}
+
 /* `perf record -o -` alone: no perf script on the device (the server
  * reads the samples with its own perf.data reader).  The stream is cut at
- * record boundaries when the interval has passed or 16 MB built up. */
+ * record boundaries when the interval has passed or 16 MB built up.  A
+ * perf that gives no header (stuck HEADER_WAIT_S, or gone) is said
+ * (no_header) and the capture goes on as text. */
 static enum run_end run_pipeline_data(struct capture *cap)
 {
-	char *argv[20], pidbuf[16], freq[16];
+	char *argv[20], pidbuf[16], freq[16], what[96];
 	uint8_t buf[65536];
 	struct child rec;
 	struct pdsplit sp;
+	struct err_keep perr = {.len = 0};
 	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	int stuck = 0;
 	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
 	snprintf(freq, sizeof freq, "%d", cap->frequency);
 	build_argv(cap, argv, pidbuf, freq, "-");
@@ -514,7 +604,7 @@ static enum run_end run_pipeline_data(struct capture *cap)
 		k++;
 	k += perfdata_record_opts(A.perf_version, argv + k);
 	argv[k] = NULL;
-	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1, .want_err = 1};
 	if (!st.buf || pdsplit_init(&sp) < 0) {
 		free(st.buf);
 		pdsplit_release(&sp);
@@ -525,15 +615,19 @@ static enum run_end run_pipeline_data(struct capture *cap)
 		pdsplit_release(&sp);
 		return RUN_FAILED;
 	}
+	double t_spawn = mono_now();
 	if (cap->stat_events[0])
 		stat_start(cap, &st);
 	double chunk_t0 = mono_now();
 	enum run_end why = RUN_ENDED;
 	for (;;) {
-		struct pollfd p[2] = {{rec.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0}};
-		int pr = poll(p, 2, 200);
+		struct pollfd p[3] = {{rec.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0},
+				      {rec.err_fd, POLLIN, 0}};
+		int pr = poll(p, 3, 200);
 		if (pr < 0 && errno != EINTR)
 			break;
+		if (p[2].revents)
+			err_read(&rec.err_fd, &perr);
 		if (p[0].revents) {
 			ssize_t n = read(rec.out_fd, buf, sizeof buf);
 			if (n == 0 || (n < 0 && errno != EINTR))
@@ -572,6 +666,12 @@ static enum run_end run_pipeline_data(struct capture *cap)
 			cap->interval = A.duration;
 			pthread_mutex_unlock(&A.mu);
 		}
+		if (!sp.have_header && mono_now() - t_spawn >= HEADER_WAIT_S) {
+			stuck = 1;
+			why = RUN_FAILED;
+			killpg(rec.pid, SIGTERM);
+			break;
+		}
 		why = control();
 		if (why != RUN_ENDED) {
 			/* a stop or pause: perf record flushes on SIGTERM, and
@@ -581,17 +681,33 @@ static enum run_end run_pipeline_data(struct capture *cap)
 			break;
 		}
 	}
-	if (!cap->perf_data_broken)
+	if (!cap->perf_data_broken && !stuck)
 		drain_record(&rec, &sp, mono_now() + PERF_GRACE_MS / 1000.0);
+	double ran = mono_now() - t_spawn;
 	stat_kill(&st);
-	child_end(&rec);
+	if (!sp.have_header)
+		err_drain(&rec.err_fd, &perr, 1000);
+	int status = child_end(&rec);
 	if (!cap->perf_data_broken && link_takes_perf_data())
 		emit_perf_data(cap, &sp);
-	if (!sp.have_header && why == RUN_ENDED) {
-		/* perf record wrote nothing (an option this perf refuses?):
-		 * the next run is the text pipeline, not this one again */
-		agent_log("perf record -o - gave no perf.data stream: text chunks from now on");
-		cap->perf_data_broken = 1;
+	if (!sp.have_header && !sp.bad) {
+		/* stuck, or gone (an option this perf refuses?): the next run
+		 * is the text pipeline, not this one again; a stop or pause
+		 * before the header only says so */
+		if (stuck) {
+			snprintf(what, sizeof what, "wrote no perf.data header in %.1f s (stuck?) and was ended", ran);
+			no_header(what, &perr, ran, 1);
+			cap->perf_data_broken = 1;
+		} else if (why == RUN_ENDED && target_alive(cap->pid, cap->start_time)) {
+			snprintf(what, sizeof what, "exited (status %d) %s", status,
+				 sp.pend_len ? "before its perf.data header was whole" : "without writing anything");
+			no_header(what, &perr, ran, 1);
+			cap->perf_data_broken = 1;
+		} else if ((why == RUN_STOPPED || why == RUN_PAUSED) && ran >= 1.0) {
+			snprintf(what, sizeof what, "had written no perf.data header when the capture was %s, "
+				 "%.1f s after perf started", why == RUN_STOPPED ? "stopped" : "paused", ran);
+			no_header(what, &perr, ran, 0);
+		}
 	}
 	emit_chunk(cap);   /* perf stat's rounds not sent yet */
 	free(st.buf);
@@ -836,6 +952,7 @@ void *collector_main(void *arg)
 			break;
 		}
 		double t_run = mono_now();
+		int was_broken = cap->perf_data_broken;
 		enum run_end r = cap->counting ? run_count(cap)
 				 : continuous && perf_data_ok(cap) ? run_pipeline_data(cap)
 				 : continuous ? run_pipeline(cap) : run_round(cap);
@@ -848,7 +965,9 @@ void *collector_main(void *arg)
 				target_gone(cap->pid);
 				break;
 			}
-			if (r == RUN_FAILED) {
+			if (r == RUN_FAILED && cap->perf_data_broken && !was_broken) {
+				/* perf.data mode just failed (said): text at once */
+			} else if (r == RUN_FAILED) {
 				agent_log("perf failed; retrying in 1 s");
 				sleep_ms(1000);
 			}

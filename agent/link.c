@@ -293,21 +293,39 @@ static void write_tri(struct jw *w, const char *key, int v)
 	}
 }
 
-/* Can call_graph `m` ("fp", "dwarf", "none") run here?  NULL, or why not. */
+static const char *const CG_METHODS[] = {"fp", "dwarf", "lbr", "none"};
+#define N_CG_METHODS (sizeof CG_METHODS / sizeof CG_METHODS[0])
+
+/* Can call_graph `m` (CG_METHODS) run here?  NULL, or why not.  lbr only
+ * where the probe saw perf record with it (perf_caps_detect). */
 static const char *cg_refusal(const char *m)
 {
 	if (!A.pcaps.sampling)
 		return "this device cannot sample (perf_event_open of cpu-clock failed)";
 	if (strcmp(m, "dwarf") == 0 && A.pcaps.dwarf == 0)
 		return "this device's perf has no DWARF unwinder (built without libunwind and libdw)";
+	if (strcmp(m, "lbr") == 0 && A.pcaps.lbr != 1)
+		return "perf cannot record the CPU's last branch records here (perf record --call-graph lbr "
+		       "-e cycles failed: no branch stack sampling)";
 	return NULL;
+}
+
+/* The methods cg_refusal lets run, comma-separated (mu). */
+static void cg_possible(char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < N_CG_METHODS; i++)
+		if (!cg_refusal(CG_METHODS[i]) && len < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", CG_METHODS[i]);
+	if (!out[0])
+		snprintf(out, cap, "counting only");
 }
 
 /* Our extension to status (seed servers ignore it): what perf can do
  * here, known at startup, so a capture that cannot work is not started. */
 static void write_perf_caps(struct jw *w)
 {
-	static const char *const methods[] = {"fp", "dwarf", "none"};
 	jw_key(w, "perf_caps");
 	jw_obj(w);
 	jw_kbool(w, "perf", A.pcaps.perf_ok);
@@ -319,9 +337,9 @@ static void write_perf_caps(struct jw *w)
 	jw_kint(w, "perf_event_paranoid", A.paranoid);
 	jw_key(w, "call_graphs");
 	jw_arr(w);
-	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
-		if (!cg_refusal(methods[i]))
-			jw_cstr(w, methods[i]);
+	for (size_t i = 0; i < N_CG_METHODS; i++)
+		if (!cg_refusal(CG_METHODS[i]))
+			jw_cstr(w, CG_METHODS[i]);
 	jw_arr_end(w);
 	jw_kbool(w, "counting", A.pcaps.perf_ok);
 	jw_obj_end(w);
@@ -339,6 +357,19 @@ static void write_counters(struct jw *w)
 	jw_kint(w, "chunks_lost", (int64_t)A.counters.chunks_lost);
 	jw_kint(w, "tails_cut", (int64_t)A.counters.tails_cut);
 	jw_obj_end(w);
+}
+
+/* Our extension to status and stop (a seed server ignores it): what went
+ * wrong in the capture, each with its fix (capture.c's capture_problem). */
+static void write_problems(struct jw *w)
+{
+	if (A.n_problems == 0)
+		return;
+	jw_key(w, "capture_problems");
+	jw_arr(w);
+	for (int i = 0; i < A.n_problems; i++)
+		jw_cstr(w, A.problems[i]);
+	jw_arr_end(w);
 }
 
 static const char *state_name(enum agent_state s)
@@ -480,6 +511,7 @@ static void cmd_status(struct ctx *x)
 	}
 	if (A.state == ST_IDLE && A.capture_end[0])
 		jw_kstr(w, "capture_end", A.capture_end);
+	write_problems(w);
 	if (x->l->features & FEAT_COUNTERS)
 		write_counters(w);
 	pthread_mutex_unlock(&A.mu);
@@ -678,7 +710,7 @@ static int range_arg(struct ctx *x, const char *key, int lo, int hi, int *out)
 	return 1;
 }
 
-/* start's call_graph ("fp", "dwarf", "none"; absent: the probed method)
+/* start's call_graph ("fp", "dwarf", "lbr", "none"; absent: the probed method)
  * and counting (perf stat only) - our extensions: a seed agent ignores
  * both, and its answer's callgraph and mode say what it did.  A method
  * this device cannot run is refused, naming those it can. */
@@ -688,16 +720,17 @@ static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
 	int b = 0;
 	int has = aj_get_str(&x->c->doc, x->c->args, "call_graph", &m);
 	if (has == 1) {
-		if (strcmp(m, "fp") && strcmp(m, "dwarf") && strcmp(m, "none")) {
-			fail(x->w, "call_graph must be fp, dwarf or none");
+		if (strcmp(m, "fp") && strcmp(m, "dwarf") && strcmp(m, "lbr") && strcmp(m, "none")) {
+			fail(x->w, "call_graph must be fp, dwarf, lbr or none");
 			return -1;
 		}
 		pthread_mutex_lock(&A.mu);
 		const char *why = cg_refusal(m);
-		char msg[256];
-		if (why)
-			snprintf(msg, sizeof msg, "call_graph %s: %s; it can do: %s", m, why,
-				 cg_refusal("fp") ? "counting only" : cg_refusal("dwarf") ? "fp, none" : "fp, dwarf, none");
+		char msg[320], can[64];
+		if (why) {
+			cg_possible(can, sizeof can);
+			snprintf(msg, sizeof msg, "call_graph %s: %s; it can do: %s", m, why, can);
+		}
 		pthread_mutex_unlock(&A.mu);
 		if (why) {
 			fail(x->w, msg);
@@ -705,7 +738,7 @@ static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
 		}
 		snprintf(cg, 8, "%s", m);
 	} else if (has < 0) {
-		fail(x->w, "call_graph must be a string: fp, dwarf or none");
+		fail(x->w, "call_graph must be a string: fp, dwarf, lbr or none");
 		return -1;
 	}
 	if (aj_get_bool(&x->c->doc, x->c->args, "counting", &b) == 1)
@@ -759,6 +792,7 @@ static void cmd_start(struct ctx *x)
 	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.capture_end[0] = '\0';
+	A.n_problems = 0;
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
 	if (agent_thread(&A.collector, collector_main, (void *)&collector_outlet) != 0) {
@@ -805,11 +839,11 @@ static void cmd_stop(struct ctx *x)
 	}
 	capture_stop();
 	jw_kbool(x->w, "ok", 1);
-	if (x->l->features & FEAT_COUNTERS) {
-		pthread_mutex_lock(&A.mu);
+	pthread_mutex_lock(&A.mu);
+	if (x->l->features & FEAT_COUNTERS)
 		write_counters(x->w);
-		pthread_mutex_unlock(&A.mu);
-	}
+	write_problems(x->w);
+	pthread_mutex_unlock(&A.mu);
 }
 
 /* pause and resume: move the capture from state `from` to `to` (the

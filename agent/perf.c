@@ -656,18 +656,57 @@ static int perf_has_dwarf_unwind(void)
 	return yes;
 }
 
+/* Does perf record the CPU's last branch records as call chains here?
+ * Nothing in perf's build says it (the PMU must have them and the kernel
+ * drive them), so perf is asked, the way a person would: record cycles
+ * with --call-graph lbr over `true`.  Without branch stack sampling perf
+ * refuses ("PMU Hardware or event type doesn't support branch stack
+ * sampling"); 1 when it records, 0 when not, -1 when it could not be
+ * tried. */
+static int perf_takes_lbr(void)
+{
+	char tmp[64];
+	if (make_tmp(tmp, sizeof tmp) < 0)
+		return -1;
+	char *argv[] = {A.perf, "record", "--call-graph", "lbr", "-e", "cycles", "-o", tmp, "--", "true", NULL};
+	int rc = run_perf(argv, 10000, 16384, NULL, NULL, 0);
+	unlink(tmp);
+	return rc == 0 ? 1 : rc == -1 ? -1 : 0;
+}
+
+/* perf record of cpu-clock over `true` exits 0: perf itself samples. */
+static int perf_samples(void)
+{
+	char tmp[64];
+	if (make_tmp(tmp, sizeof tmp) < 0)
+		return 0;
+	char *argv[] = {A.perf, "record", "-e", "cpu-clock", "-o", tmp, "--", "true", NULL};
+	int rc = run_perf(argv, 10000, 16384, NULL, NULL, 0);
+	unlink(tmp);
+	return rc == 0;
+}
+
 void perf_caps_detect(struct perf_caps *pc)
 {
 	char v[160];
 	pc->perf_ok = perf_version(A.perf, v, sizeof v) == 0;
 	int hw = try_open(TYPE_HARDWARE, HW_CPU_CYCLES, 0);
 	pc->open_errno = try_open(TYPE_SOFTWARE, SW_CPU_CLOCK, 1);
+	/* ENOSYS is the agent's own syscall not being there (qemu-user runs
+	 * the agent while perf, a native binary, opens events), not the
+	 * kernel's answer: then perf is asked instead */
+	if (pc->open_errno == ENOSYS && pc->perf_ok && perf_samples())
+		pc->open_errno = 0;
 	pc->sampling = pc->open_errno == 0;
-	/* ENOENT/EOPNOTSUPP/ENODEV: no such counter; EACCES/EPERM say nothing */
-	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM) ? -1 : 0;
+	/* ENOENT/EOPNOTSUPP/ENODEV: no such counter; EACCES/EPERM/ENOSYS say nothing */
+	pc->pmu = hw == 0 ? 1 : (hw == EACCES || hw == EPERM || hw == ENOSYS) ? -1 : 0;
 	pc->privileged = privileged();
 	pc->dwarf = pc->perf_ok ? perf_has_dwarf_unwind() : 0;
-	agent_log("perf here: %s, pmu %s, sampling %s, dwarf unwinding %s", pc->perf_ok ? "runs" : "missing",
+	/* asked of perf even when no cycles counter opened here (pmu 0): perf
+	 * is the one that must take it, and a run over `true` is cheap */
+	pc->lbr = pc->perf_ok && pc->sampling ? perf_takes_lbr() : 0;
+	agent_log("perf here: %s, pmu %s, sampling %s, dwarf unwinding %s, lbr %s", pc->perf_ok ? "runs" : "missing",
 		  pc->pmu > 0 ? "yes" : pc->pmu == 0 ? "no" : "unknown", pc->sampling ? "yes" : strerror(pc->open_errno),
-		  pc->dwarf > 0 ? "yes" : pc->dwarf == 0 ? "no" : "unknown");
+		  pc->dwarf > 0 ? "yes" : pc->dwarf == 0 ? "no" : "unknown",
+		  pc->lbr > 0 ? "yes" : pc->lbr == 0 ? "no" : "unknown");
 }

@@ -1,7 +1,8 @@
 /* stop_capture.c - the stop_capture tool: the device's agent stops perf;
  * the link finalizes the session (a chunk flushed around the stop still
  * lands in it) and the answer names it, with analyze_profile on it as the
- * next step and the agent's own counters to check it against. */
+ * next step, the agent's own counters to check it against and what the
+ * agent said went wrong (the capture's problems, each with its fix). */
 #include "registry.h"
 #include "tools/lib/device_common.h"
 
@@ -26,10 +27,11 @@ enum pl_err tool_stop_capture(const struct tool_ctx *ctx, json_t *args, json_t *
 	}
 	json_array_append_new(steps, tool_next_step("list_sessions", json_pack("{s:s}", "device", device),
 						    "the device's sessions"));
-	*result = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "device", dev_brief(json_object_get(answer, "device")),
+	*result = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "device", dev_brief(json_object_get(answer, "device")),
 		"session", dev_typed_or_null(a, "session", DEV_STRING),
 		"chunks", dev_typed_or_null(meta, "chunks", DEV_INT),
 		"gaps", dev_typed_or_null(meta, "gaps", DEV_ARRAY),
+		"problems", dev_typed_or_null(json_object_get(meta, "capture"), "problems", DEV_ARRAY),
 		"agent_counters", dev_typed_or_null(a, "counters", DEV_OBJECT),
 		"next_steps", steps);
 	json_decref(meta);

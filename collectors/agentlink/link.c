@@ -782,6 +782,10 @@ static void apply_answer_locked(struct device *d, const char *cmd, json_t *a)
 		json_decref(d->status_counters);
 		d->status_counters = json_incref(counters);
 	}
+	/* the session holds the same capture record (start, below) */
+	if (strcmp(cmd, "start") != 0 && coll_capture_problems(d->capture, a) && d->have_spool &&
+	    d->spool.capture == d->capture)
+		spool_write_metadata(&d->spool);
 	if (!json_is_true(json_object_get(a, "ok")))
 		return;
 	if (strcmp(cmd, "start") == 0)

@@ -166,6 +166,12 @@ void spool_now_iso(char *out, size_t cap);
  * `owner` (a session or device id).  True then. */
 bool coll_note_write_error(json_t *errors, const char *owner, const char *what, int e);
 
+/* The agent's capture_problems of `answer` (status, stop) into the
+ * capture's record (`capture`, the start answer kept) as `problems`
+ * (problems.c); true when that changed the record (write the session's
+ * metadata then). */
+bool coll_capture_problems(json_t *capture, json_t *answer);
+
 /* ------------------------------------------------------------- the log */
 
 /* "perflens-mcp: agent link: ..." on stderr (log.c). */

@@ -1,12 +1,14 @@
 /* fuzz_agent_frames.c - libFuzzer harness for what the agent link reads
  * from a peer before anything is spooled: frames off a socket (coll_wire_read,
  * its caps), the zstd check of a chunk (coll_wire_zstd_text_size) and the JSON
- * of responses and metrics frames (jansson, as the link takes them).
+ * of responses and metrics frames (jansson, as the link takes them), and
+ * an answer's capture_problems into a capture's record (problems.c).
  * Seed corpus: tests/fuzz/corpus/agent_frames/ (a hello, a zstd chunk, a
- * metrics frame, a 4 GB header).
+ * metrics frame, a 4 GB header, a stop answer with capture_problems).
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Itools/core -I. \
  *     tests/fuzz/fuzz_agent_frames.c collectors/agentlink/wire.c \
+ *     collectors/agentlink/problems.c \
  *     tools/core/base/util.c -ljansson -lzstd -lnettle -o fuzz_agent_frames
  */
 #include <stdint.h>
@@ -39,7 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)coll_wire_zstd_text_size(f.data, f.len, &text, &err);
 		if ((f.flag == WIRE_RESP || f.flag == WIRE_METRICS) && f.len) {
 			json_t *j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
+			json_t *capture = json_object();
 			(void)json_string_value(json_object_get(j, "type"));
+			/* an answer's capture_problems, kept as the link keeps them */
+			(void)coll_capture_problems(capture, j);
+			(void)coll_capture_problems(capture, j);
+			json_decref(capture);
 			json_decref(j);
 		}
 		free(f.data);

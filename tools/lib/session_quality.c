@@ -187,6 +187,22 @@ static void empty_chunk_notes(struct pl_profile *p, const uint64_t *n, const dou
 	}
 }
 
+/* What the device's agent said went wrong in the capture (the link keeps
+ * it in the capture's record: collectors/agentlink/problems.c), each a
+ * note with the agent's own fix. */
+static void agent_problem_notes(struct pl_profile *p, json_t *meta)
+{
+	json_t *v;
+	size_t i;
+	char note[1200];
+
+	json_array_foreach(json_object_get(json_object_get(meta, "capture"), "problems"), i, v)
+		if (json_is_string(v)) {
+			snprintf(note, sizeof(note), "the device's agent says: %s", json_string_value(v));
+			pl_profile_add_note(p, note);
+		}
+}
+
 void tool_session_quality(struct pl_profile *p, json_t *meta, json_t *out)
 {
 	json_t *counts = json_array(), *sent;
@@ -227,6 +243,7 @@ void tool_session_quality(struct pl_profile *p, json_t *meta, json_t *out)
 	if (p->nsources > CHUNKS_SHOWN)
 		json_object_set_new(out, "chunk_samples_shown", json_integer(CHUNKS_SHOWN));
 	json_object_set_new(out, "samples", json_integer((json_int_t)total));
+	agent_problem_notes(p, meta);
 	gap_notes(p, meta, total);
 	sent = json_object_get(json_object_get(meta, "capture_counters"), "samples_sent");
 	if (json_is_integer(sent) && (uint64_t)json_integer_value(sent) != total) {

@@ -5,8 +5,9 @@
  * over a socketpair (caps before allocation, a frame cut mid-way), ids,
  * a request through the channel's files, the startup sweep of a
  * session a killed server left (its temps removed, whatever their name),
- * and the framing of a perf.data chunk (records hand-made from the
- * kernel's perf_event_header layout) across the check's 1 MB pieces. */
+ * the framing of a perf.data chunk (records hand-made from the kernel's
+ * perf_event_header layout) across the check's 1 MB pieces, and an
+ * agent's capture_problems kept in the capture's record. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -254,6 +255,31 @@ START_TEST(a_perf_chunk_is_framed_across_pieces_and_its_refusals_have_codes)
 }
 END_TEST
 
+START_TEST(capture_problems_are_kept_checked_and_counted)
+{
+	json_t *capture = json_object();
+	json_t *a = json_loads("{\"ok\": true, \"capture_problems\": [\"perf stuck. Fix: x\", 7, \"a\\u0001b\"]}",
+			       0, NULL);
+
+	ck_assert(a != NULL);
+	ck_assert(!coll_capture_problems(NULL, a));
+	ck_assert(coll_capture_problems(capture, a));
+	json_t *kept = json_object_get(capture, "problems");
+	ck_assert_int_eq(json_array_size(kept), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(kept, 0)), "perf stuck. Fix: x");
+	ck_assert(strstr(json_string_value(json_array_get(kept, 1)), "2 more problem(s)") != NULL);
+	/* the same answer again (the next status ping): no change */
+	ck_assert(!coll_capture_problems(capture, a));
+	/* an answer without them leaves the record alone */
+	json_t *none = json_pack("{s:b}", "ok", 1);
+	ck_assert(!coll_capture_problems(capture, none));
+	ck_assert_int_eq(json_array_size(json_object_get(capture, "problems")), 2);
+	json_decref(none);
+	json_decref(a);
+	json_decref(capture);
+}
+END_TEST
+
 Suite *suite_agentlink(void)
 {
 	Suite *s = suite_create("agentlink");
@@ -266,6 +292,7 @@ Suite *suite_agentlink(void)
 	tcase_add_test(tc, the_sweep_finalizes_a_killed_session_and_drops_its_temps);
 	tcase_add_test(tc, a_state_file_is_written_whole_and_errors_are_counted);
 	tcase_add_test(tc, a_perf_chunk_is_framed_across_pieces_and_its_refusals_have_codes);
+	tcase_add_test(tc, capture_problems_are_kept_checked_and_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }
