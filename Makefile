@@ -90,7 +90,7 @@ store: base profile
 export: base profile
 evidence: base profile symbols store export
 collectors: base profile
-agent: collectors/health.h collectors/procfs.h
+agent: collectors/health.h collectors/procfs.h collectors/agentlink/frame.h
 collectors/agentlink: base collectors/collect.h collectors/fleet/store.h
 collectors/fleet: base profile
 sandbox: base

@@ -92,7 +92,7 @@ static void send_maps_if_changed(struct capture *cap)
 	if (cap->maps_sent && h == cap->maps_hash && gen == cap->maps_gen)
 		return;
 	struct jw w;
-	jw_init(&w, 2u << 20);
+	jw_init(&w, AGENT_MAPS_MAX);
 	pthread_mutex_lock(&A.mu);
 	uint32_t seq = A.maps_seq++;
 	pthread_mutex_unlock(&A.mu);
@@ -140,7 +140,7 @@ static void emit_chunk(struct capture *cap)
 			off += (size_t)k;
 		}
 	} else {
-		rc = outlet->emit(cap->perf_data ? FLAG_PERF_DATA : c->compress ? 1 : 0, c->out, c->out_len);
+		rc = outlet->emit(cap->perf_data ? AGENT_FRAME_PERF_DATA : c->compress ? 1 : 0, c->out, c->out_len);
 	}
 	pthread_mutex_lock(&A.mu);
 	if (rc == 0) {

@@ -2,9 +2,9 @@
  * queue, and the two ways to get a connection (--listen, --server).
  *
  * A receiver thread reads frames (64 KB cap and 64 queued commands until
- * the peer proved the pairing code, then 64 MB and 256) and queues flag-2
- * frames; the session loop pops them with a 1 s monotonic timeout and
- * answers each.  Until `auth` succeeds every other command is answered
+ * the peer proved the pairing code, then 80 MB and 256: frame.h's
+ * limits) and queues flag-2 frames; the session loop pops them with a
+ * 1 s monotonic timeout and answers each.  Until `auth` succeeds every other command is answered
  * "unauthenticated"; three failed attempts or 30 s without one end the
  * link.  Only an authenticated link becomes A.link, the one chunks and
  * metrics go to.  Sends are bounded by SO_SNDTIMEO and TCP_USER_TIMEOUT;
@@ -131,7 +131,7 @@ static void *recv_main(void *arg)
 	struct frame_reader fr;
 	uint8_t buf[65536];
 	int unexpected = 0;
-	frame_reader_init(&fr, WIRE_PREAUTH_MAX);
+	frame_reader_init(&fr, AGENT_FRAME_PREAUTH_MAX);
 	for (;;) {
 		ssize_t n = recv(l->fd, buf, sizeof buf, 0);
 		if (n < 0 && errno == EINTR)
@@ -146,7 +146,7 @@ static void *recv_main(void *arg)
 		while (off < (size_t)n) {
 			size_t used;
 			pthread_mutex_lock(&l->mu);
-			fr.max = l->authed ? WIRE_MAX : WIRE_PREAUTH_MAX;
+			fr.max = l->authed ? AGENT_FRAME_MAX : AGENT_FRAME_PREAUTH_MAX;
 			pthread_mutex_unlock(&l->mu);
 			enum frame_status s = frame_reader_feed(&fr, buf + off, (size_t)n - off, &used);
 			off += used;
@@ -157,7 +157,7 @@ static void *recv_main(void *arg)
 			}
 			if (s != FRAME_DONE)
 				break;
-			if (fr.flag != FLAG_CMD) {
+			if (fr.flag != AGENT_FRAME_CMD) {
 				if (unexpected++ < 3)
 					agent_log("%s sent a frame with flag %u: ignored", l->peer, fr.flag);
 				continue;
@@ -219,7 +219,7 @@ static int pop(struct link *l, char **frame, size_t *len, int timeout_ms)
 static void reply(struct link *l, struct jw *w)
 {
 	if (!w->overflow)
-		link_send(l, FLAG_RESP, w->buf, w->len);
+		link_send(l, AGENT_FRAME_RESP, w->buf, w->len);
 }
 
 static void fail(struct jw *w, const char *msg)
@@ -1046,7 +1046,7 @@ static int session(int fd, const char *peer)
 		l->authed = 1;  /* tokenless --server: the seed's behaviour */
 	}
 	write_hello(l, &w);
-	if (link_send(l, FLAG_RESP, w.buf, w.len) < 0)
+	if (link_send(l, AGENT_FRAME_RESP, w.buf, w.len) < 0)
 		goto out_nothreads;
 	if (agent_thread(&l->recv_thr, recv_main, l) != 0)
 		goto out_nothreads;

@@ -4,6 +4,7 @@
  * 2).  The reading of /proc is collectors/procfs.c's; this file only
  * writes what it returns as the seed's JSON. */
 #include "agent.h"
+#include "collectors/agentlink/frame.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static void write_map(struct jw *w, int pid, const struct coll_map *m)
  * -1 when the process's maps cannot be read. */
 int write_maps_frame(struct jw *w, int pid, uint64_t start_time, uint32_t seq)
 {
-	enum { MAX_MAPS = 4096, MAX_FRAME = 1 << 20 };
+	enum { MAX_MAPS = AGENT_MAPS_ENTRIES, MAX_FRAME = AGENT_MAPS_MAX };
 	char *buf = coll_maps_read(pid), *cur = buf;
 	struct coll_map m;
 	int n = 0, truncated = 0;

@@ -38,17 +38,16 @@ enum frame_status frame_reader_feed(struct frame_reader *r, const uint8_t *data,
 		r->done = 0;
 	}
 	while (pos < n) {
-		if (r->hdr_fill < WIRE_HDR) {
-			size_t take = WIRE_HDR - r->hdr_fill;
+		if (r->hdr_fill < AGENT_FRAME_HEADER) {
+			size_t take = AGENT_FRAME_HEADER - r->hdr_fill;
 			if (take > n - pos)
 				take = n - pos;
 			memcpy(r->hdr + r->hdr_fill, data + pos, take);
 			r->hdr_fill += take;
 			pos += take;
-			if (r->hdr_fill < WIRE_HDR)
+			if (r->hdr_fill < AGENT_FRAME_HEADER)
 				break;
-			r->len = (uint32_t)r->hdr[0] << 24 | (uint32_t)r->hdr[1] << 16 |
-				 (uint32_t)r->hdr[2] << 8 | r->hdr[3];
+			r->len = agent_frame_header_len(r->hdr);
 			r->flag = r->hdr[4];
 			if (r->len > r->max) {
 				*used = pos;
@@ -82,13 +81,9 @@ enum frame_status frame_reader_feed(struct frame_reader *r, const uint8_t *data,
 	return FRAME_MORE;
 }
 
-void wire_header(uint8_t out[WIRE_HDR], uint32_t len, uint8_t flag)
+void wire_header(uint8_t out[AGENT_FRAME_HEADER], uint32_t len, uint8_t flag)
 {
-	out[0] = (uint8_t)(len >> 24);
-	out[1] = (uint8_t)(len >> 16);
-	out[2] = (uint8_t)(len >> 8);
-	out[3] = (uint8_t)len;
-	out[4] = flag;
+	agent_frame_header_put(out, len, flag);
 }
 
 static int send_all(int fd, const uint8_t *p, size_t n)
@@ -110,7 +105,7 @@ static int send_all(int fd, const uint8_t *p, size_t n)
 
 int wire_send(int fd, uint8_t flag, const void *payload, size_t len)
 {
-	uint8_t hdr[WIRE_HDR];
+	uint8_t hdr[AGENT_FRAME_HEADER];
 	if (len > 0xffffffffu) {
 		errno = EMSGSIZE;
 		return -1;

@@ -1,24 +1,20 @@
-/* wire.h - the seed's framing: a 5-byte header (uint32 big-endian payload
- * length, uint8 flag) and the payload.  frame_reader is incremental so the
- * receiver thread and the fuzz harness feed it the same way; it checks the
- * length against its cap on the header, before anything is allocated. */
+/* wire.h - the seed's framing (collectors/agentlink/frame.h: a 5-byte
+ * header, uint32 big-endian payload length and a flag, then the
+ * payload).  frame_reader is incremental so the receiver thread and the
+ * fuzz harness feed it the same way; it checks the length against its
+ * cap on the header, before anything is allocated. */
 #ifndef AGENT_WIRE_H
 #define AGENT_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* FLAG_PERF_DATA: extension 4, only on a link that negotiated "perf_data":
- * one zstd frame of a whole pipe-mode perf.data (perfdata.h). */
-enum wire_flag { FLAG_RAW = 0, FLAG_ZSTD = 1, FLAG_CMD = 2, FLAG_RESP = 3, FLAG_METRICS = 4,
-		 FLAG_PERF_DATA = 5 };
-
-#define WIRE_HDR 5
-#define WIRE_PREAUTH_MAX (64u * 1024)          /* per frame before the peer proved the code */
-#define WIRE_MAX (64u * 1024 * 1024)           /* per frame after it */
+/* The frame's flags, header and limits: one definition for the agent and
+ * the server's link. */
+#include "collectors/agentlink/frame.h"
 
 struct frame_reader {
-	uint8_t hdr[WIRE_HDR];
+	uint8_t hdr[AGENT_FRAME_HEADER];
 	size_t hdr_fill;
 	uint32_t len;         /* payload length of the frame being read */
 	uint8_t flag;
@@ -40,7 +36,7 @@ enum frame_status frame_reader_feed(struct frame_reader *r, const uint8_t *data,
 char *frame_reader_take(struct frame_reader *r);
 void frame_reader_release(struct frame_reader *r);
 
-void wire_header(uint8_t out[WIRE_HDR], uint32_t len, uint8_t flag);
+void wire_header(uint8_t out[AGENT_FRAME_HEADER], uint32_t len, uint8_t flag);
 /* Send one frame on a blocking socket whose SO_SNDTIMEO bounds each send;
  * 0, or -1 with errno (ETIMEDOUT when the peer stopped reading). */
 int wire_send(int fd, uint8_t flag, const void *payload, size_t len);

@@ -447,7 +447,7 @@ static enum pl_err dev_send(struct device *d, const char *text, struct pl_error 
 	enum pl_err rc;
 
 	pthread_mutex_lock(&d->send_lock);
-	rc = coll_wire_send(d->fd, WIRE_CMD, text, strlen(text), err);
+	rc = coll_wire_send(d->fd, AGENT_FRAME_CMD, text, strlen(text), err);
 	pthread_mutex_unlock(&d->send_lock);
 	if (rc) {
 		pthread_mutex_lock(&d->lock);
@@ -815,7 +815,7 @@ static void on_response(struct device *d, struct wire_frame *f)
 		const char *type = json_string_value(json_object_get(j, "type"));
 		json_t *maps = json_object_get(j, "maps");
 		if (d->maps && type && strcmp(type, "maps") == 0 && json_is_array(maps) &&
-		    json_array_size(maps) <= WIRE_MAPS_ENTRIES && f->len <= WIRE_MAPS_MAX) {
+		    json_array_size(maps) <= AGENT_MAPS_ENTRIES && f->len <= AGENT_MAPS_MAX) {
 			ensure_spool_locked(d);
 			spool_maps(&d->spool, j);
 		} else {
@@ -880,9 +880,9 @@ static enum pl_err chunk_check(struct wire_frame *f, unsigned long long *text, u
 			       struct pl_error *err)
 {
 	*samples = 0;
-	if (f->flag == WIRE_ZSTD)
+	if (f->flag == AGENT_FRAME_ZSTD)
 		return coll_wire_zstd_text_size(f->data, f->len, text, err);
-	if (f->flag == WIRE_PERF_DATA)
+	if (f->flag == AGENT_FRAME_PERF_DATA)
 		return coll_wire_perf_chunk_check(f->data, f->len, text, samples, err);
 	*text = f->len;
 	return PL_OK;
@@ -894,7 +894,7 @@ static void on_chunk(struct device *d, struct wire_frame *f)
 	unsigned long long text;
 	uint64_t samples;   /* counted by the check; the analysis counts again */
 	enum pl_err rc = chunk_check(f, &text, &samples, &err);
-	const char *suffix = f->flag == WIRE_ZSTD ? "zst" : f->flag == WIRE_PERF_DATA ? "perf.zst" : "txt";
+	const char *suffix = f->flag == AGENT_FRAME_ZSTD ? "zst" : f->flag == AGENT_FRAME_PERF_DATA ? "perf.zst" : "txt";
 
 	pthread_mutex_lock(&d->lock);
 	if (rc) {
@@ -943,13 +943,13 @@ static enum pl_err handshake_read(struct device *d, json_t **out, struct pl_erro
 	for (int i = 0; i < PREAUTH_FRAMES; i++) {
 		struct wire_frame f;
 		json_t *j;
-		if ((rc = coll_wire_read(d->fd, WIRE_PREAUTH_MAX, &f, err)))
+		if ((rc = coll_wire_read(d->fd, AGENT_FRAME_PREAUTH_MAX, &f, err)))
 			return rc;
-		if (f.flag == WIRE_METRICS || f.len == 0) {
+		if (f.flag == AGENT_FRAME_METRICS || f.len == 0) {
 			free(f.data);
 			continue;
 		}
-		if (f.flag != WIRE_RESP) {
+		if (f.flag != AGENT_FRAME_RESP) {
 			free(f.data);
 			return pl_fail(err, PL_ERR_INPUT, NULL,
 				       "garbage before the handshake ended (a frame of flag %u)", f.flag);
@@ -1231,23 +1231,23 @@ static void on_frame(struct device *d, struct wire_frame *f)
 	char why[64];
 
 	switch (f->flag) {
-	case WIRE_RAW:
-	case WIRE_ZSTD:
+	case AGENT_FRAME_RAW:
+	case AGENT_FRAME_ZSTD:
 		if (f->len)
 			on_chunk(d, f);
 		break;
-	case WIRE_PERF_DATA:
+	case AGENT_FRAME_PERF_DATA:
 		/* only where extension 4 was negotiated: else an unknown flag */
 		if (f->len && d->perf_data)
 			on_chunk(d, f);
 		else
 			drop_frame(d, "a perf.data chunk on a link that did not negotiate perf_data");
 		break;
-	case WIRE_RESP:
+	case AGENT_FRAME_RESP:
 		if (f->len)
 			on_response(d, f);
 		break;
-	case WIRE_METRICS:
+	case AGENT_FRAME_METRICS:
 		if (f->len)
 			on_metrics(d, f);
 		break;
@@ -1261,7 +1261,7 @@ static void on_frame(struct device *d, struct wire_frame *f)
  * so (`why` the read's error). */
 static void on_cut_frame(struct device *d, const struct wire_frame *f, const char *why)
 {
-	if (f->flag != WIRE_RAW && f->flag != WIRE_ZSTD && !(f->flag == WIRE_PERF_DATA && d->perf_data))
+	if (f->flag != AGENT_FRAME_RAW && f->flag != AGENT_FRAME_ZSTD && !(f->flag == AGENT_FRAME_PERF_DATA && d->perf_data))
 		return;
 	pthread_mutex_lock(&d->lock);
 	ensure_spool_locked(d);
@@ -1293,7 +1293,7 @@ static void serve_frames(struct device *d, struct pl_error *err)
 			return;
 		if (r <= 0)
 			continue;
-		if (coll_wire_read(d->fd, WIRE_FRAME_MAX, &f, err)) {
+		if (coll_wire_read(d->fd, AGENT_FRAME_MAX, &f, err)) {
 			on_cut_frame(d, &f, err->text);
 			return;
 		}

@@ -23,20 +23,9 @@
 
 /* ------------------------------------------------------------ the wire */
 
-enum {
-	WIRE_RAW = 0,       /* perf script text */
-	WIRE_ZSTD = 1,      /* the same as one zstd frame */
-	WIRE_CMD = 2,       /* server -> agent JSON */
-	WIRE_RESP = 3,      /* agent -> server JSON (the hello too) */
-	WIRE_METRICS = 4,   /* one health snapshot */
-	WIRE_PERF_DATA = 5, /* extension 4: one zstd frame of a pipe-mode perf.data */
-};
-
-#define WIRE_PREAUTH_MAX (64u << 10)      /* before the peer proved the code */
-#define WIRE_FRAME_MAX (80u << 20)        /* after */
-#define WIRE_TEXT_MAX (256ull << 20)      /* decompressed per chunk */
-#define WIRE_MAPS_MAX (1u << 20)
-#define WIRE_MAPS_ENTRIES 4096
+/* The frame's flags, header and limits (frame.h, which the agent
+ * includes too). */
+#include "frame.h"
 
 struct wire_frame {
 	uint8_t flag;
@@ -62,7 +51,7 @@ void coll_wire_socket_opts(int fd, unsigned send_ms);
 
 /* A zstd chunk's decompressed size into *size, checked: PL_ERR_MALFORMED
  * when it is not one complete zstd frame, PL_ERR_LIMIT when it
- * decompresses past WIRE_TEXT_MAX. */
+ * decompresses past AGENT_CHUNK_TEXT_MAX. */
 enum pl_err coll_wire_zstd_text_size(const void *p, size_t n, unsigned long long *size,
 				     struct pl_error *err);
 
@@ -76,7 +65,7 @@ enum pl_err coll_wire_zstd_walk(const void *p, size_t n, coll_wire_piece_fn fn, 
 
 /* A flag-5 chunk (extension 4, perfchunk.c), checked as it decompresses:
  * the 16-byte pipe header, whole records (each at least its 8-byte
- * header), at least one event attribute, within WIRE_TEXT_MAX.  PL_OK
+ * header), at least one event attribute, within AGENT_CHUNK_TEXT_MAX.  PL_OK
  * with the decompressed size in *size and the SAMPLE records in
  * *samples; else the walk's errors, PL_ERR_MALFORMED for bad framing and
  * PL_ERR_UNSUPPORTED for tracing or AUX data. */

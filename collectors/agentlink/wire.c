@@ -57,15 +57,15 @@ static enum pl_err read_exact(int fd, void *p, size_t n, struct pl_error *err)
 
 enum pl_err coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, struct pl_error *err)
 {
-	unsigned char h[5];
+	unsigned char h[AGENT_FRAME_HEADER];
 	enum pl_err rc;
 
 	f->data = NULL;
 	f->len = 0;
 	f->flag = 0xff;  /* unknown until the header is whole */
-	if ((rc = read_exact(fd, h, 5, err)))
+	if ((rc = read_exact(fd, h, sizeof(h), err)))
 		return rc;
-	f->len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	f->len = agent_frame_header_len(h);
 	f->flag = h[4];
 	if (f->len > cap)
 		return pl_fail(err, PL_ERR_LIMIT, NULL, "a frame header claims %u bytes, over the cap of %u",
@@ -86,11 +86,11 @@ enum pl_err coll_wire_read(int fd, uint32_t cap, struct wire_frame *f, struct pl
 
 enum pl_err coll_wire_send(int fd, uint8_t flag, const void *p, size_t len, struct pl_error *err)
 {
-	unsigned char h[5] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
-			      (unsigned char)(len >> 8), (unsigned char)len, flag};
+	unsigned char h[AGENT_FRAME_HEADER];
 	const unsigned char *parts[2] = {h, p};
-	size_t sizes[2] = {5, len};
+	size_t sizes[2] = {sizeof(h), len};
 
+	agent_frame_header_put(h, (uint32_t)len, flag);
 	for (int i = 0; i < 2; i++)
 		for (size_t off = 0; off < sizes[i];) {
 			ssize_t w = send(fd, parts[i] + off, sizes[i] - off, MSG_NOSIGNAL);
@@ -135,8 +135,8 @@ static enum pl_err walk_stream(ZSTD_DCtx *dc, ZSTD_inBuffer *in, unsigned char *
 			return pl_fail(err, PL_ERR_MALFORMED, NULL, "a zstd chunk that does not decompress: %s",
 				       ZSTD_getErrorName(r));
 		*total += out.pos;
-		if (*total > WIRE_TEXT_MAX)
-			return pl_fail(err, PL_ERR_LIMIT, NULL, "a chunk over %llu MB decompressed", WIRE_TEXT_MAX >> 20);
+		if (*total > AGENT_CHUNK_TEXT_MAX)
+			return pl_fail(err, PL_ERR_LIMIT, NULL, "a chunk over %llu MB decompressed", AGENT_CHUNK_TEXT_MAX >> 20);
 		if (fn && out.pos && (rc = fn(arg, scratch, out.pos, err)))
 			return rc;
 		if (r == 0 && in->pos < in->size)

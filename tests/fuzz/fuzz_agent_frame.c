@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct frame_reader r;
 	size_t step = size ? (size_t)data[0] % 17 + 1 : 1, pos = size ? 1 : 0;
-	frame_reader_init(&r, size % 2 ? WIRE_PREAUTH_MAX : 4096);
+	frame_reader_init(&r, size % 2 ? AGENT_FRAME_PREAUTH_MAX : 4096);
 	while (pos < size) {
 		size_t n = size - pos < step ? size - pos : step, used;
 		enum frame_status s = frame_reader_feed(&r, data + pos, n, &used);
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (s == FRAME_DONE) {
 			if (r.len > r.max || r.len == 0)
 				__builtin_trap();
-			if (r.flag == FLAG_CMD) {
+			if (r.flag == AGENT_FRAME_CMD) {
 				struct cmd c;
 				cmd_decode(&c, r.payload, r.len);
 				cmd_release(&c);

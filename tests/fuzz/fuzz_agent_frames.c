@@ -37,9 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct wire_frame f;
 		if (coll_wire_read(sv[0], 1u << 20, &f, &err))
 			break;
-		if (f.flag == WIRE_ZSTD && f.len)
+		if (f.flag == AGENT_FRAME_ZSTD && f.len)
 			(void)coll_wire_zstd_text_size(f.data, f.len, &text, &err);
-		if ((f.flag == WIRE_RESP || f.flag == WIRE_METRICS) && f.len) {
+		if ((f.flag == AGENT_FRAME_RESP || f.flag == AGENT_FRAME_METRICS) && f.len) {
 			json_t *j = json_loadb((const char *)f.data, f.len, JSON_REJECT_DUPLICATES, NULL);
 			json_t *capture = json_object();
 			(void)json_string_value(json_object_get(j, "type"));

@@ -114,13 +114,13 @@ START_TEST(frame_reader_checks_the_cap_on_the_header)
 	struct frame_reader r;
 	size_t used;
 	const uint8_t huge[5] = {0xff, 0xff, 0xff, 0xff, 2};
-	frame_reader_init(&r, WIRE_PREAUTH_MAX);
+	frame_reader_init(&r, AGENT_FRAME_PREAUTH_MAX);
 	ck_assert_int_eq(frame_reader_feed(&r, huge, 5, &used), FRAME_TOO_BIG);
 	ck_assert_ptr_null(r.payload);   /* nothing was allocated */
 	ck_assert_uint_eq(r.len, 0xffffffffu);
 	frame_reader_release(&r);
 	const uint8_t over[5] = {0x00, 0x01, 0x00, 0x01, 2};  /* 64 KB + 1 */
-	frame_reader_init(&r, WIRE_PREAUTH_MAX);
+	frame_reader_init(&r, AGENT_FRAME_PREAUTH_MAX);
 	ck_assert_int_eq(frame_reader_feed(&r, over, 5, &used), FRAME_TOO_BIG);
 	frame_reader_release(&r);
 }

@@ -82,7 +82,7 @@ START_TEST(frames_are_capped_before_allocation_and_cut_ones_say_so)
 	ck_assert_str_eq((char *)f.data, "abc");
 	free(f.data);
 	ck_assert_int_eq(write(sv[1], "\xff\xff\xff\xf0\x01", 5), 5);
-	ck_assert_int_eq(coll_wire_read(sv[0], WIRE_PREAUTH_MAX, &f, &err), PL_ERR_LIMIT);
+	ck_assert_int_eq(coll_wire_read(sv[0], AGENT_FRAME_PREAUTH_MAX, &f, &err), PL_ERR_LIMIT);
 	ck_assert_ptr_null(f.data);
 	ck_assert_str_eq(err.text, "a frame header claims 4294967280 bytes, over the cap of 65536");
 	ck_assert_int_eq(write(sv[1], "\x00\x00\x01\x00\x01" "half", 9), 9);
