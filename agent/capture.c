@@ -582,225 +582,243 @@ static void no_header(const char *what, const struct err_keep *e, double secs, i
 			"device)" : "");
 }
 
-/* `perf record -o -` alone: no perf script on the device (the server
- * reads the samples with its own perf.data reader).  The stream is cut at
- * record boundaries when the interval has passed or 16 MB built up.  A
- * perf that gives no header (stuck HEADER_WAIT_S, or gone) is said
- * (no_header) and the capture goes on as text. */
-static enum run_end run_pipeline_data(struct capture *cap)
-{
-	char *argv[20], pidbuf[16], freq[16], what[96];
-	uint8_t buf[65536];
+/* One run of perf record -o - (run_pipeline_data): the child, its
+ * output's splitter and stderr, perf stat beside it, and the clocks. */
+struct data_run {
 	struct child rec;
 	struct pdsplit sp;
-	struct err_keep perr = {.len = 0};
-	struct stat_run st = {.buf = malloc(STAT_CAP)};
-	int stuck = 0;
+	struct err_keep perr;
+	struct stat_run st;
+	double t_spawn, chunk_t0;
+	int stuck;             /* no header within HEADER_WAIT_S: ended */
+};
+
+/* Spawn perf record -o - (and perf stat beside it): 0, or -1 with
+ * nothing left to release. */
+static int data_run_start(struct capture *cap, struct data_run *r)
+{
+	char *argv[20], pidbuf[16], freq[16];
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1, .want_err = 1};
+	int k = 0;
+
 	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
 	snprintf(freq, sizeof freq, "%d", cap->frequency);
 	build_argv(cap, argv, pidbuf, freq, "-");
-	int k = 0;
 	while (argv[k])
 		k++;
 	k += perfdata_record_opts(A.perf_version, argv + k);
 	argv[k] = NULL;
-	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1, .want_err = 1};
-	if (!st.buf || pdsplit_init(&sp) < 0) {
-		free(st.buf);
-		pdsplit_release(&sp);
-		return RUN_FAILED;
+	r->st.buf = malloc(STAT_CAP);
+	if (!r->st.buf || pdsplit_init(&r->sp) < 0 || spawn_child(argv, &ro, &r->rec) < 0) {
+		free(r->st.buf);
+		pdsplit_release(&r->sp);
+		return -1;
 	}
-	if (spawn_child(argv, &ro, &rec) < 0) {
-		free(st.buf);
-		pdsplit_release(&sp);
-		return RUN_FAILED;
-	}
-	double t_spawn = mono_now();
+	r->t_spawn = mono_now();
 	if (cap->stat_events[0])
-		stat_start(cap, &st);
-	double chunk_t0 = mono_now();
+		stat_start(cap, &r->st);
+	r->chunk_t0 = mono_now();
+	return 0;
+}
+
+/* perf record's output is readable: split it, cutting a chunk at 16 MB.
+ * 0 to go on, or -1 with *why when the run ends (its output ended, or is
+ * not a stream the chunks can carry). */
+static int data_read_record(struct capture *cap, struct data_run *r, enum run_end *why)
+{
+	uint8_t buf[65536];
+	ssize_t n = read(r->rec.out_fd, buf, sizeof buf);
+
+	if (n == 0 || (n < 0 && errno != EINTR))
+		return -1;
+	if (n > 0 && pdsplit_feed(&r->sp, buf, (size_t)n) < 0) {
+		agent_log("perf record's output is not a pipe-mode perf.data stream the chunks can "
+			  "carry (tracing or AUX data?): text chunks from now on");
+		cap->perf_data_broken = 1;
+		*why = RUN_FAILED;
+		killpg(r->rec.pid, SIGTERM);
+		return -1;
+	}
+	if (r->sp.state_full == 1) {
+		agent_log("perf.data chunks: over %u MB of mmap/comm/fork records; later ones "
+			  "ride only their own chunk", PDS_STATE_MAX >> 20);
+		r->sp.state_full = 2;   /* logged */
+	}
+	if (r->sp.body_len >= A.chunk_raw_max)
+		emit_perf_data(cap, &r->sp);
+	return 0;
+}
+
+/* The clock's checks each pass: the interval's chunk (unless the link was
+ * replaced by one without the extension: restart), and the header's
+ * deadline.  0 to go on, or -1 with *why. */
+static int data_tick(struct capture *cap, struct data_run *r, enum run_end *why)
+{
+	if (mono_now() - r->chunk_t0 >= cap->interval) {
+		if (!link_takes_perf_data()) {
+			killpg(r->rec.pid, SIGTERM);
+			*why = RUN_RESTART;
+			return -1;
+		}
+		emit_perf_data(cap, &r->sp);
+		r->chunk_t0 = mono_now();
+		pthread_mutex_lock(&A.mu);
+		cap->interval = A.duration;
+		pthread_mutex_unlock(&A.mu);
+	}
+	if (!r->sp.have_header && mono_now() - r->t_spawn >= HEADER_WAIT_S) {
+		r->stuck = 1;
+		*why = RUN_FAILED;
+		killpg(r->rec.pid, SIGTERM);
+		return -1;
+	}
+	return 0;
+}
+
+/* The run ended without a perf.data header: stuck, or gone (an option this
+ * perf refuses?), and the next run is the text pipeline, not this one
+ * again; a stop or pause before the header only says so. */
+static void data_no_header(struct capture *cap, const struct data_run *r, enum run_end why, int status,
+			   double ran)
+{
+	char what[96];
+
+	if (r->stuck) {
+		snprintf(what, sizeof what, "wrote no perf.data header in %.1f s (stuck?) and was ended", ran);
+		no_header(what, &r->perr, ran, 1);
+		cap->perf_data_broken = 1;
+	} else if (why == RUN_ENDED && target_alive(cap->pid, cap->start_time)) {
+		snprintf(what, sizeof what, "exited (status %d) %s", status,
+			 r->sp.pend_len ? "before its perf.data header was whole" : "without writing anything");
+		no_header(what, &r->perr, ran, 1);
+		cap->perf_data_broken = 1;
+	} else if ((why == RUN_STOPPED || why == RUN_PAUSED) && ran >= 1.0) {
+		snprintf(what, sizeof what, "had written no perf.data header when the capture was %s, "
+			 "%.1f s after perf started", why == RUN_STOPPED ? "stopped" : "paused", ran);
+		no_header(what, &r->perr, ran, 0);
+	}
+}
+
+/* `perf record -o -` alone: no perf script on the device (the server
+ * reads the samples with its own perf.data reader).  The stream is cut at
+ * record boundaries when the interval has passed or 16 MB built up.  A
+ * perf that gives no header (stuck HEADER_WAIT_S, or gone) is said
+ * (data_no_header) and the capture goes on as text. */
+static enum run_end run_pipeline_data(struct capture *cap)
+{
+	struct data_run r = {.perr = {.len = 0}};
 	enum run_end why = RUN_ENDED;
+	double ran;
+	int status;
+
+	if (data_run_start(cap, &r) < 0)
+		return RUN_FAILED;
 	for (;;) {
-		struct pollfd p[3] = {{rec.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0},
-				      {rec.err_fd, POLLIN, 0}};
-		int pr = poll(p, 3, 200);
-		if (pr < 0 && errno != EINTR)
+		struct pollfd p[3] = {{r.rec.out_fd, POLLIN, 0}, {r.st.running ? r.st.c.err_fd : -1, POLLIN, 0},
+				      {r.rec.err_fd, POLLIN, 0}};
+		if (poll(p, 3, 200) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents)
-			err_read(&rec.err_fd, &perr);
-		if (p[0].revents) {
-			ssize_t n = read(rec.out_fd, buf, sizeof buf);
-			if (n == 0 || (n < 0 && errno != EINTR))
-				break;
-			if (n > 0 && pdsplit_feed(&sp, buf, (size_t)n) < 0) {
-				agent_log("perf record's output is not a pipe-mode perf.data stream the chunks can "
-					  "carry (tracing or AUX data?): text chunks from now on");
-				cap->perf_data_broken = 1;
-				why = RUN_FAILED;
-				killpg(rec.pid, SIGTERM);
-				break;
-			}
-			if (sp.state_full == 1) {
-				agent_log("perf.data chunks: over %u MB of mmap/comm/fork records; later ones "
-					  "ride only their own chunk", PDS_STATE_MAX >> 20);
-				sp.state_full = 2;   /* logged */
-			}
-			if (sp.body_len >= A.chunk_raw_max)
-				emit_perf_data(cap, &sp);
-		}
-		if (st.running && p[1].revents) {
-			stat_read(cap, &st);
-			if (!st.running && control() == RUN_ENDED && target_alive(cap->pid, cap->start_time))
-				stat_start(cap, &st);
-		}
-		if (mono_now() - chunk_t0 >= cap->interval) {
-			if (!link_takes_perf_data()) {
-				/* the link was replaced by one without the extension */
-				killpg(rec.pid, SIGTERM);
-				why = RUN_RESTART;
-				break;
-			}
-			emit_perf_data(cap, &sp);
-			chunk_t0 = mono_now();
-			pthread_mutex_lock(&A.mu);
-			cap->interval = A.duration;
-			pthread_mutex_unlock(&A.mu);
-		}
-		if (!sp.have_header && mono_now() - t_spawn >= HEADER_WAIT_S) {
-			stuck = 1;
-			why = RUN_FAILED;
-			killpg(rec.pid, SIGTERM);
+			err_read(&r.rec.err_fd, &r.perr);
+		if (p[0].revents && data_read_record(cap, &r, &why) < 0)
 			break;
+		if (r.st.running && p[1].revents) {
+			stat_read(cap, &r.st);
+			if (!r.st.running && control() == RUN_ENDED && target_alive(cap->pid, cap->start_time))
+				stat_start(cap, &r.st);
 		}
-		why = control();
-		if (why != RUN_ENDED) {
+		if (data_tick(cap, &r, &why) < 0)
+			break;
+		if ((why = control()) != RUN_ENDED) {
 			/* a stop or pause: perf record flushes on SIGTERM, and
 			 * perf stat gives its partial round on SIGINT */
-			stat_interrupt(cap, &st);
-			killpg(rec.pid, SIGTERM);
+			stat_interrupt(cap, &r.st);
+			killpg(r.rec.pid, SIGTERM);
 			break;
 		}
 	}
-	if (!cap->perf_data_broken && !stuck)
-		drain_record(&rec, &sp, mono_now() + PERF_GRACE_MS / 1000.0);
-	double ran = mono_now() - t_spawn;
-	stat_kill(&st);
-	if (!sp.have_header)
-		err_drain(&rec.err_fd, &perr, 1000);
-	int status = child_end(&rec);
+	if (!cap->perf_data_broken && !r.stuck)
+		drain_record(&r.rec, &r.sp, mono_now() + PERF_GRACE_MS / 1000.0);
+	ran = mono_now() - r.t_spawn;
+	stat_kill(&r.st);
+	if (!r.sp.have_header)
+		err_drain(&r.rec.err_fd, &r.perr, 1000);
+	status = child_end(&r.rec);
 	if (!cap->perf_data_broken && link_takes_perf_data())
-		emit_perf_data(cap, &sp);
-	if (!sp.have_header && !sp.bad) {
-		/* stuck, or gone (an option this perf refuses?): the next run
-		 * is the text pipeline, not this one again; a stop or pause
-		 * before the header only says so */
-		if (stuck) {
-			snprintf(what, sizeof what, "wrote no perf.data header in %.1f s (stuck?) and was ended", ran);
-			no_header(what, &perr, ran, 1);
-			cap->perf_data_broken = 1;
-		} else if (why == RUN_ENDED && target_alive(cap->pid, cap->start_time)) {
-			snprintf(what, sizeof what, "exited (status %d) %s", status,
-				 sp.pend_len ? "before its perf.data header was whole" : "without writing anything");
-			no_header(what, &perr, ran, 1);
-			cap->perf_data_broken = 1;
-		} else if ((why == RUN_STOPPED || why == RUN_PAUSED) && ran >= 1.0) {
-			snprintf(what, sizeof what, "had written no perf.data header when the capture was %s, "
-				 "%.1f s after perf started", why == RUN_STOPPED ? "stopped" : "paused", ran);
-			no_header(what, &perr, ran, 0);
-		}
-	}
+		emit_perf_data(cap, &r.sp);
+	if (!r.sp.have_header && !r.sp.bad)
+		data_no_header(cap, &r, why, status, ran);
 	emit_chunk(cap);   /* perf stat's rounds not sent yet */
-	free(st.buf);
-	pdsplit_release(&sp);
+	free(r.st.buf);
+	pdsplit_release(&r.sp);
 	return why;
 }
 
 /* ------------------------------------------------------------------ */
 /* rounds                                                               */
 
-static enum run_end run_round(struct capture *cap)
+/* Wait for a round's perf record (and perf stat beside it) to end, or
+ * for a stop or pause, within the interval and 10 s.  *recorded says
+ * whether `tmp` holds a recording to read (whole, or cut short by a stop
+ * or pause: perf record ends its file on SIGTERM, and the partial round
+ * is sent as the last chunk, where the seed discarded it and lost up to
+ * an interval).  The capture's next step. */
+static enum run_end round_wait(struct capture *cap, struct child *rec, struct stat_run *st, const char *tmp,
+			       int *recorded)
 {
-	char *argv[20], *sargv[8], pidbuf[16], freq[16], dur[16], tmp[64], buf[65536];
-	struct child rec, scr;
-	struct stat_run st = {.buf = malloc(STAT_CAP)};
-	enum run_end why = RUN_ENDED;
-	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
-	snprintf(freq, sizeof freq, "%d", cap->frequency);
-	snprintf(dur, sizeof dur, "%d", cap->interval);
-	snprintf(tmp, sizeof tmp, "/tmp/perflens-data-XXXXXX");
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 || !st.buf) {
-		if (fd >= 0)
-			close(fd);
-		free(st.buf);
-		return RUN_FAILED;
-	}
-	close(fd);
-	build_argv(cap, argv, pidbuf, freq, tmp);
-	int k = 0;
-	while (argv[k])
-		k++;
-	argv[k++] = "--"; argv[k++] = "sleep"; argv[k++] = dur; argv[k] = NULL;
-	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1};
-	if (spawn_child(argv, &ro, &rec) < 0) {
-		unlink(tmp);
-		free(st.buf);
-		return RUN_FAILED;
-	}
-	if (cap->stat_events[0])
-		stat_start(cap, &st);
 	double deadline = mono_now() + cap->interval + 10;
+	enum run_end why = RUN_ENDED;
 	int rrc = -1;
+
+	*recorded = 0;
 	for (;;) {
-		if (st.running) {
-			struct pollfd p = {st.c.err_fd, POLLIN, 0};
+		if (st->running) {
+			struct pollfd p = {st->c.err_fd, POLLIN, 0};
 			if (poll(&p, 1, 200) > 0)
-				stat_read(cap, &st);
+				stat_read(cap, st);
 		} else {
 			sleep_ms(200);
 		}
 		if (rrc < 0) {
-			rrc = child_wait(&rec, 0);
-			if (rrc >= 0 && !st.running)
+			rrc = child_wait(rec, 0);
+			if (rrc >= 0 && !st->running)
 				break;
-		} else if (!st.running) {
+		} else if (!st->running) {
 			break;
 		}
 		why = control();
 		if (why != RUN_ENDED && rrc < 0) {
-			/* stop or pause mid-round: perf record ends its file on
-			 * SIGTERM, and the partial round is sent as the last chunk
-			 * (the seed discarded it: a stop lost up to an interval),
-			 * with the counts perf stat gives on SIGINT. */
-			stat_interrupt(cap, &st);
-			child_end(&rec);
+			/* with the counts perf stat gives on SIGINT */
 			struct stat sb;
+			stat_interrupt(cap, st);
+			child_end(rec);
 			rrc = stat(tmp, &sb) == 0 && sb.st_size > 0 ? 0 : -1;
 			break;
 		}
 		if (why != RUN_ENDED || mono_now() > deadline) {
-			stat_kill(&st);
+			stat_kill(st);
 			if (rrc < 0)
-				child_end(&rec);
-			unlink(tmp);
-			free(st.buf);
-			cap->pending_len = 0;
+				child_end(rec);
 			return why != RUN_ENDED ? why : RUN_FAILED;
 		}
 	}
-	free(st.buf);
-	if (rrc != 0) {
-		unlink(tmp);
-		cap->pending_len = 0;
-		return RUN_FAILED;
-	}
-	script_argv(cap, sargv, tmp);
+	*recorded = rrc == 0;
+	return rrc == 0 ? why : RUN_FAILED;
+}
+
+/* perf script on a round's recording, nice 5, into chunks (the last one
+ * cut at once), within 60 s and the interval: 0, or -1 when it cannot run. */
+static int round_script(struct capture *cap, const char *tmp)
+{
+	char *sargv[8], buf[65536];
 	struct spawn_opts so = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1, .nice = 5};
-	if (spawn_child(sargv, &so, &scr) < 0) {
-		unlink(tmp);
-		return RUN_FAILED;
-	}
-	double sdeadline = mono_now() + 60 + cap->interval;
+	struct child scr;
+	double sdeadline;
+
+	script_argv(cap, sargv, tmp);
+	if (spawn_child(sargv, &so, &scr) < 0)
+		return -1;
+	sdeadline = mono_now() + 60 + cap->interval;
 	while (scr.out_fd >= 0 && mono_now() < sdeadline) {
 		struct pollfd p = {scr.out_fd, POLLIN, 0};
 		if (poll(&p, 1, 200) <= 0)
@@ -814,6 +832,51 @@ static enum run_end run_round(struct capture *cap)
 	}
 	feed_carry(cap, 1);
 	child_end(&scr);
+	return 0;
+}
+
+/* Rounds (where perf cannot pipe): perf record -o TMP -- sleep INTERVAL,
+ * then perf script on TMP, one chunk a round. */
+static enum run_end run_round(struct capture *cap)
+{
+	char *argv[20], pidbuf[16], freq[16], dur[16], tmp[64];
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1};
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	struct child rec;
+	enum run_end why;
+	int fd, k = 0, recorded;
+
+	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
+	snprintf(freq, sizeof freq, "%d", cap->frequency);
+	snprintf(dur, sizeof dur, "%d", cap->interval);
+	snprintf(tmp, sizeof tmp, "/tmp/perflens-data-XXXXXX");
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || !st.buf) {
+		if (fd >= 0)
+			close(fd);
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	close(fd);
+	build_argv(cap, argv, pidbuf, freq, tmp);
+	while (argv[k])
+		k++;
+	argv[k++] = "--"; argv[k++] = "sleep"; argv[k++] = dur; argv[k] = NULL;
+	if (spawn_child(argv, &ro, &rec) < 0) {
+		unlink(tmp);
+		free(st.buf);
+		return RUN_FAILED;
+	}
+	if (cap->stat_events[0])
+		stat_start(cap, &st);
+	why = round_wait(cap, &rec, &st, tmp, &recorded);
+	free(st.buf);
+	if (!recorded || round_script(cap, tmp) < 0) {
+		unlink(tmp);
+		if (!recorded)
+			cap->pending_len = 0;
+		return recorded ? RUN_FAILED : why;
+	}
 	unlink(tmp);
 	emit_chunk(cap);
 	return why;
