@@ -762,19 +762,26 @@ struct plan {
 	const char *analysis_id, *candidate_id;
 };
 
-static void plan_read(json_t *args, struct plan *pl)
+/* The call's schedule, in one json_unpack of its arguments (the input
+ * schema has checked their types and filled the defaults; seed,
+ * analysis_id and candidate_id may be absent). */
+static enum pl_err plan_read(json_t *args, struct plan *pl, struct pl_error *err)
 {
-	json_t *seed_arg = json_object_get(args, "seed");
+	json_int_t runs, warmup, bound, seed = -1;
+	json_error_t je;
 
-	pl->runs = (size_t)json_integer_value(json_object_get(args, "runs"));
-	pl->warmup = (size_t)json_integer_value(json_object_get(args, "warmup"));
-	pl->bound = (double)json_integer_value(json_object_get(args, "timeout_seconds"));
-	pl->threshold = json_number_value(json_object_get(args, "practical_threshold_percent"));
-	pl->max_cv = json_number_value(json_object_get(args, "max_cv_percent"));
-	pl->seed = seed_arg ? (uint64_t)json_integer_value(seed_arg) : fresh_seed();
-	pl->analysis_id = json_string_value(json_object_get(args, "analysis_id"));
-	pl->candidate_id = json_string_value(json_object_get(args, "candidate_id"));
+	memset(pl, 0, sizeof(*pl));
+	if (json_unpack_ex(args, &je, 0, "{s:I,s:I,s:I,s:F,s:F,s?I,s?s,s?s}", "runs", &runs, "warmup", &warmup,
+			   "timeout_seconds", &bound, "practical_threshold_percent", &pl->threshold,
+			   "max_cv_percent", &pl->max_cv, "seed", &seed, "analysis_id", &pl->analysis_id,
+			   "candidate_id", &pl->candidate_id) != 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass the arguments the input schema lists", "%s", je.text);
+	pl->runs = (size_t)runs;
+	pl->warmup = (size_t)warmup;
+	pl->bound = (double)bound;
+	pl->seed = json_object_get(args, "seed") ? (uint64_t)seed : fresh_seed();
 	pl->start = now_s();
+	return PL_OK;
 }
 
 /* The checks before anything runs: ids that go together, the operator's
@@ -809,21 +816,27 @@ static enum pl_err experiment_allowed(const struct tool_ctx *ctx, json_t *args, 
 static enum pl_err experiment_prepare(struct experiment *x, json_t *args, const struct plan *pl,
 				      struct pl_error *err)
 {
+	json_t *baseline, *candidate, *metric = NULL;
+	json_int_t run_timeout;
+	int check_output, counters;
+	json_error_t je;
 	enum pl_err rc;
 
 	x->runs = json_array();
 	x->excluded = json_array();
 	x->sides[0].label = "baseline";
 	x->sides[1].label = "candidate";
-	x->check_output = json_is_true(json_object_get(args, "check_output"));
-	x->counters = json_is_true(json_object_get(args, "perf_counters"));
+	if (json_unpack_ex(args, &je, 0, "{s:o,s:o,s?o,s:b,s:b,s:I}", "baseline", &baseline, "candidate", &candidate,
+			   "metric", &metric, "check_output", &check_output, "perf_counters", &counters,
+			   "run_timeout_seconds", &run_timeout) != 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass the arguments the input schema lists", "%s", je.text);
+	x->check_output = check_output;
+	x->counters = counters;
 	x->perf_path = x->ctx->perf.path;
-	x->run_timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "run_timeout_seconds")) * 1000;
+	x->run_timeout_ms = (uint32_t)run_timeout * 1000;
 	x->conn = sbx_launcher_conn();
-	if ((rc = side_load(x, &x->sides[0], json_object_get(args, "baseline"), err)) ||
-	    (rc = side_load(x, &x->sides[1], json_object_get(args, "candidate"), err)) ||
-	    (rc = load_metric(x, json_object_get(args, "metric"), err)) ||
-	    (rc = make_staging(x, err)))
+	if ((rc = side_load(x, &x->sides[0], baseline, err)) || (rc = side_load(x, &x->sides[1], candidate, err)) ||
+	    (rc = load_metric(x, metric, err)) || (rc = make_staging(x, err)))
 		return rc;
 	for (int i = 0; i < 2; i++)
 		for (int m = 0; m < M_COUNT; m++)
@@ -941,8 +954,8 @@ enum pl_err tool_run_experiment(const struct tool_ctx *ctx, json_t *args, json_t
 	char id[32], uri[128];
 	enum pl_err rc;
 
-	plan_read(args, &pl);
-	if ((rc = experiment_allowed(ctx, args, &pl, err)) || (rc = experiment_prepare(&x, args, &pl, err)))
+	if ((rc = plan_read(args, &pl, err)) || (rc = experiment_allowed(ctx, args, &pl, err)) ||
+	    (rc = experiment_prepare(&x, args, &pl, err)))
 		goto out;
 	blocks = plan_blocks(&pl);
 	if ((rc = run_blocks(&x, &pl, blocks, &stopped, err)))
