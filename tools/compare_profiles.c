@@ -41,24 +41,31 @@ struct compare_args {
 	json_t *cand_view_args;   /* {"view": candidate_view} when given (owned), else NULL */
 };
 
-static void read_args(json_t *args, struct compare_args *a)
+/* The call's arguments, in one json_unpack (the input schema has checked
+ * their types and filled the defaults; the others may be absent). */
+static enum pl_err read_args(json_t *args, struct compare_args *a, struct pl_error *err)
 {
-	a->base_id = json_string_value(json_object_get(args, "baseline_id"));
-	a->cand_id = json_string_value(json_object_get(args, "candidate_id"));
-	a->event = json_string_value(json_object_get(args, "event"));
-	a->sort = json_string_value(json_object_get(args, "sort"));
-	a->cursor = json_string_value(json_object_get(args, "cursor"));
-	a->path_cursor = json_string_value(json_object_get(args, "path_cursor"));
-	a->title = json_string_value(json_object_get(args, "title"));
-	a->min_delta = json_number_value(json_object_get(args, "min_delta_percent"));
-	a->limit = (size_t)json_integer_value(json_object_get(args, "limit"));
-	a->offset = (size_t)json_integer_value(json_object_get(args, "offset"));
-	a->path_limit = (size_t)json_integer_value(json_object_get(args, "path_limit"));
-	a->max_frames = (uint32_t)json_integer_value(json_object_get(args, "max_frames"));
-	a->normalize = json_is_true(json_object_get(args, "normalize"));
-	a->exports = json_is_true(json_object_get(args, "exports"));
-	a->cand_view_args = json_object_get(args, "candidate_view") ?
-		json_pack("{s:O}", "view", json_object_get(args, "candidate_view")) : NULL;
+	json_int_t limit, offset, path_limit, max_frames;
+	json_t *cand_view = NULL;
+	int normalize, exports;
+	json_error_t je;
+
+	memset(a, 0, sizeof(*a));
+	if (json_unpack_ex(args, &je, 0, "{s:s,s:s,s?s,s:s,s?s,s?s,s?s,s:F,s:I,s:I,s:I,s:I,s:b,s:b,s?o}",
+			   "baseline_id", &a->base_id, "candidate_id", &a->cand_id, "event", &a->event,
+			   "sort", &a->sort, "cursor", &a->cursor, "path_cursor", &a->path_cursor, "title", &a->title,
+			   "min_delta_percent", &a->min_delta, "limit", &limit, "offset", &offset,
+			   "path_limit", &path_limit, "max_frames", &max_frames, "normalize", &normalize,
+			   "exports", &exports, "candidate_view", &cand_view) != 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass the arguments the input schema lists", "%s", je.text);
+	a->limit = (size_t)limit;
+	a->offset = (size_t)offset;
+	a->path_limit = (size_t)path_limit;
+	a->max_frames = (uint32_t)max_frames;
+	a->normalize = normalize;
+	a->exports = exports;
+	a->cand_view_args = cand_view ? json_pack("{s:O}", "view", cand_view) : NULL;
+	return PL_OK;
 }
 
 static double round4(double x)
@@ -542,10 +549,12 @@ enum pl_err tool_compare_profiles(const struct tool_ctx *ctx, json_t *args,
 	struct tool_view bv, cv;
 	enum pl_err rc;
 
-	read_args(args, &a);
+	if ((rc = read_args(args, &a, err)))
+		return rc;
 	if (a.exports && (rc = tool_require_writes(ctx, err))) {
 		snprintf(err->hint, sizeof(err->hint), "%s",
 			 "restart the server with --allow-writes and --artifact-root DIR, or pass exports=false for the comparison alone");
+		json_decref(a.cand_view_args);
 		return rc;
 	}
 	pl_profile_init(&bp, &ctx->limits);
