@@ -139,13 +139,22 @@ enum pl_err tool_collection_cwd(const struct tool_ctx *ctx, json_t *args, char *
 static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct pl_collect_req *r,
 				char *exe, size_t cap, char *cwd, size_t cwd_cap, struct pl_error *err)
 {
-	const char *path = json_string_value(json_object_get(args, "executable"));
+	const char *path = NULL, *mode;
+	json_int_t pid = 0, duration = 0, frequency, stack_bytes = 0, repeat, timeout;
+	json_error_t je;
 	json_t *v;
 	size_t i;
 	enum pl_err rc;
 
 	memset(r, 0, sizeof(*r));
-	pl_collect_mode_from_name(json_string_value(json_object_get(args, "mode")), &r->mode);
+	/* The scalars in one unpack: the input schema has checked their types
+	 * and filled the defaults; the others may be absent. */
+	if (json_unpack_ex(args, &je, 0, "{s:s,s?s,s?I,s?I,s:I,s:s,s?I,s:I,s:I,s?s}", "mode", &mode,
+			   "executable", &path, "pid", &pid, "duration_seconds", &duration, "frequency_hz", &frequency,
+			   "call_graph", &r->call_graph, "dwarf_stack_bytes", &stack_bytes, "repeat", &repeat,
+			   "timeout_seconds", &timeout, "name", &r->name) != 0)
+		return pl_fail(err, PL_ERR_USAGE, "pass the arguments the input schema lists", "%s", je.text);
+	pl_collect_mode_from_name(mode, &r->mode);
 	if (path) {
 		if ((rc = tool_resolve_input(ctx, path, exe, cap, err)))
 			return rc;
@@ -157,11 +166,12 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 		r->args[r->nargs++] = json_string_value(v);
 	json_array_foreach(json_object_get(args, "events"), i, v)
 		r->events[r->nevents++] = json_string_value(v);
-	r->pid = json_integer_value(json_object_get(args, "pid"));
-	r->duration_ms = (uint32_t)json_integer_value(json_object_get(args, "duration_seconds")) * 1000;
-	r->frequency_hz = (uint32_t)json_integer_value(json_object_get(args, "frequency_hz"));
-	r->call_graph = json_string_value(json_object_get(args, "call_graph"));
-	r->dwarf_stack_bytes = (uint32_t)json_integer_value(json_object_get(args, "dwarf_stack_bytes"));
+	r->pid = pid;
+	r->duration_ms = (uint32_t)duration * 1000;
+	r->frequency_hz = (uint32_t)frequency;
+	r->dwarf_stack_bytes = (uint32_t)stack_bytes;
+	r->repeat = (uint32_t)repeat;
+	r->timeout_ms = (uint32_t)timeout * 1000;
 	if (r->dwarf_stack_bytes && (strcmp(r->call_graph ? r->call_graph : "", "dwarf") != 0 ||
 				     (r->mode != PL_COLLECT_RECORD && r->mode != PL_COLLECT_OFF_CPU)))
 		return pl_fail(err, PL_ERR_USAGE, "pass call_graph=\"dwarf\" with mode record or off_cpu, or leave dwarf_stack_bytes out",
@@ -169,9 +179,6 @@ static enum pl_err make_request(const struct tool_ctx *ctx, json_t *args, struct
 	if (r->dwarf_stack_bytes % 8)
 		return pl_fail(err, PL_ERR_USAGE, "pass a multiple of 8 (perf copies whole words), e.g. 65528",
 			       "dwarf_stack_bytes %u is not a multiple of 8", r->dwarf_stack_bytes);
-	r->repeat = (uint32_t)json_integer_value(json_object_get(args, "repeat"));
-	r->timeout_ms = (uint32_t)json_integer_value(json_object_get(args, "timeout_seconds")) * 1000;
-	r->name = json_string_value(json_object_get(args, "name"));
 	pl_collect_output_from_name(json_string_value(json_object_get(args, "stdout")), &r->out_stdout);
 	pl_collect_output_from_name(json_string_value(json_object_get(args, "stderr")), &r->out_stderr);
 	cwd[0] = '\0';
