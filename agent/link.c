@@ -413,10 +413,78 @@ static void auth_success(struct ctx *x)
 	pthread_mutex_unlock(&x->l->mu);
 }
 
+/* The extensions both sides speak: the server's `features` that this
+ * agent has (perf_data unless --text-chunks). */
+static int agreed_features(const struct json_doc *d, const struct json_node *f)
+{
+	int feats = 0;
+
+	for (const struct json_node *e = f && f->type == AJ_ARRAY ? aj_first(d, f) : NULL; e; e = aj_next(d, e)) {
+		if (e->type == AJ_STRING && strcmp(e->str, "maps") == 0)
+			feats |= FEAT_MAPS;
+		if (e->type == AJ_STRING && strcmp(e->str, "counters") == 0)
+			feats |= FEAT_COUNTERS;
+		if (e->type == AJ_STRING && strcmp(e->str, "perf_data") == 0 && !A.text_chunks)
+			feats |= FEAT_PERF_DATA;
+	}
+	return feats;
+}
+
+/* hmac-sha256-v1 (extension 1): the server proves the code with our
+ * nonce and its own, we answer with our proof and the features agreed. */
+static void auth_hmac(struct ctx *x)
+{
+	const struct json_doc *d = &x->c->doc;
+	const char *sn = NULL, *proof = NULL;
+	char want[65], mine[65];
+	int feats;
+
+	if (aj_get_str(d, x->c->args, "server_nonce", &sn) != 1 || !is_hex(sn, 32) ||
+	    aj_get_str(d, x->c->args, "proof", &proof) != 1 || !is_hex(proof, 64)) {
+		auth_failed(x, "hmac-sha256-v1 auth without a 32-hex server_nonce and a 64-hex proof");
+		return;
+	}
+	pair_proof(A.token, A.token_len, "server", x->l->nonce, sn, want);
+	if (!ct_equal(want, 64, proof, strlen(proof))) {
+		auth_failed(x, "the server's proof does not match the pairing code");
+		return;
+	}
+	pair_proof(A.token, A.token_len, "agent", x->l->nonce, sn, mine);
+	x->l->features = feats = agreed_features(d, aj_get(d, x->c->args, "features"));
+	jw_kbool(x->w, "ok", 1);
+	jw_kstr(x->w, "proof", mine);
+	jw_key(x->w, "features");
+	jw_arr(x->w);
+	if (feats & FEAT_MAPS)
+		jw_cstr(x->w, "maps");
+	if (feats & FEAT_COUNTERS)
+		jw_cstr(x->w, "counters");
+	if (feats & FEAT_PERF_DATA)
+		jw_cstr(x->w, "perf_data");
+	jw_arr_end(x->w);
+	auth_success(x);
+}
+
+/* The seed's plaintext token, unless --require-proof. */
+static void auth_token(struct ctx *x, const char *token)
+{
+	if (A.require_proof) {
+		auth_failed(x, "a plaintext token was offered but --require-proof is set");
+		return;
+	}
+	if (!ct_equal(A.token, A.token_len, token, strlen(token))) {
+		auth_failed(x, "wrong pairing code");
+		return;
+	}
+	jw_kbool(x->w, "ok", 1);
+	auth_success(x);
+}
+
 static void cmd_auth(struct ctx *x)
 {
 	const struct json_doc *d = &x->c->doc;
-	const char *method = NULL, *token = NULL, *sn = NULL, *proof = NULL;
+	const char *method = NULL, *token = NULL;
+
 	if (!A.has_token) {
 		fail(x->w, "agent has no pairing code configured");
 		return;
@@ -427,59 +495,12 @@ static void cmd_auth(struct ctx *x)
 		return;
 	}
 	aj_get_str(d, x->c->args, "method", &method);
-	if (method && strcmp(method, "hmac-sha256-v1") == 0) {
-		char want[65], mine[65];
-		if (aj_get_str(d, x->c->args, "server_nonce", &sn) != 1 || !is_hex(sn, 32) ||
-		    aj_get_str(d, x->c->args, "proof", &proof) != 1 || !is_hex(proof, 64)) {
-			auth_failed(x, "hmac-sha256-v1 auth without a 32-hex server_nonce and a 64-hex proof");
-			return;
-		}
-		pair_proof(A.token, A.token_len, "server", x->l->nonce, sn, want);
-		if (!ct_equal(want, 64, proof, strlen(proof))) {
-			auth_failed(x, "the server's proof does not match the pairing code");
-			return;
-		}
-		pair_proof(A.token, A.token_len, "agent", x->l->nonce, sn, mine);
-		const struct json_node *f = aj_get(d, x->c->args, "features");
-		int feats = 0;
-		for (const struct json_node *e = f && f->type == AJ_ARRAY ? aj_first(d, f) : NULL; e;
-		     e = aj_next(d, e)) {
-			if (e->type == AJ_STRING && strcmp(e->str, "maps") == 0)
-				feats |= FEAT_MAPS;
-			if (e->type == AJ_STRING && strcmp(e->str, "counters") == 0)
-				feats |= FEAT_COUNTERS;
-			if (e->type == AJ_STRING && strcmp(e->str, "perf_data") == 0 && !A.text_chunks)
-				feats |= FEAT_PERF_DATA;
-		}
-		x->l->features = feats;
-		jw_kbool(x->w, "ok", 1);
-		jw_kstr(x->w, "proof", mine);
-		jw_key(x->w, "features");
-		jw_arr(x->w);
-		if (feats & FEAT_MAPS)
-			jw_cstr(x->w, "maps");
-		if (feats & FEAT_COUNTERS)
-			jw_cstr(x->w, "counters");
-		if (feats & FEAT_PERF_DATA)
-			jw_cstr(x->w, "perf_data");
-		jw_arr_end(x->w);
-		auth_success(x);
-		return;
-	}
-	if (aj_get_str(d, x->c->args, "token", &token) == 1) {
-		if (A.require_proof) {
-			auth_failed(x, "a plaintext token was offered but --require-proof is set");
-			return;
-		}
-		if (!ct_equal(A.token, A.token_len, token, strlen(token))) {
-			auth_failed(x, "wrong pairing code");
-			return;
-		}
-		jw_kbool(x->w, "ok", 1);
-		auth_success(x);
-		return;
-	}
-	auth_failed(x, method ? "unknown auth method" : "auth without a token or a proof");
+	if (method && strcmp(method, "hmac-sha256-v1") == 0)
+		auth_hmac(x);
+	else if (aj_get_str(d, x->c->args, "token", &token) == 1)
+		auth_token(x, token);
+	else
+		auth_failed(x, method ? "unknown auth method" : "auth without a token or a proof");
 }
 
 static void cmd_ping(struct ctx *x)
@@ -746,55 +767,74 @@ static int capture_mode_args(struct ctx *x, char cg[8], int *counting)
 	return 0;
 }
 
-static void cmd_start(struct ctx *x)
-{
-	int pid, freq, dur;
+/* A capture's settings, read from `start` before anything runs. */
+struct start_req {
+	int pid, freq, dur, counting;
 	uint64_t start;
+	char cg[8];
+};
+
+/* The start's arguments, checked (each refusal answered): 0, or -1. */
+static int start_args(struct ctx *x, struct start_req *r)
+{
 	pthread_mutex_lock(&A.mu);
 	enum agent_state st = A.state;
-	freq = A.frequency;
-	dur = A.duration;
+	r->freq = A.frequency;
+	r->dur = A.duration;
 	pthread_mutex_unlock(&A.mu);
 	if (st == ST_PROFILING) {
 		fail(x->w, "already profiling");
-		return;
+		return -1;
 	}
 	if (st == ST_PAUSED) {
 		fail(x->w, "already profiling (paused \u2014 use resume or stop)");
-		return;
+		return -1;
 	}
 	join_collector();
-	if (range_arg(x, "frequency", 1, max_sample_rate(), &freq) < 0 ||
-	    range_arg(x, "duration", 1, 300, &dur) < 0)
-		return;
-	char cg[8] = "";
-	int counting = 0;
-	if (capture_mode_args(x, cg, &counting) < 0)
-		return;
-	if (target_from_args(x, &pid, &start) < 0)
-		return;
-	ensure_probe(pid, start);
-	pthread_mutex_lock(&A.mu);
-	if (A.caps.n_record == 0 && !counting) {
-		pthread_mutex_unlock(&A.mu);
-		char msg[96];
-		snprintf(msg, sizeof msg, "no perf record events available for PID %d", pid);
-		fail(x->w, msg);
-		return;
-	}
-	A.pid = pid;
-	A.pid_start = start;
-	A.frequency = freq;
-	A.duration = dur;
+	if (range_arg(x, "frequency", 1, max_sample_rate(), &r->freq) < 0 ||
+	    range_arg(x, "duration", 1, 300, &r->dur) < 0)
+		return -1;
+	r->cg[0] = '\0';
+	r->counting = 0;
+	if (capture_mode_args(x, r->cg, &r->counting) < 0 || target_from_args(x, &r->pid, &r->start) < 0)
+		return -1;
+	return 0;
+}
+
+/* A's capture fields set for `r` (A.mu held), a fresh capture's state. */
+static void capture_arm(struct ctx *x, const struct start_req *r)
+{
+	A.pid = r->pid;
+	A.pid_start = r->start;
+	A.frequency = r->freq;
+	A.duration = r->dur;
 	pick_events(x);
-	snprintf(A.cg_req, sizeof A.cg_req, "%s", cg);
-	A.counting = counting;
+	snprintf(A.cg_req, sizeof A.cg_req, "%s", r->cg);
+	A.counting = r->counting;
 	A.continuous = A.caps.pipe_mode && !A.force_rounds;
 	A.stop_req = A.pause_req = A.restart_req = 0;
 	A.capture_end[0] = '\0';
 	A.n_problems = 0;
 	A.maps_seq = 0;
 	A.state = ST_PROFILING;
+}
+
+static void cmd_start(struct ctx *x)
+{
+	struct start_req r;
+
+	if (start_args(x, &r) < 0)
+		return;
+	ensure_probe(r.pid, r.start);
+	pthread_mutex_lock(&A.mu);
+	if (A.caps.n_record == 0 && !r.counting) {
+		pthread_mutex_unlock(&A.mu);
+		char msg[96];
+		snprintf(msg, sizeof msg, "no perf record events available for PID %d", r.pid);
+		fail(x->w, msg);
+		return;
+	}
+	capture_arm(x, &r);
 	if (agent_thread(&A.collector, collector_main, (void *)&collector_outlet) != 0) {
 		A.state = ST_IDLE;
 		pthread_mutex_unlock(&A.mu);
@@ -803,16 +843,16 @@ static void cmd_start(struct ctx *x)
 	}
 	A.collector_running = 1;
 	jw_kbool(x->w, "ok", 1);
-	jw_kint(x->w, "pid", pid);
-	jw_kint(x->w, "frequency", freq);
-	jw_kint(x->w, "duration", dur);
+	jw_kint(x->w, "pid", r.pid);
+	jw_kint(x->w, "frequency", r.freq);
+	jw_kint(x->w, "duration", r.dur);
 	write_strings(x->w, "events", A.events, A.n_events);
-	const char *cg_used = counting ? "" : !cg[0] ? A.caps.callgraph : strcmp(cg, "none") == 0 ? "" : cg;
+	const char *cg_used = r.counting ? "" : !r.cg[0] ? A.caps.callgraph : strcmp(r.cg, "none") == 0 ? "" : r.cg;
 	jw_kstr(x->w, "callgraph", cg_used);
-	const char *mode = counting ? "counting" : A.continuous ? "continuous" : "rounds";
+	const char *mode = r.counting ? "counting" : A.continuous ? "continuous" : "rounds";
 	jw_kstr(x->w, "mode", mode);
 	pthread_mutex_unlock(&A.mu);
-	agent_log("profiling pid %d at %d Hz, %d s chunks, %s mode, call graph %s", pid, freq, dur,
+	agent_log("profiling pid %d at %d Hz, %d s chunks, %s mode, call graph %s", r.pid, r.freq, r.dur,
 		  mode, cg_used[0] ? cg_used : "none");
 }
 
@@ -1016,43 +1056,50 @@ static void became_authed(struct link *l)
 	agent_log("session with %s authenticated", l->peer);
 }
 
-/* Run one connection to its end; 1 when it authenticated. */
-static int session(int fd, const char *peer)
+/* A link for `fd`, its lock and its monotonic condition (new), or NULL. */
+static struct link *link_new(int fd, const char *peer)
 {
 	struct link *l = calloc(1, sizeof *l);
-	struct jw w;
-	int authed = 0;
-	if (!l) {
-		close(fd);
-		return 0;
-	}
+	pthread_condattr_t ca;
+
+	if (!l)
+		return NULL;
 	l->fd = fd;
 	snprintf(l->peer, sizeof l->peer, "%s", peer);
 	pthread_mutex_init(&l->mu, NULL);
-	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&l->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	jw_init(&w, 1u << 20);
+	return l;
+}
+
+/* Our nonce for the pairing proof (with a code), or, tokenless (--server
+ * to a seed server), a link authenticated at once; then the hello.  0, or
+ * -1 when the link cannot start. */
+static int link_open(struct link *l, struct jw *w)
+{
 	if (A.has_token) {
 		uint8_t nonce[16];
 		if (random_bytes(nonce, sizeof nonce) < 0) {
 			agent_log("cannot read /dev/urandom for the pairing nonce: closing");
-			goto out_nothreads;
+			return -1;
 		}
 		hex_encode(nonce, sizeof nonce, l->nonce);
 	} else {
-		l->authed = 1;  /* tokenless --server: the seed's behaviour */
+		l->authed = 1;
 	}
-	write_hello(l, &w);
-	if (link_send(l, AGENT_FRAME_RESP, w.buf, w.len) < 0)
-		goto out_nothreads;
-	if (agent_thread(&l->recv_thr, recv_main, l) != 0)
-		goto out_nothreads;
-	if (l->authed)
-		became_authed(l);
+	write_hello(l, w);
+	return link_send(l, AGENT_FRAME_RESP, w->buf, w->len) < 0 ? -1 : 0;
+}
+
+/* The session loop: pop commands and answer them until the link ends, the
+ * agent quits, or pairing fails (no proof within AUTH_TIMEOUT_S, or
+ * AUTH_MAX_FAILURES wrong ones). */
+static void serve_commands(struct link *l, struct jw *w)
+{
 	double t0 = mono_now();
+
 	for (;;) {
 		char *frame = NULL;
 		size_t len = 0;
@@ -1062,22 +1109,27 @@ static int session(int fd, const char *peer)
 		if (got == 0) {
 			if (!l->authed && mono_now() - t0 > AUTH_TIMEOUT_S) {
 				agent_log("%s sent no valid pairing proof in %d s: closing (servers before "
-					  "0.10 cannot authenticate)", peer, AUTH_TIMEOUT_S);
+					  "0.10 cannot authenticate)", l->peer, AUTH_TIMEOUT_S);
 				break;
 			}
 			continue;
 		}
 		int was = l->authed;
-		dispatch(l, frame, len, &w);
+		dispatch(l, frame, len, w);
 		free(frame);
 		if (!was && l->authed)
 			became_authed(l);
 		if (l->failures >= AUTH_MAX_FAILURES) {
-			agent_log("%d failed pairing attempts from %s: closing", AUTH_MAX_FAILURES, peer);
+			agent_log("%d failed pairing attempts from %s: closing", AUTH_MAX_FAILURES, l->peer);
 			break;
 		}
 	}
-	authed = l->authed;
+}
+
+/* The link is over: no longer A.link, its socket shut, its threads
+ * joined and its queued commands freed. */
+static void link_end(struct link *l)
+{
 	pthread_mutex_lock(&A.send_mu);
 	if (A.link == l)
 		A.link = NULL;
@@ -1088,10 +1140,29 @@ static int session(int fd, const char *peer)
 		pthread_join(l->metrics_thr, NULL);
 	for (int i = 0; i < l->qn; i++)
 		free(l->q[(l->qhead + i) % QUEUE_MAX]);
-	goto out;
-out_nothreads:
-	link_kill(l);
-out:
+}
+
+/* Run one connection to its end; 1 when it authenticated. */
+static int session(int fd, const char *peer)
+{
+	struct link *l = link_new(fd, peer);
+	struct jw w;
+	int authed = 0;
+
+	if (!l) {
+		close(fd);
+		return 0;
+	}
+	jw_init(&w, 1u << 20);
+	if (link_open(l, &w) < 0 || agent_thread(&l->recv_thr, recv_main, l) != 0) {
+		link_kill(l);
+	} else {
+		if (l->authed)
+			became_authed(l);
+		serve_commands(l, &w);
+		authed = l->authed;
+		link_end(l);
+	}
 	close(fd);
 	jw_free(&w);
 	pthread_mutex_destroy(&l->mu);
