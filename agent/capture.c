@@ -375,36 +375,60 @@ static int drain_script(struct capture *cap, struct child *scr, double deadline)
 /* ------------------------------------------------------------------ */
 /* continuous                                                           */
 
-static enum run_end run_pipeline(struct capture *cap)
+/* perf record -o - piped into perf script (nice 5): 0, or -1 with
+ * neither running. */
+static int pipeline_start(struct capture *cap, struct child *rec, struct child *scr)
 {
-	char *argv[16], *sargv[8], pidbuf[16], freq[16], buf[65536];
-	struct child rec, scr;
-	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	char *argv[16], *sargv[8], pidbuf[16], freq[16];
+	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
+
 	snprintf(pidbuf, sizeof pidbuf, "%d", cap->pid);
 	snprintf(freq, sizeof freq, "%d", cap->frequency);
 	build_argv(cap, argv, pidbuf, freq, "-");
 	script_argv(cap, sargv, "-");
-	struct spawn_opts ro = {.stdin_fd = -1, .stdout_fd = -1, .want_out = 1};
-	if (!st.buf || spawn_child(argv, &ro, &rec) < 0) {
+	if (spawn_child(argv, &ro, rec) < 0)
+		return -1;
+	struct spawn_opts so = {.stdin_fd = rec->out_fd, .stdout_fd = -1, .want_out = 1, .nice = 5};
+	if (spawn_child(sargv, &so, scr) < 0) {
+		child_end(rec);
+		return -1;
+	}
+	close(rec->out_fd);
+	rec->out_fd = -1;
+	return 0;
+}
+
+/* The interval passed: cut the chunk; a new duration applies from the
+ * next one. */
+static void chunk_at_interval(struct capture *cap, double *chunk_t0)
+{
+	if (mono_now() - *chunk_t0 < cap->interval)
+		return;
+	emit_chunk(cap);
+	*chunk_t0 = mono_now();
+	pthread_mutex_lock(&A.mu);
+	cap->interval = A.duration;
+	pthread_mutex_unlock(&A.mu);
+}
+
+static enum run_end run_pipeline(struct capture *cap)
+{
+	char buf[65536];
+	struct child rec, scr;
+	struct stat_run st = {.buf = malloc(STAT_CAP)};
+	enum run_end why = RUN_ENDED;
+	double chunk_t0;
+
+	if (!st.buf || pipeline_start(cap, &rec, &scr) < 0) {
 		free(st.buf);
 		return RUN_FAILED;
 	}
-	struct spawn_opts so = {.stdin_fd = rec.out_fd, .stdout_fd = -1, .want_out = 1, .nice = 5};
-	if (spawn_child(sargv, &so, &scr) < 0) {
-		child_end(&rec);
-		free(st.buf);
-		return RUN_FAILED;
-	}
-	close(rec.out_fd);
-	rec.out_fd = -1;
 	if (cap->stat_events[0])
 		stat_start(cap, &st);
-	double chunk_t0 = mono_now();
-	enum run_end why = RUN_ENDED;
+	chunk_t0 = mono_now();
 	for (;;) {
 		struct pollfd p[2] = {{scr.out_fd, POLLIN, 0}, {st.running ? st.c.err_fd : -1, POLLIN, 0}};
-		int pr = poll(p, 2, 200);
-		if (pr < 0 && errno != EINTR)
+		if (poll(p, 2, 200) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents) {
 			ssize_t k = read(scr.out_fd, buf, sizeof buf);
@@ -420,15 +444,8 @@ static enum run_end run_pipeline(struct capture *cap)
 			if (!st.running && control() == RUN_ENDED && target_alive(cap->pid, cap->start_time))
 				stat_start(cap, &st);
 		}
-		if (mono_now() - chunk_t0 >= cap->interval) {
-			emit_chunk(cap);
-			chunk_t0 = mono_now();
-			pthread_mutex_lock(&A.mu);
-			cap->interval = A.duration;  /* a new duration applies from the next chunk */
-			pthread_mutex_unlock(&A.mu);
-		}
-		why = control();
-		if (why != RUN_ENDED) {
+		chunk_at_interval(cap, &chunk_t0);
+		if ((why = control()) != RUN_ENDED) {
 			/* perf record flushes on SIGTERM; perf script then sees EOF. */
 			killpg(rec.pid, SIGTERM);
 			break;
@@ -981,59 +998,73 @@ static void target_gone(int pid)
 	pthread_mutex_unlock(&A.mu);
 }
 
+/* Wait out a pause, then take the capture's current settings: 1 when a
+ * stop was asked (the collector ends), else 0. */
+static int wait_unpaused(struct capture *cap)
+{
+	int stop;
+
+	pthread_mutex_lock(&A.mu);
+	while (A.state == ST_PAUSED && !A.stop_req) {
+		A.pause_req = 0;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&A.cv, &A.mu, &ts);
+	}
+	stop = A.stop_req;
+	A.restart_req = 0;
+	cap->frequency = A.frequency;
+	cap->interval = A.duration;
+	pthread_mutex_unlock(&A.mu);
+	return stop;
+}
+
+/* One run of perf in the capture's mode; a run that ended within a second
+ * is a failure (perf gave up at once: do not respawn it in a loop). */
+static enum run_end run_once(struct capture *cap, int continuous)
+{
+	double t_run = mono_now();
+	enum run_end r = cap->counting ? run_count(cap)
+			 : continuous && perf_data_ok(cap) ? run_pipeline_data(cap)
+			 : continuous ? run_pipeline(cap) : run_round(cap);
+
+	return r == RUN_ENDED && mono_now() - t_run < 1.0 ? RUN_FAILED : r;
+}
+
 void *collector_main(void *arg)
 {
 	struct capture *cap = malloc(sizeof *cap);
+	int continuous;
+
 	outlet = arg;
 	if (!cap || capture_init(cap, 0) < 0) {
 		agent_log("collector: out of memory");
 		goto out;
 	}
-	int continuous;
 	pthread_mutex_lock(&A.mu);
 	continuous = A.continuous;
 	pthread_mutex_unlock(&A.mu);
 	send_maps_if_changed(cap);
-	for (;;) {
-		pthread_mutex_lock(&A.mu);
-		while (A.state == ST_PAUSED && !A.stop_req) {
-			A.pause_req = 0;
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&A.cv, &A.mu, &ts);
-		}
-		int stop = A.stop_req;
-		A.restart_req = 0;
-		cap->frequency = A.frequency;
-		cap->interval = A.duration;
-		pthread_mutex_unlock(&A.mu);
-		if (stop)
-			break;
+	while (!wait_unpaused(cap)) {
 		if (!target_alive(cap->pid, cap->start_time)) {
 			target_gone(cap->pid);
 			break;
 		}
-		double t_run = mono_now();
 		int was_broken = cap->perf_data_broken;
-		enum run_end r = cap->counting ? run_count(cap)
-				 : continuous && perf_data_ok(cap) ? run_pipeline_data(cap)
-				 : continuous ? run_pipeline(cap) : run_round(cap);
-		if (r == RUN_ENDED && mono_now() - t_run < 1.0)
-			r = RUN_FAILED;  /* perf gave up at once: do not respawn it in a loop */
+		enum run_end r = run_once(cap, continuous);
 		if (r == RUN_STOPPED)
 			break;
-		if (r == RUN_FAILED || r == RUN_ENDED) {
-			if (!target_alive(cap->pid, cap->start_time)) {
-				target_gone(cap->pid);
-				break;
-			}
-			if (r == RUN_FAILED && cap->perf_data_broken && !was_broken) {
-				/* perf.data mode just failed (said): text at once */
-			} else if (r == RUN_FAILED) {
-				agent_log("perf failed; retrying in 1 s");
-				sleep_ms(1000);
-			}
+		if (r != RUN_FAILED && r != RUN_ENDED)
+			continue;
+		if (!target_alive(cap->pid, cap->start_time)) {
+			target_gone(cap->pid);
+			break;
+		}
+		/* perf.data mode that just failed (said) goes on as text at once */
+		if (r == RUN_FAILED && !(cap->perf_data_broken && !was_broken)) {
+			agent_log("perf failed; retrying in 1 s");
+			sleep_ms(1000);
 		}
 	}
 out:
