@@ -396,6 +396,33 @@ static void collection_notes(const char *real, struct pl_profile *p)
 	json_decref(meta);
 }
 
+/* The answer for the analysis `ref` of `p` (new). */
+static json_t *analysis_json(const struct pl_profile *p, const struct pl_artifact_ref *ref, json_t *summary,
+			     const char *event, json_t *session)
+{
+	char uri[128];
+	json_t *r;
+
+	snprintf(uri, sizeof(uri), "perflens://artifacts/analyses/%s.json", ref->id);
+	r = json_pack("{s:s,s:{s:o,s:o,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o,s:o}",
+		"analysis_id", ref->id,
+		"artifact", "summary_path", pl_json_bytes(ref->summary_path),
+		"stacks_path", pl_json_bytes(ref->stacks_path), "uri", uri,
+		"inputs", inputs_json(p),
+		"records", "parsed", (json_int_t)p->records_parsed,
+		"skipped", (json_int_t)p->records_skipped, "malformed", (json_int_t)p->records_malformed,
+		"events", events_json(summary, event),
+		"perf_stat_blocks", (json_int_t)p->nstats,
+		"warnings", json_object_get(json_object_get(summary, "quality"), "warnings"),
+		"missing_binaries", missing_binaries(p),
+		"next_steps", next_steps(ref->id, p));
+	if (p->sched)
+		json_object_set_new(r, "sched", pl_sched_json(p, SCHED_TASKS_SHOWN, NULL));
+	if (session)
+		json_object_set(r, "session", session);
+	return r;
+}
+
 enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 				 json_t **result, struct pl_error *err)
 {
@@ -404,9 +431,10 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 	struct pl_parse_opts opts = {0};
 	struct pl_artifact_ref ref;
 	struct pl_profile p;
-	char real[PATH_MAX], uri[128], dbg_cache[PATH_MAX], digests[PATH_MAX];
+	char real[PATH_MAX], dbg_cache[PATH_MAX], digests[PATH_MAX];
 	json_t *summary = NULL, *session = NULL;
 	struct stat sb;
+	bool is_session;
 	enum pl_err rc;
 
 	if ((rc = tool_require_writes(ctx, err)) ||
@@ -414,45 +442,26 @@ enum pl_err tool_analyze_profile(const struct tool_ctx *ctx, json_t *args,
 		return rc;
 	parse_opts_of(ctx, args, &opts, dbg_cache, digests, sizeof(dbg_cache));
 	pl_profile_init(&p, &ctx->limits);
+	is_session = stat(real, &sb) == 0 && S_ISDIR(sb.st_mode);
 	/* srcline of a device session (perf script text in chunks): frames
 	 * keep their addresses, which the session's maps (build-ids, load
 	 * bases) turn into lines from the binary the server finds for that
 	 * build-id (--binary, --sysroot, debuginfod), as for perf.data.  Text
 	 * without maps proves no binary: srcline stays perf.data's and
 	 * sessions' only. */
-	p.keep_addrs = opts.perf_data.srcline && stat(real, &sb) == 0 && S_ISDIR(sb.st_mode);
+	p.keep_addrs = opts.perf_data.srcline && is_session;
 	rc = pl_parse_path(&p, real, &opts, err);
 	if (rc == PL_OK && event && pl_find_event(&p, event) == PL_NOID) {
 		uint32_t ignored;
 		rc = tool_pick_event(&p, event, false, &ignored, err);
 	}
-	if (rc == PL_OK && stat(real, &sb) == 0 && S_ISDIR(sb.st_mode))
+	if (rc == PL_OK && is_session)
 		session = session_of(real, &p);
 	else if (rc == PL_OK)
 		collection_notes(real, &p);
-	if (rc == PL_OK)
-		rc = recover_frames(ctx, &p, err);
-	if (rc == PL_OK)
-		rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err);
-	if (rc == PL_OK) {
-		snprintf(uri, sizeof(uri), "perflens://artifacts/analyses/%s.json", ref.id);
-		*result = json_pack("{s:s,s:{s:o,s:o,s:s},s:o,s:{s:I,s:I,s:I},s:o,s:I,s:O,s:o,s:o}",
-			"analysis_id", ref.id,
-			"artifact", "summary_path", pl_json_bytes(ref.summary_path),
-			"stacks_path", pl_json_bytes(ref.stacks_path), "uri", uri,
-			"inputs", inputs_json(&p),
-			"records", "parsed", (json_int_t)p.records_parsed,
-			"skipped", (json_int_t)p.records_skipped, "malformed", (json_int_t)p.records_malformed,
-			"events", events_json(summary, event),
-			"perf_stat_blocks", (json_int_t)p.nstats,
-			"warnings", json_object_get(json_object_get(summary, "quality"), "warnings"),
-			"missing_binaries", missing_binaries(&p),
-			"next_steps", next_steps(ref.id, &p));
-		if (p.sched)
-			json_object_set_new(*result, "sched", pl_sched_json(&p, SCHED_TASKS_SHOWN, NULL));
-		if (session)
-			json_object_set(*result, "session", session);
-	}
+	if (rc == PL_OK && (rc = recover_frames(ctx, &p, err)) == PL_OK &&
+	    (rc = pl_artifact_write(&p, ctx->artifact_root, &ref, &summary, err)) == PL_OK)
+		*result = analysis_json(&p, &ref, summary, event, session);
 	json_decref(session);
 	json_decref(summary);
 	pl_profile_release(&p);
