@@ -104,6 +104,41 @@ static enum pl_err apply_view(struct tool_view *view, struct pl_profile *p, stru
 	return PL_OK;
 }
 
+/* Everything the report reads: the rules, the other analyses, the
+ * analysis' summary and profile (want_timed: the thread gates' share of
+ * one CPU, classify.c), the event, and the view. */
+static enum pl_err report_load(const struct tool_ctx *ctx, json_t *ids, const char *event_name,
+			       struct tool_view *view, struct pl_profile *p, struct pl_profile *more_p,
+			       struct pl_report_part *more, struct pl_report_in *in, struct pl_error *err)
+{
+	enum pl_err rc;
+
+	if (json_array_size(ids) > PL_REPORT_MORE_MAX)
+		return pl_fail(err, PL_ERR_USAGE, "report at most 7 other analyses with one",
+			       "with_analysis_ids names %zu analyses", json_array_size(ids));
+	if ((rc = tool_require_writes(ctx, err)) || (rc = pl_rules_builtin(&in->rules, err)) ||
+	    (rc = load_more(ctx, ids, in->analysis_id, more_p, more, &in->nmore, err)) ||
+	    (rc = pl_artifact_load_summary(ctx->artifact_root, in->analysis_id, &in->summary, err)))
+		return rc;
+	tool_view_prepare(view, p);
+	p->want_timed = true;
+	if ((rc = pl_artifact_load_profile(ctx->artifact_root, in->analysis_id, p, err)) ||
+	    ((event_name || view->active) && (rc = tool_pick_event(p, event_name, false, &in->only_event, err))))
+		return rc;
+	return apply_view(view, p, in, err);
+}
+
+static void report_in_release(struct pl_report_in *in, struct pl_report_part *more, struct pl_profile *more_p)
+{
+	for (size_t i = 0; i < in->nmore; i++) {
+		json_decref(more[i].summary);
+		json_decref(more[i].experiments);
+		pl_profile_release(&more_p[i]);
+	}
+	json_decref(in->summary);
+	json_decref(in->experiments);
+}
+
 enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 			      json_t **result, struct pl_error *err)
 {
@@ -127,19 +162,7 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	pl_profile_init(&p, &ctx->limits);
 	if ((rc = tool_view_init(&view, args, false, err)))
 		goto out;
-	if (json_array_size(ids) > PL_REPORT_MORE_MAX) {
-		rc = pl_fail(err, PL_ERR_USAGE, "report at most 7 other analyses with one",
-			     "with_analysis_ids names %zu analyses", json_array_size(ids));
-		goto out;
-	}
-	if ((rc = tool_require_writes(ctx, err)) || (rc = pl_rules_builtin(&in.rules, err)) ||
-	    (rc = load_more(ctx, ids, in.analysis_id, more_p, more, &in.nmore, err)) ||
-	    (rc = pl_artifact_load_summary(ctx->artifact_root, in.analysis_id, &in.summary, err)) ||
-	    /* want_timed: the thread gates' share of one CPU (classify.c) */
-	    (tool_view_prepare(&view, &p), p.want_timed = true,
-	     (rc = pl_artifact_load_profile(ctx->artifact_root, in.analysis_id, &p, err))) ||
-	    ((event_name || view.active) && (rc = tool_pick_event(&p, event_name, false, &in.only_event, err))) ||
-	    (rc = apply_view(&view, &p, &in, err)) ||
+	if ((rc = report_load(ctx, ids, event_name, &view, &p, more_p, more, &in, err)) ||
 	    (rc = pl_report_build(&in, &md, &summary, err)))
 		goto out;
 	report_path(&path, ctx->artifact_root, &in, event_name, &view);
@@ -152,14 +175,8 @@ enum pl_err tool_build_report(const struct tool_ctx *ctx, json_t *args,
 	summary = NULL;
 out:
 	tool_view_release(&view);
-	for (size_t i = 0; i < in.nmore; i++) {
-		json_decref(more[i].summary);
-		json_decref(more[i].experiments);
-		pl_profile_release(&more_p[i]);
-	}
+	report_in_release(&in, more, more_p);
 	json_decref(summary);
-	json_decref(in.summary);
-	json_decref(in.experiments);
 	pl_buf_release(&md);
 	pl_buf_release(&path);
 	pl_profile_release(&p);
