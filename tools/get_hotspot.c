@@ -198,23 +198,15 @@ static void collect_edges(const struct pl_profile *p, uint32_t event, uint32_t f
  * image block of the result: its callers from its outermost call in each
  * stack up to the root, its callees from there down to the leaf, asked
  * for with `picture: true`. */
-static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view *v, uint32_t event,
-				uint32_t func, json_t *result, struct pl_error *err)
+/* Each stack through `func` split at its outermost call: up[i] the
+ * callers from there to the root (reversed), down[i] the callees from
+ * there to the leaf; both point into *ids (new).  Two passes: the ids
+ * first (the array may move), then the stacks.  Their count. */
+static size_t sandwich_stacks(const struct pl_profile *p, uint32_t event, uint32_t func,
+			      struct pl_flame_stack *up, struct pl_flame_stack *down, uint32_t **ids)
 {
-	const char **names = pl_xmalloc((pl_nfuncs(p) + 1) * sizeof(*names));
-	struct pl_flame_stack *up = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*up));
-	struct pl_flame_stack *down = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*down));
-	uint32_t *ids = NULL;
 	size_t n = 0, nids = 0, ids_cap = 0;
-	struct pl_png_opts po = {0};
-	struct pl_png_stats st;
-	struct pl_buf png = {0}, title = {0}, sub = {0};
-	const char *unit = pl_event_unit(p, event), *sym = pl_str(p, p->funcs[func].symbol);
-	enum pl_err rc;
 
-	for (size_t i = 0; i < pl_nfuncs(p); i++)
-		names[i] = pl_str(p, p->funcs[i].symbol);
-	/* Two passes: the ids first (the array may move), then the stacks. */
 	for (int pass = 0; pass < 2; pass++) {
 		n = 0, nids = 0;
 		for (uint32_t s = 0; s < pl_nstacks(p); s++) {
@@ -226,19 +218,39 @@ static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view
 			if (!w || !w->period || d0 == stk->depth)
 				continue;
 			if (pass == 0) {
-				PL_GROW(ids, ids_cap, nids + stk->depth + 1);
+				PL_GROW(*ids, ids_cap, nids + stk->depth + 1);
 				nids += stk->depth + 1;
 				continue;
 			}
-			up[n] = (struct pl_flame_stack){ids + nids, d0 + 1, w->period, 0};
+			up[n] = (struct pl_flame_stack){*ids + nids, d0 + 1, w->period, 0};
 			for (uint32_t d = d0 + 1; d-- > 0;)
-				ids[nids++] = p->frames[stk->frames[d]].func;
-			down[n] = (struct pl_flame_stack){ids + nids, stk->depth - d0, w->period, 0};
+				(*ids)[nids++] = p->frames[stk->frames[d]].func;
+			down[n] = (struct pl_flame_stack){*ids + nids, stk->depth - d0, w->period, 0};
 			for (uint32_t d = d0; d < stk->depth; d++)
-				ids[nids++] = p->frames[stk->frames[d]].func;
+				(*ids)[nids++] = p->frames[stk->frames[d]].func;
 			n++;
 		}
 	}
+	return n;
+}
+
+static enum pl_err add_sandwich(const struct pl_profile *p, const struct pl_view *v, uint32_t event,
+				uint32_t func, json_t *result, struct pl_error *err)
+{
+	const char **names = pl_xmalloc((pl_nfuncs(p) + 1) * sizeof(*names));
+	struct pl_flame_stack *up = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*up));
+	struct pl_flame_stack *down = pl_xcalloc(pl_nstacks(p) + 1, sizeof(*down));
+	uint32_t *ids = NULL;
+	size_t n;
+	struct pl_png_opts po = {0};
+	struct pl_png_stats st;
+	struct pl_buf png = {0}, title = {0}, sub = {0};
+	const char *unit = pl_event_unit(p, event), *sym = pl_str(p, p->funcs[func].symbol);
+	enum pl_err rc;
+
+	for (size_t i = 0; i < pl_nfuncs(p); i++)
+		names[i] = pl_str(p, p->funcs[i].symbol);
+	n = sandwich_stacks(p, event, func, up, down, &ids);
 	pl_buf_addf(&title, "%s: callers and callees, %s in %s", sym, pl_str(p, p->events[event].name), unit);
 	pl_buf_addf(&sub, "inclusive %llu %s (%.2f%%), self %llu", (unsigned long long)v->funcs[func].incl.period,
 		    unit, pl_percent(v, v->funcs[func].incl.period), (unsigned long long)v->funcs[func].self.period);
