@@ -307,6 +307,24 @@ static enum pl_err answer_page(struct pl_symbolizer *s, struct pl_sym_module *m,
 	return PL_OK;
 }
 
+/* The symbolizer, with its symbol indexes kept where the artifacts are
+ * when writes are allowed (as the debuginfod cache): a module with no
+ * index yet is answered by libdw at once (never slower than addr2line),
+ * and its index is built by the follow-up of this call, after the
+ * answer.  Without writes libdw answers (one page per call is too few
+ * lookups for an in-memory index to pay). */
+static struct pl_symbolizer *symbolizer_for(const struct tool_ctx *ctx, const struct pl_debuginfod *dbg,
+					    char *index_dir, size_t cap)
+{
+	struct pl_symbolizer *s = pl_symbolizer_new(&ctx->sym, dbg);
+
+	if (ctx->allow_writes && ctx->artifact_root &&
+	    snprintf(index_dir, cap, "%s/cache/symindex", ctx->artifact_root) < (int)cap)
+		pl_symbolizer_set_index(s, tool_followup_running() ? PL_SYM_INDEX_AUTO : PL_SYM_INDEX_DEFER,
+					index_dir);
+	return s;
+}
+
 enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **result,
 			   struct pl_error *err)
 {
@@ -324,18 +342,7 @@ enum pl_err tool_symbolize(const struct tool_ctx *ctx, json_t *args, json_t **re
 
 	if ((rc = read_request(ctx, args, &r, err)))
 		goto out;
-	s = pl_symbolizer_new(&ctx->sym, &dbg);
-	/* Symbol indexes are kept where the artifacts are, when writes are
-	 * allowed (as the debuginfod cache); else libdw answers (one page
-	 * per call is too few lookups for an in-memory index to pay). */
-	/* Kept where the artifacts are: a module with no index yet is
-	 * answered by libdw at once (never slower than addr2line), and its
-	 * index is built by the follow-up of this call, after the answer. */
-	if (ctx->allow_writes && ctx->artifact_root &&
-	    snprintf(index_dir, sizeof(index_dir), "%s/cache/symindex", ctx->artifact_root) <
-		    (int)sizeof(index_dir))
-		pl_symbolizer_set_index(s, tool_followup_running() ? PL_SYM_INDEX_AUTO : PL_SYM_INDEX_DEFER,
-					index_dir);
+	s = symbolizer_for(ctx, &dbg, index_dir, sizeof(index_dir));
 	rc = r.binary ? pl_symbolizer_open(s, r.resolved, &m, err)
 		      : pl_symbolizer_open_build_id(s, r.build_id, &m, err);
 	if (rc)
