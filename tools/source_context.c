@@ -541,19 +541,19 @@ static json_t *no_lines_fix(const char *hid, size_t without_lines)
 			    hid, without_lines);
 }
 
-static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_profile *p,
-				struct counts *c, json_t *args, uint32_t event, json_t **result,
-				struct pl_error *err)
+/* The files with samples, most first, up to MAX_FILES (only `want`, when
+ * asked), each with its hot lines, into `files`; what was tried to read
+ * their text into `tried`.  *nread counts those whose text was read; the
+ * files shown are returned. */
+static size_t files_shown(const struct tool_ctx *ctx, const struct pl_profile *p, struct counts *c, json_t *args,
+			  json_t *files, json_t *tried, size_t *nread)
 {
-	const char *id = json_string_value(json_object_get(args, "analysis_id"));
-	const char *hid = json_string_value(json_object_get(args, "hotspot_id"));
 	const char *want = json_string_value(json_object_get(args, "file"));
 	size_t hot = (size_t)json_integer_value(json_object_get(args, "hot_lines"));
 	uint32_t before = (uint32_t)json_integer_value(json_object_get(args, "before"));
 	uint32_t after = (uint32_t)json_integer_value(json_object_get(args, "after"));
-	uint32_t *order, func = 0;
-	json_t *files = json_array(), *tried = json_array(), *steps, *offsets;
-	size_t nread = 0, nshown = 0;
+	uint32_t *order;
+	size_t nshown = 0;
 
 	for (size_t i = 0; i < c->cap; i++)
 		if (c->slots[i].line)
@@ -571,12 +571,26 @@ static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_prof
 		if (want && !same_file(sf->recorded, want))
 			continue;
 		fj = file_json(ctx, p, c, order[i], hot, before, after);
-		nread += json_is_string(json_object_get(fj, "read_path"));
+		*nread += json_is_string(json_object_get(fj, "read_path"));
 		json_array_extend(tried, json_object_get(fj, "tried"));
 		json_array_append_new(files, fj);
 		nshown++;
 	}
 	free(order);
+	return nshown;
+}
+
+static enum pl_err build_result(const struct tool_ctx *ctx, const struct pl_profile *p,
+				struct counts *c, json_t *args, uint32_t event, json_t **result,
+				struct pl_error *err)
+{
+	const char *id = json_string_value(json_object_get(args, "analysis_id"));
+	const char *hid = json_string_value(json_object_get(args, "hotspot_id"));
+	const char *want = json_string_value(json_object_get(args, "file"));
+	uint32_t func = 0;
+	json_t *files = json_array(), *tried = json_array(), *steps, *offsets;
+	size_t nread = 0, nshown = files_shown(ctx, p, c, args, files, tried, &nread);
+
 	if (nshown == 0 && want) {
 		json_decref(files);
 		json_decref(tried);
