@@ -138,49 +138,82 @@ static void add_target(struct argv_buf *a, const struct pl_collect_req *r, bool 
 		add(a, r->args[i]);
 }
 
+/* record: sampled stacks (cpu-clock unless events name others). */
+static void record_args(struct argv_buf *a, const struct pl_collect_req *r, const char *out)
+{
+	add(a, "record");
+	add_events(a, r, "cpu-clock");
+	add(a, "-F");
+	add(a, num(a, r->frequency_hz));
+	if (strcmp(r->call_graph, "fp") == 0) {
+		add(a, "-g");
+	} else if (strcmp(r->call_graph, "none") != 0) {
+		add(a, "--call-graph");
+		add(a, strcmp(r->call_graph, "dwarf") == 0 ? dwarf_value(a, r) : r->call_graph);
+	}
+	add(a, "-N");
+	add(a, "-o");
+	add(a, out);
+	add_target(a, r, false);
+}
+
+/* stat: counts as CSV. */
+static void stat_args(struct argv_buf *a, const struct pl_collect_req *r, const char *out)
+{
+	add(a, "stat");
+	add(a, "-x");
+	add(a, ",");
+	add_events(a, r, "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions");
+	/* perf stat -x prints no elapsed, user and sys lines: its tool
+	 * events give them (perf_stat.c reads them back). */
+	add(a, "-e");
+	add(a, "duration_time,user_time,system_time");
+	if (r->repeat > 1) {
+		add(a, "-r");
+		add(a, num(a, r->repeat));
+	}
+	add(a, "-o");
+	add(a, out);
+	add_target(a, r, false);
+}
+
+/* off_cpu: every switch with its stack, and who woke each wait
+ * (offcpu.c), without a stack of its own. */
+static void off_cpu_args(struct argv_buf *a, const struct pl_collect_req *r, const char *out)
+{
+	add(a, "record");
+	add(a, "-e");
+	add(a, "sched:sched_switch");
+	add(a, "-e");
+	add(a, "sched:sched_waking/call-graph=no/");
+	/* dwarf: perf copies the user stack at each switch, and perf
+	 * script unwinds it (a frameless caller is then not skipped). */
+	if (strcmp(r->call_graph, "dwarf") == 0) {
+		add(a, "--call-graph");
+		add(a, dwarf_value(a, r));
+	} else {
+		add(a, "-g");
+	}
+	add(a, "-N");
+	add(a, "-o");
+	add(a, out);
+	add_target(a, r, true);
+}
+
 static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 			 const struct pl_collect_req *r, const char *dir, char *out, size_t cap)
 {
 	add(a, env->perf_path);
+	coll_join(out, cap, dir, r->mode == PL_COLLECT_STAT ? "stat.csv" : "perf.data");
 	switch (r->mode) {
 	case PL_COLLECT_RECORD:
-		coll_join(out, cap, dir, "perf.data");
-		add(a, "record");
-		add_events(a, r, "cpu-clock");
-		add(a, "-F");
-		add(a, num(a, r->frequency_hz));
-		if (strcmp(r->call_graph, "fp") == 0) {
-			add(a, "-g");
-		} else if (strcmp(r->call_graph, "none") != 0) {
-			add(a, "--call-graph");
-			add(a, strcmp(r->call_graph, "dwarf") == 0 ? dwarf_value(a, r) : r->call_graph);
-		}
-		add(a, "-N");
-		add(a, "-o");
-		add(a, out);
-		add_target(a, r, false);
+		record_args(a, r, out);
 		break;
 	case PL_COLLECT_STAT:
-		coll_join(out, cap, dir, "stat.csv");
-		add(a, "stat");
-		add(a, "-x");
-		add(a, ",");
-		add_events(a, r, "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions");
-		/* perf stat -x prints no elapsed, user and sys lines: its tool
-		 * events give them (perf_stat.c reads them back). */
-		add(a, "-e");
-		add(a, "duration_time,user_time,system_time");
-		if (r->repeat > 1) {
-			add(a, "-r");
-			add(a, num(a, r->repeat));
-		}
-		add(a, "-o");
-		add(a, out);
-		add_target(a, r, false);
+		stat_args(a, r, out);
 		break;
 	case PL_COLLECT_SCHED:
 	case PL_COLLECT_LOCK:
-		coll_join(out, cap, dir, "perf.data");
 		add(a, r->mode == PL_COLLECT_SCHED ? "sched" : "lock");
 		add(a, "record");
 		add(a, "-o");
@@ -188,25 +221,7 @@ static void main_command(struct argv_buf *a, const struct pl_collect_env *env,
 		add_target(a, r, r->mode == PL_COLLECT_SCHED && r->pid > 0);
 		break;
 	case PL_COLLECT_OFF_CPU:
-		coll_join(out, cap, dir, "perf.data");
-		add(a, "record");
-		add(a, "-e");
-		add(a, "sched:sched_switch");
-		/* who woke each wait (offcpu.c), without a stack of its own */
-		add(a, "-e");
-		add(a, "sched:sched_waking/call-graph=no/");
-		/* dwarf: perf copies the user stack at each switch, and perf
-		 * script unwinds it (a frameless caller is then not skipped). */
-		if (strcmp(r->call_graph, "dwarf") == 0) {
-			add(a, "--call-graph");
-			add(a, dwarf_value(a, r));
-		} else {
-			add(a, "-g");
-		}
-		add(a, "-N");
-		add(a, "-o");
-		add(a, out);
-		add_target(a, r, true);
+		off_cpu_args(a, r, out);
 		break;
 	}
 }
