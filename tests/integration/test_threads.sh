@@ -201,8 +201,11 @@ if aid and by_comm(sw, "reader"):
         in_read = lambda p: any("pipe_read" in f["symbol"] or f["symbol"] in ("read", "__GI___libc_read")
                                 for f in p["frames"])
         # a switch may also be a preemption point the kernel passes (e.g.
-        # __cond_resched while unmapping at thread exit): not a wait
-        preempted = lambda p: any(f["symbol"] in ("__cond_resched", "preempt_schedule", "preempt_schedule_irq")
+        # __cond_resched while unmapping at thread exit, or the return to
+        # user mode from a syscall or an interrupt when another task is
+        # due, which a loaded machine sees): not a wait
+        preempted = lambda p: any(f["symbol"] in ("__cond_resched", "preempt_schedule", "preempt_schedule_irq",
+                                                  "exit_to_user_mode_loop", "irqentry_exit_to_user_mode")
                                   for f in p["frames"])
         reads = sum(p["samples"] for p in cp["paths"] if in_read(p))
         allsw = sum(p["samples"] for p in cp["paths"])
