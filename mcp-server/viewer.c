@@ -349,18 +349,65 @@ static bool safe_session(const char *s)
  * (empty on timeout); `session=ID` watches that session's folder too
  * ("session": a chunk or a metrics line arrived).  inotify, so nothing
  * polls: the page asks again only after an answer. */
+#define WATCHES (PL_ARRAY_LEN(watched_dirs) + 1)   /* the folders, then the session's */
+
+/* Watch the artifact root's folders and, with `session`, that session's
+ * folder, on inotify instance `fd`; wd[i] is -1 where a watch failed. */
+static void add_watches(int fd, const char *root, const char *session, int wd[WATCHES])
+{
+	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM;
+	char path[4200];
+
+	for (size_t i = 0; i < PL_ARRAY_LEN(watched_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, watched_dirs[i]);
+		wd[i] = inotify_add_watch(fd, path, mask | IN_ONLYDIR | IN_DONT_FOLLOW);
+	}
+	wd[WATCHES - 1] = -1;
+	if (session) {
+		snprintf(path, sizeof(path), "%s/sessions/%s", root, session);
+		wd[WATCHES - 1] = inotify_add_watch(fd, path, mask | IN_MODIFY | IN_ONLYDIR | IN_DONT_FOLLOW);
+	}
+}
+
+/* Wait until the first event, then 150 ms more so that a burst (a chunk
+ * renamed, metadata.json rewritten) is one answer; changed[i] marks the
+ * watches that saw one. */
+static void await_changes(int fd, const int wd[WATCHES], int wait_ms, bool changed[WATCHES])
+{
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		ssize_t n;
+		bool any = false;
+
+		if (poll(&pfd, 1, wait_ms) <= 0)
+			break;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (char *p = buf; p < buf + n;) {
+				const struct inotify_event *e = (const struct inotify_event *)p;
+				/* An event of the folder itself (IN_IGNORED: it was
+				 * removed) has no name: e->name[0] would be the next
+				 * event's bytes, or past the buffer. */
+				bool hidden = e->len && e->name[0] == '.';
+				for (size_t i = 0; i < WATCHES; i++)
+					if (wd[i] >= 0 && e->wd == wd[i] && !hidden)
+						changed[i] = any = true;
+				p += sizeof(*e) + e->len;
+			}
+		if (any)
+			wait_ms = 150;
+	}
+}
+
 static void serve_wait(struct viewer *v, const struct viewer_request *rq, struct viewer_response *out)
 {
 	const char *root = v->s->cfg.ctx.artifact_root;
 	const char *session = rq->get(rq->opaque, VIEWER_QUERY, "session");
 	const char *ts = rq->get(rq->opaque, VIEWER_QUERY, "timeout");
-	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM;
-	int wd[PL_ARRAY_LEN(watched_dirs) + 1], fd;
+	int wd[WATCHES], fd;
 	unsigned long timeout = ts ? strtoul(ts, NULL, 10) : 25;
-	bool changed[PL_ARRAY_LEN(watched_dirs) + 1] = {false};
-	char path[4200];
+	bool changed[WATCHES] = {false};
 	json_t *names;
-	int wait_ms;
 
 	if (session && !safe_session(session)) {
 		api_error(out, 404, "not_found", "no such session", "a session id comes from list_sessions");
@@ -379,45 +426,13 @@ static void serve_wait(struct viewer *v, const struct viewer_request *rq, struct
 	}
 	if (timeout < 1 || timeout > 55)
 		timeout = 25;
-	for (size_t i = 0; i < PL_ARRAY_LEN(watched_dirs); i++) {
-		snprintf(path, sizeof(path), "%s/%s", root, watched_dirs[i]);
-		wd[i] = inotify_add_watch(fd, path, mask | IN_ONLYDIR | IN_DONT_FOLLOW);
-	}
-	wd[PL_ARRAY_LEN(watched_dirs)] = -1;
-	if (session) {
-		snprintf(path, sizeof(path), "%s/sessions/%s", root, session);
-		wd[PL_ARRAY_LEN(watched_dirs)] = inotify_add_watch(fd, path, mask | IN_MODIFY | IN_ONLYDIR | IN_DONT_FOLLOW);
-	}
-	/* Until the first event, then 150 ms more so that a burst (a chunk
-	 * renamed, metadata.json rewritten) is one answer. */
-	for (wait_ms = (int)timeout * 1000;;) {
-		struct pollfd pfd = {fd, POLLIN, 0};
-		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-		ssize_t n;
-		bool any = false;
-
-		if (poll(&pfd, 1, wait_ms) <= 0)
-			break;
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			for (char *p = buf; p < buf + n;) {
-				const struct inotify_event *e = (const struct inotify_event *)p;
-				/* An event of the folder itself (IN_IGNORED: it was
-				 * removed) has no name: e->name[0] would be the next
-				 * event's bytes, or past the buffer. */
-				bool hidden = e->len && e->name[0] == '.';
-				for (size_t i = 0; i <= PL_ARRAY_LEN(watched_dirs); i++)
-					if (wd[i] >= 0 && e->wd == wd[i] && !hidden)
-						changed[i] = any = true;
-				p += sizeof(*e) + e->len;
-			}
-		if (any)
-			wait_ms = 150;
-	}
+	add_watches(fd, root, session, wd);
+	await_changes(fd, wd, (int)timeout * 1000, changed);
 	close(fd);
 	names = json_array();
-	for (size_t i = 0; i <= PL_ARRAY_LEN(watched_dirs); i++)
+	for (size_t i = 0; i < WATCHES; i++)
 		if (changed[i])
-			json_array_append_new(names, json_string(i == PL_ARRAY_LEN(watched_dirs) ? "session" :
+			json_array_append_new(names, json_string(i == WATCHES - 1 ? "session" :
 				strcmp(watched_dirs[i], ".") == 0 ? "root" : watched_dirs[i]));
 	set_json_new(out, 200, json_pack("{s:o}", "changed", names));
 }
