@@ -1388,54 +1388,39 @@ static void rule_measure(const struct pl_classifier *c, const struct pl_view *v,
  * frames), its weight summed per function.  The top ones as JSON (shares
  * of the event and of the candidate), NULL when the rule matches own code
  * itself or no stack has an own caller. */
-static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd)
+/* The depth of the stack's outermost frame the verdict matched (its leaf
+ * for a whole-profile or leaf rule), or -1 when the rule does not count
+ * this stack. */
+static int64_t matched_from(const struct pl_classifier *c, const struct verdict *vd, const struct pl_stack *st,
+			    uint32_t s, uint32_t event, uint64_t bit)
 {
 	const struct pl_profile *p = c->p;
-	const struct rule *ru = vd->ru;
-	uint64_t bit = UINT64_C(1) << vd->index, own;
-	struct pl_amount *by = NULL, total = {0};
-	uint32_t *order = NULL;
+	uint64_t any = 0;
+
+	for (uint32_t d = 0; d < st->depth; d++)
+		any |= c->func_mask[p->frames[st->frames[d]].func];
+	if (!vd->whole && !(pl_classifier_stack_rules(c, event, s, any) & bit))
+		return -1;
+	if (vd->whole || !vd->ru->inclusive) {
+		if (!vd->whole && !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
+			return -1;
+		return (int64_t)st->depth - 1;
+	}
+	for (uint32_t d = 0; d < st->depth; d++)
+		if (c->func_mask[p->frames[st->frames[d]].func] & bit)
+			return d;
+	return -1;
+}
+
+/* The top own callers of `by` (weights per function), as JSON shares of
+ * the event and of the candidate's `total`; NULL when there are none. */
+static json_t *own_callers_top(const struct pl_profile *p, const struct pl_view *v, struct pl_amount *by,
+			       const struct pl_amount *total)
+{
 	size_t k = 0, n = pl_nfuncs(p);
+	uint32_t *order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
 	json_t *out = NULL;
 
-	if (c->rules->own_rule < 0 || (int)vd->index == c->rules->own_rule || ru->metric != METRIC_NONE ||
-	    ru->data_quality)
-		return NULL;
-	own = UINT64_C(1) << c->rules->own_rule;
-	by = pl_xcalloc(n ? n : 1, sizeof(*by));
-	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
-		const struct pl_stack *st = &p->stacks[s];
-		const struct pl_weight *w = pl_stack_weight(p, s, v->event);
-		uint64_t any = 0;
-		int64_t from = -1;
-
-		if (!w || st->depth == 0)
-			continue;
-		for (uint32_t d = 0; d < st->depth; d++)
-			any |= c->func_mask[p->frames[st->frames[d]].func];
-		if (!vd->whole && !(pl_classifier_stack_rules(c, v->event, s, any) & bit))
-			continue;
-		if (vd->whole || !ru->inclusive) {
-			if (!vd->whole && !(c->func_mask[p->frames[st->frames[st->depth - 1]].func] & bit))
-				continue;
-			from = (int64_t)st->depth - 1;
-		} else {
-			for (uint32_t d = 0; d < st->depth && from < 0; d++)
-				if (c->func_mask[p->frames[st->frames[d]].func] & bit)
-					from = d;
-		}
-		if (c->func_mask[p->frames[st->frames[from]].func] & own)
-			continue;  /* the matched frame is the program's own */
-		add_w(&total, w);
-		for (int64_t d = from - 1; d >= 0; d--) {
-			uint32_t f = p->frames[st->frames[d]].func;
-			if (c->func_mask[f] & own) {
-				add_w(&by[f], w);
-				break;
-			}
-		}
-	}
-	order = pl_xmalloc((n ? n : 1) * sizeof(uint32_t));
 	for (uint32_t f = 0; f < n; f++)
 		if (by[f].samples)
 			order[k++] = f;
@@ -1449,10 +1434,46 @@ static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_v
 				"hotspot_id", json_sprintf("fn%u", order[i]), "symbol", pl_str(p, fn->symbol),
 				"dso", fn->dso == PL_NOID ? json_null() : json_string(pl_str(p, fn->dso)),
 				"percent", pl_percent(v, by[order[i]].period),
-				"of_candidate_percent", total.period ? 100.0 * (double)by[order[i]].period / (double)total.period : 0.0));
+				"of_candidate_percent", total->period ? 100.0 * (double)by[order[i]].period / (double)total->period : 0.0));
 		}
 	}
 	free(order);
+	return out;
+}
+
+static json_t *own_callers_json(const struct pl_classifier *c, const struct pl_view *v, const struct verdict *vd)
+{
+	const struct pl_profile *p = c->p;
+	const struct rule *ru = vd->ru;
+	uint64_t bit = UINT64_C(1) << vd->index, own;
+	struct pl_amount *by, total = {0};
+	size_t n = pl_nfuncs(p);
+	json_t *out;
+
+	if (c->rules->own_rule < 0 || (int)vd->index == c->rules->own_rule || ru->metric != METRIC_NONE ||
+	    ru->data_quality)
+		return NULL;
+	own = UINT64_C(1) << c->rules->own_rule;
+	by = pl_xcalloc(n ? n : 1, sizeof(*by));
+	for (uint32_t s = 0; s < pl_nstacks(p); s++) {
+		const struct pl_stack *st = &p->stacks[s];
+		const struct pl_weight *w = pl_stack_weight(p, s, v->event);
+		int64_t from;
+
+		if (!w || st->depth == 0 || (from = matched_from(c, vd, st, s, v->event, bit)) < 0)
+			continue;
+		if (c->func_mask[p->frames[st->frames[from]].func] & own)
+			continue;  /* the matched frame is the program's own */
+		add_w(&total, w);
+		for (int64_t d = from - 1; d >= 0; d--) {
+			uint32_t f = p->frames[st->frames[d]].func;
+			if (c->func_mask[f] & own) {
+				add_w(&by[f], w);
+				break;
+			}
+		}
+	}
+	out = own_callers_top(p, v, by, &total);
 	free(by);
 	return out;
 }
