@@ -7,7 +7,7 @@
 # not hang on how loaded the machine happens to be.
 #  - 5 %: candidate spin 285 against baseline 300, threshold 1 %: with 3 runs
 #    a side the spread (CV about 25 %) makes it too_noisy, with the runs it
-#    would take (runs_to_resolve, at least 40) it is an improvement, ratio
+#    would take (runs_to_resolve, at least 40; followed again while too_noisy, up to 150) it is an improvement, ratio
 #    near 0.95, the interval below 0.99; the ratio checked against numpy's
 #    medians of the artifact's raw values;
 #  - A/A: the same command on both sides at the default level (5 %
@@ -139,14 +139,26 @@ check("experiment 5%%: 3 runs a side are too_noisy (CV %s), runs_to_resolve %s >
       % (v.get("cv_percent"), need), v.get("verdict") == "too_noisy" and isinstance(need, int) and need > 3,
       short(r, 600))
 
-# --- 5 %, enough runs: an improvement near 0.95
+# --- 5 %, enough runs: an improvement near 0.95.  As an agent would, the
+# runs follow the verdict: at least 40, or what runs_to_resolve says; a
+# still too_noisy verdict (40 runs of this deliberately noisy workload
+# left the interval's top at 0.998 once in CI) is run again with the runs
+# it names, twice at most, up to 150 a side
 runs = min(max(40, need if isinstance(need, int) else 40), 100)
-r, enough = experiment({"baseline": side(300, True), "candidate": side(285, True), "runs": runs, "warmup": 1,
-                        "practical_threshold_percent": 1, "metric": METRIC})
-v = verdict(enough, "cpu")
+tried = []
+for attempt in range(3):
+    r, enough = experiment({"baseline": side(300, True), "candidate": side(285, True), "runs": runs, "warmup": 1,
+                            "practical_threshold_percent": 1, "metric": METRIC})
+    v = verdict(enough, "cpu")
+    tried.append((runs, v.get("verdict")))
+    more = v.get("runs_to_resolve")
+    if v.get("verdict") != "too_noisy" or not isinstance(more, int) or attempt == 2:
+        break
+    runs = min(max(more, runs + 20), 150)
 ci = v.get("confidence_interval") or {}
 check("experiment 5%%: %d runs a side find the improvement, ratio %.3f in [0.9, 0.98], interval [%.3f, %.3f] "
-      "below 0.99" % (runs, v.get("ratio_of_medians") or 0, ci.get("low", 0), ci.get("high", 0)),
+      "below 0.99 (runs and verdicts: %s)" % (runs, v.get("ratio_of_medians") or 0, ci.get("low", 0),
+                                             ci.get("high", 0), tried),
       v.get("verdict") == "improvement" and 0.9 <= v["ratio_of_medians"] <= 0.98 and ci["high"] < 0.99, v)
 if enough.get("experiment_id"):
     doc = json.load(open("%s/benchmarks/%s.json" % (art, enough["experiment_id"])))
