@@ -53,8 +53,7 @@ try:
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control"], "a64pd")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     a = subprocess.Popen(["qemu-aarch64-static", AGENT, "--server", "127.0.0.1:%d" % port, "--perf", shim],
                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "agent-a64.err"), "w"),
                          env=dict(os.environ, PERFLENS_TOKEN=CODE))
@@ -102,8 +101,5 @@ try:
           top_r and top_a == top_r, (hs[:2], report[:500]))
     s.close()
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

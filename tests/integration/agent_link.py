@@ -75,8 +75,7 @@ def start_server(art, *extra, name="link", env_code=True):
             "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file] + list(extra)
     s = Stdio(argv, name)
     s.initialize()
-    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                              if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     return s, port
 
 
@@ -472,8 +471,7 @@ code_file = os.path.join(WORK, "code")
 s4 = Stdio(["prlimit", "--nofile=40:40", SERVER, "--allowed-root", WORK, "--artifact-root", ART4, "--allow-writes",
             "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file], "emfile")
 s4.initialize()
-port4 = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s4.stderr().splitlines()
-                           if "agent link: listening on" in l), None), 10)
+port4 = link_port(s4)
 held = []
 for _ in range(50):
     try:

@@ -61,10 +61,7 @@ def spawn(argv, name, env=None):
 
 
 def cleanup():
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 
 
 def devices(s):
@@ -77,8 +74,7 @@ def server(listen):
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", ART, "--allow-writes", "--agent-listen", listen,
                "--agent-pairing-code-file", code_file, "--allow-device-control", "--binary", BINARY], "live")
     s.initialize()
-    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                              if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     return s, port
 
 

@@ -57,8 +57,7 @@ def server(art, *extra):
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                "--agent-allow-legacy", "loopback"] + list(extra), "modes")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     return s, port
 
 
@@ -334,8 +333,5 @@ try:
           result_text(r))
     s.close()
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

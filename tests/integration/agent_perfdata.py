@@ -48,8 +48,7 @@ def server(art, *extra):
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                "--agent-allow-legacy", "loopback"] + list(extra), "pdata")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     return s, port
 
 
@@ -332,8 +331,4 @@ try:
         not [f for f in files if f.endswith(".perf.zst")], files)
     s2.close()
 finally:
-    for p in procs:
-        try:
-            p.kill()
-        except Exception:
-            pass
+    reap(procs)

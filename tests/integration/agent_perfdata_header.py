@@ -88,8 +88,7 @@ try:
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control"], "pdhead")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     w = subprocess.Popen([WORKLOAD, "900"])
     procs.append(w)
     a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port, "--perf", shim], stdout=subprocess.DEVNULL,
@@ -176,8 +175,5 @@ try:
           not notes(again), again["stop"])
     s.close()
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

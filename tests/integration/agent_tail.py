@@ -72,8 +72,7 @@ def server(art, *extra):
     s = Stdio([SERVER, "--allowed-root", WORK, "--artifact-root", art, "--allow-writes", "--agent-listen",
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control"] + list(extra), "tail")
     s.initialize()
-    port = wait(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                              if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     return s, port
 
 
@@ -506,8 +505,5 @@ try:
         # into the second round, whose part is sent (the seed discarded it).
         live("our agent, rounds", True, 5, 9)
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

@@ -107,8 +107,7 @@ try:
                "--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                "--agent-allow-legacy", "loopback"], "lbr")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     gone = []
 
     # ---- our agent on this VM: lbr listed exactly when perf records with it
@@ -209,8 +208,5 @@ try:
     s.call("stop_capture", {"device": dev}, timeout=60)
     s.close()
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

@@ -220,8 +220,7 @@ else:
     s = Stdio(base + ["--agent-listen", "127.0.0.1:0", "--agent-pairing-code-file", code_file,
                       "--allow-device-control"], "link")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10 * SCALE)
+    port = link_port(s, 10 * SCALE)
     agent = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_agent.py"),
                               "--server", "127.0.0.1:%d" % port, "--code", "pairing-Code-34", "--chunk", CHUNK,
                               "--interval", "0.3", "--maps", "--metrics-interval", "0.2"],

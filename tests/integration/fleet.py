@@ -242,8 +242,7 @@ try:
     tables = ch_query(http, "SHOW TABLES FROM fleet").split()
     check("fleet_init creates the tables (%s), version %s" % (tables, r.get("schema_version")),
           {"chunks_local", "samples_local", "stacks_local", "frames_local"} <= set(tables) and r.get("created"), r)
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     n = 16
     for i in range(n):
         fw = "1.4.2" if i % 2 else "1.4.1"
@@ -613,8 +612,7 @@ try:
                 "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                 "--fleet-store", url, "--fleet-publish-interval-ms", "300"], "fleet-pump")
     s2.initialize()
-    port2 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s2.stderr().splitlines()
-                                if "agent link: listening on" in l), None), 10)
+    port2 = link_port(s2)
     fake(port2, "pumped", "--chunk", CHUNK, "--interval", "0.5", "--label", "firmware=1.4.3", "--max-chunks", "2")
     d3 = (devices_connected(s2, 1) or [{}])[0].get("device", "none")
     s2.call("start_capture", {"device": d3, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
@@ -640,8 +638,7 @@ try:
                 "--fleet-store", "http://127.0.0.1:%d/fleet_full" % http, "--fleet-publish-interval-ms", "200",
                 "--fleet-spool-max-mb", "1"], "fleet-full")
     s3.initialize()
-    port3 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s3.stderr().splitlines()
-                                if "agent link: listening on" in l), None), 10)
+    port3 = link_port(s3)
     fake(port3, "full", "--chunk", CHUNK, "--interval", "0.2")
     d4 = (devices_connected(s3, 1) or [{}])[0].get("device", "none")
     s3.call("start_capture", {"device": d4, "pid": 1, "frequency_hz": 99, "interval_seconds": 1,
@@ -695,8 +692,7 @@ try:
         r = sc(si.call("fleet_init", {}))
         ingest.append(si)
     for i, si in enumerate(ingest):
-        pi = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in si.stderr().splitlines()
-                                 if "agent link: listening on" in l), None), 10)
+        pi = link_port(si)
         for k in range(3):
             fake(pi, "s%d_%d" % (i, k), "--chunk", hot if k == 0 else CHUNK, "--interval", "0.5",
                  "--label", "firmware=2.0", "--max-chunks", "2")
@@ -756,8 +752,7 @@ try:
                     "--fleet-store", url, "--fleet-label", "site=netns", "--fleet-publish-interval-ms", "300"],
                    "fleet-netns")
         s5.initialize()
-        port5 = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s5.stderr().splitlines()
-                                    if "agent link: listening on" in l), None), 10)
+        port5 = link_port(s5)
         hosts, work = [], {}
         for k in range(2):
             ns, a, b = "pl-fleet-%d-%d" % (os.getpid(), k), "pfv%d%d" % (os.getpid() % 10000, k), \
@@ -830,8 +825,4 @@ try:
               top and top[0] == "fleet_leaf" and r["hotspots"][0]["devices"] == 2, r)
         s5.close()
 finally:
-    for p in procs:
-        try:
-            p.kill()
-        except Exception:
-            pass
+    reap(procs)

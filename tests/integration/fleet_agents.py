@@ -122,8 +122,7 @@ def recorded_text(dst, app, hot_copies):
 
 
 def listen_port(s):
-    return until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    return link_port(s)
 
 
 def connected(s):
@@ -313,8 +312,4 @@ try:
     for si in ingest:
         si.close()
 finally:
-    for p in procs:
-        try:
-            p.kill()
-        except Exception:
-            pass
+    reap(procs)

@@ -55,8 +55,7 @@ try:
                "127.0.0.1:0", "--agent-pairing-code-file", code_file, "--allow-device-control",
                "--live-analysis-interval-ms", "500"], "live")
     s.initialize()
-    port = until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in s.stderr().splitlines()
-                               if "agent link: listening on" in l), None), 10)
+    port = link_port(s)
     w = subprocess.Popen([WORKLOAD])
     procs.append(w)
     a = subprocess.Popen([AGENT, "--server", "127.0.0.1:%d" % port] + os.environ.get("AGENT_EXTRA", "").split(), stdout=subprocess.DEVNULL,
@@ -103,8 +102,5 @@ try:
     check("the server logged no failed live analysis", "live analysis of" not in s.stderr(), s.stderr()[-400:])
     s.close()
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    reap(procs)
 sys.exit(1 if fails else 0)

@@ -111,6 +111,25 @@ def in_groups(pgids):
     return {p: st for p, st in processes().items() if st[2] in pgids}
 
 
+
+def link_port(server, timeout=10):
+    """The port a perflens-mcp's agent link listens on, read from its stderr
+    ("agent link: listening on ADDR:PORT"), or None within `timeout`."""
+    return until(lambda: next((int(l.rsplit(":", 1)[1].split(";")[0]) for l in server.stderr().splitlines()
+                               if "agent link: listening on" in l), None), timeout)
+
+
+def reap(procs):
+    """Kill and wait for what a script started and is still running (its
+    finally:, so no agent, fake or workload outlives the test)."""
+    for p in procs:
+        try:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        except Exception:
+            pass
+
 class Stdio:
     """A server on stdio: one JSON message per line each way."""
 
