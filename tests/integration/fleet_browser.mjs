@@ -6,34 +6,22 @@
 //
 // CONFIG: {login, base, chromium, out, devices, changed: [FUNCTION...],
 // a: "KEY=VALUE", b: "KEY=VALUE"}.  Prints ok / not ok lines.
-import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tap, launch, login } from './browser_common.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../mcp/package.json'));
-const puppeteer = require('puppeteer-core');
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-let failures = 0;
-function check(cond, what, why) {
-  if (cond) console.log(`ok - fleet viewer: ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - fleet viewer: ${what}${why ? ': ' + why : ''}`);
-  }
-}
+const {check, failed} = tap('fleet viewer');
 
-const browser = await puppeteer.launch({executablePath: cfg.chromium, headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions']});
+const browser = await launch(cfg);
 let page;
 try {
   page = await browser.newPage();
   await page.setViewport({width: 1280, height: 900});
-  await page.goto(cfg.login, {waitUntil: 'load'});
+  await login(page, cfg.login);
   const q = new URLSearchParams({view: 'fleet', e: 'cycles', fa: cfg.a, fb: cfg.b});
   await page.goto(`${cfg.base}/viewer/?${q}`, {waitUntil: 'load'});
-  await page.waitForSelector('#fleet-compare', {timeout: 30000});
+  await page.waitForSelector('#fleet-compare', {timeout: 90000});  // three fleet calls on ClickHouse, ASan builds included
   const devices = await page.$$eval('#fleet-devices tbody tr', rows => rows.length);
   check(devices === cfg.devices, `the Fleet page lists the store's ${cfg.devices} devices (${devices})`);
   const rows = await page.$$eval('#fleet-compare tbody tr', rs => rs.map(r => [r.children[0].textContent,
@@ -51,4 +39,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failed() ? 1 : 0);

@@ -12,48 +12,21 @@
 // search_incl_percent, total_cycles}}.
 // Prints "ok - ..." / "not ok - ..." lines (run.sh counts them) and
 // saves a screenshot of every page into CONFIG.out.
-import { createRequire } from 'node:module';
 import { readFileSync, appendFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../mcp/package.json'));
-const puppeteer = require('puppeteer-core');
+import { tap, launch, login, rendered, readyOf, act, shotter } from './browser_common.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const {check, failed} = tap('viewer');
+const shot = shotter(cfg.out);
 const oracle = Object.fromEntries(Object.entries(cfg.oracle).map(([k, f]) =>
   [k, typeof f === 'string' && f.endsWith('.json') ? JSON.parse(readFileSync(f, 'utf8')) : f]));
-let failures = 0;
-function check(cond, what, why) {
-  if (cond) console.log(`ok - viewer: ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - viewer: ${what}${why ? ': ' + why : ''}`);
-  }
-}
 const pct = x => Number(x).toFixed(2) + '%';
-const shot = (page, name) => page.screenshot({path: path.join(cfg.out, name + '.png'), fullPage: true});
-
-// Wait for the page's next render (viewer.js counts them in data-ready).
-async function rendered(page, before) {
-  await page.waitForFunction(prev => document.body.dataset.ready && document.body.dataset.ready !== prev,
-    {timeout: 20000}, before ?? '');
-}
-const readyOf = page => page.evaluate(() => document.body.dataset.ready || '');
-async function act(page, fn) {
-  const before = await readyOf(page);
-  await fn();
-  await rendered(page, before);
-}
 const cells = (page, sel, col) => page.$$eval(`${sel} tbody tr`, (rows, c) =>
   rows.map(r => r.children[c].textContent), col);
 
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium, headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
-});
+const browser = await launch(cfg);
 const dialogs = [];
 try {
   const page = await browser.newPage();
@@ -65,8 +38,7 @@ try {
   page.on('console', m => { if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text()); });
 
   // --- login: the one-time URL sets the cookie and lands without the secret
-  await page.goto(cfg.login, {waitUntil: 'load'});
-  await rendered(page);
+  await login(page, cfg.login);
   const landed = new URL(page.url());
   check(landed.pathname === '/viewer/' && !landed.search.includes('m=') && !landed.search.includes('n='),
     'the login URL lands on /viewer/ without the secret in the URL', page.url());
@@ -440,15 +412,13 @@ try {
   await shot(p3, '12-no-token-401');
   const reuse = await p3.goto(cfg.login, {waitUntil: 'load'});
   check(reuse.status() === 401, 'a used login URL is refused (401)', String(reuse.status()));
-  await p3.goto(cfg.login2, {waitUntil: 'load'});
-  await rendered(p3);
+  await login(p3, cfg.login2);
   check(new URL(p3.url()).pathname === '/viewer/' && (await p3.$$eval('#analyses tbody tr', r => r.length)) > 0,
     'the link from perflens viewer-url logs in too');
   await fresh.close();
 } catch (e) {
-  failures++;
-  console.log(`not ok - viewer: the browser run stopped: ${e && e.stack ? e.stack.split('\n').slice(0, 3).join(' ') : e}`);
+  check(false, 'the browser run stopped', e && e.stack ? e.stack.split('\n').slice(0, 3).join(' ') : String(e));
 } finally {
   await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failed() ? 1 : 0);

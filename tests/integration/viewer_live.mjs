@@ -14,37 +14,20 @@
 // analysis, then a newer one of more chunks, must show without a reload.
 //
 // Prints "ok - ..." / "not ok - ..." lines and saves two screenshots.
-import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tap, launch, login, shotter } from './browser_common.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../mcp/package.json'));
-const puppeteer = require('puppeteer-core');
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-let failures = 0;
-function check(cond, what, why) {
-  if (cond) console.log(`ok - viewer live: ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - viewer live: ${what}${why ? ': ' + why : ''}`);
-  }
-}
-const shot = (page, name) => page.screenshot({path: path.join(cfg.out, name + '.png'), fullPage: true});
-// "N chunks, B bytes of text, S system and P process metrics frames"
+const {check, failed} = tap('viewer live');
+const shot = shotter(cfg.out);
 const parse = t => { const n = (t.match(/\d[\d,]*/g) || []).map(x => Number(x.replace(/,/g, ''))); return {chunks: n[0], bytes: n[1], system: n[2], process: n[3]}; };
 
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium, headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
-});
+const browser = await launch(cfg);
 try {
   const page = await browser.newPage();
   await page.setViewport({width: 1280, height: 900});
-  await page.goto(cfg.login, {waitUntil: 'load'});
-  await page.waitForFunction(() => location.pathname.startsWith('/viewer/') && !location.search.includes('n='), {timeout: 20000});
+  await login(page, cfg.login);
   await page.goto(`${cfg.base}/viewer/?view=live&s=${cfg.session}`, {waitUntil: 'load'});
   await page.waitForSelector('#live-counts', {timeout: 20000});
   const first = parse(await page.$eval('#live-counts', e => e.textContent));
@@ -143,4 +126,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failed() ? 1 : 0);

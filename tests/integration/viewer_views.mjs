@@ -10,37 +10,14 @@
 // answers under the same view (list_hotspots, get_hotspot), asked through
 // the viewer's API in another fetch than the page's.  Prints "ok - ..." /
 // "not ok - ..." lines and saves screenshots into CONFIG.out.
-import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../mcp/package.json'));
-const puppeteer = require('puppeteer-core');
+import { tap, launch, login, rendered, act, shotter } from './browser_common.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-let failures = 0;
-function check(cond, what, why) {
-  if (cond) console.log(`ok - viewer views: ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - viewer views: ${what}${why ? ': ' + why : ''}`);
-  }
-}
-const shot = (page, name) => page.screenshot({path: path.join(cfg.out, name + '.png'), fullPage: true});
-async function rendered(page, before) {
-  await page.waitForFunction(prev => document.body.dataset.ready && document.body.dataset.ready !== prev,
-    {timeout: 30000}, before ?? '');
-}
-const readyOf = page => page.evaluate(() => document.body.dataset.ready || '');
-async function act(page, fn) {
-  const before = await readyOf(page);
-  await fn();
-  await rendered(page, before);
-}
-// A tool's answer through the viewer's API (the page's cookie), or {error}.
+const {check, failed} = tap('viewer views');
+const shot = shotter(cfg.out);
 const tool = (page, name, args) => page.evaluate(async (name, args) => {
   const r = await fetch('/viewer/api/call', {method: 'POST', headers: {'Content-Type': 'application/json'},
     body: JSON.stringify({tool: name, arguments: args})});
@@ -77,18 +54,14 @@ async function menuPick(page, handle, node, item) {
   return true;
 }
 
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium, headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
-});
+const browser = await launch(cfg);
 try {
   const page = await browser.newPage();
   await page.setViewport({width: 1280, height: 1000});
   const pageErrors = [], csp = [];
   page.on('pageerror', e => pageErrors.push(e.message));
   page.on('console', m => { if (/Content Security Policy/i.test(m.text())) csp.push(m.text()); });
-  await page.goto(cfg.login, {waitUntil: 'load'});
-  await rendered(page);
+  await login(page, cfg.login);
 
   // --- the timeline above the analysis, the whole profile in the table
   await page.goto(`${cfg.base}/viewer/?a=${cfg.id}&e=${cfg.event}&tab=hotspots`, {waitUntil: 'load'});
@@ -255,9 +228,8 @@ try {
   check(!pageErrors.length, 'no page errors', pageErrors.join(' | '));
   check(!csp.length, 'no Content-Security-Policy violations (no inline script or style)', csp.join(' | '));
 } catch (e) {
-  failures++;
-  console.log(`not ok - viewer views: the browser run: ${String(e && e.stack || e).split('\n').slice(0, 3).join(' ')}`);
+  check(false, 'the browser run', String(e && e.stack || e).split('\n').slice(0, 3).join(' '));
 } finally {
   await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failed() ? 1 : 0);
