@@ -79,6 +79,7 @@ struct offcpu {
 	uint64_t *waits;        /* per key: the blocked intervals its ns sums */
 	size_t waits_cap;
 	uint64_t intervals, blocked_ns, untracked_switches, frames_cut, tracked_full, task_exits;
+	uint64_t comms_from_switch;  /* tasks perf named ":TID", named by prev_comm */
 	/* runnable waits, by the task that took the CPU ("COMM\x1fown") */
 	struct pl_strtab ran_names;
 	uint64_t *ran_ns, *ran_waits;
@@ -360,15 +361,33 @@ static void frame_line(struct offcpu *o, const char *line)
 
 /* The comm as the record's header carries it: control bytes (which would
  * break the line structure of perf script text) become '?'. */
-static void set_comm(struct offcpu *o, const struct head *h)
+static void set_comm(struct offcpu *o, const char *comm, size_t n)
 {
 	pl_buf_reset(&o->comm);
-	pl_buf_add(&o->comm, h->comm, h->comm_n);
+	pl_buf_add(&o->comm, comm, n);
 	for (size_t i = 0; i < o->comm.len; i++)
 		if ((unsigned char)o->comm.data[i] < 0x20 || o->comm.data[i] == 0x7f)
 			o->comm.data[i] = '?';
 	if (!o->comm.len)
 		pl_buf_adds(&o->comm, "?");
+}
+
+/* The name of the task leaving the CPU.  perf script prints ":TID" for a
+ * task it saw no COMM or FORK record of (side-band records lost on a busy
+ * system-wide recording: seen here with DWARF stacks); the switch's own
+ * prev_comm is the kernel's name of that task at that moment, so it is
+ * the evidence then, and the metadata counts the switches named so. */
+static void switch_comm(struct offcpu *o, const struct head *h, const char *text)
+{
+	char unknown[32];
+	int n = snprintf(unknown, sizeof(unknown), ":%lld", (long long)h->tid);
+	const char *pc = strstr(text, "prev_comm="), *pp = pc ? strstr(pc, " prev_pid=") : NULL;
+
+	set_comm(o, h->comm, h->comm_n);
+	if (o->comm.len != (size_t)n || memcmp(o->comm.data, unknown, (size_t)n) != 0 || !pp || pp == pc + 10)
+		return;
+	set_comm(o, pc + 10, (size_t)(pp - pc - 10));
+	o->comms_from_switch++;
 }
 
 /* A sched_waking of a task with an open wait: the current task (the
@@ -475,7 +494,7 @@ static enum pl_err offcpu_line(void *arg, const char *line, size_t len, struct p
 			n = sizeof(o->next_comm) - 1;
 		memcpy(o->next_comm, np ? nc + 10 : "", n);
 		o->next_comm[n] = '\0';
-		set_comm(o, &h);
+		switch_comm(o, &h, text);
 	}
 	return PL_OK;
 }
@@ -597,7 +616,7 @@ static json_t *ran_instead_json(const struct offcpu *o)
 
 static json_t *offcpu_meta(const struct offcpu *o)
 {
-	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
 		"event", OFFCPU_EVENT, "unit", "ns", "file", "offcpu.txt",
 		"root_pid", (json_int_t)o->root_pid, "tracked_tasks", (json_int_t)o->ntracked,
 		"tasks_not_tracked_past_limit", (json_int_t)o->tracked_full,
@@ -606,6 +625,7 @@ static json_t *offcpu_meta(const struct offcpu *o)
 		"intervals_open_at_end", (json_int_t)o->npend, "task_exits", (json_int_t)o->task_exits,
 		"switches_of_other_tasks", (json_int_t)o->untracked_switches,
 		"frames_past_cap", (json_int_t)o->frames_cut,
+		"switches_named_by_prev_comm", (json_int_t)o->comms_from_switch,
 		"runnable_ns", (json_int_t)o->runnable_ns, "ran_instead", ran_instead_json(o));
 }
 
