@@ -14,7 +14,8 @@
 # perf, servers and timeouts more than they compute, and the machine has 2
 # cores).  A script's output is printed whole when it ends, with its time,
 # so parallel scripts never interleave; the slowest ten close the run.
-# Tags, a comment line in the script itself:
+# Tags, a comment line in the script itself, one tag per line (the first
+# word after "run.sh:" is the tag, the rest its reason):
 #   # run.sh: slow        started first (the longest poles of the run)
 #   # run.sh: serial      run alone, after the parallel ones (a fixed port,
 #                         gigabytes of input, a timing bound)

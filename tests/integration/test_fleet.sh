@@ -9,7 +9,9 @@
 # two shards behind a Distributed table answer as one, and the viewer's
 # Fleet page shows fleet_compare's verdicts in Chromium.
 # Skips, saying why, without clickhouse-server or the shared peers.
-# run.sh: slow no-asan
+# run.sh: slow
+# (In the sanitized half as well: it drives the server's fleet code, its
+# ClickHouse client and the agent link with real inputs.)
 . tests/integration/lib.sh
 need_shared "fleet"
 CH=/usr/sbin/clickhouse-server

@@ -5,7 +5,9 @@
 # what each agent says it sent, fleet_hotspots equals the sum of the
 # per-session analyses, fleet_compare names the one function that changed.
 # Skips, saying why, without clickhouse-server, the agent or the peers.
-# run.sh: slow no-asan
+# run.sh: slow
+# (In the sanitized half as well: it drives the server's fleet code, its
+# ClickHouse client and the agent link with real inputs.)
 . tests/integration/lib.sh
 need_shared "fleet with our agents"
 CH=/usr/sbin/clickhouse-server
