@@ -56,8 +56,10 @@ enum pl_err coll_lock(const struct pl_collect_env *env, const struct pl_collect_
 /* What a collection's stderr (perf's lines and the program's) says may
  * distort the profile: {perf_lines, lost_chunks, target_error_lines,
  * target_error_examples}, and a warning per kind found appended to
- * `warnings`.  New reference. */
-json_t *coll_stderr_findings(const char *text, json_t *warnings);
+ * `warnings`.  `perf_only`: the stderr is perf's alone (an attached pid's
+ * own stderr is where it always was), so no line is the program's.
+ * New reference. */
+json_t *coll_stderr_findings(const char *text, bool perf_only, json_t *warnings);
 
 /* argv as a JSON array of strings.  New reference. */
 json_t *coll_argv_json(const char *const *v);

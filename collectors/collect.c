@@ -535,8 +535,8 @@ static enum pl_err run_program(const struct pl_collect_env *env, const struct pl
 			       const char *const *argv, const char *staging, struct pl_run_result *res,
 			       struct coll_tail *out, json_t *extra, struct pl_error *err);
 
-static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
-			json_t *meta, json_t *warnings);
+static void distortions(const struct pl_collect_env *env, const char *text, bool pid_attached,
+			const char *data, json_t *meta, json_t *warnings);
 
 /* Where and how the program ran, for the metadata. */
 static json_t *launch_json(const struct pl_collect_env *env, const struct pl_collect_req *r)
@@ -603,7 +603,8 @@ static enum pl_err run_main(const struct pl_collect_env *env, const struct pl_co
 			(int)json_integer_value(json_is_integer(sig) ? sig : json_object_get(t, "exit_status"))));
 	}
 	if (rc == PL_OK)
-		distortions(env, res.stderr_text, r->mode == PL_COLLECT_STAT ? NULL : data, *meta, warnings);
+		distortions(env, res.stderr_text, r->pid > 0, r->mode == PL_COLLECT_STAT ? NULL : data, *meta,
+			    warnings);
 	free(version);
 	pl_buf_release(&out.buf);
 	pl_run_result_release(&res);
@@ -746,12 +747,15 @@ static bool perf_status_line(const char *line)
 
 static bool perf_warning_line(const char *line, bool after_warning)
 {
+	/* "WARNING: Ignored open failure for pid N": attached to a process,
+	 * perf could not open one of its threads (it had exited). */
 	return strncmp(line, "Warning:", 8) == 0 || strstr(line, "Check IO/CPU overload") ||
+	       strstr(line, "Ignored open failure for pid") ||
 	       (strstr(line, "lost ") && strstr(line, "chunks")) ||
 	       (after_warning && strstr(line, "events and lost"));
 }
 
-json_t *coll_stderr_findings(const char *text, json_t *warnings)
+json_t *coll_stderr_findings(const char *text, bool perf_only, json_t *warnings)
 {
 	json_t *pw = json_object(), *perf_lines = json_array(), *examples = json_array();
 	unsigned long long chunks = 0, events = 0, nerr = 0, n1, n2;
@@ -766,7 +770,7 @@ json_t *coll_stderr_findings(const char *text, json_t *warnings)
 		p += n + (nl != NULL);
 		if (!line[0] || perf_status_line(line))
 			continue;
-		if (perf_warning_line(line, after_warning)) {
+		if (perf_warning_line(line, after_warning) || (perf_only && error_looking(line, strlen(line)))) {
 			const char *at = strstr(line, "Processed ");
 			if (at && sscanf(at, "Processed %llu events and lost %llu chunks", &n1, &n2) == 2)
 				events += n1, chunks += n2;
@@ -776,7 +780,7 @@ json_t *coll_stderr_findings(const char *text, json_t *warnings)
 			continue;
 		}
 		after_warning = false;
-		if (error_looking(line, strlen(line))) {
+		if (!perf_only && error_looking(line, strlen(line))) {
 			nerr++;
 			if (json_array_size(examples) < MAX_EXAMPLES)
 				json_array_append_new(examples, coll_text_json(line, strlen(line)));
@@ -805,10 +809,10 @@ json_t *coll_stderr_findings(const char *text, json_t *warnings)
 /* perf's warnings and the program's error-looking lines from the run's
  * stderr into meta["perf_warnings"] (coll_stderr_findings), then what
  * perf.data says was lost (env->count_lost). */
-static void distortions(const struct pl_collect_env *env, const char *text, const char *data,
-			json_t *meta, json_t *warnings)
+static void distortions(const struct pl_collect_env *env, const char *text, bool pid_attached,
+			const char *data, json_t *meta, json_t *warnings)
 {
-	json_t *pw = coll_stderr_findings(text, warnings);
+	json_t *pw = coll_stderr_findings(text, pid_attached, warnings);
 	uint64_t recs = 0, lost = 0, lost_samples = 0;
 
 	if (data && env->count_lost && env->count_lost(data, &recs, &lost, &lost_samples)) {

@@ -130,9 +130,10 @@ json_t *coll_target_json(const struct pl_collect_req *r, const struct pl_run_res
 	json_object_set_new(t, "stdout_tail", tail_json(out->buf.data ? out->buf.data : "", out->buf.len));
 	json_object_set_new(t, "stdout_bytes", json_integer((json_int_t)out->bytes));
 	json_object_set_new(t, "stderr_tail", tail_json(err_text, strlen(err_text)));
-	json_object_set_new(t, "stderr_note", json_string(res->stderr_truncated ?
-		"the target's stderr with perf's own lines interleaved; it passed the kept size, so this is the end of what was kept, not of what was printed" :
-		"the target's stderr with perf's own lines interleaved"));
+	json_object_set_new(t, "stderr_note", json_sprintf("%s%s", r->pid > 0 ?
+		"perf's stderr alone: an attached process's own stderr goes where it always went" :
+		"the target's stderr with perf's own lines interleaved", res->stderr_truncated ?
+		"; it passed the kept size, so this is the end of what was kept, not of what was printed" : ""));
 	return t;
 }
 

@@ -217,6 +217,33 @@ check("fidelity pid attach: stat ends at the duration with its counts",
 p.kill()
 p.wait()
 
+# Attached to a process whose threads come and go (a threaded server's
+# handlers), perf may say "WARNING: Ignored open failure for pid N" about
+# a thread that exited as it attached: that is perf's line, not the
+# program's (whose own stderr is not perf's), so no warning says the
+# program wrote an error (a blind trial on python3 -m http.server did).
+churn = subprocess.Popen(["python3", "-c", "import threading\nwhile True:\n"
+                          "    ts = [threading.Thread(target=lambda: None) for _ in range(16)]\n"
+                          "    [t.start() for t in ts]\n    [t.join() for t in ts]\n"])
+time.sleep(0.3)
+said = []
+for attempt in range(3):
+    r, sc = call("collect_profile", {"mode": "record", "pid": churn.pid, "duration_seconds": 1,
+                                     "timeout_seconds": 20, "authorization": P, "pid_authorization": PP})
+    if r.get("isError"):
+        break
+    perf_lines = sc["metadata"]["perf_warnings"]["perf_lines"]
+    said.append((sc["metadata"]["target"]["stderr_note"][:40], [w[:60] for w in sc.get("warnings", [])],
+                 perf_lines[:2]))
+    if any("Ignored open failure" in x for x in perf_lines):
+        break
+check("fidelity pid attach: perf's stderr is perf's, never the program's error lines (%s)" % said,
+      not r.get("isError") and said and all(n.startswith("perf's stderr alone") and
+                                            not any(w.startswith("the program wrote") for w in ws)
+                                            for n, ws, _ in said), short(r, 600))
+churn.kill()
+churn.wait()
+
 # What the program may be given is bounded, and checked before anything runs.
 for what, extra, words in [
         ("a working directory outside the allowed roots", {"working_directory": "/etc"}, "path_refused"),

@@ -228,7 +228,7 @@ START_TEST(stderr_findings_count_perf_losses_and_program_errors)
 		"error: could not open config\n"
 		"Segmentation fault in worker\n"
 		"[ perf record: Captured and wrote 3.2 MB perf.data (45678 samples) ]\n";
-	json_t *w = json_array(), *pw = coll_stderr_findings(text, w);
+	json_t *w = json_array(), *pw = coll_stderr_findings(text, false, w);
 
 	ck_assert_int_eq(json_integer_value(json_object_get(pw, "lost_chunks")), 7);
 	ck_assert_int_eq(json_array_size(json_object_get(pw, "perf_lines")), 3);
@@ -242,9 +242,28 @@ START_TEST(stderr_findings_count_perf_losses_and_program_errors)
 	json_decref(pw);
 	json_decref(w);
 	w = json_array();
-	pw = coll_stderr_findings("[ perf record: Woken up 1 times to write data ]\nall fine\n", w);
+	pw = coll_stderr_findings("[ perf record: Woken up 1 times to write data ]\nall fine\n", false, w);
 	ck_assert_int_eq(json_array_size(w), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(pw, "target_error_lines")), 0);
+	json_decref(pw);
+	json_decref(w);
+	/* Attached to a pid, the stderr is perf's alone: its warning about a
+	 * thread that exited is perf's, not an error line of the program. */
+	w = json_array();
+	pw = coll_stderr_findings("WARNING: Ignored open failure for pid 30214\n"
+				  "[ perf record: Woken up 1 times to write data ]\n", true, w);
+	ck_assert_int_eq(json_integer_value(json_object_get(pw, "target_error_lines")), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(pw, "perf_lines")), 1);
+	ck_assert_int_eq(json_array_size(w), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+			 "perf warned: WARNING: Ignored open failure for pid 30214 (metadata.perf_warnings.perf_lines)");
+	json_decref(pw);
+	json_decref(w);
+	/* The same line from a program perf started is perf's too. */
+	w = json_array();
+	pw = coll_stderr_findings("WARNING: Ignored open failure for pid 7\nprogram: fatal: no config\n", false, w);
+	ck_assert_int_eq(json_integer_value(json_object_get(pw, "target_error_lines")), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(pw, "perf_lines")), 1);
 	json_decref(pw);
 	json_decref(w);
 }
