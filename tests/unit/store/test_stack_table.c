@@ -103,6 +103,60 @@ START_TEST(stack_table_round_trips_a_profile)
 }
 END_TEST
 
+static int by_event_time_stack_period(const void *a, const void *b)
+{
+	const struct pl_timed *x = a, *y = b;
+
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->period < y->period ? -1 : x->period > y->period;
+}
+
+/* The table's timed samples are the same bytes whatever order the reader
+ * added them in: sorted, interleaved by event with ties of one
+ * microsecond in any stack order (two CPUs), nearly sorted, reversed. */
+START_TEST(timed_samples_are_written_in_order_whatever_order_they_came)
+{
+	enum { N = 3000 };
+	struct pl_timed *given, *sorted = malloc(N * sizeof(*sorted));
+	struct pl_buf want, got;
+	uint32_t nstacks;
+
+	ck_assert_int_eq(feed(&prof, sample), PL_OK);
+	nstacks = pl_nstacks(&prof);
+	given = prof.timed.v = realloc(prof.timed.v, N * sizeof(*prof.timed.v));
+	prof.timed.cap = prof.timed.n = N;
+	for (uint32_t i = 0; i < N; i++)   /* events alternate; pairs share a time */
+		given[i] = (struct pl_timed){1000000u + (i / 4) * 1000u, 1 + i % 3, (N - i) % nstacks, i % 2};
+	memcpy(sorted, given, N * sizeof(*sorted));
+	qsort(sorted, N, sizeof(*sorted), by_event_time_stack_period);
+	got = table_text(&prof);                       /* interleaved, ties */
+	memcpy(given, sorted, N * sizeof(*given));
+	want = table_text(&prof);                      /* sorted */
+	ck_assert_str_eq(got.data, want.data);
+	pl_buf_release(&got);
+	for (uint32_t i = 0; i + 1 < N; i += 7) {      /* nearly sorted */
+		struct pl_timed x = given[i];
+		given[i] = given[i + 1];
+		given[i + 1] = x;
+	}
+	got = table_text(&prof);
+	ck_assert_str_eq(got.data, want.data);
+	pl_buf_release(&got);
+	for (uint32_t i = 0; i < N; i++)               /* reversed */
+		given[i] = sorted[N - 1 - i];
+	got = table_text(&prof);
+	ck_assert_str_eq(got.data, want.data);
+	pl_buf_release(&got);
+	pl_buf_release(&want);
+	free(sorted);
+}
+END_TEST
+
 START_TEST(stack_records_share_prefixes_with_earlier_stacks)
 {
 	struct pl_buf a;
@@ -220,6 +274,7 @@ Suite *suite_stack_table(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, stack_table_round_trips_a_profile);
+	tcase_add_test(tc, timed_samples_are_written_in_order_whatever_order_they_came);
 	tcase_add_test(tc, stack_records_share_prefixes_with_earlier_stacks);
 	tcase_add_test(tc, stack_table_reader_refuses_malformed_entries);
 	tcase_add_test(tc, artifacts_of_a_big_profile_load_back_the_same);
