@@ -43,6 +43,22 @@ def wait(cond, timeout=15.0, step=0.1):
     return cond()
 
 
+def session_meta(folder):
+    """A session folder's metadata.json ({} before it is written)."""
+    try:
+        return json.load(open(os.path.join(folder, "metadata.json")))
+    except (OSError, ValueError):
+        return {}
+
+
+def counted_chunks(folder, n):
+    """The session's metadata once it counts n chunks (or as it is after
+    20 s, scaled).  A chunk's file lands before the metadata counts it: a
+    clean-clone ASan run read 2 of 3 right after the third file showed."""
+    wait(lambda: session_meta(folder).get("chunks", 0) >= n, 20 * SCALE)
+    return session_meta(folder)
+
+
 class Fake:
     def __init__(self, *args):
         self.out = os.path.join(WORK, "fake%d.out" % len(agents))
@@ -583,8 +599,7 @@ else:
                                       "authorization": AUTH, "pid_authorization": PAUTH})
         sess2 = sc(r).get("session", "none")
         dir2 = os.path.join(small, "sessions", sess2)
-        wait(lambda: len(glob.glob(os.path.join(dir2, "chunk_*"))) >= 3, 20)
-        m2 = json.load(open(os.path.join(dir2, "metadata.json"))) if os.path.exists(dir2) else {}
+        m2 = counted_chunks(dir2, 3)
         check("once space is back, the next session keeps every chunk (%s chunks, %d gaps)" % (
               m2.get("chunks"), len(m2.get("gaps") or [])),
               m2.get("chunks") == 3 and not m2.get("gaps"), m2)
@@ -621,8 +636,7 @@ else:
                                       "authorization": AUTH, "pid_authorization": PAUTH})
         sess5 = sc(r).get("session", "none")
         dir5 = os.path.join(ro, sess5)
-        wait(lambda: len(glob.glob(os.path.join(dir5, "chunk_*"))) >= 3, 20)
-        m5 = json.load(open(os.path.join(dir5, "metadata.json"))) if os.path.exists(dir5) else {}
+        m5 = counted_chunks(dir5, 3)
         check("once writable again, the next capture's session keeps every chunk (%s chunks, %d gaps)" % (
               m5.get("chunks"), len(m5.get("gaps") or [])), m5.get("chunks") == 3 and not m5.get("gaps"),
               (result_text(r)[:300], m5))
